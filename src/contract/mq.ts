@@ -1,0 +1,358 @@
+import { z } from 'zod';
+import { DateTimeInput, DateTimeOutput, looseEnum, looseInt, NonEmptyString, Repo, U32_MAX } from './common.js';
+
+// ---------------------------------------------------------------- enums
+
+export const PULL_REQUEST_STATES = [
+  'not_ready',
+  'pending',
+  'testing',
+  'tests_passed',
+  'merged',
+  'failed',
+  'cancelled',
+  'pending_failure',
+] as const;
+export const PullRequestState = looseEnum(PULL_REQUEST_STATES);
+export type PullRequestState = (typeof PULL_REQUEST_STATES)[number];
+export const TERMINAL_STATES: readonly PullRequestState[] = ['merged', 'failed', 'cancelled'];
+
+export const QUEUE_STATES = ['running', 'paused', 'draining', 'switching_modes'] as const;
+export type QueueState = (typeof QUEUE_STATES)[number];
+export const QueueStateInput = looseEnum(['running', 'paused', 'draining'] as const);
+
+export const MODES = ['single', 'parallel'] as const;
+export const Mode = looseEnum(MODES);
+export type Mode = (typeof MODES)[number];
+
+export const DIRECT_MERGE_MODES = ['off', 'always'] as const;
+export const DirectMergeMode = looseEnum(DIRECT_MERGE_MODES);
+export type DirectMergeMode = (typeof DIRECT_MERGE_MODES)[number];
+
+export const OPTIMIZATION_MODES = ['off', 'bisection_skip_redundant_tests'] as const;
+export const OptimizationMode = looseEnum(OPTIMIZATION_MODES);
+export type OptimizationMode = (typeof OPTIMIZATION_MODES)[number];
+
+export const MERGE_METHODS = ['merge_commit', 'squash', 'rebase'] as const;
+export const MergeMethod = looseEnum(MERGE_METHODS);
+export type MergeMethod = (typeof MERGE_METHODS)[number];
+
+export const MERGEABILITY = ['unspecified', 'in_progress', 'mergeable', 'not_mergeable'] as const;
+export type Mergeability = (typeof MERGEABILITY)[number];
+
+// ---------------------------------------------------------------- priority
+
+export const PRIORITY_NAMES = { urgent: 0, high: 10, medium: 100, low: 200 } as const;
+export type PriorityName = keyof typeof PRIORITY_NAMES;
+export const DEFAULT_PRIORITY: PriorityName = 'medium';
+
+/** Request `priority`: a number 0..255, a name (any case), or null for the default. */
+export const PriorityInput = z.union([
+  looseInt(0, 255),
+  looseEnum(Object.keys(PRIORITY_NAMES) as [PriorityName, ...PriorityName[]]),
+  z.null(),
+]);
+export type PriorityInput = z.infer<typeof PriorityInput>;
+
+export interface ResolvedPriority {
+  value: number;
+  name: string;
+  usedDefaultName: boolean;
+  skipTheLine: boolean;
+}
+
+/** Maps a request priority to the value, name and skip-the-line flag the API reports. */
+export function resolvePriority(input: PriorityInput | undefined): ResolvedPriority {
+  if (input === undefined || input === null) {
+    return { value: PRIORITY_NAMES[DEFAULT_PRIORITY], name: DEFAULT_PRIORITY, usedDefaultName: true, skipTheLine: false };
+  }
+  if (typeof input === 'number') {
+    const named = (Object.entries(PRIORITY_NAMES) as [PriorityName, number][]).find(([, v]) => v === input);
+    return { value: input, name: named ? named[0] : String(input), usedDefaultName: false, skipTheLine: input === 0 };
+  }
+  const value = PRIORITY_NAMES[input];
+  return { value, name: input, usedDefaultName: false, skipTheLine: value === 0 };
+}
+
+// ---------------------------------------------------------------- request pieces
+
+export const PrNumber = looseInt(0, U32_MAX);
+export const TargetBranch = NonEmptyString;
+
+const PrRef = z.object({ number: PrNumber });
+
+const QueueKey = { repo: Repo, targetBranch: TargetBranch };
+
+export const SubmitPullRequestRequest = z.object({
+  ...QueueKey,
+  pr: PrRef,
+  priority: PriorityInput.optional(),
+  noBatch: z.boolean().optional(),
+});
+export type SubmitPullRequestRequest = z.infer<typeof SubmitPullRequestRequest>;
+
+export const PullRequestActionRequest = z.object({ ...QueueKey, pr: PrRef });
+export type PullRequestActionRequest = z.infer<typeof PullRequestActionRequest>;
+
+export const GetSubmittedPullRequestRequest = z.object({
+  ...QueueKey,
+  pr: z
+    .object({ number: PrNumber.optional(), branch: NonEmptyString.optional() })
+    .refine((pr) => (pr.number === undefined) !== (pr.branch === undefined), {
+      message: 'give exactly one of number or branch',
+    }),
+  includeTimeline: z.boolean().optional(),
+  includeEstimatedTimeToMerge: z.boolean().optional(),
+});
+export type GetSubmittedPullRequestRequest = z.infer<typeof GetSubmittedPullRequestRequest>;
+
+export const ListPullRequestsRequest = z.object({
+  ...QueueKey,
+  state: PullRequestState.optional(),
+  since: DateTimeInput.optional(),
+  until: DateTimeInput.optional(),
+  cursor: z.string().optional(),
+  take: looseInt(1, 100).optional(),
+});
+export type ListPullRequestsRequest = z.infer<typeof ListPullRequestsRequest>;
+
+export const ImpactedTargets = z.union([
+  z.array(z.string()),
+  z.string().refine((s) => s.toUpperCase() === 'ALL', { message: 'must be a list of targets or "ALL"' }).transform(() => 'ALL' as const),
+]);
+export type ImpactedTargets = string[] | 'ALL';
+
+export const SetImpactedTargetsRequest = z.object({
+  ...QueueKey,
+  pr: z.object({ number: looseInt(1, U32_MAX), sha: NonEmptyString }),
+  impactedTargets: ImpactedTargets,
+});
+export type SetImpactedTargetsRequest = z.infer<typeof SetImpactedTargetsRequest>;
+
+export const TestingDetailsRequest = z.object({ ...QueueKey, testRunId: NonEmptyString });
+export type TestingDetailsRequest = z.infer<typeof TestingDetailsRequest>;
+
+export const QueueKeyRequest = z.object(QueueKey);
+export type QueueKeyRequest = z.infer<typeof QueueKeyRequest>;
+
+export const CreateQueueRequest = z.object({
+  ...QueueKey,
+  mode: Mode.optional(),
+  concurrency: looseInt(1, U32_MAX).optional(),
+});
+export type CreateQueueRequest = z.infer<typeof CreateQueueRequest>;
+
+const positive = () => looseInt(1, U32_MAX).optional();
+const nonNegative = () => looseInt(0, U32_MAX).optional();
+
+export const UpdateQueueRequest = z.object({
+  ...QueueKey,
+  state: QueueStateInput.optional(),
+  mode: Mode.optional(),
+  concurrency: positive(),
+  bisectionConcurrency: positive(),
+  testingTimeoutMinutes: nonNegative(),
+  pendingFailureDepth: nonNegative(),
+  canOptimisticallyMerge: z.boolean().optional(),
+  batch: z.boolean().optional(),
+  batchingMaxWaitTimeMinutes: positive(),
+  batchingMinSize: positive(),
+  createPrsForTestingBranches: z.boolean().optional(),
+  commentsEnabled: z.boolean().optional(),
+  commandsEnabled: z.boolean().optional(),
+  statusCheckEnabled: z.boolean().optional(),
+  directMergeMode: DirectMergeMode.optional(),
+  optimizationMode: OptimizationMode.optional(),
+  mergeMethod: MergeMethod.optional(),
+  requiredStatuses: z.array(NonEmptyString).optional(),
+  deleteRequiredStatuses: z.boolean().optional(),
+  extensionEnabled: z.boolean().optional(),
+  enqueueingLabel: NonEmptyString.optional(),
+  labelCommandsEnabled: z.boolean().optional(),
+  stateLabelsEnabled: z.boolean().optional(),
+});
+export type UpdateQueueRequest = z.infer<typeof UpdateQueueRequest>;
+
+export const MetricsQuery = z.object({
+  repo: z
+    .string()
+    .regex(/^[^/\s]+\/[^/\s]+$/, 'must be owner/name')
+    .optional(),
+  repoHost: NonEmptyString.optional(),
+});
+export type MetricsQuery = z.infer<typeof MetricsQuery>;
+
+// ---------------------------------------------------------------- responses
+
+export const Readiness = z.object({
+  hasImpactedTargets: z.boolean().optional(),
+  requiresImpactedTargets: z.boolean(),
+  doesBaseBranchMatch: z.boolean(),
+  gitHubMergeability: z.enum(MERGEABILITY),
+});
+export type Readiness = z.infer<typeof Readiness>;
+
+const PullRequestCore = {
+  id: z.string().optional(),
+  state: z.enum(PULL_REQUEST_STATES).optional(),
+  stateChangedAt: DateTimeOutput,
+  priorityValue: z.number(),
+  priorityName: z.string(),
+  usedDefaultPriorityName: z.string().optional(),
+  skipTheLine: z.boolean(),
+  prNumber: z.number(),
+  prTitle: z.string(),
+  prSha: z.string(),
+  prBaseBranch: z.string(),
+  prAuthor: z.string(),
+  // Railyard extensions (optional; Trunk clients ignore them): why the PR is in its state,
+  // and the test run that is testing (or last tested) it.
+  stateReason: z.string().optional(),
+  testRunId: z.string().optional(),
+};
+
+export const SubmittedPullRequest = z.object({
+  ...PullRequestCore,
+  readiness: Readiness.optional(),
+  forceEnqueued: z.boolean(),
+  isCurrentlySubmittedToQueue: z.boolean(),
+});
+export type SubmittedPullRequest = z.infer<typeof SubmittedPullRequest>;
+
+export const QueueListItem = z.object({ ...PullRequestCore, noBatch: z.boolean() });
+export type QueueListItem = z.infer<typeof QueueListItem>;
+
+export const ListPullRequestsResponse = z.object({
+  pullRequests: z.array(QueueListItem),
+  nextCursor: z.string().optional(),
+});
+export type ListPullRequestsResponse = z.infer<typeof ListPullRequestsResponse>;
+
+export const QueueSettings = z.object({
+  state: z.enum(QUEUE_STATES),
+  branch: z.string(),
+  concurrency: z.number(),
+  testingTimeoutMinutes: z.number(),
+  mode: z.enum(MODES),
+  canOptimisticallyMerge: z.boolean(),
+  pendingFailureDepth: z.number(),
+  batch: z.boolean(),
+  batchingMaxWaitTimeMinutes: z.number(),
+  batchingMinSize: z.number(),
+  createPrsForTestingBranches: z.boolean(),
+  commentsEnabled: z.boolean(),
+  commandsEnabled: z.boolean(),
+  statusCheckEnabled: z.boolean(),
+  bisectionConcurrency: z.number(),
+  requiredStatuses: z.array(z.string()).nullable(),
+  directMergeMode: z.enum(DIRECT_MERGE_MODES),
+  optimizationMode: z.enum(OPTIMIZATION_MODES),
+  mergeMethod: z.enum(MERGE_METHODS),
+  extensionEnabled: z.boolean(),
+  enqueueingLabel: z.string(),
+  labelCommandsEnabled: z.boolean(),
+  stateLabelsEnabled: z.boolean(),
+});
+export type QueueSettings = z.infer<typeof QueueSettings>;
+
+export const GetQueueResponse = QueueSettings.extend({ enqueuedPullRequests: z.array(QueueListItem) });
+export type GetQueueResponse = z.infer<typeof GetQueueResponse>;
+
+export const CHECK_RUN_STATUSES = ['QUEUED', 'IN_PROGRESS', 'COMPLETED'] as const;
+export const CHECK_RUN_CONCLUSIONS = [
+  'ACTION_REQUIRED',
+  'CANCELLED',
+  'FAILURE',
+  'NEUTRAL',
+  'SUCCESS',
+  'SKIPPED',
+  'STALE',
+  'TIMED_OUT',
+] as const;
+export const STATUS_CHECK_STATES = ['ERROR', 'FAILURE', 'PENDING', 'SUCCESS'] as const;
+export const TEST_RUN_STATUSES = ['in_progress', 'failed', 'cancelled', 'succeeded'] as const;
+
+export const CheckRun = z.object({
+  name: z.string(),
+  url: z.string(),
+  status: z.enum(CHECK_RUN_STATUSES).optional(),
+  conclusion: z.enum(CHECK_RUN_CONCLUSIONS).optional(),
+});
+
+export const StatusCheck = z.object({
+  context: z.string(),
+  url: z.string().optional(),
+  state: z.enum(STATUS_CHECK_STATES).optional(),
+});
+
+export const TestingDetailsResponse = z.object({
+  requiredStatuses: z.array(z.string()),
+  requiredStatusesSource: z.enum(['trunk_config', 'repo_provider_branch_protection', 'merge_instance']).optional(),
+  testBranch: z.string(),
+  testBranchSha: z.string(),
+  createdAt: DateTimeOutput.optional(),
+  status: z.enum(TEST_RUN_STATUSES).optional(),
+  checkSuites: z.array(z.object({ checkRuns: z.array(CheckRun) })),
+  statusChecks: z.array(StatusCheck),
+  testedPullRequests: z.array(z.object({ prNumber: z.number(), prUrl: z.string(), title: z.string() })),
+  impactedTargets: z.array(z.string()).optional(),
+  impactedTargetsForTestedPrs: z.array(z.string()).optional(),
+  dependentPrs: z.array(z.number()).optional(),
+});
+export type TestingDetailsResponse = z.infer<typeof TestingDetailsResponse>;
+
+// ---------------------------------------------------------------- reason codes (§7)
+
+export const FAILURE_REASONS = [
+  'START_TEST_RUN_INVALID_EVENT',
+  'START_TEST_RUN_MERGE_CONFLICT',
+  'START_TEST_RUN_CONFIG_NOT_FOUND',
+  'START_TEST_RUN_CONFIG_PARSING_FAILURE',
+  'START_TEST_RUN_CONFIG_MISSING_REQUIRED_STATUSES',
+  'START_TEST_RUN_CONFIG_BAD_REQUIRED_STATUSES',
+  'START_TEST_RUN_CONFIG_BAD_VERSION',
+  'START_TEST_RUN_NO_REQUIRED_STATUSES',
+  'TEST_RUN_REQUIRED_STATUS_FAILED',
+  'TEST_RUN_TIMEOUT',
+  'GITHUB_API_MERGE_PR_FAILED',
+  'GITHUB_API_DIRECT_MERGE_PR_FAILED',
+  'PR_UPDATED_AT_MERGE_TIME',
+  'START_TEST_RUN_RETRY_EXHAUSTED',
+  'START_TEST_RUN_DRAFT_PRS_NOT_ALLOWED',
+  'TEST_RUN_FAILED_BY_OPTIMIZATION',
+] as const;
+export type FailureReason = (typeof FAILURE_REASONS)[number];
+
+export const CANCELLATION_REASONS = [
+  'USER_REQUESTED',
+  'PR_CLOSED',
+  'PR_PUSHED_TO',
+  'PR_BASE_BRANCH_CHANGED',
+  'TRUNK_ADMIN_REQUESTED',
+  'PR_CONVERTED_TO_DRAFT',
+  'STACKED_PR_MEMBER_PUSHED_TO',
+  'STACKED_PR_MEMBER_CLOSED',
+  'STACKED_PR_MEMBER_MERGED',
+  'STACKED_PR_MEMBER_BASE_BRANCH_CHANGED',
+] as const;
+export type CancellationReason = (typeof CANCELLATION_REASONS)[number];
+
+export const QUEUED_REASONS = [
+  'MANUAL_PUSH_TO_TARGET_BRANCH',
+  'PREREQUISITE_MERGE_ITEM_CANCELLED',
+  'PREREQUISITE_MERGE_ITEM_FAILED',
+  'PREREQUISITE_MERGE_ITEM_MANUALLY_MERGED',
+  'MERGE_ITEM_NOW_READY',
+  'TESTS_RESTARTED_BY_USER',
+  'TESTS_RESTARTED_BY_API_REQUEST',
+  'SKIP_THE_LINE_INTERRUPTED',
+  'BISECTION_REQUIRED',
+  'BISECTION_TEST_RUN_PASSED',
+] as const;
+export type QueuedReason = (typeof QUEUED_REASONS)[number];
+
+export const MERGED_REASONS = ['MERGE_GRAPH_MERGE', 'MANUAL_MERGE', 'MERGE_GRAPH_DIRECT_MERGE'] as const;
+export type MergedReason = (typeof MERGED_REASONS)[number];
+
+/** Submission reasons (webhook `submitted_reason`) used as the reason code of a fresh entry. */
+export const SUBMITTED_REASONS = ['USER_REQUESTED', 'TRUNK_ADMIN_REQUESTED', 'API_REQUESTED'] as const;

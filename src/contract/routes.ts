@@ -1,0 +1,260 @@
+import { z } from 'zod';
+import { EmptyResponse } from './common.js';
+import * as fl from './flaky.js';
+import * as mq from './mq.js';
+
+export const StatusResponse = z.object({
+  overallStatus: z.object({
+    type: z.enum(['up', 'impacted']),
+    color: z.enum(['green', 'yellow', 'red']),
+    overallStatusDescription: z.string(),
+    impactedStatuses: z
+      .array(z.object({ name: z.string(), color: z.enum(['green', 'yellow', 'red']), statusDescription: z.string() }))
+      .optional(),
+  }),
+  statuses: z.array(
+    z.object({ name: z.string(), color: z.enum(['green', 'yellow', 'red']), statusDescription: z.string() }),
+  ),
+});
+export type StatusResponse = z.infer<typeof StatusResponse>;
+
+/**
+ * One operation of the v1 API. `request` validates the JSON body (or, for GET, the query
+ * string); `response` describes the 200 body (`'text'` for Prometheus exposition).
+ * `retrySafe` marks operations a client may retry blindly (reads); writes are never retried.
+ */
+export interface RouteDef {
+  readonly operationId: string;
+  readonly method: 'GET' | 'POST';
+  /** Path below the `/v1` prefix, e.g. `/submitPullRequest`. */
+  readonly path: string;
+  readonly summary: string;
+  readonly tag: 'merge-queue' | 'flaky-tests' | 'service';
+  readonly auth: boolean;
+  readonly retrySafe: boolean;
+  readonly request: z.ZodType | null;
+  readonly response: z.ZodType | 'text';
+  /** Not part of Trunk's v1 contract: a Railyard extension. */
+  readonly extension?: boolean;
+}
+
+function route<const R extends RouteDef>(def: R): R {
+  return def;
+}
+
+/** THE route table: the only place a path or an operation name is written. */
+export const routes = {
+  submitPullRequest: route({
+    operationId: 'submitPullRequest',
+    method: 'POST',
+    path: '/submitPullRequest',
+    summary: 'Submit a pull request to a merge queue (resubmitting updates priority and noBatch)',
+    tag: 'merge-queue',
+    auth: true,
+    retrySafe: false,
+    request: mq.SubmitPullRequestRequest,
+    response: EmptyResponse,
+  }),
+  cancelPullRequest: route({
+    operationId: 'cancelPullRequest',
+    method: 'POST',
+    path: '/cancelPullRequest',
+    summary: 'Remove a pull request from a merge queue',
+    tag: 'merge-queue',
+    auth: true,
+    retrySafe: false,
+    request: mq.PullRequestActionRequest,
+    response: EmptyResponse,
+  }),
+  restartTestsOnPullRequest: route({
+    operationId: 'restartTestsOnPullRequest',
+    method: 'POST',
+    path: '/restartTestsOnPullRequest',
+    summary: 'Restart the tests of a pull request in a merge queue',
+    tag: 'merge-queue',
+    auth: true,
+    retrySafe: false,
+    request: mq.PullRequestActionRequest,
+    response: EmptyResponse,
+  }),
+  getSubmittedPullRequest: route({
+    operationId: 'getSubmittedPullRequest',
+    method: 'POST',
+    path: '/getSubmittedPullRequest',
+    summary: 'Read a submitted pull request, its state and readiness',
+    tag: 'merge-queue',
+    auth: true,
+    retrySafe: true,
+    request: mq.GetSubmittedPullRequestRequest,
+    response: mq.SubmittedPullRequest,
+  }),
+  listPullRequests: route({
+    operationId: 'listPullRequests',
+    method: 'POST',
+    path: '/listPullRequests',
+    summary: 'List the pull requests of a merge queue, optionally by state or conclusion window',
+    tag: 'merge-queue',
+    auth: true,
+    retrySafe: true,
+    request: mq.ListPullRequestsRequest,
+    response: mq.ListPullRequestsResponse,
+  }),
+  setImpactedTargets: route({
+    operationId: 'setImpactedTargets',
+    method: 'POST',
+    path: '/setImpactedTargets',
+    summary: 'Set the impacted targets of a pull request head SHA (a list, [] or "ALL")',
+    tag: 'merge-queue',
+    auth: true,
+    // Replaces the list for the SHA: repeating it has the same effect.
+    retrySafe: true,
+    request: mq.SetImpactedTargetsRequest,
+    response: EmptyResponse,
+  }),
+  getMergeQueueTestingDetails: route({
+    operationId: 'getMergeQueueTestingDetails',
+    method: 'POST',
+    path: '/getMergeQueueTestingDetails',
+    summary: 'Read a merge queue test run: branch, SHA, statuses, tested pull requests',
+    tag: 'merge-queue',
+    auth: true,
+    retrySafe: true,
+    request: mq.TestingDetailsRequest,
+    response: mq.TestingDetailsResponse,
+  }),
+  createQueue: route({
+    operationId: 'createQueue',
+    method: 'POST',
+    path: '/createQueue',
+    summary: 'Create a merge queue for a branch (409 when one exists)',
+    tag: 'merge-queue',
+    auth: true,
+    retrySafe: false,
+    request: mq.CreateQueueRequest,
+    response: EmptyResponse,
+  }),
+  deleteQueue: route({
+    operationId: 'deleteQueue',
+    method: 'POST',
+    path: '/deleteQueue',
+    summary: 'Delete an empty merge queue',
+    tag: 'merge-queue',
+    auth: true,
+    retrySafe: false,
+    request: mq.QueueKeyRequest,
+    response: EmptyResponse,
+  }),
+  getQueue: route({
+    operationId: 'getQueue',
+    method: 'POST',
+    path: '/getQueue',
+    summary: 'Read a merge queue: settings and enqueued pull requests',
+    tag: 'merge-queue',
+    auth: true,
+    retrySafe: true,
+    request: mq.QueueKeyRequest,
+    response: mq.GetQueueResponse,
+  }),
+  updateQueue: route({
+    operationId: 'updateQueue',
+    method: 'POST',
+    path: '/updateQueue',
+    summary: 'Change merge queue settings (absent fields are unchanged)',
+    tag: 'merge-queue',
+    auth: true,
+    // Partial update to absolute values: repeating it has the same effect.
+    retrySafe: true,
+    request: mq.UpdateQueueRequest,
+    response: mq.QueueSettings,
+  }),
+  getMergeQueueMetrics: route({
+    operationId: 'getMergeQueueMetrics',
+    method: 'GET',
+    path: '/getMergeQueueMetrics',
+    summary: 'Prometheus metrics of the merge queues (query: repo=owner/name&repoHost=github.com)',
+    tag: 'merge-queue',
+    auth: true,
+    retrySafe: true,
+    request: mq.MetricsQuery,
+    response: 'text',
+  }),
+  listFailingTests: route({
+    operationId: 'listFailingTests',
+    method: 'POST',
+    path: '/flaky-tests/list-failing-tests',
+    summary: 'Distinct tests that failed in [start_time, end_time), at most 7 days',
+    tag: 'flaky-tests',
+    auth: true,
+    retrySafe: true,
+    request: fl.ListFailingTestsRequest,
+    response: fl.ListFailingTestsResponse,
+  }),
+  listUnhealthyTests: route({
+    operationId: 'listUnhealthyTests',
+    method: 'POST',
+    path: '/flaky-tests/list-unhealthy-tests',
+    summary: 'Tests that are currently flaky or broken',
+    tag: 'flaky-tests',
+    auth: true,
+    retrySafe: true,
+    request: fl.ListUnhealthyTestsRequest,
+    response: fl.ListUnhealthyTestsResponse,
+  }),
+  getTestDetails: route({
+    operationId: 'getTestDetails',
+    method: 'POST',
+    path: '/flaky-tests/get-test-details',
+    summary: 'One test case with its failure statistics',
+    tag: 'flaky-tests',
+    auth: true,
+    retrySafe: true,
+    request: fl.GetTestDetailsRequest,
+    response: fl.GetTestDetailsResponse,
+  }),
+  listQuarantinedTests: route({
+    operationId: 'listQuarantinedTests',
+    method: 'POST',
+    path: '/flaky-tests/list-quarantined-tests',
+    summary: 'Tests that are currently quarantined',
+    tag: 'flaky-tests',
+    auth: true,
+    retrySafe: true,
+    request: fl.ListQuarantinedTestsRequest,
+    response: fl.ListQuarantinedTestsResponse,
+  }),
+  linkTicketToTestCase: route({
+    operationId: 'linkTicketToTestCase',
+    method: 'POST',
+    path: '/flaky-tests/link-ticket-to-test-case',
+    summary: 'Link an external ticket (e.g. KAN-123) to a test case',
+    tag: 'flaky-tests',
+    auth: true,
+    retrySafe: true,
+    request: fl.LinkTicketRequest,
+    response: EmptyResponse,
+  }),
+  status: route({
+    operationId: 'status',
+    method: 'GET',
+    path: '/status',
+    summary: 'Service status (no token needed)',
+    tag: 'service',
+    auth: false,
+    retrySafe: true,
+    request: null,
+    response: StatusResponse,
+  }),
+} as const;
+
+export type Routes = typeof routes;
+export type OperationName = keyof Routes;
+
+type RequestOf<R> = R extends { request: infer Q } ? (Q extends z.ZodType ? z.input<Q> : undefined) : never;
+type ResponseOf<R> = R extends { response: infer S } ? (S extends z.ZodType ? z.output<S> : string) : never;
+
+/** What a caller sends for an operation (before server-side coercion). */
+export type RequestBody<Op extends OperationName> = RequestOf<Routes[Op]>;
+/** What the server answers with for an operation. */
+export type ResponseBody<Op extends OperationName> = ResponseOf<Routes[Op]>;
+
+export const API_PREFIX = '/v1';

@@ -1,0 +1,204 @@
+import type {
+  CancellationReason,
+  DirectMergeMode,
+  FailureReason,
+  ImpactedTargets,
+  Mergeability,
+  MergedReason,
+  MergeMethod,
+  Mode,
+  OptimizationMode,
+  PullRequestState,
+  QueuedReason,
+  QueueState,
+  ResolvedPriority,
+} from '../contract/index.js';
+
+/** Every setting of a queue (the contract's queue object minus `branch`). */
+export interface QueueConfig {
+  state: QueueState;
+  mode: Mode;
+  /** While `state` is `switching_modes`: the mode the queue flips to once empty. */
+  pendingMode: Mode | null;
+  concurrency: number;
+  bisectionConcurrency: number;
+  /** False while bisectionConcurrency follows concurrency (never set explicitly). */
+  bisectionConcurrencySet: boolean;
+  testingTimeoutMinutes: number;
+  pendingFailureDepth: number;
+  canOptimisticallyMerge: boolean;
+  batch: boolean;
+  batchingMinSize: number;
+  batchingMaxWaitTimeMinutes: number;
+  requiredStatuses: string[] | null;
+  directMergeMode: DirectMergeMode;
+  optimizationMode: OptimizationMode;
+  mergeMethod: MergeMethod;
+  createPrsForTestingBranches: boolean;
+  commentsEnabled: boolean;
+  commandsEnabled: boolean;
+  statusCheckEnabled: boolean;
+  extensionEnabled: boolean;
+  enqueueingLabel: string;
+  labelCommandsEnabled: boolean;
+  stateLabelsEnabled: boolean;
+}
+
+/** What the forge knows about a pull request. */
+export interface PrFacts {
+  headSha: string;
+  headBranch: string;
+  title: string;
+  author: string;
+  baseBranch: string;
+  mergeability: Mergeability;
+  /** False once the PR is closed on the forge. */
+  open: boolean;
+}
+
+/** Why an entry is in its state: a reason code of reference/trunk-v1-api.md §7. */
+export type ReasonCode =
+  | FailureReason
+  | CancellationReason
+  | QueuedReason
+  | MergedReason
+  | 'API_REQUESTED'
+  | 'AWAITING_READINESS'
+  | 'QUEUE_NOT_ACCEPTING';
+
+/** One submission of one pull request to one queue. */
+export interface Entry {
+  /** Queue-entry id (a new one on every (re)submission after a terminal state). */
+  id: string;
+  prNumber: number;
+  state: PullRequestState;
+  reason: ReasonCode | null;
+  stateChangedAt: number;
+  /** Time of the submission that created this entry. */
+  submittedAt: number;
+  /** Monotonic submission counter: the FIFO tie-break after priority. */
+  seq: number;
+  priority: ResolvedPriority;
+  noBatch: boolean;
+  pr: PrFacts;
+  /** Impacted targets reported for `pr.headSha`, or null when none were reported. */
+  impactedTargets: ImpactedTargets | null;
+  /** The test run testing this entry now, or that last tested it. */
+  testRunId: string | null;
+  /** When the entry first became pending (admitted) in this submission. */
+  admittedAt: number | null;
+  /** When its current (or last) test started. */
+  testingStartedAt: number | null;
+  /** When it reached merged / failed / cancelled. */
+  concludedAt: number | null;
+}
+
+export type TestRunStatus = 'in_progress' | 'succeeded' | 'failed' | 'cancelled';
+
+/** One test of a unit (one PR or a batch) on a predicted base. */
+export interface TestRun {
+  id: string;
+  /** PR numbers tested together in this unit, in queue order. */
+  prNumbers: number[];
+  /** PR numbers of the units ahead that form the predicted base, in queue order. */
+  basePrNumbers: number[];
+  isBisection: boolean;
+  status: TestRunStatus;
+  /** Per required check: undefined = not reported yet. */
+  checks: Record<string, 'success' | 'failure' | 'pending'>;
+  startedAt: number;
+  finishedAt: number | null;
+  failureReason: FailureReason | null;
+  /** Test branch and commit, once the forge built them. */
+  branch: string | null;
+  sha: string | null;
+}
+
+/** The whole state of one queue: what the engine decides on. Plain data, serialisable. */
+export interface QueueModel {
+  branch: string;
+  config: QueueConfig;
+  /** Every entry ever submitted, current first-class state; terminal ones are kept for reads. */
+  entries: Entry[];
+  runs: TestRun[];
+  nextSeq: number;
+}
+
+export interface SubmitEvent {
+  type: 'submit';
+  prNumber: number;
+  /** undefined = keep (on resubmit) or default. */
+  priority?: ResolvedPriority;
+  noBatch?: boolean;
+  pr: PrFacts;
+}
+export interface CancelEvent {
+  type: 'cancel';
+  prNumber: number;
+  reason: CancellationReason;
+}
+export interface RestartEvent {
+  type: 'restart';
+  prNumber: number;
+  reason: QueuedReason;
+}
+export interface ImpactedTargetsEvent {
+  type: 'impactedTargets';
+  prNumber: number;
+  sha: string;
+  targets: ImpactedTargets;
+}
+export interface PrUpdatedEvent {
+  type: 'prUpdated';
+  prNumber: number;
+  pr: PrFacts;
+}
+export type ConfigPatch = Partial<Omit<QueueConfig, 'pendingMode' | 'bisectionConcurrencySet'>> & {
+  deleteRequiredStatuses?: boolean;
+};
+export interface UpdateConfigEvent {
+  type: 'updateConfig';
+  patch: ConfigPatch;
+}
+/** Time passed (batch wait, testing timeout). */
+export interface TickEvent {
+  type: 'tick';
+}
+
+export type EngineEvent =
+  | SubmitEvent
+  | CancelEvent
+  | RestartEvent
+  | ImpactedTargetsEvent
+  | PrUpdatedEvent
+  | UpdateConfigEvent
+  | TickEvent;
+
+/** Something the shell must do. Outcomes come back as events. */
+export type Effect =
+  | { type: 'stateChanged'; entryId: string; prNumber: number; from: PullRequestState | null; to: PullRequestState; reason: ReasonCode | null }
+  | { type: 'startTestRun'; runId: string }
+  | { type: 'cancelTestRun'; runId: string }
+  | { type: 'merge'; runId: string; prNumbers: number[] };
+
+/** Everything the engine may ask of its caller besides the state: the clock and fresh ids. */
+export interface StepContext {
+  now: number;
+  newId: () => string;
+}
+
+export interface StepResult {
+  model: QueueModel;
+  effects: Effect[];
+}
+
+/** A rejected command: the message is for people and becomes a 4xx answer. */
+export class EngineRejection extends Error {
+  constructor(
+    readonly kind: 'not_found' | 'invalid' | 'conflict',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'EngineRejection';
+  }
+}
