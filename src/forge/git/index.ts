@@ -1,0 +1,32 @@
+/**
+ * The git forge: bare repositories on disk, driven through the `git` CLI (≥ 2.38).
+ * See README.md in this folder for the repository layout and how a PR's base is set.
+ */
+export { git, gitEnv, setGitConcurrency, GitError, RAILYARD_IDENTITY } from './exec.js';
+export type { GitOptions, GitResult } from './exec.js';
+export { ChecksConfigError, MergeConflictError, NotFastForwardError } from './errors.js';
+export {
+  CHECKS_CONFIG_FILE,
+  TEST_BRANCH_PREFIX,
+  casUpdateBranch,
+  commitIdent,
+  deleteBranches,
+  diffSnapshots,
+  getPullRequest,
+  headOf,
+  listTestBranches,
+  maintainRepo,
+  mergeabilityOf,
+  mergeTrees,
+  parseChecksConfig,
+  prBaseConfigKey,
+  pruneTestBranches,
+  readChecksConfig,
+  repoDirFor,
+  snapshot,
+  testBranchName,
+  watchRepo,
+} from './repo.js';
+export type { ChecksConfig, PullRefState, RepoChange, RepoSnapshot, TestBranch, TreeMerge, WatchOptions } from './repo.js';
+export { buildTestCommit } from './build.js';
+export type { BuildTestCommitInput, BuiltTestCommit, TestUnit } from './build.js';
