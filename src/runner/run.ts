@@ -1,0 +1,230 @@
+import { spawn } from 'node:child_process';
+import { openSync, closeSync } from 'node:fs';
+import { appendFile, mkdir } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { git, gitEnv } from '../forge/git/exec.js';
+import { ChecksConfigError } from '../forge/git/errors.js';
+import { addTempWorktree } from './worktree.js';
+
+export type CheckOutcome = 'success' | 'failure' | 'timed_out' | 'cancelled';
+
+export interface CheckResult {
+  outcome: CheckOutcome;
+  /** Exit code of `sh -c`; null when it was killed by a signal or never started. */
+  exitCode: number | null;
+  /** Time the command ran (0 when it never started). */
+  durationMs: number;
+  /** The combined stdout+stderr of the check (always written, also for checks that never ran). */
+  logPath: string;
+}
+
+export interface RunChecksOptions {
+  /** Bare repository holding `sha`. */
+  repoDir: string;
+  /** The test commit. */
+  sha: string;
+  /** Every check of the configuration: status name → shell command. */
+  checks: Record<string, string>;
+  /** Statuses to run (the queue's requiredStatuses); null = all checks. */
+  required: readonly string[] | null;
+  /** Deadline for the whole run, from the call (0 = none). Checks still running are killed. */
+  timeoutMs: number;
+  /** Directory for the logs (created); one `<status>.log` per check. */
+  logDir: string;
+  /** Abort to cancel: running checks are killed, the others never start. */
+  signal?: AbortSignal;
+  /** Checks run at once (default: the machine's parallelism). */
+  concurrency?: number;
+  /** Stop the other checks as soon as one fails (they end `cancelled`). Default false. */
+  failFast?: boolean;
+  /** Between SIGTERM and SIGKILL to the check's process group (default 2000 ms). */
+  killGraceMs?: number;
+  /** Where the temporary worktrees go (default: the OS temp dir). */
+  worktreeParent?: string;
+  /** Extra environment for the commands (besides CI=true, RAILYARD_SHA, RAILYARD_CHECK). */
+  env?: Record<string, string>;
+  onCheckStarted?: (name: string, info: { logPath: string }) => void;
+  onCheckFinished?: (name: string, result: CheckResult) => void;
+}
+
+export interface RunChecksResult {
+  /** One entry per required check, in configuration order. */
+  results: Record<string, CheckResult>;
+  /** Every required check succeeded. */
+  passed: boolean;
+  /** The run hit `timeoutMs`. */
+  timedOut: boolean;
+  /** The run was cancelled through `signal`. */
+  cancelled: boolean;
+}
+
+/**
+ * The checks a run must pass: all of `checks` when `required` is null, else `required` (in
+ * configuration order). Throws ChecksConfigError START_TEST_RUN_CONFIG_MISSING_REQUIRED_STATUSES
+ * naming the required statuses without a check, or START_TEST_RUN_NO_REQUIRED_STATUSES when
+ * nothing would run.
+ */
+export function resolveRequiredChecks(checks: Record<string, string>, required: readonly string[] | null): string[] {
+  const names = Object.keys(checks);
+  if (required !== null) {
+    const missing = [...new Set(required)].filter((r) => !Object.hasOwn(checks, r));
+    if (missing.length > 0) {
+      throw new ChecksConfigError(
+        'START_TEST_RUN_CONFIG_MISSING_REQUIRED_STATUSES',
+        `requiredStatuses: ${missing.map((m) => `"${m}"`).join(', ')} ${missing.length === 1 ? 'has' : 'have'} no check in railyard.json (checks: ${names.join(', ') || 'none'})`,
+        missing,
+      );
+    }
+  }
+  const selected = required === null ? names : names.filter((n) => required.includes(n));
+  if (selected.length === 0) {
+    throw new ChecksConfigError('START_TEST_RUN_NO_REQUIRED_STATUSES', 'requiredStatuses: no status to run');
+  }
+  return selected;
+}
+
+function logFileNames(names: string[]): Map<string, string> {
+  const used = new Set<string>();
+  const out = new Map<string, string>();
+  for (const name of names) {
+    const base = name.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^\.+/, '_').slice(0, 100) || 'check';
+    let file = `${base}.log`;
+    for (let i = 2; used.has(file); i++) file = `${base}-${i}.log`;
+    used.add(file);
+    out.set(name, file);
+  }
+  return out;
+}
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    /* the group is gone already */
+  }
+}
+
+type StopReason = 'timeout' | 'cancel' | 'failFast';
+
+const outcomeOfStop: Record<StopReason, CheckOutcome> = { timeout: 'timed_out', cancel: 'cancelled', failFast: 'cancelled' };
+
+/**
+ * Run the required checks of a test commit. Each check runs as `sh -c <command>` in its own
+ * temporary worktree of `sha` (removed afterwards, whatever happened) and in its own process
+ * group, so a timeout or cancel kills everything it started (SIGTERM, then SIGKILL after
+ * `killGraceMs`). Output goes to `<logDir>/<status>.log` as it is produced.
+ *
+ * Rejects only for setup problems: ChecksConfigError (missing/no required statuses) or an
+ * unknown `sha`. Check failures, timeouts and cancellation are results, not exceptions.
+ */
+export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult> {
+  const names = resolveRequiredChecks(opts.checks, opts.required);
+  await git(opts.repoDir, ['cat-file', '-e', `${opts.sha}^{commit}`]).catch(() => {
+    throw new Error(`sha: ${opts.sha} is not a commit of ${opts.repoDir}`);
+  });
+  await mkdir(opts.logDir, { recursive: true });
+  const files = logFileNames(names);
+  const grace = opts.killGraceMs ?? 2000;
+  const limit = Math.max(1, opts.concurrency ?? os.availableParallelism());
+
+  // One stop signal for the whole run: timeout, cancel or fail-fast, whichever comes first.
+  let stopped: StopReason | null = null;
+  const stopListeners = new Set<(r: StopReason) => void>();
+  const stop = (reason: StopReason): void => {
+    if (stopped) return;
+    stopped = reason;
+    for (const l of stopListeners) l(reason);
+  };
+  const onAbort = (): void => stop('cancel');
+  if (opts.signal?.aborted) stop('cancel');
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  const deadline = opts.timeoutMs > 0 ? setTimeout(() => stop('timeout'), opts.timeoutMs) : null;
+
+  const results: Record<string, CheckResult> = {};
+
+  const notRun = async (name: string, logPath: string, reason: StopReason): Promise<CheckResult> => {
+    await appendFile(logPath, `[railyard] ${name}: not started (${reason === 'timeout' ? 'testing timeout reached' : 'run cancelled'})\n`);
+    return { outcome: outcomeOfStop[reason], exitCode: null, durationMs: 0, logPath };
+  };
+
+  const runOne = async (name: string): Promise<CheckResult> => {
+    const logPath = path.join(opts.logDir, files.get(name)!);
+    if (stopped) return notRun(name, logPath, stopped);
+    let wt;
+    try {
+      wt = await addTempWorktree(opts.repoDir, opts.sha, opts.worktreeParent);
+    } catch (err) {
+      await appendFile(logPath, `[railyard] ${name}: could not create a worktree of ${opts.sha}: ${(err as Error).message}\n`);
+      return { outcome: 'failure', exitCode: null, durationMs: 0, logPath };
+    }
+    try {
+      if (stopped) return await notRun(name, logPath, stopped);
+      const fd = openSync(logPath, 'w');
+      const started = Date.now();
+      let child;
+      try {
+        child = spawn('sh', ['-c', opts.checks[name]!], {
+          cwd: wt.dir,
+          detached: true, // own process group: kill(-pid) reaches every descendant
+          stdio: ['ignore', fd, fd],
+          env: { ...gitEnv(), CI: 'true', RAILYARD_SHA: opts.sha, RAILYARD_CHECK: name, ...opts.env },
+        });
+      } finally {
+        closeSync(fd);
+      }
+      opts.onCheckStarted?.(name, { logPath });
+      const pid = child.pid;
+      let stopReason: StopReason | null = null;
+      let killTimer: NodeJS.Timeout | null = null;
+      const onStop = (reason: StopReason): void => {
+        stopReason = reason;
+        if (pid === undefined) return;
+        killGroup(pid, 'SIGTERM');
+        killTimer = setTimeout(() => killGroup(pid, 'SIGKILL'), grace);
+      };
+      stopListeners.add(onStop);
+      if (stopped) onStop(stopped);
+      const { code, error } = await new Promise<{ code: number | null; error?: Error }>((resolve) => {
+        child.once('error', (e) => resolve({ code: null, error: e }));
+        child.once('exit', (c) => resolve({ code: c }));
+      });
+      const durationMs = Date.now() - started;
+      stopListeners.delete(onStop);
+      if (killTimer) clearTimeout(killTimer);
+      // Whatever the check left running in its group (background jobs, a child ignoring SIGTERM).
+      if (pid !== undefined) killGroup(pid, 'SIGKILL');
+      const reason = stopReason as StopReason | null;
+      const outcome: CheckOutcome = reason ? outcomeOfStop[reason] : code === 0 ? 'success' : 'failure';
+      const how = error ? `could not start: ${error.message}` : reason ? `${outcome} (${reason === 'timeout' ? 'testing timeout reached' : 'run cancelled'})` : `${outcome} (exit code ${code})`;
+      await appendFile(logPath, `\n[railyard] ${name}: ${how} after ${durationMs} ms\n`);
+      return { outcome, exitCode: reason ? null : code, durationMs, logPath };
+    } finally {
+      await wt.remove();
+    }
+  };
+
+  try {
+    const queue = [...names];
+    const worker = async (): Promise<void> => {
+      for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
+        const result = await runOne(name);
+        results[name] = result;
+        opts.onCheckFinished?.(name, result);
+        if (opts.failFast && result.outcome === 'failure') stop('failFast');
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(limit, names.length) }, worker));
+  } finally {
+    if (deadline) clearTimeout(deadline);
+    opts.signal?.removeEventListener('abort', onAbort);
+  }
+  const ordered: Record<string, CheckResult> = {};
+  for (const n of names) ordered[n] = results[n]!;
+  return {
+    results: ordered,
+    passed: names.every((n) => ordered[n]!.outcome === 'success'),
+    timedOut: stopped === 'timeout',
+    cancelled: stopped === 'cancel',
+  };
+}

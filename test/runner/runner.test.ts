@@ -1,0 +1,167 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ChecksConfigError, runChecks, type CheckResult } from '../../src/runner/index.js';
+import { createRepo, type FixtureRepo } from '../forge/fixture.js';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+});
+
+async function setup(files: Record<string, string> = {}) {
+  const repo = await createRepo({ files: { 'data.txt': 'hello from the test commit\n', ...files } });
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'railyard-run-'));
+  const wtParent = path.join(tmp, 'wt');
+  execFileSync('mkdir', ['-p', wtParent]);
+  cleanups.push(() => repo.cleanup(), () => rmSync(tmp, { recursive: true, force: true }));
+  const sha = repo.headOf('main')!;
+  return { repo, sha, logDir: path.join(tmp, 'logs'), wtParent };
+}
+
+function worktreesOf(repo: FixtureRepo): string[] {
+  return repo.git(['worktree', 'list', '--porcelain']).split('\n').filter((l) => l.startsWith('worktree ')).map((l) => l.slice(9));
+}
+
+/** Processes whose command line contains `marker`. */
+function alive(marker: string): string[] {
+  return execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(marker) && !l.includes('ps -eo'));
+}
+
+describe('runChecks', () => {
+  it('passes when every required check succeeds, running each in a worktree of the commit', async () => {
+    const { repo, sha, logDir, wtParent } = await setup();
+    const started: string[] = [];
+    const finished: Array<[string, CheckResult['outcome']]> = [];
+    const res = await runChecks({
+      repoDir: repo.dir, sha, logDir, timeoutMs: 0, required: null, worktreeParent: wtParent,
+      checks: {
+        read: 'cat data.txt && echo "sha=$RAILYARD_SHA check=$RAILYARD_CHECK" && echo to-stderr >&2',
+        'lint/style': 'test -f railyard.json && touch made-by-check',
+      },
+      onCheckStarted: (n) => started.push(n),
+      onCheckFinished: (n, r) => finished.push([n, r.outcome]),
+    });
+    expect(res.passed).toBe(true);
+    expect(res.timedOut).toBe(false);
+    expect(Object.keys(res.results)).toEqual(['read', 'lint/style']);
+    expect(res.results.read).toMatchObject({ outcome: 'success', exitCode: 0 });
+    const log = readFileSync(res.results.read!.logPath, 'utf8');
+    expect(log).toContain('hello from the test commit');
+    expect(log).toContain(`sha=${sha} check=read`);
+    expect(log).toContain('to-stderr');
+    expect(log).toMatch(/\[railyard\] read: success \(exit code 0\) after \d+ ms/);
+    expect(path.dirname(res.results['lint/style']!.logPath)).toBe(logDir);
+    expect(started.sort()).toEqual(['lint/style', 'read']);
+    expect(finished.sort()).toEqual([['lint/style', 'success'], ['read', 'success']]);
+    // worktrees are gone, from disk and from git
+    expect(readdirSync(wtParent)).toEqual([]);
+    expect(worktreesOf(repo)).toEqual([repo.dir]);
+  });
+
+  it('fails when a required check fails, and runs only the required ones', async () => {
+    const { repo, sha, logDir } = await setup();
+    const res = await runChecks({
+      repoDir: repo.dir, sha, logDir, timeoutMs: 0, required: ['unit', 'lint'],
+      checks: { unit: 'echo broken; exit 3', lint: 'true', slow: 'sleep 30' },
+    });
+    expect(res.passed).toBe(false);
+    expect(Object.keys(res.results)).toEqual(['unit', 'lint']);
+    expect(res.results.unit).toMatchObject({ outcome: 'failure', exitCode: 3 });
+    expect(res.results.lint).toMatchObject({ outcome: 'success', exitCode: 0 });
+    expect(readFileSync(res.results.unit!.logPath, 'utf8')).toMatch(/broken\n[\s\S]*failure \(exit code 3\)/);
+  });
+
+  it('kills the whole process tree at the timeout (SIGKILL for children that ignore SIGTERM)', async () => {
+    const { repo, sha, logDir, wtParent } = await setup();
+    const marker = `sleep ${100 + Math.floor(Math.random() * 800)}.${process.pid}`;
+    const t0 = Date.now();
+    const res = await runChecks({
+      repoDir: repo.dir, sha, logDir, timeoutMs: 700, killGraceMs: 300, required: null, worktreeParent: wtParent, concurrency: 1,
+      checks: {
+        // a child in the background, one that ignores SIGTERM, and the shell waiting for them
+        hang: `${marker} & (trap '' TERM; ${marker}) & echo started; wait`,
+        never: 'echo should not run',
+      },
+    });
+    const elapsed = Date.now() - t0;
+    expect(elapsed).toBeLessThan(5000);
+    expect(res.timedOut).toBe(true);
+    expect(res.passed).toBe(false);
+    expect(res.results.hang).toMatchObject({ outcome: 'timed_out', exitCode: null });
+    expect(res.results.never).toMatchObject({ outcome: 'timed_out', durationMs: 0 });
+    expect(readFileSync(res.results.never!.logPath, 'utf8')).toContain('not started (testing timeout reached)');
+    expect(readFileSync(res.results.hang!.logPath, 'utf8')).toContain('started');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(alive(marker)).toEqual([]);
+    expect(readdirSync(wtParent)).toEqual([]);
+    expect(worktreesOf(repo)).toEqual([repo.dir]);
+  });
+
+  it('cancels through the signal: running checks killed, waiting ones never start', async () => {
+    const { repo, sha, logDir, wtParent } = await setup();
+    const marker = `sleep ${100 + Math.floor(Math.random() * 800)}.${process.pid}1`;
+    const ac = new AbortController();
+    const t0 = Date.now();
+    const res = await runChecks({
+      repoDir: repo.dir, sha, logDir, timeoutMs: 0, required: null, signal: ac.signal, worktreeParent: wtParent, concurrency: 1,
+      checks: { long: marker, later: 'true' },
+      onCheckStarted: () => setTimeout(() => ac.abort(), 200),
+    });
+    expect(Date.now() - t0).toBeLessThan(5000);
+    expect(res.cancelled).toBe(true);
+    expect(res.results.long).toMatchObject({ outcome: 'cancelled' });
+    expect(res.results.later).toMatchObject({ outcome: 'cancelled', durationMs: 0 });
+    expect(alive(marker)).toEqual([]);
+    expect(readdirSync(wtParent)).toEqual([]);
+  });
+
+  it('with failFast, stops the other checks once one fails', async () => {
+    const { repo, sha, logDir } = await setup();
+    const t0 = Date.now();
+    const res = await runChecks({
+      repoDir: repo.dir, sha, logDir, timeoutMs: 0, required: null, failFast: true, concurrency: 2,
+      checks: { bad: 'sleep 0.2; exit 1', slow: 'sleep 20' },
+    });
+    expect(Date.now() - t0).toBeLessThan(5000);
+    expect(res.results.bad!.outcome).toBe('failure');
+    expect(res.results.slow!.outcome).toBe('cancelled');
+    expect(res.passed).toBe(false);
+    expect(res.cancelled).toBe(false);
+  });
+
+  it('runs checks in parallel up to the concurrency bound', async () => {
+    const { repo, sha, logDir } = await setup();
+    const checks = Object.fromEntries(['a', 'b', 'c', 'd'].map((n) => [n, 'sleep 0.6']));
+    const t0 = Date.now();
+    const res = await runChecks({ repoDir: repo.dir, sha, logDir, timeoutMs: 0, required: null, concurrency: 4, checks });
+    const elapsed = Date.now() - t0;
+    expect(res.passed).toBe(true);
+    expect(elapsed).toBeLessThan(2000); // serial would be ≥ 2.4 s
+  });
+
+  it('rejects a required status with no check, before running anything', async () => {
+    const { repo, sha, logDir } = await setup();
+    const err = await runChecks({
+      repoDir: repo.dir, sha, logDir, timeoutMs: 0, required: ['unit', 'e2e', 'docs'], checks: { unit: 'true' },
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ChecksConfigError);
+    expect((err as ChecksConfigError).reason).toBe('START_TEST_RUN_CONFIG_MISSING_REQUIRED_STATUSES');
+    expect((err as ChecksConfigError).missing).toEqual(['e2e', 'docs']);
+    expect((err as Error).message).toBe('requiredStatuses: "e2e", "docs" have no check in railyard.json (checks: unit)');
+    expect(existsSync(logDir)).toBe(false);
+    await expect(runChecks({ repoDir: repo.dir, sha, logDir, timeoutMs: 0, required: [], checks: { unit: 'true' } })).rejects.toMatchObject({
+      reason: 'START_TEST_RUN_NO_REQUIRED_STATUSES',
+    });
+  });
+
+  it('tests the commit it is given, not the branch head', async () => {
+    const { repo, logDir } = await setup();
+    repo.openPr(1, { 'data.txt': 'pr content\n' });
+    const prSha = repo.headOf('refs/pull/1/head')!;
+    const res = await runChecks({ repoDir: repo.dir, sha: prSha, logDir, timeoutMs: 0, required: null, checks: { c: 'grep -q "pr content" data.txt' } });
+    expect(res.passed).toBe(true);
+  });
+});
