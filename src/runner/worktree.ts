@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { git } from '../forge/git/exec.js';
+import { git, withRepoLock } from '../forge/git/exec.js';
 
 /**
  * A temporary detached worktree of `sha` (`git worktree add --detach`). Call `remove()` when
@@ -15,7 +15,7 @@ export interface TempWorktree {
 export async function addTempWorktree(repoDir: string, sha: string, parentDir: string = os.tmpdir()): Promise<TempWorktree> {
   const dir = await mkdtemp(path.join(parentDir, 'railyard-wt-'));
   try {
-    await git(repoDir, ['worktree', 'add', '--detach', '--force', dir, sha]);
+    await withRepoLock(repoDir, () => git(repoDir, ['worktree', 'add', '--detach', '--force', dir, sha]));
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     throw err;
@@ -27,11 +27,11 @@ export async function addTempWorktree(repoDir: string, sha: string, parentDir: s
       if (removed) return;
       removed = true;
       try {
-        await git(repoDir, ['worktree', 'remove', '--force', '--force', dir]);
+        await withRepoLock(repoDir, () => git(repoDir, ['worktree', 'remove', '--force', '--force', dir]));
       } catch {
         // e.g. a check made files unreadable: remove by hand and let git forget the worktree
         await rm(dir, { recursive: true, force: true }).catch(() => undefined);
-        await git(repoDir, ['worktree', 'prune']).catch(() => undefined);
+        await withRepoLock(repoDir, () => git(repoDir, ['worktree', 'prune'])).catch(() => undefined);
       }
     },
   };

@@ -10,7 +10,9 @@ export class GitError extends Error {
     readonly code: number | null,
     readonly stderr: string,
   ) {
-    const detail = stderr.split('\n').find((l) => l.trim() !== '')?.trim() ?? `exit code ${code}`;
+    const lines = stderr.split('\n').map((l) => l.trim()).filter(Boolean);
+    // Progress lines ("Preparing worktree …") come first; the reason is the fatal/error line.
+    const detail = lines.find((l) => /^(fatal|error):/.test(l)) ?? lines[0] ?? `exit code ${code}`;
     super(`git ${args.filter((a) => !a.startsWith('--git-dir=')).slice(0, 3).join(' ')} failed: ${detail}`);
     this.name = 'GitError';
   }
@@ -114,4 +116,20 @@ export async function git(repoDir: string, args: readonly string[], opts: GitOpt
   } finally {
     release();
   }
+}
+
+/**
+ * `git worktree add/remove/prune` in one repository are serialised: concurrent ones race on
+ * `$GIT_DIR/worktrees/` (git reads another worktree's half-written `commondir` and fails).
+ */
+const repoLocks = new Map<string, Promise<unknown>>();
+export function withRepoLock<T>(repoDir: string, fn: () => Promise<T>): Promise<T> {
+  const prev = repoLocks.get(repoDir) ?? Promise.resolve();
+  const next = prev.then(fn, fn);
+  const tail = next.catch(() => undefined);
+  repoLocks.set(repoDir, tail);
+  void tail.then(() => {
+    if (repoLocks.get(repoDir) === tail) repoLocks.delete(repoDir);
+  });
+  return next;
 }

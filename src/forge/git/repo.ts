@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Mergeability } from '../../contract/index.js';
 import type { PrFacts } from '../../engine/types.js';
 import { ChecksConfigError, NotFastForwardError } from './errors.js';
-import { git, GitError } from './exec.js';
+import { git, GitError, withRepoLock } from './exec.js';
 
 const SHA_RE = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 /** Prefix of every test branch the queue creates. */
@@ -431,6 +431,6 @@ export async function pruneTestBranches(repoDir: string, keepRunIds: Iterable<st
 
 /** Housekeeping: forget worktrees whose directory is gone and let git pack loose objects if needed. */
 export async function maintainRepo(repoDir: string): Promise<void> {
-  await git(repoDir, ['worktree', 'prune']);
+  await withRepoLock(repoDir, () => git(repoDir, ['worktree', 'prune']));
   await git(repoDir, ['gc', '--auto', '--quiet']);
 }
