@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   ChecksConfigError,
+  GitForge,
   MergeConflictError,
   NotFastForwardError,
   buildTestCommit,
@@ -328,5 +329,17 @@ describe('test branches and layout', () => {
     expect(repoDirFor('/srv/git', 'github.com', 'acme', 'app')).toBe('/srv/git/github.com/acme/app.git');
     expect(() => repoDirFor('/srv/git', 'github.com', '..', 'app')).toThrow(/repo\.owner/);
     expect(() => repoDirFor('/srv/git', 'github.com', 'acme', 'a/b')).toThrow(/repo\.name/);
+  });
+});
+
+describe('GitForge', () => {
+  it('finds PRs of repositories laid out as <root>/<host>/<owner>/<name>.git', async () => {
+    const r = await repo({ location: { host: 'github.com', owner: 'acme', name: 'app' } });
+    const head = r.openPr(4, { 'f.txt': 'f\n' }, { title: 'Add f', author: 'Dee' });
+    const forge = new GitForge(r.root);
+    expect(await forge.getPullRequest({ host: 'github.com', owner: 'acme', name: 'app' }, 4, 'main')).toMatchObject({ headSha: head, title: 'Add f', author: 'Dee' });
+    expect(await forge.getPullRequest({ host: 'github.com', owner: 'acme', name: 'app' }, 5, 'main')).toBeNull();
+    expect(await forge.getPullRequest({ host: 'github.com', owner: 'acme', name: 'other' }, 4, 'main')).toBeNull();
+    expect(await forge.getPullRequest({ host: 'github.com', owner: '..', name: 'app' }, 4, 'main')).toBeNull();
   });
 });

@@ -29,4 +29,5 @@ export {
 } from './repo.js';
 export type { ChecksConfig, PullRefState, RepoChange, RepoSnapshot, TestBranch, TreeMerge, WatchOptions } from './repo.js';
 export { buildTestCommit } from './build.js';
+export { GitForge } from './forge.js';
 export type { BuildTestCommitInput, BuiltTestCommit, TestUnit } from './build.js';

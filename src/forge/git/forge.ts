@@ -1,0 +1,34 @@
+import { existsSync } from 'node:fs';
+import type { Repo } from '../../contract/index.js';
+import type { PrFacts } from '../../engine/types.js';
+import { getPullRequest, repoDirFor } from './repo.js';
+
+/**
+ * The git forge behind `railyard serve --git-root DIR`: maps a contract `Repo` to its bare
+ * repository and answers the server's Forge questions. Everything else (test commits, merging,
+ * snapshots, checks config) is the repo-level API of ./repo.ts and ./build.ts, called with
+ * `forge.repoDir(repo)`.
+ */
+export class GitForge {
+  constructor(readonly gitRoot: string) {}
+
+  /** `DIR/<host>/<owner>/<name>.git`; throws on names that could escape the root. */
+  repoDir(repo: Repo): string {
+    return repoDirFor(this.gitRoot, repo.host, repo.owner, repo.name);
+  }
+
+  /** Whether the repository exists under the git root. */
+  hasRepo(repo: Repo): boolean {
+    try {
+      return existsSync(this.repoDir(repo));
+    } catch {
+      return false;
+    }
+  }
+
+  /** PR facts, or null when the repository or `refs/pull/N/head` does not exist. */
+  async getPullRequest(repo: Repo, prNumber: number, queueBranch: string): Promise<PrFacts | null> {
+    if (!this.hasRepo(repo)) return null;
+    return getPullRequest(this.repoDir(repo), prNumber, queueBranch);
+  }
+}
