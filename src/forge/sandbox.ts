@@ -1,0 +1,31 @@
+import { createHash } from 'node:crypto';
+import type { Repo } from '../contract/index.js';
+import type { PrFacts } from '../engine/types.js';
+import type { Forge } from './types.js';
+
+/** The deterministic head SHA the sandbox gives PR `prNumber` of `repo` (40 hex digits). */
+export function sandboxHeadSha(repo: Repo, prNumber: number): string {
+  return createHash('sha1')
+    .update(`${repo.host.toLowerCase()}/${repo.owner.toLowerCase()}/${repo.name.toLowerCase()}#${prNumber}`)
+    .digest('hex');
+}
+
+/**
+ * Simulated pull requests, for trying the API and for demos: every PR number exists, is open,
+ * mergeable and based on the queue's branch, with a head SHA derived from repo and number.
+ */
+export class SandboxForge implements Forge {
+  readonly kind = 'sandbox';
+
+  async getPullRequest(repo: Repo, prNumber: number, queueBranch: string): Promise<PrFacts | null> {
+    return {
+      headSha: sandboxHeadSha(repo, prNumber),
+      headBranch: `sandbox/pr-${prNumber}`,
+      title: `Sandbox PR #${prNumber}`,
+      author: 'sandbox',
+      baseBranch: queueBranch,
+      mergeability: 'mergeable',
+      open: true,
+    };
+  }
+}
