@@ -3,7 +3,7 @@ import { openSync, closeSync } from 'node:fs';
 import { appendFile, mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { git, gitEnv } from '../forge/git/exec.js';
+import { cleanEnv, git } from '../forge/git/exec.js';
 import { ChecksConfigError } from '../forge/git/errors.js';
 import { addTempWorktree } from './worktree.js';
 
@@ -168,7 +168,7 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
           cwd: wt.dir,
           detached: true, // own process group: kill(-pid) reaches every descendant
           stdio: ['ignore', fd, fd],
-          env: { ...gitEnv(), CI: 'true', RAILYARD_SHA: opts.sha, RAILYARD_CHECK: name, ...opts.env },
+          env: { ...cleanEnv(), GIT_TERMINAL_PROMPT: '0', CI: 'true', RAILYARD_SHA: opts.sha, RAILYARD_CHECK: name, ...opts.env },
         });
       } finally {
         closeSync(fd);

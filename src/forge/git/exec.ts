@@ -38,12 +38,17 @@ export interface GitOptions {
 /** Variables that would point git at another repository or index if inherited (e.g. from a hook). */
 const LEAKY = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_NAMESPACE', 'GIT_PREFIX', 'GIT_COMMON_DIR'];
 
-/** Environment for every git child: no prompts, stable messages, the queue's committer identity. */
-export function gitEnv(extra?: Record<string, string>): NodeJS.ProcessEnv {
+/** The process environment without variables that would redirect git to another repo/index. */
+export function cleanEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const k of LEAKY) delete env[k];
+  return env;
+}
+
+/** Environment for every git child: no prompts, stable messages, the queue's committer identity. */
+export function gitEnv(extra?: Record<string, string>): NodeJS.ProcessEnv {
   return {
-    ...env,
+    ...cleanEnv(),
     GIT_TERMINAL_PROMPT: '0',
     LC_ALL: 'C',
     GIT_COMMITTER_NAME: RAILYARD_IDENTITY.name,
