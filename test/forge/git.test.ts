@@ -16,6 +16,8 @@ import {
   snapshot,
   testBranchName,
   type TestUnit,
+  type RepoChange,
+  watchRepo,
 } from '../../src/forge/git/index.js';
 import { createRepo, type FixtureRepo } from './fixture.js';
 
@@ -341,5 +343,22 @@ describe('GitForge', () => {
     expect(await forge.getPullRequest({ host: 'github.com', owner: 'acme', name: 'app' }, 5, 'main')).toBeNull();
     expect(await forge.getPullRequest({ host: 'github.com', owner: 'acme', name: 'other' }, 4, 'main')).toBeNull();
     expect(await forge.getPullRequest({ host: 'github.com', owner: '..', name: 'app' }, 4, 'main')).toBeNull();
+  });
+});
+
+describe('watchRepo', () => {
+  it('reports changes as they happen and stops when aborted', async () => {
+    const r = await repo();
+    const h1 = r.openPr(1, { 'x.txt': 'x\n' });
+    const ac = new AbortController();
+    const seen: RepoChange[] = [];
+    const baseline = await watchRepo(r.dir, { intervalMs: 30, signal: ac.signal, onChanges: (c) => void seen.push(...c) });
+    expect(baseline.pulls[1]?.head).toBe(h1);
+    const h1b = r.pushPr(1, { 'x.txt': 'x2\n' });
+    await expect.poll(() => seen, { timeout: 3000 }).toEqual([{ type: 'prPushed', prNumber: 1, from: h1, to: h1b }]);
+    ac.abort();
+    r.closePr(1);
+    await new Promise((res) => setTimeout(res, 150));
+    expect(seen).toHaveLength(1);
   });
 });
