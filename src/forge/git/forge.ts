@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Repo } from '../../contract/index.js';
 import type { PrFacts } from '../../engine/types.js';
+import type { Forge } from '../types.js';
 import { getPullRequest, repoDirFor } from './repo.js';
 
 /**
@@ -9,7 +10,9 @@ import { getPullRequest, repoDirFor } from './repo.js';
  * snapshots, checks config) is the repo-level API of ./repo.ts and ./build.ts, called with
  * `forge.repoDir(repo)`.
  */
-export class GitForge {
+export class GitForge implements Forge {
+  readonly kind = 'git';
+
   constructor(readonly gitRoot: string) {}
 
   /** `DIR/<host>/<owner>/<name>.git`; throws on names that could escape the root. */
