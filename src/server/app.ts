@@ -1,0 +1,189 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { buildOpenApiDocument } from '../contract/openapi.js';
+import {
+  API_PREFIX,
+  BODY_LIMIT_BYTES,
+  describeZodError,
+  routes,
+  type OperationName,
+  type RouteDef,
+  type StatusResponse,
+} from '../contract/index.js';
+import type { Forge } from '../forge/types.js';
+import type { Store } from '../store/index.js';
+import { TokenAuth } from './auth.js';
+import { HttpError, oneLine } from './errors.js';
+import { flakyHandlers, type FlakyHandlers } from './routes/flaky.js';
+import { mqHandlers } from './routes/mq.js';
+import { RawAnswer, type Handler, type Handlers } from './routes/types.js';
+import { QueueService, type EffectHandler } from './service.js';
+
+export interface ServerDeps {
+  store: Store;
+  forge: Forge;
+  /** Reported in the OpenAPI document. */
+  version?: string;
+  /** Server log level (to stderr); default `error`, so only unexpected errors are logged. */
+  logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Where engine effects are carried out (test runs, merges); see QueueService. */
+  onEffects?: EffectHandler;
+  /** The clock (tests and the simulator may pass their own). */
+  now?: () => number;
+  /** Replaces the flaky-test operations (their data arrives with the flaky-tests work). */
+  flaky?: FlakyHandlers;
+}
+
+export interface Railyard {
+  service: QueueService;
+  auth: TokenAuth;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    railyard: Railyard;
+  }
+  interface FastifyRequest {
+    /** The organisation of the request's token ('' on routes without auth). */
+    org: string;
+  }
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const TEXT_TYPE = 'text/plain; charset=utf-8';
+
+const STATUS: StatusResponse = {
+  overallStatus: { type: 'up', color: 'green', overallStatusDescription: 'All systems operational' },
+  statuses: [
+    { name: 'Merge queue API', color: 'green', statusDescription: 'Operational' },
+    { name: 'Flaky tests API', color: 'green', statusDescription: 'Operational' },
+  ],
+};
+
+function parseJsonBody(_request: FastifyRequest, body: Buffer, done: (err: Error | null, body?: unknown) => void): void {
+  // Lenient: any Content-Type (or none) is read as JSON; an empty body is an empty object.
+  const text = body.toString('utf8');
+  if (text.trim() === '') return done(null, {});
+  try {
+    done(null, JSON.parse(text));
+  } catch (error) {
+    done(new HttpError(400, `body: invalid JSON (${error instanceof Error ? error.message : String(error)})`));
+  }
+}
+
+/**
+ * The Fastify app of the v1 API: every route of the contract table under /v1, auth by
+ * `x-api-token`, organisation scoping, the 20 MiB limit and plain-text one-line errors.
+ * Call `app.close()` to stop (it waits for in-flight commands); closing the store is the caller's.
+ */
+export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
+  const now = deps.now ?? Date.now;
+  const logLevel = deps.logLevel ?? 'error';
+  const app = Fastify({
+    bodyLimit: BODY_LIMIT_BYTES,
+    logger: logLevel === 'silent' ? false : { level: logLevel, stream: process.stderr },
+    genReqId: () => randomUUID(),
+    return503OnClosing: true,
+  });
+
+  const auth = new TokenAuth(deps.store);
+  await auth.reload();
+  const service = await QueueService.load({
+    store: deps.store,
+    forge: deps.forge,
+    onEffects: deps.onEffects,
+    now,
+    log: (message, error) => app.log.error({ err: error }, message),
+  });
+  app.decorate('railyard', { service, auth });
+  app.decorateRequest('org', '');
+  app.addHook('onClose', async () => {
+    await service.drain();
+  });
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, parseJsonBody);
+
+  app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
+    let status = 500;
+    let message: string;
+    if (error instanceof HttpError) {
+      status = error.statusCode;
+      message = error.message;
+      reply.headers(error.headers);
+    } else if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      status = 413;
+      message = `request body is larger than 20 MiB (${BODY_LIMIT_BYTES} bytes)`;
+    } else if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+      status = error.statusCode;
+      message = error.message;
+    } else {
+      request.log.error({ err: error, reqId: request.id }, 'unexpected error');
+      message = `internal error (request id ${request.id}); the server log has the details`;
+    }
+    return reply.code(status).type(TEXT_TYPE).send(oneLine(message));
+  });
+
+  const authHook = (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
+    const header = request.headers['x-api-token'];
+    const token = Array.isArray(header) ? header[0] : header;
+    const org = auth.organisationOf(token);
+    if (!org) {
+      done(new HttpError(401, token ? 'x-api-token: unknown token' : 'x-api-token: required (send your API token in this header)'));
+      return;
+    }
+    request.org = org;
+    done();
+  };
+
+  const handlers: Handlers = {
+    ...mqHandlers(service, now),
+    ...(deps.flaky ?? flakyHandlers),
+    status: () => STATUS,
+  };
+
+  const allowed = new Map<string, string>();
+  for (const [op, def] of Object.entries(routes) as [OperationName, RouteDef][]) {
+    const handler = handlers[op] as Handler<OperationName>;
+    const schema = def.request;
+    const url = API_PREFIX + def.path;
+    allowed.set(url, def.method === 'GET' ? 'GET, HEAD' : def.method);
+    app.route({
+      method: def.method,
+      url,
+      onRequest: def.auth ? authHook : undefined,
+      handler: async (request, reply) => {
+        let input: unknown;
+        if (schema) {
+          const raw = def.method === 'GET' ? request.query : (request.body ?? {});
+          const parsed = schema.safeParse(raw);
+          if (!parsed.success) throw new HttpError(400, describeZodError(parsed.error));
+          input = parsed.data;
+        }
+        const result = await handler(input as never, { org: request.org, request, reply });
+        if (result instanceof RawAnswer) return reply.type(result.contentType).send(result.body);
+        return reply.type(JSON_TYPE).send(JSON.stringify(result));
+      },
+    });
+  }
+
+  const openApiUrl = `${API_PREFIX}/openapi.json`;
+  const openApi = JSON.stringify(buildOpenApiDocument(deps.version ?? '0.0.0'));
+  allowed.set(openApiUrl, 'GET, HEAD');
+  app.get(openApiUrl, (_request, reply) => reply.type(JSON_TYPE).send(openApi));
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0];
+    const allow = allowed.get(path);
+    if (allow) {
+      return reply
+        .code(405)
+        .header('allow', allow)
+        .type(TEXT_TYPE)
+        .send(`method ${request.method} is not allowed on ${path}: use ${allow.split(',')[0]}`);
+    }
+    return reply.code(404).type(TEXT_TYPE).send(`no such endpoint: ${request.method} ${path}`);
+  });
+
+  return app;
+}

@@ -1,0 +1,54 @@
+import {
+  isoTime,
+  QueueSettings,
+  type QueueListItem,
+  type Readiness,
+  type SubmittedPullRequest,
+} from '../contract/index.js';
+import { isTerminal } from '../engine/index.js';
+import type { Entry, QueueModel } from '../engine/types.js';
+
+const SETTINGS_KEYS = Object.keys(QueueSettings.shape) as (keyof QueueSettings)[];
+
+/** The contract's queue object (without enqueuedPullRequests), exactly its keys. */
+export function presentQueueSettings(model: QueueModel): QueueSettings {
+  const config = model.config as unknown as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const key of SETTINGS_KEYS) out[key] = key === 'branch' ? model.branch : config[key];
+  return out as QueueSettings;
+}
+
+function core(entry: Entry) {
+  const out: Omit<QueueListItem, 'noBatch'> = {
+    id: entry.id,
+    state: entry.state,
+    stateChangedAt: isoTime(entry.stateChangedAt),
+    priorityValue: entry.priority.value,
+    priorityName: entry.priority.name,
+    skipTheLine: entry.priority.skipTheLine,
+    prNumber: entry.prNumber,
+    prTitle: entry.pr.title,
+    prSha: entry.pr.headSha,
+    prBaseBranch: entry.pr.baseBranch,
+    prAuthor: entry.pr.author,
+  };
+  if (entry.priority.usedDefaultName) out.usedDefaultPriorityName = entry.priority.name;
+  if (entry.reason !== null) out.stateReason = entry.reason;
+  if (entry.testRunId !== null) out.testRunId = entry.testRunId;
+  return out;
+}
+
+/** An item of getQueue.enqueuedPullRequests and listPullRequests.pullRequests. */
+export function presentListItem(entry: Entry): QueueListItem {
+  return { ...core(entry), noBatch: entry.noBatch };
+}
+
+/** The getSubmittedPullRequest answer. */
+export function presentSubmitted(entry: Entry, readiness: Readiness): SubmittedPullRequest {
+  return {
+    ...core(entry),
+    readiness,
+    forceEnqueued: false,
+    isCurrentlySubmittedToQueue: !isTerminal(entry.state),
+  };
+}

@@ -1,0 +1,109 @@
+import { isoTime, type TestingDetailsResponse } from '../../contract/index.js';
+import type { ConfigPatch } from '../../engine/index.js';
+import { badRequest, notFound } from '../errors.js';
+import { METRICS_CONTENT_TYPE, renderMetrics } from '../metrics.js';
+import { normaliseRepo, type QueueService } from '../service.js';
+import { RawAnswer, type Handlers } from './types.js';
+
+type MqOps = Exclude<
+  keyof Handlers,
+  'listFailingTests' | 'listUnhealthyTests' | 'getTestDetails' | 'listQuarantinedTests' | 'linkTicketToTestCase' | 'status'
+>;
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** The merge-queue operations, over the queue service. */
+export function mqHandlers(service: QueueService, now: () => number): Pick<Handlers, MqOps> {
+  return {
+    async submitPullRequest(input, { org }) {
+      await service.submit(org, input.repo, input.targetBranch, input.pr.number, {
+        priority: input.priority,
+        noBatch: input.noBatch,
+      });
+      return {};
+    },
+    async cancelPullRequest(input, { org }) {
+      await service.cancel(org, input.repo, input.targetBranch, input.pr.number);
+      return {};
+    },
+    async restartTestsOnPullRequest(input, { org }) {
+      await service.restart(org, input.repo, input.targetBranch, input.pr.number);
+      return {};
+    },
+    async getSubmittedPullRequest(input, { org }) {
+      const pr = input.pr.number !== undefined ? { number: input.pr.number } : { branch: input.pr.branch as string };
+      return service.getSubmitted(org, input.repo, input.targetBranch, pr);
+    },
+    listPullRequests(input, { org }) {
+      return service.listPullRequests(org, input.repo, input.targetBranch, input);
+    },
+    async setImpactedTargets(input, { org }) {
+      await service.setImpactedTargets(org, input.repo, input.targetBranch, input.pr.number, input.pr.sha, input.impactedTargets);
+      return {};
+    },
+    getMergeQueueTestingDetails(input, { org }) {
+      const queue = service.require(org, input.repo, input.targetBranch);
+      const run = queue.model.runs.find((r) => r.id === input.testRunId);
+      if (!run) throw notFound(`testRunId: no test run ${input.testRunId} in the ${queue.model.branch} queue`);
+      const checks = Object.entries(run.checks);
+      const title = (n: number) => queue.model.entries.find((e) => e.prNumber === n)?.pr.title ?? '';
+      const details: TestingDetailsResponse = {
+        requiredStatuses: queue.model.config.requiredStatuses ?? checks.map(([name]) => name),
+        testBranch: run.branch ?? '',
+        testBranchSha: run.sha ?? '',
+        createdAt: isoTime(run.startedAt),
+        status: run.status,
+        checkSuites: [
+          {
+            checkRuns: checks.map(([name, state]) => ({
+              name,
+              url: '',
+              status: state === 'pending' ? 'IN_PROGRESS' : 'COMPLETED',
+              ...(state === 'pending' ? {} : { conclusion: state === 'success' ? 'SUCCESS' : 'FAILURE' }),
+            })),
+          },
+        ],
+        statusChecks: checks.map(([context, state]) => ({
+          context,
+          state: state === 'pending' ? 'PENDING' : state === 'success' ? 'SUCCESS' : 'FAILURE',
+        })),
+        testedPullRequests: run.prNumbers.map((n) => ({
+          prNumber: n,
+          prUrl: `https://${queue.repo.host}/${queue.repo.owner}/${queue.repo.name}/pull/${n}`,
+          title: title(n),
+        })),
+        dependentPrs: run.basePrNumbers,
+      };
+      return details;
+    },
+    async createQueue(input, { org }) {
+      await service.createQueue(org, input.repo, input.targetBranch, input.mode, input.concurrency);
+      return {};
+    },
+    async deleteQueue(input, { org }) {
+      await service.deleteQueue(org, input.repo, input.targetBranch);
+      return {};
+    },
+    getQueue(input, { org }) {
+      return new RawAnswer(service.getQueueBody(org, input.repo, input.targetBranch), JSON_TYPE);
+    },
+    updateQueue(input, { org }) {
+      const { repo, targetBranch, ...patch } = input;
+      return service.updateQueue(org, repo, targetBranch, patch satisfies ConfigPatch);
+    },
+    async getMergeQueueMetrics(input, { org }) {
+      if (input.repo !== undefined && input.repoHost === undefined) throw badRequest('repoHost: required when repo is given');
+      let queues = service.queuesOf(org);
+      if (input.repo !== undefined && input.repoHost !== undefined) {
+        const [owner, name] = input.repo.split('/');
+        const repo = normaliseRepo({ host: input.repoHost, owner, name });
+        queues = queues.filter((q) => q.repo.host === repo.host && q.repo.owner === repo.owner && q.repo.name === repo.name);
+        if (!queues.length) throw notFound(`repo: no merge queue in ${repo.host}/${repo.owner}/${repo.name}`);
+      } else if (input.repoHost !== undefined) {
+        const host = input.repoHost.toLowerCase();
+        queues = queues.filter((q) => q.repo.host === host);
+      }
+      return new RawAnswer(await renderMetrics(queues, now()), METRICS_CONTENT_TYPE);
+    },
+  };
+}

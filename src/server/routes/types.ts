@@ -1,0 +1,30 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import type { OperationName, Routes } from '../../contract/index.js';
+
+/** What a handler sees besides its validated input. */
+export interface RequestContext {
+  /** The organisation of the token (null only on routes without auth). */
+  org: string;
+  request: FastifyRequest;
+  reply: FastifyReply;
+}
+
+/** A body that is not JSON (Prometheus text) or is already serialized JSON. */
+export class RawAnswer {
+  constructor(
+    readonly body: string | Buffer,
+    readonly contentType: string,
+  ) {}
+}
+
+export type InputOf<Op extends OperationName> = Routes[Op]['request'] extends z.ZodType
+  ? z.output<Routes[Op]['request']>
+  : undefined;
+
+export type Handler<Op extends OperationName> = (
+  input: InputOf<Op>,
+  ctx: RequestContext,
+) => unknown | Promise<unknown>;
+
+export type Handlers = { [Op in OperationName]: Handler<Op> };

@@ -1,0 +1,422 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type ImpactedTargets,
+  type Mode,
+  type PriorityInput,
+  type PullRequestState,
+  type Repo,
+  resolvePriority,
+} from '../contract/index.js';
+import {
+  activeEntries,
+  EngineRejection,
+  findEntry,
+  isTerminal,
+  newQueueModel,
+  readinessOf,
+  step,
+  type ConfigPatch,
+  type Effect,
+  type EngineEvent,
+  type Entry,
+  type PrFacts,
+  type QueueModel,
+  type StepContext,
+} from '../engine/index.js';
+import type { Forge } from '../forge/types.js';
+import { impactedTargetsKey, type ImpactedTargetsWrite, type Store } from '../store/index.js';
+import { badRequest, conflict, HttpError, notFound } from './errors.js';
+import { presentListItem, presentQueueSettings, presentSubmitted } from './present.js';
+
+/** One queue as the server holds it: identity, the current engine model, read caches. */
+export interface QueueHandle {
+  readonly id: string;
+  readonly org: string;
+  readonly repo: Repo;
+  readonly key: string;
+  /** The committed model: replaced (never mutated) after each persisted step. */
+  model: QueueModel;
+  /** Impacted targets per `${prNumber}:${headSha}`, also for PRs not (yet) submitted. */
+  impactedTargets: Map<string, ImpactedTargets>;
+  /** Serialized getQueue answer; null after a change. */
+  getQueueBody: Buffer | null;
+}
+
+/** Called after a step is committed, with the effects the engine asked for. Must not throw. */
+export type EffectHandler = (queue: QueueHandle, effects: readonly Effect[], service: QueueService) => void | Promise<void>;
+
+export interface QueueServiceOptions {
+  store: Store;
+  forge: Forge;
+  /** Where the engine's effects are carried out (test runs, merges). Today only stateChanged happens. */
+  onEffects?: EffectHandler;
+  now?: () => number;
+  newId?: () => string;
+  log?: (message: string, error?: unknown) => void;
+}
+
+export type PrSelector = { number: number; branch?: undefined } | { branch: string; number?: undefined };
+
+export interface ListOptions {
+  state?: PullRequestState;
+  since?: string;
+  until?: string;
+  cursor?: string;
+  take?: number;
+}
+
+/** Repository identity is case-insensitive (as on GitHub): keys and stored names are lower case. */
+export function normaliseRepo(repo: Repo): Repo {
+  return { host: repo.host.trim().toLowerCase(), owner: repo.owner.trim().toLowerCase(), name: repo.name.trim().toLowerCase() };
+}
+
+function queueKey(org: string, repo: Repo, branch: string): string {
+  return `${org}\n${repo.host}\n${repo.owner}\n${repo.name}\n${branch}`;
+}
+
+const describeRepo = (repo: Repo) => (repo.host === 'github.com' ? `${repo.owner}/${repo.name}` : `${repo.host}/${repo.owner}/${repo.name}`);
+
+function sameFacts(a: PrFacts, b: PrFacts): boolean {
+  return (
+    a.headSha === b.headSha &&
+    a.headBranch === b.headBranch &&
+    a.title === b.title &&
+    a.author === b.author &&
+    a.baseBranch === b.baseBranch &&
+    a.mergeability === b.mergeability &&
+    a.open === b.open
+  );
+}
+
+function fromRejection(error: unknown): unknown {
+  if (!(error instanceof EngineRejection)) return error;
+  const status = error.kind === 'not_found' ? 404 : error.kind === 'conflict' ? 409 : 400;
+  return new HttpError(status, error.message);
+}
+
+/**
+ * Owns the merge queues: one in-memory model per queue, loaded from the store at start.
+ * Writes to a queue are serialized (one writer per queue): each command runs the engine,
+ * persists the changes in one transaction, and only then swaps the in-memory model.
+ * Reads come from memory.
+ */
+export class QueueService {
+  private readonly byKey = new Map<string, QueueHandle>();
+  private readonly byId = new Map<string, QueueHandle>();
+  private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly store: Store;
+  private readonly forge: Forge;
+  private readonly onEffects?: EffectHandler;
+  private readonly now: () => number;
+  private readonly newId: () => string;
+  private readonly log: (message: string, error?: unknown) => void;
+
+  private constructor(options: QueueServiceOptions) {
+    this.store = options.store;
+    this.forge = options.forge;
+    this.onEffects = options.onEffects;
+    this.now = options.now ?? Date.now;
+    this.newId = options.newId ?? randomUUID;
+    this.log = options.log ?? ((message, error) => console.error(message, error ?? ''));
+  }
+
+  static async load(options: QueueServiceOptions): Promise<QueueService> {
+    const service = new QueueService(options);
+    for (const q of await options.store.loadQueues()) {
+      service.register({ ...q, key: queueKey(q.org, q.repo, q.model.branch), getQueueBody: null });
+    }
+    return service;
+  }
+
+  private register(handle: QueueHandle): void {
+    this.byKey.set(handle.key, handle);
+    this.byId.set(handle.id, handle);
+  }
+
+  private unregister(handle: QueueHandle): void {
+    this.byKey.delete(handle.key);
+    this.byId.delete(handle.id);
+  }
+
+  /** Every queue (all organisations). */
+  queues(): QueueHandle[] {
+    return [...this.byId.values()];
+  }
+
+  queuesOf(org: string): QueueHandle[] {
+    return this.queues().filter((q) => q.org === org);
+  }
+
+  byQueueId(id: string): QueueHandle | undefined {
+    return this.byId.get(id);
+  }
+
+  find(org: string, repo: Repo, branch: string): QueueHandle | undefined {
+    return this.byKey.get(queueKey(org, normaliseRepo(repo), branch));
+  }
+
+  /** The queue or a 404 (also for another organisation's queue: existence is never revealed). */
+  require(org: string, repo: Repo, branch: string): QueueHandle {
+    const handle = this.find(org, repo, branch);
+    if (!handle) throw notFound(`no merge queue for branch "${branch}" in ${describeRepo(normaliseRepo(repo))}`);
+    return handle;
+  }
+
+  /** Runs `fn` after every earlier command of the same queue key finished (one writer per queue). */
+  private serialize<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.locks.get(key) ?? Promise.resolve();
+    const run = previous.then(fn, fn);
+    const tail = run.catch(() => undefined);
+    this.locks.set(key, tail);
+    void tail.then(() => {
+      if (this.locks.get(key) === tail) this.locks.delete(key);
+    });
+    return run;
+  }
+
+  /** Waits until no command is running or queued (used on shutdown). */
+  async drain(): Promise<void> {
+    while (this.locks.size) await Promise.all([...this.locks.values()]);
+  }
+
+  private ctx(): StepContext {
+    return { now: this.now(), newId: this.newId };
+  }
+
+  /**
+   * Applies events to a queue as ONE command: engine steps, one transaction, then the swap.
+   * `more` may add events after seeing the intermediate model. Must run inside serialize().
+   */
+  private async commit(
+    handle: QueueHandle,
+    events: EngineEvent[],
+    options: { impactedTargets?: ImpactedTargetsWrite; more?: (model: QueueModel) => EngineEvent[] } = {},
+  ): Promise<QueueModel> {
+    const before = handle.model;
+    let model = before;
+    const effects: Effect[] = [];
+    const run = (event: EngineEvent) => {
+      try {
+        const result = step(model, event, this.ctx());
+        model = result.model;
+        effects.push(...result.effects);
+      } catch (error) {
+        throw fromRejection(error);
+      }
+    };
+    events.forEach(run);
+    options.more?.(model).forEach(run);
+    await this.store.commitQueueChange(handle.id, before, model, options.impactedTargets);
+    handle.model = model;
+    if (options.impactedTargets) {
+      const t = options.impactedTargets;
+      handle.impactedTargets.set(impactedTargetsKey(t.prNumber, t.headSha), t.targets);
+    }
+    if (model !== before) handle.getQueueBody = null;
+    if (effects.length) this.dispatchEffects(handle, effects);
+    return model;
+  }
+
+  /** The place where the engine's effects are carried out: after the commit, outside the writer. */
+  private dispatchEffects(handle: QueueHandle, effects: Effect[]): void {
+    const handler = this.onEffects;
+    if (!handler) return;
+    setImmediate(() => {
+      Promise.resolve()
+        .then(() => handler(handle, effects, this))
+        .catch((error) => this.log(`effects of queue ${handle.id} failed`, error));
+    });
+  }
+
+  /** Feeds an event into a queue through its writer (for effect outcomes: test results, merges, ticks). */
+  async dispatch(queueId: string, event: EngineEvent): Promise<QueueModel> {
+    const handle = this.byId.get(queueId);
+    if (!handle) throw notFound(`no queue ${queueId}`);
+    return this.serialize(handle.key, async () => {
+      if (this.byId.get(queueId) !== handle) throw notFound(`no queue ${queueId}`);
+      return this.commit(handle, [event]);
+    });
+  }
+
+  private write<T>(org: string, repo: Repo, branch: string, fn: (handle: QueueHandle) => Promise<T>): Promise<T> {
+    const handle = this.require(org, repo, branch);
+    return this.serialize(handle.key, async () => fn(this.require(org, repo, branch)));
+  }
+
+  // ------------------------------------------------------------ queues
+
+  async createQueue(org: string, rawRepo: Repo, branch: string, mode?: Mode, concurrency?: number): Promise<void> {
+    const repo = normaliseRepo(rawRepo);
+    const key = queueKey(org, repo, branch);
+    await this.serialize(key, async () => {
+      if (this.byKey.has(key)) throw conflict(`A merge queue already exists for branch "${branch}" in ${describeRepo(repo)}`);
+      const model = newQueueModel(branch, mode, concurrency);
+      const handle: QueueHandle = { id: this.newId(), org, repo, key, model, impactedTargets: new Map(), getQueueBody: null };
+      await this.store.insertQueue(handle);
+      this.register(handle);
+    });
+  }
+
+  async deleteQueue(org: string, repo: Repo, branch: string): Promise<void> {
+    await this.write(org, repo, branch, async (handle) => {
+      const active = activeEntries(handle.model).length;
+      if (active > 0) {
+        throw badRequest(
+          `queue for ${branch} in ${describeRepo(handle.repo)} is not empty: cancel or merge its ${active} pull request${active === 1 ? '' : 's'} first`,
+        );
+      }
+      await this.store.deleteQueue(handle.id);
+      this.unregister(handle);
+    });
+  }
+
+  async updateQueue(org: string, repo: Repo, branch: string, patch: ConfigPatch) {
+    const model = await this.write(org, repo, branch, (handle) => this.commit(handle, [{ type: 'updateConfig', patch }]));
+    return presentQueueSettings(model);
+  }
+
+  /** The getQueue answer, serialized once per queue version. */
+  getQueueBody(org: string, repo: Repo, branch: string): Buffer {
+    const handle = this.require(org, repo, branch);
+    if (!handle.getQueueBody) {
+      const model = handle.model;
+      const body = {
+        ...presentQueueSettings(model),
+        enqueuedPullRequests: activeEntries(model)
+          .filter((e) => e.state !== 'not_ready')
+          .map(presentListItem),
+      };
+      const buffer = Buffer.from(JSON.stringify(body));
+      // Only cache if nothing changed meanwhile (building is synchronous, but stay safe).
+      if (handle.model === model) handle.getQueueBody = buffer;
+      return buffer;
+    }
+    return handle.getQueueBody;
+  }
+
+  // ------------------------------------------------------------ pull requests
+
+  private async facts(handle: QueueHandle, prNumber: number): Promise<PrFacts> {
+    const facts = await this.forge.getPullRequest(handle.repo, prNumber, handle.model.branch);
+    if (!facts) throw notFound(`pull request #${prNumber} does not exist in ${describeRepo(handle.repo)}`);
+    return facts;
+  }
+
+  private neverSubmitted(handle: QueueHandle, what: string): HttpError {
+    return notFound(`pull request ${what} was never submitted to the ${handle.model.branch} queue of ${describeRepo(handle.repo)}`);
+  }
+
+  async submit(
+    org: string,
+    repo: Repo,
+    branch: string,
+    prNumber: number,
+    options: { priority?: PriorityInput; noBatch?: boolean },
+  ): Promise<void> {
+    const facts = await this.facts(this.require(org, repo, branch), prNumber);
+    if (!facts.open) throw badRequest(`pull request #${prNumber} is closed`);
+    const priority = options.priority === undefined ? undefined : resolvePriority(options.priority);
+    await this.write(org, repo, branch, (handle) =>
+      this.commit(handle, [{ type: 'submit', prNumber, pr: facts, priority, noBatch: options.noBatch }], {
+        // Impacted targets may be uploaded before the PR is submitted: apply them to the new entry.
+        more: (model) => {
+          const entry = findEntry(model, prNumber);
+          const stored = handle.impactedTargets.get(impactedTargetsKey(prNumber, facts.headSha));
+          if (!entry || entry.impactedTargets !== null || stored === undefined) return [];
+          return [{ type: 'impactedTargets', prNumber, sha: facts.headSha, targets: stored }];
+        },
+      }),
+    );
+  }
+
+  async cancel(org: string, repo: Repo, branch: string, prNumber: number): Promise<void> {
+    await this.write(org, repo, branch, (handle) => {
+      if (!findEntry(handle.model, prNumber)) throw this.neverSubmitted(handle, `#${prNumber}`);
+      return this.commit(handle, [{ type: 'cancel', prNumber, reason: 'USER_REQUESTED' }]);
+    });
+  }
+
+  async restart(org: string, repo: Repo, branch: string, prNumber: number): Promise<void> {
+    await this.write(org, repo, branch, (handle) => {
+      if (!findEntry(handle.model, prNumber)) throw this.neverSubmitted(handle, `#${prNumber}`);
+      return this.commit(handle, [{ type: 'restart', prNumber, reason: 'TESTS_RESTARTED_BY_API_REQUEST' }]);
+    });
+  }
+
+  async setImpactedTargets(org: string, repo: Repo, branch: string, prNumber: number, sha: string, targets: ImpactedTargets) {
+    await this.write(org, repo, branch, (handle) => {
+      const submitted = findEntry(handle.model, prNumber) !== undefined;
+      const events: EngineEvent[] = submitted ? [{ type: 'impactedTargets', prNumber, sha, targets }] : [];
+      return this.commit(handle, events, { impactedTargets: { prNumber, headSha: sha, targets } });
+    });
+  }
+
+  private select(handle: QueueHandle, pr: PrSelector): Entry {
+    if (pr.number !== undefined) {
+      const entry = findEntry(handle.model, pr.number);
+      if (!entry) throw this.neverSubmitted(handle, `#${pr.number}`);
+      return entry;
+    }
+    let best: Entry | undefined;
+    for (const e of handle.model.entries) {
+      if (e.pr.headBranch !== pr.branch) continue;
+      const rank = (x: Entry) => (isTerminal(x.state) ? 0 : 1);
+      if (!best || rank(e) > rank(best) || (rank(e) === rank(best) && e.seq > best.seq)) best = e;
+    }
+    if (!best) throw this.neverSubmitted(handle, `from branch "${pr.branch}"`);
+    return best;
+  }
+
+  /** getSubmittedPullRequest: readiness from fresh forge facts; a changed PR goes through the engine first. */
+  async getSubmitted(org: string, repo: Repo, branch: string, pr: PrSelector) {
+    const handle = this.require(org, repo, branch);
+    let entry = this.select(handle, pr);
+    if (!isTerminal(entry.state)) {
+      const fresh = await this.forge.getPullRequest(handle.repo, entry.prNumber, handle.model.branch);
+      if (fresh && !sameFacts(fresh, entry.pr)) {
+        const prNumber = entry.prNumber;
+        await this.write(org, repo, branch, (h) => this.commit(h, [{ type: 'prUpdated', prNumber, pr: fresh }]));
+        entry = this.select(this.require(org, repo, branch), pr);
+      }
+    }
+    const model = this.require(org, repo, branch).model;
+    return presentSubmitted(entry, readinessOf(model, entry));
+  }
+
+  listPullRequests(org: string, repo: Repo, branch: string, options: ListOptions) {
+    const handle = this.require(org, repo, branch);
+    const take = options.take ?? 50;
+    const since = options.since === undefined ? undefined : Date.parse(options.since);
+    const until = options.until === undefined ? undefined : Date.parse(options.until);
+    let entries = [...handle.model.entries].sort((a, b) => a.seq - b.seq);
+    if (options.cursor !== undefined && options.cursor !== '') {
+      const at = entries.findIndex((e) => e.id === options.cursor);
+      if (at < 0) throw badRequest('cursor: unknown cursor (pass the nextCursor of the previous page)');
+      entries = entries.slice(at + 1);
+    }
+    const matches = (e: Entry) => {
+      if (options.state !== undefined && e.state !== options.state) return false;
+      if (since !== undefined || until !== undefined) {
+        if (e.concludedAt === null) return false;
+        if (since !== undefined && e.concludedAt < since) return false;
+        if (until !== undefined && e.concludedAt > until) return false;
+      }
+      return true;
+    };
+    const page: Entry[] = [];
+    let more = false;
+    for (const e of entries) {
+      if (!matches(e)) continue;
+      if (page.length === take) {
+        more = true;
+        break;
+      }
+      page.push(e);
+    }
+    const out: { pullRequests: ReturnType<typeof presentListItem>[]; nextCursor?: string } = {
+      pullRequests: page.map(presentListItem),
+    };
+    if (more) out.nextCursor = page[page.length - 1].id;
+    return out;
+  }
+}

@@ -1,0 +1,10 @@
+import type { Migration } from 'kysely';
+import * as core from './001_core.js';
+
+/**
+ * Every migration, in order. Kysely applies them by name (sorted), so add a new file
+ * `NNN_name.ts` and one line here.
+ */
+export const migrations: Record<string, Migration> = {
+  '001_core': core,
+};

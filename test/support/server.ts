@@ -1,0 +1,54 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SandboxForge } from '../../src/forge/sandbox.js';
+import { buildServer } from '../../src/server/index.js';
+import { openStore } from '../../src/store/index.js';
+
+export interface TestServerOptions {
+  /** PRs come from the sandbox forge (the only forge the test server has today). */
+  sandbox?: boolean;
+  /** Reuse a data dir (e.g. to restart a server on the same data); default: a fresh temp dir, removed on close. */
+  dataDir?: string;
+  /** token → organisation; default `{ 'test-token': 'local' }`. */
+  tokens?: Record<string, string>;
+}
+
+export interface TestServer {
+  /** `http://127.0.0.1:PORT/v1` */
+  url: string;
+  /** The first token given (or `test-token`). */
+  token: string;
+  /** Its organisation. */
+  org: string;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+/** A real Railyard server (buildServer over SQLite) on 127.0.0.1 and a free port. */
+export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
+  const ownDir = opts.dataDir === undefined;
+  const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'railyard-test-')));
+  const tokens = opts.tokens ?? { 'test-token': 'local' };
+  const entries = Object.entries(tokens);
+  if (!entries.length) throw new Error('startTestServer: tokens must not be empty');
+  const store = await openStore({ dataDir });
+  for (const [token, org] of entries) await store.addToken(org, token);
+  const app = await buildServer({ store, forge: new SandboxForge(), logLevel: 'error' });
+  const address = await app.listen({ host: '127.0.0.1', port: 0 });
+  const port = new URL(address).port;
+  let closed = false;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    token: entries[0][0],
+    org: entries[0][1],
+    dataDir,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await app.close();
+      await store.close();
+      if (ownDir) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
