@@ -1,0 +1,105 @@
+import { randomBytes } from 'node:crypto';
+import { Command, Flags } from '@oclif/core';
+
+function parseOrgToken(value: string): { org: string; token: string } {
+  const at = value.indexOf('=');
+  if (at <= 0 || at === value.length - 1) throw new Error(`--org-token: expected ORG=TOKEN, got "${value}"`);
+  return { org: value.slice(0, at), token: value.slice(at + 1) };
+}
+
+export default class Serve extends Command {
+  static override summary = 'Run the Railyard API server (Trunk v1 compatible) on the embedded database';
+
+  static override description =
+    'Serves the v1 API under /v1 on HOST:PORT, storing its data in --data-dir (SQLite). ' +
+    'Every request but /v1/status and /v1/openapi.json needs an x-api-token. Without --token, a token is ' +
+    'generated on the first start, printed once, and only its hash is stored. Stops cleanly on SIGINT/SIGTERM.';
+
+  static override examples = [
+    {
+      description: 'Try the API with simulated pull requests on a free port',
+      command: '<%= config.bin %> serve --sandbox --port 0',
+    },
+    {
+      description: 'Serve two teams, each with its own token',
+      command: '<%= config.bin %> serve --token "$TEAM_A_TOKEN" --org team-a --org-token team-b="$TEAM_B_TOKEN"',
+    },
+  ];
+
+  static override flags = {
+    host: Flags.string({ description: 'Interface to listen on', default: '127.0.0.1' }),
+    port: Flags.integer({ description: 'Port to listen on (0 = any free port)', default: 7311, min: 0, max: 65535 }),
+    'data-dir': Flags.string({ description: 'Directory of the database', default: './.railyard' }),
+    token: Flags.string({
+      description: 'An API token of the --org organisation (repeatable); only its hash is stored',
+      multiple: true,
+    }),
+    org: Flags.string({ description: 'Organisation of the --token tokens', default: 'local' }),
+    'org-token': Flags.string({
+      description: 'A token of another organisation, as ORG=TOKEN (repeatable)',
+      multiple: true,
+    }),
+    sandbox: Flags.boolean({ description: 'Pull requests come from the sandbox forge (simulated PRs)', default: false }),
+  };
+
+  async run(): Promise<void> {
+    const { flags } = await this.parse(Serve);
+    let orgTokens: { org: string; token: string }[];
+    try {
+      orgTokens = [
+        ...(flags.token ?? []).map((token) => ({ org: flags.org, token })),
+        ...(flags['org-token'] ?? []).map(parseOrgToken),
+      ];
+    } catch (error) {
+      this.error(error instanceof Error ? error.message : String(error), { exit: 2 });
+    }
+
+    // Loaded lazily: other commands never pay for Fastify, the store or the engine.
+    const [{ buildServer }, { openStore }, { SandboxForge }] = await Promise.all([
+      import('../server/index.js'),
+      import('../store/index.js'),
+      import('../forge/sandbox.js'),
+    ]);
+
+    const store = await openStore({ dataDir: flags['data-dir'] });
+    for (const { org, token } of orgTokens) await store.addToken(org, token);
+    if ((await store.listTokens()).length === 0) {
+      const token = `ry_${randomBytes(24).toString('base64url')}`;
+      await store.addToken(flags.org, token);
+      this.log(`Generated an API token for organisation "${flags.org}". It is shown only this once (only its hash is stored):`);
+      this.log(`  ${token}`);
+    }
+    if (!flags.sandbox) {
+      this.logToStderr('note: the git forge is not wired into serve yet; pull requests come from the sandbox forge');
+    }
+
+    const app = await buildServer({ store, forge: new SandboxForge(), version: this.config.version });
+    await app.listen({ host: flags.host, port: flags.port });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : flags.port;
+    const host = flags.host.includes(':') ? `[${flags.host}]` : flags.host;
+    this.log(`Railyard API listening on http://${host}:${port}/v1`);
+
+    await new Promise<void>((resolve) => {
+      let stopping = false;
+      const stop = (signal: NodeJS.Signals) => {
+        if (stopping) {
+          this.logToStderr(`${signal} again: exiting without waiting`);
+          process.exit(1);
+        }
+        stopping = true;
+        // Stop accepting, finish in-flight requests and queued commands, then close the database.
+        app
+          .close()
+          .then(() => store.close())
+          .then(resolve, (error: unknown) => {
+            this.logToStderr(`error while stopping: ${error instanceof Error ? error.message : String(error)}`);
+            process.exit(1);
+          });
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+    });
+    process.exit(0);
+  }
+}
