@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { z } from 'zod';
 import { buildOpenApiDocument } from '../contract/openapi.js';
 import {
   API_PREFIX,
@@ -59,6 +60,18 @@ const STATUS: StatusResponse = {
     { name: 'Flaky tests API', color: 'green', statusDescription: 'Operational' },
   ],
 };
+
+/**
+ * `field: problem` for a rejected request. Issues carry their input (reportInput), so a missing
+ * field reads `required` whatever its type (enum, union, ...), and a wrong type names the type.
+ */
+function describeRequestError(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (issue && issue.code !== 'custom' && issue.path.length && 'input' in issue && issue.input === undefined) {
+    return `${issue.path.map(String).join('.')}: required`;
+  }
+  return describeZodError(error);
+}
 
 function parseJsonBody(_request: FastifyRequest, body: Buffer, done: (err: Error | null, body?: unknown) => void): void {
   // Lenient: any Content-Type (or none) is read as JSON; an empty body is an empty object.
@@ -156,8 +169,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
         let input: unknown;
         if (schema) {
           const raw = def.method === 'GET' ? request.query : (request.body ?? {});
-          const parsed = schema.safeParse(raw);
-          if (!parsed.success) throw new HttpError(400, describeZodError(parsed.error));
+          const parsed = schema.safeParse(raw, { reportInput: true });
+          if (!parsed.success) throw new HttpError(400, describeRequestError(parsed.error));
           input = parsed.data;
         }
         const result = await handler(input as never, { org: request.org, request, reply });

@@ -1,0 +1,141 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { routes, type OperationName } from '../../src/contract/index.js';
+import { sandboxHeadSha } from '../../src/forge/sandbox.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { call, ok, REPO, requiredPaths, shapeMismatches, without } from './helpers.js';
+
+const ORG = 'local';
+const Q = { repo: REPO, targetBranch: 'main' };
+const SHA1 = sandboxHeadSha(REPO, 1);
+const TEST_ID = '6f1b9e9e-8a43-5d2c-9b1a-0c9e3b1d2f11';
+const now = Date.now();
+
+/** A valid request of every operation, against a queue acme/web:main holding PR #1. */
+const valid: Record<OperationName, unknown> = {
+  submitPullRequest: { ...Q, pr: { number: 1 }, priority: 'high', noBatch: true },
+  cancelPullRequest: { ...Q, pr: { number: 2 } },
+  restartTestsOnPullRequest: { ...Q, pr: { number: 1 } },
+  getSubmittedPullRequest: { ...Q, pr: { number: 1 } },
+  listPullRequests: { ...Q, take: 10 },
+  setImpactedTargets: { ...Q, pr: { number: 1, sha: SHA1 }, impactedTargets: ['//app:web'] },
+  getMergeQueueTestingDetails: { ...Q, testRunId: 'no-such-run' },
+  createQueue: { repo: REPO, targetBranch: 'release', mode: 'single', concurrency: 2 },
+  deleteQueue: { repo: REPO, targetBranch: 'scratch' },
+  getQueue: Q,
+  updateQueue: { ...Q, concurrency: 3 },
+  getMergeQueueMetrics: { repo: 'acme/web', repoHost: 'github.com' },
+  listFailingTests: {
+    repo: REPO,
+    org_url_slug: ORG,
+    start_time: new Date(now - 86_400_000).toISOString(),
+    end_time: new Date(now).toISOString(),
+    page_query: { page_size: 10, page_token: '' },
+  },
+  listUnhealthyTests: { repo: REPO, org_url_slug: ORG, page_query: { page_size: 10 }, status: 'FLAKY' },
+  getTestDetails: { repo: REPO, org_url_slug: ORG, test_id: TEST_ID },
+  listQuarantinedTests: { repo: REPO, org_url_slug: ORG, page_query: { page_size: 10 } },
+  linkTicketToTestCase: { test_case_id: TEST_ID, external_ticket_id: 'KAN-123', repo: REPO },
+  status: undefined,
+};
+
+/** Operations whose valid request answers 404 until their data exists (no test runs, no tests yet). */
+const notFoundUntilData = new Set<OperationName>(['getMergeQueueTestingDetails', 'getTestDetails', 'linkTicketToTestCase']);
+
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer({ sandbox: true });
+  await ok(server, 'createQueue', Q);
+  await ok(server, 'createQueue', { repo: REPO, targetBranch: 'scratch' });
+  await ok(server, 'submitPullRequest', { ...Q, pr: { number: 1 } });
+  await ok(server, 'submitPullRequest', { ...Q, pr: { number: 2 } });
+});
+afterAll(async () => {
+  await server.close();
+});
+
+const ops = Object.keys(routes) as OperationName[];
+
+describe('every route of the contract table', () => {
+  it('has a valid request in this test', () => {
+    expect(Object.keys(valid).sort()).toEqual([...ops].sort());
+  });
+
+  for (const op of ops) {
+    const def = routes[op];
+
+    it(`${op}: answers a valid request with exactly the contract's shape`, async () => {
+      const a = await call(server, op, valid[op]);
+      if (notFoundUntilData.has(op)) {
+        expect(a.status, a.text).toBe(404);
+        expect(a.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+        return;
+      }
+      expect(a.status, a.text).toBe(200);
+      if (def.response === 'text') {
+        expect(a.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+        expect(a.text).toMatch(/^# HELP /m);
+      } else {
+        expect(a.headers.get('content-type')).toMatch(/^application\/json/);
+        expect(shapeMismatches(def.response as z.ZodType, a.json)).toEqual([]);
+      }
+    });
+
+    if (def.auth) {
+      it(`${op}: 401 without a token and with a wrong token`, async () => {
+        for (const token of [null, 'wrong-token']) {
+          const a = await call(server, op, valid[op], { token });
+          expect(a.status).toBe(401);
+          expect(a.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+          expect(a.text).toMatch(/^x-api-token: /);
+          expect(a.text).not.toContain('\n');
+        }
+      });
+    } else {
+      it(`${op}: needs no token`, async () => {
+        expect((await call(server, op, valid[op], { token: null })).status).toBe(200);
+      });
+    }
+
+    const required = def.request ? requiredPaths(def.request) : [];
+    if (required.length) {
+      it(`${op}: 400 naming each missing required field (${required.join(', ')})`, async () => {
+        for (const path of required) {
+          const a = await call(server, op, without(valid[op], path));
+          expect(a.status, `${path}: ${a.text}`).toBe(400);
+          expect(a.text).toBe(`${path}: required`);
+        }
+      });
+    }
+  }
+});
+
+describe('shapes in detail', () => {
+  it('getQueue carries every field, and its pull requests carry every required item field', async () => {
+    const q = await ok(server, 'getQueue', Q);
+    expect(Object.keys(q).sort()).toEqual(Object.keys((routes.getQueue.response as z.ZodObject).shape).sort());
+    expect(q.enqueuedPullRequests.length).toBeGreaterThan(0);
+  });
+
+  it('getSubmittedPullRequest reports readiness from the sandbox forge', async () => {
+    const pr = await ok(server, 'getSubmittedPullRequest', { ...Q, pr: { number: 1 } });
+    expect(pr).toMatchObject({
+      prNumber: 1,
+      prTitle: 'Sandbox PR #1',
+      prAuthor: 'sandbox',
+      prBaseBranch: 'main',
+      prSha: SHA1,
+      isCurrentlySubmittedToQueue: true,
+      forceEnqueued: false,
+      readiness: { doesBaseBranchMatch: true, gitHubMergeability: 'mergeable', requiresImpactedTargets: false },
+    });
+  });
+
+  it('serves the OpenAPI document of the same table without a token', async () => {
+    const res = await fetch(`${server.url}/openapi.json`);
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as { paths: Record<string, unknown> };
+    for (const def of Object.values(routes)) expect(doc.paths).toHaveProperty([`/v1${def.path}`]);
+  });
+});
