@@ -110,6 +110,16 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   });
   app.decorate('railyard', { service, auth });
   app.decorateRequest('org', '');
+  // Shutting down: answers still in flight close their connection, so close() need not wait
+  // for keep-alive timeouts; queued commands finish before the caller closes the store.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close');
+    done(null, payload);
+  });
   app.addHook('onClose', async () => {
     await service.drain();
   });
