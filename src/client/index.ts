@@ -23,7 +23,7 @@ export interface ClientOptions {
   userAgent?: string;
   signal?: AbortSignal;
   /** Called before each retry (for progress output). */
-  onRetry?: (info: { operation: string; attempt: number; error: Error }) => void;
+  onRetry?: (info: { operation: string; attempt: number; error: Error; reason: string }) => void;
 }
 
 /** The server answered with an error status; `message` is its one-line plain-text body. */
@@ -161,7 +161,12 @@ export function createClient(options: ClientOptions): Client {
         hooks: {
           beforeRetry: [
             ({ error, retryCount }) => {
-              options.onRetry?.({ operation: op, attempt: retryCount, error });
+              options.onRetry?.({
+                operation: op,
+                attempt: retryCount,
+                error,
+                reason: error instanceof HTTPError ? `HTTP ${error.response.status}` : causeOf(error).message,
+              });
             },
           ],
         },
@@ -183,7 +188,7 @@ export function createClient(options: ClientOptions): Client {
       }
       return parsed.data as ResponseBody<Op>;
     } catch (error) {
-      throw translate(op, error);
+      throw await translate(op, error);
     }
   }
 
@@ -194,8 +199,8 @@ export function createClient(options: ClientOptions): Client {
       .then((text) => new ApiError(op, error.response.status, text.split('\n')[0].trim().slice(0, 500)));
   }
 
-  function translate(op: string, error: unknown): unknown {
-    if (error instanceof HTTPError) return translateHttp(op, error).then((e) => Promise.reject(e));
+  async function translate(op: string, error: unknown): Promise<unknown> {
+    if (error instanceof HTTPError) return translateHttp(op, error);
     if (error instanceof KyTimeoutError) return new TimeoutError(op, timeoutMs);
     if (error instanceof ApiError || error instanceof ResponseShapeError) return error;
     if (error instanceof Error && error.name === 'AbortError') return error;

@@ -1,0 +1,130 @@
+import { Command, Errors, Flags, type Interfaces } from '@oclif/core';
+import type { Client } from '../client/index.js';
+import type { Repo, SubmittedPullRequest } from '../contract/index.js';
+import { useColor } from './color.js';
+import { ConfigError, DEFAULT_API_URL, parseRepo, readConfig, repoFromGitOrigin, type Config } from './config.js';
+import { EXIT } from './exit.js';
+import { FORMATS, type Format } from './render.js';
+
+export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>;
+
+/** Shared flags and behaviour: --api-url/--token resolution, --json, errors → exit codes. */
+export abstract class BaseCommand extends Command {
+  static override enableJsonFlag = true;
+
+  static override baseFlags = {
+    'api-url': Flags.string({
+      description: 'API base URL [env: RAILYARD_API_URL; default https://api.trunk.io/v1]',
+      helpGroup: 'GLOBAL',
+    }),
+    token: Flags.string({
+      description: 'API token [env: RAILYARD_TOKEN, TRUNK_API_TOKEN]',
+      helpGroup: 'GLOBAL',
+    }),
+  };
+
+  private configCache: Config | null = null;
+
+  protected async config_(): Promise<Config> {
+    this.configCache ??= await readConfig();
+    return this.configCache;
+  }
+
+  protected async client(flags: { 'api-url'?: string; token?: string }): Promise<Client> {
+    const config = await this.config_();
+    const baseUrl = flags['api-url'] || process.env.RAILYARD_API_URL || config['api-url'] || DEFAULT_API_URL;
+    try {
+      new URL(baseUrl);
+    } catch {
+      throw new ConfigError(`--api-url: not a URL: "${baseUrl}"`);
+    }
+    const token = flags.token || process.env.RAILYARD_TOKEN || process.env.TRUNK_API_TOKEN || config.token;
+    if (!token) {
+      throw new ConfigError('no API token: pass --token, set RAILYARD_TOKEN, or run `railyard config set token VALUE`');
+    }
+    const { createClient } = await import('../client/index.js');
+    return createClient({
+      baseUrl,
+      token,
+      onRetry: ({ operation, attempt, reason }) => {
+        process.stderr.write(`${operation}: ${reason}; retrying (${attempt})\n`);
+      },
+    });
+  }
+
+  protected async repo(flag: string | undefined): Promise<Repo> {
+    if (flag) return parseRepo(flag);
+    const config = await this.config_();
+    if (config.repo) return parseRepo(config.repo);
+    const fromGit = repoFromGitOrigin();
+    if (fromGit) return fromGit;
+    throw new ConfigError('--repo: required (host/owner/name or owner/name) outside a git checkout with an origin remote');
+  }
+
+  protected color(): boolean {
+    return useColor(process.stdout);
+  }
+
+  /** Writes rendered output unless --json is on (then run()'s return value is printed). */
+  protected out(text: string): void {
+    if (!this.jsonEnabled()) process.stdout.write(text);
+  }
+
+  /** Ends a --wait: exit 0 when merged, 1 when failed, cancelled or still waiting at the timeout. */
+  protected concludeWait(result: { pr: SubmittedPullRequest; timedOut: boolean }): SubmittedPullRequest {
+    const { pr } = result;
+    const reason = pr.stateReason ? ` (${pr.stateReason})` : '';
+    if (!result.timedOut && pr.state === 'merged') {
+      this.out(`#${pr.prNumber} merged\n`);
+      return pr;
+    }
+    if (this.jsonEnabled()) this.logJson(pr);
+    this.logToStderr(
+      result.timedOut ? `#${pr.prNumber} is still ${pr.state}${reason} at the timeout` : `#${pr.prNumber} ${pr.state}${reason}`,
+    );
+    this.exit(EXIT.error);
+  }
+
+  protected override async catch(error: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<unknown> {
+    if (error instanceof Errors.ExitError) throw error;
+    const { ApiError } = await import('../client/index.js');
+    let exit: number = EXIT.error;
+    if (error instanceof ConfigError) exit = EXIT.usage;
+    else if (error instanceof ApiError && error.status === 401) exit = EXIT.auth;
+    else if (error.oclif?.exit !== undefined) exit = error.oclif.exit;
+    if (this.jsonEnabled()) {
+      this.logJson({ error: { message: error.message, ...(error instanceof ApiError ? { status: error.status } : {}) } });
+      this.exit(exit);
+    }
+    if (error.oclif?.exit !== undefined && !(error instanceof ConfigError) && !(error instanceof ApiError)) {
+      return super.catch(error);
+    }
+    this.logToStderr(`Error: ${error.message}`);
+    this.exit(exit);
+  }
+}
+
+/** --repo and --branch: which queue a command talks to. */
+export const queueFlags = {
+  repo: Flags.string({ char: 'r', description: 'repository: host/owner/name or owner/name [default: origin remote]' }),
+  branch: Flags.string({ char: 'b', description: 'target branch of the queue', default: 'main' }),
+};
+
+export const formatFlag = {
+  format: Flags.string({
+    char: 'f',
+    description: 'output format',
+    options: [...FORMATS],
+    default: 'table',
+  }),
+};
+
+export function formatOf(flags: { format?: string }): Format {
+  return (flags.format ?? 'table') as Format;
+}
+
+/** A PR number argument (digits only). */
+export function prNumber(text: string): number {
+  if (!/^\d+$/.test(text)) throw new ConfigError(`pr: expected a pull request number, got "${text}"`);
+  return Number(text);
+}

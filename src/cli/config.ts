@@ -1,0 +1,89 @@
+import { execFileSync } from 'node:child_process';
+import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import type { Repo } from '../contract/index.js';
+
+export const CONFIG_KEYS = ['api-url', 'token', 'org', 'repo'] as const;
+export type ConfigKey = (typeof CONFIG_KEYS)[number];
+export type Config = Partial<Record<ConfigKey, string>>;
+
+export const DEFAULT_API_URL = 'https://api.trunk.io/v1';
+
+/** `$XDG_CONFIG_HOME/railyard/config.json`, default `~/.config/railyard/config.json`. */
+export function configPath(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config');
+  return join(base, 'railyard', 'config.json');
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export async function readConfig(path = configPath()): Promise<Config> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw error;
+  }
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
+    return Object.fromEntries(
+      Object.entries(parsed as Record<string, unknown>).filter(
+        (e): e is [ConfigKey, string] => (CONFIG_KEYS as readonly string[]).includes(e[0]) && typeof e[1] === 'string',
+      ),
+    );
+  } catch (error) {
+    throw new ConfigError(`config file ${path} is not valid JSON (${(error as Error).message}): fix or delete it`);
+  }
+}
+
+/** Writes the config atomically with mode 0600 (it may hold a token). */
+export async function writeConfig(config: Config, path = configPath()): Promise<void> {
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  const tmp = `${path}.${process.pid}.tmp`;
+  await writeFile(tmp, JSON.stringify(config, null, 2) + '\n', { mode: 0o600 });
+  await chmod(tmp, 0o600);
+  await rename(tmp, path);
+}
+
+/** Parses `host/owner/name` or `owner/name` (host github.com). */
+export function parseRepo(text: string): Repo {
+  const parts = text.trim().replace(/\.git$/, '').split('/').filter(Boolean);
+  if (parts.length === 2) return { host: 'github.com', owner: parts[0], name: parts[1] };
+  if (parts.length >= 3) return { host: parts[0], owner: parts.slice(1, -1).join('/'), name: parts[parts.length - 1] };
+  throw new ConfigError(`--repo: expected host/owner/name or owner/name, got "${text}"`);
+}
+
+/** host/owner/name of a git remote URL (https, ssh or scp-like), or null. */
+export function repoFromRemoteUrl(url: string): Repo | null {
+  const trimmed = url.trim();
+  let match = /^[a-z+]+:\/\/(?:[^@/]+@)?([^/:]+)(?::\d+)?\/(.+?)(?:\.git)?\/?$/i.exec(trimmed);
+  if (!match) match = /^(?:[^@]+@)?([^:/]+):(.+?)(?:\.git)?\/?$/.exec(trimmed);
+  if (!match) return null;
+  const path = match[2].split('/').filter(Boolean);
+  if (path.length < 2) return null;
+  return { host: match[1], owner: path.slice(0, -1).join('/'), name: path[path.length - 1] };
+}
+
+/** The `origin` remote of the git checkout around `cwd`, if any. */
+export function repoFromGitOrigin(cwd = process.cwd()): Repo | null {
+  try {
+    const url = execFileSync('git', ['remote', 'get-url', 'origin'], { cwd, stdio: ['ignore', 'pipe', 'ignore'], encoding: 'utf8' });
+    return repoFromRemoteUrl(url);
+  } catch {
+    return null;
+  }
+}
+
+/** Parses "90s", "5m", "1.5h", "2d" or plain seconds into milliseconds. */
+export function parseDuration(text: string, flag: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/i.exec(text);
+  if (!match) throw new ConfigError(`${flag}: expected a duration like 30s, 5m, 2h or 7d, got "${text}"`);
+  const unit = (match[2] ?? 's').toLowerCase();
+  const factor = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[unit] as number;
+  return Number(match[1]) * factor;
+}

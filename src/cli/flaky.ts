@@ -1,0 +1,76 @@
+import { writeFile } from 'node:fs/promises';
+import { Flags } from '@oclif/core';
+import type { DetailedTestCase, QuarantinedTest, UnhealthyTestCase } from '../contract/index.js';
+import { ConfigError } from './config.js';
+import { Progress } from './progress.js';
+import type { Column } from './render.js';
+
+export const flakyFlags = {
+  org: Flags.string({ char: 'o', description: 'organisation slug [env: RAILYARD_ORG]' }),
+  output: Flags.string({ description: 'write to this file instead of stdout' }),
+};
+
+export async function resolveOrg(flag: string | undefined, config: { org?: string }): Promise<string> {
+  const org = flag || process.env.RAILYARD_ORG || config.org;
+  if (!org) throw new ConfigError('--org: required (or set RAILYARD_ORG, or `railyard config set org SLUG`)');
+  return org;
+}
+
+export const testColumns: Column<UnhealthyTestCase | DetailedTestCase>[] = [
+  { header: 'Test', get: (t) => t.name },
+  { header: 'Status', get: (t) => t.status.value },
+  { header: 'Reason', get: (t) => t.status.reason },
+  { header: 'File', get: (t) => t.file_path ?? '' },
+  { header: 'Class', get: (t) => t.classname ?? '' },
+  { header: 'Quarantined', get: (t) => t.quarantined },
+  { header: 'Codeowners', get: (t) => t.codeowners },
+  { header: 'PRs (7d)', get: (t) => t.pull_requests_impacted_last_7d },
+  { header: 'Id', get: (t) => t.id },
+];
+
+export const failingColumns: Column<DetailedTestCase>[] = [
+  ...testColumns.slice(0, 4),
+  { header: 'Fail 7d', get: (t) => `${(t.failure_rate_last_7d * 100).toFixed(1)}%` },
+  { header: 'Fail 24h', get: (t) => `${(t.failure_rate_last_24h * 100).toFixed(1)}%` },
+  { header: 'Top failure', get: (t) => t.most_common_failures[0]?.summary ?? '' },
+  ...testColumns.slice(5),
+];
+
+export const quarantinedColumns: Column<QuarantinedTest>[] = [
+  { header: 'Test', get: (t) => t.name },
+  { header: 'Status', get: (t) => t.status },
+  { header: 'Setting', get: (t) => t.quarantine_setting },
+  { header: 'Since', get: (t) => t.quarantined_at },
+  { header: 'File', get: (t) => t.file ?? '' },
+  { header: 'Class', get: (t) => t.classname ?? '' },
+  { header: 'Codeowners', get: (t) => t.codeowners },
+  { header: 'Id', get: (t) => t.test_case_id },
+];
+
+/** Follows every page with a progress line on stderr (shown once an export takes a while). */
+export async function collectPages<T>(
+  pages: (onPage: (page: { total_rows: number; total_pages: number }, index: number) => void) => AsyncIterable<T[]>,
+  label: string,
+): Promise<T[]> {
+  const progress = new Progress(process.stderr, 5_000);
+  const started = Date.now();
+  const rows: T[] = [];
+  try {
+    for await (const batch of pages((page, index) => {
+      if (Date.now() - started > 500) progress.update(`${label}: page ${index + 1} of ${Math.max(page.total_pages, 1)}, ${page.total_rows} rows`);
+    })) {
+      rows.push(...batch);
+    }
+  } finally {
+    progress.stop();
+  }
+  return rows;
+}
+
+/** stdout, or --output FILE (then a one-line note on stderr). */
+export async function emit(text: string, output: string | undefined, json: boolean): Promise<void> {
+  if (output) {
+    await writeFile(output, text);
+    process.stderr.write(`wrote ${output}\n`);
+  } else if (!json) process.stdout.write(text);
+}

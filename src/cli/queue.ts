@@ -1,0 +1,7 @@
+import type { GetQueueResponse, QueueSettings } from '../contract/index.js';
+
+/** The settings of a queue as key/value rows (enqueued PRs are rendered separately). */
+export function settingsRecord(queue: QueueSettings | GetQueueResponse): Record<string, unknown> {
+  const { enqueuedPullRequests: _omit, ...settings } = queue as GetQueueResponse;
+  return { ...settings, requiredStatuses: settings.requiredStatuses ?? '(from the repository)' };
+}

@@ -1,0 +1,31 @@
+import { Flags } from '@oclif/core';
+import { BaseCommand, formatFlag, formatOf } from '../../cli/base-command.js';
+import { flakyFlags } from '../../cli/flaky.js';
+import type { QuarantinedTest } from '../../contract/index.js';
+
+export default class ListQuarantined extends BaseCommand {
+  static override summary = 'List quarantined tests';
+  static override examples = [
+    '<%= config.bin %> flaky list-quarantined --org acme --repo acme/web',
+    '<%= config.bin %> flaky list-quarantined --format markdown >> report.md',
+  ];
+  static override flags = {
+    repo: Flags.string({ char: 'r', description: 'repository: host/owner/name or owner/name [default: origin remote]' }),
+    ...flakyFlags,
+    ...formatFlag,
+  };
+
+  async run() {
+    const { flags } = await this.parse(ListQuarantined);
+    const { resolveOrg, collectPages, emit, quarantinedColumns } = await import('../../cli/flaky.js');
+    const org = await resolveOrg(flags.org, await this.config_());
+    const repo = await this.repo(flags.repo);
+    const client = await this.client(flags);
+    const tests = await collectPages<QuarantinedTest>(async function* (onPage) {
+      for await (const page of client.pages('listQuarantinedTests', { repo, org_url_slug: org }, { onPage })) yield page.quarantined_tests;
+    }, 'quarantined tests');
+    const { renderRows } = await import('../../cli/render.js');
+    await emit(renderRows(tests, quarantinedColumns, formatOf(flags), !flags.output && this.color()), flags.output, this.jsonEnabled());
+    return { quarantined_tests: tests };
+  }
+}

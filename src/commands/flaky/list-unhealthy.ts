@@ -1,0 +1,33 @@
+import { Flags } from '@oclif/core';
+import { BaseCommand, formatFlag, formatOf } from '../../cli/base-command.js';
+import { flakyFlags } from '../../cli/flaky.js';
+import type { UnhealthyTestCase } from '../../contract/index.js';
+
+export default class ListUnhealthy extends BaseCommand {
+  static override summary = 'List flaky or broken tests';
+  static override examples = [
+    '<%= config.bin %> flaky list-unhealthy --org acme --repo acme/web',
+    '<%= config.bin %> flaky list-unhealthy --status broken --format csv --output broken.csv',
+  ];
+  static override flags = {
+    repo: Flags.string({ char: 'r', description: 'repository: host/owner/name or owner/name [default: origin remote]' }),
+    status: Flags.string({ description: 'which tests', options: ['flaky', 'broken'], default: 'flaky' }),
+    ...flakyFlags,
+    ...formatFlag,
+  };
+
+  async run() {
+    const { flags } = await this.parse(ListUnhealthy);
+    const { resolveOrg, collectPages, emit, testColumns } = await import('../../cli/flaky.js');
+    const org = await resolveOrg(flags.org, await this.config_());
+    const repo = await this.repo(flags.repo);
+    const client = await this.client(flags);
+    const status = flags.status.toUpperCase() as 'FLAKY' | 'BROKEN';
+    const tests = await collectPages<UnhealthyTestCase>(async function* (onPage) {
+      for await (const page of client.pages('listUnhealthyTests', { repo, org_url_slug: org, status }, { onPage })) yield page.tests;
+    }, `${flags.status} tests`);
+    const { renderRows } = await import('../../cli/render.js');
+    await emit(renderRows(tests, testColumns, formatOf(flags), !flags.output && this.color()), flags.output, this.jsonEnabled());
+    return { tests };
+  }
+}

@@ -1,0 +1,42 @@
+import { Args, Flags } from '@oclif/core';
+import { BaseCommand } from '../../cli/base-command.js';
+import { flakyFlags } from '../../cli/flaky.js';
+
+export default class Show extends BaseCommand {
+  static override summary = 'Show one test: status, failure rates, most common failures';
+  static override examples = ['<%= config.bin %> flaky show 3f0e8a52-6b1c-5d7e-9f00-112233445566 --org acme --repo acme/web'];
+  static override args = { testId: Args.string({ description: 'test id (UUID)', required: true }) };
+  static override flags = {
+    repo: Flags.string({ char: 'r', description: 'repository: host/owner/name or owner/name [default: origin remote]' }),
+    ...flakyFlags,
+  };
+
+  async run() {
+    const { args, flags } = await this.parse(Show);
+    const { resolveOrg, emit } = await import('../../cli/flaky.js');
+    const org = await resolveOrg(flags.org, await this.config_());
+    const client = await this.client(flags);
+    const { test } = await client.call('getTestDetails', { repo: await this.repo(flags.repo), org_url_slug: org, test_id: args.testId });
+    const { renderRecord } = await import('../../cli/render.js');
+    const record = {
+      name: test.name,
+      id: test.id,
+      status: `${test.status.value} since ${test.status.timestamp}`,
+      reason: test.status.reason,
+      file: test.file_path,
+      classname: test.classname,
+      parent: test.parent,
+      variant: test.variant,
+      quarantined: test.quarantined,
+      codeowners: test.codeowners,
+      ticket: test.ticket?.html_url,
+      failureRate7d: `${(test.failure_rate_last_7d * 100).toFixed(1)}%`,
+      failureRate24h: `${(test.failure_rate_last_24h * 100).toFixed(1)}%`,
+      pullRequestsImpacted7d: test.pull_requests_impacted_last_7d,
+      mostCommonFailures: test.most_common_failures.map((f) => `${f.occurrence_count}× ${f.summary}`),
+      link: test.html_url,
+    };
+    await emit(renderRecord(record, 'table', !flags.output && this.color()), flags.output, this.jsonEnabled());
+    return { test };
+  }
+}

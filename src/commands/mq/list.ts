@@ -1,0 +1,55 @@
+import { Flags } from '@oclif/core';
+import { BaseCommand, formatFlag, formatOf, queueFlags } from '../../cli/base-command.js';
+import { ConfigError } from '../../cli/config.js';
+import type { QueueListItem } from '../../contract/index.js';
+
+const STATES = ['not_ready', 'pending', 'testing', 'tests_passed', 'merged', 'failed', 'cancelled', 'pending_failure'];
+
+export default class List extends BaseCommand {
+  static override summary = 'List the pull requests of a merge queue';
+  static override description = '--since/--until select PRs that concluded (merged, failed, cancelled) in that window.';
+  static override examples = [
+    '<%= config.bin %> mq list --repo acme/web',
+    '<%= config.bin %> mq list --state testing --format csv > testing.csv',
+    '<%= config.bin %> mq list --since 2026-11-01T00:00:00Z --state merged --json',
+  ];
+  static override flags = {
+    ...queueFlags,
+    ...formatFlag,
+    state: Flags.string({ char: 's', description: 'only PRs in this state', options: STATES }),
+    since: Flags.string({ description: 'concluded at or after (ISO 8601)' }),
+    until: Flags.string({ description: 'concluded at or before (ISO 8601)' }),
+    limit: Flags.integer({ description: 'stop after this many PRs', min: 1 }),
+  };
+
+  async run() {
+    const { flags } = await this.parse(List);
+    for (const name of ['since', 'until'] as const) {
+      if (flags[name] && Number.isNaN(Date.parse(flags[name] as string))) {
+        throw new ConfigError(`--${name}: expected an ISO 8601 date-time, got "${flags[name]}"`);
+      }
+    }
+    const repo = await this.repo(flags.repo);
+    const client = await this.client(flags);
+    const all: QueueListItem[] = [];
+    let cursor: string | undefined;
+    do {
+      const take = Math.min(100, flags.limit ? flags.limit - all.length : 100);
+      const page = await client.call('listPullRequests', {
+        repo,
+        targetBranch: flags.branch,
+        take,
+        ...(flags.state ? { state: flags.state as QueueListItem['state'] & string } : {}),
+        ...(flags.since ? { since: flags.since } : {}),
+        ...(flags.until ? { until: flags.until } : {}),
+        ...(cursor ? { cursor } : {}),
+      });
+      all.push(...page.pullRequests);
+      cursor = page.nextCursor;
+    } while (cursor && (!flags.limit || all.length < flags.limit));
+    const { renderRows } = await import('../../cli/render.js');
+    const { prColumns } = await import('../../cli/present.js');
+    this.out(renderRows(all, prColumns, formatOf(flags), this.color()));
+    return { pullRequests: all };
+  }
+}

@@ -1,0 +1,28 @@
+import { Flags } from '@oclif/core';
+import { BaseCommand } from '../../cli/base-command.js';
+import { parseRepo } from '../../cli/config.js';
+
+export default class Metrics extends BaseCommand {
+  static override summary = 'Print the Prometheus metrics of the merge queues';
+  static override examples = [
+    '<%= config.bin %> mq metrics',
+    '<%= config.bin %> mq metrics --repo github.com/acme/web | grep mq_depth_current',
+  ];
+  static override flags = {
+    repo: Flags.string({ char: 'r', description: 'only this repository (host/owner/name or owner/name); default: every repository' }),
+  };
+
+  async run() {
+    const { flags } = await this.parse(Metrics);
+    const client = await this.client(flags);
+    const query = flags.repo
+      ? (() => {
+          const repo = parseRepo(flags.repo as string);
+          return { repo: `${repo.owner}/${repo.name}`, repoHost: repo.host };
+        })()
+      : {};
+    const text = await client.call('getMergeQueueMetrics', query);
+    this.out(text.endsWith('\n') ? text : `${text}\n`);
+    return { metrics: text };
+  }
+}

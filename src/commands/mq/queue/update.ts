@@ -1,0 +1,100 @@
+import { Flags } from '@oclif/core';
+import { BaseCommand, queueFlags } from '../../../cli/base-command.js';
+import { ConfigError } from '../../../cli/config.js';
+import type { RequestBody } from '../../../contract/index.js';
+
+const positive = (description: string) => Flags.integer({ description, min: 1, max: 4294967295 });
+const nonNegative = (description: string) => Flags.integer({ description, min: 0, max: 4294967295 });
+const toggle = (description: string) => Flags.boolean({ description, allowNo: true });
+
+/** Flag name → updateQueue field. */
+const FIELDS = {
+  state: 'state',
+  mode: 'mode',
+  concurrency: 'concurrency',
+  'bisection-concurrency': 'bisectionConcurrency',
+  'testing-timeout-minutes': 'testingTimeoutMinutes',
+  'pending-failure-depth': 'pendingFailureDepth',
+  'can-optimistically-merge': 'canOptimisticallyMerge',
+  batch: 'batch',
+  'batching-max-wait-time-minutes': 'batchingMaxWaitTimeMinutes',
+  'batching-min-size': 'batchingMinSize',
+  'create-prs-for-testing-branches': 'createPrsForTestingBranches',
+  'comments-enabled': 'commentsEnabled',
+  'commands-enabled': 'commandsEnabled',
+  'status-check-enabled': 'statusCheckEnabled',
+  'direct-merge-mode': 'directMergeMode',
+  'optimization-mode': 'optimizationMode',
+  'merge-method': 'mergeMethod',
+  'required-statuses': 'requiredStatuses',
+  'delete-required-statuses': 'deleteRequiredStatuses',
+  'extension-enabled': 'extensionEnabled',
+  'enqueueing-label': 'enqueueingLabel',
+  'label-commands-enabled': 'labelCommandsEnabled',
+  'state-labels-enabled': 'stateLabelsEnabled',
+} as const;
+
+export default class QueueUpdate extends BaseCommand {
+  static override summary = 'Change merge queue settings (only the flags you give change)';
+  static override examples = [
+    '<%= config.bin %> mq queue update --repo acme/web --concurrency 5 --batch --batching-min-size 4',
+    '<%= config.bin %> mq queue update --merge-method rebase --required-statuses test,lint',
+    '<%= config.bin %> mq queue update --can-optimistically-merge --pending-failure-depth 1 --json',
+    '<%= config.bin %> mq queue update --delete-required-statuses',
+  ];
+  static override flags = {
+    ...queueFlags,
+    state: Flags.string({ description: 'queue state', options: ['running', 'paused', 'draining'] }),
+    mode: Flags.string({ description: 'queue mode (a change on a non-empty queue switches once it is empty)', options: ['single', 'parallel'] }),
+    concurrency: positive('test runs at once'),
+    'bisection-concurrency': positive('extra test runs for bisection'),
+    'testing-timeout-minutes': nonNegative('fail a run after this many minutes (0 = no timeout)'),
+    'pending-failure-depth': nonNegative('successor runs a failure waits for before it is final (0 = none)'),
+    'can-optimistically-merge': toggle('a passing run also merges the units ahead of it'),
+    batch: toggle('test pull requests in batches'),
+    'batching-max-wait-time-minutes': positive('start a partial batch after this wait'),
+    'batching-min-size': positive('pull requests per batch'),
+    'create-prs-for-testing-branches': toggle('open draft PRs for test branches'),
+    'comments-enabled': toggle('comment on pull requests'),
+    'commands-enabled': toggle('accept slash commands'),
+    'status-check-enabled': toggle('post a status check'),
+    'direct-merge-mode': Flags.string({ description: 'merge up-to-date PRs without a test run', options: ['off', 'always'] }),
+    'optimization-mode': Flags.string({ description: 'bisection optimisation', options: ['off', 'bisection_skip_redundant_tests'] }),
+    'merge-method': Flags.string({ description: 'how PRs land', options: ['merge_commit', 'squash', 'rebase'] }),
+    'required-statuses': Flags.string({ description: 'comma-separated status names that must pass', exclusive: ['delete-required-statuses'] }),
+    'delete-required-statuses': Flags.boolean({ description: 'drop the required-statuses override', exclusive: ['required-statuses'] }),
+    'extension-enabled': toggle('browser extension integration'),
+    'enqueueing-label': Flags.string({ description: 'label that submits a PR' }),
+    'label-commands-enabled': toggle('accept label commands'),
+    'state-labels-enabled': toggle('label PRs with their queue state'),
+  };
+
+  async run() {
+    const { flags } = await this.parse(QueueUpdate);
+    const body: Record<string, unknown> = {};
+    for (const [flag, field] of Object.entries(FIELDS)) {
+      const value = (flags as Record<string, unknown>)[flag];
+      if (value === undefined) continue;
+      if (flag === 'required-statuses') {
+        const list = String(value).split(',').map((s) => s.trim()).filter(Boolean);
+        if (!list.length) throw new ConfigError('--required-statuses: give at least one name (use --delete-required-statuses to drop the override)');
+        body[field] = list;
+      } else if (flag === 'delete-required-statuses') {
+        if (value) body[field] = true;
+      } else body[field] = value;
+    }
+    if (Object.keys(body).length === 0) {
+      throw new ConfigError('nothing to update: give at least one setting flag (see --help)');
+    }
+    const client = await this.client(flags);
+    const queue = await client.call('updateQueue', {
+      repo: await this.repo(flags.repo),
+      targetBranch: flags.branch,
+      ...body,
+    } as RequestBody<'updateQueue'>);
+    const { renderRecord } = await import('../../../cli/render.js');
+    const { settingsRecord } = await import('../../../cli/queue.js');
+    this.out(renderRecord(settingsRecord(queue), 'table', this.color()));
+    return queue;
+  }
+}

@@ -1,0 +1,37 @@
+import { Args, Flags } from '@oclif/core';
+import { BaseCommand, prNumber, queueFlags } from '../../cli/base-command.js';
+import { parseDuration } from '../../cli/config.js';
+
+export default class Status extends BaseCommand {
+  static override summary = 'Show the state of a submitted pull request (optionally wait for it to finish)';
+  static override examples = [
+    '<%= config.bin %> mq status 123 --repo acme/web',
+    '<%= config.bin %> mq status 123 --wait --timeout 45m   # exit 0 merged, 1 failed/cancelled/timeout',
+    '<%= config.bin %> mq status 123 --json',
+  ];
+  static override args = { pr: Args.string({ description: 'pull request number', required: true }) };
+  static override flags = {
+    ...queueFlags,
+    wait: Flags.boolean({ char: 'w', description: 'poll until merged, failed or cancelled' }),
+    timeout: Flags.string({ description: 'with --wait: give up after this long', default: '1h' }),
+    interval: Flags.string({ description: 'with --wait: polling interval', default: '5s' }),
+  };
+
+  async run() {
+    const { args, flags } = await this.parse(Status);
+    const number = prNumber(args.pr);
+    const repo = await this.repo(flags.repo);
+    const timeoutMs = parseDuration(flags.timeout, '--timeout');
+    const intervalMs = parseDuration(flags.interval, '--interval');
+    const client = await this.client(flags);
+    const { describePr, waitForPr } = await import('../../cli/present.js');
+    if (flags.wait) {
+      const result = await waitForPr(client, { repo, targetBranch: flags.branch, prNumber: number }, { timeoutMs, intervalMs });
+      return this.concludeWait(result);
+    }
+    const pr = await client.call('getSubmittedPullRequest', { repo, targetBranch: flags.branch, pr: { number } });
+    const { renderRecord } = await import('../../cli/render.js');
+    this.out(renderRecord(describePr(pr), 'table', this.color()));
+    return pr;
+  }
+}

@@ -1,0 +1,54 @@
+import { Args, Flags } from '@oclif/core';
+import { BaseCommand, prNumber, queueFlags } from '../../cli/base-command.js';
+import { ConfigError, parseDuration } from '../../cli/config.js';
+
+export default class Submit extends BaseCommand {
+  static override summary = 'Submit a pull request to a merge queue';
+  static override description =
+    'Submitting a PR that is already queued updates its priority and --no-batch; a failed or cancelled PR is enqueued again.';
+  static override examples = [
+    '<%= config.bin %> mq submit 123 --repo acme/web',
+    '<%= config.bin %> mq submit 123 --priority urgent --wait --timeout 2h',
+    '<%= config.bin %> mq submit 123 --priority 50 --no-batch --json',
+  ];
+  static override args = { pr: Args.string({ description: 'pull request number', required: true }) };
+  static override flags = {
+    ...queueFlags,
+    priority: Flags.string({ char: 'p', description: 'urgent, high, medium, low, or 0-255 (0 is highest)' }),
+    'no-batch': Flags.boolean({ description: 'test this PR on its own, never in a batch' }),
+    wait: Flags.boolean({ char: 'w', description: 'wait until the PR is merged, failed or cancelled' }),
+    timeout: Flags.string({ description: 'with --wait: give up after this long', default: '1h' }),
+    interval: Flags.string({ description: 'with --wait: polling interval', default: '5s' }),
+  };
+
+  async run() {
+    const { args, flags } = await this.parse(Submit);
+    const number = prNumber(args.pr);
+    let priority: string | number | undefined;
+    if (flags.priority !== undefined) {
+      if (/^\d+$/.test(flags.priority)) priority = Number(flags.priority);
+      else if (/^(urgent|high|medium|low)$/i.test(flags.priority)) priority = flags.priority.toLowerCase();
+      else throw new ConfigError(`--priority: expected urgent, high, medium, low or 0-255, got "${flags.priority}"`);
+      if (typeof priority === 'number' && priority > 255) throw new ConfigError('--priority: must be at most 255');
+    }
+    const repo = await this.repo(flags.repo);
+    const client = await this.client(flags);
+    const key = { repo, targetBranch: flags.branch, pr: { number } };
+    await client.call('submitPullRequest', {
+      ...key,
+      ...(priority !== undefined ? { priority } : {}),
+      ...(flags['no-batch'] ? { noBatch: true } : {}),
+    });
+    this.out(`Submitted #${number} to the ${flags.branch} queue of ${repo.host}/${repo.owner}/${repo.name}\n`);
+    if (!flags.wait) {
+      return client.call('getSubmittedPullRequest', key);
+    }
+    const { waitForPr } = await import('../../cli/present.js');
+    const result = await waitForPr(
+      client,
+      { repo, targetBranch: flags.branch, prNumber: number },
+      { timeoutMs: parseDuration(flags.timeout, '--timeout'), intervalMs: parseDuration(flags.interval, '--interval') },
+    );
+    return this.concludeWait(result);
+  }
+}
