@@ -1,0 +1,253 @@
+import { statSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isolatedEnv, railyard } from '../support/cli.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+let server: TestServer;
+let env: Record<string, string>;
+const REPO = ['--repo', 'github.com/acme/web'];
+
+beforeAll(async () => {
+  server = await startTestServer({ sandbox: true, tokens: { 'cli-token': 'acme', 'other-token': 'globex' } });
+  env = isolatedEnv({ RAILYARD_API_URL: server.url, RAILYARD_TOKEN: 'cli-token' });
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+async function json(args: string[], extraEnv: Record<string, string> = {}) {
+  const result = await railyard([...args, '--json'], { ...env, ...extraEnv });
+  expect(result.stderr, `${args.join(' ')} → ${result.stderr}`).not.toMatch(/Error/);
+  expect(result.code).toBe(0);
+  return JSON.parse(result.stdout);
+}
+
+describe('mq queue commands', () => {
+  it('creates, reads, updates and refuses to delete a non-empty queue', async () => {
+    expect(await json(['mq', 'queue', 'create', ...REPO, '--concurrency', '2'])).toEqual({});
+    const queue = await json(['mq', 'queue', 'get', ...REPO]);
+    expect(queue).toMatchObject({ branch: 'main', concurrency: 2, state: 'running', mode: 'single', enqueuedPullRequests: [] });
+
+    const updated = await json([
+      'mq', 'queue', 'update', ...REPO, '--batch', '--batching-min-size', '3', '--merge-method', 'rebase',
+      '--required-statuses', 'test,lint', '--testing-timeout-minutes', '0', '--no-comments-enabled',
+    ]);
+    expect(updated).toMatchObject({ batch: true, batchingMinSize: 3, mergeMethod: 'rebase', requiredStatuses: ['test', 'lint'], testingTimeoutMinutes: 0, commentsEnabled: false });
+    expect(updated).not.toHaveProperty('enqueuedPullRequests');
+    expect((await json(['mq', 'queue', 'update', ...REPO, '--delete-required-statuses'])).requiredStatuses).toBeNull();
+
+    const dup = await railyard(['mq', 'queue', 'create', ...REPO], env);
+    expect(dup.code).toBe(1);
+    expect(dup.stderr).toMatch(/409/);
+    expect(dup.stderr).toMatch(/already exists/);
+  });
+
+  it('pause, drain and resume change the queue state', async () => {
+    expect((await json(['mq', 'queue', 'pause', ...REPO])).state).toBe('paused');
+    expect((await json(['mq', 'queue', 'drain', ...REPO])).state).toBe('draining');
+    expect((await json(['mq', 'queue', 'resume', ...REPO])).state).toBe('running');
+  });
+
+  it('refuses an update without any setting (usage error, exit 2)', async () => {
+    const result = await railyard(['mq', 'queue', 'update', ...REPO], env);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/nothing to update/);
+  });
+
+  it('renders the queue as a table for people', async () => {
+    const result = await railyard(['mq', 'queue', 'get', ...REPO], env);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/│ concurrency\s+│ 2/);
+  });
+});
+
+describe('mq pull request commands', () => {
+  it('submit, status, list, restart, cancel with --json', async () => {
+    const submitted = await json(['mq', 'submit', '11', ...REPO, '--priority', 'high']);
+    expect(submitted).toMatchObject({ prNumber: 11, priorityName: 'high', priorityValue: 10, isCurrentlySubmittedToQueue: true });
+    await json(['mq', 'submit', '12', ...REPO, '--no-batch', '--priority', '42']);
+
+    const status = await json(['mq', 'status', '11', ...REPO]);
+    expect(status.prTitle).toBe('Sandbox PR #11');
+    expect(status.readiness).toMatchObject({ doesBaseBranchMatch: true, gitHubMergeability: 'mergeable' });
+
+    const list = await json(['mq', 'list', ...REPO]);
+    expect(list.pullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([11, 12]);
+    expect(list.pullRequests[1]).toMatchObject({ noBatch: true, priorityValue: 42 });
+
+    expect((await json(['mq', 'restart', '11', ...REPO])).prNumber).toBe(11);
+    const cancelled = await json(['mq', 'cancel', '12', ...REPO]);
+    expect(cancelled).toMatchObject({ state: 'cancelled', stateReason: 'USER_REQUESTED' });
+
+    const onlyCancelled = await json(['mq', 'list', ...REPO, '--state', 'cancelled']);
+    expect(onlyCancelled.pullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([12]);
+  });
+
+  it('lists as CSV and Markdown for scripts', async () => {
+    const csv = await railyard(['mq', 'list', ...REPO, '--format', 'csv'], env);
+    expect(csv.code).toBe(0);
+    const lines = csv.stdout.trim().split('\r\n');
+    expect(lines[0]).toBe('PR,State,Reason,Priority,Title,Author,SHA,Since');
+    expect(lines.some((l) => l.startsWith('#11,'))).toBe(true);
+    const md = await railyard(['mq', 'list', ...REPO, '--format', 'markdown'], env);
+    expect(md.stdout.split('\n')[1]).toMatch(/^\| --- \|/);
+  });
+
+  it('status --wait ends with exit 1 when the PR is cancelled meanwhile', async () => {
+    await json(['mq', 'submit', '21', ...REPO]);
+    const waiting = railyard(['mq', 'status', '21', ...REPO, '--wait', '--interval', '0.2s', '--timeout', '30s'], env);
+    await new Promise((r) => setTimeout(r, 1500));
+    await json(['mq', 'cancel', '21', ...REPO]);
+    const result = await waiting;
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/#21 cancelled \(USER_REQUESTED\)/);
+  });
+
+  it('status --wait gives up at the timeout with exit 1', async () => {
+    await json(['mq', 'submit', '22', ...REPO]);
+    const result = await railyard(['mq', 'status', '22', ...REPO, '--wait', '--interval', '0.2s', '--timeout', '1s'], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/still pending \(API_REQUESTED\) at the timeout/);
+  });
+
+  it('impacted targets: list, file, all and none', async () => {
+    const pr = await json(['mq', 'status', '11', ...REPO]);
+    expect(await json(['mq', 'impacted-targets', '11', ...REPO, '--sha', pr.prSha, '--target', '//a', '--target', '//b'])).toEqual({});
+    const file = join(env.HOME, 'targets.txt');
+    await writeFile(file, '//x\n//y\n\n');
+    expect(await json(['mq', 'impacted-targets', '11', ...REPO, '--sha', pr.prSha, '--file', file])).toEqual({});
+    expect(await json(['mq', 'impacted-targets', '11', ...REPO, '--sha', pr.prSha, '--all'])).toEqual({});
+    expect(await json(['mq', 'impacted-targets', '11', ...REPO, '--sha', pr.prSha, '--none'])).toEqual({});
+    const both = await railyard(['mq', 'impacted-targets', '11', ...REPO, '--sha', pr.prSha, '--all', '--none'], env);
+    expect(both.code).toBe(2);
+  });
+
+  it('testing-details of an unknown run is a clear 404', async () => {
+    const result = await railyard(['mq', 'testing-details', '00000000-0000-4000-8000-000000000000', ...REPO], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/404/);
+  });
+
+  it('metrics prints Prometheus text, filtered by repository', async () => {
+    const result = await railyard(['mq', 'metrics', '--repo', 'github.com/acme/web'], env);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^mq_depth_current\{repo="acme\/web",branch="main",queue_type="main"\} \d+$/m);
+    const asJson = await json(['mq', 'metrics']);
+    expect(asJson.metrics).toMatch(/# TYPE mq_depth_current gauge/);
+  });
+
+  it('a PR that was never submitted: 404, exit 1, message names it', async () => {
+    const result = await railyard(['mq', 'status', '9999', ...REPO], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/#9999 was never submitted/);
+  });
+});
+
+describe('errors, auth and configuration', () => {
+  it('a wrong token exits 4 with a hint', async () => {
+    const result = await railyard(['mq', 'queue', 'get', ...REPO, '--token', 'nope'], env);
+    expect(result.code).toBe(4);
+    expect(result.stderr).toMatch(/rejected the API token \(401\).*RAILYARD_TOKEN/);
+  });
+
+  it("another organisation's token does not see the queue (404)", async () => {
+    const result = await railyard(['mq', 'queue', 'get', ...REPO], { ...env, RAILYARD_TOKEN: 'other-token' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/404/);
+  });
+
+  it('usage errors exit 2: bad PR number, bad priority, missing argument', async () => {
+    for (const args of [['mq', 'submit', 'abc', ...REPO], ['mq', 'submit', '5', ...REPO, '--priority', 'asap'], ['mq', 'submit', ...REPO]]) {
+      const result = await railyard(args, env);
+      expect(result.code, args.join(' ')).toBe(2);
+    }
+  });
+
+  it('no token anywhere is a usage error naming the ways to give one', async () => {
+    const result = await railyard(['mq', 'queue', 'get', ...REPO], isolatedEnv({ RAILYARD_API_URL: server.url }));
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--token.*RAILYARD_TOKEN/);
+  });
+
+  it('an unreachable server is a clear error after retries', async () => {
+    const result = await railyard(['mq', 'status', '1', ...REPO, '--api-url', 'http://127.0.0.1:9/v1'], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/cannot reach http:\/\/127\.0\.0\.1:9\/v1/);
+  });
+
+  it('config set/get: the file is 0600 and its values are used', async () => {
+    const home = isolatedEnv();
+    expect((await railyard(['config', 'set', 'api-url', server.url], home)).code).toBe(0);
+    expect((await railyard(['config', 'set', 'token', 'cli-token'], home)).code).toBe(0);
+    expect((await railyard(['config', 'set', 'repo', 'github.com/acme/web'], home)).code).toBe(0);
+    const file = join(home.XDG_CONFIG_HOME, 'railyard', 'config.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ 'api-url': server.url, token: 'cli-token' });
+    const got = await railyard(['config', 'get', '--json'], home);
+    expect(JSON.parse(got.stdout)).toMatchObject({ 'api-url': server.url, token: 'cli-…(9 chars)' });
+    // No flags, no env: everything comes from the config file.
+    const queue = await railyard(['mq', 'queue', 'get', '--json'], home);
+    expect(queue.code).toBe(0);
+    expect(JSON.parse(queue.stdout).branch).toBe('main');
+    const bad = await railyard(['config', 'set', 'api-url', 'not a url'], home);
+    expect(bad.code).toBe(2);
+  });
+
+  it('--repo defaults to the origin remote of the current git checkout', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const dir = env.HOME;
+    execFileSync('git', ['init', '-q', dir]);
+    execFileSync('git', ['-C', dir, 'remote', 'add', 'origin', 'git@github.com:acme/web.git']);
+    const result = await railyard(['mq', 'queue', 'get', '--json'], env, undefined, dir);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).branch).toBe('main');
+  });
+});
+
+describe('flaky commands', () => {
+  it('list-unhealthy, list-quarantined and list-failing render empty results', async () => {
+    const unhealthy = await json(['flaky', 'list-unhealthy', ...REPO, '--org', 'acme', '--status', 'broken']);
+    expect(unhealthy).toEqual({ tests: [] });
+    const quarantined = await json(['flaky', 'list-quarantined', ...REPO, '--org', 'acme']);
+    expect(quarantined).toEqual({ quarantined_tests: [] });
+    // 20 days: three calls of at most 7 days each, merged.
+    const failing = await json(['flaky', 'list-failing', ...REPO, '--org', 'acme', '--since', '20d']);
+    expect(failing).toEqual({ tests: [] });
+    const csv = await railyard(['flaky', 'list-failing', ...REPO, '--org', 'acme', '--format', 'csv'], env);
+    expect(csv.stdout.split('\r\n')[0]).toMatch(/^Test,Status,Reason,File,Fail 7d/);
+  });
+
+  it('show of an unknown test is 404; another organisation slug is 404; missing --org is a usage error', async () => {
+    const show = await railyard(['flaky', 'show', '00000000-0000-4000-8000-000000000000', ...REPO, '--org', 'acme'], env);
+    expect(show.code).toBe(1);
+    expect(show.stderr).toMatch(/404/);
+    const other = await railyard(['flaky', 'list-unhealthy', ...REPO, '--org', 'globex'], env);
+    expect(other.code).toBe(1);
+    const noOrg = await railyard(['flaky', 'list-unhealthy', ...REPO], env);
+    expect(noOrg.code).toBe(2);
+    expect(noOrg.stderr).toMatch(/--org/);
+  });
+
+  it('link-ticket reaches the server', async () => {
+    const result = await railyard(['flaky', 'link-ticket', '00000000-0000-4000-8000-000000000000', 'KAN-1', ...REPO], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/404/);
+  });
+});
+
+describe('help', () => {
+  it('every command has a summary and an example', async () => {
+    const manifest = JSON.parse(await readFile(new URL('../../oclif.manifest.json', import.meta.url), 'utf8')) as {
+      commands: Record<string, { summary?: string; description?: string; examples?: string[] }>;
+    };
+    const ids = Object.keys(manifest.commands);
+    expect(ids.length).toBeGreaterThanOrEqual(23);
+    for (const id of ids) {
+      const cmd = manifest.commands[id];
+      expect(cmd.summary ?? cmd.description, id).toBeTruthy();
+      expect(cmd.examples?.length ?? 0, id).toBeGreaterThan(0);
+    }
+  });
+});

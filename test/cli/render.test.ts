@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { parse } from 'csv-parse/sync';
+import { guardFormula, renderRows } from '../../src/cli/render.js';
+import { useColor } from '../../src/cli/color.js';
+import { parseDuration, parseRepo, repoFromRemoteUrl } from '../../src/cli/config.js';
+import { splitWindow } from '../../src/commands/flaky/list-failing.js';
+
+const columns = [
+  { header: 'name', get: (r: { name: string; n: number }) => r.name },
+  { header: 'n', get: (r: { name: string; n: number }) => r.n },
+];
+
+describe('renderers', () => {
+  it('CSV is RFC 4180 (quotes, commas, newlines) and guards formulas', () => {
+    const rows = [
+      { name: '=HYPERLINK("http://x")', n: 1 },
+      { name: 'a, "quoted"\nline', n: 2 },
+      { name: '-1+2', n: 3 },
+      { name: '@SUM(A1)', n: 4 },
+    ];
+    const text = renderRows(rows, columns, 'csv');
+    const back = parse(text) as string[][];
+    expect(back[0]).toEqual(['name', 'n']);
+    expect(back[1][0]).toBe('\'=HYPERLINK("http://x")');
+    expect(back[2][0]).toBe('a, "quoted"\nline');
+    expect(back[3][0]).toBe("'-1+2");
+    expect(back[4][0]).toBe("'@SUM(A1)");
+    expect(guardFormula('plain')).toBe('plain');
+  });
+
+  it('Markdown escapes pipes and newlines; TSV flattens tabs', () => {
+    const md = renderRows([{ name: 'a|b\nc', n: 1 }], columns, 'markdown');
+    expect(md.split('\n')[2]).toBe('| a\\|b<br>c | 1 |');
+    const tsv = renderRows([{ name: 'x\ty', n: 1 }], columns, 'tsv');
+    expect(tsv).toBe('name\tn\nx y\t1\n');
+  });
+
+  it('JSON keeps the rows; an empty table says so', () => {
+    expect(JSON.parse(renderRows([{ name: 'a', n: 1 }], columns, 'json'))).toEqual([{ name: 'a', n: 1 }]);
+    expect(renderRows([], columns, 'table')).toBe('(none)\n');
+  });
+});
+
+describe('colour decision', () => {
+  const tty = { isTTY: true } as NodeJS.WriteStream;
+  const pipe = { isTTY: false } as NodeJS.WriteStream;
+  it('follows NO_COLOR, FORCE_COLOR and the terminal', () => {
+    expect(useColor(tty, {})).toBe(true);
+    expect(useColor(pipe, {})).toBe(false);
+    expect(useColor(tty, { NO_COLOR: '1' })).toBe(false);
+    expect(useColor(pipe, { FORCE_COLOR: '1' })).toBe(true);
+    expect(useColor(tty, { FORCE_COLOR: '0' })).toBe(false);
+    expect(useColor(tty, { TERM: 'dumb' })).toBe(false);
+  });
+});
+
+describe('inputs', () => {
+  it('parses repositories and git remotes', () => {
+    expect(parseRepo('acme/web')).toEqual({ host: 'github.com', owner: 'acme', name: 'web' });
+    expect(parseRepo('ghe.example.com/acme/web')).toEqual({ host: 'ghe.example.com', owner: 'acme', name: 'web' });
+    expect(() => parseRepo('web')).toThrow(/--repo/);
+    expect(repoFromRemoteUrl('https://github.com/acme/web.git')).toEqual({ host: 'github.com', owner: 'acme', name: 'web' });
+    expect(repoFromRemoteUrl('git@github.com:acme/web.git')).toEqual({ host: 'github.com', owner: 'acme', name: 'web' });
+    expect(repoFromRemoteUrl('ssh://git@ghe.example.com:2222/acme/web')).toEqual({ host: 'ghe.example.com', owner: 'acme', name: 'web' });
+    expect(repoFromRemoteUrl('/srv/git/web.git')).toBeNull();
+  });
+
+  it('parses durations and splits long windows into ≤ 7-day calls', () => {
+    expect(parseDuration('24h', '--since')).toBe(86_400_000);
+    expect(parseDuration('1.5m', '--x')).toBe(90_000);
+    expect(() => parseDuration('soon', '--since')).toThrow(/--since/);
+    const day = 86_400_000;
+    const windows = splitWindow(0, 20 * day);
+    expect(windows).toEqual([[0, 7 * day], [7 * day, 14 * day], [14 * day, 20 * day]]);
+    expect(splitWindow(0, day)).toEqual([[0, day]]);
+  });
+});

@@ -1,0 +1,34 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const BIN = resolve(import.meta.dirname, '../../bin/run.js');
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** A private HOME / XDG_CONFIG_HOME so tests never read or write the user's config. */
+export function isolatedEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const home = mkdtempSync(join(tmpdir(), 'railyard-home-'));
+  const env: Record<string, string> = {};
+  for (const key of ['PATH', 'SYSTEMROOT', 'TMPDIR']) if (process.env[key]) env[key] = process.env[key] as string;
+  return { ...env, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), NO_COLOR: '1', ...extra };
+}
+
+/** Runs the real `railyard` binary (built by `npm run build`) as a child process. */
+export function railyard(args: string[], env: Record<string, string>, input?: string, cwd?: string): Promise<CliResult> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env, cwd: cwd ?? env.HOME, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolvePromise({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(input ?? '');
+  });
+}
