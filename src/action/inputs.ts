@@ -1,0 +1,169 @@
+import type { Repo } from '../contract/index.js';
+
+export const OPERATIONS = ['submit', 'status', 'wait', 'cancel', 'restart', 'impacted-targets', 'upload-tests'] as const;
+export type Operation = (typeof OPERATIONS)[number];
+
+/** What the Action needs from the workflow run: its inputs and its event. */
+export interface RunEnvironment {
+  input(name: string): string;
+  /** GITHUB_REPOSITORY (owner/name). */
+  repository?: string;
+  /** GITHUB_SERVER_URL (https://github.com or a GitHub Enterprise host). */
+  serverUrl?: string;
+  eventName?: string;
+  payload: Record<string, unknown>;
+}
+
+export interface ActionSettings {
+  token: string;
+  apiUrl: string;
+  operation: Operation;
+  repo: Repo;
+  prNumber: number | null;
+  targetBranch: string | null;
+  priority: string | null;
+  noBatch: boolean;
+  impactedTargets: string[] | 'ALL' | null;
+  headSha: string | null;
+  timeoutMs: number;
+  pollIntervalMs: number;
+  failOn: string[];
+  junit: string[];
+  org: string | null;
+}
+
+/** A problem with the inputs: the step fails with this one-line message. */
+export class InputError extends Error {
+  override name = 'InputError';
+}
+
+function bool(name: string, raw: string): boolean {
+  if (raw === '') return false;
+  if (/^(true|yes|1)$/i.test(raw)) return true;
+  if (/^(false|no|0)$/i.test(raw)) return false;
+  throw new InputError(`${name}: must be true or false, got "${raw}"`);
+}
+
+function positiveNumber(name: string, raw: string, fallback: number): number {
+  if (raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new InputError(`${name}: must be a positive number, got "${raw}"`);
+  return value;
+}
+
+function list(raw: string): string[] {
+  return raw
+    .split(/[\n,]/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+interface PullRequestPayload {
+  number?: number;
+  head?: { sha?: string; ref?: string };
+  base?: { ref?: string };
+}
+
+/** PR number, head SHA and base branch from a pull_request, pull_request_target or merge_group event. */
+function fromEvent(env: RunEnvironment): { prNumber: number | null; headSha: string | null; base: string | null } {
+  const pr = env.payload.pull_request as PullRequestPayload | undefined;
+  if (pr && typeof pr.number === 'number') {
+    return { prNumber: pr.number, headSha: pr.head?.sha ?? null, base: pr.base?.ref ?? null };
+  }
+  const group = env.payload.merge_group as { head_ref?: string; base_ref?: string; head_sha?: string } | undefined;
+  if (group?.head_ref) {
+    // gh-readonly-queue/<branch>/pr-<number>-<sha>
+    const match = /\/pr-(\d+)-[0-9a-f]+$/.exec(group.head_ref);
+    return {
+      prNumber: match ? Number(match[1]) : null,
+      headSha: null,
+      base: group.base_ref ? group.base_ref.replace(/^refs\/heads\//, '') : null,
+    };
+  }
+  return { prNumber: null, headSha: null, base: null };
+}
+
+function parseRepo(raw: string): Repo {
+  const parts = raw.split('/').filter(Boolean);
+  if (parts.length === 2) return { host: 'github.com', owner: parts[0], name: parts[1] };
+  if (parts.length === 3) return { host: parts[0], owner: parts[1], name: parts[2] };
+  throw new InputError(`repo: must be host/owner/name or owner/name, got "${raw}"`);
+}
+
+/** Reads and checks every input; throws InputError naming the first bad one. */
+export function readSettings(env: RunEnvironment): ActionSettings {
+  const token = env.input('token');
+  if (!token) throw new InputError('token: required (pass secrets.RAILYARD_TOKEN or your Trunk API token)');
+
+  const operationRaw = (env.input('operation') || 'submit').toLowerCase();
+  if (!(OPERATIONS as readonly string[]).includes(operationRaw)) {
+    throw new InputError(`operation: must be one of ${OPERATIONS.join(', ')}, got "${operationRaw}"`);
+  }
+  const operation = operationRaw as Operation;
+
+  const apiUrl = (env.input('api-url') || 'https://api.trunk.io/v1').replace(/\/+$/, '');
+  try {
+    new URL(apiUrl);
+  } catch {
+    throw new InputError(`api-url: not a URL: "${apiUrl}"`);
+  }
+
+  let repo: Repo;
+  const repoInput = env.input('repo');
+  if (repoInput) repo = parseRepo(repoInput);
+  else if (env.repository) {
+    const host = env.serverUrl ? new URL(env.serverUrl).host : 'github.com';
+    repo = parseRepo(`${host}/${env.repository}`);
+  } else throw new InputError('repo: required outside GitHub Actions (GITHUB_REPOSITORY is not set)');
+
+  const event = fromEvent(env);
+  const prInput = env.input('pr-number');
+  let prNumber = event.prNumber;
+  if (prInput) {
+    if (!/^\d+$/.test(prInput)) throw new InputError(`pr-number: must be a whole number, got "${prInput}"`);
+    prNumber = Number(prInput);
+  }
+  if (prNumber === null && operation !== 'upload-tests') {
+    throw new InputError(
+      `pr-number: required for a ${env.eventName ?? 'non-pull_request'} event (only pull_request, pull_request_target and merge_group events carry one)`,
+    );
+  }
+  const targetBranch = env.input('target-branch') || event.base;
+  if (!targetBranch && operation !== 'upload-tests') {
+    throw new InputError('target-branch: required when the event has no pull request base branch');
+  }
+
+  let impactedTargets: ActionSettings['impactedTargets'] = null;
+  const targetsRaw = env.input('impacted-targets').trim();
+  if (operation === 'impacted-targets') {
+    if (targetsRaw === '') throw new InputError('impacted-targets: required for operation impacted-targets (a list, [] or ALL)');
+    if (targetsRaw.toUpperCase() === 'ALL') impactedTargets = 'ALL';
+    else if (targetsRaw === '[]') impactedTargets = [];
+    else impactedTargets = targetsRaw.split('\n').map((s) => s.trim()).filter(Boolean);
+  }
+  const headSha = env.input('head-sha') || event.headSha;
+  if (operation === 'impacted-targets' && !headSha) throw new InputError('head-sha: required when the event has no pull request head');
+
+  const junit = list(env.input('junit'));
+  if (operation === 'upload-tests' && junit.length === 0) throw new InputError('junit: required for operation upload-tests');
+
+  const failOn = list(env.input('fail-on') || 'failed,cancelled').map((s) => s.toLowerCase());
+
+  return {
+    token,
+    apiUrl,
+    operation,
+    repo,
+    prNumber,
+    targetBranch: targetBranch || null,
+    priority: env.input('priority') || null,
+    noBatch: bool('no-batch', env.input('no-batch')),
+    impactedTargets,
+    headSha: headSha || null,
+    timeoutMs: positiveNumber('timeout-minutes', env.input('timeout-minutes'), 60) * 60_000,
+    pollIntervalMs: positiveNumber('poll-interval-seconds', env.input('poll-interval-seconds'), 5) * 1000,
+    failOn,
+    junit,
+    org: env.input('org') || null,
+  };
+}

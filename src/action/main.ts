@@ -1,0 +1,212 @@
+import * as core from '@actions/core';
+import { context } from '@actions/github';
+import type { SubmittedPullRequest } from '../contract/index.js';
+import { ApiError, createClient, isTransientError, type Client } from '../client/index.js';
+import { InputError, readSettings, type ActionSettings } from './inputs.js';
+import { summaryTable } from './summary.js';
+import { waitForTerminal } from './wait.js';
+
+/** Reads what the runner gives an Action: INPUT_* variables, GITHUB_* variables, the event file. */
+function runEnvironment() {
+  return {
+    input: (name: string) => core.getInput(name),
+    repository: process.env.GITHUB_REPOSITORY,
+    serverUrl: process.env.GITHUB_SERVER_URL,
+    eventName: context.eventName,
+    payload: context.payload as Record<string, unknown>,
+  };
+}
+
+function oneLine(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.split('\n')[0];
+}
+
+class Step {
+  private readonly client: Client;
+  private readonly queueKey: { repo: ActionSettings['repo']; targetBranch: string };
+  private lastResponse: unknown = {};
+  private pr: SubmittedPullRequest | null = null;
+
+  constructor(
+    private readonly settings: ActionSettings,
+    private readonly signal: AbortSignal,
+  ) {
+    this.client = createClient({ baseUrl: settings.apiUrl, token: settings.token, signal, userAgent: 'railyard-action' });
+    this.queueKey = { repo: settings.repo, targetBranch: settings.targetBranch ?? '' };
+  }
+
+  private get prRef() {
+    return { number: this.settings.prNumber as number };
+  }
+
+  private async read(): Promise<SubmittedPullRequest> {
+    const pr = await this.client.call('getSubmittedPullRequest', { ...this.queueKey, pr: this.prRef });
+    this.lastResponse = pr;
+    this.pr = pr;
+    return pr;
+  }
+
+  async run(): Promise<void> {
+    const s = this.settings;
+    switch (s.operation) {
+      case 'submit':
+        this.lastResponse = await this.client.call('submitPullRequest', {
+          ...this.queueKey,
+          pr: this.prRef,
+          ...(s.priority ? { priority: /^\d+$/.test(s.priority) ? Number(s.priority) : s.priority } : {}),
+          ...(s.noBatch ? { noBatch: true } : {}),
+        });
+        core.info(`Submitted #${s.prNumber} to the ${s.targetBranch} queue of ${repoName(s)}`);
+        await this.read();
+        break;
+      case 'cancel':
+        this.lastResponse = await this.client.call('cancelPullRequest', { ...this.queueKey, pr: this.prRef });
+        core.info(`Cancelled #${s.prNumber}`);
+        await this.read();
+        break;
+      case 'restart':
+        this.lastResponse = await this.client.call('restartTestsOnPullRequest', { ...this.queueKey, pr: this.prRef });
+        core.info(`Restarted the tests of #${s.prNumber}`);
+        await this.read();
+        break;
+      case 'impacted-targets': {
+        const targets = s.impactedTargets ?? [];
+        this.lastResponse = await this.client.call('setImpactedTargets', {
+          ...this.queueKey,
+          pr: { number: s.prNumber as number, sha: s.headSha as string },
+          impactedTargets: targets,
+        });
+        core.info(
+          `Impacted targets of #${s.prNumber} at ${(s.headSha as string).slice(0, 12)}: ${targets === 'ALL' ? 'ALL' : `${targets.length} target(s)`}`,
+        );
+        break;
+      }
+      case 'status':
+        await this.read();
+        core.info(`#${s.prNumber} is ${this.pr?.state}${this.pr?.stateReason ? ` (${this.pr.stateReason})` : ''}`);
+        break;
+      case 'wait':
+        await this.wait();
+        break;
+      case 'upload-tests':
+        throw new InputError('upload-tests: this version of the Action cannot upload test results yet');
+    }
+    this.finish();
+  }
+
+  private async wait(): Promise<void> {
+    const s = this.settings;
+    core.info(`Waiting up to ${s.timeoutMs / 60_000} minute(s) for #${s.prNumber} to leave the ${s.targetBranch} queue`);
+    const outcome = await waitForTerminal({
+      read: () => this.read(),
+      isTransient: isTransientError,
+      timeoutMs: s.timeoutMs,
+      intervalMs: s.pollIntervalMs,
+      signal: this.signal,
+      onState: (pr) => core.info(`#${pr.prNumber}: ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}`),
+      onRetry: (error, attempt, delay) =>
+        core.warning(`Reading #${s.prNumber} failed (${oneLine(error)}); try ${attempt + 1} in about ${Math.round(delay / 1000)}s`),
+    });
+    if (outcome.kind === 'timeout') {
+      this.finish();
+      throw new StepFailure(
+        `#${s.prNumber} is still ${outcome.pr?.state ?? 'unknown'} after ${s.timeoutMs / 60_000} minute(s) (timeout-minutes)`,
+      );
+    }
+    if (outcome.kind === 'aborted') {
+      this.finish();
+      throw new StepFailure(`Stopped while waiting for #${s.prNumber} (the job was cancelled); last state ${outcome.pr?.state ?? 'unknown'}`);
+    }
+  }
+
+  /** Sets the outputs and fails the step when the state is listed in fail-on. */
+  private finish(): void {
+    const s = this.settings;
+    const pr = this.pr;
+    core.setOutput('pr-number', String(s.prNumber ?? ''));
+    core.setOutput('response', JSON.stringify(this.lastResponse ?? {}));
+    if (pr) {
+      core.setOutput('state', pr.state ?? '');
+      core.setOutput('merged', String(pr.state === 'merged'));
+      core.setOutput('priority', pr.priorityName);
+      if (pr.testRunId) core.setOutput('test-run-id', pr.testRunId);
+    } else {
+      core.setOutput('merged', 'false');
+    }
+  }
+
+  failure(): string | null {
+    const pr = this.pr;
+    if (!pr?.state || !this.settings.failOn.includes(pr.state)) return null;
+    return `#${pr.prNumber} is ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}`;
+  }
+
+  async summary(note?: string): Promise<void> {
+    const s = this.settings;
+    let testBranch: { name: string; url: string } | null = null;
+    if (this.pr?.testRunId && !this.signal.aborted) {
+      try {
+        const details = await this.client.call('getMergeQueueTestingDetails', { ...this.queueKey, testRunId: this.pr.testRunId });
+        const server = process.env.GITHUB_SERVER_URL ?? `https://${s.repo.host}`;
+        testBranch = { name: details.testBranch, url: `${server}/${s.repo.owner}/${s.repo.name}/tree/${details.testBranch}` };
+      } catch {
+        // the summary goes out without the link
+      }
+    }
+    const table = summaryTable({
+      operation: s.operation,
+      repo: repoName(s),
+      targetBranch: s.targetBranch ?? '',
+      pr: this.pr,
+      prNumber: s.prNumber,
+      testBranch,
+      note,
+      now: Date.now(),
+    });
+    const summary = core.summary
+      .addHeading(table.heading, 3)
+      .addTable([table.rows[0].map((data) => ({ data, header: true })), table.rows[1]]);
+    if (table.link) summary.addLink(table.link.text, table.link.url);
+    if (table.note) summary.addRaw(`\n\n${table.note}\n`);
+    await summary.write();
+  }
+}
+
+class StepFailure extends Error {}
+
+function repoName(s: ActionSettings): string {
+  return `${s.repo.host}/${s.repo.owner}/${s.repo.name}`;
+}
+
+function describe(error: unknown): string {
+  if (error instanceof ApiError && error.status === 401) {
+    return `The API rejected the token (401): check the token input (for Dependabot or fork PRs, secrets are not passed)`;
+  }
+  return oneLine(error);
+}
+
+/** The Action: never throws, never exits the process; a failure becomes core.setFailed. */
+export async function run(): Promise<void> {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  let step: Step | null = null;
+  try {
+    const settings = readSettings(runEnvironment());
+    core.setSecret(settings.token);
+    step = new Step(settings, controller.signal);
+    await step.run();
+    const failed = step.failure();
+    await step.summary(failed ?? undefined).catch((e: unknown) => core.warning(`job summary not written: ${oneLine(e)}`));
+    if (failed) core.setFailed(failed);
+  } catch (error) {
+    const message = describe(error);
+    if (step) await step.summary(message).catch(() => undefined);
+    core.setFailed(message);
+  } finally {
+    process.removeListener('SIGINT', stop);
+    process.removeListener('SIGTERM', stop);
+  }
+}

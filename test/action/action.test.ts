@@ -1,0 +1,184 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+const DIST = resolve(import.meta.dirname, '../../dist/index.js');
+
+interface ActionRun {
+  code: number;
+  stdout: string;
+  outputs: Record<string, string>;
+  summary: string;
+  ms: number;
+}
+
+/** Parses the GITHUB_OUTPUT file (name<<delimiter ... delimiter blocks). */
+function parseOutputs(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^([^<]+)<<(.+)$/.exec(lines[i]);
+    if (!m) continue;
+    const value: string[] = [];
+    for (i++; i < lines.length && lines[i] !== m[2]; i++) value.push(lines[i]);
+    out[m[1]] = value.join('\n');
+  }
+  return out;
+}
+
+/** Runs the committed bundle exactly as the runner does: INPUT_* variables, event file, output files. */
+function runAction(inputs: Record<string, string>, opts: { event?: object; eventName?: string; onStart?: (pid: number) => void } = {}): Promise<ActionRun> {
+  const dir = mkdtempSync(join(tmpdir(), 'railyard-action-'));
+  const eventPath = join(dir, 'event.json');
+  writeFileSync(eventPath, JSON.stringify(opts.event ?? pullRequestEvent(7)));
+  const outputPath = join(dir, 'output');
+  const summaryPath = join(dir, 'summary');
+  writeFileSync(outputPath, '');
+  writeFileSync(summaryPath, '');
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    GITHUB_EVENT_PATH: eventPath,
+    GITHUB_EVENT_NAME: opts.eventName ?? 'pull_request',
+    GITHUB_OUTPUT: outputPath,
+    GITHUB_STEP_SUMMARY: summaryPath,
+    GITHUB_REPOSITORY: 'acme/web',
+    GITHUB_SERVER_URL: 'https://github.com',
+    GITHUB_RUN_ID: '1',
+  };
+  for (const [name, value] of Object.entries(inputs)) env[`INPUT_${name.toUpperCase()}`] = value;
+  const started = Date.now();
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [DIST], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    opts.onStart?.(child.pid as number);
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      resolvePromise({
+        code: code ?? -1,
+        stdout,
+        outputs: parseOutputs(readFileSync(outputPath, 'utf8')),
+        summary: readFileSync(summaryPath, 'utf8'),
+        ms: Date.now() - started,
+      }),
+    );
+  });
+}
+
+function pullRequestEvent(number: number) {
+  return {
+    action: 'labeled',
+    number,
+    pull_request: { number, head: { sha: 'a'.repeat(40), ref: `feature-${number}` }, base: { ref: 'main' }, title: `PR ${number}` },
+    repository: { full_name: 'acme/web', name: 'web', owner: { login: 'acme' } },
+  };
+}
+
+let server: TestServer;
+let base: Record<string, string>;
+
+beforeAll(async () => {
+  server = await startTestServer({ sandbox: true, tokens: { 'action-token': 'acme' } });
+  base = { token: 'action-token', 'api-url': server.url };
+  const res = await fetch(`${server.url}/createQueue`, {
+    method: 'POST',
+    headers: { 'x-api-token': 'action-token', 'content-type': 'application/json' },
+    body: JSON.stringify({ repo: { host: 'github.com', owner: 'acme', name: 'web' }, targetBranch: 'main' }),
+  });
+  expect(res.status).toBe(200);
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+describe('the GitHub Action (dist/index.js)', () => {
+  it('submits the pull request of the event, sets outputs and writes a summary', async () => {
+    const run = await runAction({ ...base, operation: 'submit', priority: 'high' });
+    expect(run.code, run.stdout).toBe(0);
+    expect(run.outputs).toMatchObject({ 'pr-number': '7', state: 'pending', merged: 'false', priority: 'high' });
+    expect(JSON.parse(run.outputs.response)).toMatchObject({ prNumber: 7, priorityValue: 10 });
+    expect(run.summary).toMatch(/<table>/);
+    expect(run.summary).toMatch(/#7 Sandbox PR #7/);
+    expect(run.stdout).toMatch(/::add-mask::action-token/);
+  });
+
+  it('status and cancel; fail-on makes a cancelled PR fail the step with the reason', async () => {
+    const status = await runAction({ ...base, operation: 'status' });
+    expect(status.code).toBe(0);
+    expect(status.outputs.state).toBe('pending');
+    const cancel = await runAction({ ...base, operation: 'cancel' });
+    expect(cancel.code).toBe(1);
+    expect(cancel.outputs.state).toBe('cancelled');
+    expect(cancel.stdout).toMatch(/::error::#7 is cancelled \(USER_REQUESTED\)/);
+    const lenient = await runAction({ ...base, operation: 'status', 'fail-on': 'failed' });
+    expect(lenient.code).toBe(0);
+  });
+
+  it('wait: a PR that ends cancelled fails the step, with each state change printed once', async () => {
+    await runAction({ ...base, operation: 'submit', 'pr-number': '8' });
+    const waiting = runAction({ ...base, operation: 'wait', 'pr-number': '8', 'poll-interval-seconds': '0.2', 'timeout-minutes': '1' });
+    await new Promise((r) => setTimeout(r, 1500));
+    await runAction({ ...base, operation: 'cancel', 'pr-number': '8', 'fail-on': '' });
+    const run = await waiting;
+    expect(run.code).toBe(1);
+    expect(run.stdout.match(/#8: pending/g)).toHaveLength(1);
+    expect(run.stdout).toMatch(/#8: cancelled \(USER_REQUESTED\)/);
+    expect(run.outputs).toMatchObject({ state: 'cancelled', merged: 'false' });
+  });
+
+  it('wait: times out with a clear message (decimal minutes)', async () => {
+    await runAction({ ...base, operation: 'submit', 'pr-number': '9' });
+    const run = await runAction({ ...base, operation: 'wait', 'pr-number': '9', 'timeout-minutes': '0.02', 'poll-interval-seconds': '0.2' });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/::error::#9 is still pending after 0\.02 minute\(s\)/);
+    expect(run.outputs.state).toBe('pending');
+  });
+
+  it('a wrong token fails with a one-line reason', async () => {
+    const run = await runAction({ ...base, token: 'wrong', operation: 'status' });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/::error::The API rejected the token \(401\)/);
+    expect(run.stdout.replace('::add-mask::wrong', '')).not.toMatch(/wrong/);
+  });
+
+  it('wait: the server going away is retried, then a clear error', async () => {
+    const other = await startTestServer({ sandbox: true, tokens: { t2: 'acme' } });
+    const key = { repo: { host: 'github.com', owner: 'acme', name: 'web' }, targetBranch: 'main' };
+    const headers = { 'x-api-token': 't2', 'content-type': 'application/json' };
+    await fetch(`${other.url}/createQueue`, { method: 'POST', headers, body: JSON.stringify(key) });
+    await fetch(`${other.url}/submitPullRequest`, { method: 'POST', headers, body: JSON.stringify({ ...key, pr: { number: 3 } }) });
+    const waiting = runAction({ token: 't2', 'api-url': other.url, operation: 'wait', 'pr-number': '3', 'poll-interval-seconds': '0.1', 'timeout-minutes': '1' });
+    await new Promise((r) => setTimeout(r, 1200));
+    await other.close();
+    const run = await waiting;
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/::warning::Reading #3 failed \(.*cannot reach/);
+    expect(run.stdout).toMatch(/::error::.*cannot reach/);
+  });
+
+  it('impacted-targets: ALL, and a newline list', async () => {
+    const all = await runAction({ ...base, operation: 'impacted-targets', 'impacted-targets': 'ALL', 'pr-number': '7' });
+    expect(all.code, all.stdout).toBe(0);
+    expect(all.stdout).toMatch(/: ALL/);
+    const list = await runAction({ ...base, operation: 'impacted-targets', 'impacted-targets': '//a\n//b\n', 'pr-number': '7' });
+    expect(list.stdout).toMatch(/2 target\(s\)/);
+  });
+
+  it('bad inputs fail before any request, naming the input', async () => {
+    const noPr = await runAction({ ...base, operation: 'status' }, { event: {}, eventName: 'push' });
+    expect(noPr.code).toBe(1);
+    expect(noPr.stdout).toMatch(/::error::pr-number: required for a push event/);
+    const badOp = await runAction({ ...base, operation: 'merge' });
+    expect(badOp.stdout).toMatch(/::error::operation: must be one of/);
+  });
+
+  it('takes the PR number and base branch from a merge_group event', async () => {
+    const event = { merge_group: { head_ref: 'refs/heads/gh-readonly-queue/main/pr-7-abcdef0', base_ref: 'refs/heads/main', head_sha: 'b'.repeat(40) } };
+    const run = await runAction({ ...base, operation: 'status' }, { event, eventName: 'merge_group' });
+    expect(run.outputs['pr-number']).toBe('7');
+  });
+});
