@@ -1,0 +1,117 @@
+/**
+ * API load benchmark: autocannon against
+ *   (a) a bare Fastify route returning a constant (the baseline),
+ *   (b) getSubmittedPullRequest,
+ *   (c) getQueue of a queue with 1,000 queued pull requests,
+ * on the same machine in the same run. The servers run in a child process, autocannon here.
+ * Goal: (b) and (c) each serve >= 50 % of the baseline's requests per second.
+ *
+ *   npx tsx bench/api-load.ts            # 10 s per target
+ *   BENCH_SECONDS=20 BENCH_CONNECTIONS=32 npx tsx bench/api-load.ts
+ */
+import { fork } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import Fastify from 'fastify';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const QUEUED = 1000;
+const TOKEN = 'bench-token';
+const REPO = { host: 'github.com', owner: 'acme', name: 'web' };
+const QUEUE = { repo: REPO, targetBranch: 'main' };
+
+interface Ready {
+  bareUrl: string;
+  apiUrl: string;
+}
+
+async function child(): Promise<void> {
+  const [{ buildServer }, { openStore }, { SandboxForge }] = await Promise.all([
+    import('../src/server/index.js'),
+    import('../src/store/index.js'),
+    import('../src/forge/sandbox.js'),
+  ]);
+  const bare = Fastify();
+  bare.get('/', () => ({ ok: true }));
+  const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
+
+  const dataDir = await mkdtemp(join(tmpdir(), 'railyard-bench-'));
+  const store = await openStore({ dataDir });
+  await store.addToken('local', TOKEN);
+  const app = await buildServer({ store, forge: new SandboxForge() });
+  const address = await app.listen({ host: '127.0.0.1', port: 0 });
+  const service = app.railyard.service;
+  await service.createQueue('local', REPO, 'main');
+  for (let n = 1; n <= QUEUED; n++) await service.submit('local', REPO, 'main', n, {});
+
+  process.send!({ bareUrl, apiUrl: `${address}/v1` } satisfies Ready);
+  process.on('disconnect', () => {
+    void Promise.all([bare.close(), app.close()])
+      .then(() => store.close())
+      .then(() => rm(dataDir, { recursive: true, force: true }))
+      .then(() => process.exit(0));
+  });
+}
+
+async function measure(name: string, options: autocannon.Options): Promise<number> {
+  const result = await autocannon({ connections: CONNECTIONS, duration: SECONDS, pipelining: 1, ...options });
+  const bad = result.non2xx + result.errors + result.timeouts;
+  if (bad) throw new Error(`${name}: ${bad} failed requests (non-2xx ${result.non2xx}, errors ${result.errors})`);
+  const rps = result.requests.average;
+  const mb = result.throughput.average / 1024 / 1024;
+  console.log(
+    `${name.padEnd(40)} ${rps.toFixed(0).padStart(8)} req/s   p50 ${String(result.latency.p50).padStart(4)} ms   p99 ${String(result.latency.p99).padStart(4)} ms   ${mb.toFixed(1)} MiB/s`,
+  );
+  return rps;
+}
+
+async function parent(): Promise<void> {
+  const proc = fork(new URL(import.meta.url).pathname, ['--child'], { stdio: 'inherit' });
+  const ready = await new Promise<Ready>((resolve, reject) => {
+    proc.once('message', (m) => resolve(m as Ready));
+    proc.once('exit', (code) => reject(new Error(`server process exited (${code})`)));
+  });
+  const headers = { 'x-api-token': TOKEN, 'content-type': 'application/json' };
+
+  // Sanity: the queue really holds 1,000 pull requests.
+  const queue = (await (await fetch(`${ready.apiUrl}/getQueue`, { method: 'POST', headers, body: JSON.stringify(QUEUE) })).json()) as {
+    enqueuedPullRequests: unknown[];
+  };
+  if (queue.enqueuedPullRequests.length !== QUEUED) throw new Error(`expected ${QUEUED} queued PRs, got ${queue.enqueuedPullRequests.length}`);
+  const queueBytes = Buffer.byteLength(JSON.stringify(queue));
+
+  console.log(`API load, ${SECONDS} s per target, ${CONNECTIONS} connections, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), Node ${process.version}`);
+  console.log(`getQueue answer: ${QUEUED} queued PRs, ${(queueBytes / 1024).toFixed(0)} KiB`);
+  const warm = { ...{ duration: 2 } };
+  await autocannon({ url: ready.bareUrl, connections: CONNECTIONS, ...warm });
+  const bare = await measure('bare Fastify route (constant)', { url: ready.bareUrl });
+  const getPr = await measure('getSubmittedPullRequest', {
+    url: `${ready.apiUrl}/getSubmittedPullRequest`,
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ ...QUEUE, pr: { number: 500 } }),
+  });
+  const getQueue = await measure(`getQueue (${QUEUED} queued PRs)`, {
+    url: `${ready.apiUrl}/getQueue`,
+    method: 'POST',
+    headers,
+    body: JSON.stringify(QUEUE),
+  });
+  const gz = await measure(`getQueue (${QUEUED} queued PRs), gzip`, {
+    url: `${ready.apiUrl}/getQueue`,
+    method: 'POST',
+    headers: { ...headers, 'accept-encoding': 'gzip' },
+    body: JSON.stringify(QUEUE),
+  });
+  const ratio = (x: number) => `${((x / bare) * 100).toFixed(0)} %`;
+  console.log(`ratio getSubmittedPullRequest / bare: ${ratio(getPr)}  (goal >= 50 %)`);
+  console.log(`ratio getQueue / bare:                ${ratio(getQueue)}  (goal >= 50 %)`);
+  console.log(`ratio getQueue gzip / bare:           ${ratio(gz)}`);
+  proc.disconnect();
+}
+
+if (process.argv.includes('--child')) await child();
+else await parent();
