@@ -1,4 +1,4 @@
-import { resolvePriority, TERMINAL_STATES, type Mode, type PullRequestState, type Readiness } from '../contract/index.js';
+import { QUEUED_REASONS, resolvePriority, TERMINAL_STATES, type FailureReason, type ImpactedTargets, type Mode, type PullRequestState, type QueuedReason, type Readiness } from '../contract/index.js';
 import {
   EngineRejection,
   type ConfigPatch,
@@ -10,6 +10,7 @@ import {
   type ReasonCode,
   type StepContext,
   type StepResult,
+  type TestRun,
 } from './types.js';
 
 /** The defaults of a new queue (docs/decisions.md, "createQueue defaults"). */
@@ -48,9 +49,29 @@ export function newQueueModel(branch: string, mode?: Mode, concurrency?: number)
 
 export const isTerminal = (state: PullRequestState): boolean => TERMINAL_STATES.includes(state);
 
-/** Entries still in the queue (not terminal), in queue order: priority value, then submission. */
+const IN_RUN: ReadonlySet<PullRequestState> = new Set(['testing', 'tests_passed', 'pending_failure']);
+
+/**
+ * Entries still in the queue (not terminal), in queue order: entries being tested keep the order
+ * their runs started in; the others follow by priority value, then submission.
+ */
 export function activeEntries(model: QueueModel): Entry[] {
-  return model.entries.filter((e) => !isTerminal(e.state)).sort(compareEntries);
+  const runSeq = new Map(model.runs.map((r) => [r.id, r] as const));
+  const inRun: Entry[] = [];
+  const rest: Entry[] = [];
+  for (const e of model.entries) {
+    if (isTerminal(e.state)) continue;
+    const run = e.testRunId ? runSeq.get(e.testRunId) : undefined;
+    if (IN_RUN.has(e.state) && run) inRun.push(e);
+    else rest.push(e);
+  }
+  const position = (e: Entry) => {
+    const run = runSeq.get(e.testRunId as string) as TestRun;
+    return run.seq * 10_000 + run.prNumbers.indexOf(e.prNumber);
+  };
+  inRun.sort((a, b) => position(a) - position(b));
+  rest.sort(compareEntries);
+  return [...inRun, ...rest];
 }
 
 export function compareEntries(a: Entry, b: Entry): number {
@@ -88,7 +109,45 @@ function isReady(model: QueueModel, entry: Entry): boolean {
 
 /** Whether the queue admits a not-ready entry into pending now. */
 function admitsNewWork(model: QueueModel): boolean {
-  return model.config.state === 'running';
+  return model.config.state === 'running' || model.config.state === 'paused';
+}
+
+/** Whether two sets of impacted targets overlap: "ALL" overlaps everything but an empty list. */
+export function targetsOverlap(a: ImpactedTargets | null, b: ImpactedTargets | null): boolean {
+  if (a === null || b === null) return true; // unknown targets: assume the worst
+  if ((Array.isArray(a) && a.length === 0) || (Array.isArray(b) && b.length === 0)) return false;
+  if (a === 'ALL' || b === 'ALL') return true;
+  const small = a.length <= b.length ? a : b;
+  const large = new Set(a.length <= b.length ? b : a);
+  return small.some((t) => large.has(t));
+}
+
+function unionTargets(list: (ImpactedTargets | null)[]): ImpactedTargets | null {
+  const out = new Set<string>();
+  for (const t of list) {
+    if (t === null) return null;
+    if (t === 'ALL') return 'ALL';
+    for (const x of t) out.add(x);
+  }
+  return [...out];
+}
+
+/**
+ * The earliest time at which a `tick` changes something (a batch stops waiting, a run times out),
+ * or null when nothing is waiting on the clock.
+ */
+export function nextDeadline(model: QueueModel): number | null {
+  let next: number | null = null;
+  const consider = (t: number) => {
+    if (next === null || t < next) next = t;
+  };
+  const timeout = model.config.testingTimeoutMinutes * 60_000;
+  if (timeout > 0) for (const r of model.runs) if (r.status === 'in_progress') consider(r.startedAt + timeout);
+  if (model.config.batch) {
+    const wait = model.config.batchingMaxWaitTimeMinutes * 60_000;
+    for (const e of model.entries) if (e.state === 'pending' && e.admittedAt !== null) consider(e.admittedAt + wait);
+  }
+  return next;
 }
 
 /**
@@ -117,15 +176,42 @@ export function step(model: QueueModel, event: EngineEvent, ctx: StepContext): S
       tx.updateConfig(event.patch);
       break;
     case 'tick':
+      tx.tick();
+      break;
+    case 'testRunStarted':
+      tx.testRunStarted(event.runId, event.branch, event.sha);
+      break;
+    case 'testRunStartFailed':
+      tx.testRunStartFailed(event.runId, event.reason, event.prNumber);
+      break;
+    case 'testRunFinished':
+      tx.testRunFinished(event.runId, event.passed, event.checks, event.reason);
+      break;
+    case 'mergeSucceeded':
+      tx.mergeSucceeded(event.runId);
+      break;
+    case 'mergeFailed':
+      tx.mergeFailed(event.runId, event.reason);
+      break;
+    case 'targetMoved':
+      tx.restartAll('MANUAL_PUSH_TO_TARGET_BRANCH');
       break;
   }
   tx.settle();
   return tx.result();
 }
 
-/** Mutable working copy of a model for one step; entries are copied on first write. */
+/** A test unit being tested or waiting on its result: a run and the entries in it, in queue order. */
+interface Unit {
+  run: TestRun;
+  members: Entry[];
+  targets: ImpactedTargets | null;
+}
+
+/** Mutable working copy of a model for one step; entries and runs are copied on first write. */
 class Transition {
   private readonly entries: Entry[];
+  private readonly runs: TestRun[];
   private config: QueueConfig;
   private nextSeq: number;
   private readonly effects: Effect[] = [];
@@ -135,19 +221,17 @@ class Transition {
     private readonly ctx: StepContext,
   ) {
     this.entries = [...original.entries];
+    this.runs = [...original.runs];
     this.config = original.config;
     this.nextSeq = original.nextSeq;
   }
 
   result(): StepResult {
-    return {
-      model: { ...this.original, config: this.config, entries: this.entries, nextSeq: this.nextSeq },
-      effects: this.effects,
-    };
+    return { model: this.model, effects: this.effects };
   }
 
   private get model(): QueueModel {
-    return { ...this.original, config: this.config, entries: this.entries, nextSeq: this.nextSeq };
+    return { ...this.original, config: this.config, entries: this.entries, runs: this.runs, nextSeq: this.nextSeq };
   }
 
   private update(entry: Entry, patch: Partial<Entry>): Entry {
@@ -157,10 +241,25 @@ class Transition {
     return next;
   }
 
+  private updateRun(run: TestRun, patch: Partial<TestRun>): TestRun {
+    const index = this.runs.indexOf(run);
+    const next = { ...run, ...patch };
+    this.runs[index] = next;
+    return next;
+  }
+
+  private run(runId: string): TestRun | undefined {
+    return this.runs.find((r) => r.id === runId);
+  }
+
   private setState(entry: Entry, to: PullRequestState, reason: ReasonCode | null, extra: Partial<Entry> = {}): Entry {
     const now = this.ctx.now;
     const patch: Partial<Entry> = { state: to, reason, stateChangedAt: now, ...extra };
     if (to === 'pending' && entry.admittedAt === null) patch.admittedAt = now;
+    if (to === 'pending' && IN_RUN.has(entry.state)) {
+      patch.restarts = (entry.restarts ?? 0) + 1;
+      patch.testingStartedAt = null;
+    }
     if (isTerminal(to)) patch.concludedAt = now;
     this.effects.push({ type: 'stateChanged', entryId: entry.id, prNumber: entry.prNumber, from: entry.state, to, reason });
     return this.update(entry, patch);
@@ -173,6 +272,8 @@ class Transition {
       throw new EngineRejection('invalid', `pull request #${prNumber} is not in the queue: it is ${entry.state}`);
     return entry;
   }
+
+  // ------------------------------------------------------------------ commands
 
   submit(prNumber: number, pr: Entry['pr'], priority: Entry['priority'] | undefined, noBatch: boolean | undefined): void {
     const existing = findEntry(this.model, prNumber);
@@ -202,6 +303,9 @@ class Transition {
       admittedAt: null,
       testingStartedAt: null,
       concludedAt: null,
+      restarts: 0,
+      bisectGroup: null,
+      bisectKnownFailure: null,
     };
     this.entries.push(entry);
     this.effects.push({ type: 'stateChanged', entryId: entry.id, prNumber, from: null, to: 'not_ready', reason: 'API_REQUESTED' });
@@ -212,10 +316,16 @@ class Transition {
     this.setState(entry, 'cancelled', reason);
   }
 
-  restart(prNumber: number, reason: Entry['reason'] & string): void {
+  restart(prNumber: number, reason: QueuedReason): void {
     const entry = this.active(prNumber);
     if (entry.state === 'not_ready') return; // nothing to restart: it has not been admitted yet
-    this.setState(entry, 'pending', reason, { testRunId: null, testingStartedAt: null });
+    const unit = entry.testRunId && IN_RUN.has(entry.state) ? this.units().find((u) => u.run.id === entry.testRunId) : undefined;
+    if (unit) {
+      if (unit.run.mergeRequested) throw new EngineRejection('conflict', `pull request #${prNumber} is being merged`);
+      this.restartUnit(unit, reason);
+      return;
+    }
+    this.setState(entry, 'pending', reason, { testingStartedAt: null });
   }
 
   impactedTargets(prNumber: number, sha: string, targets: Entry['impactedTargets']): void {
@@ -278,8 +388,145 @@ class Transition {
     this.config = next;
   }
 
-  /** Re-evaluates readiness and the mode switch after any event. */
+  // ------------------------------------------------------------------ outcomes from the shell
+
+  tick(): void {
+    const timeout = this.config.testingTimeoutMinutes * 60_000;
+    if (timeout <= 0) return;
+    for (const run of [...this.runs]) {
+      if (run.status === 'in_progress' && this.ctx.now - run.startedAt >= timeout) {
+        this.effects.push({ type: 'cancelTestRun', runId: run.id });
+        this.finishRun(run, false, 'TEST_RUN_TIMEOUT', run.checks);
+      }
+    }
+  }
+
+  testRunStarted(runId: string, branch: string, sha: string): void {
+    const run = this.run(runId);
+    if (!run || run.status !== 'in_progress') return;
+    this.updateRun(run, { branch, sha });
+  }
+
+  testRunStartFailed(runId: string, reason: FailureReason, prNumber: number | undefined): void {
+    const run = this.run(runId);
+    if (!run || run.status !== 'in_progress') return;
+    const unit = this.units().find((u) => u.run.id === runId);
+    this.updateRun(run, { status: 'failed', finishedAt: this.ctx.now, failureReason: reason });
+    if (!unit) return;
+    const culprit = unit.members.find((m) => m.prNumber === prNumber);
+    if (culprit && unit.members.length > 1) {
+      // One PR of a batch conflicts: it fails alone, the others go back to be tested without it.
+      this.setState(culprit, 'failed', reason);
+      for (const m of unit.members) if (m !== culprit) this.setState(this.current(m), 'pending', 'PREREQUISITE_MERGE_ITEM_FAILED');
+      return;
+    }
+    for (const m of unit.members) this.setState(m, 'failed', reason);
+  }
+
+  testRunFinished(runId: string, passed: boolean, checks: TestRun['checks'] | undefined, reason: FailureReason | undefined): void {
+    const run = this.run(runId);
+    if (!run || run.status !== 'in_progress') return;
+    this.finishRun(run, passed, passed ? null : (reason ?? 'TEST_RUN_REQUIRED_STATUS_FAILED'), checks ?? run.checks);
+  }
+
+  private finishRun(run: TestRun, passed: boolean, reason: FailureReason | null, checks: TestRun['checks']): void {
+    const members = this.membersOf(run.id);
+    this.updateRun(run, { status: passed ? 'succeeded' : 'failed', finishedAt: this.ctx.now, failureReason: reason, checks });
+    for (const m of members) {
+      if (passed) this.setState(m, 'tests_passed', null);
+      else this.setState(m, 'pending_failure', reason);
+    }
+  }
+
+  mergeSucceeded(runId: string): void {
+    const run = this.run(runId);
+    if (!run || !run.mergeRequested) return;
+    for (const pr of run.mergePrNumbers ?? run.prNumbers) {
+      const entry = findEntry(this.model, pr);
+      if (entry && !isTerminal(entry.state)) this.setState(entry, 'merged', 'MERGE_GRAPH_MERGE');
+    }
+  }
+
+  mergeFailed(runId: string, reason: 'target_moved' | 'error'): void {
+    const run = this.run(runId);
+    if (!run || !run.mergeRequested) return;
+    this.updateRun(run, { mergeRequested: false, mergePrNumbers: null });
+    if (reason === 'target_moved') {
+      this.restartAll('MANUAL_PUSH_TO_TARGET_BRANCH');
+      return;
+    }
+    for (const m of this.membersOf(runId)) this.setState(m, 'failed', 'GITHUB_API_MERGE_PR_FAILED');
+  }
+
+  /** Every unit goes back to pending (the target moved under it). */
+  restartAll(reason: QueuedReason): void {
+    for (const unit of this.units()) {
+      if (unit.run.mergeRequested) this.updateRun(this.run(unit.run.id) as TestRun, { mergeRequested: false, mergePrNumbers: null });
+      this.restartUnit(unit, reason);
+    }
+  }
+
+  // ------------------------------------------------------------------ scheduling
+
+  private current(entry: Entry): Entry {
+    return this.entries.find((e) => e.id === entry.id) as Entry;
+  }
+
+  private membersOf(runId: string): Entry[] {
+    const run = this.run(runId);
+    const members = this.entries.filter((e) => e.testRunId === runId && IN_RUN.has(e.state));
+    if (run) members.sort((a, b) => run.prNumbers.indexOf(a.prNumber) - run.prNumbers.indexOf(b.prNumber));
+    return members;
+  }
+
+  /** Units in queue order (the order their runs started in). */
+  private units(): Unit[] {
+    const byRun = new Map<string, Entry[]>();
+    for (const e of this.entries) {
+      if (!e.testRunId || !IN_RUN.has(e.state)) continue;
+      const list = byRun.get(e.testRunId);
+      if (list) list.push(e);
+      else byRun.set(e.testRunId, [e]);
+    }
+    const units: Unit[] = [];
+    for (const run of this.runs) {
+      const members = byRun.get(run.id);
+      if (!members) continue;
+      members.sort((a, b) => run.prNumbers.indexOf(a.prNumber) - run.prNumbers.indexOf(b.prNumber));
+      units.push({ run, members, targets: unionTargets(members.map((m) => m.impactedTargets)) });
+    }
+    return units.sort((a, b) => a.run.seq - b.run.seq);
+  }
+
+  private restartUnit(unit: Unit, reason: QueuedReason): void {
+    const run = this.run(unit.run.id) as TestRun;
+    if (run.status === 'in_progress') {
+      this.effects.push({ type: 'cancelTestRun', runId: run.id });
+      this.updateRun(run, { status: 'cancelled', finishedAt: this.ctx.now });
+    }
+    for (const m of unit.members) this.setState(this.current(m), 'pending', reason);
+  }
+
+  /** Re-evaluates readiness, validity, failures, merges and new runs until nothing changes. */
   settle(): void {
+    for (let round = 0; round < 64; round++) {
+      const before = this.effects.length;
+      this.readiness();
+      this.cancelOrphanRuns();
+      this.preempt();
+      this.invalidate();
+      this.resolveFailures();
+      this.requestMerge();
+      this.startRuns();
+      if (this.effects.length === before) break;
+    }
+    if (this.config.pendingMode !== null && activeEntries(this.model).length === 0) {
+      const state = this.config.state === 'switching_modes' ? 'running' : this.config.state;
+      this.config = { ...this.config, state, mode: this.config.pendingMode, pendingMode: null };
+    }
+  }
+
+  private readiness(): void {
     const admits = admitsNewWork(this.model);
     for (const entry of [...this.entries]) {
       if (isTerminal(entry.state)) continue;
@@ -290,9 +537,279 @@ class Transition {
         this.setState(entry, 'not_ready', 'AWAITING_READINESS');
       }
     }
-    if (this.config.pendingMode !== null && activeEntries(this.model).length === 0) {
-      const state = this.config.state === 'switching_modes' ? 'running' : this.config.state;
-      this.config = { ...this.config, state, mode: this.config.pendingMode, pendingMode: null };
+  }
+
+  /** A run nobody is in any more (all its PRs cancelled) stops. */
+  private cancelOrphanRuns(): void {
+    const inRun = new Set<string>();
+    for (const e of this.entries) if (e.testRunId && IN_RUN.has(e.state)) inRun.add(e.testRunId);
+    for (const run of [...this.runs]) {
+      if (run.status === 'in_progress' && !inRun.has(run.id)) {
+        this.effects.push({ type: 'cancelTestRun', runId: run.id });
+        this.updateRun(run, { status: 'cancelled', finishedAt: this.ctx.now });
+      }
     }
   }
+
+  /**
+   * A unit's test commit is only worth something while everything it was built on still lands
+   * before it: a PR of its base or of its own batch that failed, left, or went back to pending
+   * sends the unit back to pending.
+   */
+  private invalidate(): void {
+    const position = new Map<number, number>();
+    for (const unit of this.units()) for (const m of unit.members) position.set(m.prNumber, unit.run.seq);
+    for (const unit of this.units()) {
+      if (unit.run.mergeRequested) continue;
+      let reason: QueuedReason | null = null;
+      const check = (pr: number, ownBatch: boolean) => {
+        if (reason) return;
+        const e = findEntryFast(this.entries, pr);
+        if (!e || e.state === 'merged') return;
+        const at = position.get(pr);
+        if (at !== undefined && (ownBatch ? at === unit.run.seq : at < unit.run.seq)) return;
+        reason =
+          e.state === 'failed'
+            ? 'PREREQUISITE_MERGE_ITEM_FAILED'
+            : e.state === 'cancelled'
+              ? 'PREREQUISITE_MERGE_ITEM_CANCELLED'
+              : e.reason && (QUEUED_REASONS as readonly string[]).includes(e.reason)
+                ? (e.reason as QueuedReason)
+                : 'PREREQUISITE_MERGE_ITEM_FAILED';
+      };
+      for (const pr of unit.run.basePrNumbers) check(pr, false);
+      for (const pr of unit.run.prNumbers) check(pr, true);
+      if (reason) {
+        for (const m of unit.members) position.delete(m.prNumber);
+        this.restartUnit(unit, reason);
+      }
+    }
+  }
+
+  /** An urgent PR interrupts the non-urgent tests it would have to wait behind. */
+  private preempt(): void {
+    if (this.config.state === 'paused') return;
+    const urgent = this.entries.filter((e) => e.state === 'pending' && e.priority.value === 0);
+    if (!urgent.length) return;
+    const parallel = this.config.mode === 'parallel';
+    for (const unit of this.units()) {
+      if (unit.run.mergeRequested || unit.run.status === 'succeeded') continue;
+      if (unit.members.some((m) => m.priority.value === 0)) continue;
+      if (parallel && !urgent.some((u) => targetsOverlap(u.impactedTargets, unit.targets))) continue;
+      this.restartUnit(unit, 'SKIP_THE_LINE_INTERRUPTED');
+    }
+  }
+
+  /** PRs of the units ahead of `unit` that its test commit contains and that have not merged. */
+  private unmergedBase(run: TestRun): number[] {
+    return run.basePrNumbers.filter((pr) => findEntryFast(this.entries, pr)?.state !== 'merged');
+  }
+
+  /**
+   * A failed unit waits for the units ahead to land and for `pendingFailureDepth` successors to
+   * finish; then it is cleared by an optimistic merge, bisected, or fails.
+   */
+  private resolveFailures(): void {
+    const units = this.units();
+    for (const unit of units) {
+      if (unit.run.status !== 'failed' || unit.run.mergeRequested) continue;
+      if (this.unmergedBase(unit.run).length > 0) continue; // the culprit may be ahead
+      const own = new Set(unit.run.prNumbers);
+      const successors = units.filter((u) => u.run.seq > unit.run.seq && u.run.basePrNumbers.some((pr) => own.has(pr)));
+      const watched = successors.slice(0, this.config.pendingFailureDepth);
+      if (watched.some((u) => u.run.status === 'in_progress')) continue;
+      if (this.config.canOptimisticallyMerge && watched.some((u) => u.run.status === 'succeeded')) continue; // a merge clears it
+      const reason = unit.run.failureReason ?? 'TEST_RUN_REQUIRED_STATUS_FAILED';
+      if (unit.members.length > 1 && reason !== 'TEST_RUN_TIMEOUT') this.bisect(unit.members, unit.run.prNumbers);
+      else for (const m of unit.members) this.setState(this.current(m), 'failed', reason);
+    }
+  }
+
+  /** Splits a failed group in halves that are tested again on bisection slots. */
+  private bisect(members: Entry[], knownFailure: number[]): void {
+    const half = Math.ceil(members.length / 2);
+    const groups = [members.slice(0, half), members.slice(half)];
+    for (const group of groups) {
+      const id = this.ctx.newId();
+      for (const m of group) {
+        this.setState(this.current(m), 'pending', 'BISECTION_REQUIRED', {
+          bisectGroup: id,
+          bisectKnownFailure: { base: [], prs: [...knownFailure] },
+        });
+      }
+    }
+  }
+
+  /** Lands the first passing unit whose base has landed (or, optimistically, is still in flight). */
+  private requestMerge(): void {
+    if (this.config.state === 'paused') return;
+    if (this.runs.some((r) => r.mergeRequested && this.membersOf(r.id).length > 0)) return; // one merge at a time
+    const units = this.units();
+    const position = new Map<number, number>();
+    for (const unit of units) for (const m of unit.members) position.set(m.prNumber, unit.run.seq);
+    for (const unit of units) {
+      if (unit.run.status !== 'succeeded') continue;
+      const base = this.unmergedBase(unit.run);
+      if (base.length > 0 && !this.config.canOptimisticallyMerge) continue;
+      // Optimistically landing PRs ahead needs each of them to still be in a unit ahead.
+      if (base.some((pr) => (position.get(pr) ?? Infinity) >= unit.run.seq)) continue;
+      const run = this.run(unit.run.id) as TestRun;
+      const prNumbers = [...base, ...unit.members.map((m) => m.prNumber)];
+      this.updateRun(run, { mergeRequested: true, mergePrNumbers: prNumbers });
+      this.effects.push({ type: 'merge', runId: run.id, prNumbers });
+      return;
+    }
+  }
+
+  /** Starts test runs for pending PRs in queue order while slots are free. */
+  private startRuns(): void {
+    const state = this.config.state;
+    if (state === 'paused') return;
+    const parallel = this.config.mode === 'parallel';
+    const units = this.units();
+    let mainInFlight = 0;
+    let bisectionInFlight = 0;
+    for (const r of this.runs) {
+      if (r.status !== 'in_progress') continue;
+      if (r.isBisection) bisectionInFlight++;
+      else mainInFlight++;
+    }
+    const pending = this.entries.filter((e) => e.state === 'pending').sort(compareEntries);
+    const taken = new Set<string>();
+    const blocked: (ImpactedTargets | null)[] = [];
+    const draining = state === 'draining' || state === 'switching_modes';
+    const waitMs = this.config.batchingMaxWaitTimeMinutes * 60_000;
+
+    for (const entry of pending) {
+      if (taken.has(entry.id)) continue;
+      let members: Entry[];
+      let isBisection = false;
+      if (entry.bisectGroup) {
+        isBisection = true;
+        members = pending.filter((e) => e.bisectGroup === entry.bisectGroup);
+      } else if (this.config.batch && !entry.noBatch) {
+        members = [entry];
+        for (const e of pending) {
+          if (members.length >= this.config.batchingMinSize) break;
+          if (e === entry || taken.has(e.id) || e.noBatch || e.bisectGroup || e.seq < 0) continue;
+          if (compareEntries(e, entry) < 0) continue;
+          if (parallel && !targetsOverlap(e.impactedTargets, entry.impactedTargets)) continue;
+          members.push(e);
+        }
+      } else {
+        members = [entry];
+      }
+      for (const m of members) taken.add(m.id);
+      const targets = unionTargets(members.map((m) => m.impactedTargets));
+      const isBlocked = () => {
+        blocked.push(targets);
+      };
+      if (blocked.some((b) => !parallel || targetsOverlap(b, targets))) {
+        isBlocked();
+        continue;
+      }
+      // A batch waits to fill up, unless the queue is draining or its oldest PR waited long enough.
+      if (!isBisection && this.config.batch && !entry.noBatch && members.length < this.config.batchingMinSize && !draining) {
+        const oldest = Math.min(...members.map((m) => (m.restarts ? -Infinity : (m.admittedAt ?? this.ctx.now))));
+        if (this.ctx.now - oldest < waitMs) {
+          isBlocked();
+          continue;
+        }
+      }
+      if (isBisection ? bisectionInFlight >= this.config.bisectionConcurrency : mainInFlight >= this.config.concurrency) {
+        isBlocked();
+        continue;
+      }
+      const deps = parallel ? this.dependencyClosure(units, targets) : units;
+      // Do not stack new work on a failure beyond the successors pendingFailureDepth asks for.
+      const holdsBack = deps.some((u) => {
+        if (u.run.status !== 'failed') return false;
+        const own = new Set(u.run.prNumbers);
+        const successors = units.filter((s) => s.run.seq > u.run.seq && s.run.basePrNumbers.some((pr) => own.has(pr))).length;
+        return successors >= this.config.pendingFailureDepth;
+      });
+      if (holdsBack) {
+        isBlocked();
+        continue;
+      }
+      const basePrNumbers = deps.flatMap((u) => u.members.map((m) => m.prNumber));
+      if (isBisection && this.config.optimizationMode === 'bisection_skip_redundant_tests') {
+        const known = entry.bisectKnownFailure?.prs ?? [];
+        const combination = new Set(
+          known.filter((pr) => basePrNumbers.includes(pr) || findEntryFast(this.entries, pr)?.state === 'merged'),
+        );
+        for (const m of members) combination.add(m.prNumber);
+        if (known.length > 0 && combination.size === known.length && known.every((pr) => combination.has(pr))) {
+          // This exact combination already failed in this bisection: no need to test it again.
+          if (known.some((pr) => basePrNumbers.includes(pr))) {
+            isBlocked(); // wait for the rest of the combination to land, then decide without a run
+            continue;
+          }
+          const run = this.createRun(members, [], true);
+          this.updateRun(run, { status: 'failed', finishedAt: this.ctx.now, failureReason: 'TEST_RUN_FAILED_BY_OPTIMIZATION' });
+          for (const m of members) this.setState(this.current(m), 'pending_failure', 'TEST_RUN_FAILED_BY_OPTIMIZATION', { testRunId: run.id });
+          continue;
+        }
+      }
+      const run = this.createRun(members, basePrNumbers, isBisection);
+      this.effects.push({ type: 'startTestRun', runId: run.id });
+      for (const m of members) {
+        // Keep why a retest happens (e.g. PREREQUISITE_MERGE_ITEM_FAILED) as the reason of the new test.
+        const reason = m.reason && (QUEUED_REASONS as readonly string[]).includes(m.reason) ? m.reason : null;
+        this.setState(this.current(m), 'testing', reason, { testRunId: run.id, testingStartedAt: this.ctx.now });
+      }
+      units.push({ run, members: members.map((m) => this.current(m)), targets });
+      if (isBisection) bisectionInFlight++;
+      else mainInFlight++;
+    }
+  }
+
+  private createRun(members: Entry[], basePrNumbers: number[], isBisection: boolean): TestRun {
+    const run: TestRun = {
+      id: this.ctx.newId(),
+      prNumbers: members.map((m) => m.prNumber),
+      basePrNumbers,
+      isBisection,
+      status: 'in_progress',
+      checks: {},
+      startedAt: this.ctx.now,
+      finishedAt: null,
+      failureReason: null,
+      branch: null,
+      sha: null,
+      seq: this.nextSeq++,
+      mergeMethod: this.config.mergeMethod,
+      requiredStatuses: this.config.requiredStatuses,
+      mergeRequested: false,
+      mergePrNumbers: null,
+    };
+    this.runs.push(run);
+    return run;
+  }
+
+  /** Parallel mode: the units a new unit with `targets` depends on, directly or through others. */
+  private dependencyClosure(units: Unit[], targets: ImpactedTargets | null): Unit[] {
+    const chosen = new Set<Unit>();
+    const frontier: (ImpactedTargets | null)[] = [targets];
+    while (frontier.length) {
+      const t = frontier.pop() as ImpactedTargets | null;
+      for (const u of units) {
+        if (chosen.has(u) || !targetsOverlap(t, u.targets)) continue;
+        chosen.add(u);
+        frontier.push(u.targets);
+      }
+    }
+    return units.filter((u) => chosen.has(u));
+  }
+}
+
+/** The current entry of a PR (non-terminal first, else the latest) without building a model. */
+function findEntryFast(entries: readonly Entry[], prNumber: number): Entry | undefined {
+  let latest: Entry | undefined;
+  for (const e of entries) {
+    if (e.prNumber !== prNumber) continue;
+    if (!isTerminal(e.state)) return e;
+    if (!latest || e.seq > latest.seq) latest = e;
+  }
+  return latest;
 }

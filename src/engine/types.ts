@@ -91,6 +91,12 @@ export interface Entry {
   testingStartedAt: number | null;
   /** When it reached merged / failed / cancelled. */
   concludedAt: number | null;
+  /** Times its tests restarted (testing → pending) in this submission. */
+  restarts?: number;
+  /** Bisection: entries with the same group id are tested together, as a bisection run. */
+  bisectGroup?: string | null;
+  /** Bisection: the failed combination (base + PRs) that this group was split from. */
+  bisectKnownFailure?: { base: number[]; prs: number[] } | null;
 }
 
 export type TestRunStatus = 'in_progress' | 'succeeded' | 'failed' | 'cancelled';
@@ -112,6 +118,16 @@ export interface TestRun {
   /** Test branch and commit, once the forge built them. */
   branch: string | null;
   sha: string | null;
+  /** Monotonic start order: the queue order of entries that are being tested. */
+  seq: number;
+  /** How the test commit is built and landed (copied from the queue at start). */
+  mergeMethod: MergeMethod;
+  /** Required statuses at start (null = every check the repository defines). */
+  requiredStatuses: string[] | null;
+  /** A merge of this run's commit was asked for (once). */
+  mergeRequested: boolean;
+  /** PRs this run's merge lands (its base still in the queue plus its own). */
+  mergePrNumbers: number[] | null;
 }
 
 /** The whole state of one queue: what the engine decides on. Plain data, serialisable. */
@@ -164,6 +180,45 @@ export interface UpdateConfigEvent {
 export interface TickEvent {
   type: 'tick';
 }
+/** The shell built and pushed the test commit of a run. */
+export interface TestRunStartedEvent {
+  type: 'testRunStarted';
+  runId: string;
+  branch: string;
+  sha: string;
+}
+/** The shell could not build the run: a merge conflict (naming the PR) or a config problem. */
+export interface TestRunStartFailedEvent {
+  type: 'testRunStartFailed';
+  runId: string;
+  reason: FailureReason;
+  /** The PR that conflicts; without it every PR of the run fails with `reason`. */
+  prNumber?: number;
+}
+/** The required checks of a run finished. */
+export interface TestRunFinishedEvent {
+  type: 'testRunFinished';
+  runId: string;
+  passed: boolean;
+  checks?: Record<string, 'success' | 'failure' | 'pending'>;
+  /** Why it failed; default TEST_RUN_REQUIRED_STATUS_FAILED. */
+  reason?: FailureReason;
+}
+/** The target branch moved to the run's commit: its `mergePrNumbers` landed. */
+export interface MergeSucceededEvent {
+  type: 'mergeSucceeded';
+  runId: string;
+}
+/** The merge did not happen: someone moved the target (everything restarts) or the forge failed. */
+export interface MergeFailedEvent {
+  type: 'mergeFailed';
+  runId: string;
+  reason: 'target_moved' | 'error';
+}
+/** The target branch moved outside the queue: every run restarts on the new head. */
+export interface TargetMovedEvent {
+  type: 'targetMoved';
+}
 
 export type EngineEvent =
   | SubmitEvent
@@ -172,7 +227,13 @@ export type EngineEvent =
   | ImpactedTargetsEvent
   | PrUpdatedEvent
   | UpdateConfigEvent
-  | TickEvent;
+  | TickEvent
+  | TestRunStartedEvent
+  | TestRunStartFailedEvent
+  | TestRunFinishedEvent
+  | MergeSucceededEvent
+  | MergeFailedEvent
+  | TargetMovedEvent;
 
 /** Something the shell must do. Outcomes come back as events. */
 export type Effect =

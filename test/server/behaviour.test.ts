@@ -23,6 +23,14 @@ async function withQueue(opts?: Parameters<typeof startTestServer>[0]): Promise<
   return s;
 }
 
+/** A paused queue: PRs are admitted and ordered but nothing starts testing, so stored state stays put. */
+async function withPausedQueue(extra: Record<string, unknown> = {}): Promise<TestServer> {
+  const s = await server();
+  await ok(s, 'createQueue', { ...Q, ...extra });
+  await ok(s, 'updateQueue', { ...Q, state: 'paused' });
+  return s;
+}
+
 describe('queues', () => {
   it('creates a queue with the documented defaults and refuses a second one for the branch (409)', async () => {
     const s = await withQueue();
@@ -123,7 +131,7 @@ describe('queues', () => {
 
 describe('pull requests', () => {
   it('submits with a numeric-string number and an upper-case priority; resubmitting updates priority and noBatch', async () => {
-    const s = await withQueue();
+    const s = await withPausedQueue();
     await ok(s, 'submitPullRequest', { ...Q, pr: { number: '7' }, priority: 'LOW' });
     let pr = await ok(s, 'getSubmittedPullRequest', { ...Q, pr: { number: '7' } });
     expect(pr).toMatchObject({ prNumber: 7, state: 'pending', priorityName: 'low', priorityValue: 200, skipTheLine: false });
@@ -137,7 +145,7 @@ describe('pull requests', () => {
   });
 
   it('orders the queue by priority, then submission', async () => {
-    const s = await withQueue();
+    const s = await withPausedQueue();
     await ok(s, 'submitPullRequest', { ...Q, pr: { number: 1 } });
     await ok(s, 'submitPullRequest', { ...Q, pr: { number: 2 }, priority: 'low' });
     await ok(s, 'submitPullRequest', { ...Q, pr: { number: 3 }, priority: 10 });
@@ -148,7 +156,7 @@ describe('pull requests', () => {
   });
 
   it('cancels, 404s a PR never submitted, and enqueues a cancelled PR again on resubmit', async () => {
-    const s = await withQueue();
+    const s = await withPausedQueue();
     await ok(s, 'submitPullRequest', { ...Q, pr: { number: 5 } });
     const first = await ok(s, 'getSubmittedPullRequest', { ...Q, pr: { number: 5 } });
     await ok(s, 'cancelPullRequest', { ...Q, pr: { number: 5 } });
@@ -168,7 +176,7 @@ describe('pull requests', () => {
   });
 
   it('restarts a queued PR with the API reason', async () => {
-    const s = await withQueue();
+    const s = await withPausedQueue();
     await ok(s, 'submitPullRequest', { ...Q, pr: { number: 1 } });
     await ok(s, 'restartTestsOnPullRequest', { ...Q, pr: { number: 1 } });
     expect(await ok(s, 'getSubmittedPullRequest', { ...Q, pr: { number: 1 } })).toMatchObject({
@@ -178,7 +186,7 @@ describe('pull requests', () => {
   });
 
   it('finds a submitted PR by head branch', async () => {
-    const s = await withQueue();
+    const s = await withPausedQueue();
     await ok(s, 'submitPullRequest', { ...Q, pr: { number: 42 } });
     const pr = await ok(s, 'getSubmittedPullRequest', { ...Q, pr: { branch: 'sandbox/pr-42' } });
     expect(pr.prNumber).toBe(42);
@@ -189,8 +197,7 @@ describe('pull requests', () => {
   });
 
   it('keeps not-ready PRs out of getQueue; impacted targets (also uploaded before submitting) make them ready', async () => {
-    const s = await server();
-    await ok(s, 'createQueue', { ...Q, mode: 'parallel' });
+    const s = await withPausedQueue({ mode: 'parallel' });
     // Uploaded before the PR is submitted (the merge action does this on every push).
     await ok(s, 'setImpactedTargets', { ...Q, pr: { number: '2', sha: sandboxHeadSha(REPO, 2) }, impactedTargets: [] });
     await ok(s, 'submitPullRequest', { ...Q, pr: { number: 1 } });
@@ -211,7 +218,7 @@ describe('pull requests', () => {
   });
 
   it('lists with a state filter, a conclusion window and cursor paging', async () => {
-    const s = await withQueue();
+    const s = await withPausedQueue();
     for (const n of [1, 2, 3, 4, 5]) await ok(s, 'submitPullRequest', { ...Q, pr: { number: n } });
     const before = new Date().toISOString();
     await new Promise((r) => setTimeout(r, 5));

@@ -82,6 +82,11 @@ describe('persistence', () => {
       failureReason: null,
       branch: 'railyard-merge/pr-1/0b6c2f36-2b1f-4d7e-9c57-1b1d1c1e0f00',
       sha: 'a'.repeat(40),
+      seq: 1,
+      mergeMethod: 'squash',
+      requiredStatuses: null,
+      mergeRequested: false,
+      mergePrNumbers: null,
     };
     await store.commitQueueChange(queue.id, queue.model, { ...queue.model, runs: [run] });
     await store.close();

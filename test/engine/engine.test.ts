@@ -1,0 +1,297 @@
+import { describe, expect, it } from 'vitest';
+import { nextDeadline } from '../../src/engine/index.js';
+import { Harness, oracle } from './harness.js';
+
+describe('predictive testing', () => {
+  it('tests each PR on the PRs ahead of it and lands them in order', () => {
+    const h = new Harness({ concurrency: 3 });
+    for (const n of [1, 2, 3]) h.submit(n);
+    expect(h.inProgress().map((r) => [r.prNumbers, r.basePrNumbers])).toEqual([
+      [[1], []],
+      [[2], [1]],
+      [[3], [1, 2]],
+    ]);
+    // #3 passes first: it waits for #1 and #2 to land (no optimistic merging).
+    h.finish(h.runOf(3).id, true);
+    expect(h.state(3)).toBe('tests_passed');
+    expect(h.target).toEqual([]);
+    h.finish(h.runOf(1).id, true);
+    expect(h.target).toEqual([1]);
+    h.finish(h.runOf(2).id, true);
+    expect(h.target).toEqual([1, 2, 3]);
+    expect(h.merges.every((m) => m.runPassed && m.tested.join() === m.targetAfter.join())).toBe(true);
+  });
+
+  it('evicts a failing PR and retests the PRs behind it without it', () => {
+    const h = new Harness({ concurrency: 3 });
+    for (const n of [1, 2, 3]) h.submit(n);
+    h.finish(h.runOf(1).id, false);
+    expect(h.state(1)).toBe('failed');
+    expect(h.reason(1)).toBe('TEST_RUN_REQUIRED_STATUS_FAILED');
+    expect(h.runOf(2).basePrNumbers).toEqual([]);
+    expect(h.runOf(3).basePrNumbers).toEqual([2]);
+    expect(h.model.entries.find((e) => e.prNumber === 2)?.restarts).toBe(1);
+    h.settle(oracle(new Set([1])));
+    expect(h.target).toEqual([2, 3]);
+  });
+
+  it('a failure behind a failure waits for the one ahead before it is judged', () => {
+    const h = new Harness({ concurrency: 2 });
+    h.submit(1);
+    h.submit(2);
+    h.finish(h.runOf(2).id, false); // fails because #1 is broken, but #1 has not reported yet
+    expect(h.state(2)).toBe('pending_failure');
+    h.finish(h.runOf(1).id, false);
+    expect(h.state(1)).toBe('failed');
+    expect(h.state(2)).toBe('testing'); // retested on the target alone
+    expect(h.reason(2)).toBe('PREREQUISITE_MERGE_ITEM_FAILED');
+    h.finish(h.runOf(2).id, true);
+    expect(h.target).toEqual([2]);
+  });
+
+  it('never runs more than concurrency tests at once', () => {
+    const h = new Harness({ concurrency: 2 });
+    for (let n = 1; n <= 6; n++) h.submit(n);
+    expect(h.inProgress()).toHaveLength(2);
+    h.settle(() => true);
+    expect(h.maxInFlight.main).toBe(2);
+    expect(h.target).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+});
+
+describe('priorities', () => {
+  it('orders pending PRs by priority then submission; urgent interrupts running tests', () => {
+    const h = new Harness({ concurrency: 1 });
+    h.submit(1);
+    h.submit(2, { priority: 'low' });
+    h.submit(3, { priority: 'high' });
+    expect(h.runOf(1).prNumbers).toEqual([1]);
+    h.submit(4, { priority: 'urgent' });
+    expect(h.state(1)).toBe('pending');
+    expect(h.reason(1)).toBe('SKIP_THE_LINE_INTERRUPTED');
+    expect(h.inProgress().map((r) => r.prNumbers)).toEqual([[4]]);
+    h.settle(() => true);
+    expect(h.target).toEqual([4, 3, 1, 2]);
+  });
+
+  it('a high (non-urgent) priority never interrupts a running test', () => {
+    const h = new Harness({ concurrency: 1 });
+    h.submit(1);
+    h.submit(2, { priority: 'high' });
+    expect(h.state(1)).toBe('testing');
+    h.settle(() => true);
+    expect(h.target).toEqual([1, 2]);
+  });
+});
+
+describe('batching and bisection', () => {
+  it('waits for a full batch or the maximum wait, then tests the batch as one unit', () => {
+    const h = new Harness({ batch: true, batchingMinSize: 3, batchingMaxWaitTimeMinutes: 10, concurrency: 2 });
+    h.submit(1);
+    h.submit(2);
+    expect(h.inProgress()).toHaveLength(0);
+    expect(nextDeadline(h.model)).toBe(h.now + 10 * 60_000);
+    h.submit(3);
+    expect(h.inProgress().map((r) => r.prNumbers)).toEqual([[1, 2, 3]]);
+    h.submit(4);
+    h.now += 10 * 60_000;
+    h.apply({ type: 'tick' });
+    expect(h.inProgress().map((r) => r.prNumbers)).toEqual([[1, 2, 3], [4]]);
+  });
+
+  it('keeps a noBatch PR alone', () => {
+    const h = new Harness({ batch: true, batchingMinSize: 2, concurrency: 3 });
+    h.submit(1, { noBatch: true });
+    h.submit(2);
+    h.submit(3);
+    expect(h.inProgress().map((r) => r.prNumbers)).toEqual([[1], [2, 3]]);
+  });
+
+  it('bisects a failed batch to isolate the culprit; the others still land', () => {
+    const h = new Harness({ batch: true, batchingMinSize: 4, concurrency: 1, bisectionConcurrency: 2 });
+    for (const n of [1, 2, 3, 4]) h.submit(n);
+    h.finish(h.runOf(1).id, false);
+    expect(h.state(1)).toBe('testing');
+    expect(h.reason(1)).toBe('BISECTION_REQUIRED');
+    expect(h.inProgress().map((r) => [r.prNumbers, r.isBisection])).toEqual([
+      [[1, 2], true],
+      [[3, 4], true],
+    ]);
+    h.settle(oracle(new Set([3])));
+    expect(h.state(3)).toBe('failed');
+    expect(h.target).toEqual([1, 2, 4]);
+    expect(h.maxInFlight.bisection).toBeLessThanOrEqual(2);
+  });
+
+  it('with bisection_skip_redundant_tests never re-runs a combination already known to fail', () => {
+    const run = (skip: boolean) => {
+      const h = new Harness({
+        batch: true,
+        batchingMinSize: 4,
+        bisectionConcurrency: 1,
+        optimizationMode: skip ? 'bisection_skip_redundant_tests' : 'off',
+      });
+      for (const n of [1, 2, 3, 4]) h.submit(n);
+      h.settle(oracle(new Set([4])));
+      return h;
+    };
+    const plain = run(false);
+    const skipping = run(true);
+    expect(plain.target).toEqual([1, 2, 3]);
+    expect(skipping.target).toEqual([1, 2, 3]);
+    expect(skipping.reason(4)).toBe('TEST_RUN_FAILED_BY_OPTIMIZATION');
+    const tested = (h: Harness) => h.effects.filter((e) => e.type === 'startTestRun').length;
+    expect(tested(skipping)).toBeLessThan(tested(plain));
+    // No combination (base + PRs) is started twice in the skipping run.
+    const combos = skipping.model.runs.filter((r) => skipping.started.has(r.id)).map((r) => [...r.basePrNumbers, ...r.prNumbers].sort().join());
+    expect(new Set(combos).size).toBe(combos.length);
+  });
+});
+
+describe('optimistic merging and pending failure depth', () => {
+  it('a passing successor clears a flaky failure and both land together', () => {
+    const h = new Harness({ concurrency: 2, canOptimisticallyMerge: true, pendingFailureDepth: 1 });
+    h.submit(1);
+    h.submit(2);
+    h.finish(h.runOf(1).id, false); // a flake
+    expect(h.state(1)).toBe('pending_failure');
+    h.finish(h.runOf(2).id, true);
+    expect(h.state(1)).toBe('merged');
+    expect(h.state(2)).toBe('merged');
+    expect(h.merges).toEqual([expect.objectContaining({ prNumbers: [1, 2], runPassed: true })]);
+  });
+
+  it('optimistically lands the PRs ahead that are still testing', () => {
+    const h = new Harness({ concurrency: 3, canOptimisticallyMerge: true });
+    for (const n of [1, 2, 3]) h.submit(n);
+    h.finish(h.runOf(3).id, true);
+    expect(h.target).toEqual([1, 2, 3]);
+    expect(h.cancelled.size).toBe(2);
+  });
+
+  it('without optimistic merging the failure is judged after the successors finish', () => {
+    const h = new Harness({ concurrency: 2, pendingFailureDepth: 1 });
+    h.submit(1);
+    h.submit(2);
+    h.finish(h.runOf(1).id, false);
+    expect(h.state(1)).toBe('pending_failure');
+    h.finish(h.runOf(2).id, true);
+    expect(h.state(1)).toBe('failed');
+    expect(h.state(2)).toBe('testing');
+  });
+});
+
+describe('parallel mode', () => {
+  it('tests and lands disjoint lanes independently; ALL depends on everything', () => {
+    const h = new Harness({ concurrency: 5 }, 'parallel');
+    h.submit(1, { targets: ['web'] });
+    h.submit(2, { targets: ['api'] });
+    h.submit(3, { targets: ['web'] });
+    h.submit(4, { targets: 'ALL' });
+    h.submit(5, { targets: [] });
+    expect(h.runOf(2).basePrNumbers).toEqual([]);
+    expect(h.runOf(3).basePrNumbers).toEqual([1]);
+    expect(h.runOf(4).basePrNumbers).toEqual([1, 2, 3]);
+    expect(h.runOf(5).basePrNumbers).toEqual([]);
+    h.finish(h.runOf(2).id, true);
+    expect(h.target).toEqual([2]); // nothing ahead in its lane
+    h.finish(h.runOf(1).id, false);
+    expect(h.state(1)).toBe('failed');
+    expect(h.runOf(3).basePrNumbers).toEqual([]);
+  });
+
+  it('a PR without impacted targets is not ready in parallel mode', () => {
+    const h = new Harness({}, 'parallel');
+    h.submit(1);
+    expect(h.state(1)).toBe('not_ready');
+  });
+});
+
+describe('queue states and outside events', () => {
+  it('paused starts and merges nothing; resuming continues', () => {
+    const h = new Harness({ concurrency: 2 });
+    h.submit(1);
+    h.apply({ type: 'updateConfig', patch: { state: 'paused' } });
+    h.submit(2);
+    expect(h.state(2)).toBe('pending');
+    h.finish(h.runOf(1).id, true);
+    expect(h.target).toEqual([]);
+    expect(h.inProgress()).toHaveLength(0);
+    h.apply({ type: 'updateConfig', patch: { state: 'running' } });
+    expect(h.target).toEqual([1]);
+    expect(h.state(2)).toBe('testing');
+  });
+
+  it('draining finishes what is queued and admits nothing new', () => {
+    const h = new Harness();
+    h.submit(1);
+    h.apply({ type: 'updateConfig', patch: { state: 'draining' } });
+    h.submit(2);
+    h.settle(() => true);
+    expect(h.target).toEqual([1]);
+    expect(h.state(2)).toBe('not_ready');
+  });
+
+  it('a mode switch waits in switching_modes until the queue is empty', () => {
+    const h = new Harness();
+    h.submit(1);
+    h.apply({ type: 'updateConfig', patch: { mode: 'parallel' } });
+    expect(h.model.config.state).toBe('switching_modes');
+    expect(h.model.config.mode).toBe('single');
+    h.settle(() => true);
+    expect(h.model.config).toMatchObject({ state: 'running', mode: 'parallel' });
+  });
+
+  it('a push to the target outside the queue restarts every run', () => {
+    const h = new Harness({ concurrency: 2 });
+    h.submit(1);
+    h.submit(2);
+    const first = h.runOf(1).id;
+    h.apply({ type: 'targetMoved' });
+    expect(h.cancelled.has(first)).toBe(true);
+    expect(h.reason(1)).toBe('MANUAL_PUSH_TO_TARGET_BRANCH');
+    expect(h.runOf(1).id).not.toBe(first);
+    expect(h.effects.some((e) => e.type === 'stateChanged' && e.reason === 'MANUAL_PUSH_TO_TARGET_BRANCH')).toBe(true);
+  });
+
+  it('a merge that finds the target moved restarts instead of landing', () => {
+    const h = new Harness();
+    h.autoMerge = false;
+    h.submit(1);
+    const run = h.runOf(1).id;
+    h.finish(run, true);
+    expect(h.effects.at(-1)).toEqual({ type: 'merge', runId: run, prNumbers: [1] });
+    h.apply({ type: 'mergeFailed', runId: run, reason: 'target_moved' });
+    expect(h.state(1)).toBe('testing');
+    expect(h.runOf(1).id).not.toBe(run);
+  });
+
+  it('times out a run after testingTimeoutMinutes', () => {
+    const h = new Harness({ testingTimeoutMinutes: 30 });
+    h.submit(1);
+    h.now += 30 * 60_000;
+    h.apply({ type: 'tick' });
+    expect(h.state(1)).toBe('failed');
+    expect(h.reason(1)).toBe('TEST_RUN_TIMEOUT');
+  });
+
+  it('cancelling a PR of a batch retests the rest without it', () => {
+    const h = new Harness({ batch: true, batchingMinSize: 2 });
+    h.submit(1);
+    h.submit(2);
+    const batch = h.runOf(1).id;
+    h.apply({ type: 'cancel', prNumber: 1, reason: 'USER_REQUESTED' });
+    expect(h.cancelled.has(batch)).toBe(true);
+    expect(h.reason(2)).toBe('PREREQUISITE_MERGE_ITEM_CANCELLED');
+  });
+
+  it('a merge conflict fails only the conflicting PR of a batch', () => {
+    const h = new Harness({ batch: true, batchingMinSize: 2 });
+    h.submit(1);
+    h.submit(2);
+    h.apply({ type: 'testRunStartFailed', runId: h.runOf(1).id, reason: 'START_TEST_RUN_MERGE_CONFLICT', prNumber: 2 });
+    expect(h.state(2)).toBe('failed');
+    expect(h.reason(2)).toBe('START_TEST_RUN_MERGE_CONFLICT');
+    expect(h.runOf(1).prNumbers).toEqual([1]);
+  });
+});
