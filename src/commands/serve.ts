@@ -39,7 +39,22 @@ export default class Serve extends Command {
       description: 'A token of another organisation, as ORG=TOKEN (repeatable)',
       multiple: true,
     }),
-    sandbox: Flags.boolean({ description: 'Pull requests come from the sandbox forge (simulated PRs)', default: false }),
+    sandbox: Flags.boolean({
+      description: 'Pull requests come from the sandbox forge (simulated PRs and CI)',
+      default: false,
+      exclusive: ['git-root'],
+    }),
+    'git-root': Flags.string({
+      description: 'Serve the bare repositories at DIR/<host>/<owner>/<name>.git: PR N is refs/pull/N/head, checks come from railyard.json',
+      helpValue: 'DIR',
+    }),
+    'sandbox-test-seconds': Flags.integer({ description: 'Sandbox: how long a test run takes', default: 5, min: 0 }),
+    'sandbox-fail': Flags.string({
+      description: 'Sandbox: runs containing any of these PR numbers fail (comma-separated, e.g. 3,7)',
+      helpValue: 'N,M',
+    }),
+    'sandbox-failure-rate': Flags.string({ description: 'Sandbox: probability (0..1) that a run fails for no reason', default: '0' }),
+    seed: Flags.integer({ description: 'Sandbox: seed of the random failures (same seed, same outcomes)', default: 1 }),
   };
 
   async run(): Promise<void> {
@@ -54,12 +69,35 @@ export default class Serve extends Command {
       this.error(error instanceof Error ? error.message : String(error), { exit: 2 });
     }
 
+    const failPrs = new Set<number>();
+    for (const part of (flags['sandbox-fail'] ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+      if (!/^\d+$/.test(part) || Number(part) < 1) this.error(`--sandbox-fail: "${part}" is not a pull request number`, { exit: 2 });
+      failPrs.add(Number(part));
+    }
+    const failureRate = Number(flags['sandbox-failure-rate']);
+    if (!Number.isFinite(failureRate) || failureRate < 0 || failureRate > 1) {
+      this.error(`--sandbox-failure-rate: expected a probability between 0 and 1, got "${flags['sandbox-failure-rate']}"`, { exit: 2 });
+    }
+    if (!flags.sandbox && !flags['git-root']) {
+      this.error('say where pull requests come from: --git-root DIR (bare git repositories) or --sandbox (simulated)', { exit: 2 });
+    }
+
     // Loaded lazily: other commands never pay for Fastify, the store or the engine.
-    const [{ buildServer }, { openStore }, { SandboxForge }] = await Promise.all([
+    const [{ buildServer }, { openStore }, runtime] = await Promise.all([
       import('../server/index.js'),
       import('../store/index.js'),
-      import('../forge/sandbox.js'),
+      import('../server/runtime.js'),
     ]);
+    let backend: Awaited<ReturnType<typeof runtime.createBackend>>;
+    try {
+      backend = await runtime.createBackend({
+        dataDir: flags['data-dir'],
+        gitRoot: flags['git-root'],
+        sandbox: { testSeconds: flags['sandbox-test-seconds'], failPrs, failureRate, seed: flags.seed },
+      });
+    } catch (error) {
+      this.error(error instanceof Error ? error.message : String(error), { exit: 2 });
+    }
 
     const store = await openStore({ dataDir: flags['data-dir'] });
     for (const { org, token } of orgTokens) await store.addToken(org, token);
@@ -69,11 +107,7 @@ export default class Serve extends Command {
       this.log(`Generated an API token for organisation "${flags.org}". It is shown only this once (only its hash is stored):`);
       this.log(`  ${token}`);
     }
-    if (!flags.sandbox) {
-      this.logToStderr('note: the git forge is not wired into serve yet; pull requests come from the sandbox forge');
-    }
-
-    const app = await buildServer({ store, forge: new SandboxForge(), version: this.config.version });
+    const app = await buildServer({ store, forge: backend.forge, workers: backend.workers, version: this.config.version });
     await app.listen({ host: flags.host, port: flags.port });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : flags.port;

@@ -19,6 +19,7 @@ import { flakyHandlers, type FlakyHandlers } from './routes/flaky.js';
 import { mqHandlers } from './routes/mq.js';
 import { RawAnswer, type Handler, type Handlers } from './routes/types.js';
 import { QueueService, type EffectHandler } from './service.js';
+import type { QueueWorkers } from './workers.js';
 
 export interface ServerDeps {
   store: Store;
@@ -29,6 +30,8 @@ export interface ServerDeps {
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Where engine effects are carried out (test runs, merges); see QueueService. */
   onEffects?: EffectHandler;
+  /** The queue workers (sandbox or git executor): run tests, merge, tick; closed with the server. */
+  workers?: QueueWorkers;
   /** The clock (tests and the simulator may pass their own). */
   now?: () => number;
   /** Replaces the flaky-test operations (their data arrives with the flaky-tests work). */
@@ -104,7 +107,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const service = await QueueService.load({
     store: deps.store,
     forge: deps.forge,
-    onEffects: deps.onEffects,
+    onEffects: deps.onEffects ?? deps.workers?.handle,
     now,
     log: (message, error) => app.log.error({ err: error }, message),
   });
@@ -121,8 +124,10 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     done(null, payload);
   });
   app.addHook('onClose', async () => {
+    await deps.workers?.close();
     await service.drain();
   });
+  deps.workers?.attach(service);
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, parseJsonBody);

@@ -82,7 +82,7 @@ let server: TestServer;
 let base: Record<string, string>;
 
 beforeAll(async () => {
-  server = await startTestServer({ sandbox: true, tokens: { 'action-token': 'acme' } });
+  server = await startTestServer({ tokens: { 'action-token': 'acme' } });
   base = { token: 'action-token', 'api-url': server.url };
   const res = await fetch(`${server.url}/createQueue`, {
     method: 'POST',
@@ -90,6 +90,13 @@ beforeAll(async () => {
     body: JSON.stringify({ repo: { host: 'github.com', owner: 'acme', name: 'web' }, targetBranch: 'main' }),
   });
   expect(res.status).toBe(200);
+  // Paused: submitted PRs stay pending, so these tests see the states they set up themselves.
+  const paused = await fetch(`${server.url}/updateQueue`, {
+    method: 'POST',
+    headers: { 'x-api-token': 'action-token', 'content-type': 'application/json' },
+    body: JSON.stringify({ repo: { host: 'github.com', owner: 'acme', name: 'web' }, targetBranch: 'main', state: 'paused' }),
+  });
+  expect(paused.status).toBe(200);
 });
 afterAll(async () => {
   await server?.close();
@@ -138,6 +145,31 @@ describe('the GitHub Action (dist/index.js)', () => {
     expect(run.outputs.state).toBe('pending');
   });
 
+  it('wait: until merged (exit 0), and a PR whose tests fail fails the step with the reason', async () => {
+    // A running sandbox queue: runs take 1 s; any run containing #5 fails.
+    const live = await startTestServer({ tokens: { t3: 'acme' }, sandbox: { testSeconds: 1, failPrs: new Set([5]) } });
+    try {
+      const inputs = { token: 't3', 'api-url': live.url, 'poll-interval-seconds': '0.2', 'timeout-minutes': '1' };
+      const key = { repo: { host: 'github.com', owner: 'acme', name: 'web' }, targetBranch: 'main' };
+      await fetch(`${live.url}/createQueue`, { method: 'POST', headers: { 'x-api-token': 't3' }, body: JSON.stringify(key) });
+      expect((await runAction({ ...inputs, operation: 'submit', 'pr-number': '4' })).code).toBe(0);
+      expect((await runAction({ ...inputs, operation: 'submit', 'pr-number': '5' })).code).toBe(0);
+      const [four, five] = await Promise.all([
+        runAction({ ...inputs, operation: 'wait', 'pr-number': '4' }),
+        runAction({ ...inputs, operation: 'wait', 'pr-number': '5' }),
+      ]);
+      expect(four.code, four.stdout).toBe(0);
+      expect(four.outputs).toMatchObject({ state: 'merged', merged: 'true', 'pr-number': '4' });
+      expect(four.stdout).toMatch(/#4: merged/);
+      expect(four.summary).toMatch(/merged/);
+      expect(five.code, five.stdout).toBe(1);
+      expect(five.outputs).toMatchObject({ state: 'failed', merged: 'false' });
+      expect(five.stdout).toMatch(/::error::#5 is failed \(TEST_RUN_REQUIRED_STATUS_FAILED\)/);
+    } finally {
+      await live.close();
+    }
+  });
+
   it('a wrong token fails with a one-line reason', async () => {
     const run = await runAction({ ...base, token: 'wrong', operation: 'status' });
     expect(run.code).toBe(1);
@@ -146,7 +178,7 @@ describe('the GitHub Action (dist/index.js)', () => {
   });
 
   it('wait: the server going away is retried, then a clear error', async () => {
-    const other = await startTestServer({ sandbox: true, tokens: { t2: 'acme' } });
+    const other = await startTestServer({ tokens: { t2: 'acme' } });
     const key = { repo: { host: 'github.com', owner: 'acme', name: 'web' }, targetBranch: 'main' };
     const headers = { 'x-api-token': 't2', 'content-type': 'application/json' };
     await fetch(`${other.url}/createQueue`, { method: 'POST', headers, body: JSON.stringify(key) });

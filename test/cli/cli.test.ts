@@ -10,7 +10,7 @@ let env: Record<string, string>;
 const REPO = ['--repo', 'github.com/acme/web'];
 
 beforeAll(async () => {
-  server = await startTestServer({ sandbox: true, tokens: { 'cli-token': 'acme', 'other-token': 'globex' } });
+  server = await startTestServer({ tokens: { 'cli-token': 'acme', 'other-token': 'globex' } });
   env = isolatedEnv({ RAILYARD_API_URL: server.url, RAILYARD_TOKEN: 'cli-token' });
 });
 afterAll(async () => {

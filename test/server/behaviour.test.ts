@@ -9,7 +9,7 @@ import { call, ISO_MS, ok, REPO } from './helpers.js';
 const Q = { repo: REPO, targetBranch: 'main' };
 const servers: TestServer[] = [];
 async function server(opts?: Parameters<typeof startTestServer>[0]): Promise<TestServer> {
-  const s = await startTestServer({ sandbox: true, ...opts });
+  const s = await startTestServer({ ...opts });
   servers.push(s);
   return s;
 }

@@ -45,7 +45,7 @@ const notFoundUntilData = new Set<OperationName>(['getMergeQueueTestingDetails',
 let server: TestServer;
 
 beforeAll(async () => {
-  server = await startTestServer({ sandbox: true });
+  server = await startTestServer();
   await ok(server, 'createQueue', Q);
   await ok(server, 'createQueue', { repo: REPO, targetBranch: 'scratch' });
   await ok(server, 'submitPullRequest', { ...Q, pr: { number: 1 } });

@@ -7,8 +7,6 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { routes } from '../../src/contract/index.js';
-import type { TestRun } from '../../src/engine/index.js';
-import { openStore } from '../../src/store/index.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { call, ok, REPO, shapeMismatches } from './helpers.js';
 
@@ -27,7 +25,7 @@ afterEach(async () => {
 });
 
 async function start(dataDir: string): Promise<TestServer> {
-  const s = await startTestServer({ sandbox: true, dataDir });
+  const s = await startTestServer({ dataDir });
   cleanups.push(() => s.close());
   return s;
 }
@@ -60,50 +58,57 @@ describe('persistence', () => {
     expect(list.pullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([1, 2, 3, 4]);
   });
 
-  it('serves a stored test run through getMergeQueueTestingDetails', async () => {
+  it('reports a run through getMergeQueueTestingDetails, and a server restarted mid-run finishes it without losing anything', async () => {
     const dir = await tempDir();
-    const a = await start(dir);
+    const a = await startTestServer({ dataDir: dir, sandbox: { testSeconds: 3 } });
+    cleanups.push(() => a.close());
     await ok(a, 'createQueue', Q);
+    await ok(a, 'updateQueue', { ...Q, requiredStatuses: ['build', 'test'] });
     await ok(a, 'submitPullRequest', { ...Q, pr: { number: 1 } });
-    await a.close();
-
-    // A test run as the engine will store it (the engine does not start runs yet).
-    const store = await openStore({ dataDir: dir });
-    const [queue] = await store.loadQueues();
-    const run: TestRun = {
-      id: '0b6c2f36-2b1f-4d7e-9c57-1b1d1c1e0f00',
-      prNumbers: [1],
-      basePrNumbers: [],
-      isBisection: false,
-      status: 'in_progress',
-      checks: { build: 'success', test: 'pending' },
-      startedAt: Date.parse('2026-03-01T10:00:00Z'),
-      finishedAt: null,
-      failureReason: null,
-      branch: 'railyard-merge/pr-1/0b6c2f36-2b1f-4d7e-9c57-1b1d1c1e0f00',
-      sha: 'a'.repeat(40),
-      seq: 1,
-      mergeMethod: 'squash',
-      requiredStatuses: null,
-      mergeRequested: false,
-      mergePrNumbers: null,
+    const pr = await waitFor(a, 1, (p) => p.state === 'testing' && p.testRunId);
+    const waitForBranch = async () => {
+      for (let i = 0; i < 50; i++) {
+        const d = await ok(a, 'getMergeQueueTestingDetails', { ...Q, testRunId: pr.testRunId });
+        if (d.testBranch) return d;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error('the run never got a test branch');
     };
-    await store.commitQueueChange(queue.id, queue.model, { ...queue.model, runs: [run] });
-    await store.close();
-
-    const b = await start(dir);
-    const details = await ok(b, 'getMergeQueueTestingDetails', { ...Q, testRunId: run.id });
+    const details = await waitForBranch();
     expect(shapeMismatches(routes.getMergeQueueTestingDetails.response as z.ZodType, details)).toEqual([]);
     expect(details).toMatchObject({
-      testBranch: run.branch,
-      testBranchSha: run.sha,
+      testBranch: `railyard-merge/pr-1/${pr.testRunId}`,
+      testBranchSha: expect.stringMatching(/^[0-9a-f]{40}$/),
       status: 'in_progress',
-      createdAt: '2026-03-01T10:00:00.000Z',
+      requiredStatuses: ['build', 'test'],
       testedPullRequests: [{ prNumber: 1, prUrl: 'https://github.com/acme/web/pull/1', title: 'Sandbox PR #1' }],
     });
-    expect((await call(b, 'getMergeQueueTestingDetails', { ...Q, testRunId: 'other' })).status).toBe(404);
+    expect((await call(a, 'getMergeQueueTestingDetails', { ...Q, testRunId: 'other' })).status).toBe(404);
+    await a.close();
+
+    // Restarted before the run finished: the run is re-attached (same id) and the PR lands once.
+    const b = await startTestServer({ dataDir: dir, sandbox: { testSeconds: 3 } });
+    cleanups.push(() => b.close());
+    const merged = await waitFor(b, 1, (p) => p.state === 'merged');
+    expect(merged.testRunId).toBe(pr.testRunId);
+    const after = await ok(b, 'getMergeQueueTestingDetails', { ...Q, testRunId: pr.testRunId });
+    expect(after).toMatchObject({ status: 'succeeded', testBranchSha: details.testBranchSha });
+    const list = await ok(b, 'listPullRequests', { ...Q, state: 'merged' });
+    expect(list.pullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([1]);
   });
 });
+
+/** Polls getSubmittedPullRequest until `done` holds (at most 20 s). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function waitFor(s: TestServer, prNumber: number, done: (pr: any) => unknown): Promise<any> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const pr = await ok(s, 'getSubmittedPullRequest', { ...Q, pr: { number: prNumber } });
+    if (done(pr)) return pr;
+    if (Date.now() > deadline) throw new Error(`#${prNumber} stayed ${pr.state}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 
 describe('railyard serve', () => {
   const hasBuild = existsSync(join(ROOT, 'build/commands/serve.js'));

@@ -1,13 +1,18 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SandboxForge } from '../../src/forge/sandbox.js';
 import { buildServer } from '../../src/server/index.js';
+import { createBackend, type BackendOptions } from '../../src/server/runtime.js';
 import { openStore } from '../../src/store/index.js';
 
 export interface TestServerOptions {
-  /** PRs come from the sandbox forge (the only forge the test server has today). */
-  sandbox?: boolean;
+  /** PRs come from the sandbox forge (default), with these outcomes (default: runs take 5 s and pass). */
+  sandbox?: BackendOptions['sandbox'];
+  /** PRs come from the bare repositories under this directory instead (the git forge and runner). */
+  gitRoot?: string;
+  /** Clock tick / repository poll intervals (ms). */
+  tickMs?: number;
+  pollMs?: number;
   /** Reuse a data dir (e.g. to restart a server on the same data); default: a fresh temp dir, removed on close. */
   dataDir?: string;
   /** token → organisation; default `{ 'test-token': 'local' }`. */
@@ -34,7 +39,8 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   if (!entries.length) throw new Error('startTestServer: tokens must not be empty');
   const store = await openStore({ dataDir });
   for (const [token, org] of entries) await store.addToken(org, token);
-  const app = await buildServer({ store, forge: new SandboxForge(), logLevel: 'error' });
+  const { forge, workers } = await createBackend({ dataDir, gitRoot: opts.gitRoot, sandbox: opts.sandbox, tickMs: opts.tickMs ?? 200, pollMs: opts.pollMs ?? 200 });
+  const app = await buildServer({ store, forge, workers, logLevel: 'error' });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   const port = new URL(address).port;
   let closed = false;

@@ -48,7 +48,7 @@ export function mqHandlers(service: QueueService, now: () => number): Pick<Handl
       const checks = Object.entries(run.checks);
       const title = (n: number) => queue.model.entries.find((e) => e.prNumber === n)?.pr.title ?? '';
       const details: TestingDetailsResponse = {
-        requiredStatuses: queue.model.config.requiredStatuses ?? checks.map(([name]) => name),
+        requiredStatuses: run.requiredStatuses ?? queue.model.config.requiredStatuses ?? checks.map(([name]) => name),
         testBranch: run.branch ?? '',
         testBranchSha: run.sha ?? '',
         createdAt: isoTime(run.startedAt),

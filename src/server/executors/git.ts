@@ -1,0 +1,251 @@
+import { join } from 'node:path';
+import type { FailureReason } from '../../contract/index.js';
+import { findEntry, isTerminal, type Entry, type TestRun } from '../../engine/index.js';
+import {
+  buildTestCommit,
+  casUpdateBranch,
+  ChecksConfigError,
+  diffSnapshots,
+  git,
+  headOf,
+  MergeConflictError,
+  pruneTestBranches,
+  readChecksConfig,
+  snapshot,
+  testBranchName,
+  type GitForge,
+  type RepoSnapshot,
+  type TestUnit,
+} from '../../forge/git/index.js';
+import { runChecks } from '../../runner/index.js';
+import type { QueueHandle, QueueService } from '../service.js';
+import type { Executor, MergeOutcome, Report } from '../workers.js';
+
+export interface GitExecutorOptions {
+  /** Where check logs go: `<dataDir>/runs/<testRunId>/<status>.log`. */
+  dataDir: string;
+  /** How often repositories are polled for pushes, closed PRs and target moves (default 1000 ms). */
+  pollMs?: number;
+  log?: (message: string, error?: unknown) => void;
+}
+
+async function isAncestor(repoDir: string, ancestor: string, descendant: string): Promise<boolean> {
+  const r = await git(repoDir, ['merge-base', '--is-ancestor', ancestor, descendant], { okCodes: [0, 1, 128] });
+  return r.code === 0;
+}
+
+const unitOf = (entry: Entry): TestUnit => ({ prNumber: entry.prNumber, headSha: entry.pr.headSha, title: entry.pr.title, author: entry.pr.author });
+
+/**
+ * Runs the queue on real repositories (`serve --git-root`): test commits are built on the
+ * predicted base exactly as the merge method lands them and pushed as test branches; the checks
+ * of `railyard.json` run in temporary worktrees; merging fast-forwards the target to the tested
+ * commit with a compare-and-swap. Pushes to PRs, closed PRs and target moves made outside the
+ * queue are picked up by polling the repositories.
+ */
+export class GitExecutor implements Executor {
+  readonly kind = 'git';
+  private readonly controllers = new Map<string, AbortController>();
+  /** Target SHAs the queue produced itself, per repository directory. */
+  private readonly ownHeads = new Map<string, Set<string>>();
+  private readonly snapshots = new Map<string, RepoSnapshot>();
+  private watchTimer: NodeJS.Timeout | null = null;
+  private polling: Promise<void> | null = null;
+  private closed = false;
+  private readonly log: (message: string, error?: unknown) => void;
+
+  constructor(
+    readonly forge: GitForge,
+    private readonly options: GitExecutorOptions,
+  ) {
+    this.log = options.log ?? ((message, error) => console.error(message, error ?? ''));
+  }
+
+  private own(repoDir: string): Set<string> {
+    let set = this.ownHeads.get(repoDir);
+    if (!set) this.ownHeads.set(repoDir, (set = new Set()));
+    return set;
+  }
+
+  /** The commit a run is built on and the PRs applied on top of it. */
+  private async basis(queue: QueueHandle, run: TestRun, repoDir: string): Promise<{ baseSha: string; units: TestUnit[] }> {
+    const model = queue.model;
+    const entryOf = (pr: number) => {
+      const e = findEntry(model, pr);
+      if (!e) throw new Error(`run ${run.id}: pull request #${pr} is not in the queue`);
+      return e;
+    };
+    const own = run.prNumbers.map((pr) => unitOf(entryOf(pr)));
+    const head = await headOf(repoDir, model.branch);
+    if (!head) throw new ChecksConfigError('START_TEST_RUN_CONFIG_NOT_FOUND', `the target branch ${model.branch} does not exist`);
+    const base = run.basePrNumbers.filter((pr) => entryOf(pr).state !== 'merged');
+    if (base.length === 0) return { baseSha: head, units: own };
+    // Chain on the test commit of the unit just ahead when it holds exactly this run's base:
+    // then landing that unit first keeps this run's commit a fast-forward of the target.
+    const ahead = entryOf(base[base.length - 1]);
+    const aheadRun = ahead.testRunId ? model.runs.find((r) => r.id === ahead.testRunId) : undefined;
+    if (aheadRun?.sha) {
+      const covered = [...aheadRun.basePrNumbers, ...aheadRun.prNumbers].filter((pr) => entryOf(pr).state !== 'merged');
+      if (covered.join() === base.join()) return { baseSha: aheadRun.sha, units: own };
+    }
+    return { baseSha: head, units: [...base.map((pr) => unitOf(entryOf(pr))), ...own] };
+  }
+
+  async start(queue: QueueHandle, run: TestRun, report: Report): Promise<void> {
+    const repoDir = this.forge.repoDir(queue.repo);
+    const controller = new AbortController();
+    this.controllers.set(run.id, controller);
+    try {
+      const config = await readChecksConfig(repoDir, queue.model.branch);
+      let sha = run.sha;
+      if (sha === null) {
+        const { baseSha, units } = await this.basis(queue, run, repoDir);
+        const built = await buildTestCommit({
+          repoDir,
+          targetBranch: queue.model.branch,
+          baseSha,
+          units,
+          mergeMethod: run.mergeMethod,
+          branchName: testBranchName([...run.basePrNumbers, ...run.prNumbers], run.id),
+        });
+        sha = built.sha;
+        if (controller.signal.aborted) return;
+        await report({ type: 'testRunStarted', runId: run.id, branch: built.branch, sha });
+      }
+      const timeout = queue.model.config.testingTimeoutMinutes * 60_000;
+      const result = await runChecks({
+        repoDir,
+        sha,
+        checks: config.checks,
+        required: run.requiredStatuses,
+        timeoutMs: timeout > 0 ? Math.max(1, run.startedAt + timeout - Date.now()) : 0,
+        logDir: join(this.options.dataDir, 'runs', run.id),
+        signal: controller.signal,
+      });
+      if (result.cancelled || controller.signal.aborted) return;
+      const checks = Object.fromEntries(Object.entries(result.results).map(([name, r]) => [name, r.outcome === 'success' ? 'success' : 'failure'] as const));
+      await report({
+        type: 'testRunFinished',
+        runId: run.id,
+        passed: result.passed,
+        checks,
+        reason: result.timedOut ? 'TEST_RUN_TIMEOUT' : 'TEST_RUN_REQUIRED_STATUS_FAILED',
+      });
+    } catch (error) {
+      if (controller.signal.aborted) return;
+      let reason: FailureReason = 'START_TEST_RUN_INVALID_EVENT';
+      let prNumber: number | undefined;
+      if (error instanceof MergeConflictError) {
+        reason = error.reason;
+        prNumber = error.prNumber;
+      } else if (error instanceof ChecksConfigError) {
+        reason = error.reason;
+      } else {
+        this.log(`run ${run.id}: could not start`, error);
+      }
+      await report({ type: 'testRunStartFailed', runId: run.id, reason, prNumber });
+    } finally {
+      this.controllers.delete(run.id);
+    }
+  }
+
+  cancel(_queue: QueueHandle, runId: string): void {
+    this.controllers.get(runId)?.abort();
+  }
+
+  async merge(queue: QueueHandle, run: TestRun, prNumbers: readonly number[]): Promise<MergeOutcome> {
+    const repoDir = this.forge.repoDir(queue.repo);
+    const branch = queue.model.branch;
+    let sha = run.sha;
+    if (!sha) return 'error';
+    const head = await headOf(repoDir, branch);
+    if (!head) return 'error';
+    if (head === sha || (await isAncestor(repoDir, sha, head))) return 'merged'; // landed already (asked again after a restart)
+    if (!(await isAncestor(repoDir, head, sha))) {
+      // The target moved since the run was built. Someone else did it: everything restarts. In
+      // parallel mode another lane of the queue did it: this lane's PRs land on top of it.
+      if (queue.model.config.mode !== 'parallel' || !this.own(repoDir).has(head)) return 'target_moved';
+      const units = prNumbers.map((pr) => unitOf(findEntry(queue.model, pr) as Entry));
+      const rebuilt = await buildTestCommit({
+        repoDir,
+        targetBranch: branch,
+        baseSha: head,
+        units,
+        mergeMethod: run.mergeMethod,
+        branchName: testBranchName(prNumbers, run.id),
+      });
+      sha = rebuilt.sha;
+    }
+    this.own(repoDir).add(sha);
+    const moved = await casUpdateBranch(repoDir, branch, head, sha);
+    if (!moved) return 'target_moved';
+    // Test branches of runs that are over are of no use any more.
+    const keep = queue.model.runs.filter((r) => r.status === 'in_progress').map((r) => r.id);
+    await pruneTestBranches(repoDir, keep).catch((error: unknown) => this.log(`pruning test branches of ${repoDir} failed`, error));
+    return 'merged';
+  }
+
+  watch(queues: () => QueueHandle[], service: QueueService): void {
+    const poll = async () => {
+      const byRepo = new Map<string, QueueHandle[]>();
+      for (const q of queues()) {
+        if (!this.forge.hasRepo(q.repo)) continue;
+        const dir = this.forge.repoDir(q.repo);
+        byRepo.set(dir, [...(byRepo.get(dir) ?? []), q]);
+      }
+      for (const [dir, list] of byRepo) {
+        if (this.closed) return;
+        try {
+          await this.pollRepo(dir, list, service);
+        } catch (error) {
+          this.log(`watching ${dir} failed`, error);
+        }
+      }
+    };
+    const loop = () => {
+      if (this.closed) return;
+      this.polling = poll().finally(() => {
+        this.polling = null;
+        if (!this.closed) this.watchTimer = setTimeout(loop, this.options.pollMs ?? 1000);
+      });
+    };
+    loop();
+  }
+
+  private async pollRepo(dir: string, queues: QueueHandle[], service: QueueService): Promise<void> {
+    const next = await snapshot(dir);
+    const prev = this.snapshots.get(dir);
+    this.snapshots.set(dir, next);
+    if (!prev) return; // the first look is the baseline
+    const dispatch = (q: QueueHandle, event: Parameters<QueueService['dispatch']>[1]) =>
+      service.dispatch(q.id, event).catch((error: unknown) => this.log(`queue ${q.id}: ${event.type} failed`, error));
+    for (const change of diffSnapshots(prev, next)) {
+      if (change.type === 'prPushed' || change.type === 'prClosed' || change.type === 'prBaseChanged') {
+        for (const q of queues) {
+          const entry = findEntry(q.model, change.prNumber);
+          if (!entry || isTerminal(entry.state)) continue;
+          const fresh = (await this.forge.getPullRequest(q.repo, change.prNumber, q.model.branch)) ?? { ...entry.pr, open: false };
+          await dispatch(q, { type: 'prUpdated', prNumber: change.prNumber, pr: fresh });
+        }
+      } else if (change.type === 'branchMoved') {
+        for (const q of queues) {
+          if (q.model.branch !== change.branch) continue;
+          if (change.to !== null && !this.own(dir).has(change.to)) await dispatch(q, { type: 'targetMoved' });
+          // The target changed: PRs waiting to be tested may now conflict with it (or not any more).
+          for (const e of q.model.entries) {
+            if (e.state !== 'not_ready' && e.state !== 'pending') continue;
+            const fresh = await this.forge.getPullRequest(q.repo, e.prNumber, q.model.branch);
+            if (fresh && fresh.mergeability !== e.pr.mergeability) await dispatch(q, { type: 'prUpdated', prNumber: e.prNumber, pr: fresh });
+          }
+        }
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.watchTimer) clearTimeout(this.watchTimer);
+    for (const c of this.controllers.values()) c.abort();
+    await this.polling;
+  }
+}
