@@ -49,6 +49,15 @@ export function newQueueModel(branch: string, mode?: Mode, concurrency?: number)
 
 export const isTerminal = (state: PullRequestState): boolean => TERMINAL_STATES.includes(state);
 
+/** Restart reasons that also explain the restart of the units built on top of the restarted one. */
+const PASSED_ON_REASONS: ReadonlySet<string> = new Set<QueuedReason>([
+  'MANUAL_PUSH_TO_TARGET_BRANCH',
+  'SKIP_THE_LINE_INTERRUPTED',
+  'TESTS_RESTARTED_BY_USER',
+  'TESTS_RESTARTED_BY_API_REQUEST',
+  'PREREQUISITE_MERGE_ITEM_CANCELLED',
+]);
+
 const IN_RUN: ReadonlySet<PullRequestState> = new Set(['testing', 'tests_passed', 'pending_failure']);
 
 /**
@@ -105,6 +114,11 @@ function isReady(model: QueueModel, entry: Entry): boolean {
   return (
     r.doesBaseBranchMatch && r.gitHubMergeability === 'mergeable' && (!r.requiresImpactedTargets || r.hasImpactedTargets === true)
   );
+}
+
+/** Whether PRs are admitted (pending or further): not-ready PRs wait outside and do not hold a mode switch. */
+function hasAdmittedWork(model: QueueModel): boolean {
+  return model.entries.some((e) => !isTerminal(e.state) && e.state !== 'not_ready');
 }
 
 /** Whether the queue admits a not-ready entry into pending now. */
@@ -377,7 +391,7 @@ class Transition {
           next.pendingMode = null;
           if (next.state === 'switching_modes') next.state = 'running';
         }
-      } else if (activeEntries(this.model).length > 0) {
+      } else if (hasAdmittedWork(this.model)) {
         next.mode = this.config.mode;
         next.pendingMode = fields.mode;
         if (fields.state === undefined) next.state = 'switching_modes';
@@ -520,7 +534,7 @@ class Transition {
       this.startRuns();
       if (this.effects.length === before) break;
     }
-    if (this.config.pendingMode !== null && activeEntries(this.model).length === 0) {
+    if (this.config.pendingMode !== null && !hasAdmittedWork(this.model)) {
       const state = this.config.state === 'switching_modes' ? 'running' : this.config.state;
       this.config = { ...this.config, state, mode: this.config.pendingMode, pendingMode: null };
     }
@@ -573,7 +587,7 @@ class Transition {
             ? 'PREREQUISITE_MERGE_ITEM_FAILED'
             : e.state === 'cancelled'
               ? 'PREREQUISITE_MERGE_ITEM_CANCELLED'
-              : e.reason && (QUEUED_REASONS as readonly string[]).includes(e.reason)
+              : e.reason && PASSED_ON_REASONS.has(e.reason)
                 ? (e.reason as QueuedReason)
                 : 'PREREQUISITE_MERGE_ITEM_FAILED';
       };

@@ -1,0 +1,43 @@
+import { Command, Flags } from '@oclif/core';
+
+export default class Demo extends Command {
+  static override summary = 'Watch a merge queue land real pull requests in a throwaway git repository';
+
+  static override description =
+    'Creates a small project in a temporary git repository with 8 pull requests (one breaks its check, ' +
+    'one conflicts, one breaks only in combination with another), starts a Railyard server on an embedded ' +
+    'database, submits every PR to a batching queue through the HTTP client, shows the queue live, and ' +
+    'prints what merged, what failed and why, and the final history of main. Needs git and nothing else.';
+
+  static override examples = ['<%= config.bin %> demo', '<%= config.bin %> demo --keep'];
+
+  static override flags = {
+    keep: Flags.boolean({ description: 'Keep the temporary repository, database and check logs, and print where they are', default: false }),
+    'timeout-seconds': Flags.integer({ description: 'Give up when the queue has not settled after this long', default: 120, min: 10 }),
+    json: Flags.boolean({ description: 'Print the outcome as one JSON object at the end (progress still goes to stderr)', default: false }),
+  };
+
+  async run(): Promise<void> {
+    const { flags } = await this.parse(Demo);
+    const [{ runDemo }, { Chalk }, { useColor }] = await Promise.all([
+      import('../demo/run.js'),
+      import('chalk'),
+      import('../cli/color.js'),
+    ]);
+    const out = flags.json ? process.stderr : process.stdout;
+    const color = useColor(out);
+    const c = new Chalk({ level: color ? 1 : 0 });
+    try {
+      const result = await runDemo({
+        keep: flags.keep,
+        timeoutMs: flags['timeout-seconds'] * 1000,
+        out,
+        live: Boolean(out.isTTY) && process.env.TERM !== 'dumb',
+        paint: { bold: c.bold, dim: c.dim, green: c.green, red: c.red, yellow: c.yellow, cyan: c.cyan },
+      });
+      if (flags.json) this.log(JSON.stringify(result));
+    } catch (error) {
+      this.error(`demo failed: ${error instanceof Error ? error.message : String(error)}`, { exit: 1 });
+    }
+  }
+}
