@@ -513,11 +513,12 @@ class Transition {
   }
 
   private restartUnit(unit: Unit, reason: QueuedReason): void {
-    const run = this.run(unit.run.id) as TestRun;
+    let run = this.run(unit.run.id) as TestRun;
     if (run.status === 'in_progress') {
       this.effects.push({ type: 'cancelTestRun', runId: run.id });
-      this.updateRun(run, { status: 'cancelled', finishedAt: this.ctx.now });
+      run = this.updateRun(run, { status: 'cancelled', finishedAt: this.ctx.now });
     }
+    this.updateRun(run, { restartedAt: this.ctx.now });
     for (const m of unit.members) this.setState(this.current(m), 'pending', reason);
   }
 

@@ -128,6 +128,8 @@ export interface TestRun {
   mergeRequested: boolean;
   /** PRs this run's merge lands (its base still in the queue plus its own). */
   mergePrNumbers: number[] | null;
+  /** When its PRs went back to pending to be tested again (a restart), if they did. */
+  restartedAt?: number | null;
 }
 
 /** The whole state of one queue: what the engine decides on. Plain data, serialisable. */

@@ -1,0 +1,116 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { BUCKETS } from '../../src/server/metrics.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { call, ok, REPO } from './helpers.js';
+
+const Q = { repo: REPO, targetBranch: 'main' };
+const servers: TestServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** Parses Prometheus text exposition 0.0.4 (the subset prom-client writes). */
+function parse(text: string): Sample[] {
+  const out: Sample[] = [];
+  for (const line of text.split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const m = /^([a-z_:][a-z0-9_:]*)(?:\{(.*)\})? (\S+)$/i.exec(line);
+    if (!m) throw new Error(`not an exposition line: ${line}`);
+    const labels: Record<string, string> = {};
+    for (const pair of (m[2] ?? '').match(/[a-z_]+="[^"]*"/gi) ?? []) {
+      const [k, v] = pair.split('=');
+      labels[k] = JSON.parse(v);
+    }
+    out.push({ name: m[1], labels, value: Number(m[3]) });
+  }
+  return out;
+}
+
+const value = (samples: Sample[], name: string, labels: Record<string, string>) =>
+  samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
+
+async function settle(s: TestServer, prs: number[]): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (const n of prs) {
+    for (;;) {
+      const pr = await ok(s, 'getSubmittedPullRequest', { ...Q, pr: { number: n } });
+      if (['merged', 'failed', 'cancelled'].includes(pr.state)) break;
+      if (Date.now() > deadline) throw new Error(`#${n} stayed ${pr.state}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+describe('getMergeQueueMetrics from live engine data', () => {
+  it('exposes every series of the contract with its labels and buckets, counting what happened', async () => {
+    const s = await startTestServer({ sandbox: { testSeconds: 1, failPrs: new Set([2]) } });
+    servers.push(s);
+    await ok(s, 'createQueue', { ...Q, concurrency: 3 });
+    for (const n of [1, 2, 3]) await ok(s, 'submitPullRequest', { ...Q, pr: { number: n } });
+    await ok(s, 'submitPullRequest', { ...Q, pr: { number: 4 } });
+    await ok(s, 'cancelPullRequest', { ...Q, pr: { number: 4 } });
+    await settle(s, [1, 2, 3]);
+    await ok(s, 'updateQueue', { ...Q, state: 'paused' });
+    await ok(s, 'submitPullRequest', { ...Q, pr: { number: 5 } });
+
+    const res = await call(s, 'getMergeQueueMetrics', { repo: 'acme/web', repoHost: 'github.com' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+    const samples = parse(res.text);
+    const main = { repo: 'acme/web', branch: 'main', queue_type: 'main' };
+
+    for (const [name, type] of [
+      ['mq_depth_current', 'gauge'],
+      ['mq_awaiting_mergeability', 'gauge'],
+      ['mq_testing_slots_active', 'gauge'],
+      ['mq_pr_conclusions_1h_total', 'gauge'],
+      ['mq_pr_restarts_1h_total', 'gauge'],
+      ['mq_pr_wait_duration_1h_seconds', 'histogram'],
+      ['mq_pr_test_duration_1h_seconds', 'histogram'],
+      ['mq_pr_time_in_queue_1h_seconds', 'histogram'],
+      ['mq_pr_state_duration_1h_seconds', 'histogram'],
+    ]) {
+      expect(res.text).toContain(`# TYPE ${name} ${type}`);
+    }
+    expect(value(samples, 'mq_depth_current', main)).toBe(1); // #5 waits in the paused queue
+    expect(value(samples, 'mq_testing_slots_active', main)).toBe(0);
+    expect(value(samples, 'mq_pr_conclusions_1h_total', { ...main, conclusion: 'merged' })).toBe(2);
+    expect(value(samples, 'mq_pr_conclusions_1h_total', { ...main, conclusion: 'failed' })).toBe(1);
+    expect(value(samples, 'mq_pr_conclusions_1h_total', { ...main, conclusion: 'cancelled' })).toBe(1);
+    // #3 was tested on top of #2; #2 failed, so #3 restarted without it.
+    expect(value(samples, 'mq_pr_restarts_1h_total', main)).toBeGreaterThanOrEqual(1);
+
+    // Buckets exactly as the contract lists them, cumulative, ending in +Inf = _count.
+    const buckets = samples.filter((x) => x.name === 'mq_pr_time_in_queue_1h_seconds_bucket' && x.labels.conclusion === 'merged' && x.labels.queue_type === 'main');
+    expect(buckets.map((b) => b.labels.le)).toEqual([...BUCKETS.map(String), '+Inf']);
+    expect(buckets.every((b, i) => i === 0 || b.value >= buckets[i - 1].value)).toBe(true);
+    expect(buckets.at(-1)?.value).toBe(2);
+    expect(value(samples, 'mq_pr_time_in_queue_1h_seconds_count', { ...main, conclusion: 'merged' })).toBe(2);
+    expect(value(samples, 'mq_pr_time_in_queue_1h_seconds_bucket', { ...main, conclusion: 'merged', le: '60' })).toBe(2); // each took seconds
+    expect(value(samples, 'mq_pr_test_duration_1h_seconds_count', main)).toBeGreaterThanOrEqual(3);
+    expect(value(samples, 'mq_pr_test_duration_1h_seconds_sum', main)).toBeGreaterThan(2);
+    // Every series carries repo, branch and queue_type; bisection rows exist too.
+    for (const x of samples) expect(Object.keys(x.labels)).toEqual(expect.arrayContaining(['repo', 'branch', 'queue_type']));
+    expect(value(samples, 'mq_depth_current', { ...main, queue_type: 'bisection' })).toBe(0);
+  });
+
+  it('counts bisection work under queue_type="bisection"', async () => {
+    const s = await startTestServer({ sandbox: { testSeconds: 1, failPrs: new Set([3]) } });
+    servers.push(s);
+    await ok(s, 'createQueue', Q);
+    await ok(s, 'updateQueue', { ...Q, batch: true, batchingMinSize: 4, bisectionConcurrency: 2 });
+    for (const n of [1, 2, 3, 4]) await ok(s, 'submitPullRequest', { ...Q, pr: { number: n } });
+    await settle(s, [1, 2, 3, 4]);
+    const samples = parse((await call(s, 'getMergeQueueMetrics')).text);
+    const bisection = { repo: 'acme/web', branch: 'main', queue_type: 'bisection' };
+    expect(value(samples, 'mq_pr_conclusions_1h_total', { ...bisection, conclusion: 'merged' })).toBe(3);
+    expect(value(samples, 'mq_pr_conclusions_1h_total', { ...bisection, conclusion: 'failed' })).toBe(1);
+    expect(value(samples, 'mq_pr_test_duration_1h_seconds_count', bisection)).toBeGreaterThanOrEqual(4);
+  });
+});
