@@ -238,6 +238,31 @@ class Transition {
     this.runs = [...original.runs];
     this.config = original.config;
     this.nextSeq = original.nextSeq;
+    for (let i = 0; i < this.entries.length; i++) this.index(this.entries[i], i);
+  }
+
+  // Lookups by entry id and by PR number (performance only: entries are replaced in place, never moved).
+  private readonly byId = new Map<string, number>();
+  private readonly byPr = new Map<number, number[]>();
+
+  private index(entry: Entry, at: number): void {
+    if (!this.byId.has(entry.id)) this.byId.set(entry.id, at);
+    const list = this.byPr.get(entry.prNumber);
+    if (list) list.push(at);
+    else this.byPr.set(entry.prNumber, [at]);
+  }
+
+  /** The current entry of a PR (non-terminal first, else the latest) without building a model. */
+  private find(prNumber: number): Entry | undefined {
+    const list = this.byPr.get(prNumber);
+    if (!list) return undefined;
+    let latest: Entry | undefined;
+    for (const i of list) {
+      const e = this.entries[i];
+      if (!isTerminal(e.state)) return e;
+      if (!latest || e.seq > latest.seq) latest = e;
+    }
+    return latest;
   }
 
   result(): StepResult {
@@ -249,7 +274,8 @@ class Transition {
   }
 
   private update(entry: Entry, patch: Partial<Entry>): Entry {
-    const index = this.entries.indexOf(entry);
+    const at = this.byId.get(entry.id);
+    const index = at !== undefined && this.entries[at] === entry ? at : this.entries.indexOf(entry);
     const next = { ...entry, ...patch };
     this.entries[index] = next;
     return next;
@@ -322,6 +348,7 @@ class Transition {
       bisectKnownFailure: null,
     };
     this.entries.push(entry);
+    this.index(entry, this.entries.length - 1);
     this.effects.push({ type: 'stateChanged', entryId: entry.id, prNumber, from: null, to: 'not_ready', reason: 'API_REQUESTED' });
   }
 
@@ -483,7 +510,8 @@ class Transition {
   // ------------------------------------------------------------------ scheduling
 
   private current(entry: Entry): Entry {
-    return this.entries.find((e) => e.id === entry.id) as Entry;
+    const at = this.byId.get(entry.id);
+    return (at === undefined ? undefined : this.entries[at]) as Entry;
   }
 
   private membersOf(runId: string): Entry[] {
@@ -542,10 +570,12 @@ class Transition {
   }
 
   private readiness(): void {
-    const admits = admitsNewWork(this.model);
+    // One snapshot for the loop: readiness reads only the branch and the config, which setState leaves alone.
+    const model = this.model;
+    const admits = admitsNewWork(model);
     for (const entry of [...this.entries]) {
       if (isTerminal(entry.state)) continue;
-      const ready = isReady(this.model, entry);
+      const ready = isReady(model, entry);
       if (entry.state === 'not_ready' && ready && admits) {
         this.setState(entry, 'pending', entry.reason === 'API_REQUESTED' ? 'API_REQUESTED' : 'MERGE_ITEM_NOW_READY');
       } else if (entry.state === 'pending' && !ready) {
@@ -579,7 +609,7 @@ class Transition {
       let reason: QueuedReason | null = null;
       const check = (pr: number, ownBatch: boolean) => {
         if (reason) return;
-        const e = findEntryFast(this.entries, pr);
+        const e = this.find(pr);
         if (!e || e.state === 'merged') return;
         const at = position.get(pr);
         if (at !== undefined && (ownBatch ? at === unit.run.seq : at < unit.run.seq)) return;
@@ -617,7 +647,7 @@ class Transition {
 
   /** PRs of the units ahead of `unit` that its test commit contains and that have not merged. */
   private unmergedBase(run: TestRun): number[] {
-    return run.basePrNumbers.filter((pr) => findEntryFast(this.entries, pr)?.state !== 'merged');
+    return run.basePrNumbers.filter((pr) => this.find(pr)?.state !== 'merged');
   }
 
   /**
@@ -751,7 +781,7 @@ class Transition {
       if (isBisection && this.config.optimizationMode === 'bisection_skip_redundant_tests') {
         const known = entry.bisectKnownFailure?.prs ?? [];
         const combination = new Set(
-          known.filter((pr) => basePrNumbers.includes(pr) || findEntryFast(this.entries, pr)?.state === 'merged'),
+          known.filter((pr) => basePrNumbers.includes(pr) || this.find(pr)?.state === 'merged'),
         );
         for (const m of members) combination.add(m.prNumber);
         if (known.length > 0 && combination.size === known.length && known.every((pr) => combination.has(pr))) {
@@ -816,15 +846,4 @@ class Transition {
     }
     return units.filter((u) => chosen.has(u));
   }
-}
-
-/** The current entry of a PR (non-terminal first, else the latest) without building a model. */
-function findEntryFast(entries: readonly Entry[], prNumber: number): Entry | undefined {
-  let latest: Entry | undefined;
-  for (const e of entries) {
-    if (e.prNumber !== prNumber) continue;
-    if (!isTerminal(e.state)) return e;
-    if (!latest || e.seq > latest.seq) latest = e;
-  }
-  return latest;
 }
