@@ -1,0 +1,141 @@
+/**
+ * The analytic throughput bounds of reference/merge-queue-semantics.md §3.2 for one set of sim
+ * inputs. Rates are per hour. "Resolved" counts PRs that leave the queue (merged or failed), as
+ * the round model does; "merged" scales that by the share of PRs expected to land.
+ */
+export interface BoundInputs {
+  ciMinutes: number;
+  concurrency: number;
+  /** p: probability that a PR is really broken. */
+  failureRate: number;
+  /** f: probability that one test run fails for no reason. */
+  flakeRate: number;
+  /** B: 1 without batching. */
+  batchSize: number;
+  /** K: disjoint lanes (1 in single mode). */
+  lanes: number;
+  /** Optimistic merging with pendingFailureDepth ≥ 1: a flaky failure is cleared by a passing successor. */
+  antiFlake: boolean;
+}
+
+export interface SpeculativeBound {
+  /** N used per lane (concurrency / lanes in parallel mode: the slots are shared). */
+  window: number;
+  /** R(N, p) = (1 − (1 − p)^N) / p: PRs resolved per round of T. */
+  prsPerRound: number;
+  resolvedPerHour: number;
+  /** 1 / (p·T): the ceiling as N → ∞. */
+  capPerHour: number | null;
+  /** N / R: CI runs per resolved PR. */
+  runsPerPr: number;
+}
+
+export interface BatchingBound {
+  batchSize: number;
+  /** q = 1 − (1 − p)^B (times (1 − f) for the flake when anti-flake is off). */
+  batchFailureRate: number;
+  /** (c) recursive halving: (1 + q·2·log2 B) / B runs per PR. */
+  runsPerPr: number;
+  /** (c) Dorfman: 1/B + 1 − (1 − p)^B runs per PR (test every member after a failed batch). */
+  dorfmanRunsPerPr: number;
+  /** (c) N / (T·c): what N runners can test without speculation. */
+  perHour: number;
+  /** (d) B·(1 − (1 − q)^N) / (q·T): chained batches. */
+  speculativeResolvedPerHour: number;
+  /** (d) B / (q·T). */
+  speculativeCapPerHour: number | null;
+  /** Mergify's B·N/T: every batch passes. */
+  maxPerHour: number;
+}
+
+export interface Bounds {
+  /** Which model `resolvedPerHour` comes from. */
+  model: 'speculative' | 'batch_speculative';
+  /** The failure probability the model uses: p with anti-flake on, else p + f. */
+  effectiveFailureRate: number;
+  lanes: number;
+  /** (a) 1/T per lane. */
+  serialPerHour: number;
+  /** N/T (B·N/T with batching): every run passes. */
+  idealPerHour: number;
+  /** (b) per lane, with N/K slots per lane. */
+  speculative: SpeculativeBound;
+  /** (c)/(d) per lane, with batching on. */
+  batching: BatchingBound | null;
+  /** The bound for these inputs: the model above × K lanes (each lane with its share of the N slots). */
+  resolvedPerHour: number;
+  /** `resolvedPerHour` × the share of PRs expected to merge. */
+  mergedPerHour: number;
+  /** The cap of the model (N → ∞) × K. */
+  capPerHour: number | null;
+  /** §3.2(e) read literally: K × the single-lane bound with all N slots (ignores that the N slots are shared). */
+  lanesTimesSinglePerHour: number;
+}
+
+/** Σ_{k<n} (1 − x)^k, for real n ≥ 0. */
+function prefix(n: number, x: number): number {
+  if (x <= 0) return n;
+  if (x >= 1) return Math.min(1, n);
+  return (1 - (1 - x) ** n) / x;
+}
+
+const cap = (value: number) => (Number.isFinite(value) ? value : null);
+
+export function analyticBounds(input: BoundInputs): Bounds {
+  const T = input.ciMinutes / 60; // hours
+  const p = input.failureRate;
+  const f = input.flakeRate;
+  const B = Math.max(1, input.batchSize);
+  const K = Math.max(1, input.lanes);
+  const N = input.concurrency;
+  const pe = input.antiFlake ? p : Math.min(1, p + f);
+
+  const speculativeFor = (window: number): SpeculativeBound => {
+    const r = prefix(window, pe);
+    return {
+      window,
+      prsPerRound: r,
+      resolvedPerHour: r / T,
+      capPerHour: cap(1 / (pe * T)),
+      runsPerPr: r > 0 ? window / r : Infinity,
+    };
+  };
+  const batchingFor = (window: number): BatchingBound | null => {
+    if (B <= 1) return null;
+    const clean = (1 - p) ** B * (input.antiFlake ? 1 : 1 - f);
+    const q = 1 - clean;
+    const runsPerPr = (1 + q * 2 * Math.log2(B)) / B;
+    return {
+      batchSize: B,
+      batchFailureRate: q,
+      runsPerPr,
+      dorfmanRunsPerPr: 1 / B + 1 - (1 - p) ** B,
+      perHour: window / (T * runsPerPr),
+      speculativeResolvedPerHour: (B * prefix(window, q)) / T,
+      speculativeCapPerHour: cap(B / (q * T)),
+      maxPerHour: (B * window) / T,
+    };
+  };
+
+  const window = N / K;
+  const speculative = speculativeFor(window);
+  const batching = batchingFor(window);
+  const perLane = batching ? batching.speculativeResolvedPerHour : speculative.resolvedPerHour;
+  const perLaneCap = batching ? batching.speculativeCapPerHour : speculative.capPerHour;
+  const single = batchingFor(N)?.speculativeResolvedPerHour ?? speculativeFor(N).resolvedPerHour;
+  // A flaky failure evicts a good PR only where a PR is tested alone without anti-flake.
+  const mergedShare = (1 - p) * (B > 1 || input.antiFlake ? 1 : 1 - f);
+  return {
+    model: batching ? 'batch_speculative' : 'speculative',
+    effectiveFailureRate: pe,
+    lanes: K,
+    serialPerHour: 1 / T,
+    idealPerHour: (B * N) / T,
+    speculative,
+    batching,
+    resolvedPerHour: perLane * K,
+    mergedPerHour: perLane * K * mergedShare,
+    capPerHour: perLaneCap === null ? null : perLaneCap * K,
+    lanesTimesSinglePerHour: single * K,
+  };
+}

@@ -1,0 +1,2 @@
+export * from './bounds.js';
+export * from './simulate.js';
