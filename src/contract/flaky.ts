@@ -126,3 +126,115 @@ export const ListQuarantinedTestsResponse = z.object({
   page: Page,
 });
 export type ListQuarantinedTestsResponse = z.infer<typeof ListQuarantinedTestsResponse>;
+
+// ---------------------------------------------------------------------------------------------
+// Railyard extensions (not in Trunk's contract): test-result upload, repository settings,
+// per-test quarantine overrides and the quarantine check used by `railyard flaky run`.
+
+/** At most this many report files in one upload request (the CLI splits larger sets). */
+export const MAX_REPORTS_PER_UPLOAD = 1000;
+
+export const UploadReport = z.object({
+  /** The report's path as the uploader saw it: named in errors. */
+  name: NonEmptyString,
+  /** The JUnit XML text. */
+  content: z.string(),
+});
+export type UploadReport = z.infer<typeof UploadReport>;
+
+export const UploadTestResultsRequest = z.object({
+  ...FlakyKey,
+  branch: NonEmptyString,
+  sha: z.string().trim().regex(/^[0-9a-fA-F]{4,64}$/, 'must be a commit SHA (hex)'),
+  pr_number: looseInt(1, 4_294_967_295).optional(),
+  job: z.string().trim().max(256).optional(),
+  attempt: looseInt(1, 4_294_967_295).optional(),
+  variant: z.string().trim().max(256).optional(),
+  started_at: DateTimeInput.optional(),
+  /** Text of the repository's CODEOWNERS file; stored for the repository when sent. */
+  codeowners: z.string().max(1_000_000).optional(),
+  reports: z.array(UploadReport).min(1).max(MAX_REPORTS_PER_UPLOAD),
+});
+export type UploadTestResultsRequest = z.infer<typeof UploadTestResultsRequest>;
+
+export const UploadTestResultsResponse = z.object({
+  upload_id: z.string(),
+  files: z.number().int().min(0),
+  /** Distinct tests in the upload (retries of one test count once). */
+  tests: z.number().int().min(0),
+  passed: z.number().int().min(0),
+  failed: z.number().int().min(0),
+  skipped: z.number().int().min(0),
+  /** Passed only after failing in the same upload (pass-on-retry evidence). */
+  flaky: z.number().int().min(0),
+  /** Tests never seen before in this repository. */
+  new_tests: z.number().int().min(0),
+  /** True when the upload looks like an infrastructure outage and is kept out of detection. */
+  excluded_from_detection: z.boolean(),
+});
+export type UploadTestResultsResponse = z.infer<typeof UploadTestResultsResponse>;
+
+const Fraction = z.number().min(0).max(1);
+
+/** Detection and quarantine settings of one repository (every field has a default). */
+export const RepositorySettings = z.object({
+  quarantining_enabled: z.boolean(),
+  auto_quarantine_flaky: z.boolean(),
+  pass_on_retry: z.object({ enabled: z.boolean(), recovery_days: z.number().int().min(1).max(15) }),
+  failure_rate: z.object({
+    enabled: z.boolean(),
+    /** Branch globs: `*` matches any characters including `/`, `?` one character. */
+    branches: z.array(NonEmptyString).min(1).max(10),
+    window_hours: z.number().int().min(1).max(720),
+    min_sample: z.number().int().min(1).max(100_000),
+    flaky_activation: Fraction,
+    flaky_resolution: Fraction,
+    broken_threshold: Fraction,
+  }),
+  /** Uploads with at least this share of failed tests are kept out of detection… */
+  infra_failure_threshold: Fraction,
+  /** …when they have at least this many tests. */
+  infra_failure_min_tests: z.number().int().min(1).max(1_000_000),
+  /** Where linked tickets live; `{id}` is replaced by the ticket id. */
+  ticket_url_template: z.string().includes('{id}'),
+});
+export type RepositorySettings = z.infer<typeof RepositorySettings>;
+
+export const GetRepositorySettingsRequest = z.object(FlakyKey);
+export type GetRepositorySettingsRequest = z.infer<typeof GetRepositorySettingsRequest>;
+
+export const UpdateRepositorySettingsRequest = z.object({
+  ...FlakyKey,
+  settings: z
+    .object({
+      ...RepositorySettings.shape,
+      pass_on_retry: RepositorySettings.shape.pass_on_retry.partial(),
+      failure_rate: RepositorySettings.shape.failure_rate.partial(),
+    })
+    .partial(),
+});
+export type UpdateRepositorySettingsRequest = z.infer<typeof UpdateRepositorySettingsRequest>;
+
+export const QUARANTINE_OVERRIDES = ['ALWAYS_QUARANTINE', 'NEVER_QUARANTINE', 'AUTO'] as const;
+export type QuarantineOverride = (typeof QUARANTINE_OVERRIDES)[number];
+
+export const SetTestQuarantineRequest = z.object({
+  ...FlakyKey,
+  test_id: z.uuid(),
+  /** AUTO removes the override (the repository's settings decide). */
+  setting: looseEnum(QUARANTINE_OVERRIDES),
+});
+export type SetTestQuarantineRequest = z.infer<typeof SetTestQuarantineRequest>;
+
+export const CheckQuarantineRequest = z.object({
+  ...FlakyKey,
+  test_ids: z.array(z.uuid()).max(100_000),
+});
+export type CheckQuarantineRequest = z.infer<typeof CheckQuarantineRequest>;
+
+export const CheckQuarantineResponse = z.object({
+  quarantining_enabled: z.boolean(),
+  /** The asked ids that are quarantined now. */
+  quarantined_test_ids: z.array(z.string()),
+});
+export type CheckQuarantineResponse = z.infer<typeof CheckQuarantineResponse>;

@@ -15,7 +15,8 @@ import type { Forge } from '../forge/types.js';
 import type { Store } from '../store/index.js';
 import { TokenAuth } from './auth.js';
 import { HttpError, oneLine } from './errors.js';
-import { flakyHandlers, type FlakyHandlers } from './routes/flaky.js';
+import { FlakyService } from './flaky.js';
+import { flakyHandlers } from './routes/flaky.js';
 import { mqHandlers } from './routes/mq.js';
 import { RawAnswer, type Handler, type Handlers } from './routes/types.js';
 import { QueueService, type EffectHandler } from './service.js';
@@ -34,8 +35,6 @@ export interface ServerDeps {
   workers?: QueueWorkers;
   /** The clock (tests and the simulator may pass their own). */
   now?: () => number;
-  /** Replaces the flaky-test operations (their data arrives with the flaky-tests work). */
-  flaky?: FlakyHandlers;
 }
 
 export interface Railyard {
@@ -166,7 +165,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
 
   const handlers: Handlers = {
     ...mqHandlers(service, now),
-    ...(deps.flaky ?? flakyHandlers),
+    ...flakyHandlers(new FlakyService(deps.store, now)),
     status: () => STATUS,
   };
 

@@ -65,6 +65,83 @@ export interface ImpactedTargetsTable {
   updated_at: Millis;
 }
 
+type Nullable<T> = ColumnType<T | null, T | null | undefined, T | null>;
+
+export interface FlakyRepositoriesTable {
+  id: string;
+  org_slug: string;
+  /** `host/owner/name`, lower case. */
+  repo_key: string;
+  host: string;
+  owner: string;
+  name: string;
+  /** RepositorySettings as JSON. */
+  settings: string;
+  codeowners: Nullable<string>;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export interface TestCasesTable {
+  id: string;
+  repo_id: string;
+  name: string;
+  file: Nullable<string>;
+  classname: Nullable<string>;
+  parent: Nullable<string>;
+  variant: string;
+  first_seen_at: Millis;
+  last_seen_at: Millis;
+  /** The failure-rate monitor: healthy | flaky | broken. */
+  rate_status: string;
+  rate_reason: Nullable<string>;
+  rate_changed_at: Nullable<number>;
+  /** The pass-on-retry monitor: active from por_since until por_until. */
+  por_since: Nullable<number>;
+  por_until: Nullable<number>;
+  por_reason: Nullable<string>;
+  /** ALWAYS_QUARANTINE | NEVER_QUARANTINE, or null (the repository's settings decide). */
+  override: Nullable<string>;
+  override_at: Nullable<number>;
+  ticket: Nullable<string>;
+}
+
+export interface TestUploadsTable {
+  id: string;
+  repo_id: string;
+  branch: string;
+  sha: string;
+  pr_number: Nullable<number>;
+  job: Nullable<string>;
+  attempt: number;
+  variant: string;
+  started_at: Millis;
+  created_at: Millis;
+  /** UploadTestResultsResponse as JSON. */
+  counts: string;
+  excluded: number;
+}
+
+export interface TestResultsTable {
+  upload_id: string;
+  test_id: string;
+  repo_id: string;
+  at: Millis;
+  /** passed | failed | skipped | flaky (failed, then passed on retry in the same upload). */
+  outcome: string;
+  /** 1 when the branch is one the failure-rate monitor watches. */
+  stable: number;
+  /** 1 when the upload was kept out of detection (infrastructure failure guard). */
+  excluded: number;
+  branch: string;
+  sha: string;
+  pr_number: Nullable<number>;
+  duration_ms: Millis;
+  attempts: number;
+  failure_key: Nullable<string>;
+  failure_line: Nullable<string>;
+}
+
 export interface SchemaTables {
   organisations: OrganisationsTable;
   api_tokens: ApiTokensTable;
@@ -72,6 +149,10 @@ export interface SchemaTables {
   pull_requests: PullRequestsTable;
   test_runs: TestRunsTable;
   impacted_targets: ImpactedTargetsTable;
+  flaky_repositories: FlakyRepositoriesTable;
+  test_cases: TestCasesTable;
+  test_uploads: TestUploadsTable;
+  test_results: TestResultsTable;
 }
 
 export type { Generated };

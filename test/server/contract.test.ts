@@ -36,11 +36,27 @@ const valid: Record<OperationName, unknown> = {
   getTestDetails: { repo: REPO, org_url_slug: ORG, test_id: TEST_ID },
   listQuarantinedTests: { repo: REPO, org_url_slug: ORG, page_query: { page_size: 10 } },
   linkTicketToTestCase: { test_case_id: TEST_ID, external_ticket_id: 'KAN-123', repo: REPO },
+  uploadTestResults: {
+    repo: REPO,
+    org_url_slug: ORG,
+    branch: 'main',
+    sha: SHA1,
+    reports: [{ name: 'junit.xml', content: '<testsuite name="s"><testcase classname="c" name="t"/></testsuite>' }],
+  },
+  getRepositorySettings: { repo: REPO, org_url_slug: ORG },
+  updateRepositorySettings: { repo: REPO, org_url_slug: ORG, settings: { quarantining_enabled: true } },
+  setTestQuarantine: { repo: REPO, org_url_slug: ORG, test_id: TEST_ID, setting: 'ALWAYS_QUARANTINE' },
+  checkQuarantine: { repo: REPO, org_url_slug: ORG, test_ids: [TEST_ID] },
   status: undefined,
 };
 
 /** Operations whose valid request answers 404 until their data exists (no test runs, no tests yet). */
-const notFoundUntilData = new Set<OperationName>(['getMergeQueueTestingDetails', 'getTestDetails', 'linkTicketToTestCase']);
+const notFoundUntilData = new Set<OperationName>([
+  'getMergeQueueTestingDetails',
+  'getTestDetails',
+  'linkTicketToTestCase',
+  'setTestQuarantine',
+]);
 
 let server: TestServer;
 

@@ -3,12 +3,9 @@ import type { ConfigPatch } from '../../engine/index.js';
 import { badRequest, notFound } from '../errors.js';
 import { METRICS_CONTENT_TYPE, renderMetrics } from '../metrics.js';
 import { normaliseRepo, type QueueService } from '../service.js';
-import { RawAnswer, type Handlers } from './types.js';
+import { RawAnswer, type Handlers, type OpsOfTag } from './types.js';
 
-type MqOps = Exclude<
-  keyof Handlers,
-  'listFailingTests' | 'listUnhealthyTests' | 'getTestDetails' | 'listQuarantinedTests' | 'linkTicketToTestCase' | 'status'
->;
+type MqOps = OpsOfTag<'merge-queue'>;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 

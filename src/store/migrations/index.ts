@@ -1,5 +1,6 @@
 import type { Migration } from 'kysely';
 import * as core from './001_core.js';
+import * as flaky from './002_flaky.js';
 
 /**
  * Every migration, in order. Kysely applies them by name (sorted), so add a new file
@@ -7,4 +8,5 @@ import * as core from './001_core.js';
  */
 export const migrations: Record<string, Migration> = {
   '001_core': core,
+  '002_flaky': flaky,
 };

@@ -1,0 +1,68 @@
+import type { Repo } from '../contract/index.js';
+import { testId, type TestIdentity } from './identity.js';
+import type { Attempt, JUnitCase } from './junit.js';
+
+/**
+ * What one upload says about one test. Retries of a test inside one upload (retry children,
+ * or duplicate <testcase> entries as gotestsum and pytest rerun plugins write) are folded into
+ * one result: failing and then passing is `flaky` (pass-on-retry evidence), not a failure.
+ */
+export type ResultOutcome = 'passed' | 'failed' | 'skipped' | 'flaky';
+
+export interface TestResult extends TestIdentity {
+  id: string;
+  outcome: ResultOutcome;
+  /** Executions seen (1 unless retried). */
+  attempts: number;
+  durationMs: number;
+  /** Epoch ms of the earliest timestamp in the reports, else null. */
+  timestamp: number | null;
+  /** The last failure, for failed and flaky results. */
+  failure: { message: string | null; text: string | null } | null;
+}
+
+/** Folds parsed report cases into one result per test id. */
+export function foldResults(org: string, repo: Repo, variant: string, cases: Iterable<JUnitCase>): TestResult[] {
+  const byId = new Map<string, TestResult & { passes: number; fails: number; all: Attempt[] }>();
+  for (const c of cases) {
+    const identity: TestIdentity = { file: c.file, classname: c.classname, parent: c.parent, name: c.name, variant };
+    const id = testId(org, repo, identity);
+    let r = byId.get(id);
+    if (!r) {
+      r = { ...identity, id, outcome: 'skipped', attempts: 0, durationMs: 0, timestamp: null, failure: null, passes: 0, fails: 0, all: [] };
+      byId.set(id, r);
+    }
+    r.durationMs += c.durationMs;
+    if (c.timestamp !== null && (r.timestamp === null || c.timestamp < r.timestamp)) r.timestamp = c.timestamp;
+    for (const a of c.attempts) {
+      r.all.push(a);
+      if (a.outcome === 'passed') r.passes++;
+      else if (a.outcome === 'failed') {
+        r.fails++;
+        r.failure = { message: a.message, text: a.text };
+      }
+    }
+  }
+  const out: TestResult[] = [];
+  for (const r of byId.values()) {
+    const { passes, fails, all, ...result } = r;
+    result.attempts = all.filter((a) => a.outcome !== 'skipped').length || 1;
+    result.outcome = fails && passes ? 'flaky' : fails ? 'failed' : passes ? 'passed' : 'skipped';
+    out.push(result);
+  }
+  return out;
+}
+
+export interface ResultCounts {
+  tests: number;
+  passed: number;
+  failed: number;
+  skipped: number;
+  flaky: number;
+}
+
+export function countResults(results: readonly TestResult[]): ResultCounts {
+  const counts: ResultCounts = { tests: results.length, passed: 0, failed: 0, skipped: 0, flaky: 0 };
+  for (const r of results) counts[r.outcome]++;
+  return counts;
+}

@@ -1,0 +1,806 @@
+import { randomUUID } from 'node:crypto';
+import { sql, type ExpressionBuilder, type Expression, type SqlBool, type Transaction } from 'kysely';
+import {
+  isoTime,
+  type CheckQuarantineRequest,
+  type CheckQuarantineResponse,
+  type DetailedTestCase,
+  type GetTestDetailsRequest,
+  type LinkTicketRequest,
+  type ListFailingTestsRequest,
+  type ListQuarantinedTestsRequest,
+  type ListUnhealthyTestsRequest,
+  type Page,
+  type PageQuery,
+  type QuarantinedTest,
+  type Repo,
+  type RepositorySettings,
+  type SetTestQuarantineRequest,
+  type TestStatus,
+  type UnhealthyTestCase,
+  type UpdateRepositorySettingsRequest,
+  type UploadTestResultsRequest,
+  type UploadTestResultsResponse,
+} from '../contract/index.js';
+import { CodeOwners } from '../flaky/codeowners.js';
+import {
+  branchMatcher,
+  DEFAULT_SETTINGS,
+  effectiveStatus,
+  passOnRetryReason,
+  rateReason,
+  rateStatus,
+  type EffectiveStatus,
+} from '../flaky/detect.js';
+import { failureLine, normaliseFailure } from '../flaky/failures.js';
+import { repoKey } from '../flaky/identity.js';
+import { JUnitParseError, parseJUnit, type JUnitCase } from '../flaky/junit.js';
+import { countResults, foldResults, type TestResult } from '../flaky/results.js';
+import type { SchemaTables } from '../store/schema.js';
+import type { Store } from '../store/index.js';
+import { badRequest, notFound } from './errors.js';
+
+const HOUR = 60 * 60 * 1000;
+const DAY = 24 * HOUR;
+/** Rows per multi-row statement: well under every database's bound-parameter limit. */
+const CHUNK = 500;
+const FAILED = ['failed', 'flaky'];
+const TOP_FAILURES = 5;
+
+type Db = Store['db'];
+type Trx = Transaction<SchemaTables>;
+interface Repository {
+  id: string;
+  org: string;
+  repo: Repo;
+  settings: RepositorySettings;
+  codeowners: CodeOwners | null;
+}
+interface CaseRow {
+  id: string;
+  repo_id: string;
+  name: string;
+  file: string | null;
+  classname: string | null;
+  parent: string | null;
+  variant: string;
+  first_seen_at: number;
+  last_seen_at: number;
+  rate_status: string;
+  rate_reason: string | null;
+  rate_changed_at: number | null;
+  por_since: number | null;
+  por_until: number | null;
+  por_reason: string | null;
+  override: string | null;
+  override_at: number | null;
+  ticket: string | null;
+}
+
+function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+const num = (value: unknown): number => Number(value);
+const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
+
+/** Stored settings over the defaults, so settings added later get their default. */
+function mergeSettings(base: RepositorySettings, patch: UpdateRepositorySettingsRequest['settings'] | Partial<RepositorySettings>): RepositorySettings {
+  return {
+    ...base,
+    ...patch,
+    pass_on_retry: { ...base.pass_on_retry, ...(patch.pass_on_retry ?? {}) },
+    failure_rate: { ...base.failure_rate, ...(patch.failure_rate ?? {}) },
+  } as RepositorySettings;
+}
+
+function toCaseRow(row: Record<string, unknown>): CaseRow {
+  return {
+    ...(row as unknown as CaseRow),
+    first_seen_at: num(row.first_seen_at),
+    last_seen_at: num(row.last_seen_at),
+    rate_changed_at: numOrNull(row.rate_changed_at),
+    por_since: numOrNull(row.por_since),
+    por_until: numOrNull(row.por_until),
+    override_at: numOrNull(row.override_at),
+  };
+}
+
+function statusOf(row: CaseRow, now: number): EffectiveStatus {
+  return effectiveStatus(
+    {
+      rateStatus: row.rate_status as TestStatus,
+      rateReason: row.rate_reason,
+      rateChangedAt: row.rate_changed_at,
+      porUntil: row.por_until,
+      porReason: row.por_reason,
+      porSince: row.por_since,
+      firstSeenAt: row.first_seen_at,
+    },
+    now,
+  );
+}
+
+// ------------------------------------------------------------------------------------ paging
+
+/** Opaque keyset page tokens: stable while uploads add tests (no offsets). */
+interface Cursor {
+  /** The page index the token leads to. */
+  i: number;
+  /** After this id (forwards) … */
+  a?: string;
+  /** … or before this id (backwards) … */
+  b?: string;
+  /** … or the last page. */
+  l?: 1;
+}
+
+function encodeCursor(cursor: Cursor): string {
+  return Buffer.from(JSON.stringify(cursor), 'utf8').toString('base64url');
+}
+
+function decodeCursor(token: string | undefined): Cursor {
+  if (!token) return { i: 0 };
+  try {
+    const c = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as Cursor;
+    const valid =
+      Number.isInteger(c.i) &&
+      c.i >= 0 &&
+      (c.a === undefined || typeof c.a === 'string') &&
+      (c.b === undefined || typeof c.b === 'string') &&
+      (c.l === undefined || c.l === 1);
+    if (valid) return c;
+  } catch {
+    // fall through
+  }
+  throw badRequest('page_query.page_token: not a token this server gave out');
+}
+
+type CaseFilter = (eb: ExpressionBuilder<SchemaTables, 'test_cases'>) => Expression<SqlBool>;
+
+async function pageOfCases(db: Db, filter: CaseFilter, query: PageQuery): Promise<{ rows: CaseRow[]; page: Page }> {
+  const size = query.page_size;
+  const cursor = decodeCursor(query.page_token);
+  const countRow = await db
+    .selectFrom('test_cases')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where(filter)
+    .executeTakeFirstOrThrow();
+  const total = num(countRow.n);
+  const pages = Math.ceil(total / size);
+  const base = db.selectFrom('test_cases').selectAll().where(filter);
+  let rows: Record<string, unknown>[];
+  let index = cursor.i;
+  let more: boolean;
+  if (cursor.l) {
+    index = Math.max(pages - 1, 0);
+    const lastSize = total - index * size;
+    rows = (await base.orderBy('id', 'desc').limit(Math.max(lastSize, 0)).execute()).reverse();
+    more = false;
+  } else if (cursor.b !== undefined) {
+    rows = (await base.where('id', '<', cursor.b).orderBy('id', 'desc').limit(size).execute()).reverse();
+    more = true;
+  } else {
+    const q = cursor.a !== undefined ? base.where('id', '>', cursor.a) : base;
+    rows = await q.orderBy('id', 'asc').limit(size + 1).execute();
+    more = rows.length > size;
+    rows = rows.slice(0, size);
+  }
+  const cases = rows.map(toCaseRow);
+  const first = cases[0]?.id;
+  const last = cases[cases.length - 1]?.id;
+  return {
+    rows: cases,
+    page: {
+      total_rows: total,
+      total_pages: pages,
+      next_page_token: more && last !== undefined ? encodeCursor({ i: index + 1, a: last }) : '',
+      prev_page_token: index > 0 && first !== undefined ? encodeCursor({ i: index - 1, b: first }) : '',
+      last_page_token: pages > 0 ? encodeCursor({ i: pages - 1, l: 1 }) : '',
+      page_index: index,
+    },
+  };
+}
+
+// ------------------------------------------------------------------------------------ service
+
+/**
+ * The flaky-test service: ingests uploads (parse, fold retries, store, detect — one transaction
+ * per upload) and answers the v1 flaky-test operations from the stored results.
+ */
+export class FlakyService {
+  private readonly db: Db;
+
+  constructor(
+    store: Store,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.db = store.db;
+  }
+
+  // -------------------------------------------------------------------------- repositories
+
+  private toRepository(row: Record<string, unknown>): Repository {
+    const stored = JSON.parse(String(row.settings)) as Partial<RepositorySettings>;
+    return {
+      id: String(row.id),
+      org: String(row.org_slug),
+      repo: { host: String(row.host), owner: String(row.owner), name: String(row.name) },
+      settings: mergeSettings(DEFAULT_SETTINGS, stored),
+      codeowners: typeof row.codeowners === 'string' && row.codeowners ? new CodeOwners(row.codeowners) : null,
+    };
+  }
+
+  private async findRepository(db: Db | Trx, org: string, repo: Repo): Promise<Repository | null> {
+    const row = await db
+      .selectFrom('flaky_repositories')
+      .selectAll()
+      .where('org_slug', '=', org)
+      .where('repo_key', '=', repoKey(repo))
+      .executeTakeFirst();
+    return row ? this.toRepository(row as unknown as Record<string, unknown>) : null;
+  }
+
+  private async requireRepository(org: string, repo: Repo): Promise<Repository> {
+    const found = await this.findRepository(this.db, org, repo);
+    if (!found) throw notFound(`repo: no test results for ${repoKey(repo)} in this organisation`);
+    return found;
+  }
+
+  /** The repository's row, created with default settings on first use. */
+  private async ensureRepository(trx: Trx, org: string, repo: Repo, at: number): Promise<Repository> {
+    await trx
+      .insertInto('organisations')
+      .values({ slug: org, created_at: at })
+      .onConflict((oc) => oc.column('slug').doNothing())
+      .execute();
+    await trx
+      .insertInto('flaky_repositories')
+      .values({
+        id: randomUUID(),
+        org_slug: org,
+        repo_key: repoKey(repo),
+        host: repo.host.toLowerCase(),
+        owner: repo.owner,
+        name: repo.name,
+        settings: '{}',
+        codeowners: null,
+        created_at: at,
+        updated_at: at,
+      })
+      .onConflict((oc) => oc.columns(['org_slug', 'repo_key']).doNothing())
+      .execute();
+    return (await this.findRepository(trx, org, repo))!;
+  }
+
+  async getSettings(org: string, repo: Repo): Promise<RepositorySettings> {
+    return (await this.findRepository(this.db, org, repo))?.settings ?? DEFAULT_SETTINGS;
+  }
+
+  async updateSettings(org: string, input: UpdateRepositorySettingsRequest): Promise<RepositorySettings> {
+    const at = this.now();
+    return this.db.transaction().execute(async (trx) => {
+      const repository = await this.ensureRepository(trx, org, input.repo, at);
+      const next = mergeSettings(repository.settings, input.settings);
+      const fr = next.failure_rate;
+      if (fr.flaky_resolution > fr.flaky_activation) {
+        throw badRequest('settings.failure_rate.flaky_resolution: must not be above flaky_activation');
+      }
+      if (fr.broken_threshold < fr.flaky_activation) {
+        throw badRequest('settings.failure_rate.broken_threshold: must not be below flaky_activation');
+      }
+      await trx
+        .updateTable('flaky_repositories')
+        .set({ settings: JSON.stringify(next), updated_at: at })
+        .where('id', '=', repository.id)
+        .execute();
+      return next;
+    });
+  }
+
+  // -------------------------------------------------------------------------------- upload
+
+  /** Parses every report first: one malformed file rejects the whole upload before anything is stored. */
+  private parseReports(input: UploadTestResultsRequest): JUnitCase[] {
+    const cases: JUnitCase[] = [];
+    for (const report of input.reports) {
+      try {
+        cases.push(...parseJUnit(report.content, report.name).cases);
+      } catch (error) {
+        if (error instanceof JUnitParseError) throw badRequest(`reports: ${error.message}`);
+        throw error;
+      }
+    }
+    return cases;
+  }
+
+  async upload(org: string, input: UploadTestResultsRequest): Promise<UploadTestResultsResponse> {
+    const cases = this.parseReports(input);
+    const variant = input.variant ?? '';
+    const results = foldResults(org, input.repo, variant, cases);
+    const now = this.now();
+    const stamps = results.map((r) => r.timestamp).filter((t): t is number => t !== null && t <= now + HOUR);
+    const startedAt = input.started_at ? Date.parse(input.started_at) : stamps.length ? Math.min(...stamps) : now;
+    const counts = countResults(results);
+    const uploadId = randomUUID();
+
+    return this.db.transaction().execute(async (trx) => {
+      const repository = await this.ensureRepository(trx, org, input.repo, now);
+      const { settings } = repository;
+      if (input.codeowners !== undefined) {
+        await trx
+          .updateTable('flaky_repositories')
+          .set({ codeowners: input.codeowners, updated_at: now })
+          .where('id', '=', repository.id)
+          .execute();
+      }
+      const ran = counts.tests - counts.skipped;
+      const excluded =
+        ran >= settings.infra_failure_min_tests && counts.failed / Math.max(ran, 1) >= settings.infra_failure_threshold;
+      const stable = branchMatcher(settings.failure_rate.branches)(input.branch);
+
+      const existing = new Map<string, CaseRow>();
+      for (const ids of chunks(results.map((r) => r.id))) {
+        const rows = await trx.selectFrom('test_cases').selectAll().where('id', 'in', ids).execute();
+        for (const row of rows) existing.set(row.id, toCaseRow(row as unknown as Record<string, unknown>));
+      }
+      const fresh = results.filter((r) => !existing.has(r.id));
+      const atOf = (r: TestResult) => (input.started_at ? startedAt : (r.timestamp ?? startedAt));
+      for (const batch of chunks(fresh)) {
+        await trx
+          .insertInto('test_cases')
+          .values(
+            batch.map((r) => ({
+              id: r.id,
+              repo_id: repository.id,
+              name: r.name,
+              file: r.file,
+              classname: r.classname,
+              parent: r.parent,
+              variant: r.variant,
+              first_seen_at: atOf(r),
+              last_seen_at: atOf(r),
+              rate_status: 'healthy',
+            })),
+          )
+          .execute();
+      }
+
+      const response: UploadTestResultsResponse = {
+        upload_id: uploadId,
+        files: input.reports.length,
+        ...counts,
+        new_tests: fresh.length,
+        excluded_from_detection: excluded,
+      };
+      await trx
+        .insertInto('test_uploads')
+        .values({
+          id: uploadId,
+          repo_id: repository.id,
+          branch: input.branch,
+          sha: input.sha.toLowerCase(),
+          pr_number: input.pr_number ?? null,
+          job: input.job ?? null,
+          attempt: input.attempt ?? 1,
+          variant,
+          started_at: startedAt,
+          created_at: now,
+          counts: JSON.stringify(response),
+          excluded: excluded ? 1 : 0,
+        })
+        .execute();
+      for (const batch of chunks(results)) {
+        await trx
+          .insertInto('test_results')
+          .values(
+            batch.map((r) => ({
+              upload_id: uploadId,
+              test_id: r.id,
+              repo_id: repository.id,
+              at: atOf(r),
+              outcome: r.outcome,
+              stable: stable ? 1 : 0,
+              excluded: excluded ? 1 : 0,
+              branch: input.branch,
+              sha: input.sha.toLowerCase(),
+              pr_number: input.pr_number ?? null,
+              duration_ms: r.durationMs,
+              attempts: r.attempts,
+              failure_key: r.failure ? normaliseFailure(r.failure.message, r.failure.text) : null,
+              failure_line: r.failure ? failureLine(r.failure.message, r.failure.text).slice(0, 500) || null : null,
+            })),
+          )
+          .execute();
+      }
+      await this.touch(trx, results, atOf);
+      if (!excluded) await this.detect(trx, repository, input, uploadId, results, stable, atOf, existing);
+      return response;
+    });
+  }
+
+  /** last_seen_at moves forward only (uploads may arrive out of order). */
+  private async touch(trx: Trx, results: readonly TestResult[], atOf: (r: TestResult) => number): Promise<void> {
+    const byAt = new Map<number, string[]>();
+    for (const r of results) {
+      const at = atOf(r);
+      const ids = byAt.get(at) ?? [];
+      ids.push(r.id);
+      byAt.set(at, ids);
+    }
+    for (const [at, ids] of byAt) {
+      for (const batch of chunks(ids)) {
+        await trx
+          .updateTable('test_cases')
+          .set({ last_seen_at: sql<number>`case when last_seen_at < ${at} then ${at} else last_seen_at end` })
+          .where('id', 'in', batch)
+          .execute();
+      }
+    }
+  }
+
+  /** Runs the monitors for the tests of one upload and stores what changed. */
+  private async detect(
+    trx: Trx,
+    repository: Repository,
+    input: UploadTestResultsRequest,
+    uploadId: string,
+    results: readonly TestResult[],
+    stable: boolean,
+    atOf: (r: TestResult) => number,
+    existing: ReadonlyMap<string, CaseRow>,
+  ): Promise<void> {
+    const { settings } = repository;
+    const ran = results.filter((r) => r.outcome !== 'skipped');
+    const sha = input.sha.toLowerCase();
+
+    // Pass-on-retry: passed and failed on this commit, in this upload or together with earlier ones.
+    const evidence = new Set<string>();
+    if (settings.pass_on_retry.enabled) {
+      const outcomeHere = new Map(ran.map((r) => [r.id, r.outcome]));
+      for (const r of ran) if (r.outcome === 'flaky') evidence.add(r.id);
+      for (const ids of chunks(ran.filter((r) => r.outcome !== 'flaky').map((r) => r.id))) {
+        const others = await trx
+          .selectFrom('test_results')
+          .select(['test_id', 'outcome'])
+          .where('repo_id', '=', repository.id)
+          .where('sha', '=', sha)
+          .where('test_id', 'in', ids)
+          .where('upload_id', '!=', uploadId)
+          .where('excluded', '=', 0)
+          .where('outcome', '!=', 'skipped')
+          .execute();
+        for (const o of others) {
+          const here = outcomeHere.get(o.test_id);
+          if (o.outcome === 'flaky' || (here === 'passed') !== (o.outcome === 'passed')) evidence.add(o.test_id);
+        }
+      }
+    }
+
+    // Failure rate on stable branches over the window ending at this upload.
+    const rates = new Map<string, { runs: number; fails: number }>();
+    if (stable && settings.failure_rate.enabled) {
+      for (const batch of chunks(ran)) {
+        const until = Math.max(...batch.map(atOf));
+        const rows = await trx
+          .selectFrom('test_results')
+          .select((eb) => [
+            'test_id',
+            eb.fn.countAll<number>().as('runs'),
+            eb.fn.sum<number>(eb.case().when('outcome', 'in', FAILED).then(1).else(0).end()).as('fails'),
+          ])
+          .where('test_id', 'in', batch.map((r) => r.id))
+          .where('stable', '=', 1)
+          .where('excluded', '=', 0)
+          .where('outcome', '!=', 'skipped')
+          .where('at', '>', until - settings.failure_rate.window_hours * HOUR)
+          .where('at', '<=', until)
+          .groupBy('test_id')
+          .execute();
+        for (const row of rows) rates.set(row.test_id, { runs: num(row.runs), fails: num(row.fails) });
+      }
+    }
+
+    for (const r of ran) {
+      const before = existing.get(r.id);
+      const at = atOf(r);
+      const patch: Partial<Pick<CaseRow, 'por_since' | 'por_until' | 'por_reason' | 'rate_status' | 'rate_changed_at' | 'rate_reason'>> = {};
+      if (evidence.has(r.id)) {
+        const until = at + settings.pass_on_retry.recovery_days * DAY;
+        const active = before?.por_until !== null && before?.por_until !== undefined && before.por_until > at;
+        if (!active) {
+          patch.por_since = at;
+          patch.por_reason = passOnRetryReason(sha, input.branch);
+        }
+        if (!before || before.por_until === null || before.por_until < until) patch.por_until = until;
+      }
+      const rate = rates.get(r.id);
+      if (rate) {
+        const current = (before?.rate_status ?? 'healthy') as TestStatus;
+        const next = rateStatus(current, rate.runs, rate.fails, settings.failure_rate);
+        if (next !== current) {
+          patch.rate_status = next;
+          patch.rate_changed_at = at;
+          patch.rate_reason = rateReason(next, rate.runs, rate.fails, settings.failure_rate);
+        } else if (next !== 'healthy' && rate.runs >= settings.failure_rate.min_sample) {
+          // Keep the figures of an active monitor current.
+          patch.rate_reason = rateReason(next, rate.runs, rate.fails, settings.failure_rate);
+        }
+      }
+      if (Object.keys(patch).length) {
+        await trx.updateTable('test_cases').set(patch).where('id', '=', r.id).execute();
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------------------- reading
+
+  private flakyNow(eb: ExpressionBuilder<SchemaTables, 'test_cases'>, now: number): Expression<SqlBool> {
+    return eb.or([
+      eb('rate_status', '=', 'flaky'),
+      eb.and([eb('rate_status', '=', 'healthy'), eb('por_until', '>', now)]),
+    ]);
+  }
+
+  private isQuarantined(repository: Repository, row: CaseRow, status: TestStatus): boolean {
+    const { settings } = repository;
+    if (!settings.quarantining_enabled) return false;
+    if (row.override === 'ALWAYS_QUARANTINE') return true;
+    if (row.override === 'NEVER_QUARANTINE') return false;
+    return settings.auto_quarantine_flaky && status === 'flaky';
+  }
+
+  private quarantineFilter(repository: Repository, now: number): CaseFilter {
+    const { settings } = repository;
+    return (eb) => {
+      const inRepo = eb('repo_id', '=', repository.id);
+      if (!settings.quarantining_enabled) return eb.and([inRepo, sql<SqlBool>`1 = 0`]);
+      const always = eb('override', '=', 'ALWAYS_QUARANTINE');
+      if (!settings.auto_quarantine_flaky) return eb.and([inRepo, always]);
+      return eb.and([inRepo, eb.or([always, eb.and([eb('override', 'is', null), this.flakyNow(eb, now)])])]);
+    };
+  }
+
+  private htmlUrls(repository: Repository, row: CaseRow): { repository: { html_url: string }; html_url: string } {
+    const { host, owner, name } = repository.repo;
+    const repoUrl = `https://${host}/${owner}/${name}`;
+    const file = row.file?.replace(/^\.?\/+/, '');
+    return { repository: { html_url: repoUrl }, html_url: file && !file.startsWith('../') ? `${repoUrl}/blob/HEAD/${file}` : repoUrl };
+  }
+
+  private ticketUrl(repository: Repository, ticket: string): string {
+    const { host, owner, name } = repository.repo;
+    return repository.settings.ticket_url_template
+      .replaceAll('{host}', host)
+      .replaceAll('{owner}', owner)
+      .replaceAll('{name}', name)
+      .replaceAll('{id}', encodeURIComponent(ticket));
+  }
+
+  private async impactedPullRequests(ids: string[], now: number): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    if (!ids.length) return out;
+    const rows = await this.db
+      .selectFrom('test_results')
+      .select((eb) => ['test_id', eb.fn.count<number>('pr_number').distinct().as('prs')])
+      .where('test_id', 'in', ids)
+      .where('outcome', 'in', FAILED)
+      .where('pr_number', 'is not', null)
+      .where('at', '>=', now - 7 * DAY)
+      .where('at', '<=', now)
+      .groupBy('test_id')
+      .execute();
+    for (const row of rows) out.set(row.test_id, num(row.prs));
+    return out;
+  }
+
+  private unhealthyCase(repository: Repository, row: CaseRow, prs: Map<string, number>, now: number): UnhealthyTestCase {
+    const status = statusOf(row, now);
+    const test: UnhealthyTestCase = {
+      id: row.id,
+      ...this.htmlUrls(repository, row),
+      name: row.name,
+      variant: row.variant,
+      status: { value: status.value, reason: status.reason, timestamp: isoTime(status.since) },
+      codeowners: repository.codeowners?.ownersOf(row.file) ?? [],
+      pull_requests_impacted_last_7d: prs.get(row.id) ?? 0,
+      quarantined: this.isQuarantined(repository, row, status.value),
+    };
+    if (row.file) test.file_path = row.file;
+    if (row.parent) test.parent = row.parent;
+    if (row.classname) test.classname = row.classname;
+    if (row.ticket) test.ticket = { html_url: this.ticketUrl(repository, row.ticket) };
+    return test;
+  }
+
+  private async unhealthyCases(repository: Repository, rows: CaseRow[], now: number): Promise<UnhealthyTestCase[]> {
+    const prs = await this.impactedPullRequests(rows.map((r) => r.id), now);
+    return rows.map((row) => this.unhealthyCase(repository, row, prs, now));
+  }
+
+  private async detailedCases(repository: Repository, rows: CaseRow[], now: number): Promise<DetailedTestCase[]> {
+    const ids = rows.map((r) => r.id);
+    const base = await this.unhealthyCases(repository, rows, now);
+    const rates = new Map<string, { runs7: number; fails7: number; runs1: number; fails1: number }>();
+    const failures = new Map<string, DetailedTestCase['most_common_failures']>();
+    if (ids.length) {
+      const day = now - DAY;
+      const rateRows = await this.db
+        .selectFrom('test_results')
+        .select((eb) => {
+          const failed = eb.case().when('outcome', 'in', FAILED).then(1).else(0).end();
+          return [
+            'test_id',
+            eb.fn.countAll<number>().as('runs7'),
+            eb.fn.sum<number>(failed).as('fails7'),
+            eb.fn.sum<number>(eb.case().when('at', '>=', day).then(1).else(0).end()).as('runs1'),
+            eb.fn
+              .sum<number>(eb.case().when(eb.and([eb('at', '>=', day), eb('outcome', 'in', FAILED)])).then(1).else(0).end())
+              .as('fails1'),
+          ];
+        })
+        .where('test_id', 'in', ids)
+        .where('excluded', '=', 0)
+        .where('outcome', '!=', 'skipped')
+        .where('at', '>=', now - 7 * DAY)
+        .where('at', '<=', now)
+        .groupBy('test_id')
+        .execute();
+      for (const r of rateRows) {
+        rates.set(r.test_id, { runs7: num(r.runs7), fails7: num(r.fails7), runs1: num(r.runs1), fails1: num(r.fails1) });
+      }
+      const failureRows = await this.db
+        .selectFrom('test_results')
+        .select((eb) => ['test_id', 'failure_key', eb.fn.countAll<number>().as('n'), eb.fn.max('at').as('last')])
+        .where('test_id', 'in', ids)
+        .where('failure_key', 'is not', null)
+        .where('at', '>=', now - 7 * DAY)
+        .where('at', '<=', now)
+        .groupBy(['test_id', 'failure_key'])
+        .execute();
+      for (const r of failureRows) {
+        const list = failures.get(r.test_id) ?? [];
+        list.push({ summary: String(r.failure_key), occurrence_count: num(r.n), last_occurrence: isoTime(num(r.last)) });
+        failures.set(r.test_id, list);
+      }
+    }
+    const rate = (fails: number, runs: number) => (runs ? Math.round((fails / runs) * 10_000) / 10_000 : 0);
+    return base.map((test) => {
+      const r = rates.get(test.id) ?? { runs7: 0, fails7: 0, runs1: 0, fails1: 0 };
+      const top = (failures.get(test.id) ?? [])
+        .sort((a, b) => b.occurrence_count - a.occurrence_count || (b.last_occurrence ?? '').localeCompare(a.last_occurrence ?? ''))
+        .slice(0, TOP_FAILURES);
+      return {
+        ...test,
+        most_common_failures: top,
+        failure_rate_last_7d: rate(r.fails7, r.runs7),
+        failure_rate_last_24h: rate(r.fails1, r.runs1),
+      };
+    });
+  }
+
+  async listFailing(org: string, input: ListFailingTestsRequest) {
+    const repository = await this.findRepository(this.db, org, input.repo);
+    const start = Date.parse(input.start_time);
+    const end = Date.parse(input.end_time);
+    if (!repository) return { tests: [], page: emptyPage() };
+    const failedInWindow = this.db
+      .selectFrom('test_results')
+      .select('test_id')
+      .where('repo_id', '=', repository.id)
+      .where('at', '>=', start)
+      .where('at', '<', end)
+      .where('outcome', 'in', FAILED);
+    const { rows, page } = await pageOfCases(
+      this.db,
+      (eb) => eb.and([eb('repo_id', '=', repository.id), eb('id', 'in', failedInWindow)]),
+      input.page_query,
+    );
+    return { tests: await this.detailedCases(repository, rows, this.now()), page };
+  }
+
+  async listUnhealthy(org: string, input: ListUnhealthyTestsRequest) {
+    const repository = await this.findRepository(this.db, org, input.repo);
+    if (!repository) return { tests: [], page: emptyPage() };
+    const now = this.now();
+    const { rows, page } = await pageOfCases(
+      this.db,
+      (eb) =>
+        eb.and([
+          eb('repo_id', '=', repository.id),
+          input.status === 'BROKEN' ? eb('rate_status', '=', 'broken') : this.flakyNow(eb, now),
+        ]),
+      input.page_query,
+    );
+    return { tests: await this.unhealthyCases(repository, rows, now), page };
+  }
+
+  private async findCase(repository: Repository, id: string): Promise<CaseRow | null> {
+    const row = await this.db
+      .selectFrom('test_cases')
+      .selectAll()
+      .where('id', '=', id)
+      .where('repo_id', '=', repository.id)
+      .executeTakeFirst();
+    return row ? toCaseRow(row as unknown as Record<string, unknown>) : null;
+  }
+
+  async details(org: string, input: GetTestDetailsRequest) {
+    const repository = await this.findRepository(this.db, org, input.repo);
+    const row = repository && (await this.findCase(repository, input.test_id));
+    if (!repository || !row) throw notFound(`test_id: no test ${input.test_id} in ${repoKey(input.repo)}`);
+    const [test] = await this.detailedCases(repository, [row], this.now());
+    return { test };
+  }
+
+  async listQuarantined(org: string, input: ListQuarantinedTestsRequest) {
+    const repository = await this.findRepository(this.db, org, input.repo);
+    if (!repository) return { quarantined_tests: [], page: emptyPage() };
+    const now = this.now();
+    const { rows, page } = await pageOfCases(this.db, this.quarantineFilter(repository, now), input.page_query);
+    const quarantined_tests: QuarantinedTest[] = rows.map((row) => {
+      const status = statusOf(row, now);
+      const always = row.override === 'ALWAYS_QUARANTINE';
+      return {
+        name: row.name,
+        parent: row.parent,
+        file: row.file,
+        classname: row.classname,
+        status: status.value.toUpperCase() as QuarantinedTest['status'],
+        codeowners: repository.codeowners?.ownersOf(row.file) ?? [],
+        quarantine_setting: always ? 'ALWAYS_QUARANTINE' : 'AUTO_QUARANTINE',
+        quarantined_at: isoTime(always && row.override_at !== null ? row.override_at : status.since),
+        status_last_updated_at: isoTime(status.since),
+        test_case_id: row.id,
+        variant: row.variant,
+      };
+    });
+    return { quarantined_tests, page };
+  }
+
+  async linkTicket(org: string, input: LinkTicketRequest): Promise<Record<string, never>> {
+    const repository = await this.findRepository(this.db, org, input.repo);
+    const row = repository && (await this.findCase(repository, input.test_case_id));
+    if (!repository || !row) throw notFound(`test_case_id: no test ${input.test_case_id} in ${repoKey(input.repo)}`);
+    await this.db.updateTable('test_cases').set({ ticket: input.external_ticket_id }).where('id', '=', row.id).execute();
+    return {};
+  }
+
+  async setQuarantine(org: string, input: SetTestQuarantineRequest): Promise<Record<string, never>> {
+    const repository = await this.requireRepository(org, input.repo);
+    const row = await this.findCase(repository, input.test_id);
+    if (!row) throw notFound(`test_id: no test ${input.test_id} in ${repoKey(input.repo)}`);
+    const override = input.setting === 'AUTO' ? null : input.setting;
+    await this.db
+      .updateTable('test_cases')
+      .set({ override, override_at: override ? this.now() : null })
+      .where('id', '=', row.id)
+      .execute();
+    return {};
+  }
+
+  async checkQuarantine(org: string, input: CheckQuarantineRequest): Promise<CheckQuarantineResponse> {
+    const repository = await this.findRepository(this.db, org, input.repo);
+    if (!repository || !repository.settings.quarantining_enabled) {
+      return { quarantining_enabled: Boolean(repository?.settings.quarantining_enabled), quarantined_test_ids: [] };
+    }
+    const now = this.now();
+    const quarantined: string[] = [];
+    const filter = this.quarantineFilter(repository, now);
+    for (const ids of chunks([...new Set(input.test_ids.map((id) => id.toLowerCase()))])) {
+      const rows = await this.db
+        .selectFrom('test_cases')
+        .select('id')
+        .where((eb) => eb.and([filter(eb), eb('id', 'in', ids)]))
+        .execute();
+      quarantined.push(...rows.map((r) => r.id));
+    }
+    return { quarantining_enabled: true, quarantined_test_ids: quarantined };
+  }
+}
+
+export function emptyPage(): Page {
+  return { total_rows: 0, total_pages: 0, next_page_token: '', prev_page_token: '', last_page_token: '', page_index: 0 };
+}
