@@ -1,0 +1,403 @@
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+
+/**
+ * JUnit XML parsing for every common dialect: jest-junit, vitest, pytest (xunit1/xunit2), Maven
+ * Surefire / Gradle (with <flakyFailure>/<flakyError>/<rerunFailure>/<rerunError> retry children),
+ * gotestsum (retries as duplicate <testcase> entries), Playwright, mocha, karma, .NET loggers,
+ * TestCafe, newman; with or without the <testsuites> wrapper, nested suites, failure vs error vs
+ * skipped, `file`/`filepath` attributes, timestamps and durations.
+ *
+ * Safety: a DOCTYPE (the only way to declare entities) is refused before parsing, and only the
+ * five predefined XML entities and numeric character references are decoded, in one pass, so
+ * no input can expand (the "billion laughs" attack has nothing to expand). CDATA content is taken
+ * literally. Attribute values must be well-formed (no raw `<`, no bare `&`).
+ */
+
+export type Outcome = 'passed' | 'failed' | 'skipped';
+
+/** One execution of a test: the final one, or an earlier (retried) one recorded by the runner. */
+export interface Attempt {
+  outcome: Outcome;
+  /** For failed attempts: `failure` (an assertion) or `error` (an unexpected exception). */
+  kind?: 'failure' | 'error';
+  message: string | null;
+  text: string | null;
+}
+
+export interface JUnitCase {
+  name: string;
+  classname: string | null;
+  /** Source file: the case's file/filepath, else the nearest suite's, else a path-like classname. */
+  file: string | null;
+  /** The enclosing suites' names, outermost first, joined with " › " (null when there is no suite). */
+  parent: string | null;
+  /** Epoch ms from the case's or the nearest suite's timestamp, else null. */
+  timestamp: number | null;
+  durationMs: number;
+  /** The final outcome of this <testcase> element. */
+  outcome: Outcome;
+  /** Every execution in order: retries recorded as children come before (flaky*) or after (rerun*) the first. */
+  attempts: Attempt[];
+}
+
+export interface JUnitReport {
+  cases: JUnitCase[];
+  suites: number;
+}
+
+/** A report that is not well-formed JUnit XML; `line` is 1-based when known. */
+export class JUnitParseError extends Error {
+  override name = 'JUnitParseError';
+  constructor(
+    readonly file: string,
+    readonly line: number | null,
+    readonly reason: string,
+  ) {
+    super(`${file}${line ? `: line ${line}` : ''}: ${reason}`);
+  }
+}
+
+type Node = Record<string, unknown>;
+
+const parser = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: '',
+  attributesGroupName: false,
+  textNodeName: '#text',
+  // CDATA is kept apart from text: its content is literal and must not be entity-decoded.
+  cdataPropName: '#cdata',
+  parseTagValue: false,
+  parseAttributeValue: false,
+  // Entities are decoded by decodeEntities() below, never expanded by the parser.
+  processEntities: false,
+  htmlEntities: false,
+  allowBooleanAttributes: true,
+  ignoreDeclaration: true,
+  ignorePiTags: true,
+  trimValues: false,
+  maxNestedTags: 200,
+  isArray: (_name, _jpath, _leaf, isAttribute) => !isAttribute,
+});
+
+const ENTITY = /&(?:#x([0-9a-fA-F]{1,6})|#(\d{1,7})|(amp|lt|gt|quot|apos));/g;
+const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+
+/** Decodes the predefined entities and character references in one pass (so `&amp;lt;` stays `&lt;`). */
+export function decodeEntities(text: string): string {
+  if (!text.includes('&')) return text;
+  return text.replace(
+    ENTITY,
+    (whole, hex: string | undefined, dec: string | undefined, name: string | undefined) => {
+      if (name) return NAMED[name];
+      const code = hex ? parseInt(hex, 16) : Number(dec);
+      if (!Number.isFinite(code) || code > 0x10ffff || code === 0) return whole;
+      return String.fromCodePoint(code);
+    },
+  );
+}
+
+function lineAt(xml: string, index: number): number {
+  let line = 1;
+  for (let i = xml.indexOf('\n'); i !== -1 && i < index; i = xml.indexOf('\n', i + 1)) line++;
+  return line;
+}
+
+const REFERENCE = /^&(?:#[0-9]+|#x[0-9a-fA-F]+|[A-Za-z_:][\w.:-]*);/;
+
+/**
+ * Attribute values may contain neither a raw `<` nor a bare `&` (XML 1.0, AttValue). The validator
+ * of fast-xml-parser lets both through, so `<testcase name="a <b">` would silently "parse".
+ * One linear pass over the tags; text, comments, CDATA and processing instructions are skipped.
+ */
+function checkAttributeValues(xml: string, file: string): void {
+  const skip = (from: number, close: string): number => {
+    const end = xml.indexOf(close, from);
+    return end === -1 ? xml.length : end + close.length;
+  };
+  let i = xml.indexOf('<');
+  while (i !== -1 && i < xml.length) {
+    if (xml.startsWith('<!--', i)) i = skip(i + 4, '-->');
+    else if (xml.startsWith('<![CDATA[', i)) i = skip(i + 9, ']]>');
+    else if (xml.startsWith('<?', i)) i = skip(i + 2, '?>');
+    else {
+      let j = i + 1;
+      while (j < xml.length && xml[j] !== '>') {
+        const quote = xml[j];
+        if (quote !== '"' && quote !== "'") {
+          j++;
+          continue;
+        }
+        const end = xml.indexOf(quote, j + 1);
+        if (end === -1) return; // unterminated: the validator has its own say
+        const value = xml.slice(j + 1, end);
+        const lt = value.indexOf('<');
+        if (lt !== -1) {
+          throw new JUnitParseError(
+            file,
+            lineAt(xml, j + 1 + lt),
+            "attribute value contains a raw '<' (escape it as &lt;)",
+          );
+        }
+        for (let k = value.indexOf('&'); k !== -1; k = value.indexOf('&', k + 1)) {
+          if (!REFERENCE.test(value.slice(k, k + 64))) {
+            throw new JUnitParseError(
+              file,
+              lineAt(xml, j + 1 + k),
+              "attribute value contains a bare '&' (escape it as &amp;)",
+            );
+          }
+        }
+        j = end + 1;
+      }
+      i = j + 1;
+    }
+    i = xml.indexOf('<', i);
+  }
+}
+
+/** Refuses a DOCTYPE in the prolog: JUnit needs none, and it is where entity bombs live. */
+function checkProlog(xml: string, file: string): void {
+  let i = 0;
+  for (;;) {
+    while (i < xml.length && /\s/.test(xml[i])) i++;
+    if (xml.startsWith('\uFEFF', i)) i++;
+    else if (xml.startsWith('<?', i)) {
+      const end = xml.indexOf('?>', i);
+      if (end === -1) return;
+      i = end + 2;
+    } else if (xml.startsWith('<!--', i)) {
+      const end = xml.indexOf('-->', i);
+      if (end === -1) return;
+      i = end + 3;
+    } else break;
+  }
+  if (xml.slice(i, i + 9).toUpperCase() === '<!DOCTYPE') {
+    throw new JUnitParseError(
+      file,
+      lineAt(xml, i),
+      'DOCTYPE declarations are not allowed (no entity expansion in test reports)',
+    );
+  }
+}
+
+function validate(xml: string, file: string): void {
+  if (xml.trim() === '') throw new JUnitParseError(file, 1, 'empty report');
+  const result = XMLValidator.validate(xml, { allowBooleanAttributes: true });
+  if (result === true) return;
+  const { msg, line } = result.err;
+  // "Invalid '[ "testsuites", "testsuite" ]' found." means the file ended with elements still open.
+  const open = /^Invalid '\[(.*)\]' found\.$/s.exec(msg);
+  if (open) {
+    const names = [...open[1].matchAll(/"([^"]+)"/g)].map((m) => m[1]);
+    const last = lineAt(xml, xml.length);
+    throw new JUnitParseError(
+      file,
+      last,
+      `unexpected end of file: <${names[names.length - 1] ?? '?'}> is not closed (truncated report?)`,
+    );
+  }
+  throw new JUnitParseError(file, line ?? null, msg.replace(/\s+/g, ' '));
+}
+
+/**
+ * The child elements of one name. An element with neither attributes nor child elements (jest-junit's
+ * `<failure>text</failure>`, Surefire's `<stackTrace>`, `<skipped/>`) comes out of the parser as a bare
+ * string; it is wrapped so that its text is not lost.
+ */
+const asArray = (value: unknown): Node[] =>
+  Array.isArray(value) ? value.map((v): Node => (typeof v === 'string' ? { '#text': v } : (v as Node))) : [];
+
+function attr(node: Node, name: string): string | null {
+  const value = node[name];
+  if (typeof value !== 'string') return null;
+  const decoded = decodeEntities(value).trim();
+  return decoded === '' ? null : decoded;
+}
+
+const strings = (value: unknown): string[] =>
+  typeof value === 'string'
+    ? [value]
+    : Array.isArray(value)
+      ? value.filter((v): v is string => typeof v === 'string')
+      : [];
+
+function textOf(node: Node): string | null {
+  // Character data is entity-decoded; CDATA sections are literal. (Text that surrounds a CDATA
+  // section comes first: producers put only whitespace there.)
+  const parts = [decodeEntities(strings(node['#text']).join('')), ...strings(node['#cdata'])];
+  // Surefire and Playwright put the trace of flaky/rerun children in <stackTrace>.
+  for (const child of asArray(node.stackTrace)) {
+    const t = textOf(child);
+    if (t) parts.push(t);
+  }
+  const joined = parts.join('').trim();
+  return joined === '' ? null : joined;
+}
+
+/** Seconds as written by JUnit producers ("1.5", "1,234.5", "" or garbage) → milliseconds. */
+export function parseDurationMs(value: string | null): number {
+  if (!value) return 0;
+  const seconds = Number(value.replace(/,/g, ''));
+  return Number.isFinite(seconds) && seconds > 0 ? Math.round(seconds * 1000) : 0;
+}
+
+/**
+ * ISO 8601 (with or without zone; no zone = UTC), compact ISO (`20171206T181412+0100`), RFC 1123, or
+ * epoch seconds/milliseconds. Placeholders at or before the Unix epoch (jest-junit writes
+ * `1970-01-01T00:00:00` for a file that failed to run, Go's zero time is `0001-01-01T00:00:00Z`)
+ * mean "unknown" and give null.
+ */
+export function parseTimestamp(value: string | null): number | null {
+  if (!value) return null;
+  let ms: number;
+  if (/^\d+(\.\d+)?$/.test(value)) {
+    const n = Number(value);
+    ms = n > 1e11 ? Math.round(n) : Math.round(n * 1000);
+  } else {
+    const compact = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(Z|[+-]\d{2}:?\d{2})?$/.exec(value);
+    const iso = compact
+      ? `${compact[1]}-${compact[2]}-${compact[3]}T${compact[4]}:${compact[5]}:${compact[6]}${compact[7] ?? 'Z'}`
+      : /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(value)
+        ? `${value}Z`
+        : value;
+    ms = Date.parse(iso);
+  }
+  return Number.isFinite(ms) && ms > 0 ? ms : null;
+}
+
+const PATH_LIKE =
+  /^[^\s:]+\.(?:[cm]?[jt]sx?|py|go|rb|java|kt|kts|scala|cs|fs|vb|rs|swift|php|ex|exs|feature|robot)$/i;
+
+function failedAttempt(node: Node, kind: 'failure' | 'error'): Attempt {
+  return { outcome: 'failed', kind, message: attr(node, 'message'), text: textOf(node) };
+}
+
+function parseCase(
+  node: Node,
+  suites: { name: string | null; file: string | null; timestamp: number | null }[],
+): JUnitCase {
+  const name = attr(node, 'name') ?? '';
+  const classname = attr(node, 'classname') ?? attr(node, 'class');
+  let file = attr(node, 'file') ?? attr(node, 'filepath');
+  for (let i = suites.length - 1; !file && i >= 0; i--) file = suites[i].file;
+  if (!file && classname && PATH_LIKE.test(classname)) file = classname;
+  const names = suites.map((s) => s.name).filter((n): n is string => Boolean(n));
+  let timestamp = parseTimestamp(attr(node, 'timestamp'));
+  for (let i = suites.length - 1; timestamp === null && i >= 0; i--) timestamp = suites[i].timestamp;
+
+  const failures = [
+    ...asArray(node.failure).map((f) => failedAttempt(f, 'failure')),
+    ...asArray(node.error).map((f) => failedAttempt(f, 'error')),
+  ];
+  const flaky = [
+    ...asArray(node.flakyFailure).map((f) => failedAttempt(f, 'failure')),
+    ...asArray(node.flakyError).map((f) => failedAttempt(f, 'error')),
+  ];
+  const reruns = [
+    ...asArray(node.rerunFailure).map((f) => failedAttempt(f, 'failure')),
+    ...asArray(node.rerunError).map((f) => failedAttempt(f, 'error')),
+  ];
+  const skippedNode = asArray(node.skipped)[0];
+  const status = (attr(node, 'status') ?? '').toLowerCase();
+
+  let outcome: Outcome;
+  const attempts: Attempt[] = [];
+  if (failures.length) {
+    // The first failure child decides the message; several children still make one execution.
+    outcome = 'failed';
+    attempts.push(failures[0], ...reruns);
+  } else if (
+    skippedNode !== undefined ||
+    status === 'skipped' ||
+    status === 'disabled' ||
+    status === 'notrun'
+  ) {
+    outcome = 'skipped';
+    attempts.push({ outcome, message: skippedNode ? attr(skippedNode, 'message') : null, text: null });
+  } else {
+    outcome = 'passed';
+    // Surefire/Gradle/Playwright(includeRetries): failed attempts that a later attempt passed.
+    attempts.push(...flaky, { outcome, message: null, text: null });
+  }
+  return {
+    name,
+    classname,
+    file,
+    parent: names.length ? names.join(' › ') : null,
+    timestamp,
+    durationMs: parseDurationMs(attr(node, 'time')),
+    outcome,
+    attempts,
+  };
+}
+
+/**
+ * Parses one JUnit XML report. `file` names the report in errors. Throws JUnitParseError for
+ * anything that is not well-formed XML with a <testsuites>, <testsuite> or <testcase> root.
+ */
+export function parseJUnit(xml: string, file = 'report.xml'): JUnitReport {
+  checkProlog(xml, file);
+  validate(xml, file);
+  checkAttributeValues(xml, file);
+  let doc: Node;
+  try {
+    doc = parser.parse(xml) as Node;
+  } catch (error) {
+    throw new JUnitParseError(
+      file,
+      null,
+      error instanceof Error ? error.message.split('\n')[0] : String(error),
+    );
+  }
+  const roots = Object.keys(doc).filter((k) => k !== '?xml' && !k.startsWith('#'));
+  const elements = roots.flatMap((k) => asArray(doc[k]).map(() => k));
+  if (elements.length !== 1) {
+    throw new JUnitParseError(
+      file,
+      null,
+      elements.length
+        ? `expected one root element, found ${elements.length} (${[...new Set(elements)].join(', ')})`
+        : 'no root element',
+    );
+  }
+  const root = elements[0];
+  const cases: JUnitCase[] = [];
+  let suiteCount = 0;
+  type Frame = { name: string | null; file: string | null; timestamp: number | null };
+
+  const walkSuite = (suite: Node, stack: Frame[]) => {
+    suiteCount++;
+    const frame: Frame = {
+      name: attr(suite, 'name'),
+      file: attr(suite, 'file') ?? attr(suite, 'filepath'),
+      timestamp: parseTimestamp(attr(suite, 'timestamp')),
+    };
+    const next = [...stack, frame];
+    for (const c of asArray(suite.testcase)) cases.push(parseCase(c, next));
+    for (const inner of asArray(suite.testsuite)) walkSuite(inner, next);
+  };
+
+  const top = asArray(doc[root])[0];
+  if (root === 'testsuites') {
+    for (const suite of asArray(top.testsuite)) walkSuite(suite, []);
+    // Some producers put cases straight under <testsuites>.
+    for (const c of asArray(top.testcase)) cases.push(parseCase(c, []));
+  } else if (root === 'testsuite') walkSuite(top, []);
+  else if (root === 'testcase') cases.push(parseCase(top, []));
+  else
+    throw new JUnitParseError(
+      file,
+      1,
+      `root element <${root}> is not <testsuites>, <testsuite> or <testcase>`,
+    );
+
+  for (const c of cases) {
+    if (!c.name)
+      throw new JUnitParseError(
+        file,
+        null,
+        `a <testcase>${c.classname ? ` of ${c.classname}` : ''} has no name`,
+      );
+  }
+  return { cases, suites: suiteCount };
+}
