@@ -146,6 +146,8 @@ export function readSettings(env: RunEnvironment): ActionSettings {
 
   const junit = list(env.input('junit'));
   if (operation === 'upload-tests' && junit.length === 0) throw new InputError('junit: required for operation upload-tests');
+  const org = env.input('org') || null;
+  if (operation === 'upload-tests' && !org) throw new InputError('org: required for operation upload-tests (the organisation slug)');
 
   const failOn = list(env.input('fail-on') || 'failed,cancelled').map((s) => s.toLowerCase());
 
@@ -164,6 +166,6 @@ export function readSettings(env: RunEnvironment): ActionSettings {
     pollIntervalMs: positiveNumber('poll-interval-seconds', env.input('poll-interval-seconds'), 5) * 1000,
     failOn,
     junit,
-    org: env.input('org') || null,
+    org,
   };
 }

@@ -2,8 +2,9 @@ import * as core from '@actions/core';
 import { context } from '@actions/github';
 import type { SubmittedPullRequest } from '../contract/index.js';
 import { ApiError, createClient, isTransientError, type Client } from '../client/index.js';
+import { findReports, githubContextOf, readCodeowners, readReports, uploadReports, type EventPayload, type UploadSummary } from '../cli/upload.js';
 import { InputError, readSettings, type ActionSettings } from './inputs.js';
-import { summaryTable } from './summary.js';
+import { summaryTable, uploadSummaryTable } from './summary.js';
 import { waitForTerminal } from './wait.js';
 
 /** Reads what the runner gives an Action: INPUT_* variables, GITHUB_* variables, the event file. */
@@ -27,6 +28,7 @@ class Step {
   private readonly queueKey: { repo: ActionSettings['repo']; targetBranch: string };
   private lastResponse: unknown = {};
   private pr: SubmittedPullRequest | null = null;
+  private upload: UploadSummary | null = null;
 
   constructor(
     private readonly settings: ActionSettings,
@@ -90,9 +92,50 @@ class Step {
         await this.wait();
         break;
       case 'upload-tests':
-        throw new InputError('upload-tests: this version of the Action cannot upload test results yet');
+        await this.uploadTests();
+        break;
     }
     this.finish();
+  }
+
+  /** Finds the reports, sends them in requests under the body limit, and keeps the added-up counts. */
+  private async uploadTests(): Promise<void> {
+    const s = this.settings;
+    const workspace = process.env.GITHUB_WORKSPACE || process.cwd();
+    const files = await findReports(s.junit, { cwd: workspace, label: 'junit' });
+    const reports = await readReports(files);
+    const ci = githubContextOf(process.env, context.payload as EventPayload);
+    const branch = ci.branch;
+    const sha = s.headSha ?? ci.sha;
+    if (!branch) throw new InputError('upload-tests: cannot tell the branch (GITHUB_HEAD_REF and GITHUB_REF_NAME are not set)');
+    if (!sha) throw new InputError('head-sha: required (GITHUB_SHA is not set and the event has no pull request head)');
+    const codeowners = await readCodeowners(undefined, workspace);
+    const meta = {
+      repo: s.repo,
+      org_url_slug: s.org as string,
+      branch,
+      sha,
+      ...(s.prNumber ? { pr_number: s.prNumber } : {}),
+      ...(ci.job ? { job: ci.job } : {}),
+      ...(ci.attempt ? { attempt: ci.attempt } : {}),
+      ...(codeowners !== null ? { codeowners } : {}),
+    };
+    core.info(`Uploading ${reports.length} JUnit report(s) for ${repoName(s)} ${branch} @ ${sha.slice(0, 12)}`);
+    const summary = await uploadReports(this.client, meta, reports, {
+      signal: this.signal,
+      onProgress: (done, total) => {
+        if (total > 1 && done < total) core.info(`Request ${done + 1} of ${total}`);
+      },
+    });
+    this.upload = summary;
+    this.lastResponse = summary;
+    core.info(
+      `Uploaded ${summary.files} file(s): ${summary.tests} test(s), ${summary.passed} passed, ${summary.failed} failed, ` +
+        `${summary.flaky} flaky, ${summary.skipped} skipped, ${summary.new_tests} new`,
+    );
+    if (summary.excluded_from_detection) {
+      core.warning('The server kept this upload out of flaky-test detection: it looks like an infrastructure failure (most tests failed)');
+    }
   }
 
   private async wait(): Promise<void> {
@@ -144,6 +187,14 @@ class Step {
 
   async summary(note?: string): Promise<void> {
     const s = this.settings;
+    if (s.operation === 'upload-tests') {
+      const table = uploadSummaryTable({ repo: repoName(s), upload: this.upload, note });
+      const summary = core.summary.addHeading(table.heading, 3);
+      if (table.rows.length > 1) summary.addTable([table.rows[0].map((data) => ({ data, header: true })), ...table.rows.slice(1)]);
+      if (table.note) summary.addRaw(`\n\n${table.note}\n`);
+      await summary.write();
+      return;
+    }
     let testBranch: { name: string; url: string } | null = null;
     if (this.pr?.testRunId && !this.signal.aborted) {
       try {

@@ -51,3 +51,23 @@ export function summaryTable(facts: SummaryFacts): SummaryTable {
     note: facts.note ?? null,
   };
 }
+
+/** The job summary of upload-tests: the counts the server answered. */
+export function uploadSummaryTable(facts: {
+  repo: string;
+  upload: { files: number; tests: number; passed: number; failed: number; flaky: number; skipped: number; new_tests: number; excluded_from_detection: boolean } | null;
+  note?: string;
+}): Omit<SummaryTable, 'link'> {
+  const u = facts.upload;
+  const notes = [facts.note, u?.excluded_from_detection ? 'Kept out of flaky-test detection: most tests failed, which looks like an infrastructure failure.' : undefined];
+  return {
+    heading: `Test results: ${u ? `${u.tests} test(s) uploaded` : 'not uploaded'} for ${facts.repo}`,
+    rows: u
+      ? [
+          ['Files', 'Tests', 'Passed', 'Failed', 'Flaky', 'Skipped', 'New'],
+          [u.files, u.tests, u.passed, u.failed, u.flaky, u.skipped, u.new_tests].map(String),
+        ]
+      : [],
+    note: notes.filter(Boolean).join('\n\n') || null,
+  };
+}

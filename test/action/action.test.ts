@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,7 +30,10 @@ function parseOutputs(text: string): Record<string, string> {
 }
 
 /** Runs the committed bundle exactly as the runner does: INPUT_* variables, event file, output files. */
-function runAction(inputs: Record<string, string>, opts: { event?: object; eventName?: string; onStart?: (pid: number) => void } = {}): Promise<ActionRun> {
+function runAction(
+  inputs: Record<string, string>,
+  opts: { event?: object; eventName?: string; onStart?: (pid: number) => void; env?: Record<string, string>; cwd?: string } = {},
+): Promise<ActionRun> {
   const dir = mkdtempSync(join(tmpdir(), 'railyard-action-'));
   const eventPath = join(dir, 'event.json');
   writeFileSync(eventPath, JSON.stringify(opts.event ?? pullRequestEvent(7)));
@@ -47,11 +50,12 @@ function runAction(inputs: Record<string, string>, opts: { event?: object; event
     GITHUB_REPOSITORY: 'acme/web',
     GITHUB_SERVER_URL: 'https://github.com',
     GITHUB_RUN_ID: '1',
+    ...opts.env,
   };
   for (const [name, value] of Object.entries(inputs)) env[`INPUT_${name.toUpperCase()}`] = value;
   const started = Date.now();
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [DIST], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [DIST], { env, cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     opts.onStart?.(child.pid as number);
     let stdout = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -212,5 +216,51 @@ describe('the GitHub Action (dist/index.js)', () => {
     const event = { merge_group: { head_ref: 'refs/heads/gh-readonly-queue/main/pr-7-abcdef0', base_ref: 'refs/heads/main', head_sha: 'b'.repeat(40) } };
     const run = await runAction({ ...base, operation: 'status' }, { event, eventName: 'merge_group' });
     expect(run.outputs['pr-number']).toBe('7');
+  });
+
+  it('upload-tests: sends the JUnit reports of the workspace, outputs the counts and writes them to the job summary', async () => {
+    const workspace = mkdtempSync(join(tmpdir(), 'railyard-ws-'));
+    mkdirSync(join(workspace, 'reports', 'unit'), { recursive: true });
+    mkdirSync(join(workspace, '.github'));
+    writeFileSync(join(workspace, '.github', 'CODEOWNERS'), 'src/ @acme/app\n');
+    const tc = (name: string, body = '') => `<testcase classname="app" name="${name}" file="src/app.js">${body}</testcase>`;
+    writeFileSync(join(workspace, 'reports', 'unit', 'a.xml'), `<testsuite name="a">${tc('passes')}${tc('fails', '<failure message="x"/>')}</testsuite>`);
+    writeFileSync(join(workspace, 'reports', 'b.xml'), `<testsuite name="b">${tc('retried', '<failure message="x"/>')}${tc('retried')}${tc('skips', '<skipped/>')}</testsuite>`);
+    const env = { GITHUB_WORKSPACE: workspace, GITHUB_HEAD_REF: 'feature-7', GITHUB_JOB: 'test', GITHUB_RUN_ATTEMPT: '1' };
+    const run = await runAction({ ...base, operation: 'upload-tests', org: 'acme', junit: 'reports/**/*.xml, missing/*.xml' }, { env, cwd: workspace });
+    expect(run.code, run.stdout).toBe(0);
+    expect(JSON.parse(run.outputs.response)).toMatchObject({ files: 2, tests: 4, passed: 1, failed: 1, flaky: 1, skipped: 1, new_tests: 4, requests: 1 });
+    expect(run.outputs['pr-number']).toBe('7');
+    expect(run.stdout).toMatch(/Uploaded 2 file\(s\): 4 test\(s\), 1 passed, 1 failed, 1 flaky, 1 skipped, 4 new/);
+    expect(run.summary).toMatch(/Test results: 4 test\(s\) uploaded for github.com\/acme\/web/);
+    expect(run.summary).toMatch(/<td>2<\/td><td>4<\/td><td>1<\/td><td>1<\/td><td>1<\/td><td>1<\/td><td>4<\/td>/);
+
+    // The server stored the results (a retried test failed once too) with the workspace's CODEOWNERS.
+    const failing = await fetch(`${server.url}/flaky-tests/list-failing-tests`, {
+      method: 'POST',
+      headers: { 'x-api-token': 'action-token', 'content-type': 'application/json' },
+      body: JSON.stringify({
+        repo: { host: 'github.com', owner: 'acme', name: 'web' },
+        org_url_slug: 'acme',
+        start_time: new Date(Date.now() - 3_600_000).toISOString(),
+        end_time: new Date(Date.now() + 60_000).toISOString(),
+        page_query: { page_size: 10 },
+      }),
+    });
+    const body = (await failing.json()) as { tests: Array<{ name: string; codeowners: string[] }> };
+    expect(body.tests.map((t) => [t.name, t.codeowners]).sort()).toEqual([
+      ['fails', ['@acme/app']],
+      ['retried', ['@acme/app']],
+    ]);
+  });
+
+  it('upload-tests: no matching report, or no org, fails the step naming the input', async () => {
+    const workspace = mkdtempSync(join(tmpdir(), 'railyard-ws-'));
+    const none = await runAction({ ...base, operation: 'upload-tests', org: 'acme', junit: 'reports/*.xml' }, { env: { GITHUB_WORKSPACE: workspace } });
+    expect(none.code).toBe(1);
+    expect(none.stdout).toMatch(/::error::junit: no file matches "reports\/\*\.xml"/);
+    expect(none.summary).toMatch(/Test results: not uploaded/);
+    const noOrg = await runAction({ ...base, operation: 'upload-tests', junit: 'reports/*.xml' });
+    expect(noOrg.stdout).toMatch(/::error::org: required for operation upload-tests/);
   });
 });
