@@ -6,6 +6,8 @@ import { uploadFlags, UploadCommand } from './upload.js';
 
 /** The exit code a shell reports for a command that could not be started. */
 const CANNOT_START = 127;
+/** Test ids per checkQuarantine request (the contract allows 100,000). */
+const CHECK_BATCH = 10_000;
 
 export interface RunOutcome {
   command: string[];
@@ -32,6 +34,7 @@ export default class Run extends UploadCommand {
     '<%= config.bin %> flaky run --org acme --junit "reports/*.xml" -- npx vitest run --reporter=junit --outputFile=reports/junit.xml',
     '<%= config.bin %> flaky run --junit target/surefire-reports -- mvn test',
   ];
+  static override usage = ['<%= command.id %> --junit <path|glob>... [flags] -- <command> [args...]'];
   static override strict = false;
   static override args = {};
   static override flags = {
@@ -135,17 +138,23 @@ export default class Run extends UploadCommand {
     if (!serverOk) return this.finish(outcome);
 
     try {
-      const check = await target.client.call('checkQuarantine', {
-        repo: target.meta.repo,
-        org_url_slug: target.org,
-        test_ids: failed.map((r) => r.id),
-      });
+      const quarantined = new Set<string>();
+      let enabled = true;
+      const ids = failed.map((r) => r.id);
+      for (let from = 0; from < ids.length; from += CHECK_BATCH) {
+        const check = await target.client.call('checkQuarantine', {
+          repo: target.meta.repo,
+          org_url_slug: target.org,
+          test_ids: ids.slice(from, from + CHECK_BATCH),
+        });
+        enabled = check.quarantining_enabled;
+        for (const id of check.quarantined_test_ids) quarantined.add(id);
+      }
       outcome.quarantine_check = 'ok';
-      const quarantined = new Set(check.quarantined_test_ids);
       outcome.quarantined_test_ids = failed.filter((r) => quarantined.has(r.id)).map((r) => r.id);
       const label = (r: (typeof failed)[number]) => `${[r.file ?? r.classname, r.name].filter(Boolean).join(' › ')} (${r.id})`;
       const lines: string[] = [];
-      if (!check.quarantining_enabled) lines.push('Quarantining is off for this repository (`railyard flaky settings --quarantining on`).');
+      if (!enabled) lines.push('Quarantining is off for this repository (`railyard flaky settings --quarantining on`).');
       const rescued = failed.filter((r) => quarantined.has(r.id));
       const blocking = failed.filter((r) => !quarantined.has(r.id));
       if (rescued.length) lines.push(`Quarantined failures (${rescued.length}):`, ...rescued.map((r) => `  ${label(r)}`));
