@@ -17,6 +17,8 @@ export interface TestServerOptions {
   dataDir?: string;
   /** token → organisation; default `{ 'test-token': 'local' }`. */
   tokens?: Record<string, string>;
+  /** The server's clock (default Date.now): flaky-test windows and recovery are read against it. */
+  now?: () => number;
 }
 
 export interface TestServer {
@@ -40,7 +42,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const store = await openStore({ dataDir });
   for (const [token, org] of entries) await store.addToken(org, token);
   const { forge, workers } = await createBackend({ dataDir, gitRoot: opts.gitRoot, sandbox: opts.sandbox, tickMs: opts.tickMs ?? 200, pollMs: opts.pollMs ?? 200 });
-  const app = await buildServer({ store, forge, workers, logLevel: 'error' });
+  const app = await buildServer({ store, forge, workers, logLevel: 'error', now: opts.now });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   const port = new URL(address).port;
   let closed = false;

@@ -1,0 +1,590 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
+import { routes } from '../../src/contract/index.js';
+import { parseJUnit } from '../../src/flaky/junit.js';
+import { foldResults } from '../../src/flaky/results.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { call, ISO_MS, ok, REPO, shapeMismatches } from './helpers.js';
+
+// Flaky tests over real HTTP: reports go in through the upload extension, and every v1 flaky
+// operation is read back against the contract's schemas, with the server's clock under test control.
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const T0 = Date.parse('2026-11-01T00:00:00.000Z');
+const ORG = 'acme';
+
+interface Case {
+  name: string;
+  classname?: string;
+  file?: string;
+  /** A failure message: the case failed. */
+  fail?: string;
+  skip?: boolean;
+}
+
+const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/"/g, '&quot;');
+
+/** A JUnit report in the common `<testsuites><testsuite><testcase>` shape. */
+function junit(cases: Case[]): string {
+  const body = cases
+    .map((c) => {
+      const attrs = `name="${esc(c.name)}" classname="${esc(c.classname ?? 'suite')}"${c.file ? ` file="${esc(c.file)}"` : ''} time="0.010"`;
+      if (c.fail)
+        return `<testcase ${attrs}><failure message="${esc(c.fail)}">${esc(c.fail)}</failure></testcase>`;
+      if (c.skip) return `<testcase ${attrs}><skipped/></testcase>`;
+      return `<testcase ${attrs}/>`;
+    })
+    .join('\n');
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites><testsuite name="suite" tests="${cases.length}">\n${body}\n</testsuite></testsuites>\n`;
+}
+
+const servers: TestServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+/** A server whose clock reads `clock.now` (ms). */
+async function server(clock: { now: number }) {
+  const s = await startTestServer({ tokens: { 'token-a': ORG, 'token-b': 'other' }, now: () => clock.now });
+  servers.push(s);
+  return s;
+}
+
+interface UploadOptions {
+  branch?: string;
+  sha: string;
+  at: number;
+  pr?: number;
+  codeowners?: string;
+}
+
+function upload(s: TestServer, cases: Case[] | string, o: UploadOptions, token = 'token-a') {
+  return ok(
+    s,
+    'uploadTestResults',
+    {
+      repo: REPO,
+      org_url_slug: ORG,
+      branch: o.branch ?? 'main',
+      sha: o.sha,
+      ...(o.pr ? { pr_number: o.pr } : {}),
+      started_at: new Date(o.at).toISOString(),
+      ...(o.codeowners ? { codeowners: o.codeowners } : {}),
+      reports: [{ name: 'junit.xml', content: typeof cases === 'string' ? cases : junit(cases) }],
+    },
+    token,
+  );
+}
+
+const page = (size: number, token = '') => ({ page_size: size, page_token: token });
+const key = { repo: REPO, org_url_slug: ORG };
+const names = (tests: { name: string }[]) => tests.map((t) => t.name).sort();
+
+function expectShape(op: keyof typeof routes, value: unknown) {
+  expect(shapeMismatches(routes[op].response as z.ZodType, value), op).toEqual([]);
+}
+
+const LOGIN = { name: 'logs in', classname: 'auth', file: 'src/auth/login.test.ts' };
+const PAYS = { name: 'pays', classname: 'checkout', file: 'src/checkout/pay.test.ts' };
+const SEARCH = { name: 'finds', classname: 'search', file: 'src/search/find.test.ts' };
+const MIGRATES = { name: 'migrates', classname: 'db', file: 'src/db/migrate.test.ts' };
+const SKIPPED = { name: 'someday', classname: 'misc', skip: true };
+const CODEOWNERS = '* @acme/everyone\n/src/db/ @acme/db-team\n';
+/** The same failure each time, with the numbers, address and time that vary between runs. */
+const dbFailure = (i: number) =>
+  `connection refused at 0x${(0xbeef00 + i).toString(16)} after ${3000 + i} ms (2026-11-01T0${i % 10}:00:00Z)`;
+const sha = (i: number) => `${i.toString(16).padStart(2, '0')}${'a'.repeat(38)}`;
+
+/**
+ * Ten uploads on main an hour apart (T0+1h … T0+10h): `logs in` fails then passes in upload 1
+ * (pass-on-retry), `migrates` fails every time (broken), `finds` fails in uploads 2, 5 and 8
+ * (30 % on a stable branch: flaky), `pays` always passes; then two PR uploads where `finds`
+ * fails (PRs 42 and 43) and `migrates` fails (PR 42).
+ */
+async function seed(s: TestServer) {
+  const first = await upload(
+    s,
+    [
+      { ...LOGIN, fail: 'Timeout 5000ms waiting for #submit' },
+      LOGIN,
+      PAYS,
+      SEARCH,
+      { ...MIGRATES, fail: dbFailure(1) },
+      SKIPPED,
+    ],
+    { sha: sha(1), at: T0 + HOUR, codeowners: CODEOWNERS },
+  );
+  const later = [];
+  for (let i = 2; i <= 10; i++) {
+    const search = [2, 5, 8].includes(i) ? { ...SEARCH, fail: `expected 3 results, got ${i}` } : SEARCH;
+    later.push(
+      await upload(s, [LOGIN, PAYS, search, { ...MIGRATES, fail: dbFailure(i) }], {
+        sha: sha(i),
+        at: T0 + i * HOUR,
+      }),
+    );
+  }
+  await upload(
+    s,
+    [LOGIN, { ...SEARCH, fail: 'expected 3 results, got 0' }, { ...MIGRATES, fail: dbFailure(11) }],
+    {
+      branch: 'feature/x',
+      sha: sha(11),
+      pr: 42,
+      at: T0 + 11 * HOUR,
+    },
+  );
+  await upload(s, [LOGIN, { ...SEARCH, fail: 'expected 3 results, got 1' }, MIGRATES], {
+    branch: 'feature/y',
+    sha: sha(12),
+    pr: 43,
+    at: T0 + 11.5 * HOUR,
+  });
+  return { first, later };
+}
+
+async function byName(s: TestServer, status: 'FLAKY' | 'BROKEN', token = 'token-a') {
+  const answer = await ok(s, 'listUnhealthyTests', { ...key, status, page_query: page(100) }, token);
+  expectShape('listUnhealthyTests', answer);
+  return new Map<string, Record<string, any>>(answer.tests.map((t: { name: string }) => [t.name, t])); // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+describe('flaky tests: upload, classification and every endpoint', () => {
+  it('counts each upload; retries fold into one pass-on-retry result; ids stay the same across uploads', async () => {
+    const clock = { now: T0 + 12 * HOUR };
+    const s = await server(clock);
+    const { first, later } = await seed(s);
+    expectShape('uploadTestResults', first);
+    expect(first).toMatchObject({
+      files: 1,
+      tests: 5,
+      passed: 2,
+      failed: 1,
+      skipped: 1,
+      flaky: 1,
+      new_tests: 5,
+      excluded_from_detection: false,
+    });
+    expect(later.map((u) => u.new_tests)).toEqual(Array(9).fill(0));
+    expect(later[0]).toMatchObject({ tests: 4, passed: 2, failed: 2, flaky: 0 });
+
+    // The ids the server gives are the ones anyone computes from the report (UUID v5 of the identity).
+    const expected = foldResults(ORG, REPO, '', parseJUnit(junit([MIGRATES]), 'x.xml').cases)[0].id;
+    const broken = await byName(s, 'BROKEN');
+    expect(broken.get('migrates')!.id).toBe(expected);
+  });
+
+  it('classifies: pass-on-retry and a 30 % stable-branch failure rate are flaky, 100 % is broken, with reasons and times', async () => {
+    const clock = { now: T0 + 12 * HOUR };
+    const s = await server(clock);
+    await seed(s);
+
+    const flaky = await byName(s, 'FLAKY');
+    expect([...flaky.keys()].sort()).toEqual(['finds', 'logs in']);
+    expect(flaky.get('logs in')!.status).toEqual({
+      value: 'flaky',
+      reason: `Inconsistent results on the same commit ${sha(1).slice(0, 7)} on main`,
+      timestamp: new Date(T0 + HOUR).toISOString(),
+    });
+    // Flaky from the 10th stable run on (min sample 10): 3 of 10 failed.
+    expect(flaky.get('finds')!.status.reason).toBe(
+      '3 of 10 runs (30%) failed on stable branches in the last 72 h: flaky (activates at 20%, resolves below 10%)',
+    );
+    expect(flaky.get('finds')!.status.timestamp).toBe(new Date(T0 + 10 * HOUR).toISOString());
+    expect(flaky.get('finds')!.pull_requests_impacted_last_7d).toBe(2);
+
+    const broken = await byName(s, 'BROKEN');
+    const migrates = broken.get('migrates')!;
+    expect([...broken.keys()]).toEqual(['migrates']);
+    expect(migrates.status.value).toBe('broken');
+    expect(migrates.status.reason).toBe(
+      '10 of 10 runs (100%) failed on stable branches in the last 72 h: at or above the broken threshold 80%',
+    );
+    expect(migrates).toMatchObject({
+      name: 'migrates',
+      classname: 'db',
+      file_path: 'src/db/migrate.test.ts',
+      variant: '',
+      codeowners: ['@acme/db-team'],
+      quarantined: false,
+      pull_requests_impacted_last_7d: 1,
+      html_url: 'https://github.com/acme/web/blob/HEAD/src/db/migrate.test.ts',
+      repository: { html_url: 'https://github.com/acme/web' },
+    });
+    expect(flaky.get('logs in')!.codeowners).toEqual(['@acme/everyone']);
+  });
+
+  it('list-failing-tests: distinct tests failed in [start, end), with rates and grouped failures', async () => {
+    const clock = { now: T0 + 12 * HOUR };
+    const s = await server(clock);
+    await seed(s);
+    const failing = async (start: number, end: number, size = 100) => {
+      const answer = await ok(s, 'listFailingTests', {
+        ...key,
+        start_time: new Date(start).toISOString(),
+        end_time: new Date(end).toISOString(),
+        page_query: page(size),
+      });
+      expectShape('listFailingTests', answer);
+      return answer;
+    };
+
+    const day = await failing(T0, T0 + DAY);
+    expect(names(day.tests)).toEqual(['finds', 'logs in', 'migrates']);
+    expect(day.page).toMatchObject({
+      total_rows: 3,
+      total_pages: 1,
+      page_index: 0,
+      next_page_token: '',
+      prev_page_token: '',
+    });
+    const migrates = day.tests.find((t: { name: string }) => t.name === 'migrates');
+    // 11 of 12 runs failed (it passed on PR 43), on any branch.
+    expect(migrates.failure_rate_last_7d).toBe(0.9167);
+    expect(migrates.failure_rate_last_24h).toBe(0.9167);
+    // Eleven failures that differ only in address, number and time are one group.
+    expect(migrates.most_common_failures).toEqual([
+      {
+        summary: 'connection refused at <addr> after <n> ms (<time>)',
+        occurrence_count: 11,
+        last_occurrence: new Date(T0 + 11 * HOUR).toISOString(),
+      },
+    ]);
+    const finds = day.tests.find((t: { name: string }) => t.name === 'finds');
+    expect(finds.failure_rate_last_7d).toBe(Math.round((5 / 12) * 10_000) / 10_000);
+    expect(finds.most_common_failures).toEqual([
+      {
+        summary: 'expected <n> results, got <n>',
+        occurrence_count: 5,
+        last_occurrence: new Date(T0 + 11.5 * HOUR).toISOString(),
+      },
+    ]);
+
+    // The window is [start, end): `finds` failed at T0+2h, T0+5h and T0+8h on main.
+    expect(names((await failing(T0 + 2 * HOUR, T0 + 5 * HOUR)).tests)).toEqual(['finds', 'migrates']);
+    expect(names((await failing(T0 + 3 * HOUR, T0 + 5 * HOUR)).tests)).toEqual(['migrates']);
+    expect(names((await failing(T0 + 3 * HOUR, T0 + 5 * HOUR + 1)).tests)).toEqual(['finds', 'migrates']);
+    expect((await failing(T0 - 7 * DAY, T0)).tests).toEqual([]);
+  });
+
+  it('get-test-details, link-ticket, quarantine settings and overrides', async () => {
+    const clock = { now: T0 + 12 * HOUR };
+    const s = await server(clock);
+    await seed(s);
+    const id = (await byName(s, 'BROKEN')).get('migrates')!.id as string;
+
+    const details = await ok(s, 'getTestDetails', { ...key, test_id: id });
+    expectShape('getTestDetails', details);
+    expect(details.test).toMatchObject({
+      id,
+      name: 'migrates',
+      failure_rate_last_7d: 0.9167,
+      quarantined: false,
+    });
+    expect(details.test.status.timestamp).toMatch(ISO_MS);
+    const unknown = await call(s, 'getTestDetails', {
+      ...key,
+      test_id: '00000000-0000-5000-8000-000000000000',
+    });
+    expect(unknown.status).toBe(404);
+    expect(unknown.text).toBe('test_id: no test 00000000-0000-5000-8000-000000000000 in github.com/acme/web');
+
+    expect(
+      await ok(s, 'linkTicketToTestCase', { repo: REPO, test_case_id: id, external_ticket_id: 'DB-12' }),
+    ).toEqual({});
+    expect((await ok(s, 'getTestDetails', { ...key, test_id: id })).test.ticket).toEqual({
+      html_url: 'https://github.com/acme/web/issues/DB-12',
+    });
+
+    // Quarantining is off by default: nothing is quarantined whatever the status.
+    const none = await ok(s, 'listQuarantinedTests', { ...key, page_query: page(10) });
+    expectShape('listQuarantinedTests', none);
+    expect(none.quarantined_tests).toEqual([]);
+
+    await ok(s, 'updateRepositorySettings', { ...key, settings: { quarantining_enabled: true } });
+    const quarantined = async () => {
+      const answer = await ok(s, 'listQuarantinedTests', { ...key, page_query: page(10) });
+      expectShape('listQuarantinedTests', answer);
+      return new Map<string, Record<string, unknown>>(
+        answer.quarantined_tests.map((t: { name: string }) => [t.name, t]),
+      );
+    };
+    // Auto-quarantine takes the flaky tests, not the broken one.
+    let q = await quarantined();
+    expect([...q.keys()].sort()).toEqual(['finds', 'logs in']);
+    expect(q.get('logs in')).toMatchObject({
+      status: 'FLAKY',
+      quarantine_setting: 'AUTO_QUARANTINE',
+      quarantined_at: new Date(T0 + HOUR).toISOString(),
+      file: 'src/auth/login.test.ts',
+      classname: 'auth',
+      codeowners: ['@acme/everyone'],
+    });
+
+    const findsId = (await byName(s, 'FLAKY')).get('finds')!.id as string;
+    await ok(s, 'setTestQuarantine', { ...key, test_id: id, setting: 'always_quarantine' });
+    await ok(s, 'setTestQuarantine', { ...key, test_id: findsId, setting: 'NEVER_QUARANTINE' });
+    q = await quarantined();
+    expect([...q.keys()].sort()).toEqual(['logs in', 'migrates']);
+    expect(q.get('migrates')).toMatchObject({
+      status: 'BROKEN',
+      quarantine_setting: 'ALWAYS_QUARANTINE',
+      quarantined_at: new Date(clock.now).toISOString(),
+    });
+    expect((await byName(s, 'FLAKY')).get('finds')!.quarantined).toBe(false);
+    expect((await byName(s, 'BROKEN')).get('migrates')!.quarantined).toBe(true);
+
+    const check = await ok(s, 'checkQuarantine', { ...key, test_ids: [id, findsId] });
+    expect(check).toEqual({ quarantining_enabled: true, quarantined_test_ids: [id] });
+    // AUTO removes the override again.
+    await ok(s, 'setTestQuarantine', { ...key, test_id: findsId, setting: 'AUTO' });
+    expect([...(await quarantined()).keys()].sort()).toEqual(['finds', 'logs in', 'migrates']);
+  });
+
+  it('pass-on-retry resolves after 7 days without recurrence; a new occurrence brings it back', async () => {
+    const clock = { now: T0 + 12 * HOUR };
+    const s = await server(clock);
+    await seed(s);
+    const loginId = (await byName(s, 'FLAKY')).get('logs in')!.id as string;
+
+    clock.now = T0 + HOUR + 7 * DAY + 1;
+    expect([...(await byName(s, 'FLAKY')).keys()]).toEqual(['finds']);
+    const healthy = (await ok(s, 'getTestDetails', { ...key, test_id: loginId })).test.status;
+    expect(healthy).toEqual({
+      value: 'healthy',
+      reason: 'No inconsistent results on the same commit since the recovery period began',
+      timestamp: new Date(T0 + HOUR + 7 * DAY).toISOString(),
+    });
+
+    // Two days later it fails on one upload of a commit and passes on another of the same commit (a re-run job).
+    clock.now = T0 + 9 * DAY;
+    await upload(s, [{ ...LOGIN, fail: 'Timeout 5000ms waiting for #submit' }], {
+      branch: 'feature/z',
+      sha: sha(20),
+      at: clock.now - HOUR,
+    });
+    await upload(s, [LOGIN], { branch: 'feature/z', sha: sha(20), at: clock.now - HOUR / 2 });
+    const back = (await byName(s, 'FLAKY')).get('logs in')!;
+    expect(back.status.reason).toBe(
+      `Inconsistent results on the same commit ${sha(20).slice(0, 7)} on feature/z`,
+    );
+    expect(back.status.timestamp).toBe(new Date(clock.now - HOUR / 2).toISOString());
+  });
+
+  it('an upload in which most tests failed is kept but changes no status (infrastructure outage guard)', async () => {
+    const clock = { now: T0 + 20 * HOUR };
+    const s = await server(clock);
+    const cases = (i: number): Case[] =>
+      Array.from({ length: 12 }, (_, k) => ({
+        name: `t${k}`,
+        classname: 'outage',
+        ...(k < 10 ? { fail: `ECONNRESET ${i}` } : {}),
+      }));
+    for (let i = 1; i <= 12; i++) {
+      const answer = await upload(s, cases(i), { sha: sha(i), at: T0 + i * HOUR });
+      expect(answer.excluded_from_detection).toBe(true);
+    }
+    expect((await byName(s, 'BROKEN')).size).toBe(0);
+    expect((await byName(s, 'FLAKY')).size).toBe(0);
+    // The failures still happened: list-failing-tests shows them.
+    const failing = await ok(s, 'listFailingTests', {
+      ...key,
+      start_time: new Date(T0).toISOString(),
+      end_time: new Date(T0 + DAY).toISOString(),
+      page_query: page(100),
+    });
+    expect(failing.page.total_rows).toBe(10);
+  });
+
+  it('another organisation sees none of it: its own slug gives empty lists, ours and our test ids give 404', async () => {
+    const clock = { now: T0 + 12 * HOUR };
+    const s = await server(clock);
+    await seed(s);
+    const id = (await byName(s, 'BROKEN')).get('migrates')!.id as string;
+
+    const theirs = { repo: REPO, org_url_slug: 'other' };
+    const unhealthy = await ok(
+      s,
+      'listUnhealthyTests',
+      { ...theirs, status: 'BROKEN', page_query: page(10) },
+      'token-b',
+    );
+    expect(unhealthy.tests).toEqual([]);
+    const window = {
+      start_time: new Date(T0).toISOString(),
+      end_time: new Date(T0 + DAY).toISOString(),
+      page_query: page(10),
+    };
+    expect((await ok(s, 'listFailingTests', { ...theirs, ...window }, 'token-b')).tests).toEqual([]);
+    expect(
+      (await ok(s, 'listQuarantinedTests', { ...theirs, page_query: page(10) }, 'token-b')).quarantined_tests,
+    ).toEqual([]);
+    expect((await call(s, 'getTestDetails', { ...theirs, test_id: id }, { token: 'token-b' })).status).toBe(
+      404,
+    );
+    expect(
+      (
+        await call(
+          s,
+          'linkTicketToTestCase',
+          { repo: REPO, test_case_id: id, external_ticket_id: 'X-1' },
+          { token: 'token-b' },
+        )
+      ).status,
+    ).toBe(404);
+    for (const [op, body] of [
+      ['listUnhealthyTests', { ...key, status: 'BROKEN', page_query: page(10) }],
+      ['listFailingTests', { ...key, ...window }],
+      ['getTestDetails', { ...key, test_id: id }],
+      [
+        'uploadTestResults',
+        { ...key, branch: 'main', sha: sha(1), reports: [{ name: 'a.xml', content: junit([PAYS]) }] },
+      ],
+    ] as const) {
+      expect((await call(s, op, body, { token: 'token-b' })).status, op).toBe(404);
+    }
+    // Its uploads of the same repository are its own tests.
+    const own = await ok(
+      s,
+      'uploadTestResults',
+      {
+        ...theirs,
+        branch: 'main',
+        sha: sha(1),
+        started_at: new Date(T0 + HOUR).toISOString(),
+        reports: [{ name: 'a.xml', content: junit([MIGRATES]) }],
+      },
+      'token-b',
+    );
+    expect(own.new_tests).toBe(1);
+  });
+
+  it('malformed XML anywhere in an upload stores nothing and names the file and line', async () => {
+    const clock = { now: T0 + 12 * HOUR };
+    const s = await server(clock);
+    const bad = await call(s, 'uploadTestResults', {
+      ...key,
+      branch: 'main',
+      sha: sha(1),
+      reports: [
+        { name: 'good.xml', content: junit([PAYS]) },
+        { name: 'reports/broken.xml', content: '<testsuites>\n<testsuite name="x">\n<testcase name="a">\n' },
+      ],
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toMatch(/^reports: reports\/broken\.xml: line \d+/);
+    // The good report of the refused upload was not stored either: it is new now.
+    expect(
+      (
+        await ok(s, 'uploadTestResults', {
+          ...key,
+          branch: 'main',
+          sha: sha(1),
+          reports: [{ name: 'good.xml', content: junit([PAYS]) }],
+        })
+      ).new_tests,
+    ).toBe(1);
+  });
+});
+
+describe('flaky paging', () => {
+  it('pages through 1,000 failing tests 7 at a time: each exactly once, stable while uploads arrive, back and to the last page', async () => {
+    const clock = { now: T0 + 2 * DAY };
+    const s = await server(clock);
+    const many = (prefix: string, n: number): Case[] =>
+      Array.from({ length: n }, (_, i) => [
+        { name: `${prefix} failing ${i}`, classname: 'paging', fail: 'boom' },
+        { name: `${prefix} passing ${i}`, classname: 'paging' },
+      ]).flat();
+    await upload(s, many('a', 1000), { branch: 'feature/p', sha: sha(1), at: T0 + HOUR });
+    const window = {
+      ...key,
+      start_time: new Date(T0).toISOString(),
+      end_time: new Date(T0 + DAY).toISOString(),
+    };
+
+    const seen = new Map<string, number>();
+    let token = '';
+    let pages = 0;
+    let first: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+    do {
+      const answer = await ok(s, 'listFailingTests', { ...window, page_query: page(7, token) });
+      if (pages === 0) {
+        first = answer;
+        expect(answer.page).toMatchObject({
+          total_rows: 1000,
+          total_pages: 143,
+          page_index: 0,
+          prev_page_token: '',
+        });
+      }
+      expect(answer.page.page_index).toBe(pages);
+      expect(answer.tests.length).toBeLessThanOrEqual(7);
+      for (const t of answer.tests) seen.set(t.name, (seen.get(t.name) ?? 0) + 1);
+      pages++;
+      // Halfway through, another upload adds 40 failing tests.
+      if (pages === 70)
+        await upload(s, many('b', 40), { branch: 'feature/p', sha: sha(2), at: T0 + 2 * HOUR });
+      token = answer.page.next_page_token;
+    } while (token);
+
+    const originals = [...seen.keys()].filter((n) => n.startsWith('a '));
+    expect(originals).toHaveLength(1000);
+    expect([...seen.values()].every((n) => n === 1)).toBe(true);
+    expect(pages).toBeGreaterThanOrEqual(143);
+
+    // The last page and one step back from it.
+    const last = await ok(s, 'listFailingTests', {
+      ...window,
+      page_query: page(7, first.page.last_page_token),
+    });
+    expect(last.page).toMatchObject({
+      total_rows: 1040,
+      total_pages: 149,
+      page_index: 148,
+      next_page_token: '',
+    });
+    expect(last.tests).toHaveLength(1040 - 148 * 7);
+    const before = await ok(s, 'listFailingTests', {
+      ...window,
+      page_query: page(7, last.page.prev_page_token),
+    });
+    expect(before.page.page_index).toBe(147);
+    expect(before.tests).toHaveLength(7);
+    const forward = await ok(s, 'listFailingTests', {
+      ...window,
+      page_query: page(7, before.page.next_page_token),
+    });
+    expect(forward.tests.map((t: { id: string }) => t.id)).toEqual(
+      last.tests.map((t: { id: string }) => t.id),
+    );
+
+    const bogus = await call(s, 'listFailingTests', { ...window, page_query: page(7, 'not-a-token') });
+    expect(bogus.status).toBe(400);
+    expect(bogus.text).toBe('page_query.page_token: not a token this server gave out');
+  });
+});
+
+describe('flaky data and restarts', () => {
+  it('survives a restart of the server on the same data dir', async () => {
+    const clock = { now: T0 + 12 * HOUR };
+    const dataDir = await mkdtemp(join(tmpdir(), 'railyard-flaky-'));
+    try {
+      const s = await startTestServer({ dataDir, tokens: { 'token-a': ORG }, now: () => clock.now });
+      await seed(s);
+      const before = await byName(s, 'BROKEN');
+      await s.close();
+      const again = await startTestServer({ dataDir, tokens: { 'token-a': ORG }, now: () => clock.now });
+      const after = await byName(again, 'BROKEN');
+      await again.close();
+      expect([...after.values()]).toEqual([...before.values()]);
+      expect(after.size).toBe(1);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
