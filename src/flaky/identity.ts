@@ -1,8 +1,9 @@
-import { v5 as uuidv5 } from 'uuid';
+import { parse as parseUuid, v5 as uuidv5 } from 'uuid';
 import type { Repo } from '../contract/index.js';
 
 /** Fixed namespace of Railyard test ids (a random UUID chosen once; never change it). */
 export const TEST_ID_NAMESPACE = '7c1f3b52-4a8e-5d0b-9e61-2f4c8a9d3e17';
+const NAMESPACE_BYTES = parseUuid(TEST_ID_NAMESPACE);
 
 export interface TestIdentity {
   file: string | null;
@@ -24,5 +25,6 @@ export function repoKey(repo: Repo): string {
  */
 export function testId(org: string, repo: Repo, t: TestIdentity): string {
   const name = JSON.stringify([org, repoKey(repo), t.file ?? '', t.classname ?? '', t.parent ?? '', t.name, t.variant]);
-  return uuidv5(name, TEST_ID_NAMESPACE);
+  // The same UUID as uuidv5(name, TEST_ID_NAMESPACE); bytes in, so the namespace is parsed once.
+  return uuidv5(Buffer.from(name, 'utf8'), NAMESPACE_BYTES);
 }

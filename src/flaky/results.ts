@@ -1,6 +1,6 @@
 import type { Repo } from '../contract/index.js';
 import { testId, type TestIdentity } from './identity.js';
-import type { Attempt, JUnitCase } from './junit.js';
+import type { JUnitCase } from './junit.js';
 
 /**
  * What one upload says about one test. Retries of a test inside one upload (retry children,
@@ -23,30 +23,30 @@ export interface TestResult extends TestIdentity {
 
 /** Folds parsed report cases into one result per test id. */
 export function foldResults(org: string, repo: Repo, variant: string, cases: Iterable<JUnitCase>): TestResult[] {
-  const byId = new Map<string, TestResult & { passes: number; fails: number; all: Attempt[] }>();
+  const byId = new Map<string, { result: TestResult; passes: number; fails: number }>();
   for (const c of cases) {
     const identity: TestIdentity = { file: c.file, classname: c.classname, parent: c.parent, name: c.name, variant };
     const id = testId(org, repo, identity);
-    let r = byId.get(id);
-    if (!r) {
-      r = { ...identity, id, outcome: 'skipped', attempts: 0, durationMs: 0, timestamp: null, failure: null, passes: 0, fails: 0, all: [] };
-      byId.set(id, r);
+    let acc = byId.get(id);
+    if (!acc) {
+      const result: TestResult = { ...identity, id, outcome: 'skipped', attempts: 0, durationMs: 0, timestamp: null, failure: null };
+      acc = { result, passes: 0, fails: 0 };
+      byId.set(id, acc);
     }
+    const r = acc.result;
     r.durationMs += c.durationMs;
     if (c.timestamp !== null && (r.timestamp === null || c.timestamp < r.timestamp)) r.timestamp = c.timestamp;
     for (const a of c.attempts) {
-      r.all.push(a);
-      if (a.outcome === 'passed') r.passes++;
+      if (a.outcome === 'passed') acc.passes++;
       else if (a.outcome === 'failed') {
-        r.fails++;
+        acc.fails++;
         r.failure = { message: a.message, text: a.text };
       }
     }
   }
   const out: TestResult[] = [];
-  for (const r of byId.values()) {
-    const { passes, fails, all, ...result } = r;
-    result.attempts = all.filter((a) => a.outcome !== 'skipped').length || 1;
+  for (const { result, passes, fails } of byId.values()) {
+    result.attempts = passes + fails || 1;
     result.outcome = fails && passes ? 'flaky' : fails ? 'failed' : passes ? 'passed' : 'skipped';
     out.push(result);
   }

@@ -56,6 +56,9 @@ interface Repository {
   settings: RepositorySettings;
   codeowners: CodeOwners | null;
 }
+/** What detection needs to know of a test that an upload sees again. */
+type KnownCase = Pick<CaseRow, 'rate_status' | 'por_until'>;
+
 interface CaseRow {
   id: string;
   repo_id: string;
@@ -65,7 +68,6 @@ interface CaseRow {
   parent: string | null;
   variant: string;
   first_seen_at: number;
-  last_seen_at: number;
   rate_status: string;
   rate_reason: string | null;
   rate_changed_at: number | null;
@@ -100,7 +102,6 @@ function toCaseRow(row: Record<string, unknown>): CaseRow {
   return {
     ...(row as unknown as CaseRow),
     first_seen_at: num(row.first_seen_at),
-    last_seen_at: num(row.last_seen_at),
     rate_changed_at: numOrNull(row.rate_changed_at),
     por_since: numOrNull(row.por_since),
     por_until: numOrNull(row.por_until),
@@ -341,10 +342,10 @@ export class FlakyService {
         ran >= settings.infra_failure_min_tests && counts.failed / Math.max(ran, 1) >= settings.infra_failure_threshold;
       const stable = branchMatcher(settings.failure_rate.branches)(input.branch);
 
-      const existing = new Map<string, CaseRow>();
+      const existing = new Map<string, KnownCase>();
       for (const ids of chunks(results.map((r) => r.id))) {
-        const rows = await trx.selectFrom('test_cases').selectAll().where('id', 'in', ids).execute();
-        for (const row of rows) existing.set(row.id, toCaseRow(row as unknown as Record<string, unknown>));
+        const rows = await trx.selectFrom('test_cases').select(['id', 'rate_status', 'por_until']).where('id', 'in', ids).execute();
+        for (const row of rows) existing.set(row.id, { rate_status: row.rate_status, por_until: numOrNull(row.por_until) });
       }
       const fresh = results.filter((r) => !existing.has(r.id));
       const atOf = (r: TestResult) => (input.started_at ? startedAt : (r.timestamp ?? startedAt));
@@ -361,7 +362,6 @@ export class FlakyService {
               parent: r.parent,
               variant: r.variant,
               first_seen_at: atOf(r),
-              last_seen_at: atOf(r),
               rate_status: 'healthy',
             })),
           )
@@ -404,7 +404,6 @@ export class FlakyService {
               outcome: r.outcome,
               stable: stable ? 1 : 0,
               excluded: excluded ? 1 : 0,
-              branch: input.branch,
               sha: input.sha.toLowerCase(),
               pr_number: input.pr_number ?? null,
               duration_ms: r.durationMs,
@@ -415,30 +414,9 @@ export class FlakyService {
           )
           .execute();
       }
-      await this.touch(trx, results, atOf);
       if (!excluded) await this.detect(trx, repository, input, uploadId, results, stable, atOf, existing);
       return response;
     });
-  }
-
-  /** last_seen_at moves forward only (uploads may arrive out of order). */
-  private async touch(trx: Trx, results: readonly TestResult[], atOf: (r: TestResult) => number): Promise<void> {
-    const byAt = new Map<number, string[]>();
-    for (const r of results) {
-      const at = atOf(r);
-      const ids = byAt.get(at) ?? [];
-      ids.push(r.id);
-      byAt.set(at, ids);
-    }
-    for (const [at, ids] of byAt) {
-      for (const batch of chunks(ids)) {
-        await trx
-          .updateTable('test_cases')
-          .set({ last_seen_at: sql<number>`case when last_seen_at < ${at} then ${at} else last_seen_at end` })
-          .where('id', 'in', batch)
-          .execute();
-      }
-    }
   }
 
   /** Runs the monitors for the tests of one upload and stores what changed. */
@@ -450,7 +428,7 @@ export class FlakyService {
     results: readonly TestResult[],
     stable: boolean,
     atOf: (r: TestResult) => number,
-    existing: ReadonlyMap<string, CaseRow>,
+    existing: ReadonlyMap<string, KnownCase>,
   ): Promise<void> {
     const { settings } = repository;
     const ran = results.filter((r) => r.outcome !== 'skipped');
@@ -537,11 +515,24 @@ export class FlakyService {
 
   // ------------------------------------------------------------------------------- reading
 
-  private flakyNow(eb: ExpressionBuilder<SchemaTables, 'test_cases'>, now: number): Expression<SqlBool> {
-    return eb.or([
-      eb('rate_status', '=', 'flaky'),
-      eb.and([eb('rate_status', '=', 'healthy'), eb('por_until', '>', now)]),
-    ]);
+  /**
+   * The repository's tests in any of `parts`, as `repo_id = ? AND id IN (part₁ UNION ALL part₂ …)`:
+   * each part reads its own index, where one OR over the repository's tests would scan them all.
+   */
+  private testsIn(repoId: string, parts: CaseFilter[]): CaseFilter {
+    return (eb) => {
+      const part = (filter: CaseFilter) => eb.selectFrom('test_cases').select('id').where('repo_id', '=', repoId).where(filter);
+      const [first, ...rest] = parts.map(part);
+      return eb.and([eb('repo_id', '=', repoId), eb('id', 'in', rest.reduce((union, p) => union.unionAll(p), first))]);
+    };
+  }
+
+  /** Flaky now: the failure-rate monitor says flaky, or it says healthy and pass-on-retry is active. */
+  private flakyParts(now: number, extra: CaseFilter = (eb) => eb.lit(true)): CaseFilter[] {
+    return [
+      (eb) => eb.and([extra(eb), eb('rate_status', '=', 'flaky')]),
+      (eb) => eb.and([extra(eb), eb('rate_status', '=', 'healthy'), eb('por_until', '>', now)]),
+    ];
   }
 
   private isQuarantined(repository: Repository, row: CaseRow, status: TestStatus): boolean {
@@ -554,13 +545,10 @@ export class FlakyService {
 
   private quarantineFilter(repository: Repository, now: number): CaseFilter {
     const { settings } = repository;
-    return (eb) => {
-      const inRepo = eb('repo_id', '=', repository.id);
-      if (!settings.quarantining_enabled) return eb.and([inRepo, sql<SqlBool>`1 = 0`]);
-      const always = eb('override', '=', 'ALWAYS_QUARANTINE');
-      if (!settings.auto_quarantine_flaky) return eb.and([inRepo, always]);
-      return eb.and([inRepo, eb.or([always, eb.and([eb('override', 'is', null), this.flakyNow(eb, now)])])]);
-    };
+    if (!settings.quarantining_enabled) return () => sql<SqlBool>`1 = 0`;
+    const always: CaseFilter = (eb) => eb('override', '=', 'ALWAYS_QUARANTINE');
+    const auto = settings.auto_quarantine_flaky ? this.flakyParts(now, (eb) => eb('override', 'is', null)) : [];
+    return this.testsIn(repository.id, [always, ...auto]);
   }
 
   private htmlUrls(repository: Repository, row: CaseRow): { repository: { html_url: string }; html_url: string } {
@@ -707,11 +695,9 @@ export class FlakyService {
     const now = this.now();
     const { rows, page } = await pageOfCases(
       this.db,
-      (eb) =>
-        eb.and([
-          eb('repo_id', '=', repository.id),
-          input.status === 'BROKEN' ? eb('rate_status', '=', 'broken') : this.flakyNow(eb, now),
-        ]),
+      input.status === 'BROKEN'
+        ? (eb) => eb.and([eb('repo_id', '=', repository.id), eb('rate_status', '=', 'broken')])
+        : this.testsIn(repository.id, this.flakyParts(now)),
       input.page_query,
     );
     return { tests: await this.unhealthyCases(repository, rows, now), page };

@@ -91,7 +91,6 @@ export interface TestCasesTable {
   parent: Nullable<string>;
   variant: string;
   first_seen_at: Millis;
-  last_seen_at: Millis;
   /** The failure-rate monitor: healthy | flaky | broken. */
   rate_status: string;
   rate_reason: Nullable<string>;
@@ -133,7 +132,6 @@ export interface TestResultsTable {
   stable: number;
   /** 1 when the upload was kept out of detection (infrastructure failure guard). */
   excluded: number;
-  branch: string;
   sha: string;
   pr_number: Nullable<number>;
   duration_ms: Millis;

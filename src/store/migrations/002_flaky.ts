@@ -27,7 +27,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('parent', 'text')
     .addColumn('variant', 'text', (c) => c.notNull())
     .addColumn('first_seen_at', 'bigint', (c) => c.notNull())
-    .addColumn('last_seen_at', 'bigint', (c) => c.notNull())
     .addColumn('rate_status', 'text', (c) => c.notNull())
     .addColumn('rate_reason', 'text')
     .addColumn('rate_changed_at', 'bigint')
@@ -39,6 +38,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('ticket', 'text')
     .execute();
   await db.schema.createIndex('test_cases_repo').on('test_cases').columns(['repo_id', 'id']).execute();
+  // list-unhealthy-tests and the quarantine list read tests by status, not by scanning the repository.
+  await db.schema.createIndex('test_cases_status').on('test_cases').columns(['repo_id', 'rate_status', 'id']).execute();
+  await db.schema.createIndex('test_cases_por').on('test_cases').columns(['repo_id', 'por_until']).execute();
+  await db.schema.createIndex('test_cases_override').on('test_cases').columns(['repo_id', 'override']).execute();
 
   await db.schema
     .createTable('test_uploads')
@@ -65,7 +68,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('outcome', 'text', (c) => c.notNull())
     .addColumn('stable', 'integer', (c) => c.notNull())
     .addColumn('excluded', 'integer', (c) => c.notNull())
-    .addColumn('branch', 'text', (c) => c.notNull())
     .addColumn('sha', 'text', (c) => c.notNull())
     .addColumn('pr_number', 'bigint')
     .addColumn('duration_ms', 'bigint', (c) => c.notNull())
@@ -75,7 +77,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('test_results_pk', ['upload_id', 'test_id'])
     .execute();
   await db.schema.createIndex('test_results_test_at').on('test_results').columns(['test_id', 'at']).execute();
-  await db.schema.createIndex('test_results_repo_at').on('test_results').columns(['repo_id', 'at']).execute();
+  // list-failing-tests walks only the failures of its window (outcome before time), and it grows at
+  // its end as results arrive in time order.
+  await db.schema.createIndex('test_results_outcome').on('test_results').columns(['repo_id', 'outcome', 'at', 'test_id']).execute();
   await db.schema.createIndex('test_results_repo_sha').on('test_results').columns(['repo_id', 'sha', 'test_id']).execute();
 }
 
