@@ -18,6 +18,11 @@ export function presentQueueSettings(model: QueueModel): QueueSettings {
   return out as QueueSettings;
 }
 
+/**
+ * The fields every presentation of an entry starts with, in wire order. Callers add their own
+ * fields to this same object: a spread copy (`{ ...core(entry), x }`) costs microseconds per
+ * object and leaves one that JSON.stringify serialises more slowly, on every read of a PR.
+ */
 function core(entry: Entry) {
   const out: Omit<QueueListItem, 'noBatch'> = {
     id: entry.id,
@@ -40,15 +45,16 @@ function core(entry: Entry) {
 
 /** An item of getQueue.enqueuedPullRequests and listPullRequests.pullRequests. */
 export function presentListItem(entry: Entry): QueueListItem {
-  return { ...core(entry), noBatch: entry.noBatch };
+  const out = core(entry) as QueueListItem;
+  out.noBatch = entry.noBatch;
+  return out;
 }
 
 /** The getSubmittedPullRequest answer. */
 export function presentSubmitted(entry: Entry, readiness: Readiness): SubmittedPullRequest {
-  return {
-    ...core(entry),
-    readiness,
-    forceEnqueued: false,
-    isCurrentlySubmittedToQueue: !isTerminal(entry.state),
-  };
+  const out = core(entry) as SubmittedPullRequest;
+  out.readiness = readiness;
+  out.forceEnqueued = false;
+  out.isCurrentlySubmittedToQueue = !isTerminal(entry.state);
+  return out;
 }
