@@ -1,13 +1,12 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Repo } from '../contract/index.js';
 import type { PrFacts } from '../engine/types.js';
 import type { Forge } from './types.js';
 
 /** The deterministic head SHA the sandbox gives PR `prNumber` of `repo` (40 hex digits). */
 export function sandboxHeadSha(repo: Repo, prNumber: number): string {
-  return createHash('sha1')
-    .update(`${repo.host.toLowerCase()}/${repo.owner.toLowerCase()}/${repo.name.toLowerCase()}#${prNumber}`)
-    .digest('hex');
+  // One-shot hash: getSubmittedPullRequest asks the forge on every read.
+  return hash('sha1', `${repo.host.toLowerCase()}/${repo.owner.toLowerCase()}/${repo.name.toLowerCase()}#${prNumber}`, 'hex');
 }
 
 /**
