@@ -76,7 +76,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('failure_line', 'text')
     .addPrimaryKeyConstraint('test_results_pk', ['upload_id', 'test_id'])
     .execute();
-  await db.schema.createIndex('test_results_test_at').on('test_results').columns(['test_id', 'at']).execute();
+  // A test's results in a time window: detection's failure rate, the 24 h / 7 d rates and the PRs
+  // impacted are counted from this index alone (it covers the columns they read).
+  await db.schema
+    .createIndex('test_results_test_at')
+    .on('test_results')
+    .columns(['test_id', 'at', 'outcome', 'excluded', 'stable', 'pr_number'])
+    .execute();
   // list-failing-tests walks only the failures of its window (outcome before time), and it grows at
   // its end as results arrive in time order.
   await db.schema.createIndex('test_results_outcome').on('test_results').columns(['repo_id', 'outcome', 'at', 'test_id']).execute();
