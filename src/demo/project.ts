@@ -42,6 +42,11 @@ export const INITIAL_FILES: Record<string, string> = {
   'CHANGELOG.md': '# Changelog\n',
 };
 
+/**
+ * The pull requests, in the order the demo submits them: the first batch of four lands; the
+ * second holds the broken, the conflicting and the combination-broken PRs, fails, and is
+ * bisected on top of the first.
+ */
 export const DEMO_PRS: DemoPr[] = [
   {
     number: 1,
@@ -49,13 +54,6 @@ export const DEMO_PRS: DemoPr[] = [
     author: 'Ada',
     files: { 'lib/discount.js': 'exports.discount = (amount, pct) => amount * (1 - pct / 100);\nexports.selfTest = () => { if (exports.discount(100, 10) !== 90) throw new Error("discount"); };\n' },
     expect: 'merged',
-  },
-  {
-    number: 2,
-    title: 'Round tax to whole cents differently',
-    author: 'Grace',
-    files: { 'lib/tax.js': 'exports.withTax = (amount) => Math.floor(amount * 1.19);\n' },
-    expect: 'fails its check',
   },
   {
     number: 3,
@@ -70,6 +68,20 @@ export const DEMO_PRS: DemoPr[] = [
     author: 'Barbara',
     files: { 'README.md': '# shop\n\nA tiny shop.\n\nPrices are in EUR, VAT included.\n' },
     expect: 'merged',
+  },
+  {
+    number: 7,
+    title: 'Add shipping costs',
+    author: 'Dennis',
+    files: { 'lib/shipping.js': 'exports.shipping = (total) => (total >= 50 ? 0 : 4.9);\n' },
+    expect: 'merged',
+  },
+  {
+    number: 2,
+    title: 'Round tax to whole cents differently',
+    author: 'Grace',
+    files: { 'lib/tax.js': 'exports.withTax = (amount) => Math.floor(amount * 1.19);\n' },
+    expect: 'fails its check',
   },
   {
     number: 5,
@@ -87,13 +99,6 @@ export const DEMO_PRS: DemoPr[] = [
     author: 'Margaret',
     files: { 'README.md': '# shop\n\nA tiny shop.\n\nPrices are in USD.\n' },
     expect: 'conflicts',
-  },
-  {
-    number: 7,
-    title: 'Add shipping costs',
-    author: 'Dennis',
-    files: { 'lib/shipping.js': 'exports.shipping = (total) => (total >= 50 ? 0 : 4.9);\n' },
-    expect: 'merged',
   },
   {
     number: 8,

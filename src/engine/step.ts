@@ -60,6 +60,21 @@ const PASSED_ON_REASONS: ReadonlySet<string> = new Set<QueuedReason>([
 
 const IN_RUN: ReadonlySet<PullRequestState> = new Set(['testing', 'tests_passed', 'pending_failure']);
 
+/** Why the units built on `entry` restart when it no longer lands ahead of them. */
+function restartReason(entry: Entry): QueuedReason {
+  if (entry.state === 'failed') return 'PREREQUISITE_MERGE_ITEM_FAILED';
+  if (entry.state === 'cancelled') return 'PREREQUISITE_MERGE_ITEM_CANCELLED';
+  return entry.reason && PASSED_ON_REASONS.has(entry.reason) ? (entry.reason as QueuedReason) : 'PREREQUISITE_MERGE_ITEM_FAILED';
+}
+
+/**
+ * A PR of a failed combination that may still land: split out of the batch in this submission,
+ * admitted and not concluded (in its bisection, or back in the main line after its group passed).
+ */
+function isCandidate(entry: Entry | undefined): entry is Entry {
+  return entry !== undefined && entry.bisected === true && !isTerminal(entry.state) && entry.state !== 'not_ready';
+}
+
 /**
  * Entries still in the queue (not terminal), in queue order: entries being tested keep the order
  * their runs started in; the others follow by priority value, then submission.
@@ -222,6 +237,13 @@ interface Unit {
   targets: ImpactedTargets | null;
 }
 
+/**
+ * Whether a unit is in the main line, whose units are tested on the target plus the line ahead of
+ * them and land in order: every main unit, and a bisection group once it is landing. Other
+ * bisection groups are tested off the line: nothing in the line is built on them.
+ */
+const inLine = (unit: Unit): boolean => !unit.run.isBisection || unit.run.mergeRequested;
+
 /** Mutable working copy of a model for one step; entries and runs are copied on first write. */
 class Transition {
   private readonly entries: Entry[];
@@ -346,6 +368,7 @@ class Transition {
       restarts: 0,
       bisectGroup: null,
       bisectKnownFailure: null,
+      bisected: false,
     };
     this.entries.push(entry);
     this.index(entry, this.entries.length - 1);
@@ -486,6 +509,8 @@ class Transition {
       const entry = findEntry(this.model, pr);
       if (entry && !isTerminal(entry.state)) this.setState(entry, 'merged', 'MERGE_GRAPH_MERGE');
     }
+    // The bisection groups tested before this landing can no longer land as they were tested.
+    for (const unit of this.units()) if (unit.run.isBisection && !unit.run.landedSince) this.updateRun(unit.run, { landedSince: true });
   }
 
   mergeFailed(runId: string, reason: 'target_moved' | 'error'): void {
@@ -556,6 +581,7 @@ class Transition {
       const before = this.effects.length;
       this.readiness();
       this.cancelOrphanRuns();
+      this.releaseBisections();
       this.preempt();
       this.invalidate();
       this.resolveFailures();
@@ -597,35 +623,29 @@ class Transition {
   }
 
   /**
-   * A unit's test commit is only worth something while everything it was built on still lands
-   * before it: a PR of its base or of its own batch that failed, left, or went back to pending
-   * sends the unit back to pending.
+   * A unit's test commit is only worth something while what it was built on still holds: a PR of
+   * its own that left it, or a PR of its base that failed, left, or went back to pending, sends the
+   * unit back to pending. A main-line unit needs its base to land before it (merged, or in a unit
+   * of the line ahead); a bisection group only diagnoses, so its base PRs need only stay candidates.
    */
   private invalidate(): void {
-    const position = new Map<number, number>();
-    for (const unit of this.units()) for (const m of unit.members) position.set(m.prNumber, unit.run.seq);
-    for (const unit of this.units()) {
+    const units = this.units();
+    const unitOf = new Map<number, Unit>();
+    for (const unit of units) for (const m of unit.members) unitOf.set(m.prNumber, unit);
+    for (const unit of units) {
       if (unit.run.mergeRequested) continue;
-      let reason: QueuedReason | null = null;
-      const check = (pr: number, ownBatch: boolean) => {
-        if (reason) return;
+      const holds = (pr: number, own: boolean): QueuedReason | null => {
         const e = this.find(pr);
-        if (!e || e.state === 'merged') return;
-        const at = position.get(pr);
-        if (at !== undefined && (ownBatch ? at === unit.run.seq : at < unit.run.seq)) return;
-        reason =
-          e.state === 'failed'
-            ? 'PREREQUISITE_MERGE_ITEM_FAILED'
-            : e.state === 'cancelled'
-              ? 'PREREQUISITE_MERGE_ITEM_CANCELLED'
-              : e.reason && PASSED_ON_REASONS.has(e.reason)
-                ? (e.reason as QueuedReason)
-                : 'PREREQUISITE_MERGE_ITEM_FAILED';
+        if (!e || e.state === 'merged') return null;
+        const at = unitOf.get(pr);
+        if (own ? at === unit : unit.run.isBisection ? isCandidate(e) : at !== undefined && inLine(at) && at.run.seq < unit.run.seq) return null;
+        return restartReason(e);
       };
-      for (const pr of unit.run.basePrNumbers) check(pr, false);
-      for (const pr of unit.run.prNumbers) check(pr, true);
+      let reason: QueuedReason | null = null;
+      for (const pr of unit.run.basePrNumbers) reason ??= holds(pr, false);
+      for (const pr of unit.run.prNumbers) reason ??= holds(pr, true);
       if (reason) {
-        for (const m of unit.members) position.delete(m.prNumber);
+        for (const m of unit.members) unitOf.delete(m.prNumber);
         this.restartUnit(unit, reason);
       }
     }
@@ -638,7 +658,7 @@ class Transition {
     if (!urgent.length) return;
     const parallel = this.config.mode === 'parallel';
     for (const unit of this.units()) {
-      if (unit.run.mergeRequested || unit.run.status === 'succeeded') continue;
+      if (unit.run.isBisection || unit.run.mergeRequested || unit.run.status === 'succeeded') continue; // bisection is off the line
       if (unit.members.some((m) => m.priority.value === 0)) continue;
       if (parallel && !urgent.some((u) => targetsOverlap(u.impactedTargets, unit.targets))) continue;
       this.restartUnit(unit, 'SKIP_THE_LINE_INTERRUPTED');
@@ -650,39 +670,95 @@ class Transition {
     return run.basePrNumbers.filter((pr) => this.find(pr)?.state !== 'merged');
   }
 
+  /** Units of the line built on `unit` (its successors), in queue order. */
+  private successors(unit: Unit, line: Unit[]): Unit[] {
+    const own = new Set(unit.run.prNumbers);
+    return line.filter((u) => u.run.seq > unit.run.seq && u.run.basePrNumbers.some((pr) => own.has(pr)));
+  }
+
   /**
-   * A failed unit waits for the units ahead to land and for `pendingFailureDepth` successors to
-   * finish; then it is cleared by an optimistic merge, bisected, or fails.
+   * A failed unit of the line waits for the units ahead to land and for `pendingFailureDepth`
+   * successors to finish; then it is cleared by an optimistic merge, bisected, or fails. A failed
+   * bisection group waits until each PR it was built on has landed or passed its own bisection.
    */
   private resolveFailures(): void {
     const units = this.units();
+    const line = units.filter(inLine);
     for (const unit of units) {
       if (unit.run.status !== 'failed' || unit.run.mergeRequested) continue;
-      if (this.unmergedBase(unit.run).length > 0) continue; // the culprit may be ahead
-      const own = new Set(unit.run.prNumbers);
-      const successors = units.filter((u) => u.run.seq > unit.run.seq && u.run.basePrNumbers.some((pr) => own.has(pr)));
-      const watched = successors.slice(0, this.config.pendingFailureDepth);
-      if (watched.some((u) => u.run.status === 'in_progress')) continue;
-      if (this.config.canOptimisticallyMerge && watched.some((u) => u.run.status === 'succeeded')) continue; // a merge clears it
+      if (unit.run.isBisection) {
+        if (!unit.run.basePrNumbers.every((pr) => this.cleared(pr))) continue; // the culprit may be among them
+      } else {
+        if (this.unmergedBase(unit.run).length > 0) continue; // the culprit may be ahead
+        const watched = this.successors(unit, line).slice(0, this.config.pendingFailureDepth);
+        if (watched.some((u) => u.run.status === 'in_progress')) continue;
+        if (this.config.canOptimisticallyMerge && watched.some((u) => u.run.status === 'succeeded')) continue; // a merge clears it
+      }
       const reason = unit.run.failureReason ?? 'TEST_RUN_REQUIRED_STATUS_FAILED';
-      if (unit.members.length > 1 && reason !== 'TEST_RUN_TIMEOUT') this.bisect(unit.members, unit.run.prNumbers);
+      if (unit.members.length > 1 && reason !== 'TEST_RUN_TIMEOUT') this.bisect(unit);
       else for (const m of unit.members) this.setState(this.current(m), 'failed', reason);
     }
   }
 
-  /** Splits a failed group in halves that are tested again on bisection slots. */
-  private bisect(members: Entry[], knownFailure: number[]): void {
-    const half = Math.ceil(members.length / 2);
-    const groups = [members.slice(0, half), members.slice(half)];
-    for (const group of groups) {
+  /** Whether a PR of a failed combination is known not to be its culprit: it landed, or its bisection group passed. */
+  private cleared(prNumber: number): boolean {
+    const e = this.find(prNumber);
+    return e?.state === 'merged' || (isCandidate(e) && !e.bisectGroup);
+  }
+
+  /**
+   * Splits a failed unit in halves that leave the line: they are tested on `bisectionConcurrency`
+   * slots while the line goes on without them (the units built on them restart).
+   */
+  private bisect(unit: Unit): void {
+    const base = this.unmergedBase(unit.run);
+    const half = Math.ceil(unit.members.length / 2);
+    for (const group of [unit.members.slice(0, half), unit.members.slice(half)]) {
       const id = this.ctx.newId();
       for (const m of group) {
         this.setState(this.current(m), 'pending', 'BISECTION_REQUIRED', {
           bisectGroup: id,
-          bisectKnownFailure: { base: [], prs: [...knownFailure] },
+          bisectKnownFailure: { base: [...base], prs: [...unit.run.prNumbers] },
+          bisected: true,
         });
       }
     }
+  }
+
+  /**
+   * The PRs a bisection group is tested on: the candidates of its failed combination that come
+   * before it. Those that passed their own bisection stay in: a later failure of the group then
+   * points at the group itself (what `bisection_skip_redundant_tests` relies on).
+   */
+  private bisectionBase(members: Entry[]): number[] {
+    const known = members[0].bisectKnownFailure;
+    if (!known) return [];
+    const first = Math.min(...members.map((m) => known.prs.indexOf(m.prNumber)));
+    return [...known.base, ...known.prs.slice(0, first)].filter((pr) => isCandidate(this.find(pr)));
+  }
+
+  /**
+   * A bisection group that passed lands at once when its commit is still exactly what the target
+   * would become (built on the bare target, nothing landed since it started) and nothing of the
+   * line in its lane is in flight, which would have to restart. Otherwise its PRs
+   * go back to the main line, in their queue order, to be tested there (`BISECTION_TEST_RUN_PASSED`).
+   */
+  private releaseBisections(): void {
+    const units = this.units();
+    const line = units.filter(inLine);
+    for (const unit of units) {
+      if (!unit.run.isBisection || unit.run.status !== 'succeeded' || unit.run.mergeRequested) continue;
+      if (this.landsDirectly(unit, line)) continue; // requestMerge lands it
+      for (const m of unit.members) {
+        this.setState(this.current(m), 'pending', 'BISECTION_TEST_RUN_PASSED', { bisectGroup: null, bisectKnownFailure: null });
+      }
+    }
+  }
+
+  private landsDirectly(unit: Unit, line: Unit[]): boolean {
+    if (unit.run.basePrNumbers.length > 0 || unit.run.landedSince) return false;
+    const parallel = this.config.mode === 'parallel';
+    return !line.some((u) => !parallel || targetsOverlap(u.targets, unit.targets));
   }
 
   /** Lands the first passing unit whose base has landed (or, optimistically, is still in flight). */
@@ -706,33 +782,62 @@ class Transition {
     }
   }
 
-  /** Starts test runs for pending PRs in queue order while slots are free. */
+  /** Starts test runs for pending PRs in queue order while slots are free: bisection groups, then the line. */
   private startRuns(): void {
-    const state = this.config.state;
-    if (state === 'paused') return;
-    const parallel = this.config.mode === 'parallel';
-    const units = this.units();
-    let mainInFlight = 0;
-    let bisectionInFlight = 0;
-    for (const r of this.runs) {
-      if (r.status !== 'in_progress') continue;
-      if (r.isBisection) bisectionInFlight++;
-      else mainInFlight++;
-    }
+    if (this.config.state === 'paused') return;
+    const inFlight = { main: 0, bisection: 0 };
+    for (const r of this.runs) if (r.status === 'in_progress') inFlight[r.isBisection ? 'bisection' : 'main']++;
     const pending = this.entries.filter((e) => e.state === 'pending').sort(compareEntries);
+    this.startBisections(pending, inFlight);
+    this.startLine(pending, inFlight);
+  }
+
+  /** Bisection groups: each is tested on the candidates of its failed combination ahead of it, never on the line. */
+  private startBisections(pending: Entry[], inFlight: { bisection: number }): void {
+    const groups = new Map<string, Entry[]>();
+    for (const e of pending) {
+      if (!e.bisectGroup) continue;
+      const group = groups.get(e.bisectGroup);
+      if (group) group.push(e);
+      else groups.set(e.bisectGroup, [e]);
+    }
+    for (const members of groups.values()) {
+      const base = this.bisectionBase(members);
+      if (this.config.optimizationMode === 'bisection_skip_redundant_tests' && this.knownToFail(members, base)) {
+        // This exact combination already failed: once the rest of it is cleared, the group is the culprit without a run.
+        if (!base.every((pr) => this.cleared(pr))) continue;
+        const run = this.createRun(members, base, true);
+        this.updateRun(run, { status: 'failed', finishedAt: this.ctx.now, failureReason: 'TEST_RUN_FAILED_BY_OPTIMIZATION' });
+        for (const m of members) this.setState(this.current(m), 'pending_failure', 'TEST_RUN_FAILED_BY_OPTIMIZATION', { testRunId: run.id });
+        continue;
+      }
+      if (inFlight.bisection >= this.config.bisectionConcurrency) continue;
+      this.launch(members, base, true);
+      inFlight.bisection++;
+    }
+  }
+
+  /** Whether testing `members` on `base` repeats the combination their bisection started from (its landed PRs included). */
+  private knownToFail(members: Entry[], base: number[]): boolean {
+    const known = members[0].bisectKnownFailure;
+    if (!known) return false;
+    const tested = new Set([...base, ...members.map((m) => m.prNumber)]);
+    return [...known.base, ...known.prs].every((pr) => tested.has(pr) || this.find(pr)?.state === 'merged');
+  }
+
+  /** The main line: units of pending PRs (batches when batching), each on the target plus the line ahead of it. */
+  private startLine(pending: Entry[], inFlight: { main: number }): void {
+    const parallel = this.config.mode === 'parallel';
+    const line = this.units().filter(inLine);
     const taken = new Set<string>();
     const blocked: (ImpactedTargets | null)[] = [];
-    const draining = state === 'draining' || state === 'switching_modes';
+    const draining = this.config.state === 'draining' || this.config.state === 'switching_modes';
     const waitMs = this.config.batchingMaxWaitTimeMinutes * 60_000;
 
     for (const entry of pending) {
-      if (taken.has(entry.id)) continue;
+      if (entry.bisectGroup || taken.has(entry.id)) continue;
       let members: Entry[];
-      let isBisection = false;
-      if (entry.bisectGroup) {
-        isBisection = true;
-        members = pending.filter((e) => e.bisectGroup === entry.bisectGroup);
-      } else if (this.config.batch && !entry.noBatch) {
+      if (this.config.batch && !entry.noBatch) {
         members = [entry];
         for (const e of pending) {
           if (members.length >= this.config.batchingMinSize) break;
@@ -754,59 +859,40 @@ class Transition {
         continue;
       }
       // A batch waits to fill up, unless the queue is draining or its oldest PR waited long enough.
-      if (!isBisection && this.config.batch && !entry.noBatch && members.length < this.config.batchingMinSize && !draining) {
+      if (this.config.batch && !entry.noBatch && members.length < this.config.batchingMinSize && !draining) {
         const oldest = Math.min(...members.map((m) => (m.restarts ? -Infinity : (m.admittedAt ?? this.ctx.now))));
         if (this.ctx.now - oldest < waitMs) {
           isBlocked();
           continue;
         }
       }
-      if (isBisection ? bisectionInFlight >= this.config.bisectionConcurrency : mainInFlight >= this.config.concurrency) {
+      if (inFlight.main >= this.config.concurrency) {
         isBlocked();
         continue;
       }
-      const deps = parallel ? this.dependencyClosure(units, targets) : units;
+      const deps = parallel ? this.dependencyClosure(line, targets) : line;
       // Do not stack new work on a failure beyond the successors pendingFailureDepth asks for.
-      const holdsBack = deps.some((u) => {
-        if (u.run.status !== 'failed') return false;
-        const own = new Set(u.run.prNumbers);
-        const successors = units.filter((s) => s.run.seq > u.run.seq && s.run.basePrNumbers.some((pr) => own.has(pr))).length;
-        return successors >= this.config.pendingFailureDepth;
-      });
+      const holdsBack = deps.some((u) => u.run.status === 'failed' && this.successors(u, line).length >= this.config.pendingFailureDepth);
       if (holdsBack) {
         isBlocked();
         continue;
       }
-      const basePrNumbers = deps.flatMap((u) => u.members.map((m) => m.prNumber));
-      if (isBisection && this.config.optimizationMode === 'bisection_skip_redundant_tests') {
-        const known = entry.bisectKnownFailure?.prs ?? [];
-        const combination = new Set(
-          known.filter((pr) => basePrNumbers.includes(pr) || this.find(pr)?.state === 'merged'),
-        );
-        for (const m of members) combination.add(m.prNumber);
-        if (known.length > 0 && combination.size === known.length && known.every((pr) => combination.has(pr))) {
-          // This exact combination already failed in this bisection: no need to test it again.
-          if (known.some((pr) => basePrNumbers.includes(pr))) {
-            isBlocked(); // wait for the rest of the combination to land, then decide without a run
-            continue;
-          }
-          const run = this.createRun(members, [], true);
-          this.updateRun(run, { status: 'failed', finishedAt: this.ctx.now, failureReason: 'TEST_RUN_FAILED_BY_OPTIMIZATION' });
-          for (const m of members) this.setState(this.current(m), 'pending_failure', 'TEST_RUN_FAILED_BY_OPTIMIZATION', { testRunId: run.id });
-          continue;
-        }
-      }
-      const run = this.createRun(members, basePrNumbers, isBisection);
-      this.effects.push({ type: 'startTestRun', runId: run.id });
-      for (const m of members) {
-        // Keep why a retest happens (e.g. PREREQUISITE_MERGE_ITEM_FAILED) as the reason of the new test.
-        const reason = m.reason && (QUEUED_REASONS as readonly string[]).includes(m.reason) ? m.reason : null;
-        this.setState(this.current(m), 'testing', reason, { testRunId: run.id, testingStartedAt: this.ctx.now });
-      }
-      units.push({ run, members: members.map((m) => this.current(m)), targets });
-      if (isBisection) bisectionInFlight++;
-      else mainInFlight++;
+      const run = this.launch(members, deps.flatMap((u) => u.members.map((m) => m.prNumber)), false);
+      line.push({ run, members: members.map((m) => this.current(m)), targets });
+      inFlight.main++;
     }
+  }
+
+  /** Creates a run for `members` on `basePrNumbers`, asks the shell to start it and moves the members to testing. */
+  private launch(members: Entry[], basePrNumbers: number[], isBisection: boolean): TestRun {
+    const run = this.createRun(members, basePrNumbers, isBisection);
+    this.effects.push({ type: 'startTestRun', runId: run.id });
+    for (const m of members) {
+      // Keep why a retest happens (e.g. PREREQUISITE_MERGE_ITEM_FAILED) as the reason of the new test.
+      const reason = m.reason && (QUEUED_REASONS as readonly string[]).includes(m.reason) ? m.reason : null;
+      this.setState(this.current(m), 'testing', reason, { testRunId: run.id, testingStartedAt: this.ctx.now });
+    }
+    return run;
   }
 
   private createRun(members: Entry[], basePrNumbers: number[], isBisection: boolean): TestRun {

@@ -93,10 +93,15 @@ export interface Entry {
   concludedAt: number | null;
   /** Times its tests restarted (testing → pending) in this submission. */
   restarts?: number;
-  /** Bisection: entries with the same group id are tested together, as a bisection run. */
+  /** Bisection: entries with the same group id are tested together, as a bisection run (off the main line). */
   bisectGroup?: string | null;
-  /** Bisection: the failed combination (base + PRs) that this group was split from. */
+  /**
+   * Bisection: the failed combination this group was split from — the PRs its run was built on
+   * that had not landed (`base`) and the PRs it tested (`prs`), in queue order.
+   */
   bisectKnownFailure?: { base: number[]; prs: number[] } | null;
+  /** Split out of a failed batch in this submission; stays set after its group passed and it went back to the main line. */
+  bisected?: boolean;
 }
 
 export type TestRunStatus = 'in_progress' | 'succeeded' | 'failed' | 'cancelled';
@@ -130,6 +135,8 @@ export interface TestRun {
   mergePrNumbers: number[] | null;
   /** When its PRs went back to pending to be tested again (a restart), if they did. */
   restartedAt?: number | null;
+  /** Bisection runs: the queue landed a merge after this run started, so its commit is no longer the target plus its PRs. */
+  landedSince?: boolean;
 }
 
 /** The whole state of one queue: what the engine decides on. Plain data, serialisable. */

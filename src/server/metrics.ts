@@ -18,7 +18,9 @@ type QueueType = 'main' | 'bisection';
  *
  * Where the numbers come from:
  * - depth: admitted PRs not yet concluded; awaiting mergeability: `not_ready` ones;
- *   testing slots: PRs in a run in progress. Bisection rows count PRs split out of a failed batch.
+ *   testing slots: PRs in a run in progress. Bisection rows count PRs split out of a failed batch
+ *   (also once their group passed and they went back to the main line); testing slots and test
+ *   durations follow the run (a bisection run or a main-line one).
  * - conclusions / time in queue: PRs that reached merged, failed or cancelled in the last hour.
  * - restarts: PRs of runs whose PRs went back to pending in the last hour.
  * - wait: admission → start of the test that started in the last hour; test duration: runs
@@ -51,7 +53,7 @@ export async function renderMetrics(queues: readonly QueueHandle[], now: number)
     const base = { repo: `${q.repo.owner}/${q.repo.name}`, branch: q.model.branch };
     const labels = (queue_type: QueueType) => ({ ...base, queue_type });
     const runs = new Map<string, TestRun>(q.model.runs.map((r) => [r.id, r]));
-    const typeOfEntry = (e: Entry): QueueType => (e.bisectGroup ? 'bisection' : 'main');
+    const typeOfEntry = (e: Entry): QueueType => (e.bisected ? 'bisection' : 'main');
     const typeOfRun = (r: TestRun): QueueType => (r.isBisection ? 'bisection' : 'main');
 
     // Histograms without observations still expose their series (zero counts) for every queue.

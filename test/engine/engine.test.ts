@@ -123,6 +123,45 @@ describe('batching and bisection', () => {
     expect(h.maxInFlight.bisection).toBeLessThanOrEqual(2);
   });
 
+  it('bisects off the main line: the line goes on without the failed batch, a passing half goes back to it', () => {
+    const h = new Harness({ batch: true, batchingMinSize: 2, concurrency: 2, bisectionConcurrency: 2 });
+    for (let n = 1; n <= 6; n++) h.submit(n);
+    expect(h.inProgress().map((r) => [r.prNumbers, r.basePrNumbers])).toEqual([
+      [[1, 2], []],
+      [[3, 4], [1, 2]],
+    ]);
+    h.finish(h.runOf(1).id, false); // #2 is broken
+    // The halves test on the bisection slots (the second on the first); the line restarts without them.
+    expect(h.inProgress().map((r) => [r.prNumbers, r.basePrNumbers, r.isBisection])).toEqual([
+      [[1], [], true],
+      [[2], [1], true],
+      [[3, 4], [], false],
+      [[5, 6], [3, 4], false],
+    ]);
+    expect(h.reason(3)).toBe('PREREQUISITE_MERGE_ITEM_FAILED');
+    // #1 passes while the line is busy: its commit would not stay the target's, so it goes back to the line.
+    h.finish(h.runOf(1).id, true);
+    expect([h.state(1), h.reason(1)]).toEqual(['pending', 'BISECTION_TEST_RUN_PASSED']);
+    h.finish(h.runOf(2).id, false);
+    expect([h.state(2), h.reason(2)]).toEqual(['failed', 'TEST_RUN_REQUIRED_STATUS_FAILED']);
+    h.settle(oracle(new Set([2])));
+    expect(h.target).toEqual([3, 4, 5, 6, 1]);
+    expect(h.merges.every((m) => m.runPassed && m.tested.join() === m.targetAfter.join())).toBe(true);
+  });
+
+  it('a passing half lands at once when nothing landed since it started and the line is idle', () => {
+    const h = new Harness({ batch: true, batchingMinSize: 4, concurrency: 1, bisectionConcurrency: 2 });
+    for (const n of [1, 2, 3, 4]) h.submit(n);
+    h.finish(h.runOf(1).id, false); // #4 is broken
+    const half = h.runOf(1);
+    h.finish(half.id, true);
+    expect(h.merges.map((m) => [m.runId, m.prNumbers])).toEqual([[half.id, [1, 2]]]);
+    // [3, 4] was tested on [1, 2], which has landed: it is judged on its own result.
+    h.settle(oracle(new Set([4])));
+    expect(h.target).toEqual([1, 2, 3]);
+    expect(h.state(4)).toBe('failed');
+  });
+
   it('with bisection_skip_redundant_tests never re-runs a combination already known to fail', () => {
     const run = (skip: boolean) => {
       const h = new Harness({
