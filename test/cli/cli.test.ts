@@ -44,6 +44,21 @@ describe('mq queue commands', () => {
     expect(dup.stderr).toMatch(/already exists/);
   });
 
+  it('deletes an empty queue; a non-empty one is refused (400) and kept', async () => {
+    const other = ['--repo', 'github.com/acme/deletable'];
+    await json(['mq', 'queue', 'create', ...other]);
+    await json(['mq', 'submit', '3', ...other]);
+    const refused = await railyard(['mq', 'queue', 'delete', ...other], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/400.*not empty/);
+    expect((await json(['mq', 'queue', 'get', ...other])).enqueuedPullRequests).toHaveLength(1);
+    await json(['mq', 'cancel', '3', ...other]);
+    expect(await json(['mq', 'queue', 'delete', ...other])).toEqual({});
+    const gone = await railyard(['mq', 'queue', 'get', ...other], env);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toMatch(/404/);
+  });
+
   it('pause, drain and resume change the queue state', async () => {
     expect((await json(['mq', 'queue', 'pause', ...REPO])).state).toBe('paused');
     expect((await json(['mq', 'queue', 'drain', ...REPO])).state).toBe('draining');

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
+import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseJUnit } from '../../src/flaky/junit.js';
 import { countResults, foldResults } from '../../src/flaky/results.js';
@@ -222,6 +223,43 @@ describe('railyard flaky settings and quarantine', () => {
     const notUuid = await railyard(['flaky', 'quarantine', 'abc', '--repo', 'acme/q', '--always'], env);
     expect(notUuid.code).toBe(2);
     expect(notUuid.stderr).toMatch(/expected a test id \(UUID\)/);
+  });
+});
+
+describe('flaky exports for cron jobs', () => {
+  it('list-failing / list-unhealthy / show / link-ticket over uploaded results: CSV to a file equals the API, Markdown to stdout', async () => {
+    const repo = ['--repo', 'github.com/acme/exports'];
+    // Three failing tests, one of them flaky (failed then passed on retry), and one that passes.
+    const report = join(work, 'exports', 'r.xml');
+    execFileSync(process.execPath, [writer, report, '0', 'alpha:fail', 'beta:flaky', 'gamma:fail', 'delta:pass']);
+    await json(['flaky', 'upload', ...key('exports'), '--junit', report]);
+
+    const api: Array<{ id: string; name: string; failure_rate_last_7d: number }> = (await json(['flaky', 'list-failing', ...repo, '--since', '1h'])).tests;
+    expect(api.map((t) => t.name).sort()).toEqual(['alpha', 'beta', 'gamma']);
+
+    const out = join(work, 'failing.csv');
+    const exported = await railyard(['flaky', 'list-failing', ...repo, '--since', '1h', '--format', 'csv', '--output', out], env);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(exported.stdout).toBe('');
+    expect(exported.stderr).toMatch(`wrote ${out}`);
+    const rows = parse(readFileSync(out, 'utf8'), { columns: true }) as Array<Record<string, string>>;
+    expect(rows.map((r) => [r.Test, r.Id, r['Fail 7d']]).sort()).toEqual(
+      api.map((t) => [t.name, t.id, `${(t.failure_rate_last_7d * 100).toFixed(1)}%`]).sort(),
+    );
+    expect(rows.find((r) => r.Test === 'alpha')).toMatchObject({ File: 'src/app.js', 'Top failure': 'boom', Quarantined: 'false' });
+
+    const flaky = await railyard(['flaky', 'list-unhealthy', ...repo, '--status', 'flaky', '--format', 'markdown'], env);
+    expect(flaky.code, flaky.stderr).toBe(0);
+    const lines = flaky.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^\| Test \| Status \| Reason \|/);
+    expect(lines.slice(2)).toHaveLength(1);
+    expect(lines[2]).toMatch(/^\| beta \| flaky \| Inconsistent results on the same commit abc1234 on main \|/);
+
+    const beta = api.find((t) => t.name === 'beta')!;
+    await json(['flaky', 'link-ticket', beta.id, 'KAN-7', ...repo]); // exits 0
+    const shown = await json(['flaky', 'show', beta.id, ...repo]);
+    expect(shown.test).toMatchObject({ id: beta.id, name: 'beta', ticket: { html_url: 'https://github.com/acme/exports/issues/KAN-7' } });
+    expect(shown.test.most_common_failures).toEqual([expect.objectContaining({ summary: 'boom', occurrence_count: 1 })]);
   });
 });
 
