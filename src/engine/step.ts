@@ -785,15 +785,15 @@ class Transition {
   /** Starts test runs for pending PRs in queue order while slots are free: bisection groups, then the line. */
   private startRuns(): void {
     if (this.config.state === 'paused') return;
-    const inFlight = { main: 0, bisection: 0 };
-    for (const r of this.runs) if (r.status === 'in_progress') inFlight[r.isBisection ? 'bisection' : 'main']++;
     const pending = this.entries.filter((e) => e.state === 'pending').sort(compareEntries);
-    this.startBisections(pending, inFlight);
-    this.startLine(pending, inFlight);
+    if (!pending.length) return;
+    const slots = new Slots(this.entries, this.runs, this.config);
+    this.startBisections(pending, slots);
+    this.startLine(pending, slots);
   }
 
   /** Bisection groups: each is tested on the candidates of its failed combination ahead of it, never on the line. */
-  private startBisections(pending: Entry[], inFlight: { bisection: number }): void {
+  private startBisections(pending: Entry[], slots: Slots): void {
     const groups = new Map<string, Entry[]>();
     for (const e of pending) {
       if (!e.bisectGroup) continue;
@@ -811,9 +811,9 @@ class Transition {
         for (const m of members) this.setState(this.current(m), 'pending_failure', 'TEST_RUN_FAILED_BY_OPTIMIZATION', { testRunId: run.id });
         continue;
       }
-      if (inFlight.bisection >= this.config.bisectionConcurrency) continue;
+      if (!slots.free(members[0], true)) continue;
       this.launch(members, base, true);
-      inFlight.bisection++;
+      slots.take(members[0], true);
     }
   }
 
@@ -826,7 +826,7 @@ class Transition {
   }
 
   /** The main line: units of pending PRs (batches when batching), each on the target plus the line ahead of it. */
-  private startLine(pending: Entry[], inFlight: { main: number }): void {
+  private startLine(pending: Entry[], slots: Slots): void {
     const parallel = this.config.mode === 'parallel';
     const line = this.units().filter(inLine);
     const taken = new Set<string>();
@@ -866,7 +866,7 @@ class Transition {
           continue;
         }
       }
-      if (inFlight.main >= this.config.concurrency) {
+      if (!slots.free(entry, false)) {
         isBlocked();
         continue;
       }
@@ -879,7 +879,7 @@ class Transition {
       }
       const run = this.launch(members, deps.flatMap((u) => u.members.map((m) => m.prNumber)), false);
       line.push({ run, members: members.map((m) => this.current(m)), targets });
-      inFlight.main++;
+      slots.take(entry, false);
     }
   }
 
@@ -932,4 +932,80 @@ class Transition {
     }
     return units.filter((u) => chosen.has(u));
   }
+}
+
+/**
+ * Test slots in use per lane. The queue is one lane in single mode. In parallel mode a lane is a
+ * connected component of the impacted-target overlap graph among the admitted entries, and
+ * `concurrency` and `bisectionConcurrency` apply to each lane on its own (README, "The merge queue").
+ */
+class Slots {
+  private readonly laneOf: (entry: Entry) => string;
+  private readonly used = new Map<string, { main: number; bisection: number }>();
+
+  constructor(
+    entries: readonly Entry[],
+    runs: readonly TestRun[],
+    private readonly config: QueueConfig,
+  ) {
+    this.laneOf = config.mode === 'parallel' ? lanes(entries) : () => '';
+    const memberOf = new Map<string, Entry>();
+    for (const e of entries) if (e.testRunId && IN_RUN.has(e.state)) memberOf.set(e.testRunId, e);
+    for (const run of runs) {
+      const member = run.status === 'in_progress' ? memberOf.get(run.id) : undefined;
+      if (member) this.take(member, run.isBisection);
+    }
+  }
+
+  /** Whether the lane of `entry` has a free main (or bisection) slot. */
+  free(entry: Entry, isBisection: boolean): boolean {
+    const used = this.used.get(this.laneOf(entry));
+    return isBisection ? (used?.bisection ?? 0) < this.config.bisectionConcurrency : (used?.main ?? 0) < this.config.concurrency;
+  }
+
+  take(entry: Entry, isBisection: boolean): void {
+    const lane = this.laneOf(entry);
+    const used = this.used.get(lane) ?? { main: 0, bisection: 0 };
+    if (isBisection) used.bisection++;
+    else used.main++;
+    this.used.set(lane, used);
+  }
+}
+
+/**
+ * Parallel mode: the lane of each admitted entry, as a union-find over entries and target names.
+ * Entries sharing a target are joined, "ALL" joins every entry with a non-empty list (as
+ * `targetsOverlap`; unknown targets are never admitted in parallel mode and count as "ALL"), `[]`
+ * joins nothing, and the PRs of one run or one bisection group are in one lane.
+ */
+function lanes(entries: readonly Entry[]): (entry: Entry) => string {
+  const parent = new Map<string, string>();
+  const root = (node: string): string => {
+    let top = node;
+    for (let up = parent.get(top); up !== undefined; up = parent.get(top)) top = up;
+    for (let at = node; at !== top; ) {
+      const up = parent.get(at) as string;
+      parent.set(at, top);
+      at = up;
+    }
+    return top;
+  };
+  const join = (a: string, b: string) => {
+    const [ra, rb] = [root(a), root(b)];
+    if (ra !== rb) parent.set(ra, rb);
+  };
+  const admitted = entries.filter((e) => !isTerminal(e.state) && e.state !== 'not_ready');
+  const anyAll = admitted.some((e) => !Array.isArray(e.impactedTargets));
+  for (const e of admitted) {
+    const node = `e:${e.id}`;
+    const targets = e.impactedTargets;
+    if (!Array.isArray(targets)) join(node, 'ALL');
+    else {
+      for (const target of targets) join(node, `t:${target}`);
+      if (anyAll && targets.length > 0) join(node, 'ALL');
+    }
+    if (e.testRunId && IN_RUN.has(e.state)) join(node, `r:${e.testRunId}`);
+    if (e.bisectGroup) join(node, `g:${e.bisectGroup}`);
+  }
+  return (e) => root(`e:${e.id}`);
 }

@@ -12,14 +12,14 @@ export interface BoundInputs {
   flakeRate: number;
   /** B: 1 without batching. */
   batchSize: number;
-  /** K: disjoint lanes (1 in single mode). */
+  /** K: disjoint lanes (1 in single mode), each with its own `concurrency` slots. */
   lanes: number;
   /** Optimistic merging with pendingFailureDepth ≥ 1: a flaky failure is cleared by a passing successor. */
   antiFlake: boolean;
 }
 
 export interface SpeculativeBound {
-  /** N used per lane (concurrency / lanes in parallel mode: the slots are shared). */
+  /** N: the slots of one lane (`concurrency` applies per lane in parallel mode). */
   window: number;
   /** R(N, p) = (1 − (1 − p)^N) / p: PRs resolved per round of T. */
   prsPerRound: number;
@@ -56,20 +56,18 @@ export interface Bounds {
   lanes: number;
   /** (a) 1/T per lane. */
   serialPerHour: number;
-  /** N/T (B·N/T with batching): every run passes. */
+  /** K·N/T (K·B·N/T with batching): every run passes. */
   idealPerHour: number;
-  /** (b) per lane, with N/K slots per lane. */
+  /** (b) per lane. */
   speculative: SpeculativeBound;
   /** (c)/(d) per lane, with batching on. */
   batching: BatchingBound | null;
-  /** The bound for these inputs: the model above × K lanes (each lane with its share of the N slots). */
+  /** The bound for these inputs: the model above × K lanes (§3.2(e), each lane with its own N slots). */
   resolvedPerHour: number;
   /** `resolvedPerHour` × the share of PRs expected to merge. */
   mergedPerHour: number;
   /** The cap of the model (N → ∞) × K. */
   capPerHour: number | null;
-  /** §3.2(e) read literally: K × the single-lane bound with all N slots (ignores that the N slots are shared). */
-  lanesTimesSinglePerHour: number;
 }
 
 /** Σ_{k<n} (1 − x)^k, for real n ≥ 0. */
@@ -117,12 +115,10 @@ export function analyticBounds(input: BoundInputs): Bounds {
     };
   };
 
-  const window = N / K;
-  const speculative = speculativeFor(window);
-  const batching = batchingFor(window);
+  const speculative = speculativeFor(N);
+  const batching = batchingFor(N);
   const perLane = batching ? batching.speculativeResolvedPerHour : speculative.resolvedPerHour;
   const perLaneCap = batching ? batching.speculativeCapPerHour : speculative.capPerHour;
-  const single = batchingFor(N)?.speculativeResolvedPerHour ?? speculativeFor(N).resolvedPerHour;
   // A flaky failure evicts a good PR only where a PR is tested alone without anti-flake.
   const mergedShare = (1 - p) * (B > 1 || input.antiFlake ? 1 : 1 - f);
   return {
@@ -130,12 +126,11 @@ export function analyticBounds(input: BoundInputs): Bounds {
     effectiveFailureRate: pe,
     lanes: K,
     serialPerHour: 1 / T,
-    idealPerHour: (B * N) / T,
+    idealPerHour: (B * N * K) / T,
     speculative,
     batching,
     resolvedPerHour: perLane * K,
     mergedPerHour: perLane * K * mergedShare,
     capPerHour: perLaneCap === null ? null : perLaneCap * K,
-    lanesTimesSinglePerHour: single * K,
   };
 }

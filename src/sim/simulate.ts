@@ -93,7 +93,7 @@ export interface SimResult {
   bisectionRuns: number;
   /** Test runs the engine cancelled (restarts behind a failure, …). */
   cancelledRuns: number;
-  /** Share of the `concurrency` main slots busy with a run over the measured time (cancelled runs count until cancelled). */
+  /** Share of the main slots (`concurrency`, per lane in parallel mode) busy with a run over the measured time (cancelled runs count until cancelled). */
   mainSlotUtilisation: number;
   /** PRs still in the queue at the end. */
   waitingAtEnd: number;
@@ -388,7 +388,7 @@ export function simulate(partial: Partial<SimOptions> = {}, hooks: SimHooks = {}
       max: timesInQueue.length ? timesInQueue[timesInQueue.length - 1] : null,
       samples: timesInQueue.length,
     },
-    mainSlotUtilisation: measuredHours > 0 ? mainBusy / (options.concurrency * measuredHours * HOUR) : 0,
+    mainSlotUtilisation: measuredHours > 0 ? mainBusy / (options.concurrency * lanes * measuredHours * HOUR) : 0,
     ciRunsPerMerged: stats.merged > 0 ? stats.ciRuns / stats.merged : null,
     bounds,
     boundRatio: bounds.mergedPerHour > 0 ? mergedPerHour / bounds.mergedPerHour : null,

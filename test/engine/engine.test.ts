@@ -239,6 +239,24 @@ describe('parallel mode', () => {
     expect(h.runOf(3).basePrNumbers).toEqual([]);
   });
 
+  it('applies concurrency per lane: disjoint lanes test side by side, "ALL" joins them into one', () => {
+    const h = new Harness({ concurrency: 1 }, 'parallel');
+    h.submit(1, { targets: ['web'] });
+    h.submit(2, { targets: ['api'] });
+    h.submit(3, { targets: ['web'] });
+    h.submit(4, { targets: [] });
+    expect(h.inProgress().map((r) => r.prNumbers)).toEqual([[1], [2], [4]]);
+    h.submit(5, { targets: 'ALL' }); // web and api are one lane now, with two runs in flight
+    h.finish(h.runOf(1).id, true);
+    expect(h.target).toEqual([1]);
+    expect(h.inProgress().map((r) => r.prNumbers)).toEqual([[2], [4]]);
+    h.finish(h.runOf(2).id, true);
+    expect(h.inProgress().map((r) => r.prNumbers)).toEqual([[4], [3]]);
+    h.settle(() => true);
+    expect(h.target).toEqual([1, 2, 4, 3, 5]); // #4's lane finished first
+    expect(h.maxInFlight.main).toBe(1);
+  });
+
   it('a PR without impacted targets is not ready in parallel mode', () => {
     const h = new Harness({}, 'parallel');
     h.submit(1);

@@ -1,6 +1,6 @@
 import { resolvePriority } from '../../src/contract/index.js';
-import { findEntry, newQueueModel, step } from '../../src/engine/index.js';
-import type { ConfigPatch, Effect, EngineEvent, PrFacts, QueueModel, TestRun } from '../../src/engine/index.js';
+import { findEntry, newQueueModel, step, targetsOverlap } from '../../src/engine/index.js';
+import type { ConfigPatch, Effect, Entry, EngineEvent, PrFacts, QueueModel, TestRun } from '../../src/engine/index.js';
 import type { PriorityInput } from '../../src/contract/index.js';
 
 export function facts(prNumber: number, branch = 'main'): PrFacts {
@@ -43,6 +43,10 @@ export class Harness {
   readonly started = new Set<string>();
   readonly cancelled = new Set<string>();
   readonly targetAtStart = new Map<string, number[]>();
+  /**
+   * The most runs of one kind (main, bisection) in progress in one lane right after a run of that
+   * kind started in it. In single mode the queue is one lane, so this is the most runs at once.
+   */
   maxInFlight = { main: 0, bisection: 0 };
   /** Apply merges as soon as they are asked for. */
   autoMerge = true;
@@ -63,16 +67,21 @@ export class Harness {
       }
       if (effect.type === 'cancelTestRun') this.cancelled.add(effect.runId);
     }
-    let main = 0;
-    let bisection = 0;
-    for (const r of this.model.runs) {
-      if (r.status !== 'in_progress') continue;
-      if (r.isBisection) bisection++;
-      else main++;
-    }
-    this.maxInFlight = { main: Math.max(this.maxInFlight.main, main), bisection: Math.max(this.maxInFlight.bisection, bisection) };
+    const started = result.effects.flatMap((e) => (e.type === 'startTestRun' ? [e.runId] : []));
+    if (started.length) this.countSlots(started);
     if (this.autoMerge) for (const effect of result.effects) if (effect.type === 'merge') this.land(effect.runId, effect.prNumbers);
     return result.effects;
+  }
+
+  private countSlots(started: string[]): void {
+    const laneOf = lanes(this.model);
+    const live = this.model.runs.filter((r) => r.status === 'in_progress');
+    for (const run of live) {
+      if (!started.includes(run.id)) continue;
+      const n = live.filter((r) => r.isBisection === run.isBisection && laneOf(r) === laneOf(run)).length;
+      const kind = run.isBisection ? 'bisection' : 'main';
+      this.maxInFlight[kind] = Math.max(this.maxInFlight[kind], n);
+    }
   }
 
   land(runId: string, prNumbers: number[]): void {
@@ -152,3 +161,31 @@ export class Harness {
 
 /** A run passes when none of the PRs its commit contains is broken. */
 export const oracle = (broken: ReadonlySet<number>) => (run: TestRun) => ![...run.basePrNumbers, ...run.prNumbers].some((pr) => broken.has(pr));
+
+const IN_RUN = ['testing', 'tests_passed', 'pending_failure'];
+
+/**
+ * The lane of each run in progress: in parallel mode the connected component, among admitted
+ * entries, of "targets overlap or tested in one run"; in single mode the whole queue.
+ */
+function lanes(model: QueueModel): (run: TestRun) => number {
+  if (model.config.mode !== 'parallel') return () => 0;
+  const admitted = model.entries.filter((e) => !['not_ready', 'merged', 'failed', 'cancelled'].includes(e.state));
+  const inRun = (e: Entry) => e.testRunId !== null && IN_RUN.includes(e.state);
+  const linked = (a: Entry, b: Entry) => targetsOverlap(a.impactedTargets, b.impactedTargets) || (inRun(a) && inRun(b) && a.testRunId === b.testRunId);
+  const lane = new Map<Entry, number>();
+  admitted.forEach((seed, id) => {
+    if (lane.has(seed)) return;
+    const todo = [seed];
+    lane.set(seed, id);
+    while (todo.length) {
+      const e = todo.pop() as Entry;
+      for (const o of admitted) {
+        if (lane.has(o) || !linked(e, o)) continue;
+        lane.set(o, id);
+        todo.push(o);
+      }
+    }
+  });
+  return (run) => lane.get(admitted.find((e) => inRun(e) && e.testRunId === run.id) as Entry) as number;
+}

@@ -123,7 +123,8 @@ function checkSafety(h: Harness, s: Scenario): void {
     if (e.state === 'merged') expect(h.target).toContain(e.prNumber);
   }
   expect(h.target.length).toBe(h.model.entries.filter((e) => e.state === 'merged').length);
-  // Never more runs than the slots allow.
+  // Never more runs than the slots allow: no run starts in a lane (the whole queue in single mode)
+  // that already has `concurrency` main runs (`bisectionConcurrency` bisection runs) in progress.
   expect(h.maxInFlight.main).toBeLessThanOrEqual(config.concurrency ?? 1);
   expect(h.maxInFlight.bisection).toBeLessThanOrEqual(config.bisectionConcurrency ?? 1);
   // Every state change went through a transition with a timestamp.

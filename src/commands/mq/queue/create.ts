@@ -11,7 +11,7 @@ export default class QueueCreate extends BaseCommand {
   static override flags = {
     ...queueFlags,
     mode: Flags.string({ description: 'queue mode', options: ['single', 'parallel'] }),
-    concurrency: Flags.integer({ description: 'test runs at once', min: 1 }),
+    concurrency: Flags.integer({ description: 'test runs at once (per lane in parallel mode)', min: 1 }),
   };
 
   async run() {
