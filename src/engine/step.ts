@@ -830,7 +830,7 @@ class Transition {
     const parallel = this.config.mode === 'parallel';
     const line = this.units().filter(inLine);
     const taken = new Set<string>();
-    const blocked: (ImpactedTargets | null)[] = [];
+    const blocked = new Blocked(parallel);
     const draining = this.config.state === 'draining' || this.config.state === 'switching_modes';
     const waitMs = this.config.batchingMaxWaitTimeMinutes * 60_000;
 
@@ -851,10 +851,8 @@ class Transition {
       }
       for (const m of members) taken.add(m.id);
       const targets = unionTargets(members.map((m) => m.impactedTargets));
-      const isBlocked = () => {
-        blocked.push(targets);
-      };
-      if (blocked.some((b) => !parallel || targetsOverlap(b, targets))) {
+      const isBlocked = () => blocked.add(targets);
+      if (blocked.holds(targets)) {
         isBlocked();
         continue;
       }
@@ -931,6 +929,41 @@ class Transition {
       }
     }
     return units.filter((u) => chosen.has(u));
+  }
+}
+
+/**
+ * The impacted targets of the units of the line that could not start: a later unit waits behind
+ * them when it overlaps one of them (in single mode, always). One lookup per unit instead of
+ * `targetsOverlap` against each blocked unit, with the same answers.
+ */
+class Blocked {
+  private any = false;
+  /** A blocked unit overlaps every non-empty list ("ALL", or unknown targets). */
+  private all = false;
+  /** A blocked unit has unknown targets: it overlaps everything, even `[]`. */
+  private unknown = false;
+  /** A blocked unit has a non-empty list, "ALL" or unknown targets: "ALL" overlaps it. */
+  private nonEmpty = false;
+  private readonly names = new Set<string>();
+
+  constructor(private readonly parallel: boolean) {}
+
+  add(targets: ImpactedTargets | null): void {
+    this.any = true;
+    if (targets === null) this.unknown = this.all = this.nonEmpty = true;
+    else if (targets === 'ALL') this.all = this.nonEmpty = true;
+    else if (targets.length > 0) {
+      this.nonEmpty = true;
+      for (const t of targets) this.names.add(t);
+    }
+  }
+
+  holds(targets: ImpactedTargets | null): boolean {
+    if (!this.any) return false;
+    if (!this.parallel || targets === null || this.unknown) return true;
+    if (targets === 'ALL') return this.nonEmpty;
+    return targets.length > 0 && (this.all || targets.some((t) => this.names.has(t)));
   }
 }
 
