@@ -828,7 +828,7 @@ class Transition {
   /** The main line: units of pending PRs (batches when batching), each on the target plus the line ahead of it. */
   private startLine(pending: Entry[], slots: Slots): void {
     const parallel = this.config.mode === 'parallel';
-    const line = this.units().filter(inLine);
+    const line = this.viableLine();
     const taken = new Set<string>();
     const blocked = new Blocked(parallel);
     const draining = this.config.state === 'draining' || this.config.state === 'switching_modes';
@@ -869,7 +869,7 @@ class Transition {
         continue;
       }
       const deps = parallel ? this.dependencyClosure(line, targets) : line;
-      // Do not stack new work on a failure beyond the successors pendingFailureDepth asks for.
+      // Do not stack new work on a failure beyond the successors pendingFailureDepth asks for (the hold's window).
       const holdsBack = deps.some((u) => u.run.status === 'failed' && this.successors(u, line).length >= this.config.pendingFailureDepth);
       if (holdsBack) {
         isBlocked();
@@ -879,6 +879,22 @@ class Transition {
       line.push({ run, members: members.map((m) => this.current(m)), targets });
       slots.take(entry, false);
     }
+  }
+
+  /**
+   * The units of the line a new unit may be built on. Without optimistic merging and without a
+   * hold (`pendingFailureDepth` 0), a failed unit can no longer land — it fails, is bisected, or
+   * restarts once the units ahead are judged — and neither can the units built on it: new units
+   * leave them out instead of waiting behind them.
+   */
+  private viableLine(): Unit[] {
+    const line = this.units().filter(inLine);
+    if (this.config.pendingFailureDepth > 0 || this.config.canOptimisticallyMerge) return line;
+    const doomed = new Set<number>();
+    for (const u of line) {
+      if (u.run.status === 'failed' || u.run.basePrNumbers.some((pr) => doomed.has(pr))) for (const m of u.members) doomed.add(m.prNumber);
+    }
+    return line.filter((u) => !doomed.has(u.members[0].prNumber));
   }
 
   /** Creates a run for `members` on `basePrNumbers`, asks the shell to start it and moves the members to testing. */

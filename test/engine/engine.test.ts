@@ -49,6 +49,19 @@ describe('predictive testing', () => {
     expect(h.target).toEqual([2]);
   });
 
+  it('does not wait behind a failure that cannot land: new units are built without it and what is built on it', () => {
+    const h = new Harness({ concurrency: 3 });
+    for (const n of [1, 2, 3, 4]) h.submit(n);
+    h.finish(h.runOf(2).id, false); // judged once #1 is; #3 is built on it
+    expect(h.state(2)).toBe('pending_failure');
+    expect(h.runOf(4).basePrNumbers).toEqual([1]);
+    h.finish(h.runOf(1).id, true);
+    expect(h.state(2)).toBe('failed');
+    expect(h.runOf(3).basePrNumbers).toEqual([4]);
+    h.settle(oracle(new Set([2])));
+    expect(h.target).toEqual([1, 4, 3]);
+  });
+
   it('never runs more than concurrency tests at once', () => {
     const h = new Harness({ concurrency: 2 });
     for (let n = 1; n <= 6; n++) h.submit(n);
