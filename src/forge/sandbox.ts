@@ -6,7 +6,11 @@ import type { Forge } from './types.js';
 /** The deterministic head SHA the sandbox gives PR `prNumber` of `repo` (40 hex digits). */
 export function sandboxHeadSha(repo: Repo, prNumber: number): string {
   // One-shot hash: getSubmittedPullRequest asks the forge on every read.
-  return hash('sha1', `${repo.host.toLowerCase()}/${repo.owner.toLowerCase()}/${repo.name.toLowerCase()}#${prNumber}`, 'hex');
+  return hash(
+    'sha1',
+    `${repo.host.toLowerCase()}/${repo.owner.toLowerCase()}/${repo.name.toLowerCase()}#${prNumber}`,
+    'hex',
+  );
 }
 
 /**

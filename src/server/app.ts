@@ -69,7 +69,9 @@ const STATUS: StatusResponse = {
  * itself), at a few percent of its cost per request.
  */
 const requestSchemas = new Map(
-  (Object.entries(routes) as [OperationName, RouteDef][]).flatMap(([op, def]) => (def.request ? [[op, z.compile(def.request)] as const] : [])),
+  (Object.entries(routes) as [OperationName, RouteDef][]).flatMap(([op, def]) =>
+    def.request ? [[op, z.compile(def.request)] as const] : [],
+  ),
 );
 
 /**
