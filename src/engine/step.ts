@@ -478,6 +478,11 @@ class Transition {
     this.updateRun(run, { status: 'failed', finishedAt: this.ctx.now, failureReason: reason });
     if (!unit) return;
     const culprit = unit.members.find((m) => m.prNumber === prNumber);
+    if (!culprit && prNumber !== undefined && run.basePrNumbers.includes(prNumber)) {
+      // A PR it was built on conflicts (a bisection base PR tested in the line): that PR's own test fails on it, not these.
+      for (const m of unit.members) this.setState(m, 'pending', 'PREREQUISITE_MERGE_ITEM_FAILED');
+      return;
+    }
     if (culprit && unit.members.length > 1) {
       // One PR of a batch conflicts: it fails alone, the others go back to be tested without it.
       this.setState(culprit, 'failed', reason);

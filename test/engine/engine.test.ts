@@ -175,6 +175,18 @@ describe('batching and bisection', () => {
     expect(h.state(4)).toBe('failed');
   });
 
+  it('a conflict in a PR a bisection half was built on sends the half back, it does not fail it', () => {
+    const h = new Harness({ batch: true, batchingMinSize: 2, concurrency: 2, bisectionConcurrency: 2 });
+    for (const n of [1, 2]) h.submit(n);
+    h.finish(h.runOf(1).id, false);
+    const second = h.runOf(2);
+    expect(second.basePrNumbers).toEqual([1]);
+    h.apply({ type: 'testRunStartFailed', runId: second.id, reason: 'START_TEST_RUN_MERGE_CONFLICT', prNumber: 1 });
+    expect(h.state(2)).toBe('testing');
+    expect(h.runOf(2).id).not.toBe(second.id);
+    expect(h.reason(2)).toBe('PREREQUISITE_MERGE_ITEM_FAILED');
+  });
+
   it('with bisection_skip_redundant_tests never re-runs a combination already known to fail', () => {
     const run = (skip: boolean) => {
       const h = new Harness({
