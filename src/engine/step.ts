@@ -479,7 +479,8 @@ class Transition {
     if (!unit) return;
     const culprit = unit.members.find((m) => m.prNumber === prNumber);
     if (!culprit && prNumber !== undefined && run.basePrNumbers.includes(prNumber)) {
-      // A PR it was built on conflicts (a bisection base PR tested in the line): that PR's own test fails on it, not these.
+      // A PR it was built on conflicts (a bisection base PR that is tested in the line meanwhile):
+      // that PR's own test fails on it; these go back to be built again.
       for (const m of unit.members) this.setState(m, 'pending', 'PREREQUISITE_MERGE_ITEM_FAILED');
       return;
     }
@@ -745,8 +746,8 @@ class Transition {
   /**
    * A bisection group that passed lands at once when its commit is still exactly what the target
    * would become (built on the bare target, nothing landed since it started) and nothing of the
-   * line in its lane is in flight, which would have to restart. Otherwise its PRs
-   * go back to the main line, in their queue order, to be tested there (`BISECTION_TEST_RUN_PASSED`).
+   * line in its lane is in flight, which would have to restart. Otherwise its PRs go back to the
+   * main line, in their queue order, to be tested there (`BISECTION_TEST_RUN_PASSED`).
    */
   private releaseBisections(): void {
     const units = this.units();
