@@ -42,6 +42,12 @@ export interface QueueHandle {
   getQueueBody: Buffer | null;
 }
 
+/** A getSubmittedPullRequest answer: the entry it is about and its JSON. */
+interface SubmittedAnswer {
+  entry: Entry;
+  body: string;
+}
+
 /** Called after a step is committed, with the effects the engine asked for. Must not throw. */
 export type EffectHandler = (queue: QueueHandle, effects: readonly Effect[], service: QueueService) => void | Promise<void>;
 
@@ -104,6 +110,8 @@ export class QueueService {
   private readonly byKey = new Map<string, QueueHandle>();
   private readonly byId = new Map<string, QueueHandle>();
   private readonly locks = new Map<string, Promise<unknown>>();
+  /** getSubmittedPullRequest answers per model version (a new version starts with none). */
+  private readonly submittedAnswers = new WeakMap<QueueModel, Map<string, SubmittedAnswer>>();
   private readonly store: Store;
   private readonly forge: Forge;
   private readonly onEffects?: EffectHandler;
@@ -367,20 +375,40 @@ export class QueueService {
     return best;
   }
 
-  /** getSubmittedPullRequest: readiness from fresh forge facts; a changed PR goes through the engine first. */
-  async getSubmitted(org: string, repo: Repo, branch: string, pr: PrSelector) {
+  /**
+   * The getSubmittedPullRequest answer for `pr` in the queue's current model, serialized once per
+   * model version: models are replaced, never mutated, so the answers of a version stay right
+   * for as long as it is current, and a new version starts with none.
+   */
+  private submittedAnswer(handle: QueueHandle, pr: PrSelector): SubmittedAnswer {
+    const model = handle.model;
+    let answers = this.submittedAnswers.get(model);
+    if (!answers) {
+      answers = new Map();
+      this.submittedAnswers.set(model, answers);
+    }
+    const key = pr.number !== undefined ? `number:${pr.number}` : `branch:${pr.branch}`;
+    let answer = answers.get(key);
+    if (!answer) {
+      const entry = this.select(handle, pr);
+      answer = { entry, body: JSON.stringify(presentSubmitted(entry, readinessOf(model, entry))) };
+      answers.set(key, answer);
+    }
+    return answer;
+  }
+
+  /** getSubmittedPullRequest, serialized: readiness from fresh forge facts; a changed PR goes through the engine first. */
+  async getSubmittedBody(org: string, repo: Repo, branch: string, pr: PrSelector): Promise<string> {
     const handle = this.require(org, repo, branch);
-    let entry = this.select(handle, pr);
+    const { entry } = this.submittedAnswer(handle, pr);
     if (!isTerminal(entry.state)) {
       const fresh = await this.forge.getPullRequest(handle.repo, entry.prNumber, handle.model.branch);
       if (fresh && !sameFacts(fresh, entry.pr)) {
         const prNumber = entry.prNumber;
         await this.write(org, repo, branch, (h) => this.commit(h, [{ type: 'prUpdated', prNumber, pr: fresh }]));
-        entry = this.select(this.require(org, repo, branch), pr);
       }
     }
-    const model = this.require(org, repo, branch).model;
-    return presentSubmitted(entry, readinessOf(model, entry));
+    return this.submittedAnswer(this.require(org, repo, branch), pr).body;
   }
 
   listPullRequests(org: string, repo: Repo, branch: string, options: ListOptions) {

@@ -29,7 +29,7 @@ export function mqHandlers(service: QueueService, now: () => number): Pick<Handl
     },
     async getSubmittedPullRequest(input, { org }) {
       const pr = input.pr.number !== undefined ? { number: input.pr.number } : { branch: input.pr.branch as string };
-      return service.getSubmitted(org, input.repo, input.targetBranch, pr);
+      return new RawAnswer(await service.getSubmittedBody(org, input.repo, input.targetBranch, pr), JSON_TYPE);
     },
     listPullRequests(input, { org }) {
       return service.listPullRequests(org, input.repo, input.targetBranch, input);
