@@ -1,0 +1,209 @@
+/**
+ * Flaky-test ingest and query benchmark against the real `railyard serve` (built binary, embedded
+ * SQLite) over HTTP on 127.0.0.1:
+ *   1. ingest: UPLOADS uploads of TESTS_PER_UPLOAD JUnit results each (default 2,000 × 500 =
+ *      1,000,000 results over 100,000 distinct tests, spread over the last 7 days, 70 % on main),
+ *      sent UPLOAD_CONCURRENCY at a time; reports results/s and the server's peak RSS (VmHWM);
+ *   2. queries: p50 / p95 latency of list-failing-tests over the 7-day window and of
+ *      list-unhealthy-tests (FLAKY, BROKEN), pages of 100, every page followed, ROUNDS times.
+ * Goals: ingest >= 50,000 results/s; p95 <= 50 ms for a page of 100.
+ *
+ *   npm run build && npx tsx bench/flaky.ts
+ *   UPLOADS=200 npx tsx bench/flaky.ts      # a quick run
+ *   PROFILE=/tmp/prof UPLOADS=200 npx tsx bench/flaky.ts   # and the server's CPU profile
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const UPLOADS = Number(process.env.UPLOADS ?? 2000);
+const TESTS_PER_UPLOAD = Number(process.env.TESTS_PER_UPLOAD ?? 500);
+const DISTINCT = Number(process.env.DISTINCT ?? 100_000);
+const CONCURRENCY = Number(process.env.UPLOAD_CONCURRENCY ?? 4);
+const ROUNDS = Number(process.env.ROUNDS ?? 5);
+const TOKEN = 'bench-token';
+const ORG = 'local';
+const REPO = { host: 'github.com', owner: 'acme', name: 'monorepo' };
+const DAY = 86_400_000;
+const NOW = Date.now();
+const START = NOW - 7 * DAY + 60_000;
+
+/** A stable pseudo-random number in [0, 1) from two integers. */
+function unit(a: number, b: number): number {
+  let h = Math.imul(a ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(b + 0x632be5ab, 0xc2b2ae35);
+  h = Math.imul(h ^ (h >>> 16), 0x7feb352d);
+  h = Math.imul(h ^ (h >>> 15), 0x846ca68b);
+  return ((h ^ (h >>> 16)) >>> 0) / 2 ** 32;
+}
+
+const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/"/g, '&quot;');
+
+/**
+ * Upload u holds tests (u·500 + j) mod 100,000: every test runs in 10 uploads. Test k is broken
+ * when k ≡ 0 (mod 1000), fails 30 % of its runs when k ≡ 1 (mod 50), fails then passes on retry
+ * in every third upload when k ≡ 3 (mod 500), is skipped when k ≡ 7 (mod 100); the rest pass.
+ */
+function report(u: number): string {
+  const parts: string[] = ['<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="bench">'];
+  let suite = -1;
+  for (let j = 0; j < TESTS_PER_UPLOAD; j++) {
+    const k = (u * TESTS_PER_UPLOAD + j) % DISTINCT;
+    const mod = Math.floor(k / 200);
+    if (mod !== suite) {
+      if (suite >= 0) parts.push('</testsuite>');
+      suite = mod;
+      parts.push(`<testsuite name="module ${mod}" timestamp="${new Date(START).toISOString()}">`);
+    }
+    const attrs = `classname="pkg.module${mod}.Spec" name="${esc(`case ${k} handles input`)}" file="src/module${mod}/spec.test.ts" time="0.0${k % 90}"`;
+    const failure = `<failure message="${esc(`expected ${k % 97} to equal ${u % 13} at 0x${(k * 7919).toString(16)}`)}">AssertionError\n    at src/module${mod}/spec.test.ts:${k % 300}:7</failure>`;
+    if (k % 1000 === 0 || (k % 50 === 1 && unit(u, k) < 0.3)) parts.push(`<testcase ${attrs}>${failure}</testcase>`);
+    else if (k % 500 === 3 && u % 3 === 0) parts.push(`<testcase ${attrs}>${failure}</testcase>`, `<testcase ${attrs}/>`);
+    else if (k % 100 === 7) parts.push(`<testcase ${attrs}><skipped/></testcase>`);
+    else parts.push(`<testcase ${attrs}/>`);
+  }
+  parts.push('</testsuite>', '</testsuites>\n');
+  return parts.join('\n');
+}
+
+interface Server {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+async function startServer(dataDir: string): Promise<Server> {
+  const bin = resolve(import.meta.dirname, '../bin/run.js');
+  // PROFILE=DIR writes the server's CPU profile there (node --cpu-prof) when it stops.
+  const profile = process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`] : [];
+  const child = spawn(process.execPath, [...profile, bin, 'serve', '--sandbox', '--port', '0', '--data-dir', dataDir, '--token', TOKEN], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match) resolveUrl(match[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`railyard serve exited (${code}) before listening: ${out}`)));
+  });
+  return {
+    url,
+    pid: child.pid!,
+    stop: () =>
+      new Promise((done) => {
+        child.once('exit', () => done());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+async function post(url: string, body: unknown): Promise<any> {
+  const res = await fetch(url, { method: 'POST', headers: { 'x-api-token': TOKEN, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`${url} answered ${res.status}: ${text}`);
+  return JSON.parse(text);
+}
+
+/** The server's peak resident set size (MiB), from /proc. */
+function peakRssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? NaN);
+  return kb / 1024;
+}
+
+/** CPU seconds the server has used (user + system), from /proc (clock ticks of 10 ms). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+
+async function timePages(api: string, name: string, op: string, body: Record<string, unknown>): Promise<void> {
+  const times: number[] = [];
+  let rows = 0;
+  let pages = 0;
+  for (let round = 0; round < ROUNDS; round++) {
+    let token = '';
+    do {
+      const start = performance.now();
+      const answer = await post(`${api}/${op}`, { ...body, page_query: { page_size: 100, page_token: token } });
+      times.push(performance.now() - start);
+      if (round === 0) {
+        rows = answer.page.total_rows;
+        pages++;
+      }
+      token = answer.page.next_page_token;
+    } while (token);
+  }
+  times.sort((a, b) => a - b);
+  console.log(
+    `${name.padEnd(44)} ${String(rows).padStart(6)} tests, ${String(pages).padStart(4)} pages × ${ROUNDS}: ` +
+      `p50 ${percentile(times, 50).toFixed(1)} ms   p95 ${percentile(times, 95).toFixed(1)} ms   max ${times[times.length - 1].toFixed(1)} ms`,
+  );
+}
+
+const dataDir = await mkdtemp(join(tmpdir(), 'railyard-flaky-bench-'));
+const server = await startServer(dataDir);
+const api = server.url;
+try {
+  console.log(
+    `Flaky ingest: ${UPLOADS} uploads × ${TESTS_PER_UPLOAD} results over ${DISTINCT} distinct tests, ${CONCURRENCY} at a time; ` +
+      `${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), Node ${process.version}`,
+  );
+  const key = { repo: REPO, org_url_slug: ORG };
+  // Each test runs ~7 times on main in the week: a 7-day window and a sample of 5 let the
+  // failure-rate monitor decide (the 72 h / 10 defaults would need more runs per test).
+  await post(`${api}/flaky-tests/update-repository-settings`, { ...key, settings: { failure_rate: { window_hours: 168, min_sample: 5 } } });
+
+  let next = 0;
+  let results = 0;
+  let xmlBytes = 0;
+  let lastShown = 0;
+  const started = performance.now();
+  const cpuBefore = cpuSeconds(server.pid);
+  const worker = async () => {
+    for (let u = next++; u < UPLOADS; u = next++) {
+      const main = unit(u, -1) < 0.7;
+      const content = report(u);
+      xmlBytes += content.length;
+      const answer = await post(`${api}/flaky-tests/upload-test-results`, {
+        ...key,
+        branch: main ? 'main' : `feature/change-${u}`,
+        sha: (u * 2654435761).toString(16).padStart(12, '0'),
+        ...(main ? {} : { pr_number: 1 + (u % 400) }),
+        started_at: new Date(START + Math.floor((u * (7 * DAY - 120_000)) / UPLOADS)).toISOString(),
+        reports: [{ name: `reports/junit-${u}.xml`, content }],
+      });
+      results += answer.tests;
+      if (process.stderr.isTTY && performance.now() - lastShown > 500) {
+        lastShown = performance.now();
+        process.stderr.write(`\r  ${results.toLocaleString('en')} results …`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = cpuSeconds(server.pid) - cpuBefore;
+  if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
+  console.log(
+    `ingest: ${results.toLocaleString('en')} results in ${seconds.toFixed(1)} s = ${Math.round(results / seconds).toLocaleString('en')} results/s ` +
+      `(${(xmlBytes / 1024 / 1024).toFixed(0)} MiB of XML); server peak RSS ${peakRssMiB(server.pid).toFixed(0)} MiB`,
+  );
+  console.log(
+    `server CPU: ${cpu.toFixed(1)} s (${Math.round((cpu / seconds) * 100)} % of one core), ${((cpu / UPLOADS) * 1000).toFixed(1)} ms per upload, ` +
+      `${((cpu / results) * 1e6).toFixed(1)} µs per result`,
+  );
+
+  const window = { ...key, start_time: new Date(NOW - 7 * DAY).toISOString(), end_time: new Date(NOW).toISOString() };
+  await timePages(api, 'list-failing-tests (7-day window)', 'flaky-tests/list-failing-tests', window);
+  await timePages(api, 'list-unhealthy-tests FLAKY', 'flaky-tests/list-unhealthy-tests', { ...key, status: 'FLAKY' });
+  await timePages(api, 'list-unhealthy-tests BROKEN', 'flaky-tests/list-unhealthy-tests', { ...key, status: 'BROKEN' });
+  console.log(`server peak RSS after queries: ${peakRssMiB(server.pid).toFixed(0)} MiB`);
+} finally {
+  await server.stop();
+  await rm(dataDir, { recursive: true, force: true });
+}
