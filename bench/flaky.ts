@@ -100,11 +100,11 @@ async function startServer(dataDir: string): Promise<Server> {
   };
 }
 
-async function post(url: string, body: unknown): Promise<any> {
+async function post<T = unknown>(url: string, body: unknown): Promise<T> {
   const res = await fetch(url, { method: 'POST', headers: { 'x-api-token': TOKEN, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const text = await res.text();
   if (res.status !== 200) throw new Error(`${url} answered ${res.status}: ${text}`);
-  return JSON.parse(text);
+  return JSON.parse(text) as T;
 }
 
 /** The server's peak resident set size (MiB), from /proc. */
@@ -130,7 +130,10 @@ async function timePages(api: string, name: string, op: string, body: Record<str
     let token = '';
     do {
       const start = performance.now();
-      const answer = await post(`${api}/${op}`, { ...body, page_query: { page_size: 100, page_token: token } });
+      const answer = await post<{ page: { total_rows: number; next_page_token: string } }>(`${api}/${op}`, {
+        ...body,
+        page_query: { page_size: 100, page_token: token },
+      });
       times.push(performance.now() - start);
       if (round === 0) {
         rows = answer.page.total_rows;
@@ -170,7 +173,7 @@ try {
       const main = unit(u, -1) < 0.7;
       const content = report(u);
       xmlBytes += content.length;
-      const answer = await post(`${api}/flaky-tests/upload-test-results`, {
+      const answer = await post<{ tests: number }>(`${api}/flaky-tests/upload-test-results`, {
         ...key,
         branch: main ? 'main' : `feature/change-${u}`,
         sha: (u * 2654435761).toString(16).padStart(12, '0'),
