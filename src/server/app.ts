@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
+import { negotiate } from '@fastify/accept-negotiator';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { buildOpenApiDocument } from '../contract/openapi.js';
@@ -84,6 +86,25 @@ function describeRequestError(error: z.ZodError): string {
     return `${issue.path.map(String).join('.')}: required`;
   }
   return describeZodError(error);
+}
+
+/** Large answers that are served again unchanged (getQueue of a long queue) go out gzipped to clients that accept it. */
+const GZIP_FROM_BYTES = 16 * 1024;
+/** The gzip of each such answer, kept for as long as the answer itself is. */
+const gzipped = new WeakMap<Buffer, Buffer>();
+
+function sendRaw(request: FastifyRequest, reply: FastifyReply, answer: RawAnswer): FastifyReply {
+  reply.type(answer.contentType);
+  const { body } = answer;
+  if (!answer.reusable || !Buffer.isBuffer(body) || body.length < GZIP_FROM_BYTES) return reply.send(body);
+  reply.header('vary', 'accept-encoding');
+  if (negotiate(request.headers['accept-encoding'] ?? '', ['gzip']) !== 'gzip') return reply.send(body);
+  let gz = gzipped.get(body);
+  if (!gz) {
+    gz = gzipSync(body);
+    gzipped.set(body, gz);
+  }
+  return reply.header('content-encoding', 'gzip').send(gz);
 }
 
 function parseJsonBody(_request: FastifyRequest, text: string, done: (err: Error | null, body?: unknown) => void): void {
@@ -201,7 +222,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
           input = parsed.data;
         }
         const result = await handler(input as never, { org: request.org, request, reply });
-        if (result instanceof RawAnswer) return reply.type(result.contentType).send(result.body);
+        if (result instanceof RawAnswer) return sendRaw(request, reply, result);
         return reply.type(JSON_TYPE).send(JSON.stringify(result));
       },
     });

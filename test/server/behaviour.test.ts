@@ -1,5 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
+import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BODY_LIMIT_BYTES } from '../../src/contract/index.js';
 import { sandboxHeadSha } from '../../src/forge/sandbox.js';
@@ -306,6 +307,53 @@ describe('flaky-test validation', () => {
     expect((await call(s, 'listFailingTests', window(-1))).status).toBe(400);
     const page = (await ok(s, 'listFailingTests', window(1))).page;
     expect(page).toEqual({ total_rows: 0, total_pages: 0, next_page_token: '', prev_page_token: '', last_page_token: '', page_index: 0 });
+  });
+});
+
+describe('compression', () => {
+  /** getQueue over node:http, which (unlike fetch) shows the encoding and leaves the body as sent. */
+  function rawGetQueue(s: TestServer, acceptEncoding: string): Promise<{ headers: Record<string, unknown>; body: Buffer }> {
+    const url = new URL(`${s.url}/getQueue`);
+    return new Promise((resolve, reject) => {
+      const req = httpRequest(
+        url,
+        { method: 'POST', headers: { 'x-api-token': s.token, 'content-type': 'application/json', 'accept-encoding': acceptEncoding } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+        },
+      );
+      req.on('error', reject);
+      req.end(JSON.stringify(Q));
+    });
+  }
+
+  it('a long queue goes out gzipped to clients that accept gzip, as the same JSON, and changes with the queue', async () => {
+    const s = await withPausedQueue();
+    for (let n = 1; n <= 60; n++) await ok(s, 'submitPullRequest', { ...Q, pr: { number: n } });
+    const plain = await rawGetQueue(s, 'identity');
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.headers.vary).toBe('accept-encoding');
+    expect(plain.body.length).toBeGreaterThan(16 * 1024);
+    const gz = await rawGetQueue(s, 'gzip, deflate');
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(gz.body.length).toBeLessThan(plain.body.length / 4);
+    expect(gunzipSync(gz.body).equals(plain.body)).toBe(true);
+    expect((await rawGetQueue(s, 'gzip;q=0, deflate')).headers['content-encoding']).toBeUndefined();
+
+    await ok(s, 'submitPullRequest', { ...Q, pr: { number: 61 } });
+    const after = JSON.parse(gunzipSync((await rawGetQueue(s, 'gzip')).body).toString('utf8'));
+    expect(after.enqueuedPullRequests).toHaveLength(61);
+    // fetch (what the CLI and the Action use) asks for gzip and decodes it.
+    expect((await ok(s, 'getQueue', Q)).enqueuedPullRequests).toHaveLength(61);
+  });
+
+  it('a short answer is sent as it is', async () => {
+    const s = await withQueue();
+    const small = await rawGetQueue(s, 'gzip');
+    expect(small.headers['content-encoding']).toBeUndefined();
+    expect(JSON.parse(small.body.toString('utf8')).enqueuedPullRequests).toEqual([]);
   });
 });
 

@@ -82,7 +82,7 @@ export function mqHandlers(service: QueueService, now: () => number): Pick<Handl
       return {};
     },
     getQueue(input, { org }) {
-      return new RawAnswer(service.getQueueBody(org, input.repo, input.targetBranch), JSON_TYPE);
+      return new RawAnswer(service.getQueueBody(org, input.repo, input.targetBranch), JSON_TYPE, true);
     },
     updateQueue(input, { org }) {
       const { repo, targetBranch, ...patch } = input;

@@ -15,6 +15,8 @@ export class RawAnswer {
   constructor(
     readonly body: string | Buffer,
     readonly contentType: string,
+    /** The same Buffer is answered until the answer changes, so its gzip can be kept with it. */
+    readonly reusable = false,
   ) {}
 }
 
