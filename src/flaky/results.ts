@@ -61,7 +61,7 @@ export interface ResultCounts {
   flaky: number;
 }
 
-export function countResults(results: readonly TestResult[]): ResultCounts {
+export function countResults(results: ReadonlyArray<Pick<TestResult, 'outcome'>>): ResultCounts {
   const counts: ResultCounts = { tests: results.length, passed: 0, failed: 0, skipped: 0, flaky: 0 };
   for (const r of results) counts[r.outcome]++;
   return counts;

@@ -32,10 +32,9 @@ import {
   rateStatus,
   type EffectiveStatus,
 } from '../flaky/detect.js';
-import { failureLine, normaliseFailure } from '../flaky/failures.js';
 import { repoKey } from '../flaky/identity.js';
-import { JUnitParseError, parseJUnit, type JUnitCase } from '../flaky/junit.js';
-import { countResults, foldResults, type TestResult } from '../flaky/results.js';
+import { readReports, type IngestOutcome, type IngestResult, type IngestTask } from '../flaky/ingest.js';
+import { countResults } from '../flaky/results.js';
 import type { SchemaTables } from '../store/schema.js';
 import type { Store } from '../store/index.js';
 import { badRequest, notFound } from './errors.js';
@@ -44,7 +43,6 @@ const HOUR = 60 * 60 * 1000;
 const DAY = 24 * HOUR;
 /** Rows per multi-row statement: well under every database's bound-parameter limit. */
 const CHUNK = 500;
-const FAILED = ['failed', 'flaky'];
 const TOP_FAILURES = 5;
 
 type Db = Store['db'];
@@ -56,11 +54,15 @@ interface Repository {
   settings: RepositorySettings;
   codeowners: CodeOwners | null;
 }
-/** What detection needs to know of a test that an upload sees again. */
-type KnownCase = Pick<CaseRow, 'rate_status' | 'por_until'>;
+/** What an upload needs to know of each of its tests: where its results go, and what detection had decided. */
+type KnownCase = Pick<CaseRow, 'seq' | 'rate_status' | 'por_until'> & { fresh?: true };
+
+/** Reads an upload's reports somewhere else (a worker thread); the service reads them itself without one. */
+export type ReportReader = (task: IngestTask) => Promise<IngestOutcome>;
 
 interface CaseRow {
   id: string;
+  seq: number;
   repo_id: string;
   name: string;
   file: string | null;
@@ -101,6 +103,7 @@ function mergeSettings(base: RepositorySettings, patch: UpdateRepositorySettings
 function toCaseRow(row: Record<string, unknown>): CaseRow {
   return {
     ...(row as unknown as CaseRow),
+    seq: num(row.seq),
     first_seen_at: num(row.first_seen_at),
     rate_changed_at: numOrNull(row.rate_changed_at),
     por_since: numOrNull(row.por_since),
@@ -217,6 +220,7 @@ export class FlakyService {
   constructor(
     store: Store,
     private readonly now: () => number = Date.now,
+    private readonly reader?: ReportReader,
   ) {
     this.db = store.db;
   }
@@ -303,32 +307,43 @@ export class FlakyService {
 
   // -------------------------------------------------------------------------------- upload
 
-  /** Parses every report first: one malformed file rejects the whole upload before anything is stored. */
-  private parseReports(input: UploadTestResultsRequest): JUnitCase[] {
-    const cases: JUnitCase[] = [];
-    for (const report of input.reports) {
-      try {
-        cases.push(...parseJUnit(report.content, report.name).cases);
-      } catch (error) {
-        if (error instanceof JUnitParseError) throw badRequest(`reports: ${error.message}`);
-        throw error;
-      }
-    }
-    return cases;
+  /**
+   * Parses every report first (on a worker thread when the server has one): one malformed file
+   * rejects the whole upload before anything is stored.
+   */
+  private async readReports(org: string, input: UploadTestResultsRequest): Promise<IngestResult[]> {
+    const task = { org, repo: input.repo, variant: input.variant ?? '', reports: input.reports };
+    const outcome = this.reader ? await this.reader(task) : readReports(task);
+    if (!outcome.ok) throw badRequest(`reports: ${outcome.error}`);
+    return outcome.results;
+  }
+
+  /** The first of `n` new sequence numbers of `name` (tests or uploads), in arrival order. */
+  private async nextSeqs(trx: Trx, name: 'test' | 'upload', n: number): Promise<number> {
+    const row = await trx
+      .updateTable('flaky_counters')
+      .set((eb) => ({ value: eb('value', '+', n) }))
+      .where('name', '=', name)
+      .returning('value')
+      .executeTakeFirstOrThrow();
+    return num(row.value) - n + 1;
   }
 
   async upload(org: string, input: UploadTestResultsRequest): Promise<UploadTestResultsResponse> {
-    const cases = this.parseReports(input);
+    const results = await this.readReports(org, input);
     const variant = input.variant ?? '';
-    const results = foldResults(org, input.repo, variant, cases);
     const now = this.now();
-    const stamps = results.map((r) => r.timestamp).filter((t): t is number => t !== null && t <= now + HOUR);
-    const startedAt = input.started_at ? Date.parse(input.started_at) : stamps.length ? Math.min(...stamps) : now;
+    let earliest = Infinity;
+    for (const r of results) if (r.timestamp !== null && r.timestamp <= now + HOUR && r.timestamp < earliest) earliest = r.timestamp;
+    const startedAt = input.started_at ? Date.parse(input.started_at) : earliest !== Infinity ? earliest : now;
+    const atOf = (r: IngestResult) => (input.started_at ? startedAt : (r.timestamp ?? startedAt));
     const counts = countResults(results);
     const uploadId = randomUUID();
+    const sha = input.sha.toLowerCase();
+    const prNumber = input.pr_number ?? null;
 
     return this.db.transaction().execute(async (trx) => {
-      const repository = await this.ensureRepository(trx, org, input.repo, now);
+      const repository = (await this.findRepository(trx, org, input.repo)) ?? (await this.ensureRepository(trx, org, input.repo, now));
       const { settings } = repository;
       if (input.codeowners !== undefined) {
         await trx
@@ -342,19 +357,23 @@ export class FlakyService {
         ran >= settings.infra_failure_min_tests && counts.failed / Math.max(ran, 1) >= settings.infra_failure_threshold;
       const stable = branchMatcher(settings.failure_rate.branches)(input.branch);
 
-      const existing = new Map<string, KnownCase>();
+      const known = new Map<string, KnownCase>();
       for (const ids of chunks(results.map((r) => r.id))) {
-        const rows = await trx.selectFrom('test_cases').select(['id', 'rate_status', 'por_until']).where('id', 'in', ids).execute();
-        for (const row of rows) existing.set(row.id, { rate_status: row.rate_status, por_until: numOrNull(row.por_until) });
+        const rows = await trx.selectFrom('test_cases').select(['id', 'seq', 'rate_status', 'por_until']).where('id', 'in', ids).execute();
+        for (const row of rows) known.set(row.id, { seq: num(row.seq), rate_status: row.rate_status, por_until: numOrNull(row.por_until) });
       }
-      const fresh = results.filter((r) => !existing.has(r.id));
-      const atOf = (r: TestResult) => (input.started_at ? startedAt : (r.timestamp ?? startedAt));
+      const fresh = results.filter((r) => !known.has(r.id));
+      if (fresh.length) {
+        let seq = await this.nextSeqs(trx, 'test', fresh.length);
+        for (const r of fresh) known.set(r.id, { seq: seq++, rate_status: 'healthy', por_until: null, fresh: true });
+      }
       for (const batch of chunks(fresh)) {
         await trx
           .insertInto('test_cases')
           .values(
             batch.map((r) => ({
               id: r.id,
+              seq: known.get(r.id)!.seq,
               repo_id: repository.id,
               name: r.name,
               file: r.file,
@@ -375,46 +394,80 @@ export class FlakyService {
         new_tests: fresh.length,
         excluded_from_detection: excluded,
       };
+      const tested = results.filter((r) => r.outcome !== 'skipped');
+      let firstAt = startedAt;
+      let lastAt = startedAt;
+      for (const r of tested) {
+        const at = atOf(r);
+        if (at < firstAt) firstAt = at;
+        if (at > lastAt) lastAt = at;
+      }
+      // Earlier uploads of this commit, for pass-on-retry: read before this one is stored.
+      const sameCommit =
+        excluded || !settings.pass_on_retry.enabled
+          ? []
+          : await trx
+              .selectFrom('test_uploads')
+              .select(['seq', 'first_at', 'last_at'])
+              .where('repo_id', '=', repository.id)
+              .where('sha', '=', sha)
+              .where('excluded', '=', 0)
+              .execute();
+      const uploadSeq = await this.nextSeqs(trx, 'upload', 1);
       await trx
         .insertInto('test_uploads')
         .values({
           id: uploadId,
+          seq: uploadSeq,
           repo_id: repository.id,
           branch: input.branch,
-          sha: input.sha.toLowerCase(),
-          pr_number: input.pr_number ?? null,
+          sha,
+          pr_number: prNumber,
           job: input.job ?? null,
           attempt: input.attempt ?? 1,
           variant,
           started_at: startedAt,
+          first_at: firstAt,
+          last_at: lastAt,
           created_at: now,
           counts: JSON.stringify(response),
           excluded: excluded ? 1 : 0,
         })
         .execute();
-      for (const batch of chunks(results)) {
+      for (const batch of chunks(tested)) {
         await trx
-          .insertInto('test_results')
+          .insertInto('flaky_results')
           .values(
             batch.map((r) => ({
-              upload_id: uploadId,
-              test_id: r.id,
-              repo_id: repository.id,
+              test_seq: known.get(r.id)!.seq,
               at: atOf(r),
+              upload_seq: uploadSeq,
               outcome: r.outcome,
               stable: stable ? 1 : 0,
               excluded: excluded ? 1 : 0,
-              sha: input.sha.toLowerCase(),
-              pr_number: input.pr_number ?? null,
               duration_ms: r.durationMs,
               attempts: r.attempts,
-              failure_key: r.failure ? normaliseFailure(r.failure.message, r.failure.text) : null,
-              failure_line: r.failure ? failureLine(r.failure.message, r.failure.text).slice(0, 500) || null : null,
             })),
           )
           .execute();
       }
-      if (!excluded) await this.detect(trx, repository, input, uploadId, results, stable, atOf, existing);
+      for (const batch of chunks(tested.filter((r) => r.outcome !== 'passed'))) {
+        await trx
+          .insertInto('flaky_failures')
+          .values(
+            batch.map((r) => ({
+              test_seq: known.get(r.id)!.seq,
+              at: atOf(r),
+              upload_seq: uploadSeq,
+              repo_id: repository.id,
+              pr_number: prNumber,
+              failure_key: r.failureKey,
+              failure_line: r.failureLine,
+            })),
+          )
+          .execute();
+      }
+      if (!excluded) await this.detect(trx, repository, input, tested, stable, atOf, known, sameCommit);
       return response;
     });
   }
@@ -424,79 +477,82 @@ export class FlakyService {
     trx: Trx,
     repository: Repository,
     input: UploadTestResultsRequest,
-    uploadId: string,
-    results: readonly TestResult[],
+    tested: readonly IngestResult[],
     stable: boolean,
-    atOf: (r: TestResult) => number,
-    existing: ReadonlyMap<string, KnownCase>,
+    atOf: (r: IngestResult) => number,
+    known: ReadonlyMap<string, KnownCase>,
+    sameCommit: ReadonlyArray<{ seq: number; first_at: number; last_at: number }>,
   ): Promise<void> {
     const { settings } = repository;
-    const ran = results.filter((r) => r.outcome !== 'skipped');
     const sha = input.sha.toLowerCase();
+    const seqOf = (r: IngestResult) => known.get(r.id)!.seq;
 
     // Pass-on-retry: passed and failed on this commit, in this upload or together with earlier ones.
-    const evidence = new Set<string>();
+    const evidence = new Set<number>();
     if (settings.pass_on_retry.enabled) {
-      const outcomeHere = new Map(ran.map((r) => [r.id, r.outcome]));
-      for (const r of ran) if (r.outcome === 'flaky') evidence.add(r.id);
-      for (const ids of chunks(ran.filter((r) => r.outcome !== 'flaky').map((r) => r.id))) {
-        const others = await trx
-          .selectFrom('test_results')
-          .select(['test_id', 'outcome'])
-          .where('repo_id', '=', repository.id)
-          .where('sha', '=', sha)
-          .where('test_id', 'in', ids)
-          .where('upload_id', '!=', uploadId)
-          .where('excluded', '=', 0)
-          .where('outcome', '!=', 'skipped')
-          .execute();
-        for (const o of others) {
-          const here = outcomeHere.get(o.test_id);
-          if (o.outcome === 'flaky' || (here === 'passed') !== (o.outcome === 'passed')) evidence.add(o.test_id);
+      const passedHere = new Map<number, boolean>();
+      for (const r of tested) {
+        if (r.outcome === 'flaky') evidence.add(seqOf(r));
+        else passedHere.set(seqOf(r), r.outcome === 'passed');
+      }
+      const seen = [...passedHere.keys()];
+      for (const earlier of sameCommit) {
+        for (const seqs of chunks(seen)) {
+          const others = await trx
+            .selectFrom('flaky_results')
+            .select(['test_seq', 'outcome'])
+            .where('test_seq', 'in', seqs)
+            .where('at', '>=', earlier.first_at)
+            .where('at', '<=', earlier.last_at)
+            .where('upload_seq', '=', earlier.seq)
+            .execute();
+          for (const o of others) {
+            const seq = num(o.test_seq);
+            if (o.outcome === 'flaky' || passedHere.get(seq) !== (o.outcome === 'passed')) evidence.add(seq);
+          }
         }
       }
     }
 
     // Failure rate on stable branches over the window ending at this upload.
-    const rates = new Map<string, { runs: number; fails: number }>();
+    const rates = new Map<number, { runs: number; fails: number }>();
     if (stable && settings.failure_rate.enabled) {
-      for (const batch of chunks(ran)) {
+      for (const batch of chunks(tested)) {
         const until = Math.max(...batch.map(atOf));
         const rows = await trx
-          .selectFrom('test_results')
+          .selectFrom('flaky_results')
           .select((eb) => [
-            'test_id',
+            'test_seq',
             eb.fn.countAll<number>().as('runs'),
-            eb.fn.sum<number>(eb.case().when('outcome', 'in', FAILED).then(1).else(0).end()).as('fails'),
+            eb.fn.sum<number>(eb.case().when('outcome', '!=', 'passed').then(1).else(0).end()).as('fails'),
           ])
-          .where('test_id', 'in', batch.map((r) => r.id))
-          .where('stable', '=', 1)
-          .where('excluded', '=', 0)
-          .where('outcome', '!=', 'skipped')
+          .where('test_seq', 'in', batch.map(seqOf))
           .where('at', '>', until - settings.failure_rate.window_hours * HOUR)
           .where('at', '<=', until)
-          .groupBy('test_id')
+          .where('stable', '=', 1)
+          .where('excluded', '=', 0)
+          .groupBy('test_seq')
           .execute();
-        for (const row of rows) rates.set(row.test_id, { runs: num(row.runs), fails: num(row.fails) });
+        for (const row of rows) rates.set(num(row.test_seq), { runs: num(row.runs), fails: num(row.fails) });
       }
     }
 
-    for (const r of ran) {
-      const before = existing.get(r.id);
+    for (const r of tested) {
+      const before = known.get(r.id)!;
       const at = atOf(r);
       const patch: Partial<Pick<CaseRow, 'por_since' | 'por_until' | 'por_reason' | 'rate_status' | 'rate_changed_at' | 'rate_reason'>> = {};
-      if (evidence.has(r.id)) {
+      if (evidence.has(before.seq)) {
         const until = at + settings.pass_on_retry.recovery_days * DAY;
-        const active = before?.por_until !== null && before?.por_until !== undefined && before.por_until > at;
+        const active = before.por_until !== null && before.por_until > at;
         if (!active) {
           patch.por_since = at;
           patch.por_reason = passOnRetryReason(sha, input.branch);
         }
-        if (!before || before.por_until === null || before.por_until < until) patch.por_until = until;
+        if (before.por_until === null || before.por_until < until) patch.por_until = until;
       }
-      const rate = rates.get(r.id);
+      const rate = rates.get(before.seq);
       if (rate) {
-        const current = (before?.rate_status ?? 'healthy') as TestStatus;
+        const current = before.rate_status as TestStatus;
         const next = rateStatus(current, rate.runs, rate.fails, settings.failure_rate);
         if (next !== current) {
           patch.rate_status = next;
@@ -567,24 +623,24 @@ export class FlakyService {
       .replaceAll('{id}', encodeURIComponent(ticket));
   }
 
-  private async impactedPullRequests(ids: string[], now: number): Promise<Map<string, number>> {
-    const out = new Map<string, number>();
-    if (!ids.length) return out;
+  /** Distinct pull requests each test failed on in the last 7 days, by test seq. */
+  private async impactedPullRequests(seqs: number[], now: number): Promise<Map<number, number>> {
+    const out = new Map<number, number>();
+    if (!seqs.length) return out;
     const rows = await this.db
-      .selectFrom('test_results')
-      .select((eb) => ['test_id', eb.fn.count<number>('pr_number').distinct().as('prs')])
-      .where('test_id', 'in', ids)
-      .where('outcome', 'in', FAILED)
-      .where('pr_number', 'is not', null)
+      .selectFrom('flaky_failures')
+      .select((eb) => ['test_seq', eb.fn.count<number>('pr_number').distinct().as('prs')])
+      .where('test_seq', 'in', seqs)
       .where('at', '>=', now - 7 * DAY)
       .where('at', '<=', now)
-      .groupBy('test_id')
+      .where('pr_number', 'is not', null)
+      .groupBy('test_seq')
       .execute();
-    for (const row of rows) out.set(row.test_id, num(row.prs));
+    for (const row of rows) out.set(num(row.test_seq), num(row.prs));
     return out;
   }
 
-  private unhealthyCase(repository: Repository, row: CaseRow, prs: Map<string, number>, now: number): UnhealthyTestCase {
+  private unhealthyCase(repository: Repository, row: CaseRow, prs: Map<number, number>, now: number): UnhealthyTestCase {
     const status = statusOf(row, now);
     const test: UnhealthyTestCase = {
       id: row.id,
@@ -593,7 +649,7 @@ export class FlakyService {
       variant: row.variant,
       status: { value: status.value, reason: status.reason, timestamp: isoTime(status.since) },
       codeowners: repository.codeowners?.ownersOf(row.file) ?? [],
-      pull_requests_impacted_last_7d: prs.get(row.id) ?? 0,
+      pull_requests_impacted_last_7d: prs.get(row.seq) ?? 0,
       quarantined: this.isQuarantined(repository, row, status.value),
     };
     if (row.file) test.file_path = row.file;
@@ -604,60 +660,61 @@ export class FlakyService {
   }
 
   private async unhealthyCases(repository: Repository, rows: CaseRow[], now: number): Promise<UnhealthyTestCase[]> {
-    const prs = await this.impactedPullRequests(rows.map((r) => r.id), now);
+    const prs = await this.impactedPullRequests(rows.map((r) => r.seq), now);
     return rows.map((row) => this.unhealthyCase(repository, row, prs, now));
   }
 
   private async detailedCases(repository: Repository, rows: CaseRow[], now: number): Promise<DetailedTestCase[]> {
-    const ids = rows.map((r) => r.id);
+    const seqs = rows.map((r) => r.seq);
     const base = await this.unhealthyCases(repository, rows, now);
-    const rates = new Map<string, { runs7: number; fails7: number; runs1: number; fails1: number }>();
-    const failures = new Map<string, DetailedTestCase['most_common_failures']>();
-    if (ids.length) {
+    const rates = new Map<number, { runs7: number; fails7: number; runs1: number; fails1: number }>();
+    const failures = new Map<number, DetailedTestCase['most_common_failures']>();
+    if (seqs.length) {
       const day = now - DAY;
       const rateRows = await this.db
-        .selectFrom('test_results')
+        .selectFrom('flaky_results')
         .select((eb) => {
-          const failed = eb.case().when('outcome', 'in', FAILED).then(1).else(0).end();
+          const failed = eb.case().when('outcome', '!=', 'passed').then(1).else(0).end();
           return [
-            'test_id',
+            'test_seq',
             eb.fn.countAll<number>().as('runs7'),
             eb.fn.sum<number>(failed).as('fails7'),
             eb.fn.sum<number>(eb.case().when('at', '>=', day).then(1).else(0).end()).as('runs1'),
             eb.fn
-              .sum<number>(eb.case().when(eb.and([eb('at', '>=', day), eb('outcome', 'in', FAILED)])).then(1).else(0).end())
+              .sum<number>(eb.case().when(eb.and([eb('at', '>=', day), eb('outcome', '!=', 'passed')])).then(1).else(0).end())
               .as('fails1'),
           ];
         })
-        .where('test_id', 'in', ids)
-        .where('excluded', '=', 0)
-        .where('outcome', '!=', 'skipped')
+        .where('test_seq', 'in', seqs)
         .where('at', '>=', now - 7 * DAY)
         .where('at', '<=', now)
-        .groupBy('test_id')
+        .where('excluded', '=', 0)
+        .groupBy('test_seq')
         .execute();
       for (const r of rateRows) {
-        rates.set(r.test_id, { runs7: num(r.runs7), fails7: num(r.fails7), runs1: num(r.runs1), fails1: num(r.fails1) });
+        rates.set(num(r.test_seq), { runs7: num(r.runs7), fails7: num(r.fails7), runs1: num(r.runs1), fails1: num(r.fails1) });
       }
       const failureRows = await this.db
-        .selectFrom('test_results')
-        .select((eb) => ['test_id', 'failure_key', eb.fn.countAll<number>().as('n'), eb.fn.max('at').as('last')])
-        .where('test_id', 'in', ids)
-        .where('failure_key', 'is not', null)
+        .selectFrom('flaky_failures')
+        .select((eb) => ['test_seq', 'failure_key', eb.fn.countAll<number>().as('n'), eb.fn.max('at').as('last')])
+        .where('test_seq', 'in', seqs)
         .where('at', '>=', now - 7 * DAY)
         .where('at', '<=', now)
-        .groupBy(['test_id', 'failure_key'])
+        .where('failure_key', 'is not', null)
+        .groupBy(['test_seq', 'failure_key'])
         .execute();
       for (const r of failureRows) {
-        const list = failures.get(r.test_id) ?? [];
+        const seq = num(r.test_seq);
+        const list = failures.get(seq) ?? [];
         list.push({ summary: String(r.failure_key), occurrence_count: num(r.n), last_occurrence: isoTime(num(r.last)) });
-        failures.set(r.test_id, list);
+        failures.set(seq, list);
       }
     }
     const rate = (fails: number, runs: number) => (runs ? Math.round((fails / runs) * 10_000) / 10_000 : 0);
-    return base.map((test) => {
-      const r = rates.get(test.id) ?? { runs7: 0, fails7: 0, runs1: 0, fails1: 0 };
-      const top = (failures.get(test.id) ?? [])
+    return base.map((test, i) => {
+      const seq = rows[i].seq;
+      const r = rates.get(seq) ?? { runs7: 0, fails7: 0, runs1: 0, fails1: 0 };
+      const top = (failures.get(seq) ?? [])
         .sort((a, b) => b.occurrence_count - a.occurrence_count || (b.last_occurrence ?? '').localeCompare(a.last_occurrence ?? ''))
         .slice(0, TOP_FAILURES);
       return {
@@ -675,15 +732,14 @@ export class FlakyService {
     const end = Date.parse(input.end_time);
     if (!repository) return { tests: [], page: emptyPage() };
     const failedInWindow = this.db
-      .selectFrom('test_results')
-      .select('test_id')
+      .selectFrom('flaky_failures')
+      .select('test_seq')
       .where('repo_id', '=', repository.id)
       .where('at', '>=', start)
-      .where('at', '<', end)
-      .where('outcome', 'in', FAILED);
+      .where('at', '<', end);
     const { rows, page } = await pageOfCases(
       this.db,
-      (eb) => eb.and([eb('repo_id', '=', repository.id), eb('id', 'in', failedInWindow)]),
+      (eb) => eb.and([eb('repo_id', '=', repository.id), eb('seq', 'in', failedInWindow)]),
       input.page_query,
     );
     return { tests: await this.detailedCases(repository, rows, this.now()), page };

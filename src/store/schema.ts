@@ -84,6 +84,8 @@ export interface FlakyRepositoriesTable {
 
 export interface TestCasesTable {
   id: string;
+  /** Arrival order, from flaky_counters: results refer to the test by it. */
+  seq: number;
   repo_id: string;
   name: string;
   file: Nullable<string>;
@@ -119,25 +121,43 @@ export interface TestUploadsTable {
   /** UploadTestResultsResponse as JSON. */
   counts: string;
   excluded: number;
+  /** Arrival order, from flaky_counters; results refer to the upload by it. */
+  seq: number;
+  /** The earliest and latest time of its results. */
+  first_at: Millis;
+  last_at: Millis;
 }
 
-export interface TestResultsTable {
-  upload_id: string;
-  test_id: string;
-  repo_id: string;
+/** One row per test result that ran (skipped results are only counted in the upload). */
+export interface FlakyResultsTable {
+  test_seq: number;
   at: Millis;
-  /** passed | failed | skipped | flaky (failed, then passed on retry in the same upload). */
+  upload_seq: number;
+  /** passed | failed | flaky (failed, then passed on retry in the same upload). */
   outcome: string;
   /** 1 when the branch is one the failure-rate monitor watches. */
   stable: number;
   /** 1 when the upload was kept out of detection (infrastructure failure guard). */
   excluded: number;
-  sha: string;
-  pr_number: Nullable<number>;
   duration_ms: Millis;
   attempts: number;
+}
+
+/** One row per failed or flaky result, with its failure. */
+export interface FlakyFailuresTable {
+  test_seq: number;
+  at: Millis;
+  upload_seq: number;
+  repo_id: string;
+  pr_number: Nullable<number>;
   failure_key: Nullable<string>;
   failure_line: Nullable<string>;
+}
+
+/** Sequence numbers handed out in arrival order: `test` and `upload`. */
+export interface FlakyCountersTable {
+  name: string;
+  value: number;
 }
 
 export interface SchemaTables {
@@ -150,7 +170,9 @@ export interface SchemaTables {
   flaky_repositories: FlakyRepositoriesTable;
   test_cases: TestCasesTable;
   test_uploads: TestUploadsTable;
-  test_results: TestResultsTable;
+  flaky_results: FlakyResultsTable;
+  flaky_failures: FlakyFailuresTable;
+  flaky_counters: FlakyCountersTable;
 }
 
 export type { Generated };

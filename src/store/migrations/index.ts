@@ -1,6 +1,7 @@
 import type { Migration } from 'kysely';
 import * as core from './001_core.js';
 import * as flaky from './002_flaky.js';
+import * as flakyResults from './003_flaky_results.js';
 
 /**
  * Every migration, in order. Kysely applies them by name (sorted), so add a new file
@@ -9,4 +10,5 @@ import * as flaky from './002_flaky.js';
 export const migrations: Record<string, Migration> = {
   '001_core': core,
   '002_flaky': flaky,
+  '003_flaky_results': flakyResults,
 };

@@ -1,0 +1,53 @@
+import type { Repo } from '../contract/index.js';
+import { failureLine, normaliseFailure } from './failures.js';
+import { JUnitParseError, parseJUnit, type JUnitCase } from './junit.js';
+import { foldResults, type ResultOutcome } from './results.js';
+import type { TestIdentity } from './identity.js';
+
+/** What the server stores of one test in an upload: the folded result, its failure already grouped. */
+export interface IngestResult extends TestIdentity {
+  id: string;
+  outcome: ResultOutcome;
+  attempts: number;
+  durationMs: number;
+  timestamp: number | null;
+  /** The failure group (normalised failure line) of failed and flaky results. */
+  failureKey: string | null;
+  /** The failure line as reported (at most 500 characters). */
+  failureLine: string | null;
+}
+
+export interface IngestTask {
+  org: string;
+  repo: Repo;
+  variant: string;
+  reports: ReadonlyArray<{ name: string; content: string }>;
+}
+
+/** Plain data either way, so that it crosses a worker thread boundary unchanged. */
+export type IngestOutcome = { ok: true; results: IngestResult[] } | { ok: false; error: string };
+
+/**
+ * Parses every report of an upload and folds the cases into one result per test. One malformed
+ * report fails the whole upload (`ok: false` with the file, line and reason), so nothing of it is
+ * stored. Pure and synchronous: the server runs it on a worker thread.
+ */
+export function readReports(task: IngestTask): IngestOutcome {
+  const cases: JUnitCase[] = [];
+  for (const report of task.reports) {
+    try {
+      for (const c of parseJUnit(report.content, report.name).cases) cases.push(c);
+    } catch (error) {
+      if (error instanceof JUnitParseError) return { ok: false, error: error.message };
+      throw error;
+    }
+  }
+  return {
+    ok: true,
+    results: foldResults(task.org, task.repo, task.variant, cases).map(({ failure, ...r }) => ({
+      ...r,
+      failureKey: failure ? normaliseFailure(failure.message, failure.text) : null,
+      failureLine: failure ? failureLine(failure.message, failure.text).slice(0, 500) || null : null,
+    })),
+  };
+}
