@@ -42,12 +42,23 @@ export function readReports(task: IngestTask): IngestOutcome {
       throw error;
     }
   }
-  return {
-    ok: true,
-    results: foldResults(task.org, task.repo, task.variant, cases).map(({ failure, ...r }) => ({
-      ...r,
+  const results: IngestResult[] = [];
+  for (const r of foldResults(task.org, task.repo, task.variant, cases)) {
+    const { failure } = r;
+    results.push({
+      id: r.id,
+      file: r.file,
+      classname: r.classname,
+      parent: r.parent,
+      name: r.name,
+      variant: r.variant,
+      outcome: r.outcome,
+      attempts: r.attempts,
+      durationMs: r.durationMs,
+      timestamp: r.timestamp,
       failureKey: failure ? normaliseFailure(failure.message, failure.text) : null,
       failureLine: failure ? failureLine(failure.message, failure.text).slice(0, 500) || null : null,
-    })),
-  };
+    });
+  }
+  return { ok: true, results };
 }

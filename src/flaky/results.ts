@@ -1,5 +1,5 @@
 import type { Repo } from '../contract/index.js';
-import { testId, type TestIdentity } from './identity.js';
+import { testIds, type TestIdentity } from './identity.js';
 import type { JUnitCase } from './junit.js';
 
 /**
@@ -23,13 +23,26 @@ export interface TestResult extends TestIdentity {
 
 /** Folds parsed report cases into one result per test id. */
 export function foldResults(org: string, repo: Repo, variant: string, cases: Iterable<JUnitCase>): TestResult[] {
+  const idOf = testIds(org, repo);
   const byId = new Map<string, { result: TestResult; passes: number; fails: number }>();
   for (const c of cases) {
     const identity: TestIdentity = { file: c.file, classname: c.classname, parent: c.parent, name: c.name, variant };
-    const id = testId(org, repo, identity);
+    const id = idOf(identity);
     let acc = byId.get(id);
     if (!acc) {
-      const result: TestResult = { ...identity, id, outcome: 'skipped', attempts: 0, durationMs: 0, timestamp: null, failure: null };
+      const result: TestResult = {
+        file: c.file,
+        classname: c.classname,
+        parent: c.parent,
+        name: c.name,
+        variant,
+        id,
+        outcome: 'skipped',
+        attempts: 0,
+        durationMs: 0,
+        timestamp: null,
+        failure: null,
+      };
       acc = { result, passes: 0, fails: 0 };
       byId.set(id, acc);
     }
