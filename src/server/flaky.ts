@@ -129,14 +129,14 @@ function statusOf(row: CaseRow, now: number): EffectiveStatus {
 
 // ------------------------------------------------------------------------------------ paging
 
-/** Opaque keyset page tokens: stable while uploads add tests (no offsets). */
+/** Opaque keyset page tokens over tests in arrival order: stable while uploads add tests (no offsets). */
 interface Cursor {
   /** The page index the token leads to. */
   i: number;
-  /** After this id (forwards) … */
-  a?: string;
-  /** … or before this id (backwards) … */
-  b?: string;
+  /** After this test seq (forwards) … */
+  a?: number;
+  /** … or before this test seq (backwards) … */
+  b?: number;
   /** … or the last page. */
   l?: 1;
 }
@@ -152,8 +152,8 @@ function decodeCursor(token: string | undefined): Cursor {
     const valid =
       Number.isInteger(c.i) &&
       c.i >= 0 &&
-      (c.a === undefined || typeof c.a === 'string') &&
-      (c.b === undefined || typeof c.b === 'string') &&
+      (c.a === undefined || Number.isSafeInteger(c.a)) &&
+      (c.b === undefined || Number.isSafeInteger(c.b)) &&
       (c.l === undefined || c.l === 1);
     if (valid) return c;
   } catch {
@@ -181,20 +181,20 @@ async function pageOfCases(db: Db, filter: CaseFilter, query: PageQuery): Promis
   if (cursor.l) {
     index = Math.max(pages - 1, 0);
     const lastSize = total - index * size;
-    rows = (await base.orderBy('id', 'desc').limit(Math.max(lastSize, 0)).execute()).reverse();
+    rows = (await base.orderBy('seq', 'desc').limit(Math.max(lastSize, 0)).execute()).reverse();
     more = false;
   } else if (cursor.b !== undefined) {
-    rows = (await base.where('id', '<', cursor.b).orderBy('id', 'desc').limit(size).execute()).reverse();
+    rows = (await base.where('seq', '<', cursor.b).orderBy('seq', 'desc').limit(size).execute()).reverse();
     more = true;
   } else {
-    const q = cursor.a !== undefined ? base.where('id', '>', cursor.a) : base;
-    rows = await q.orderBy('id', 'asc').limit(size + 1).execute();
+    const q = cursor.a !== undefined ? base.where('seq', '>', cursor.a) : base;
+    rows = await q.orderBy('seq', 'asc').limit(size + 1).execute();
     more = rows.length > size;
     rows = rows.slice(0, size);
   }
   const cases = rows.map(toCaseRow);
-  const first = cases[0]?.id;
-  const last = cases[cases.length - 1]?.id;
+  const first = cases[0]?.seq;
+  const last = cases[cases.length - 1]?.seq;
   return {
     rows: cases,
     page: {
@@ -577,9 +577,9 @@ export class FlakyService {
    */
   private testsIn(repoId: string, parts: CaseFilter[]): CaseFilter {
     return (eb) => {
-      const part = (filter: CaseFilter) => eb.selectFrom('test_cases').select('id').where('repo_id', '=', repoId).where(filter);
+      const part = (filter: CaseFilter) => eb.selectFrom('test_cases').select('seq').where('repo_id', '=', repoId).where(filter);
       const [first, ...rest] = parts.map(part);
-      return eb.and([eb('repo_id', '=', repoId), eb('id', 'in', rest.reduce((union, p) => union.unionAll(p), first))]);
+      return eb.and([eb('repo_id', '=', repoId), eb('seq', 'in', rest.reduce((union, p) => union.unionAll(p), first))]);
     };
   }
 

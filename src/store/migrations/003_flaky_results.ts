@@ -10,7 +10,8 @@ import { sql, type Kysely } from 'kysely';
  *    covering index by (test, time);
  *  - failures, a small share of the results, keep their message in `flaky_failures`, indexed for
  *    list-failing-tests (repository, time) and for a test's most common failures (test, time);
- *  - pass-on-retry finds earlier uploads of the same commit through `test_uploads (repo_id, sha)`.
+ *  - pass-on-retry finds earlier uploads of the same commit through `test_uploads (repo_id, sha)`;
+ *  - lists page through tests by seq, not by id.
  * Existing results are copied over.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
@@ -25,6 +26,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
             FROM (SELECT id, row_number() OVER (ORDER BY first_seen_at, id) AS rn FROM test_cases) AS n
             WHERE n.id = test_cases.id`.execute(db);
   await db.schema.createIndex('test_cases_seq').on('test_cases').column('seq').unique().execute();
+  // Lists page through a repository's tests in arrival order, so new tests land at the end of these
+  // indexes instead of at a random place (the UUID order of 002).
+  await db.schema.dropIndex('test_cases_repo').execute();
+  await db.schema.dropIndex('test_cases_status').execute();
+  await db.schema.createIndex('test_cases_repo').on('test_cases').columns(['repo_id', 'seq']).execute();
+  await db.schema.createIndex('test_cases_status').on('test_cases').columns(['repo_id', 'rate_status', 'seq']).execute();
 
   await db.schema.alterTable('test_uploads').addColumn('seq', 'bigint').execute();
   await db.schema.alterTable('test_uploads').addColumn('first_at', 'bigint').execute();
