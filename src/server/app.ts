@@ -19,6 +19,7 @@ import { TokenAuth } from './auth.js';
 import { HttpError, oneLine } from './errors.js';
 import { FlakyService } from './flaky.js';
 import { flakyHandlers } from './routes/flaky.js';
+import { builtWorkerFile, reportReaderPool } from './report-reader.js';
 import { mqHandlers } from './routes/mq.js';
 import { RawAnswer, type Handler, type Handlers } from './routes/types.js';
 import { QueueService, type EffectHandler } from './service.js';
@@ -37,6 +38,11 @@ export interface ServerDeps {
   workers?: QueueWorkers;
   /** The clock (tests and the simulator may pass their own). */
   now?: () => number;
+  /**
+   * The worker entry that reads flaky-test reports off the request thread: default the built one
+   * (builtWorkerFile); `false`, or none found (running from sources), reads them on the request thread.
+   */
+  reportWorker?: string | false;
 }
 
 export interface Railyard {
@@ -153,9 +159,16 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     if (closing) reply.header('connection', 'close');
     done(null, payload);
   });
+  const workerFile = deps.reportWorker ?? builtWorkerFile();
+  const reports = workerFile
+    ? reportReaderPool(workerFile, {
+        onBroken: (error) => app.log.error({ err: error }, 'flaky-test report workers failed; reading reports on the request thread'),
+      })
+    : undefined;
   app.addHook('onClose', async () => {
     await deps.workers?.close();
     await service.drain();
+    await reports?.close();
   });
   deps.workers?.attach(service);
 
@@ -199,7 +212,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
 
   const handlers: Handlers = {
     ...mqHandlers(service, now),
-    ...flakyHandlers(new FlakyService(deps.store, now)),
+    ...flakyHandlers(new FlakyService(deps.store, now, reports?.read)),
     status: () => STATUS,
   };
 

@@ -1,6 +1,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { buildServer } from '../../src/server/index.js';
 import { createBackend, type BackendOptions } from '../../src/server/runtime.js';
 import { openStore } from '../../src/store/index.js';
@@ -42,7 +42,9 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const store = await openStore({ dataDir });
   for (const [token, org] of entries) await store.addToken(org, token);
   const { forge, workers } = await createBackend({ dataDir, gitRoot: opts.gitRoot, sandbox: opts.sandbox, tickMs: opts.tickMs ?? 200, pollMs: opts.pollMs ?? 200 });
-  const app = await buildServer({ store, forge, workers, logLevel: 'error', now: opts.now });
+  // Flaky-test reports are read on worker threads from the built worker (`npm test` builds first).
+  const reportWorker = resolve(import.meta.dirname, '../../build/flaky/ingest-worker-missing.js');
+  const app = await buildServer({ store, forge, workers, logLevel: 'error', now: opts.now, reportWorker });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   const port = new URL(address).port;
   let closed = false;
