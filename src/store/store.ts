@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect, type Dialect, type Transaction } from 'kysely';
+import { Kysely, Migrator, SqliteDialect, type Dialect, type SqliteDatabase, type Transaction } from 'kysely';
 import type { ImpactedTargets, Repo } from '../contract/index.js';
 import type { Entry, QueueConfig, QueueModel, TestRun } from '../engine/types.js';
 import { migrations } from './migrations/index.js';
@@ -53,7 +53,29 @@ function sqliteDialect(path: string): Dialect {
   // Checkpoint the WAL every ~40 MB instead of every 4 MB: a flaky-test upload dirties hundreds of
   // index pages, and copying them back to the database after every upload or two doubled its cost.
   database.pragma('wal_autocheckpoint = 10000');
-  return new SqliteDialect({ database });
+  return new SqliteDialect({ database: keepingStatements(database) });
+}
+
+/**
+ * The database as Kysely sees it, with prepared statements kept per SQL text (the most recently
+ * used `size`): Kysely prepares every query it runs, and compiling the same multi-row statement
+ * again for every upload cost more than running it.
+ */
+function keepingStatements(database: Database.Database, size = 256): SqliteDatabase {
+  const kept = new Map<string, Database.Statement>();
+  return {
+    close: () => database.close(),
+    prepare(source: string) {
+      let statement = kept.get(source);
+      if (statement) kept.delete(source);
+      else {
+        statement = database.prepare(source);
+        if (kept.size >= size) kept.delete(kept.keys().next().value!);
+      }
+      kept.set(source, statement);
+      return statement;
+    },
+  };
 }
 
 /** Opens the store and applies pending migrations. */
