@@ -44,6 +44,13 @@ const DAY = 24 * HOUR;
 /** Rows per multi-row statement: well under every database's bound-parameter limit. */
 const CHUNK = 500;
 const TOP_FAILURES = 5;
+/**
+ * Tests a monitor ever marked: the condition of the partial index test_cases_marked, written out
+ * literally (not as bound values) so that the database can see that a query implies it.
+ */
+const MARKED = sql<SqlBool>`(rate_status <> 'healthy' OR por_until IS NOT NULL)`;
+/** Test seqs kept in memory (~100 bytes each). */
+const SEQ_CACHE = 250_000;
 
 type Db = Store['db'];
 type Trx = Transaction<SchemaTables>;
@@ -216,6 +223,8 @@ async function pageOfCases(db: Db, filter: CaseFilter, query: PageQuery): Promis
  */
 export class FlakyService {
   private readonly db: Db;
+  /** Test id → seq of stored tests: the pair never changes once committed, so uploads need not look it up. */
+  private readonly seqOfId = new Map<string, number>();
 
   constructor(
     store: Store,
@@ -342,7 +351,7 @@ export class FlakyService {
     const sha = input.sha.toLowerCase();
     const prNumber = input.pr_number ?? null;
 
-    return this.db.transaction().execute(async (trx) => {
+    const { response, added } = await this.db.transaction().execute(async (trx) => {
       const repository = (await this.findRepository(trx, org, input.repo)) ?? (await this.ensureRepository(trx, org, input.repo, now));
       const { settings } = repository;
       if (input.codeowners !== undefined) {
@@ -357,11 +366,7 @@ export class FlakyService {
         ran >= settings.infra_failure_min_tests && counts.failed / Math.max(ran, 1) >= settings.infra_failure_threshold;
       const stable = branchMatcher(settings.failure_rate.branches)(input.branch);
 
-      const known = new Map<string, KnownCase>();
-      for (const ids of chunks(results.map((r) => r.id))) {
-        const rows = await trx.selectFrom('test_cases').select(['id', 'seq', 'rate_status', 'por_until']).where('id', 'in', ids).execute();
-        for (const row of rows) known.set(row.id, { seq: num(row.seq), rate_status: row.rate_status, por_until: numOrNull(row.por_until) });
-      }
+      const known = await this.knownCases(trx, results);
       const fresh = results.filter((r) => !known.has(r.id));
       if (fresh.length) {
         let seq = await this.nextSeqs(trx, 'test', fresh.length);
@@ -468,8 +473,52 @@ export class FlakyService {
           .execute();
       }
       if (!excluded) await this.detect(trx, repository, input, tested, stable, atOf, known, sameCommit);
-      return response;
+      return { response, added: fresh.map((r) => [r.id, known.get(r.id)!.seq] as const) };
     });
+    for (const [id, seq] of added) this.rememberSeq(id, seq);
+    return response;
+  }
+
+  /** Keeps the seq of a stored test (the oldest go first past SEQ_CACHE tests). */
+  private rememberSeq(id: string, seq: number): void {
+    this.seqOfId.set(id, seq);
+    if (this.seqOfId.size > SEQ_CACHE) this.seqOfId.delete(this.seqOfId.keys().next().value!);
+  }
+
+  /**
+   * The stored tests among an upload's, with their seq and what detection decided so far. Tests
+   * whose seq is known need only be read if a monitor ever marked them (the partial index
+   * test_cases_marked holds those); the others are read by id.
+   */
+  private async knownCases(trx: Trx, results: readonly IngestResult[]): Promise<Map<string, KnownCase>> {
+    const known = new Map<string, KnownCase>();
+    const idOfSeq = new Map<number, string>();
+    for (const r of results) {
+      const seq = this.seqOfId.get(r.id);
+      if (seq === undefined) continue;
+      idOfSeq.set(seq, r.id);
+      known.set(r.id, { seq, rate_status: 'healthy', por_until: null });
+    }
+    for (const seqs of chunks([...idOfSeq.keys()])) {
+      const rows = await trx
+        .selectFrom('test_cases')
+        .select(['seq', 'rate_status', 'por_until'])
+        .where('seq', 'in', seqs)
+        .where(MARKED)
+        .execute();
+      for (const row of rows) {
+        const seq = num(row.seq);
+        known.set(idOfSeq.get(seq)!, { seq, rate_status: row.rate_status, por_until: numOrNull(row.por_until) });
+      }
+    }
+    for (const ids of chunks(results.filter((r) => !known.has(r.id)).map((r) => r.id))) {
+      const rows = await trx.selectFrom('test_cases').select(['id', 'seq', 'rate_status', 'por_until']).where('id', 'in', ids).execute();
+      for (const row of rows) {
+        known.set(row.id, { seq: num(row.seq), rate_status: row.rate_status, por_until: numOrNull(row.por_until) });
+        this.rememberSeq(row.id, num(row.seq));
+      }
+    }
+    return known;
   }
 
   /** Runs the monitors for the tests of one upload and stores what changed. */
@@ -516,9 +565,30 @@ export class FlakyService {
 
     // Failure rate on stable branches over the window ending at this upload.
     const rates = new Map<number, { runs: number; fails: number }>();
-    if (stable && settings.failure_rate.enabled) {
-      for (const batch of chunks(tested)) {
-        const until = Math.max(...batch.map(atOf));
+    const fr = settings.failure_rate;
+    if (stable && fr.enabled && tested.length) {
+      let until = -Infinity;
+      for (const r of tested) until = Math.max(until, atOf(r));
+      const since = until - fr.window_hours * HOUR;
+      // A healthy test with no failure in the window stays healthy (a 0 % rate is below any
+      // activation above 0): only the tests that failed in it, or are flaky or broken, are counted.
+      let counted = tested;
+      if (fr.flaky_activation > 0) {
+        const failed = new Set<number>();
+        for (const seqs of chunks(tested.map(seqOf))) {
+          const rows = await trx
+            .selectFrom('flaky_failures')
+            .select('test_seq')
+            .distinct()
+            .where('test_seq', 'in', seqs)
+            .where('at', '>', since)
+            .where('at', '<=', until)
+            .execute();
+          for (const row of rows) failed.add(num(row.test_seq));
+        }
+        counted = tested.filter((r) => failed.has(seqOf(r)) || known.get(r.id)!.rate_status !== 'healthy');
+      }
+      for (const batch of chunks(counted)) {
         const rows = await trx
           .selectFrom('flaky_results')
           .select((eb) => [
@@ -527,7 +597,7 @@ export class FlakyService {
             eb.fn.sum<number>(eb.case().when('outcome', '!=', 'passed').then(1).else(0).end()).as('fails'),
           ])
           .where('test_seq', 'in', batch.map(seqOf))
-          .where('at', '>', until - settings.failure_rate.window_hours * HOUR)
+          .where('at', '>', since)
           .where('at', '<=', until)
           .where('stable', '=', 1)
           .where('excluded', '=', 0)
