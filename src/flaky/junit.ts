@@ -1,4 +1,4 @@
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { SaxesParser } from 'saxes';
 
 /**
  * JUnit XML parsing for every common dialect: jest-junit, vitest, pytest (xunit1/xunit2), Maven
@@ -7,10 +7,12 @@ import { XMLParser, XMLValidator } from 'fast-xml-parser';
  * TestCafe, newman; with or without the <testsuites> wrapper, nested suites, failure vs error vs
  * skipped, `file`/`filepath` attributes, timestamps and durations.
  *
- * Safety: a DOCTYPE (the only way to declare entities) is refused before parsing, and only the
- * five predefined XML entities and numeric character references are decoded, in one pass, so
- * no input can expand (the "billion laughs" attack has nothing to expand). CDATA content is taken
- * literally. Attribute values must be well-formed (no raw `<`, no bare `&`).
+ * One pass of a conformant, non-validating XML parser (saxes) builds a small element tree. Safety: a
+ * DOCTYPE (the only way to declare entities) is refused before parsing, so only the five predefined
+ * entities and character references exist and no input can expand (the "billion laughs" attack has
+ * nothing to expand); nothing is ever fetched. CDATA content is taken literally. Attribute values
+ * must be well-formed (no raw `<`, no bare `&`). Control characters that XML forbids, which test
+ * output (ANSI colours) often carries, are read as U+FFFD instead of failing the report.
  */
 
 export type Outcome = 'passed' | 'failed' | 'skipped';
@@ -57,44 +59,21 @@ export class JUnitParseError extends Error {
   }
 }
 
-type Node = Record<string, unknown>;
-
-const parser = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: '',
-  attributesGroupName: false,
-  textNodeName: '#text',
-  // CDATA is kept apart from text: its content is literal and must not be entity-decoded.
-  cdataPropName: '#cdata',
-  parseTagValue: false,
-  parseAttributeValue: false,
-  // Entities are decoded by decodeEntities() below, never expanded by the parser.
-  processEntities: false,
-  htmlEntities: false,
-  allowBooleanAttributes: true,
-  ignoreDeclaration: true,
-  ignorePiTags: true,
-  trimValues: false,
-  maxNestedTags: 200,
-  isArray: (_name, _jpath, _leaf, isAttribute) => !isAttribute,
-});
-
-const ENTITY = /&(?:#x([0-9a-fA-F]{1,6})|#(\d{1,7})|(amp|lt|gt|quot|apos));/g;
-const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
-
-/** Decodes the predefined entities and character references in one pass (so `&amp;lt;` stays `&lt;`). */
-export function decodeEntities(text: string): string {
-  if (!text.includes('&')) return text;
-  return text.replace(
-    ENTITY,
-    (whole, hex: string | undefined, dec: string | undefined, name: string | undefined) => {
-      if (name) return NAMED[name];
-      const code = hex ? parseInt(hex, 16) : Number(dec);
-      if (!Number.isFinite(code) || code > 0x10ffff || code === 0) return whole;
-      return String.fromCodePoint(code);
-    },
-  );
+/** An element: its attributes (entity-decoded), child elements by name, and its character data. */
+interface Node {
+  attrs: Record<string, string>;
+  children: Record<string, Node[]>;
+  /** Character data, entity-decoded, in order. */
+  text: string[];
+  /** CDATA sections, literal. */
+  cdata: string[];
 }
+
+/** Deeper nesting than any test report has is refused (it only costs stack and memory). */
+const MAX_DEPTH = 200;
+/** Characters XML 1.0 forbids anywhere in a document. */
+// eslint-disable-next-line no-control-regex
+const FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g;
 
 function lineAt(xml: string, index: number): number {
   let line = 1;
@@ -105,9 +84,10 @@ function lineAt(xml: string, index: number): number {
 const REFERENCE = /^&(?:#[0-9]+|#x[0-9a-fA-F]+|[A-Za-z_:][\w.:-]*);/;
 
 /**
- * Attribute values may contain neither a raw `<` nor a bare `&` (XML 1.0, AttValue). The validator
- * of fast-xml-parser lets both through, so `<testcase name="a <b">` would silently "parse".
- * One linear pass over the tags; text, comments, CDATA and processing instructions are skipped.
+ * Attribute values may contain neither a raw `<` nor a bare `&` (XML 1.0, AttValue). The parser
+ * refuses both, but a bare `&` surfaces as an unclosed tag at the end of the file; after a parse
+ * error this pass finds the attribute and names it. One linear pass over the tags; text,
+ * comments, CDATA and processing instructions are skipped.
  */
 function checkAttributeValues(xml: string, file: string): void {
   const skip = (from: number, close: string): number => {
@@ -180,53 +160,58 @@ function checkProlog(xml: string, file: string): void {
   }
 }
 
-function validate(xml: string, file: string): void {
+/** The document's root element, read in one pass; a malformed document throws with its line. */
+function readTree(xml: string, file: string): { name: string; node: Node } {
   if (xml.trim() === '') throw new JUnitParseError(file, 1, 'empty report');
-  const result = XMLValidator.validate(xml, { allowBooleanAttributes: true });
-  if (result === true) return;
-  const { msg, line } = result.err;
-  // "Invalid '[ "testsuites", "testsuite" ]' found." means the file ended with elements still open.
-  const open = /^Invalid '\[(.*)\]' found\.$/s.exec(msg);
-  if (open) {
-    const names = [...open[1].matchAll(/"([^"]+)"/g)].map((m) => m[1]);
-    const last = lineAt(xml, xml.length);
-    throw new JUnitParseError(
-      file,
-      last,
-      `unexpected end of file: <${names[names.length - 1] ?? '?'}> is not closed (truncated report?)`,
-    );
+  const parser = new SaxesParser({ position: true });
+  const stack: Node[] = [];
+  let root: { name: string; node: Node } | undefined;
+  let error: { line: number; reason: string } | undefined;
+  parser.on('error', (e) => {
+    // saxes goes on after an error; the first one is the one to report.
+    error ??= { line: parser.line, reason: e.message.replace(/^\d+:\d+: /, '') };
+  });
+  parser.on('opentag', (tag) => {
+    const node: Node = { attrs: tag.attributes as Record<string, string>, children: {}, text: [], cdata: [] };
+    const parent = stack[stack.length - 1];
+    if (parent) (parent.children[tag.name] ??= []).push(node);
+    else root ??= { name: tag.name, node };
+    if (!tag.isSelfClosing) stack.push(node);
+    if (stack.length > MAX_DEPTH) parser.fail(`elements nested deeper than ${MAX_DEPTH}`);
+  });
+  parser.on('closetag', (tag) => {
+    if (!tag.isSelfClosing) stack.pop();
+  });
+  parser.on('text', (text) => stack[stack.length - 1]?.text.push(text));
+  parser.on('cdata', (cdata) => stack[stack.length - 1]?.cdata.push(cdata));
+  parser.write(xml.replace(FORBIDDEN, '\uFFFD')).close();
+  if (error) {
+    // An attribute with a raw '<' or a bare '&' confuses any parser; say what is wrong with it.
+    checkAttributeValues(xml, file);
+    const open = /^unclosed tag: (.+)$/.exec(error.reason);
+    if (open) {
+      throw new JUnitParseError(file, lineAt(xml, xml.length), `unexpected end of file: <${open[1]}> is not closed (truncated report?)`);
+    }
+    throw new JUnitParseError(file, error.line, error.reason);
   }
-  throw new JUnitParseError(file, line ?? null, msg.replace(/\s+/g, ' '));
+  if (!root) throw new JUnitParseError(file, null, 'no root element');
+  return root;
 }
 
-/**
- * The child elements of one name. An element with neither attributes nor child elements (jest-junit's
- * `<failure>text</failure>`, Surefire's `<stackTrace>`, `<skipped/>`) comes out of the parser as a bare
- * string; it is wrapped so that its text is not lost.
- */
-const asArray = (value: unknown): Node[] =>
-  Array.isArray(value) ? value.map((v): Node => (typeof v === 'string' ? { '#text': v } : (v as Node))) : [];
+/** The child elements of one name. */
+const kids = (node: Node, name: string): Node[] => node.children[name] ?? [];
 
 function attr(node: Node, name: string): string | null {
-  const value = node[name];
-  if (typeof value !== 'string') return null;
-  const decoded = decodeEntities(value).trim();
-  return decoded === '' ? null : decoded;
+  const value = node.attrs[name]?.trim();
+  return value ? value : null;
 }
 
-const strings = (value: unknown): string[] =>
-  typeof value === 'string'
-    ? [value]
-    : Array.isArray(value)
-      ? value.filter((v): v is string => typeof v === 'string')
-      : [];
-
 function textOf(node: Node): string | null {
-  // Character data is entity-decoded; CDATA sections are literal. (Text that surrounds a CDATA
-  // section comes first: producers put only whitespace there.)
-  const parts = [decodeEntities(strings(node['#text']).join('')), ...strings(node['#cdata'])];
+  // Character data first, then CDATA sections. (Text that surrounds a CDATA section: producers
+  // put only whitespace there.)
+  const parts = [node.text.join(''), ...node.cdata];
   // Surefire and Playwright put the trace of flaky/rerun children in <stackTrace>.
-  for (const child of asArray(node.stackTrace)) {
+  for (const child of kids(node, 'stackTrace')) {
     const t = textOf(child);
     if (t) parts.push(t);
   }
@@ -286,18 +271,18 @@ function parseCase(
   for (let i = suites.length - 1; timestamp === null && i >= 0; i--) timestamp = suites[i].timestamp;
 
   const failures = [
-    ...asArray(node.failure).map((f) => failedAttempt(f, 'failure')),
-    ...asArray(node.error).map((f) => failedAttempt(f, 'error')),
+    ...kids(node, 'failure').map((f) => failedAttempt(f, 'failure')),
+    ...kids(node, 'error').map((f) => failedAttempt(f, 'error')),
   ];
   const flaky = [
-    ...asArray(node.flakyFailure).map((f) => failedAttempt(f, 'failure')),
-    ...asArray(node.flakyError).map((f) => failedAttempt(f, 'error')),
+    ...kids(node, 'flakyFailure').map((f) => failedAttempt(f, 'failure')),
+    ...kids(node, 'flakyError').map((f) => failedAttempt(f, 'error')),
   ];
   const reruns = [
-    ...asArray(node.rerunFailure).map((f) => failedAttempt(f, 'failure')),
-    ...asArray(node.rerunError).map((f) => failedAttempt(f, 'error')),
+    ...kids(node, 'rerunFailure').map((f) => failedAttempt(f, 'failure')),
+    ...kids(node, 'rerunError').map((f) => failedAttempt(f, 'error')),
   ];
-  const skippedNode = asArray(node.skipped)[0];
+  const skippedNode = kids(node, 'skipped')[0];
   const status = (attr(node, 'status') ?? '').toLowerCase();
 
   let outcome: Outcome;
@@ -337,30 +322,7 @@ function parseCase(
  */
 export function parseJUnit(xml: string, file = 'report.xml'): JUnitReport {
   checkProlog(xml, file);
-  validate(xml, file);
-  checkAttributeValues(xml, file);
-  let doc: Node;
-  try {
-    doc = parser.parse(xml) as Node;
-  } catch (error) {
-    throw new JUnitParseError(
-      file,
-      null,
-      error instanceof Error ? error.message.split('\n')[0] : String(error),
-    );
-  }
-  const roots = Object.keys(doc).filter((k) => k !== '?xml' && !k.startsWith('#'));
-  const elements = roots.flatMap((k) => asArray(doc[k]).map(() => k));
-  if (elements.length !== 1) {
-    throw new JUnitParseError(
-      file,
-      null,
-      elements.length
-        ? `expected one root element, found ${elements.length} (${[...new Set(elements)].join(', ')})`
-        : 'no root element',
-    );
-  }
-  const root = elements[0];
+  const { name: root, node: top } = readTree(xml, file);
   const cases: JUnitCase[] = [];
   let suiteCount = 0;
   type Frame = { name: string | null; file: string | null; timestamp: number | null };
@@ -373,15 +335,14 @@ export function parseJUnit(xml: string, file = 'report.xml'): JUnitReport {
       timestamp: parseTimestamp(attr(suite, 'timestamp')),
     };
     const next = [...stack, frame];
-    for (const c of asArray(suite.testcase)) cases.push(parseCase(c, next));
-    for (const inner of asArray(suite.testsuite)) walkSuite(inner, next);
+    for (const c of kids(suite, 'testcase')) cases.push(parseCase(c, next));
+    for (const inner of kids(suite, 'testsuite')) walkSuite(inner, next);
   };
 
-  const top = asArray(doc[root])[0];
   if (root === 'testsuites') {
-    for (const suite of asArray(top.testsuite)) walkSuite(suite, []);
+    for (const suite of kids(top, 'testsuite')) walkSuite(suite, []);
     // Some producers put cases straight under <testsuites>.
-    for (const c of asArray(top.testcase)) cases.push(parseCase(c, []));
+    for (const c of kids(top, 'testcase')) cases.push(parseCase(c, []));
   } else if (root === 'testsuite') walkSuite(top, []);
   else if (root === 'testcase') cases.push(parseCase(top, []));
   else

@@ -539,6 +539,21 @@ describe('hostile and broken reports', () => {
     expect(fine.cases[0].name).toBe('R&D \u2713 <b>');
     expect(fine.cases[0].attempts[0].text).toBe('a="<" & b');
   });
+
+  it('reads control characters that XML forbids (ANSI colours in test output) as U+FFFD instead of refusing the report', () => {
+    const { cases } = parseJUnit(
+      '<testsuite>\n<testcase name="paints \x1b[31mred\x1b[0m" classname="c"><failure message="\x1b[1mboom">at x\x07</failure></testcase></testsuite>',
+    );
+    expect(cases[0].name).toBe('paints \uFFFD[31mred\uFFFD[0m');
+    expect(cases[0].attempts[0]).toMatchObject({ outcome: 'failed', message: '\uFFFD[1mboom', text: 'at x\uFFFD' });
+  });
+
+  it('refuses elements nested deeper than 200, with the line, and other malformed markup with the parser\'s reason', () => {
+    const deep = `<testsuite>\n${'<testsuite>'.repeat(250)}${'</testsuite>'.repeat(250)}</testsuite>`;
+    expect(parseError(deep, 'deep.xml')).toMatchObject({ line: 2, reason: 'elements nested deeper than 200' });
+    expect(parseError('<testsuite>\n<testcase name="a"></testsuite>', 'mismatch.xml')).toMatchObject({ line: 2 });
+    expect(parseError('<testsuite>\n<testcase name="&nope;"/></testsuite>', 'entity.xml')).toMatchObject({ line: 2, reason: 'undefined entity.' });
+  });
 });
 
 describe('synthetic documents (not produced by a tool)', () => {
