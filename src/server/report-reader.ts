@@ -35,11 +35,8 @@ export function reportReaderPool(workerFile: string, options: ReportReaderOption
   const threads = options.threads ?? Math.max(1, availableParallelism() - 1);
   let pool: Promise<Piscina> | undefined;
   let broken: Error | undefined;
-  let giveUp!: (error: Error) => void;
-  const failed = new Promise<never>((_resolve, reject) => {
-    giveUp = reject;
-  });
-  failed.catch(() => undefined);
+  /** The uploads waiting on a worker: read in-thread if the pool breaks under them. */
+  const waiting = new Set<() => void>();
 
   const start = async () => {
     const { Piscina } = await import('piscina');
@@ -48,22 +45,40 @@ export function reportReaderPool(workerFile: string, options: ReportReaderOption
       if (broken) return;
       broken = error;
       options.onBroken?.(error);
-      giveUp(error);
+      for (const fallBack of waiting) fallBack();
       void created.destroy().catch(() => undefined);
     });
     return created;
   };
   return {
     async read(task) {
-      if (!broken) {
-        pool ??= start();
-        try {
-          return (await Promise.race([(await pool).run(task), failed])) as IngestOutcome;
-        } catch (error) {
-          if (!broken) throw error;
-        }
-      }
-      return readReports(task);
+      if (broken) return readReports(task);
+      const workers = await (pool ??= start());
+      // Per-upload listeners only (a race against one long-lived promise would keep every answer).
+      return new Promise<IngestOutcome>((resolve, reject) => {
+        const fallBack = () => {
+          if (!waiting.delete(fallBack)) return; // already answered
+          try {
+            resolve(readReports(task));
+          } catch (error) {
+            reject(error);
+          }
+        };
+        waiting.add(fallBack);
+        workers.run(task).then(
+          (outcome: IngestOutcome) => {
+            waiting.delete(fallBack);
+            resolve(outcome);
+          },
+          (error: unknown) => {
+            if (broken) fallBack();
+            else {
+              waiting.delete(fallBack);
+              reject(error);
+            }
+          },
+        );
+      });
     },
     async close() {
       if (pool && !broken) await (await pool).destroy();
