@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -43,7 +44,8 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   for (const [token, org] of entries) await store.addToken(org, token);
   const { forge, workers } = await createBackend({ dataDir, gitRoot: opts.gitRoot, sandbox: opts.sandbox, tickMs: opts.tickMs ?? 200, pollMs: opts.pollMs ?? 200 });
   // Flaky-test reports are read on worker threads from the built worker (`npm test` builds first).
-  const reportWorker = resolve(import.meta.dirname, '../../build/flaky/ingest-worker-missing.js');
+  const reportWorker = resolve(import.meta.dirname, '../../build/flaky/ingest-worker.js');
+  if (!existsSync(reportWorker)) throw new Error(`startTestServer: ${reportWorker} is missing; run npm run build`);
   const app = await buildServer({ store, forge, workers, logLevel: 'error', now: opts.now, reportWorker });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   const port = new URL(address).port;
