@@ -23,34 +23,25 @@ const ID = { flaky: testId(ORG, REPO, identity('applies discount')), steady: tes
 
 /** Writes results the way 002 stored them: `flaky` failed and `steady` passed on SHA at T0, on main. */
 async function databaseAt002(dataDir: string): Promise<void> {
-  const db = new Kysely<any>({ dialect: new SqliteDialect({ database: new Database(join(dataDir, SQLITE_FILE)) }) });
+  const file = join(dataDir, SQLITE_FILE);
+  const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new Database(file) }) });
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
   const { error } = await migrator.migrateTo('002_flaky');
-  if (error) throw error;
-  await db.insertInto('organisations').values({ slug: ORG, created_at: T0 }).execute();
-  await db
-    .insertInto('flaky_repositories')
-    .values({ id: 'repo-1', org_slug: ORG, repo_key: 'github.com/acme/web', host: 'github.com', owner: 'acme', name: 'web', settings: '{}', codeowners: null, created_at: T0, updated_at: T0 })
-    .execute();
-  for (const [key, name] of [['flaky', 'applies discount'], ['steady', 'adds item']] as const) {
-    await db
-      .insertInto('test_cases')
-      .values({ id: ID[key], repo_id: 'repo-1', ...identity(name), first_seen_at: T0, rate_status: 'healthy' })
-      .execute();
-  }
-  await db
-    .insertInto('test_uploads')
-    .values({ id: 'upload-1', repo_id: 'repo-1', branch: 'main', sha: SHA, pr_number: null, job: null, attempt: 1, variant: '', started_at: T0, created_at: T0, counts: '{}', excluded: 0 })
-    .execute();
-  const result = { upload_id: 'upload-1', repo_id: 'repo-1', at: T0, stable: 1, excluded: 0, sha: SHA, pr_number: null, duration_ms: 12, attempts: 1 };
-  await db
-    .insertInto('test_results')
-    .values([
-      { ...result, test_id: ID.flaky, outcome: 'failed', failure_key: 'expected <n> to be <n>', failure_line: 'expected 90 to be 81' },
-      { ...result, test_id: ID.steady, outcome: 'passed', failure_key: null, failure_line: null },
-    ])
-    .execute();
   await db.destroy();
+  if (error) throw error;
+  const sqlite = new Database(file);
+  const insert = (table: string, row: Record<string, unknown>) =>
+    sqlite.prepare(`INSERT INTO ${table} (${Object.keys(row).join(', ')}) VALUES (${Object.keys(row).map((k) => `@${k}`).join(', ')})`).run(row);
+  insert('organisations', { slug: ORG, created_at: T0 });
+  insert('flaky_repositories', { id: 'repo-1', org_slug: ORG, repo_key: 'github.com/acme/web', host: 'github.com', owner: 'acme', name: 'web', settings: '{}', codeowners: null, created_at: T0, updated_at: T0 });
+  for (const [key, name] of [['flaky', 'applies discount'], ['steady', 'adds item']] as const) {
+    insert('test_cases', { id: ID[key], repo_id: 'repo-1', ...identity(name), first_seen_at: T0, rate_status: 'healthy' });
+  }
+  insert('test_uploads', { id: 'upload-1', repo_id: 'repo-1', branch: 'main', sha: SHA, pr_number: null, job: null, attempt: 1, variant: '', started_at: T0, created_at: T0, counts: '{}', excluded: 0 });
+  const result = { upload_id: 'upload-1', repo_id: 'repo-1', at: T0, stable: 1, excluded: 0, sha: SHA, pr_number: null, duration_ms: 12, attempts: 1 };
+  insert('test_results', { ...result, test_id: ID.flaky, outcome: 'failed', failure_key: 'expected <n> to be <n>', failure_line: 'expected 90 to be 81' });
+  insert('test_results', { ...result, test_id: ID.steady, outcome: 'passed', failure_key: null, failure_line: null });
+  sqlite.close();
 }
 
 describe('migrating flaky results from 002', () => {
