@@ -62,7 +62,7 @@ interface Repository {
   codeowners: CodeOwners | null;
 }
 /** What an upload needs to know of each of its tests: where its results go, and what detection had decided. */
-type KnownCase = Pick<CaseRow, 'seq' | 'rate_status' | 'por_until'> & { fresh?: true };
+type KnownCase = Pick<CaseRow, 'seq' | 'rate_status' | 'por_until'>;
 
 /** Reads an upload's reports somewhere else (a worker thread); the service reads them itself without one. */
 export type ReportReader = (task: IngestTask) => Promise<IngestOutcome>;
@@ -370,7 +370,7 @@ export class FlakyService {
       const fresh = results.filter((r) => !known.has(r.id));
       if (fresh.length) {
         let seq = await this.nextSeqs(trx, 'test', fresh.length);
-        for (const r of fresh) known.set(r.id, { seq: seq++, rate_status: 'healthy', por_until: null, fresh: true });
+        for (const r of fresh) known.set(r.id, { seq: seq++, rate_status: 'healthy', por_until: null });
       }
       for (const batch of chunks(fresh)) {
         await trx
