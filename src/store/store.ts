@@ -50,8 +50,9 @@ function sqliteDialect(path: string): Dialect {
   database.pragma('journal_mode = WAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  // Checkpoint the WAL every ~40 MB instead of every 4 MB: a flaky-test upload dirties hundreds of
-  // index pages, and copying them back to the database after every upload or two doubled its cost.
+  // Checkpoint the WAL every ~40 MB instead of every 4 MB: a flaky-test upload of new tests dirties
+  // hundreds of index pages (one of known tests ~35), and checkpointing that often cost ~50 % more
+  // per commit (measured with 1,000 pages: 1.8 s of commits per 1,000 uploads instead of 1.15 s).
   database.pragma('wal_autocheckpoint = 10000');
   return new SqliteDialect({ database: keepingStatements(database) });
 }
