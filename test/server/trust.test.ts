@@ -6,8 +6,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { routes, type OperationName } from '../../src/contract/index.js';
+import { newQueueModel } from '../../src/engine/index.js';
+import { migrations } from '../../src/store/migrations/index.js';
+import { SQLITE_FILE } from '../../src/store/store.js';
 import { createRepo, type FixtureRepo } from '../forge/fixture.js';
 import { startTestServer, type TestServer, type TestServerOptions } from '../support/server.js';
 import { call, ok, REPO } from './helpers.js';
@@ -43,14 +48,13 @@ async function repo(
   return r;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function waitFor(
   s: TestServer,
   q: object,
   prNumber: number,
   state: string,
   token?: string,
-): Promise<any> {
+): Promise<unknown> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     const pr = await ok(s, 'getSubmittedPullRequest', { ...q, pr: { number: prNumber } }, token);
@@ -347,5 +351,67 @@ describe('page tokens', () => {
     // The tokens main gave out before (plain base64 JSON cursors) are not accepted any more.
     const plain = Buffer.from(JSON.stringify({ i: 1, a: 1 })).toString('base64url');
     expect((await list(REPO, 'alpha', 'token-a', plain)).status).toBe(400);
+  });
+});
+
+describe('migrating to repository owners (004)', () => {
+  it('gives each repository to the organisation with its earliest queue or upload; the later one gets 404', async () => {
+    const dir = await dataDir();
+    const file = join(dir, SQLITE_FILE);
+    const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new Database(file) }) });
+    const { error } = await new Migrator({
+      db,
+      provider: { getMigrations: async () => migrations },
+    }).migrateTo('003_flaky_results');
+    await db.destroy();
+    if (error) throw error;
+    const sqlite = new Database(file);
+    const insert = (table: string, row: Record<string, unknown>) =>
+      sqlite
+        .prepare(
+          `INSERT INTO ${table} (${Object.keys(row).join(', ')}) VALUES (${Object.keys(row)
+            .map((k) => `@${k}`)
+            .join(', ')})`,
+        )
+        .run(row);
+    for (const org of ['alpha', 'beta']) insert('organisations', { slug: org, created_at: 1 });
+    const queue = (id: string, org: string, name: string, at: number) =>
+      insert('queues', {
+        id,
+        org_slug: org,
+        repo_host: 'github.com',
+        repo_owner: 'acme',
+        repo_name: name,
+        branch: 'main',
+        config: JSON.stringify(newQueueModel('main').config),
+        next_seq: 1,
+        created_at: at,
+        updated_at: at,
+      });
+    // web: beta's queue came first, alpha's later. api: alpha's test upload came before beta's queue.
+    queue('q1', 'alpha', 'web', 2000);
+    queue('q2', 'beta', 'web', 1000);
+    queue('q3', 'beta', 'api', 3000);
+    insert('flaky_repositories', {
+      id: 'r1',
+      org_slug: 'alpha',
+      repo_key: 'github.com/acme/api',
+      host: 'github.com',
+      owner: 'acme',
+      name: 'api',
+      settings: '{}',
+      codeowners: null,
+      created_at: 2500,
+      updated_at: 2500,
+    });
+    sqlite.close();
+
+    const s = await server({ dataDir: dir, tokens: TWO_ORGS });
+    expect((await call(s, 'getQueue', Q, { token: 'token-a' })).status).toBe(404);
+    expect((await call(s, 'getQueue', Q, { token: 'token-b' })).status).toBe(200);
+    const api = { repo: OTHER_REPO, targetBranch: 'main' };
+    expect((await call(s, 'getQueue', api, { token: 'token-b' })).status).toBe(404);
+    expect((await call(s, 'getMergeQueueMetrics', {}, { token: 'token-b' })).text).not.toMatch(/acme\/api/);
+    expect((await call(s, 'createQueue', api, { token: 'token-a' })).status).toBe(200);
   });
 });
