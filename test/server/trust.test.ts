@@ -14,6 +14,7 @@ import { newQueueModel } from '../../src/engine/index.js';
 import { migrations } from '../../src/store/migrations/index.js';
 import { SQLITE_FILE } from '../../src/store/store.js';
 import { createRepo, type FixtureRepo } from '../forge/fixture.js';
+import { railyard } from '../support/cli.js';
 import { startTestServer, type TestServer, type TestServerOptions } from '../support/server.js';
 import { call, ok, REPO } from './helpers.js';
 
@@ -306,6 +307,35 @@ describe('repositories belong to organisations', () => {
       'createQueue',
       { repo: { host: 'github.com', owner: 'globex', name: 'web' }, targetBranch: 'main' },
       'token-a',
+    );
+  });
+});
+
+describe('railyard serve --org-repos', () => {
+  it('refuses a malformed value or two organisations for one repository before starting (exit 2)', async () => {
+    const home = await dataDir();
+    const env = { PATH: process.env.PATH ?? '', HOME: home, NO_COLOR: '1' };
+    const serve = (...pins: string[]) =>
+      railyard(
+        [
+          'serve',
+          '--sandbox',
+          '--port',
+          '0',
+          '--data-dir',
+          join(home, 'data'),
+          ...pins.flatMap((p) => ['--org-repos', p]),
+        ],
+        env,
+      );
+    const malformed = await serve('acme=github.com/acme');
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toMatch(/--org-repos: expected ORG=host\/owner\/name/);
+    const overlapping = await serve('acme=github.com/acme/*', 'globex=*/acme/web');
+    expect(overlapping.code).toBe(2);
+    // oclif wraps long messages: compare with the line breaks folded.
+    expect(overlapping.stderr.replace(/\s*\n\s*›?\s*/g, ' ')).toMatch(
+      /acme=github\.com\/acme\/\* and globex=\*\/acme\/web both match the same repositories/,
     );
   });
 });
