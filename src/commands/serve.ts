@@ -21,6 +21,12 @@ export default class Serve extends Command {
       command: '<%= config.bin %> serve --sandbox --port 0',
     },
     {
+      description: "Two organisations over one git root: each owns its GitHub owner's repositories",
+      command:
+        '<%= config.bin %> serve --git-root /srv/git --org-token acme="$ACME_TOKEN" --org-token globex="$GLOBEX_TOKEN" ' +
+        '--org-repos acme=github.com/acme/* --org-repos globex=github.com/globex/*',
+    },
+    {
       description: 'Serve two teams, each with its own token',
       command: '<%= config.bin %> serve --token "$TEAM_A_TOKEN" --org team-a --org-token team-b="$TEAM_B_TOKEN"',
     },
@@ -37,6 +43,13 @@ export default class Serve extends Command {
     org: Flags.string({ description: 'Organisation of the --token tokens', default: 'local' }),
     'org-token': Flags.string({
       description: 'A token of another organisation, as ORG=TOKEN (repeatable)',
+      multiple: true,
+    }),
+    'org-repos': Flags.string({
+      description:
+        'Repositories that belong to an organisation, as ORG=host/owner/name where * matches one segment (repeatable); ' +
+        'other repositories belong to the organisation that first creates a queue or uploads tests for them',
+      helpValue: 'ORG=host/owner/*',
       multiple: true,
     }),
     sandbox: Flags.boolean({
@@ -68,6 +81,17 @@ export default class Serve extends Command {
     } catch (error) {
       this.error(error instanceof Error ? error.message : String(error), { exit: 2 });
     }
+
+    // Loaded lazily like the server itself (a small module: only the parsing).
+    const { conflictingPins, parseOrgRepoPin } = await import('../server/ownership.js');
+    let orgRepos: ReturnType<typeof parseOrgRepoPin>[] = [];
+    try {
+      orgRepos = (flags['org-repos'] ?? []).map(parseOrgRepoPin);
+    } catch (error) {
+      this.error(error instanceof Error ? error.message : String(error), { exit: 2 });
+    }
+    const conflict = conflictingPins(orgRepos);
+    if (conflict) this.error(conflict, { exit: 2 });
 
     const failPrs = new Set<number>();
     for (const part of (flags['sandbox-fail'] ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
@@ -107,7 +131,13 @@ export default class Serve extends Command {
       this.log(`Generated an API token for organisation "${flags.org}". It is shown only this once (only its hash is stored):`);
       this.log(`  ${token}`);
     }
-    const app = await buildServer({ store, forge: backend.forge, workers: backend.workers, version: this.config.version });
+    const app = await buildServer({
+      store,
+      forge: backend.forge,
+      workers: backend.workers,
+      version: this.config.version,
+      orgRepos,
+    });
     await app.listen({ host: flags.host, port: flags.port });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : flags.port;

@@ -1,3 +1,4 @@
+export * from './branch-name.js';
 export * from './common.js';
 export * from './mq.js';
 export * from './flaky.js';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { branchNameProblem, describeBranchProblem } from './branch-name.js';
 import { DateTimeInput, DateTimeOutput, looseEnum, looseInt, NonEmptyString, Repo, U32_MAX } from './common.js';
 
 // ---------------------------------------------------------------- enums
@@ -77,7 +78,11 @@ export function resolvePriority(input: PriorityInput | undefined): ResolvedPrior
 // ---------------------------------------------------------------- request pieces
 
 export const PrNumber = looseInt(0, U32_MAX);
-export const TargetBranch = NonEmptyString;
+/** A queue's branch: a valid branch name (see branch-name.ts), else 400 naming the rule it breaks. */
+export const TargetBranch = NonEmptyString.superRefine((name, ctx) => {
+  const problem = branchNameProblem(name);
+  if (problem) ctx.addIssue({ code: 'custom', message: describeBranchProblem(name, problem) });
+});
 
 const PrRef = z.object({ number: PrNumber });
 

@@ -19,6 +19,8 @@ import { TokenAuth } from './auth.js';
 import { HttpError, oneLine } from './errors.js';
 import { FlakyService } from './flaky.js';
 import { flakyHandlers } from './routes/flaky.js';
+import { RepoOwners, type OrgRepoPin } from './ownership.js';
+import { PageTokens } from './page-tokens.js';
 import { builtWorkerFile, reportReaderPool } from './report-reader.js';
 import { mqHandlers } from './routes/mq.js';
 import { RawAnswer, type Handler, type Handlers } from './routes/types.js';
@@ -43,6 +45,8 @@ export interface ServerDeps {
    * (builtWorkerFile); `false`, or none found (running from sources), reads them on the request thread.
    */
   reportWorker?: string | false;
+  /** `serve --org-repos`: repositories pinned to organisations (decisions "Trust"). */
+  orgRepos?: readonly OrgRepoPin[];
 }
 
 export interface Railyard {
@@ -140,9 +144,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
 
   const auth = new TokenAuth(deps.store);
   await auth.reload();
+  const owners = await RepoOwners.load(deps.store, deps.orgRepos);
+  const pageTokens = await PageTokens.load(deps.store);
   const service = await QueueService.load({
     store: deps.store,
     forge: deps.forge,
+    owners,
     onEffects: deps.onEffects ?? deps.workers?.handle,
     now,
     log: (message, error) => app.log.error({ err: error }, message),
@@ -212,7 +219,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
 
   const handlers: Handlers = {
     ...mqHandlers(service, now),
-    ...flakyHandlers(new FlakyService(deps.store, now, reports?.read)),
+    ...flakyHandlers(new FlakyService(deps.store, now, reports?.read), owners, pageTokens),
     status: () => STATUS,
   };
 

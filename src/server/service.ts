@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import {
+  branchNameProblem,
+  describeBranchProblem,
+  isoTime,
   type ImpactedTargets,
   type Mode,
   type PriorityInput,
@@ -26,6 +29,7 @@ import {
 import type { Forge } from '../forge/types.js';
 import { impactedTargetsKey, type ImpactedTargetsWrite, type Store } from '../store/index.js';
 import { badRequest, conflict, HttpError, notFound } from './errors.js';
+import type { RepoOwners } from './ownership.js';
 import { presentListItem, presentQueueSettings, presentSubmitted } from './present.js';
 
 /** One queue as the server holds it: identity, the current engine model, read caches. */
@@ -54,6 +58,8 @@ export type EffectHandler = (queue: QueueHandle, effects: readonly Effect[], ser
 export interface QueueServiceOptions {
   store: Store;
   forge: Forge;
+  /** Which organisation each repository belongs to; without it, every organisation sees only its own queues. */
+  owners?: RepoOwners;
   /** Where the engine's effects are carried out (test runs, merges). Today only stateChanged happens. */
   onEffects?: EffectHandler;
   now?: () => number;
@@ -114,6 +120,7 @@ export class QueueService {
   private readonly submittedAnswers = new WeakMap<QueueModel, Map<string, SubmittedAnswer>>();
   private readonly store: Store;
   private readonly forge: Forge;
+  private readonly owners?: RepoOwners;
   private readonly onEffects?: EffectHandler;
   private readonly now: () => number;
   private readonly newId: () => string;
@@ -122,6 +129,7 @@ export class QueueService {
   private constructor(options: QueueServiceOptions) {
     this.store = options.store;
     this.forge = options.forge;
+    this.owners = options.owners;
     this.onEffects = options.onEffects;
     this.now = options.now ?? Date.now;
     this.newId = options.newId ?? randomUUID;
@@ -151,8 +159,14 @@ export class QueueService {
     return [...this.byId.values()];
   }
 
+  /** The queues an organisation sees: its own, in repositories it owns (or nobody owns). */
   queuesOf(org: string): QueueHandle[] {
-    return this.queues().filter((q) => q.org === org);
+    return this.queues().filter((q) => q.org === org && this.allows(org, q.repo));
+  }
+
+  /** Whether `org` may see `repo` (it belongs to no other organisation). */
+  private allows(org: string, repo: Repo): boolean {
+    return this.owners?.allows(org, repo) ?? true;
   }
 
   byQueueId(id: string): QueueHandle | undefined {
@@ -160,7 +174,9 @@ export class QueueService {
   }
 
   find(org: string, repo: Repo, branch: string): QueueHandle | undefined {
-    return this.byKey.get(queueKey(org, normaliseRepo(repo), branch));
+    const handle = this.byKey.get(queueKey(org, normaliseRepo(repo), branch));
+    // A queue made before the repository went to another organisation is hidden like a missing one.
+    return handle && this.allows(org, handle.repo) ? handle : undefined;
   }
 
   /** The queue or a 404 (also for another organisation's queue: existence is never revealed). */
@@ -255,6 +271,10 @@ export class QueueService {
 
   async createQueue(org: string, rawRepo: Repo, branch: string, mode?: Mode, concurrency?: number): Promise<void> {
     const repo = normaliseRepo(rawRepo);
+    const problem = branchNameProblem(branch);
+    if (problem) throw badRequest(`targetBranch: ${describeBranchProblem(branch, problem)}`);
+    if (this.owners && !(await this.owners.claim(org, repo)))
+      throw notFound(`repo: no repository ${describeRepo(repo)} in this organisation`);
     const key = queueKey(org, repo, branch);
     await this.serialize(key, async () => {
       if (this.byKey.has(key)) throw conflict(`A merge queue already exists for branch "${branch}" in ${describeRepo(repo)}`);
@@ -321,20 +341,62 @@ export class QueueService {
     prNumber: number,
     options: { priority?: PriorityInput; noBatch?: boolean },
   ): Promise<void> {
-    const facts = await this.facts(this.require(org, repo, branch), prNumber);
+    const queue = this.require(org, repo, branch);
+    const facts = await this.facts(queue, prNumber);
     if (!facts.open) throw badRequest(`pull request #${prNumber} is closed`);
+    const baseProblem = branchNameProblem(facts.baseBranch);
+    if (baseProblem)
+      throw badRequest(
+        `pull request #${prNumber}: its base ${describeBranchProblem(facts.baseBranch, baseProblem)}`,
+      );
+    // Nothing lands twice: a PR the forge reports merged or closed, or whose head or changes are
+    // already in the target, is refused.
+    const landing = await this.forge.landingState?.(queue.repo, prNumber, facts, queue.model.branch);
+    if (landing && landing.state !== 'open') {
+      throw badRequest(
+        `pull request #${prNumber} is ${landing.state === 'merged' ? 'already merged' : 'closed'}: ${landing.detail}`,
+      );
+    }
     const priority = options.priority === undefined ? undefined : resolvePriority(options.priority);
-    await this.write(org, repo, branch, (handle) =>
-      this.commit(handle, [{ type: 'submit', prNumber, pr: facts, priority, noBatch: options.noBatch }], {
-        // Impacted targets may be uploaded before the PR is submitted: apply them to the new entry.
-        more: (model) => {
-          const entry = findEntry(model, prNumber);
-          const stored = handle.impactedTargets.get(impactedTargetsKey(prNumber, facts.headSha));
-          if (!entry || entry.impactedTargets !== null || stored === undefined) return [];
-          return [{ type: 'impactedTargets', prNumber, sha: facts.headSha, targets: stored }];
+    await this.write(org, repo, branch, (handle) => {
+      this.refuseMerged(handle, prNumber);
+      return this.commit(
+        handle,
+        [{ type: 'submit', prNumber, pr: facts, priority, noBatch: options.noBatch }],
+        {
+          // Impacted targets may be uploaded before the PR is submitted: apply them to the new entry.
+          more: (model) => {
+            const entry = findEntry(model, prNumber);
+            const stored = handle.impactedTargets.get(impactedTargetsKey(prNumber, facts.headSha));
+            if (!entry || entry.impactedTargets !== null || stored === undefined) return [];
+            return [{ type: 'impactedTargets', prNumber, sha: facts.headSha, targets: stored }];
+          },
         },
-      }),
-    );
+      );
+    });
+  }
+
+  /**
+   * 400 when a queue of the repository already merged PR `prNumber`: a forge that cannot tell
+   * (the sandbox) would otherwise let it land again. Runs in the writer, so a merge that finished
+   * while the forge was asked is seen.
+   */
+  private refuseMerged(handle: QueueHandle, prNumber: number): void {
+    for (const q of this.queuesOf(handle.org)) {
+      if (
+        q.repo.host !== handle.repo.host ||
+        q.repo.owner !== handle.repo.owner ||
+        q.repo.name !== handle.repo.name
+      )
+        continue;
+      const merged = q.model.entries.find((e) => e.prNumber === prNumber && e.state === 'merged');
+      if (merged) {
+        const when = merged.concludedAt === null ? '' : ` at ${isoTime(merged.concludedAt)}`;
+        throw badRequest(
+          `pull request #${prNumber} is already merged: the ${q.model.branch} queue merged it${when}`,
+        );
+      }
+    }
   }
 
   async cancel(org: string, repo: Repo, branch: string, prNumber: number): Promise<void> {

@@ -160,6 +160,22 @@ export interface FlakyCountersTable {
   value: number;
 }
 
+/** Which organisation a repository belongs to (see decisions "Trust"). */
+export interface RepoOwnersTable {
+  /** `host/owner/name`, lower case. */
+  repo_key: string;
+  org_slug: string;
+  created_at: Millis;
+}
+
+/** Secrets the server generates once and keeps (e.g. `page-token-key`). */
+export interface ServerSecretsTable {
+  name: string;
+  /** Base64. */
+  value: string;
+  created_at: Millis;
+}
+
 export interface SchemaTables {
   organisations: OrganisationsTable;
   api_tokens: ApiTokensTable;
@@ -173,6 +189,8 @@ export interface SchemaTables {
   flaky_results: FlakyResultsTable;
   flaky_failures: FlakyFailuresTable;
   flaky_counters: FlakyCountersTable;
+  repo_owners: RepoOwnersTable;
+  server_secrets: ServerSecretsTable;
 }
 
 export type { Generated };

@@ -166,6 +166,50 @@ export class Store {
     return rows.map((r) => ({ hash: r.token_hash, org: r.org_slug }));
   }
 
+  // ------------------------------------------------------------ repository owners and secrets
+
+  /** Every recorded repository owner: `host/owner/name` (lower case) → organisation. */
+  async loadRepoOwners(): Promise<Map<string, string>> {
+    const rows = await this.db.selectFrom('repo_owners').select(['repo_key', 'org_slug']).execute();
+    return new Map(rows.map((r) => [r.repo_key, r.org_slug]));
+  }
+
+  /**
+   * Records `org` as the owner of `repoKey` unless the repository already has one; returns the
+   * owner either way (the first claim wins, also between concurrent claims).
+   */
+  async claimRepo(org: string, repoKey: string): Promise<string> {
+    return this.db.transaction().execute(async (trx) => {
+      await this.ensureOrganisationIn(trx, org);
+      await trx
+        .insertInto('repo_owners')
+        .values({ repo_key: repoKey, org_slug: org, created_at: Date.now() })
+        .onConflict((oc) => oc.column('repo_key').doNothing())
+        .execute();
+      const row = await trx
+        .selectFrom('repo_owners')
+        .select('org_slug')
+        .where('repo_key', '=', repoKey)
+        .executeTakeFirstOrThrow();
+      return row.org_slug;
+    });
+  }
+
+  /** The secret named `name`, created from `generate()` on first use and kept from then on. */
+  async serverSecret(name: string, generate: () => string): Promise<string> {
+    await this.db
+      .insertInto('server_secrets')
+      .values({ name, value: generate(), created_at: Date.now() })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .execute();
+    const row = await this.db
+      .selectFrom('server_secrets')
+      .select('value')
+      .where('name', '=', name)
+      .executeTakeFirstOrThrow();
+    return row.value;
+  }
+
   // ------------------------------------------------------------ queues
 
   async loadQueues(): Promise<StoredQueue[]> {

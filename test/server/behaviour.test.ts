@@ -273,14 +273,18 @@ describe('organisations', () => {
     ] as const) {
       expect((await call(s, op, body, { token: 'token-b' })).status, op).toBe(404);
     }
-    // team-b can have its own queue for the same repository and branch.
-    await ok(s, 'createQueue', Q, 'token-b');
-    expect((await ok(s, 'getQueue', Q, 'token-b')).enqueuedPullRequests).toEqual([]);
+    // The repository is team-a's: team-b cannot make a queue for it (decisions "Trust"), but for its own.
+    expect((await call(s, 'createQueue', Q, { token: 'token-b' })).status).toBe(404);
+    const theirs = { repo: { ...REPO, name: 'theirs' }, targetBranch: 'main' };
+    await ok(s, 'createQueue', theirs, 'token-b');
+    expect((await ok(s, 'getQueue', theirs, 'token-b')).enqueuedPullRequests).toEqual([]);
     expect((await ok(s, 'getQueue', Q, 'token-a')).enqueuedPullRequests).toHaveLength(1);
 
     const flaky = { repo: REPO, page_query: { page_size: 5 } };
     expect((await call(s, 'listQuarantinedTests', { ...flaky, org_url_slug: 'team-a' }, { token: 'token-b' })).status).toBe(404);
-    expect((await call(s, 'listQuarantinedTests', { ...flaky, org_url_slug: 'team-b' }, { token: 'token-b' })).status).toBe(200);
+    expect((await call(s, 'listQuarantinedTests', { ...flaky, org_url_slug: 'team-b' }, { token: 'token-b' })).status).toBe(404);
+    const own = { ...flaky, repo: theirs.repo, org_url_slug: 'team-b' };
+    expect((await call(s, 'listQuarantinedTests', own, { token: 'token-b' })).status).toBe(200);
   });
 });
 

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { buildServer } from '../../src/server/index.js';
+import { parseOrgRepoPin } from '../../src/server/ownership.js';
 import { createBackend, type BackendOptions } from '../../src/server/runtime.js';
 import { openStore } from '../../src/store/index.js';
 
@@ -20,6 +21,8 @@ export interface TestServerOptions {
   tokens?: Record<string, string>;
   /** The server's clock (default Date.now): flaky-test windows and recovery are read against it. */
   now?: () => number;
+  /** `serve --org-repos` values, e.g. `acme=github.com/acme/*`. */
+  orgRepos?: string[];
 }
 
 export interface TestServer {
@@ -46,7 +49,8 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   // Flaky-test reports are read on worker threads from the built worker (`npm test` builds first).
   const reportWorker = resolve(import.meta.dirname, '../../build/flaky/ingest-worker.js');
   if (!existsSync(reportWorker)) throw new Error(`startTestServer: ${reportWorker} is missing; run npm run build`);
-  const app = await buildServer({ store, forge, workers, logLevel: 'error', now: opts.now, reportWorker });
+  const orgRepos = (opts.orgRepos ?? []).map(parseOrgRepoPin);
+  const app = await buildServer({ store, forge, workers, logLevel: 'error', now: opts.now, reportWorker, orgRepos });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   const port = new URL(address).port;
   let closed = false;

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import type { Repo } from '../../contract/index.js';
 import type { PrFacts } from '../../engine/types.js';
-import type { Forge } from '../types.js';
-import { getPullRequest, repoDirFor } from './repo.js';
+import type { Forge, PrLandingState } from '../types.js';
+import { containedIn, getPullRequest, repoDirFor } from './repo.js';
 
 /**
  * The git forge behind `railyard serve --git-root DIR`: maps a contract `Repo` to its bare
@@ -33,5 +33,26 @@ export class GitForge implements Forge {
   async getPullRequest(repo: Repo, prNumber: number, queueBranch: string): Promise<PrFacts | null> {
     if (!this.hasRepo(repo)) return null;
     return getPullRequest(this.repoDir(repo), prNumber, queueBranch);
+  }
+
+  /**
+   * Git has no record of merged pull requests: a PR counts as merged into `targetBranch` when its
+   * head commit is in it, or when merging it would change nothing (it was squashed or rebased in).
+   */
+  async landingState(
+    repo: Repo,
+    prNumber: number,
+    facts: PrFacts,
+    targetBranch: string,
+  ): Promise<PrLandingState> {
+    const contained = await containedIn(this.repoDir(repo), facts.headSha, targetBranch);
+    if (contained === 'head')
+      return {
+        state: 'merged',
+        detail: `its head ${facts.headSha.slice(0, 12)} is already in ${targetBranch}`,
+      };
+    if (contained === 'changes')
+      return { state: 'merged', detail: `its changes are already in ${targetBranch}` };
+    return { state: 'open' };
   }
 }

@@ -10,6 +10,7 @@ export {
   TEST_BRANCH_PREFIX,
   casUpdateBranch,
   commitIdent,
+  containedIn,
   deleteBranches,
   diffSnapshots,
   getPullRequest,

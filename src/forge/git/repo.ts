@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { branchNameProblem } from '../../contract/branch-name.js';
 import type { Mergeability } from '../../contract/index.js';
 import type { PrFacts } from '../../engine/types.js';
 import { ChecksConfigError, NotFastForwardError } from './errors.js';
@@ -169,7 +170,13 @@ export async function getPullRequest(repoDir: string, prNumber: number, queueBra
     baseBranch = cleanBranchName(c.stdout);
   }
   baseBranch ??= queueBranch;
-  const [ident, targetSha] = await Promise.all([commitIdent(repoDir, headSha), headOf(repoDir, baseBranch)]);
+  // A base that is no branch name (refs/tags/v1, main~1) is reported as it is, for the server to
+  // refuse; it is never resolved.
+  const validBase = branchNameProblem(baseBranch) === null;
+  const [ident, targetSha] = await Promise.all([
+    commitIdent(repoDir, headSha),
+    validBase ? headOf(repoDir, baseBranch) : null,
+  ]);
   const mergeability = targetSha ? await mergeabilityOf(repoDir, headSha, targetSha) : 'unspecified';
   return {
     headSha,
@@ -180,6 +187,29 @@ export async function getPullRequest(repoDir: string, prNumber: number, queueBra
     mergeability,
     open: true,
   };
+}
+
+/**
+ * Whether a PR head is already in `branch`: `head` when the commit itself is (merged with a merge
+ * commit or fast-forward), `changes` when merging it would change nothing (squashed or rebased
+ * in), null when it would bring something new or `branch` does not exist.
+ */
+export async function containedIn(
+  repoDir: string,
+  headSha: string,
+  branch: string,
+): Promise<'head' | 'changes' | null> {
+  const target = await headOf(repoDir, branch);
+  if (!target) return null;
+  const ancestor = await git(repoDir, ['merge-base', '--is-ancestor', headSha, target], {
+    okCodes: [0, 1, 128],
+  });
+  if (ancestor.code === 0) return 'head';
+  const [merged, tree] = await Promise.all([
+    mergeTrees(repoDir, target, headSha),
+    git(repoDir, ['rev-parse', '--verify', '--quiet', `${target}^{tree}`]),
+  ]);
+  return merged.ok && merged.tree === tree.stdout.trim() ? 'changes' : null;
 }
 
 // ------------------------------------------------------------------ change detection
