@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { negotiate } from '@fastify/accept-negotiator';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import { z } from 'zod';
 import { buildOpenApiDocument } from '../contract/openapi.js';
 import {
@@ -14,7 +19,7 @@ import {
   type StatusResponse,
 } from '../contract/index.js';
 import type { Forge } from '../forge/types.js';
-import type { Store } from '../store/index.js';
+import { isDatabaseUnavailable, LeaseLostError, type Store } from '../store/index.js';
 import { TokenAuth } from './auth.js';
 import { HttpError, oneLine } from './errors.js';
 import { FlakyService } from './flaky.js';
@@ -24,6 +29,7 @@ import { mqHandlers } from './routes/mq.js';
 import { RawAnswer, type Handler, type Handlers } from './routes/types.js';
 import { QueueService, type EffectHandler } from './service.js';
 import type { QueueWorkers } from './workers.js';
+import type { Replicas } from './replicas.js';
 
 export interface ServerDeps {
   store: Store;
@@ -43,6 +49,8 @@ export interface ServerDeps {
    * (builtWorkerFile); `false`, or none found (running from sources), reads them on the request thread.
    */
   reportWorker?: string | false;
+  /** Several replicas on one PostgreSQL database: leases and change notifications (see replicas.ts). */
+  replicas?: Replicas;
 }
 
 export interface Railyard {
@@ -88,7 +96,13 @@ const requestSchemas = new Map(
  */
 function describeRequestError(error: z.ZodError): string {
   const issue = error.issues[0];
-  if (issue && issue.code !== 'custom' && issue.path.length && 'input' in issue && issue.input === undefined) {
+  if (
+    issue &&
+    issue.code !== 'custom' &&
+    issue.path.length &&
+    'input' in issue &&
+    issue.input === undefined
+  ) {
     return `${issue.path.map(String).join('.')}: required`;
   }
   return describeZodError(error);
@@ -113,13 +127,19 @@ function sendRaw(request: FastifyRequest, reply: FastifyReply, answer: RawAnswer
   return reply.header('content-encoding', 'gzip').send(gz);
 }
 
-function parseJsonBody(_request: FastifyRequest, text: string, done: (err: Error | null, body?: unknown) => void): void {
+function parseJsonBody(
+  _request: FastifyRequest,
+  text: string,
+  done: (err: Error | null, body?: unknown) => void,
+): void {
   // Lenient: any Content-Type (or none) is read as JSON; an empty body is an empty object.
   if (text.trim() === '') return done(null, {});
   try {
     done(null, JSON.parse(text));
   } catch (error) {
-    done(new HttpError(400, `body: invalid JSON (${error instanceof Error ? error.message : String(error)})`));
+    done(
+      new HttpError(400, `body: invalid JSON (${error instanceof Error ? error.message : String(error)})`),
+    );
   }
 }
 
@@ -146,6 +166,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     onEffects: deps.onEffects ?? deps.workers?.handle,
     now,
     log: (message, error) => app.log.error({ err: error }, message),
+    replicas: deps.replicas,
   });
   app.decorate('railyard', { service, auth });
   app.decorateRequest('org', '');
@@ -162,15 +183,22 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const workerFile = deps.reportWorker ?? builtWorkerFile();
   const reports = workerFile
     ? reportReaderPool(workerFile, {
-        onBroken: (error) => app.log.error({ err: error }, 'flaky-test report workers failed; reading reports on the request thread'),
+        onBroken: (error) =>
+          app.log.error(
+            { err: error },
+            'flaky-test report workers failed; reading reports on the request thread',
+          ),
       })
     : undefined;
   app.addHook('onClose', async () => {
+    // Hand the leases back first: another replica takes the queues at once.
+    await deps.replicas?.close();
     await deps.workers?.close();
     await service.drain();
     await reports?.close();
   });
   deps.workers?.attach(service);
+  await deps.replicas?.start(service, deps.workers);
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody);
@@ -191,6 +219,15 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     } else if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
       status = error.statusCode;
       message = error.message;
+    } else if (isDatabaseUnavailable(error)) {
+      status = 503;
+      message = 'the database is unavailable right now; nothing was changed, try again shortly';
+      reply.header('retry-after', '5');
+      request.log.warn({ err: error, reqId: request.id }, 'database unavailable');
+    } else if (error instanceof LeaseLostError) {
+      status = 503;
+      message = 'this replica lost the lease of the queue mid-write; nothing was changed, try again';
+      reply.header('retry-after', '1');
     } else {
       request.log.error({ err: error, reqId: request.id }, 'unexpected error');
       message = `internal error (request id ${request.id}); the server log has the details`;
@@ -203,7 +240,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     const token = Array.isArray(header) ? header[0] : header;
     const org = auth.organisationOf(token);
     if (!org) {
-      done(new HttpError(401, token ? 'x-api-token: unknown token' : 'x-api-token: required (send your API token in this header)'));
+      done(
+        new HttpError(
+          401,
+          token ? 'x-api-token: unknown token' : 'x-api-token: required (send your API token in this header)',
+        ),
+      );
       return;
     }
     request.org = org;
