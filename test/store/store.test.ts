@@ -78,7 +78,11 @@ describe.each(dialects)('store on $name', ({ name, skip, open }) => {
     const empty = newQueueModel('main', 'parallel', 2);
     await store.insertQueue({ id: 'q1', org: 'acme', repo, model: empty });
     let model = submit(submit(empty, 1), 2);
-    await store.commitQueueChange('q1', empty, model, { prNumber: 2, headSha: facts(2).headSha, targets: ['web'] });
+    await store.commitQueueChange('q1', empty, model, {
+      prNumber: 2,
+      headSha: facts(2).headSha,
+      targets: ['web'],
+    });
     const before = model;
     model = step(model, { type: 'cancel', prNumber: 1, reason: 'USER_REQUESTED' }, ctx()).model;
     await store.commitQueueChange('q1', before, model);
@@ -89,7 +93,9 @@ describe.each(dialects)('store on $name', ({ name, skip, open }) => {
     expect(stored.id).toBe('q1');
     expect(stored.repo).toEqual(repo);
     expect(stored.model.config.mode).toBe('parallel');
-    expect(stored.model.entries.map((e) => [e.prNumber, e.state])).toEqual(model.entries.map((e) => [e.prNumber, e.state]));
+    expect(stored.model.entries.map((e) => [e.prNumber, e.state])).toEqual(
+      model.entries.map((e) => [e.prNumber, e.state]),
+    );
     expect(stored.model.nextSeq).toBe(model.nextSeq);
     expect(stored.impactedTargets.get(`2:${facts(2).headSha}`)).toEqual(['web']);
     await again.close();
@@ -99,7 +105,9 @@ describe.each(dialects)('store on $name', ({ name, skip, open }) => {
     const store = await (await open()).reopen();
     expect(await store.addToken('acme', 'secret-1')).toBe(true);
     expect(await store.addToken('acme', 'secret-1')).toBe(false);
-    await expect(store.addToken('other', 'secret-1')).rejects.toThrow(/already belongs to organisation "acme"/);
+    await expect(store.addToken('other', 'secret-1')).rejects.toThrow(
+      /already belongs to organisation "acme"/,
+    );
     await store.close();
   });
 });
@@ -109,7 +117,12 @@ describe.skipIf(noPostgres)('store on postgres: several replicas', () => {
   beforeAll(async () => {
     store = await openStore({ databaseUrl: await cluster!.createDatabase() });
     await store.insertQueue({ id: 'q1', org: 'acme', repo, model: newQueueModel('main') });
-    await store.insertQueue({ id: 'q2', org: 'acme', repo: { ...repo, name: 'api' }, model: newQueueModel('main') });
+    await store.insertQueue({
+      id: 'q2',
+      org: 'acme',
+      repo: { ...repo, name: 'api' },
+      model: newQueueModel('main'),
+    });
   });
   afterAll(() => store.close());
 
@@ -153,7 +166,9 @@ describe.skipIf(noPostgres)('store on postgres: several replicas', () => {
     await expect(
       store.transactQueue('q1', async (tx) => tx.checkFence({ holder: 'replica-a', fence: a.get('q1')! })),
     ).rejects.toBeInstanceOf(LeaseLostError);
-    await store.transactQueue('q1', async (tx) => tx.checkFence({ holder: 'replica-b', fence: b.get('q1')! }));
+    await store.transactQueue('q1', async (tx) =>
+      tx.checkFence({ holder: 'replica-b', fence: b.get('q1')! }),
+    );
   });
 
   it('lets an expired lease go to another replica', async () => {

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { buildServer } from '../../src/server/index.js';
+import { Replicas } from '../../src/server/replicas.js';
 import { createBackend, type BackendOptions } from '../../src/server/runtime.js';
 import { openStore } from '../../src/store/index.js';
 
@@ -20,6 +21,10 @@ export interface TestServerOptions {
   tokens?: Record<string, string>;
   /** The server's clock (default Date.now): flaky-test windows and recovery are read against it. */
   now?: () => number;
+  /** PostgreSQL instead of SQLite: the server runs as one replica among any others on this database. */
+  databaseUrl?: string;
+  /** Replicas: lease length (default 5 s, short in tests that fail over). */
+  leaseMs?: number;
 }
 
 export interface TestServer {
@@ -40,13 +45,33 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const tokens = opts.tokens ?? { 'test-token': 'local' };
   const entries = Object.entries(tokens);
   if (!entries.length) throw new Error('startTestServer: tokens must not be empty');
-  const store = await openStore({ dataDir });
+  const store = opts.databaseUrl
+    ? await openStore({ databaseUrl: opts.databaseUrl, poolSize: 5 })
+    : await openStore({ dataDir });
+  const replicas = opts.databaseUrl
+    ? new Replicas(store, { databaseUrl: opts.databaseUrl, leaseMs: opts.leaseMs })
+    : undefined;
   for (const [token, org] of entries) await store.addToken(org, token);
-  const { forge, workers } = await createBackend({ dataDir, gitRoot: opts.gitRoot, sandbox: opts.sandbox, tickMs: opts.tickMs ?? 200, pollMs: opts.pollMs ?? 200 });
+  const { forge, workers } = await createBackend({
+    dataDir,
+    gitRoot: opts.gitRoot,
+    sandbox: opts.sandbox,
+    tickMs: opts.tickMs ?? 200,
+    pollMs: opts.pollMs ?? 200,
+  });
   // Flaky-test reports are read on worker threads from the built worker (`npm test` builds first).
   const reportWorker = resolve(import.meta.dirname, '../../build/flaky/ingest-worker.js');
-  if (!existsSync(reportWorker)) throw new Error(`startTestServer: ${reportWorker} is missing; run npm run build`);
-  const app = await buildServer({ store, forge, workers, logLevel: 'error', now: opts.now, reportWorker });
+  if (!existsSync(reportWorker))
+    throw new Error(`startTestServer: ${reportWorker} is missing; run npm run build`);
+  const app = await buildServer({
+    store,
+    forge,
+    workers,
+    logLevel: 'error',
+    now: opts.now,
+    reportWorker,
+    replicas,
+  });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   const port = new URL(address).port;
   let closed = false;
