@@ -38,7 +38,8 @@ export default class Migrate extends Command {
     try {
       store = await openDatabase(flags['data-dir'], flags['database-url']);
     } catch (error) {
-      this.error(error instanceof Error ? error.message : String(error), { exit: 2 });
+      process.stderr.write(`railyard migrate: ${error instanceof Error ? error.message : String(error)}\n`);
+      this.exit(2);
     }
     const where = flags['database-url'] ? redactUrl(flags['database-url']) : `${flags['data-dir']} (SQLite)`;
     await store.close();

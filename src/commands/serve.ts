@@ -163,7 +163,9 @@ export default class Serve extends Command {
         flags['database-statement-timeout'],
       );
     } catch (error) {
-      this.error(error instanceof Error ? error.message : String(error), { exit: 2 });
+      // One line, unwrapped: it names the URL (without its password) and the reason.
+      process.stderr.write(`railyard serve: ${error instanceof Error ? error.message : String(error)}\n`);
+      this.exit(2);
     }
     for (const { org, token } of orgTokens) await store.addToken(org, token);
     if ((await store.listTokens()).length === 0) {

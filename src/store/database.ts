@@ -27,11 +27,10 @@ export async function openDatabase(
   try {
     return await openStore({ databaseUrl, poolSize, statementTimeoutMs: statementTimeoutSeconds * 1000 });
   } catch (error) {
-    const reason =
-      error instanceof Error
-        ? error.message || (error as NodeJS.ErrnoException).code || error.name
-        : String(error);
-    throw new Error(`cannot use the database at ${redactUrl(databaseUrl)}: ${reason.split('\n')[0]}`);
+    const where = redactUrl(databaseUrl);
+    if (isDatabaseUnavailable(error))
+      throw new Error(`cannot reach the database at ${where}: ${rootReason(error)}`);
+    throw new Error(`cannot use the database at ${where}: ${rootReason(error)}`);
   }
 }
 
@@ -67,4 +66,13 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     e = (e as { cause?: unknown }).cause;
   }
   return false;
+}
+
+/** The innermost reason of an error chain, on one line (a refused connection says which address). */
+function rootReason(error: unknown): string {
+  let e: unknown = error;
+  for (let depth = 0; depth < 5 && e instanceof Error && e.cause !== undefined; depth++) e = e.cause;
+  if (e instanceof AggregateError && e.errors.length) e = e.errors[0];
+  const text = e instanceof Error ? e.message || (e as NodeJS.ErrnoException).code || e.name : String(e);
+  return text.split('\n')[0];
 }

@@ -152,9 +152,11 @@ function postgresDialect(options: {
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
     application_name: 'railyard',
   });
-  // An idle client that loses its connection (the database restarted) must not crash the server:
-  // the pool drops it and the next query opens a new one.
+  // A client that loses its connection (the database restarted) must not crash the server: the
+  // query it was running fails (503 to its request), the pool drops it, the next query opens a new
+  // one. pg emits the loss on the client itself when no query is running, idle or checked out.
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return new PostgresDialect({ pool });
 }
 
@@ -180,6 +182,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
     throw new Error(
       `database migration ${failed ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
     );
   }
   const store = new Store(db, kind);
@@ -550,12 +553,10 @@ export class Store {
           .insertInto('impacted_targets')
           .values(row)
           .onConflict((oc) =>
-            oc
-              .columns(['queue_id', 'pr_number', 'head_sha'])
-              .doUpdateSet((eb) => ({
-                targets: eb.ref('excluded.targets'),
-                updated_at: eb.ref('excluded.updated_at'),
-              })),
+            oc.columns(['queue_id', 'pr_number', 'head_sha']).doUpdateSet((eb) => ({
+              targets: eb.ref('excluded.targets'),
+              updated_at: eb.ref('excluded.updated_at'),
+            })),
           )
           .execute();
       }

@@ -29,16 +29,20 @@ async function server(databaseUrl: string, opts: TestServerOptions = {}): Promis
   return s;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+interface PrAnswer {
+  state: string;
+  stateReason?: string;
+}
+
 async function waitFor(
   s: TestServer,
   prNumber: number,
-  done: (pr: any) => boolean,
+  done: (pr: PrAnswer) => boolean,
   timeoutMs = 20_000,
-): Promise<any> {
+): Promise<PrAnswer> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const pr = await ok(s, 'getSubmittedPullRequest', { ...Q, pr: { number: prNumber } });
+    const pr = (await ok(s, 'getSubmittedPullRequest', { ...Q, pr: { number: prNumber } })) as PrAnswer;
     if (done(pr)) return pr;
     if (Date.now() > deadline) throw new Error(`#${prNumber} is still ${pr.state} (${pr.stateReason ?? ''})`);
     await new Promise((r) => setTimeout(r, 100));
@@ -97,6 +101,30 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
     // A queue deleted on one replica is gone on the other.
     await ok(b, 'deleteQueue', Q);
     expect((await call(a, 'getQueue', Q)).status).toBe(404);
+  });
+
+  it('answers 503 while the database is down, loses nothing acknowledged, and recovers by itself', async () => {
+    const url = await cluster.createDatabase();
+    const a = await server(url, { sandbox: { testSeconds: 0.5 }, leaseMs: 1000 });
+    await ok(a, 'createQueue', Q);
+    await ok(a, 'submitPullRequest', { ...Q, pr: { number: 1 } });
+    await cluster.stop();
+    try {
+      const down = await call(a, 'submitPullRequest', { ...Q, pr: { number: 2 } });
+      expect(down.status).toBe(503);
+      expect(down.text).toMatch(/database is unavailable/);
+    } finally {
+      await cluster.start();
+    }
+    let again = await call(a, 'submitPullRequest', { ...Q, pr: { number: 2 } });
+    for (let i = 0; again.status === 503 && i < 50; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      again = await call(a, 'submitPullRequest', { ...Q, pr: { number: 2 } });
+    }
+    expect(again.status).toBe(200);
+    // The lease lapsed while the database was down; the replica takes it back and lands both.
+    await waitFor(a, 1, merged);
+    await waitFor(a, 2, merged);
   });
 
   it('hands the queues of a replica that stops to another one, which finishes their runs', async () => {

@@ -89,7 +89,6 @@ export async function startPostgres(): Promise<PostgresCluster> {
     `listen_addresses = '127.0.0.1'`,
     `unix_socket_directories = '${root}'`,
     'fsync = off',
-    'synchronous_commit = off',
     'full_page_writes = off',
     'max_connections = 200',
     'shared_buffers = 128MB',
