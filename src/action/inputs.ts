@@ -1,14 +1,6 @@
 import type { Repo } from '../contract/index.js';
 
-export const OPERATIONS = [
-  'submit',
-  'status',
-  'wait',
-  'cancel',
-  'restart',
-  'impacted-targets',
-  'upload-tests',
-] as const;
+export const OPERATIONS = ['submit', 'status', 'wait', 'cancel', 'restart', 'impacted-targets', 'upload-tests'] as const;
 export type Operation = (typeof OPERATIONS)[number];
 
 /** What the Action needs from the workflow run: its inputs and its event. */
@@ -55,8 +47,7 @@ function bool(name: string, raw: string): boolean {
 function positiveNumber(name: string, raw: string, fallback: number): number {
   if (raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0)
-    throw new InputError(`${name}: must be a positive number, got "${raw}"`);
+  if (!Number.isFinite(value) || value <= 0) throw new InputError(`${name}: must be a positive number, got "${raw}"`);
   return value;
 }
 
@@ -74,18 +65,12 @@ interface PullRequestPayload {
 }
 
 /** PR number, head SHA and base branch from a pull_request, pull_request_target or merge_group event. */
-function fromEvent(env: RunEnvironment): {
-  prNumber: number | null;
-  headSha: string | null;
-  base: string | null;
-} {
+function fromEvent(env: RunEnvironment): { prNumber: number | null; headSha: string | null; base: string | null } {
   const pr = env.payload.pull_request as PullRequestPayload | undefined;
   if (pr && typeof pr.number === 'number') {
     return { prNumber: pr.number, headSha: pr.head?.sha ?? null, base: pr.base?.ref ?? null };
   }
-  const group = env.payload.merge_group as
-    | { head_ref?: string; base_ref?: string; head_sha?: string }
-    | undefined;
+  const group = env.payload.merge_group as { head_ref?: string; base_ref?: string; head_sha?: string } | undefined;
   if (group?.head_ref) {
     // gh-readonly-queue/<branch>/pr-<number>-<sha>
     const match = /\/pr-(\d+)-[0-9a-f]+$/.exec(group.head_ref);
@@ -151,26 +136,18 @@ export function readSettings(env: RunEnvironment): ActionSettings {
   let impactedTargets: ActionSettings['impactedTargets'] = null;
   const targetsRaw = env.input('impacted-targets').trim();
   if (operation === 'impacted-targets') {
-    if (targetsRaw === '')
-      throw new InputError('impacted-targets: required for operation impacted-targets (a list, [] or ALL)');
+    if (targetsRaw === '') throw new InputError('impacted-targets: required for operation impacted-targets (a list, [] or ALL)');
     if (targetsRaw.toUpperCase() === 'ALL') impactedTargets = 'ALL';
     else if (targetsRaw === '[]') impactedTargets = [];
-    else
-      impactedTargets = targetsRaw
-        .split('\n')
-        .map((s) => s.trim())
-        .filter(Boolean);
+    else impactedTargets = targetsRaw.split('\n').map((s) => s.trim()).filter(Boolean);
   }
   const headSha = env.input('head-sha') || event.headSha;
-  if (operation === 'impacted-targets' && !headSha)
-    throw new InputError('head-sha: required when the event has no pull request head');
+  if (operation === 'impacted-targets' && !headSha) throw new InputError('head-sha: required when the event has no pull request head');
 
   const junit = list(env.input('junit'));
-  if (operation === 'upload-tests' && junit.length === 0)
-    throw new InputError('junit: required for operation upload-tests');
+  if (operation === 'upload-tests' && junit.length === 0) throw new InputError('junit: required for operation upload-tests');
   const org = env.input('org') || null;
-  if (operation === 'upload-tests' && !org)
-    throw new InputError('org: required for operation upload-tests (the organisation slug)');
+  if (operation === 'upload-tests' && !org) throw new InputError('org: required for operation upload-tests (the organisation slug)');
 
   const failOn = list(env.input('fail-on') || 'failed,cancelled').map((s) => s.toLowerCase());
 

@@ -2,15 +2,7 @@ import * as core from '@actions/core';
 import { context } from '@actions/github';
 import type { SubmittedPullRequest } from '../contract/index.js';
 import { ApiError, createClient, isTransientError, type Client } from '../client/index.js';
-import {
-  findReports,
-  githubContextOf,
-  readCodeowners,
-  readReports,
-  uploadReports,
-  type EventPayload,
-  type UploadSummary,
-} from '../cli/upload.js';
+import { findReports, githubContextOf, readCodeowners, readReports, uploadReports, type EventPayload, type UploadSummary } from '../cli/upload.js';
 import { InputError, readSettings, type ActionSettings } from './inputs.js';
 import { summaryTable, uploadSummaryTable } from './summary.js';
 import { waitForTerminal } from './wait.js';
@@ -42,12 +34,7 @@ class Step {
     private readonly settings: ActionSettings,
     private readonly signal: AbortSignal,
   ) {
-    this.client = createClient({
-      baseUrl: settings.apiUrl,
-      token: settings.token,
-      signal,
-      userAgent: 'railyard-action',
-    });
+    this.client = createClient({ baseUrl: settings.apiUrl, token: settings.token, signal, userAgent: 'railyard-action' });
     this.queueKey = { repo: settings.repo, targetBranch: settings.targetBranch ?? '' };
   }
 
@@ -81,10 +68,7 @@ class Step {
         await this.read();
         break;
       case 'restart':
-        this.lastResponse = await this.client.call('restartTestsOnPullRequest', {
-          ...this.queueKey,
-          pr: this.prRef,
-        });
+        this.lastResponse = await this.client.call('restartTestsOnPullRequest', { ...this.queueKey, pr: this.prRef });
         core.info(`Restarted the tests of #${s.prNumber}`);
         await this.read();
         break;
@@ -102,9 +86,7 @@ class Step {
       }
       case 'status':
         await this.read();
-        core.info(
-          `#${s.prNumber} is ${this.pr?.state}${this.pr?.stateReason ? ` (${this.pr.stateReason})` : ''}`,
-        );
+        core.info(`#${s.prNumber} is ${this.pr?.state}${this.pr?.stateReason ? ` (${this.pr.stateReason})` : ''}`);
         break;
       case 'wait':
         await this.wait();
@@ -125,14 +107,8 @@ class Step {
     const ci = githubContextOf(process.env, context.payload as EventPayload);
     const branch = ci.branch;
     const sha = s.headSha ?? ci.sha;
-    if (!branch)
-      throw new InputError(
-        'upload-tests: cannot tell the branch (GITHUB_HEAD_REF and GITHUB_REF_NAME are not set)',
-      );
-    if (!sha)
-      throw new InputError(
-        'head-sha: required (GITHUB_SHA is not set and the event has no pull request head)',
-      );
+    if (!branch) throw new InputError('upload-tests: cannot tell the branch (GITHUB_HEAD_REF and GITHUB_REF_NAME are not set)');
+    if (!sha) throw new InputError('head-sha: required (GITHUB_SHA is not set and the event has no pull request head)');
     const codeowners = await readCodeowners(undefined, workspace);
     const meta = {
       repo: s.repo,
@@ -144,9 +120,7 @@ class Step {
       ...(ci.attempt ? { attempt: ci.attempt } : {}),
       ...(codeowners !== null ? { codeowners } : {}),
     };
-    core.info(
-      `Uploading ${reports.length} JUnit report(s) for ${repoName(s)} ${branch} @ ${sha.slice(0, 12)}`,
-    );
+    core.info(`Uploading ${reports.length} JUnit report(s) for ${repoName(s)} ${branch} @ ${sha.slice(0, 12)}`);
     const summary = await uploadReports(this.client, meta, reports, {
       signal: this.signal,
       onProgress: (done, total) => {
@@ -160,29 +134,22 @@ class Step {
         `${summary.flaky} flaky, ${summary.skipped} skipped, ${summary.new_tests} new`,
     );
     if (summary.excluded_from_detection) {
-      core.warning(
-        'The server kept this upload out of flaky-test detection: it looks like an infrastructure failure (most tests failed)',
-      );
+      core.warning('The server kept this upload out of flaky-test detection: it looks like an infrastructure failure (most tests failed)');
     }
   }
 
   private async wait(): Promise<void> {
     const s = this.settings;
-    core.info(
-      `Waiting up to ${s.timeoutMs / 60_000} minute(s) for #${s.prNumber} to leave the ${s.targetBranch} queue`,
-    );
+    core.info(`Waiting up to ${s.timeoutMs / 60_000} minute(s) for #${s.prNumber} to leave the ${s.targetBranch} queue`);
     const outcome = await waitForTerminal({
       read: () => this.read(),
       isTransient: isTransientError,
       timeoutMs: s.timeoutMs,
       intervalMs: s.pollIntervalMs,
       signal: this.signal,
-      onState: (pr) =>
-        core.info(`#${pr.prNumber}: ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}`),
+      onState: (pr) => core.info(`#${pr.prNumber}: ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}`),
       onRetry: (error, attempt, delay) =>
-        core.warning(
-          `Reading #${s.prNumber} failed (${oneLine(error)}); try ${attempt + 1} in about ${Math.round(delay / 1000)}s`,
-        ),
+        core.warning(`Reading #${s.prNumber} failed (${oneLine(error)}); try ${attempt + 1} in about ${Math.round(delay / 1000)}s`),
     });
     if (outcome.kind === 'timeout') {
       this.finish();
@@ -192,9 +159,7 @@ class Step {
     }
     if (outcome.kind === 'aborted') {
       this.finish();
-      throw new StepFailure(
-        `Stopped while waiting for #${s.prNumber} (the job was cancelled); last state ${outcome.pr?.state ?? 'unknown'}`,
-      );
+      throw new StepFailure(`Stopped while waiting for #${s.prNumber} (the job was cancelled); last state ${outcome.pr?.state ?? 'unknown'}`);
     }
   }
 
@@ -225,8 +190,7 @@ class Step {
     if (s.operation === 'upload-tests') {
       const table = uploadSummaryTable({ repo: repoName(s), upload: this.upload, note });
       const summary = core.summary.addHeading(table.heading, 3);
-      if (table.rows.length > 1)
-        summary.addTable([table.rows[0].map((data) => ({ data, header: true })), ...table.rows.slice(1)]);
+      if (table.rows.length > 1) summary.addTable([table.rows[0].map((data) => ({ data, header: true })), ...table.rows.slice(1)]);
       if (table.note) summary.addRaw(`\n\n${table.note}\n`);
       await summary.write();
       return;
@@ -234,15 +198,9 @@ class Step {
     let testBranch: { name: string; url: string } | null = null;
     if (this.pr?.testRunId && !this.signal.aborted) {
       try {
-        const details = await this.client.call('getMergeQueueTestingDetails', {
-          ...this.queueKey,
-          testRunId: this.pr.testRunId,
-        });
+        const details = await this.client.call('getMergeQueueTestingDetails', { ...this.queueKey, testRunId: this.pr.testRunId });
         const server = process.env.GITHUB_SERVER_URL ?? `https://${s.repo.host}`;
-        testBranch = {
-          name: details.testBranch,
-          url: `${server}/${s.repo.owner}/${s.repo.name}/tree/${details.testBranch}`,
-        };
+        testBranch = { name: details.testBranch, url: `${server}/${s.repo.owner}/${s.repo.name}/tree/${details.testBranch}` };
       } catch {
         // the summary goes out without the link
       }
@@ -292,9 +250,7 @@ export async function run(): Promise<void> {
     step = new Step(settings, controller.signal);
     await step.run();
     const failed = step.failure();
-    await step
-      .summary(failed ?? undefined)
-      .catch((e: unknown) => core.warning(`job summary not written: ${oneLine(e)}`));
+    await step.summary(failed ?? undefined).catch((e: unknown) => core.warning(`job summary not written: ${oneLine(e)}`));
     if (failed) core.setFailed(failed);
   } catch (error) {
     const message = describe(error);

@@ -47,9 +47,7 @@ export function summaryTable(facts: SummaryFacts): SummaryTable {
         since,
       ],
     ],
-    link: facts.testBranch
-      ? { text: `Test branch ${facts.testBranch.name}`, url: facts.testBranch.url }
-      : null,
+    link: facts.testBranch ? { text: `Test branch ${facts.testBranch.name}`, url: facts.testBranch.url } : null,
     note: facts.note ?? null,
   };
 }
@@ -57,25 +55,11 @@ export function summaryTable(facts: SummaryFacts): SummaryTable {
 /** The job summary of upload-tests: the counts the server answered. */
 export function uploadSummaryTable(facts: {
   repo: string;
-  upload: {
-    files: number;
-    tests: number;
-    passed: number;
-    failed: number;
-    flaky: number;
-    skipped: number;
-    new_tests: number;
-    excluded_from_detection: boolean;
-  } | null;
+  upload: { files: number; tests: number; passed: number; failed: number; flaky: number; skipped: number; new_tests: number; excluded_from_detection: boolean } | null;
   note?: string;
 }): Omit<SummaryTable, 'link'> {
   const u = facts.upload;
-  const notes = [
-    facts.note,
-    u?.excluded_from_detection
-      ? 'Kept out of flaky-test detection: most tests failed, which looks like an infrastructure failure.'
-      : undefined,
-  ];
+  const notes = [facts.note, u?.excluded_from_detection ? 'Kept out of flaky-test detection: most tests failed, which looks like an infrastructure failure.' : undefined];
   return {
     heading: `Test results: ${u ? `${u.tests} test(s) uploaded` : 'not uploaded'} for ${facts.repo}`,
     rows: u

@@ -2,20 +2,11 @@ import { Command, Errors, Flags, type Interfaces } from '@oclif/core';
 import type { Client } from '../client/index.js';
 import type { Repo, SubmittedPullRequest } from '../contract/index.js';
 import { useColor } from './color.js';
-import {
-  ConfigError,
-  DEFAULT_API_URL,
-  parseRepo,
-  readConfig,
-  repoFromGitOrigin,
-  type Config,
-} from './config.js';
+import { ConfigError, DEFAULT_API_URL, parseRepo, readConfig, repoFromGitOrigin, type Config } from './config.js';
 import { EXIT } from './exit.js';
 import { FORMATS, type Format } from './render.js';
 
-export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<
-  (typeof BaseCommand)['baseFlags'] & T['flags']
->;
+export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>;
 
 /** Shared flags and behaviour: --api-url/--token resolution, --json, errors → exit codes. */
 export abstract class BaseCommand extends Command {
@@ -49,9 +40,7 @@ export abstract class BaseCommand extends Command {
     }
     const token = flags.token || process.env.RAILYARD_TOKEN || process.env.TRUNK_API_TOKEN || config.token;
     if (!token) {
-      throw new ConfigError(
-        'no API token: pass --token, set RAILYARD_TOKEN, or run `railyard config set token VALUE`',
-      );
+      throw new ConfigError('no API token: pass --token, set RAILYARD_TOKEN, or run `railyard config set token VALUE`');
     }
     const { createClient } = await import('../client/index.js');
     return createClient({
@@ -69,9 +58,7 @@ export abstract class BaseCommand extends Command {
     if (config.repo) return parseRepo(config.repo);
     const fromGit = repoFromGitOrigin();
     if (fromGit) return fromGit;
-    throw new ConfigError(
-      '--repo: required (host/owner/name or owner/name) outside a git checkout with an origin remote',
-    );
+    throw new ConfigError('--repo: required (host/owner/name or owner/name) outside a git checkout with an origin remote');
   }
 
   protected color(): boolean {
@@ -93,16 +80,12 @@ export abstract class BaseCommand extends Command {
     }
     if (this.jsonEnabled()) this.logJson(pr);
     this.logToStderr(
-      result.timedOut
-        ? `#${pr.prNumber} is still ${pr.state}${reason} at the timeout`
-        : `#${pr.prNumber} ${pr.state}${reason}`,
+      result.timedOut ? `#${pr.prNumber} is still ${pr.state}${reason} at the timeout` : `#${pr.prNumber} ${pr.state}${reason}`,
     );
     this.exit(EXIT.error);
   }
 
-  protected override async catch(
-    error: Error & { exitCode?: number; oclif?: { exit?: number } },
-  ): Promise<unknown> {
+  protected override async catch(error: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<unknown> {
     if (error instanceof Errors.ExitError) throw error;
     const { ApiError } = await import('../client/index.js');
     let exit: number = EXIT.error;
@@ -110,9 +93,7 @@ export abstract class BaseCommand extends Command {
     else if (error instanceof ApiError && error.status === 401) exit = EXIT.auth;
     else if (error.oclif?.exit !== undefined) exit = error.oclif.exit;
     if (this.jsonEnabled()) {
-      this.logJson({
-        error: { message: error.message, ...(error instanceof ApiError ? { status: error.status } : {}) },
-      });
+      this.logJson({ error: { message: error.message, ...(error instanceof ApiError ? { status: error.status } : {}) } });
       this.exit(exit);
     }
     if (error.oclif?.exit !== undefined && !(error instanceof ConfigError) && !(error instanceof ApiError)) {
@@ -125,10 +106,7 @@ export abstract class BaseCommand extends Command {
 
 /** --repo and --branch: which queue a command talks to. */
 export const queueFlags = {
-  repo: Flags.string({
-    char: 'r',
-    description: 'repository: host/owner/name or owner/name [default: origin remote]',
-  }),
+  repo: Flags.string({ char: 'r', description: 'repository: host/owner/name or owner/name [default: origin remote]' }),
   branch: Flags.string({ char: 'b', description: 'target branch of the queue', default: 'main' }),
 };
 

@@ -33,14 +33,11 @@ export async function readConfig(path = configPath()): Promise<Config> {
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
     return Object.fromEntries(
       Object.entries(parsed as Record<string, unknown>).filter(
-        (e): e is [ConfigKey, string] =>
-          (CONFIG_KEYS as readonly string[]).includes(e[0]) && typeof e[1] === 'string',
+        (e): e is [ConfigKey, string] => (CONFIG_KEYS as readonly string[]).includes(e[0]) && typeof e[1] === 'string',
       ),
     );
   } catch (error) {
-    throw new ConfigError(
-      `config file ${path} is not valid JSON (${(error as Error).message}): fix or delete it`,
-    );
+    throw new ConfigError(`config file ${path} is not valid JSON (${(error as Error).message}): fix or delete it`);
   }
 }
 
@@ -55,14 +52,9 @@ export async function writeConfig(config: Config, path = configPath()): Promise<
 
 /** Parses `host/owner/name` or `owner/name` (host github.com). */
 export function parseRepo(text: string): Repo {
-  const parts = text
-    .trim()
-    .replace(/\.git$/, '')
-    .split('/')
-    .filter(Boolean);
+  const parts = text.trim().replace(/\.git$/, '').split('/').filter(Boolean);
   if (parts.length === 2) return { host: 'github.com', owner: parts[0], name: parts[1] };
-  if (parts.length >= 3)
-    return { host: parts[0], owner: parts.slice(1, -1).join('/'), name: parts[parts.length - 1] };
+  if (parts.length >= 3) return { host: parts[0], owner: parts.slice(1, -1).join('/'), name: parts[parts.length - 1] };
   throw new ConfigError(`--repo: expected host/owner/name or owner/name, got "${text}"`);
 }
 
@@ -80,11 +72,7 @@ export function repoFromRemoteUrl(url: string): Repo | null {
 /** The `origin` remote of the git checkout around `cwd`, if any. */
 export function repoFromGitOrigin(cwd = process.cwd()): Repo | null {
   try {
-    const url = execFileSync('git', ['remote', 'get-url', 'origin'], {
-      cwd,
-      stdio: ['ignore', 'pipe', 'ignore'],
-      encoding: 'utf8',
-    });
+    const url = execFileSync('git', ['remote', 'get-url', 'origin'], { cwd, stdio: ['ignore', 'pipe', 'ignore'], encoding: 'utf8' });
     return repoFromRemoteUrl(url);
   } catch {
     return null;

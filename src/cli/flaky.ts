@@ -49,9 +49,7 @@ export const quarantinedColumns: Column<QuarantinedTest>[] = [
 
 /** Follows every page with a progress line on stderr (shown once an export takes a while). */
 export async function collectPages<T>(
-  pages: (
-    onPage: (page: { total_rows: number; total_pages: number }, index: number) => void,
-  ) => AsyncIterable<T[]>,
+  pages: (onPage: (page: { total_rows: number; total_pages: number }, index: number) => void) => AsyncIterable<T[]>,
   label: string,
 ): Promise<T[]> {
   const progress = new Progress(process.stderr, 5_000);
@@ -59,10 +57,7 @@ export async function collectPages<T>(
   const rows: T[] = [];
   try {
     for await (const batch of pages((page, index) => {
-      if (Date.now() - started > 500)
-        progress.update(
-          `${label}: page ${index + 1} of ${Math.max(page.total_pages, 1)}, ${page.total_rows} rows`,
-        );
+      if (Date.now() - started > 500) progress.update(`${label}: page ${index + 1} of ${Math.max(page.total_pages, 1)}, ${page.total_rows} rows`);
     })) {
       rows.push(...batch);
     }

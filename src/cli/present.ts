@@ -32,9 +32,7 @@ export function describePr(pr: SubmittedPullRequest): Record<string, unknown> {
     testRunId: pr.testRunId,
     readiness: pr.readiness
       ? `base matches: ${pr.readiness.doesBaseBranchMatch}, mergeability: ${pr.readiness.gitHubMergeability}` +
-        (pr.readiness.requiresImpactedTargets
-          ? `, impacted targets: ${pr.readiness.hasImpactedTargets ? 'yes' : 'missing'}`
-          : '')
+        (pr.readiness.requiresImpactedTargets ? `, impacted targets: ${pr.readiness.hasImpactedTargets ? 'yes' : 'missing'}` : '')
       : undefined,
   };
 }
@@ -63,11 +61,7 @@ export async function waitForPr(
   try {
     for (;;) {
       try {
-        pr = await client.call('getSubmittedPullRequest', {
-          repo: key.repo,
-          targetBranch: key.targetBranch,
-          pr: { number: key.prNumber },
-        });
+        pr = await client.call('getSubmittedPullRequest', { repo: key.repo, targetBranch: key.targetBranch, pr: { number: key.prNumber } });
         const stateKey = `${pr.state}|${pr.stateReason ?? ''}`;
         if (stateKey !== last) {
           last = stateKey;
@@ -83,9 +77,7 @@ export async function waitForPr(
         if (!pr) throw new Error(`#${key.prNumber}: no answer before the timeout`);
         return { pr, timedOut: true };
       }
-      progress.update(
-        `#${key.prNumber} is ${pr?.state ?? 'unknown'}; waiting (${Math.ceil(remaining / 1000)} s left)`,
-      );
+      progress.update(`#${key.prNumber} is ${pr?.state ?? 'unknown'}; waiting (${Math.ceil(remaining / 1000)} s left)`);
       await new Promise((r) => setTimeout(r, Math.min(options.intervalMs, remaining)));
     }
   } finally {

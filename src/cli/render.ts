@@ -33,12 +33,7 @@ function tsvCell(text: string): string {
 }
 
 /** Renders rows as a table (cli-table3), JSON, CSV (RFC 4180), Markdown or TSV. */
-export function renderRows<Row>(
-  rows: readonly Row[],
-  columns: readonly Column<Row>[],
-  format: Format,
-  color = false,
-): string {
+export function renderRows<Row>(rows: readonly Row[], columns: readonly Column<Row>[], format: Format, color = false): string {
   if (format === 'json') {
     return JSON.stringify(rows, null, 2) + '\n';
   }
@@ -48,16 +43,10 @@ export function renderRows<Row>(
     case 'csv':
       return stringify([headers, ...body.map((r) => r.map(guardFormula))], { record_delimiter: '\r\n' });
     case 'tsv':
-      return (
-        [headers, ...body.map((r) => r.map((v) => guardFormula(tsvCell(v))))]
-          .map((r) => r.join('\t'))
-          .join('\n') + '\n'
-      );
+      return [headers, ...body.map((r) => r.map((v) => guardFormula(tsvCell(v))))].map((r) => r.join('\t')).join('\n') + '\n';
     case 'markdown': {
       const line = (r: string[]) => `| ${r.map(markdownCell).join(' | ')} |`;
-      return (
-        [line(headers), `| ${headers.map(() => '---').join(' | ')} |`, ...body.map(line)].join('\n') + '\n'
-      );
+      return [line(headers), `| ${headers.map(() => '---').join(' | ')} |`, ...body.map(line)].join('\n') + '\n';
     }
     case 'table': {
       if (rows.length === 0) return '(none)\n';

@@ -49,8 +49,7 @@ export async function findReports(
 ): Promise<ReportFile[]> {
   const cwd = resolve(opts.cwd ?? process.cwd());
   const label = opts.label ?? '--junit';
-  if (patterns.length === 0)
-    throw new ConfigError(`${label}: give at least one path or glob of JUnit XML reports`);
+  if (patterns.length === 0) throw new ConfigError(`${label}: give at least one path or glob of JUnit XML reports`);
   const found = new Map<string, ReportFile>();
   const add = async (path: string) => {
     const info = await stat(path).catch(() => null);
@@ -77,8 +76,7 @@ export async function findReports(
   }
   let files = [...found.values()].sort((a, b) => a.name.localeCompare(b.name));
   const searched = patterns.map((p) => `"${p}"`).join(', ');
-  if (files.length === 0 && !opts.allowEmpty)
-    throw new ConfigError(`${label}: no file matches ${searched} (in ${cwd})`);
+  if (files.length === 0 && !opts.allowEmpty) throw new ConfigError(`${label}: no file matches ${searched} (in ${cwd})`);
   if (opts.modifiedSinceMs !== undefined) {
     const since = opts.modifiedSinceMs;
     files = files.filter((f) => f.mtimeMs >= since);
@@ -155,11 +153,7 @@ export async function uploadReports(
   client: Client,
   meta: UploadMeta,
   reports: readonly UploadReport[],
-  opts: {
-    onProgress?: (done: number, total: number) => void;
-    signal?: AbortSignal;
-    limitBytes?: number;
-  } = {},
+  opts: { onProgress?: (done: number, total: number) => void; signal?: AbortSignal; limitBytes?: number } = {},
 ): Promise<UploadSummary> {
   const batches = planBatches(meta, reports, opts.limitBytes);
   const summary: UploadSummary = {
@@ -186,8 +180,7 @@ export async function uploadReports(
       throw error;
     }
     summary.upload_ids.push(answer.upload_id);
-    for (const key of ['files', 'tests', 'passed', 'failed', 'skipped', 'flaky', 'new_tests'] as const)
-      summary[key] += answer[key];
+    for (const key of ['files', 'tests', 'passed', 'failed', 'skipped', 'flaky', 'new_tests'] as const) summary[key] += answer[key];
     summary.excluded_from_detection ||= answer.excluded_from_detection;
   }
   opts.onProgress?.(batches.length, batches.length);
@@ -204,10 +197,7 @@ export function summaryRows(s: UploadSummary): Array<[string, string]> {
     ['flaky', String(s.flaky)],
     ['skipped', String(s.skipped)],
     ['new tests', String(s.new_tests)],
-    [
-      'excluded from detection',
-      s.excluded_from_detection ? 'yes (looks like an infrastructure failure)' : 'no',
-    ],
+    ['excluded from detection', s.excluded_from_detection ? 'yes (looks like an infrastructure failure)' : 'no'],
     ['requests', String(s.requests)],
     ['upload ids', s.upload_ids.join(', ')],
   ];
@@ -241,8 +231,7 @@ function readEvent(path: string | undefined): EventPayload {
 
 /** Defaults from the GitHub Actions environment, or all null outside Actions. */
 export function githubContext(env: NodeJS.ProcessEnv = process.env): CiContext {
-  if (env.GITHUB_ACTIONS !== 'true')
-    return { repo: null, branch: null, sha: null, prNumber: null, job: null, attempt: null };
+  if (env.GITHUB_ACTIONS !== 'true') return { repo: null, branch: null, sha: null, prNumber: null, job: null, attempt: null };
   return githubContextOf(env, readEvent(env.GITHUB_EVENT_PATH));
 }
 
@@ -265,8 +254,7 @@ export function githubContextOf(env: NodeJS.ProcessEnv, event: EventPayload): Ci
     }
     repo = { host, owner: parts[0], name: parts[1] };
   }
-  const attempt =
-    env.GITHUB_RUN_ATTEMPT && /^\d+$/.test(env.GITHUB_RUN_ATTEMPT) ? Number(env.GITHUB_RUN_ATTEMPT) : null;
+  const attempt = env.GITHUB_RUN_ATTEMPT && /^\d+$/.test(env.GITHUB_RUN_ATTEMPT) ? Number(env.GITHUB_RUN_ATTEMPT) : null;
   return {
     repo,
     branch: env.GITHUB_HEAD_REF || pr?.head?.ref || env.GITHUB_REF_NAME || null,
@@ -280,11 +268,7 @@ export function githubContextOf(env: NodeJS.ProcessEnv, event: EventPayload): Ci
 
 function git(args: string[], cwd: string): string | null {
   try {
-    const out = execFileSync('git', args, {
-      cwd,
-      stdio: ['ignore', 'pipe', 'ignore'],
-      encoding: 'utf8',
-    }).trim();
+    const out = execFileSync('git', args, { cwd, stdio: ['ignore', 'pipe', 'ignore'], encoding: 'utf8' }).trim();
     return out || null;
   } catch {
     return null;
@@ -292,11 +276,7 @@ function git(args: string[], cwd: string): string | null {
 }
 
 /** Branch and SHA of the local checkout (branch null when HEAD is detached). */
-export function gitContext(cwd = process.cwd()): {
-  branch: string | null;
-  sha: string | null;
-  root: string | null;
-} {
+export function gitContext(cwd = process.cwd()): { branch: string | null; sha: string | null; root: string | null } {
   const branch = git(['rev-parse', '--abbrev-ref', 'HEAD'], cwd);
   return {
     branch: branch && branch !== 'HEAD' ? branch : null,
@@ -326,12 +306,8 @@ const SHA = /^[0-9a-fA-F]{4,64}$/;
 
 /** Checks the upload fields that people type, with the flag names they typed. */
 export function checkMeta(meta: UploadMeta): UploadMeta {
-  if (!meta.branch)
-    throw new ConfigError(
-      '--branch: required (not in GitHub Actions, and HEAD is detached or this is not a git checkout)',
-    );
-  if (!meta.sha)
-    throw new ConfigError('--sha: required (not in GitHub Actions, and this is not a git checkout)');
+  if (!meta.branch) throw new ConfigError('--branch: required (not in GitHub Actions, and HEAD is detached or this is not a git checkout)');
+  if (!meta.sha) throw new ConfigError('--sha: required (not in GitHub Actions, and this is not a git checkout)');
   if (!SHA.test(meta.sha)) throw new ConfigError(`--sha: expected a commit SHA (hex), got "${meta.sha}"`);
   if (meta.started_at !== undefined && Number.isNaN(Date.parse(meta.started_at))) {
     throw new ConfigError(`--started-at: expected an ISO 8601 date-time, got "${meta.started_at}"`);

@@ -89,11 +89,7 @@ function causeOf(error: unknown): { code?: string; message: string } {
   let current: unknown = error;
   for (let depth = 0; depth < 5 && current; depth++) {
     const e = current as { code?: string; cause?: unknown; message?: string };
-    if (e.code)
-      return {
-        code: e.code,
-        message: `${e.code}${e.message && !e.message.includes(e.code) ? ` ${e.message}` : ''}`,
-      };
+    if (e.code) return { code: e.code, message: `${e.code}${e.message && !e.message.includes(e.code) ? ` ${e.message}` : ''}` };
     if (!e.cause) return { message: e.message ?? String(current) };
     current = e.cause;
   }
@@ -112,11 +108,7 @@ export interface RequestOptions {
 
 export interface Client {
   readonly baseUrl: string;
-  call<Op extends OperationName>(
-    op: Op,
-    body: RequestBody<Op>,
-    options?: RequestOptions,
-  ): Promise<ResponseBody<Op>>;
+  call<Op extends OperationName>(op: Op, body: RequestBody<Op>, options?: RequestOptions): Promise<ResponseBody<Op>>;
   /** Every page of a flaky-test list operation, following next_page_token until it is "". */
   pages<Op extends FlakyListOperation>(
     op: Op,
@@ -152,13 +144,7 @@ export function createClient(options: ClientOptions): Client {
       const response = await http(path, {
         method: def.method,
         ...(def.method === 'GET'
-          ? {
-              searchParams: Object.fromEntries(
-                Object.entries((body ?? {}) as Record<string, unknown>)
-                  .filter(([, v]) => v !== undefined)
-                  .map(([k, v]) => [k, String(v)]),
-              ),
-            }
+          ? { searchParams: Object.fromEntries(Object.entries((body ?? {}) as Record<string, unknown>).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)])) }
           : { json: body ?? {} }),
         signal,
         retry: {
@@ -170,9 +156,7 @@ export function createClient(options: ClientOptions): Client {
           jitter: (delay) => delay * (0.5 + Math.random() * 0.5),
           retryOnTimeout: def.retrySafe,
           // A write is sent again only when it provably never reached the server.
-          shouldRetry: def.retrySafe
-            ? undefined
-            : ({ error }) => (error instanceof HTTPError ? false : neverReachedServer(error)),
+          shouldRetry: def.retrySafe ? undefined : ({ error }) => (error instanceof HTTPError ? false : neverReachedServer(error)),
         },
         hooks: {
           beforeRetry: [
@@ -233,19 +217,14 @@ export function createClient(options: ClientOptions): Client {
     let token = '';
     const seen = new Set<string>();
     for (let index = 0; ; index++) {
-      const result = (await call(
-        op,
-        { ...rest, page_query: { page_size, page_token: token } } as RequestBody<Op>,
-        requestOptions,
-      )) as ResponseBody<Op> & {
+      const result = (await call(op, { ...rest, page_query: { page_size, page_token: token } } as RequestBody<Op>, requestOptions)) as ResponseBody<Op> & {
         page: Page;
       };
       requestOptions.onPage?.(result.page, index);
       yield result;
       token = result.page.next_page_token;
       if (!token) return;
-      if (seen.has(token))
-        throw new ResponseShapeError(`${op}: the server returned the same page token twice`);
+      if (seen.has(token)) throw new ResponseShapeError(`${op}: the server returned the same page token twice`);
       seen.add(token);
     }
   }

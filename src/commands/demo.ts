@@ -12,19 +12,9 @@ export default class Demo extends Command {
   static override examples = ['<%= config.bin %> demo', '<%= config.bin %> demo --keep'];
 
   static override flags = {
-    keep: Flags.boolean({
-      description: 'Keep the temporary repository, database and check logs, and print where they are',
-      default: false,
-    }),
-    'timeout-seconds': Flags.integer({
-      description: 'Give up when the queue has not settled after this long',
-      default: 120,
-      min: 10,
-    }),
-    json: Flags.boolean({
-      description: 'Print the outcome as one JSON object at the end (progress still goes to stderr)',
-      default: false,
-    }),
+    keep: Flags.boolean({ description: 'Keep the temporary repository, database and check logs, and print where they are', default: false }),
+    'timeout-seconds': Flags.integer({ description: 'Give up when the queue has not settled after this long', default: 120, min: 10 }),
+    json: Flags.boolean({ description: 'Print the outcome as one JSON object at the end (progress still goes to stderr)', default: false }),
   };
 
   async run(): Promise<void> {

@@ -9,12 +9,9 @@ const number = (description: string, defaultValue: number, range: { min?: number
     helpValue: 'N',
     parse: async (text, _ctx, opts) => {
       const value = Number(text);
-      if (text.trim() === '' || !Number.isFinite(value))
-        throw new Error(`--${opts.name}: expected a number, got "${text}"`);
-      if (range.min !== undefined && value < range.min)
-        throw new Error(`--${opts.name}: must be ≥ ${range.min}, got ${value}`);
-      if (range.max !== undefined && value > range.max)
-        throw new Error(`--${opts.name}: must be ≤ ${range.max}, got ${value}`);
+      if (text.trim() === '' || !Number.isFinite(value)) throw new Error(`--${opts.name}: expected a number, got "${text}"`);
+      if (range.min !== undefined && value < range.min) throw new Error(`--${opts.name}: must be ≥ ${range.min}, got ${value}`);
+      if (range.max !== undefined && value > range.max) throw new Error(`--${opts.name}: must be ≤ ${range.max}, got ${value}`);
       return value;
     },
   })();
@@ -22,8 +19,7 @@ const number = (description: string, defaultValue: number, range: { min?: number
 export default class Sim extends Command {
   static override enableJsonFlag = true;
 
-  static override summary =
-    'Simulate the merge queue engine in virtual time and compare it with the analytic bounds';
+  static override summary = 'Simulate the merge queue engine in virtual time and compare it with the analytic bounds';
 
   static override description =
     'Drives the real engine with simulated pull requests and CI: Poisson arrivals (--arrival-rate) and/or a backlog ' +
@@ -36,8 +32,7 @@ export default class Sim extends Command {
   static override examples = [
     {
       description: 'Capacity: a standing backlog of 500 PRs, 30-minute CI, 5 % broken PRs, concurrency 10',
-      command:
-        '<%= config.bin %> sim --backlog 500 --keep-backlog --arrival-rate 0 --hours 48 --warmup-hours 1',
+      command: '<%= config.bin %> sim --backlog 500 --keep-backlog --arrival-rate 0 --hours 48 --warmup-hours 1',
     },
     {
       description: 'Latency at 8 PRs/hour with batches of 4 and bisection that skips known results',
@@ -52,50 +47,24 @@ export default class Sim extends Command {
   static override flags = {
     'arrival-rate': number('PRs submitted per hour (Poisson arrivals); 0 = none', 10, { min: 0 }),
     backlog: Flags.integer({ description: 'PRs already waiting at the start', default: 0, min: 0 }),
-    'keep-backlog': Flags.boolean({
-      description: 'keep the backlog standing: every PR that leaves is replaced at once',
-      default: false,
-    }),
+    'keep-backlog': Flags.boolean({ description: 'keep the backlog standing: every PR that leaves is replaced at once', default: false }),
     'ci-minutes': number('minutes one test run takes (T)', 30, { min: 0.001 }),
     'ci-jitter': number('run durations uniform in T·(1 ± this); 0 = exactly T', 0, { min: 0, max: 0.99 }),
     'failure-rate': number('probability that a PR is really broken (p)', 0.05, { min: 0, max: 1 }),
     'flake-rate': number('probability that a test run fails for no reason (f)', 0, { min: 0, max: 1 }),
-    lanes: Flags.integer({
-      description: 'impacted targets come from this many disjoint groups (parallel mode only)',
-      default: 1,
-      min: 1,
-    }),
+    lanes: Flags.integer({ description: 'impacted targets come from this many disjoint groups (parallel mode only)', default: 1, min: 1 }),
     hours: number('virtual hours to simulate', 24, { min: 0.001 }),
-    'warmup-hours': number('leave merges and submissions of the first hours out of the figures', 0, {
-      min: 0,
-    }),
+    'warmup-hours': number('leave merges and submissions of the first hours out of the figures', 0, { min: 0 }),
     seed: Flags.integer({ description: 'seed of the random numbers (same seed, same figures)', default: 1 }),
-    'max-prs': Flags.integer({
-      description: 'create at most this many PRs, then run until the queue is empty (or --hours)',
-      min: 1,
-    }),
+    'max-prs': Flags.integer({ description: 'create at most this many PRs, then run until the queue is empty (or --hours)', min: 1 }),
     mode: Flags.string({ description: 'queue mode', options: ['single', 'parallel'], default: 'single' }),
-    concurrency: Flags.integer({
-      description: 'test runs at once (N), per lane in parallel mode',
-      default: 10,
-      min: 1,
-    }),
+    concurrency: Flags.integer({ description: 'test runs at once (N), per lane in parallel mode', default: 10, min: 1 }),
     'batch-size': Flags.integer({ description: 'turn batching on with this target batch size (B)', min: 1 }),
     'batch-wait-minutes': number('maximum wait to fill a batch', 5, { min: 0 }),
-    'bisection-concurrency': Flags.integer({
-      description: 'bisection runs at once, per lane in parallel mode [default: --concurrency]',
-      min: 1,
-    }),
+    'bisection-concurrency': Flags.integer({ description: 'bisection runs at once, per lane in parallel mode [default: --concurrency]', min: 1 }),
     optimistic: Flags.boolean({ description: 'optimistic merging (canOptimisticallyMerge)', default: false }),
-    'pending-failure-depth': Flags.integer({
-      description: 'successors a failure waits for (pendingFailureDepth)',
-      default: 0,
-      min: 0,
-    }),
-    'skip-redundant': Flags.boolean({
-      description: 'bisection never re-runs a known combination (bisection_skip_redundant_tests)',
-      default: false,
-    }),
+    'pending-failure-depth': Flags.integer({ description: 'successors a failure waits for (pendingFailureDepth)', default: 0, min: 0 }),
+    'skip-redundant': Flags.boolean({ description: 'bisection never re-runs a known combination (bisection_skip_redundant_tests)', default: false }),
   };
 
   async run() {

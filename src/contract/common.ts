@@ -64,10 +64,7 @@ function describeIssue(issue: z.core.$ZodIssue): string {
       if (issue.input === null) return `must be ${article(issue.expected)}, not null`;
       return `must be ${article(issue.expected)}, got ${typeName(issue.input)}`;
     case 'too_small':
-      if (issue.origin === 'string')
-        return Number(issue.minimum) <= 1
-          ? 'must not be empty'
-          : `must be at least ${issue.minimum} characters`;
+      if (issue.origin === 'string') return Number(issue.minimum) <= 1 ? 'must not be empty' : `must be at least ${issue.minimum} characters`;
       if (issue.origin === 'array') return `must have at least ${issue.minimum} items`;
       return `must be at least ${issue.minimum}`;
     case 'too_big':
@@ -77,9 +74,7 @@ function describeIssue(issue: z.core.$ZodIssue): string {
     case 'invalid_value':
       return `must be one of ${issue.values.map((v) => String(v)).join(', ')}`;
     case 'invalid_union':
-      return issue.message && !issue.message.startsWith('Invalid input')
-        ? issue.message
-        : 'has an invalid value';
+      return issue.message && !issue.message.startsWith('Invalid input') ? issue.message : 'has an invalid value';
     case 'invalid_format':
       return `must be a valid ${issue.format}`;
     default:

@@ -30,14 +30,9 @@ export const ListFailingTestsRequest = z
   .superRefine((req, ctx) => {
     const start = Date.parse(req.start_time);
     const end = Date.parse(req.end_time);
-    if (end <= start)
-      ctx.addIssue({ code: 'custom', path: ['end_time'], message: 'must be after start_time' });
+    if (end <= start) ctx.addIssue({ code: 'custom', path: ['end_time'], message: 'must be after start_time' });
     else if (end - start > MAX_FAILING_WINDOW_MS)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['end_time'],
-        message: 'must be at most 7 days after start_time',
-      });
+      ctx.addIssue({ code: 'custom', path: ['end_time'], message: 'must be at most 7 days after start_time' });
   });
 export type ListFailingTestsRequest = z.infer<typeof ListFailingTestsRequest>;
 
@@ -150,10 +145,7 @@ export type UploadReport = z.infer<typeof UploadReport>;
 export const UploadTestResultsRequest = z.object({
   ...FlakyKey,
   branch: NonEmptyString,
-  sha: z
-    .string()
-    .trim()
-    .regex(/^[0-9a-fA-F]{4,64}$/, 'must be a commit SHA (hex)'),
+  sha: z.string().trim().regex(/^[0-9a-fA-F]{4,64}$/, 'must be a commit SHA (hex)'),
   pr_number: looseInt(1, 4_294_967_295).optional(),
   job: z.string().trim().max(256).optional(),
   attempt: looseInt(1, 4_294_967_295).optional(),

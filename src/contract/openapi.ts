@@ -15,10 +15,7 @@ const plainTextError = (description: string) => ({
 });
 
 /** The OpenAPI 3.1 document of the whole API, generated from the route table. */
-export function buildOpenApiDocument(
-  version: string,
-  extraRoutes: readonly RouteDef[] = [],
-): Record<string, unknown> {
+export function buildOpenApiDocument(version: string, extraRoutes: readonly RouteDef[] = []): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const def of [...Object.values(routes), ...extraRoutes] as RouteDef[]) {
     const operation: Record<string, unknown> = {
@@ -27,16 +24,12 @@ export function buildOpenApiDocument(
       tags: [def.tag],
       security: def.auth ? [{ ApiKeyAuth: [] }] : [],
       responses: {
-        '200':
-          def.response === 'text'
-            ? {
-                description: 'Prometheus text exposition 0.0.4',
-                content: { 'text/plain; version=0.0.4; charset=utf-8': { schema: { type: 'string' } } },
-              }
-            : {
-                description: 'OK',
-                content: { 'application/json': { schema: schemaOf(def.response, 'output') } },
-              },
+        '200': def.response === 'text'
+          ? {
+              description: 'Prometheus text exposition 0.0.4',
+              content: { 'text/plain; version=0.0.4; charset=utf-8': { schema: { type: 'string' } } },
+            }
+          : { description: 'OK', content: { 'application/json': { schema: schemaOf(def.response, 'output') } } },
         ...(def.request ? { '400': plainTextError('Invalid request: the message names the field') } : {}),
         ...(def.auth ? { '401': plainTextError('Missing or unknown x-api-token') } : {}),
         '404': plainTextError('Not found (or belongs to another organisation)'),
@@ -51,10 +44,7 @@ export function buildOpenApiDocument(
         content: { 'application/json': { schema: schemaOf(def.request, 'input') } },
       };
     } else if (def.request && def.method === 'GET') {
-      const schema = schemaOf(def.request, 'input') as {
-        properties?: Record<string, unknown>;
-        required?: string[];
-      };
+      const schema = schemaOf(def.request, 'input') as { properties?: Record<string, unknown>; required?: string[] };
       operation.parameters = Object.entries(schema.properties ?? {}).map(([name, s]) => ({
         name,
         in: 'query',

@@ -9,13 +9,7 @@ export const StatusResponse = z.object({
     color: z.enum(['green', 'yellow', 'red']),
     overallStatusDescription: z.string(),
     impactedStatuses: z
-      .array(
-        z.object({
-          name: z.string(),
-          color: z.enum(['green', 'yellow', 'red']),
-          statusDescription: z.string(),
-        }),
-      )
+      .array(z.object({ name: z.string(), color: z.enum(['green', 'yellow', 'red']), statusDescription: z.string() }))
       .optional(),
   }),
   statuses: z.array(
@@ -243,8 +237,7 @@ export const routes = {
     operationId: 'uploadTestResults',
     method: 'POST',
     path: '/flaky-tests/upload-test-results',
-    summary:
-      'Upload JUnit XML reports of one CI job; parsed and stored in one transaction, answered with counts',
+    summary: 'Upload JUnit XML reports of one CI job; parsed and stored in one transaction, answered with counts',
     tag: 'flaky-tests',
     auth: true,
     retrySafe: false,

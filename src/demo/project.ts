@@ -52,10 +52,7 @@ export const DEMO_PRS: DemoPr[] = [
     number: 1,
     title: 'Add a discount helper',
     author: 'Ada',
-    files: {
-      'lib/discount.js':
-        'exports.discount = (amount, pct) => amount * (1 - pct / 100);\nexports.selfTest = () => { if (exports.discount(100, 10) !== 90) throw new Error("discount"); };\n',
-    },
+    files: { 'lib/discount.js': 'exports.discount = (amount, pct) => amount * (1 - pct / 100);\nexports.selfTest = () => { if (exports.discount(100, 10) !== 90) throw new Error("discount"); };\n' },
     expect: 'merged',
   },
   {
@@ -116,13 +113,7 @@ function gitEnv(author: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, GIT_TERMINAL_PROMPT: '0' };
   for (const k of ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE']) delete env[k];
   const email = `${author.toLowerCase()}@shop.example`;
-  return {
-    ...env,
-    GIT_AUTHOR_NAME: author,
-    GIT_AUTHOR_EMAIL: email,
-    GIT_COMMITTER_NAME: author,
-    GIT_COMMITTER_EMAIL: email,
-  };
+  return { ...env, GIT_AUTHOR_NAME: author, GIT_AUTHOR_EMAIL: email, GIT_COMMITTER_NAME: author, GIT_COMMITTER_EMAIL: email };
 }
 
 async function writeFiles(dir: string, files: Record<string, string>): Promise<void> {
@@ -140,8 +131,7 @@ async function writeFiles(dir: string, files: Record<string, string>): Promise<v
 export async function createDemoRepository(root: string, work: string): Promise<string> {
   const bare = join(root, 'github.com', 'demo', 'shop.git');
   await mkdir(bare, { recursive: true });
-  const git = (cwd: string, args: string[], author = 'Railyard Demo') =>
-    run('git', args, { cwd, env: gitEnv(author) });
+  const git = (cwd: string, args: string[], author = 'Railyard Demo') => run('git', args, { cwd, env: gitEnv(author) });
   await git(bare, ['init', '--bare', '--quiet', '--initial-branch=main']);
   await mkdir(work, { recursive: true });
   await git(work, ['init', '--quiet', '--initial-branch=main']);

@@ -1,14 +1,4 @@
-import {
-  QUEUED_REASONS,
-  resolvePriority,
-  TERMINAL_STATES,
-  type FailureReason,
-  type ImpactedTargets,
-  type Mode,
-  type PullRequestState,
-  type QueuedReason,
-  type Readiness,
-} from '../contract/index.js';
+import { QUEUED_REASONS, resolvePriority, TERMINAL_STATES, type FailureReason, type ImpactedTargets, type Mode, type PullRequestState, type QueuedReason, type Readiness } from '../contract/index.js';
 import {
   EngineRejection,
   type ConfigPatch,
@@ -74,9 +64,7 @@ const IN_RUN: ReadonlySet<PullRequestState> = new Set(['testing', 'tests_passed'
 function restartReason(entry: Entry): QueuedReason {
   if (entry.state === 'failed') return 'PREREQUISITE_MERGE_ITEM_FAILED';
   if (entry.state === 'cancelled') return 'PREREQUISITE_MERGE_ITEM_CANCELLED';
-  return entry.reason && PASSED_ON_REASONS.has(entry.reason)
-    ? (entry.reason as QueuedReason)
-    : 'PREREQUISITE_MERGE_ITEM_FAILED';
+  return entry.reason && PASSED_ON_REASONS.has(entry.reason) ? (entry.reason as QueuedReason) : 'PREREQUISITE_MERGE_ITEM_FAILED';
 }
 
 /**
@@ -84,9 +72,7 @@ function restartReason(entry: Entry): QueuedReason {
  * admitted and not concluded (in its bisection, or back in the main line after its group passed).
  */
 function isCandidate(entry: Entry | undefined): entry is Entry {
-  return (
-    entry !== undefined && entry.bisected === true && !isTerminal(entry.state) && entry.state !== 'not_ready'
-  );
+  return entry !== undefined && entry.bisected === true && !isTerminal(entry.state) && entry.state !== 'not_ready';
 }
 
 /**
@@ -141,9 +127,7 @@ export function readinessOf(model: QueueModel, entry: Entry): Readiness {
 function isReady(model: QueueModel, entry: Entry): boolean {
   const r = readinessOf(model, entry);
   return (
-    r.doesBaseBranchMatch &&
-    r.gitHubMergeability === 'mergeable' &&
-    (!r.requiresImpactedTargets || r.hasImpactedTargets === true)
+    r.doesBaseBranchMatch && r.gitHubMergeability === 'mergeable' && (!r.requiresImpactedTargets || r.hasImpactedTargets === true)
   );
 }
 
@@ -187,12 +171,10 @@ export function nextDeadline(model: QueueModel): number | null {
     if (next === null || t < next) next = t;
   };
   const timeout = model.config.testingTimeoutMinutes * 60_000;
-  if (timeout > 0)
-    for (const r of model.runs) if (r.status === 'in_progress') consider(r.startedAt + timeout);
+  if (timeout > 0) for (const r of model.runs) if (r.status === 'in_progress') consider(r.startedAt + timeout);
   if (model.config.batch) {
     const wait = model.config.batchingMaxWaitTimeMinutes * 60_000;
-    for (const e of model.entries)
-      if (e.state === 'pending' && e.admittedAt !== null) consider(e.admittedAt + wait);
+    for (const e of model.entries) if (e.state === 'pending' && e.admittedAt !== null) consider(e.admittedAt + wait);
   }
   return next;
 }
@@ -310,13 +292,7 @@ class Transition {
   }
 
   private get model(): QueueModel {
-    return {
-      ...this.original,
-      config: this.config,
-      entries: this.entries,
-      runs: this.runs,
-      nextSeq: this.nextSeq,
-    };
+    return { ...this.original, config: this.config, entries: this.entries, runs: this.runs, nextSeq: this.nextSeq };
   }
 
   private update(entry: Entry, patch: Partial<Entry>): Entry {
@@ -338,12 +314,7 @@ class Transition {
     return this.runs.find((r) => r.id === runId);
   }
 
-  private setState(
-    entry: Entry,
-    to: PullRequestState,
-    reason: ReasonCode | null,
-    extra: Partial<Entry> = {},
-  ): Entry {
+  private setState(entry: Entry, to: PullRequestState, reason: ReasonCode | null, extra: Partial<Entry> = {}): Entry {
     const now = this.ctx.now;
     const patch: Partial<Entry> = { state: to, reason, stateChangedAt: now, ...extra };
     if (to === 'pending' && entry.admittedAt === null) patch.admittedAt = now;
@@ -352,40 +323,21 @@ class Transition {
       patch.testingStartedAt = null;
     }
     if (isTerminal(to)) patch.concludedAt = now;
-    this.effects.push({
-      type: 'stateChanged',
-      entryId: entry.id,
-      prNumber: entry.prNumber,
-      from: entry.state,
-      to,
-      reason,
-    });
+    this.effects.push({ type: 'stateChanged', entryId: entry.id, prNumber: entry.prNumber, from: entry.state, to, reason });
     return this.update(entry, patch);
   }
 
   private active(prNumber: number): Entry {
     const entry = findEntry(this.model, prNumber);
-    if (!entry)
-      throw new EngineRejection(
-        'not_found',
-        `pull request #${prNumber} was never submitted to the ${this.original.branch} queue`,
-      );
+    if (!entry) throw new EngineRejection('not_found', `pull request #${prNumber} was never submitted to the ${this.original.branch} queue`);
     if (isTerminal(entry.state))
-      throw new EngineRejection(
-        'invalid',
-        `pull request #${prNumber} is not in the queue: it is ${entry.state}`,
-      );
+      throw new EngineRejection('invalid', `pull request #${prNumber} is not in the queue: it is ${entry.state}`);
     return entry;
   }
 
   // ------------------------------------------------------------------ commands
 
-  submit(
-    prNumber: number,
-    pr: Entry['pr'],
-    priority: Entry['priority'] | undefined,
-    noBatch: boolean | undefined,
-  ): void {
+  submit(prNumber: number, pr: Entry['pr'], priority: Entry['priority'] | undefined, noBatch: boolean | undefined): void {
     const existing = findEntry(this.model, prNumber);
     if (existing && !isTerminal(existing.state)) {
       // Resubmitting a queued PR rewrites its priority and batching, nothing else.
@@ -420,14 +372,7 @@ class Transition {
     };
     this.entries.push(entry);
     this.index(entry, this.entries.length - 1);
-    this.effects.push({
-      type: 'stateChanged',
-      entryId: entry.id,
-      prNumber,
-      from: null,
-      to: 'not_ready',
-      reason: 'API_REQUESTED',
-    });
+    this.effects.push({ type: 'stateChanged', entryId: entry.id, prNumber, from: null, to: 'not_ready', reason: 'API_REQUESTED' });
   }
 
   cancel(prNumber: number, reason: Entry['reason'] & string): void {
@@ -438,13 +383,9 @@ class Transition {
   restart(prNumber: number, reason: QueuedReason): void {
     const entry = this.active(prNumber);
     if (entry.state === 'not_ready') return; // nothing to restart: it has not been admitted yet
-    const unit =
-      entry.testRunId && IN_RUN.has(entry.state)
-        ? this.units().find((u) => u.run.id === entry.testRunId)
-        : undefined;
+    const unit = entry.testRunId && IN_RUN.has(entry.state) ? this.units().find((u) => u.run.id === entry.testRunId) : undefined;
     if (unit) {
-      if (unit.run.mergeRequested)
-        throw new EngineRejection('conflict', `pull request #${prNumber} is being merged`);
+      if (unit.run.mergeRequested) throw new EngineRejection('conflict', `pull request #${prNumber} is being merged`);
       this.restartUnit(unit, reason);
       return;
     }
@@ -453,11 +394,7 @@ class Transition {
 
   impactedTargets(prNumber: number, sha: string, targets: Entry['impactedTargets']): void {
     const entry = findEntry(this.model, prNumber);
-    if (!entry)
-      throw new EngineRejection(
-        'not_found',
-        `pull request #${prNumber} was never submitted to the ${this.original.branch} queue`,
-      );
+    if (!entry) throw new EngineRejection('not_found', `pull request #${prNumber} was never submitted to the ${this.original.branch} queue`);
     // Targets are per head SHA: the last upload for the current head wins; an upload for another SHA is ignored.
     if (entry.pr.headSha !== sha) return;
     this.update(entry, { impactedTargets: targets });
@@ -488,11 +425,7 @@ class Transition {
       if (value === undefined) continue;
       (next as unknown as Record<string, unknown>)[key] = value;
     }
-    if (
-      fields.requiredStatuses !== undefined &&
-      fields.requiredStatuses !== null &&
-      fields.requiredStatuses.length === 0
-    ) {
+    if (fields.requiredStatuses !== undefined && fields.requiredStatuses !== null && fields.requiredStatuses.length === 0) {
       next.requiredStatuses = this.config.requiredStatuses; // [] is ignored: deleteRequiredStatuses drops the override
     }
     if (deleteRequiredStatuses) next.requiredStatuses = null;
@@ -554,42 +487,21 @@ class Transition {
     if (culprit && unit.members.length > 1) {
       // One PR of a batch conflicts: it fails alone, the others go back to be tested without it.
       this.setState(culprit, 'failed', reason);
-      for (const m of unit.members)
-        if (m !== culprit) this.setState(this.current(m), 'pending', 'PREREQUISITE_MERGE_ITEM_FAILED');
+      for (const m of unit.members) if (m !== culprit) this.setState(this.current(m), 'pending', 'PREREQUISITE_MERGE_ITEM_FAILED');
       return;
     }
     for (const m of unit.members) this.setState(m, 'failed', reason);
   }
 
-  testRunFinished(
-    runId: string,
-    passed: boolean,
-    checks: TestRun['checks'] | undefined,
-    reason: FailureReason | undefined,
-  ): void {
+  testRunFinished(runId: string, passed: boolean, checks: TestRun['checks'] | undefined, reason: FailureReason | undefined): void {
     const run = this.run(runId);
     if (!run || run.status !== 'in_progress') return;
-    this.finishRun(
-      run,
-      passed,
-      passed ? null : (reason ?? 'TEST_RUN_REQUIRED_STATUS_FAILED'),
-      checks ?? run.checks,
-    );
+    this.finishRun(run, passed, passed ? null : (reason ?? 'TEST_RUN_REQUIRED_STATUS_FAILED'), checks ?? run.checks);
   }
 
-  private finishRun(
-    run: TestRun,
-    passed: boolean,
-    reason: FailureReason | null,
-    checks: TestRun['checks'],
-  ): void {
+  private finishRun(run: TestRun, passed: boolean, reason: FailureReason | null, checks: TestRun['checks']): void {
     const members = this.membersOf(run.id);
-    this.updateRun(run, {
-      status: passed ? 'succeeded' : 'failed',
-      finishedAt: this.ctx.now,
-      failureReason: reason,
-      checks,
-    });
+    this.updateRun(run, { status: passed ? 'succeeded' : 'failed', finishedAt: this.ctx.now, failureReason: reason, checks });
     for (const m of members) {
       if (passed) this.setState(m, 'tests_passed', null);
       else this.setState(m, 'pending_failure', reason);
@@ -604,8 +516,7 @@ class Transition {
       if (entry && !isTerminal(entry.state)) this.setState(entry, 'merged', 'MERGE_GRAPH_MERGE');
     }
     // The bisection groups tested before this landing can no longer land as they were tested.
-    for (const unit of this.units())
-      if (unit.run.isBisection && !unit.run.landedSince) this.updateRun(unit.run, { landedSince: true });
+    for (const unit of this.units()) if (unit.run.isBisection && !unit.run.landedSince) this.updateRun(unit.run, { landedSince: true });
   }
 
   mergeFailed(runId: string, reason: 'target_moved' | 'error'): void {
@@ -622,8 +533,7 @@ class Transition {
   /** Every unit goes back to pending (the target moved under it). */
   restartAll(reason: QueuedReason): void {
     for (const unit of this.units()) {
-      if (unit.run.mergeRequested)
-        this.updateRun(this.run(unit.run.id) as TestRun, { mergeRequested: false, mergePrNumbers: null });
+      if (unit.run.mergeRequested) this.updateRun(this.run(unit.run.id) as TestRun, { mergeRequested: false, mergePrNumbers: null });
       this.restartUnit(unit, reason);
     }
   }
@@ -699,11 +609,7 @@ class Transition {
       if (isTerminal(entry.state)) continue;
       const ready = isReady(model, entry);
       if (entry.state === 'not_ready' && ready && admits) {
-        this.setState(
-          entry,
-          'pending',
-          entry.reason === 'API_REQUESTED' ? 'API_REQUESTED' : 'MERGE_ITEM_NOW_READY',
-        );
+        this.setState(entry, 'pending', entry.reason === 'API_REQUESTED' ? 'API_REQUESTED' : 'MERGE_ITEM_NOW_READY');
       } else if (entry.state === 'pending' && !ready) {
         this.setState(entry, 'not_ready', 'AWAITING_READINESS');
       }
@@ -738,14 +644,7 @@ class Transition {
         const e = this.find(pr);
         if (!e || e.state === 'merged') return null;
         const at = unitOf.get(pr);
-        if (
-          own
-            ? at === unit
-            : unit.run.isBisection
-              ? isCandidate(e)
-              : at !== undefined && inLine(at) && at.run.seq < unit.run.seq
-        )
-          return null;
+        if (own ? at === unit : unit.run.isBisection ? isCandidate(e) : at !== undefined && inLine(at) && at.run.seq < unit.run.seq) return null;
         return restartReason(e);
       };
       let reason: QueuedReason | null = null;
@@ -857,10 +756,7 @@ class Transition {
       if (!unit.run.isBisection || unit.run.status !== 'succeeded' || unit.run.mergeRequested) continue;
       if (this.landsDirectly(unit, line)) continue; // requestMerge lands it
       for (const m of unit.members) {
-        this.setState(this.current(m), 'pending', 'BISECTION_TEST_RUN_PASSED', {
-          bisectGroup: null,
-          bisectKnownFailure: null,
-        });
+        this.setState(this.current(m), 'pending', 'BISECTION_TEST_RUN_PASSED', { bisectGroup: null, bisectKnownFailure: null });
       }
     }
   }
@@ -913,22 +809,12 @@ class Transition {
     }
     for (const members of groups.values()) {
       const base = this.bisectionBase(members);
-      if (
-        this.config.optimizationMode === 'bisection_skip_redundant_tests' &&
-        this.knownToFail(members, base)
-      ) {
+      if (this.config.optimizationMode === 'bisection_skip_redundant_tests' && this.knownToFail(members, base)) {
         // This exact combination already failed: once the rest of it is cleared, the group is the culprit without a run.
         if (!base.every((pr) => this.cleared(pr))) continue;
         const run = this.createRun(members, base, true);
-        this.updateRun(run, {
-          status: 'failed',
-          finishedAt: this.ctx.now,
-          failureReason: 'TEST_RUN_FAILED_BY_OPTIMIZATION',
-        });
-        for (const m of members)
-          this.setState(this.current(m), 'pending_failure', 'TEST_RUN_FAILED_BY_OPTIMIZATION', {
-            testRunId: run.id,
-          });
+        this.updateRun(run, { status: 'failed', finishedAt: this.ctx.now, failureReason: 'TEST_RUN_FAILED_BY_OPTIMIZATION' });
+        for (const m of members) this.setState(this.current(m), 'pending_failure', 'TEST_RUN_FAILED_BY_OPTIMIZATION', { testRunId: run.id });
         continue;
       }
       if (!slots.free(members[0], true)) continue;
@@ -978,9 +864,7 @@ class Transition {
       }
       // A batch waits to fill up, unless the queue is draining or its oldest PR waited long enough.
       if (this.config.batch && !entry.noBatch && members.length < this.config.batchingMinSize && !draining) {
-        const oldest = Math.min(
-          ...members.map((m) => (m.restarts ? -Infinity : (m.admittedAt ?? this.ctx.now))),
-        );
+        const oldest = Math.min(...members.map((m) => (m.restarts ? -Infinity : (m.admittedAt ?? this.ctx.now))));
         if (this.ctx.now - oldest < waitMs) {
           isBlocked();
           continue;
@@ -992,19 +876,12 @@ class Transition {
       }
       const deps = parallel ? this.dependencyClosure(line, targets) : line;
       // Do not stack new work on a failure beyond the successors pendingFailureDepth asks for (the hold's window).
-      const holdsBack = deps.some(
-        (u) =>
-          u.run.status === 'failed' && this.successors(u, line).length >= this.config.pendingFailureDepth,
-      );
+      const holdsBack = deps.some((u) => u.run.status === 'failed' && this.successors(u, line).length >= this.config.pendingFailureDepth);
       if (holdsBack) {
         isBlocked();
         continue;
       }
-      const run = this.launch(
-        members,
-        deps.flatMap((u) => u.members.map((m) => m.prNumber)),
-        false,
-      );
+      const run = this.launch(members, deps.flatMap((u) => u.members.map((m) => m.prNumber)), false);
       line.push({ run, members: members.map((m) => this.current(m)), targets });
       slots.take(entry, false);
     }
@@ -1021,8 +898,7 @@ class Transition {
     if (this.config.pendingFailureDepth > 0 || this.config.canOptimisticallyMerge) return line;
     const doomed = new Set<number>();
     for (const u of line) {
-      if (u.run.status === 'failed' || u.run.basePrNumbers.some((pr) => doomed.has(pr)))
-        for (const m of u.members) doomed.add(m.prNumber);
+      if (u.run.status === 'failed' || u.run.basePrNumbers.some((pr) => doomed.has(pr))) for (const m of u.members) doomed.add(m.prNumber);
     }
     return line.filter((u) => !doomed.has(u.members[0].prNumber));
   }
@@ -1034,10 +910,7 @@ class Transition {
     for (const m of members) {
       // Keep why a retest happens (e.g. PREREQUISITE_MERGE_ITEM_FAILED) as the reason of the new test.
       const reason = m.reason && (QUEUED_REASONS as readonly string[]).includes(m.reason) ? m.reason : null;
-      this.setState(this.current(m), 'testing', reason, {
-        testRunId: run.id,
-        testingStartedAt: this.ctx.now,
-      });
+      this.setState(this.current(m), 'testing', reason, { testRunId: run.id, testingStartedAt: this.ctx.now });
     }
     return run;
   }
@@ -1142,9 +1015,7 @@ class Slots {
   /** Whether the lane of `entry` has a free main (or bisection) slot. */
   free(entry: Entry, isBisection: boolean): boolean {
     const used = this.used.get(this.laneOf(entry));
-    return isBisection
-      ? (used?.bisection ?? 0) < this.config.bisectionConcurrency
-      : (used?.main ?? 0) < this.config.concurrency;
+    return isBisection ? (used?.bisection ?? 0) < this.config.bisectionConcurrency : (used?.main ?? 0) < this.config.concurrency;
   }
 
   take(entry: Entry, isBisection: boolean): void {

@@ -246,14 +246,7 @@ export type EngineEvent =
 
 /** Something the shell must do. Outcomes come back as events. */
 export type Effect =
-  | {
-      type: 'stateChanged';
-      entryId: string;
-      prNumber: number;
-      from: PullRequestState | null;
-      to: PullRequestState;
-      reason: ReasonCode | null;
-    }
+  | { type: 'stateChanged'; entryId: string; prNumber: number; from: PullRequestState | null; to: PullRequestState; reason: ReasonCode | null }
   | { type: 'startTestRun'; runId: string }
   | { type: 'cancelTestRun'; runId: string }
   | { type: 'merge'; runId: string; prNumbers: number[] };

@@ -74,18 +74,11 @@ export function percent(rate: number): string {
 }
 
 /** The human-readable reason of a failure-rate status. */
-export function rateReason(
-  status: TestStatus,
-  runs: number,
-  failures: number,
-  settings: RepositorySettings['failure_rate'],
-): string {
+export function rateReason(status: TestStatus, runs: number, failures: number, settings: RepositorySettings['failure_rate']): string {
   const rate = runs ? failures / runs : 0;
   const seen = `${failures} of ${runs} runs (${percent(rate)}) failed on stable branches in the last ${settings.window_hours} h`;
-  if (status === 'broken')
-    return `${seen}: at or above the broken threshold ${percent(settings.broken_threshold)}`;
-  if (status === 'flaky')
-    return `${seen}: flaky (activates at ${percent(settings.flaky_activation)}, resolves below ${percent(settings.flaky_resolution)})`;
+  if (status === 'broken') return `${seen}: at or above the broken threshold ${percent(settings.broken_threshold)}`;
+  if (status === 'flaky') return `${seen}: flaky (activates at ${percent(settings.flaky_activation)}, resolves below ${percent(settings.flaky_resolution)})`;
   return `${seen}: below ${percent(settings.flaky_resolution)}`;
 }
 
@@ -114,27 +107,15 @@ export interface EffectiveStatus {
 /** The status a test has at `now`: the most severe active monitor, with its reason and start time. */
 export function effectiveStatus(m: MonitorState, now: number): EffectiveStatus {
   const porActive = m.porUntil !== null && m.porUntil > now;
-  if (m.rateStatus === 'broken')
-    return { value: 'broken', reason: m.rateReason ?? 'broken', since: m.rateChangedAt ?? m.firstSeenAt };
-  if (porActive)
-    return {
-      value: 'flaky',
-      reason: m.porReason ?? 'passed and failed on the same commit',
-      since: m.porSince ?? m.firstSeenAt,
-    };
-  if (m.rateStatus === 'flaky')
-    return { value: 'flaky', reason: m.rateReason ?? 'flaky', since: m.rateChangedAt ?? m.firstSeenAt };
+  if (m.rateStatus === 'broken') return { value: 'broken', reason: m.rateReason ?? 'broken', since: m.rateChangedAt ?? m.firstSeenAt };
+  if (porActive) return { value: 'flaky', reason: m.porReason ?? 'passed and failed on the same commit', since: m.porSince ?? m.firstSeenAt };
+  if (m.rateStatus === 'flaky') return { value: 'flaky', reason: m.rateReason ?? 'flaky', since: m.rateChangedAt ?? m.firstSeenAt };
   // Healthy: since the later of the last monitor resolving and the first sighting.
   const porResolved = m.porUntil !== null ? m.porUntil : 0;
   const rateResolved = m.rateChangedAt ?? 0;
   if (porResolved > rateResolved && porResolved > m.firstSeenAt) {
-    return {
-      value: 'healthy',
-      reason: 'No inconsistent results on the same commit since the recovery period began',
-      since: porResolved,
-    };
+    return { value: 'healthy', reason: 'No inconsistent results on the same commit since the recovery period began', since: porResolved };
   }
-  if (rateResolved > m.firstSeenAt)
-    return { value: 'healthy', reason: m.rateReason ?? 'failure rate back to normal', since: rateResolved };
+  if (rateResolved > m.firstSeenAt) return { value: 'healthy', reason: m.rateReason ?? 'failure rate back to normal', since: rateResolved };
   return { value: 'healthy', reason: 'No problems detected', since: m.firstSeenAt };
 }

@@ -190,11 +190,7 @@ function readTree(xml: string, file: string): { name: string; node: Node } {
     checkAttributeValues(xml, file);
     const open = /^unclosed tag: (.+)$/.exec(error.reason);
     if (open) {
-      throw new JUnitParseError(
-        file,
-        lineAt(xml, xml.length),
-        `unexpected end of file: <${open[1]}> is not closed (truncated report?)`,
-      );
+      throw new JUnitParseError(file, lineAt(xml, xml.length), `unexpected end of file: <${open[1]}> is not closed (truncated report?)`);
     }
     throw new JUnitParseError(file, error.line, error.reason);
   }

@@ -22,22 +22,11 @@ export interface TestResult extends TestIdentity {
 }
 
 /** Folds parsed report cases into one result per test id. */
-export function foldResults(
-  org: string,
-  repo: Repo,
-  variant: string,
-  cases: Iterable<JUnitCase>,
-): TestResult[] {
+export function foldResults(org: string, repo: Repo, variant: string, cases: Iterable<JUnitCase>): TestResult[] {
   const idOf = testIds(org, repo);
   const byId = new Map<string, { result: TestResult; passes: number; fails: number }>();
   for (const c of cases) {
-    const identity: TestIdentity = {
-      file: c.file,
-      classname: c.classname,
-      parent: c.parent,
-      name: c.name,
-      variant,
-    };
+    const identity: TestIdentity = { file: c.file, classname: c.classname, parent: c.parent, name: c.name, variant };
     const id = idOf(identity);
     let acc = byId.get(id);
     if (!acc) {
@@ -59,8 +48,7 @@ export function foldResults(
     }
     const r = acc.result;
     r.durationMs += c.durationMs;
-    if (c.timestamp !== null && (r.timestamp === null || c.timestamp < r.timestamp))
-      r.timestamp = c.timestamp;
+    if (c.timestamp !== null && (r.timestamp === null || c.timestamp < r.timestamp)) r.timestamp = c.timestamp;
     for (const a of c.attempts) {
       if (a.outcome === 'passed') acc.passes++;
       else if (a.outcome === 'failed') {

@@ -65,10 +65,7 @@ export interface RunChecksResult {
  * naming the required statuses without a check, or START_TEST_RUN_NO_REQUIRED_STATUSES when
  * nothing would run.
  */
-export function resolveRequiredChecks(
-  checks: Record<string, string>,
-  required: readonly string[] | null,
-): string[] {
+export function resolveRequiredChecks(checks: Record<string, string>, required: readonly string[] | null): string[] {
   const names = Object.keys(checks);
   if (required !== null) {
     const missing = [...new Set(required)].filter((r) => !Object.hasOwn(checks, r));
@@ -91,11 +88,7 @@ function logFileNames(names: string[]): Map<string, string> {
   const used = new Set<string>();
   const out = new Map<string, string>();
   for (const name of names) {
-    const base =
-      name
-        .replace(/[^A-Za-z0-9._-]+/g, '_')
-        .replace(/^\.+/, '_')
-        .slice(0, 100) || 'check';
+    const base = name.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^\.+/, '_').slice(0, 100) || 'check';
     let file = `${base}.log`;
     for (let i = 2; used.has(file); i++) file = `${base}-${i}.log`;
     used.add(file);
@@ -114,11 +107,7 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
 
 type StopReason = 'timeout' | 'cancel' | 'failFast';
 
-const outcomeOfStop: Record<StopReason, CheckOutcome> = {
-  timeout: 'timed_out',
-  cancel: 'cancelled',
-  failFast: 'cancelled',
-};
+const outcomeOfStop: Record<StopReason, CheckOutcome> = { timeout: 'timed_out', cancel: 'cancelled', failFast: 'cancelled' };
 
 /**
  * Run the required checks of a test commit. Each check runs as `sh -c <command>` in its own
@@ -155,10 +144,7 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
   const results: Record<string, CheckResult> = {};
 
   const notRun = async (name: string, logPath: string, reason: StopReason): Promise<CheckResult> => {
-    await appendFile(
-      logPath,
-      `[railyard] ${name}: not started (${reason === 'timeout' ? 'testing timeout reached' : 'run cancelled'})\n`,
-    );
+    await appendFile(logPath, `[railyard] ${name}: not started (${reason === 'timeout' ? 'testing timeout reached' : 'run cancelled'})\n`);
     return { outcome: outcomeOfStop[reason], exitCode: null, durationMs: 0, logPath };
   };
 
@@ -169,10 +155,7 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
     try {
       wt = await addTempWorktree(opts.repoDir, opts.sha, opts.worktreeParent);
     } catch (err) {
-      await appendFile(
-        logPath,
-        `[railyard] ${name}: could not create a worktree of ${opts.sha}: ${(err as Error).message}\n`,
-      );
+      await appendFile(logPath, `[railyard] ${name}: could not create a worktree of ${opts.sha}: ${(err as Error).message}\n`);
       return { outcome: 'failure', exitCode: null, durationMs: 0, logPath };
     }
     try {
@@ -185,14 +168,7 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
           cwd: wt.dir,
           detached: true, // own process group: kill(-pid) reaches every descendant
           stdio: ['ignore', fd, fd],
-          env: {
-            ...cleanEnv(),
-            GIT_TERMINAL_PROMPT: '0',
-            CI: 'true',
-            RAILYARD_SHA: opts.sha,
-            RAILYARD_CHECK: name,
-            ...opts.env,
-          },
+          env: { ...cleanEnv(), GIT_TERMINAL_PROMPT: '0', CI: 'true', RAILYARD_SHA: opts.sha, RAILYARD_CHECK: name, ...opts.env },
         });
       } finally {
         closeSync(fd);
@@ -220,11 +196,7 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
       if (pid !== undefined) killGroup(pid, 'SIGKILL');
       const reason = stopReason as StopReason | null;
       const outcome: CheckOutcome = reason ? outcomeOfStop[reason] : code === 0 ? 'success' : 'failure';
-      const how = error
-        ? `could not start: ${error.message}`
-        : reason
-          ? `${outcome} (${reason === 'timeout' ? 'testing timeout reached' : 'run cancelled'})`
-          : `${outcome} (exit code ${code})`;
+      const how = error ? `could not start: ${error.message}` : reason ? `${outcome} (${reason === 'timeout' ? 'testing timeout reached' : 'run cancelled'})` : `${outcome} (exit code ${code})`;
       await appendFile(logPath, `\n[railyard] ${name}: ${how} after ${durationMs} ms\n`);
       return { outcome, exitCode: reason ? null : code, durationMs, logPath };
     } finally {

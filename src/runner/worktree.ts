@@ -12,11 +12,7 @@ export interface TempWorktree {
   remove(): Promise<void>;
 }
 
-export async function addTempWorktree(
-  repoDir: string,
-  sha: string,
-  parentDir: string = os.tmpdir(),
-): Promise<TempWorktree> {
+export async function addTempWorktree(repoDir: string, sha: string, parentDir: string = os.tmpdir()): Promise<TempWorktree> {
   const dir = await mkdtemp(path.join(parentDir, 'railyard-wt-'));
   try {
     await withRepoLock(repoDir, () => git(repoDir, ['worktree', 'add', '--detach', '--force', dir, sha]));

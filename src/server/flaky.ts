@@ -95,14 +95,10 @@ function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
 }
 
 const num = (value: unknown): number => Number(value);
-const numOrNull = (value: unknown): number | null =>
-  value === null || value === undefined ? null : Number(value);
+const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
 
 /** Stored settings over the defaults, so settings added later get their default. */
-function mergeSettings(
-  base: RepositorySettings,
-  patch: UpdateRepositorySettingsRequest['settings'] | Partial<RepositorySettings>,
-): RepositorySettings {
+function mergeSettings(base: RepositorySettings, patch: UpdateRepositorySettingsRequest['settings'] | Partial<RepositorySettings>): RepositorySettings {
   return {
     ...base,
     ...patch,
@@ -175,11 +171,7 @@ function decodeCursor(token: string | undefined): Cursor {
 
 type CaseFilter = (eb: ExpressionBuilder<SchemaTables, 'test_cases'>) => Expression<SqlBool>;
 
-async function pageOfCases(
-  db: Db,
-  filter: CaseFilter,
-  query: PageQuery,
-): Promise<{ rows: CaseRow[]; page: Page }> {
+async function pageOfCases(db: Db, filter: CaseFilter, query: PageQuery): Promise<{ rows: CaseRow[]; page: Page }> {
   const size = query.page_size;
   const cursor = decodeCursor(query.page_token);
   const countRow = await db
@@ -203,10 +195,7 @@ async function pageOfCases(
     more = true;
   } else {
     const q = cursor.a !== undefined ? base.where('seq', '>', cursor.a) : base;
-    rows = await q
-      .orderBy('seq', 'asc')
-      .limit(size + 1)
-      .execute();
+    rows = await q.orderBy('seq', 'asc').limit(size + 1).execute();
     more = rows.length > size;
     rows = rows.slice(0, size);
   }
@@ -254,8 +243,7 @@ export class FlakyService {
       org: String(row.org_slug),
       repo: { host: String(row.host), owner: String(row.owner), name: String(row.name) },
       settings: mergeSettings(DEFAULT_SETTINGS, stored),
-      codeowners:
-        typeof row.codeowners === 'string' && row.codeowners ? new CodeOwners(row.codeowners) : null,
+      codeowners: typeof row.codeowners === 'string' && row.codeowners ? new CodeOwners(row.codeowners) : null,
     };
   }
 
@@ -355,13 +343,8 @@ export class FlakyService {
     const variant = input.variant ?? '';
     const now = this.now();
     let earliest = Infinity;
-    for (const r of results)
-      if (r.timestamp !== null && r.timestamp <= now + HOUR && r.timestamp < earliest) earliest = r.timestamp;
-    const startedAt = input.started_at
-      ? Date.parse(input.started_at)
-      : earliest !== Infinity
-        ? earliest
-        : now;
+    for (const r of results) if (r.timestamp !== null && r.timestamp <= now + HOUR && r.timestamp < earliest) earliest = r.timestamp;
+    const startedAt = input.started_at ? Date.parse(input.started_at) : earliest !== Infinity ? earliest : now;
     const atOf = (r: IngestResult) => (input.started_at ? startedAt : (r.timestamp ?? startedAt));
     const counts = countResults(results);
     const uploadId = randomUUID();
@@ -369,9 +352,7 @@ export class FlakyService {
     const prNumber = input.pr_number ?? null;
 
     const { response, added } = await this.db.transaction().execute(async (trx) => {
-      const repository =
-        (await this.findRepository(trx, org, input.repo)) ??
-        (await this.ensureRepository(trx, org, input.repo, now));
+      const repository = (await this.findRepository(trx, org, input.repo)) ?? (await this.ensureRepository(trx, org, input.repo, now));
       const { settings } = repository;
       if (input.codeowners !== undefined) {
         await trx
@@ -382,8 +363,7 @@ export class FlakyService {
       }
       const ran = counts.tests - counts.skipped;
       const excluded =
-        ran >= settings.infra_failure_min_tests &&
-        counts.failed / Math.max(ran, 1) >= settings.infra_failure_threshold;
+        ran >= settings.infra_failure_min_tests && counts.failed / Math.max(ran, 1) >= settings.infra_failure_threshold;
       const stable = branchMatcher(settings.failure_rate.branches)(input.branch);
 
       const known = await this.knownCases(trx, results);
@@ -528,25 +508,13 @@ export class FlakyService {
         .execute();
       for (const row of rows) {
         const seq = num(row.seq);
-        known.set(idOfSeq.get(seq)!, {
-          seq,
-          rate_status: row.rate_status,
-          por_until: numOrNull(row.por_until),
-        });
+        known.set(idOfSeq.get(seq)!, { seq, rate_status: row.rate_status, por_until: numOrNull(row.por_until) });
       }
     }
     for (const ids of chunks(results.filter((r) => !known.has(r.id)).map((r) => r.id))) {
-      const rows = await trx
-        .selectFrom('test_cases')
-        .select(['id', 'seq', 'rate_status', 'por_until'])
-        .where('id', 'in', ids)
-        .execute();
+      const rows = await trx.selectFrom('test_cases').select(['id', 'seq', 'rate_status', 'por_until']).where('id', 'in', ids).execute();
       for (const row of rows) {
-        known.set(row.id, {
-          seq: num(row.seq),
-          rate_status: row.rate_status,
-          por_until: numOrNull(row.por_until),
-        });
+        known.set(row.id, { seq: num(row.seq), rate_status: row.rate_status, por_until: numOrNull(row.por_until) });
         this.rememberSeq(row.id, num(row.seq));
       }
     }
@@ -642,12 +610,7 @@ export class FlakyService {
     for (const r of tested) {
       const before = known.get(r.id)!;
       const at = atOf(r);
-      const patch: Partial<
-        Pick<
-          CaseRow,
-          'por_since' | 'por_until' | 'por_reason' | 'rate_status' | 'rate_changed_at' | 'rate_reason'
-        >
-      > = {};
+      const patch: Partial<Pick<CaseRow, 'por_since' | 'por_until' | 'por_reason' | 'rate_status' | 'rate_changed_at' | 'rate_reason'>> = {};
       if (evidence.has(before.seq)) {
         const until = at + settings.pass_on_retry.recovery_days * DAY;
         const active = before.por_until !== null && before.por_until > at;
@@ -684,17 +647,9 @@ export class FlakyService {
    */
   private testsIn(repoId: string, parts: CaseFilter[]): CaseFilter {
     return (eb) => {
-      const part = (filter: CaseFilter) =>
-        eb.selectFrom('test_cases').select('seq').where('repo_id', '=', repoId).where(filter);
+      const part = (filter: CaseFilter) => eb.selectFrom('test_cases').select('seq').where('repo_id', '=', repoId).where(filter);
       const [first, ...rest] = parts.map(part);
-      return eb.and([
-        eb('repo_id', '=', repoId),
-        eb(
-          'seq',
-          'in',
-          rest.reduce((union, p) => union.unionAll(p), first),
-        ),
-      ]);
+      return eb.and([eb('repo_id', '=', repoId), eb('seq', 'in', rest.reduce((union, p) => union.unionAll(p), first))]);
     };
   }
 
@@ -718,23 +673,15 @@ export class FlakyService {
     const { settings } = repository;
     if (!settings.quarantining_enabled) return () => sql<SqlBool>`1 = 0`;
     const always: CaseFilter = (eb) => eb('override', '=', 'ALWAYS_QUARANTINE');
-    const auto = settings.auto_quarantine_flaky
-      ? this.flakyParts(now, (eb) => eb('override', 'is', null))
-      : [];
+    const auto = settings.auto_quarantine_flaky ? this.flakyParts(now, (eb) => eb('override', 'is', null)) : [];
     return this.testsIn(repository.id, [always, ...auto]);
   }
 
-  private htmlUrls(
-    repository: Repository,
-    row: CaseRow,
-  ): { repository: { html_url: string }; html_url: string } {
+  private htmlUrls(repository: Repository, row: CaseRow): { repository: { html_url: string }; html_url: string } {
     const { host, owner, name } = repository.repo;
     const repoUrl = `https://${host}/${owner}/${name}`;
     const file = row.file?.replace(/^\.?\/+/, '');
-    return {
-      repository: { html_url: repoUrl },
-      html_url: file && !file.startsWith('../') ? `${repoUrl}/blob/HEAD/${file}` : repoUrl,
-    };
+    return { repository: { html_url: repoUrl }, html_url: file && !file.startsWith('../') ? `${repoUrl}/blob/HEAD/${file}` : repoUrl };
   }
 
   private ticketUrl(repository: Repository, ticket: string): string {
@@ -763,12 +710,7 @@ export class FlakyService {
     return out;
   }
 
-  private unhealthyCase(
-    repository: Repository,
-    row: CaseRow,
-    prs: Map<number, number>,
-    now: number,
-  ): UnhealthyTestCase {
+  private unhealthyCase(repository: Repository, row: CaseRow, prs: Map<number, number>, now: number): UnhealthyTestCase {
     const status = statusOf(row, now);
     const test: UnhealthyTestCase = {
       id: row.id,
@@ -787,23 +729,12 @@ export class FlakyService {
     return test;
   }
 
-  private async unhealthyCases(
-    repository: Repository,
-    rows: CaseRow[],
-    now: number,
-  ): Promise<UnhealthyTestCase[]> {
-    const prs = await this.impactedPullRequests(
-      rows.map((r) => r.seq),
-      now,
-    );
+  private async unhealthyCases(repository: Repository, rows: CaseRow[], now: number): Promise<UnhealthyTestCase[]> {
+    const prs = await this.impactedPullRequests(rows.map((r) => r.seq), now);
     return rows.map((row) => this.unhealthyCase(repository, row, prs, now));
   }
 
-  private async detailedCases(
-    repository: Repository,
-    rows: CaseRow[],
-    now: number,
-  ): Promise<DetailedTestCase[]> {
+  private async detailedCases(repository: Repository, rows: CaseRow[], now: number): Promise<DetailedTestCase[]> {
     const seqs = rows.map((r) => r.seq);
     const base = await this.unhealthyCases(repository, rows, now);
     const rates = new Map<number, { runs7: number; fails7: number; runs1: number; fails1: number }>();
@@ -820,14 +751,7 @@ export class FlakyService {
             eb.fn.sum<number>(failed).as('fails7'),
             eb.fn.sum<number>(eb.case().when('at', '>=', day).then(1).else(0).end()).as('runs1'),
             eb.fn
-              .sum<number>(
-                eb
-                  .case()
-                  .when(eb.and([eb('at', '>=', day), eb('outcome', '!=', 'passed')]))
-                  .then(1)
-                  .else(0)
-                  .end(),
-              )
+              .sum<number>(eb.case().when(eb.and([eb('at', '>=', day), eb('outcome', '!=', 'passed')])).then(1).else(0).end())
               .as('fails1'),
           ];
         })
@@ -838,21 +762,11 @@ export class FlakyService {
         .groupBy('test_seq')
         .execute();
       for (const r of rateRows) {
-        rates.set(num(r.test_seq), {
-          runs7: num(r.runs7),
-          fails7: num(r.fails7),
-          runs1: num(r.runs1),
-          fails1: num(r.fails1),
-        });
+        rates.set(num(r.test_seq), { runs7: num(r.runs7), fails7: num(r.fails7), runs1: num(r.runs1), fails1: num(r.fails1) });
       }
       const failureRows = await this.db
         .selectFrom('flaky_failures')
-        .select((eb) => [
-          'test_seq',
-          'failure_key',
-          eb.fn.countAll<number>().as('n'),
-          eb.fn.max('at').as('last'),
-        ])
+        .select((eb) => ['test_seq', 'failure_key', eb.fn.countAll<number>().as('n'), eb.fn.max('at').as('last')])
         .where('test_seq', 'in', seqs)
         .where('at', '>=', now - 7 * DAY)
         .where('at', '<=', now)
@@ -862,11 +776,7 @@ export class FlakyService {
       for (const r of failureRows) {
         const seq = num(r.test_seq);
         const list = failures.get(seq) ?? [];
-        list.push({
-          summary: String(r.failure_key),
-          occurrence_count: num(r.n),
-          last_occurrence: isoTime(num(r.last)),
-        });
+        list.push({ summary: String(r.failure_key), occurrence_count: num(r.n), last_occurrence: isoTime(num(r.last)) });
         failures.set(seq, list);
       }
     }
@@ -875,11 +785,7 @@ export class FlakyService {
       const seq = rows[i].seq;
       const r = rates.get(seq) ?? { runs7: 0, fails7: 0, runs1: 0, fails1: 0 };
       const top = (failures.get(seq) ?? [])
-        .sort(
-          (a, b) =>
-            b.occurrence_count - a.occurrence_count ||
-            (b.last_occurrence ?? '').localeCompare(a.last_occurrence ?? ''),
-        )
+        .sort((a, b) => b.occurrence_count - a.occurrence_count || (b.last_occurrence ?? '').localeCompare(a.last_occurrence ?? ''))
         .slice(0, TOP_FAILURES);
       return {
         ...test,
@@ -945,11 +851,7 @@ export class FlakyService {
     const repository = await this.findRepository(this.db, org, input.repo);
     if (!repository) return { quarantined_tests: [], page: emptyPage() };
     const now = this.now();
-    const { rows, page } = await pageOfCases(
-      this.db,
-      this.quarantineFilter(repository, now),
-      input.page_query,
-    );
+    const { rows, page } = await pageOfCases(this.db, this.quarantineFilter(repository, now), input.page_query);
     const quarantined_tests: QuarantinedTest[] = rows.map((row) => {
       const status = statusOf(row, now);
       const always = row.override === 'ALWAYS_QUARANTINE';
@@ -973,13 +875,8 @@ export class FlakyService {
   async linkTicket(org: string, input: LinkTicketRequest): Promise<Record<string, never>> {
     const repository = await this.findRepository(this.db, org, input.repo);
     const row = repository && (await this.findCase(repository, input.test_case_id));
-    if (!repository || !row)
-      throw notFound(`test_case_id: no test ${input.test_case_id} in ${repoKey(input.repo)}`);
-    await this.db
-      .updateTable('test_cases')
-      .set({ ticket: input.external_ticket_id })
-      .where('id', '=', row.id)
-      .execute();
+    if (!repository || !row) throw notFound(`test_case_id: no test ${input.test_case_id} in ${repoKey(input.repo)}`);
+    await this.db.updateTable('test_cases').set({ ticket: input.external_ticket_id }).where('id', '=', row.id).execute();
     return {};
   }
 
@@ -999,10 +896,7 @@ export class FlakyService {
   async checkQuarantine(org: string, input: CheckQuarantineRequest): Promise<CheckQuarantineResponse> {
     const repository = await this.findRepository(this.db, org, input.repo);
     if (!repository || !repository.settings.quarantining_enabled) {
-      return {
-        quarantining_enabled: Boolean(repository?.settings.quarantining_enabled),
-        quarantined_test_ids: [],
-      };
+      return { quarantining_enabled: Boolean(repository?.settings.quarantining_enabled), quarantined_test_ids: [] };
     }
     const now = this.now();
     const quarantined: string[] = [];
@@ -1020,12 +914,5 @@ export class FlakyService {
 }
 
 export function emptyPage(): Page {
-  return {
-    total_rows: 0,
-    total_pages: 0,
-    next_page_token: '',
-    prev_page_token: '',
-    last_page_token: '',
-    page_index: 0,
-  };
+  return { total_rows: 0, total_pages: 0, next_page_token: '', prev_page_token: '', last_page_token: '', page_index: 0 };
 }

@@ -1,11 +1,5 @@
 export { buildServer, type ServerDeps, type Railyard } from './app.js';
-export {
-  QueueService,
-  normaliseRepo,
-  type QueueHandle,
-  type EffectHandler,
-  type QueueServiceOptions,
-} from './service.js';
+export { QueueService, normaliseRepo, type QueueHandle, type EffectHandler, type QueueServiceOptions } from './service.js';
 export { TokenAuth } from './auth.js';
 export { HttpError } from './errors.js';
 export { RawAnswer, type Handler, type Handlers, type RequestContext } from './routes/types.js';

@@ -34,36 +34,19 @@ export async function renderMetrics(queues: readonly QueueHandle[], now: number)
   const gauge = (name: string, help: string, extra: string[] = []) =>
     new Gauge({ name, help, labelNames: [...labelNames, ...extra], registers: [registry] });
   const histogram = (name: string, help: string, extra: string[] = []) =>
-    new Histogram({
-      name,
-      help,
-      labelNames: [...labelNames, ...extra],
-      buckets: BUCKETS,
-      registers: [registry],
-    });
+    new Histogram({ name, help, labelNames: [...labelNames, ...extra], buckets: BUCKETS, registers: [registry] });
 
   const depth = gauge('mq_depth_current', 'PRs currently in the queue (admitted, not concluded)');
-  const awaiting = gauge(
-    'mq_awaiting_mergeability',
-    'PRs waiting on prerequisites before they can enter the queue',
-  );
+  const awaiting = gauge('mq_awaiting_mergeability', 'PRs waiting on prerequisites before they can enter the queue');
   const testing = gauge('mq_testing_slots_active', 'PRs in testing');
-  const conclusions = gauge('mq_pr_conclusions_1h_total', 'PRs that left the queue in the last hour', [
-    'conclusion',
-  ]);
-  const restarts = gauge(
-    'mq_pr_restarts_1h_total',
-    'Restarts of testing (testing to pending) in the last hour',
-  );
+  const conclusions = gauge('mq_pr_conclusions_1h_total', 'PRs that left the queue in the last hour', ['conclusion']);
+  const restarts = gauge('mq_pr_restarts_1h_total', 'Restarts of testing (testing to pending) in the last hour');
   const wait = histogram('mq_pr_wait_duration_1h_seconds', 'Wait before testing started, last hour');
   const test = histogram('mq_pr_test_duration_1h_seconds', 'Time in testing, last hour');
-  const inQueue = histogram('mq_pr_time_in_queue_1h_seconds', 'Submission to conclusion, last hour', [
-    'conclusion',
-  ]);
+  const inQueue = histogram('mq_pr_time_in_queue_1h_seconds', 'Submission to conclusion, last hour', ['conclusion']);
   const inState = histogram('mq_pr_state_duration_1h_seconds', 'Time spent per state, last hour', ['state']);
 
-  const recent = (t: number | null | undefined): t is number =>
-    t !== null && t !== undefined && t <= now && now - t <= HOUR_MS;
+  const recent = (t: number | null | undefined): t is number => t !== null && t !== undefined && t <= now && now - t <= HOUR_MS;
   const seconds = (ms: number) => Math.max(0, ms) / 1000;
 
   for (const q of queues) {
@@ -77,8 +60,7 @@ export async function renderMetrics(queues: readonly QueueHandle[], now: number)
     for (const type of ['main', 'bisection'] as const) {
       wait.zero(labels(type));
       test.zero(labels(type));
-      for (const conclusion of ['merged', 'failed', 'cancelled'])
-        inQueue.zero({ ...labels(type), conclusion });
+      for (const conclusion of ['merged', 'failed', 'cancelled']) inQueue.zero({ ...labels(type), conclusion });
     }
     const counts = {
       main: { depth: 0, awaiting: 0, testing: 0, restarts: 0, merged: 0, failed: 0, cancelled: 0 },
@@ -97,8 +79,7 @@ export async function renderMetrics(queues: readonly QueueHandle[], now: number)
         c[e.state as 'merged' | 'failed' | 'cancelled']++;
         inQueue.observe({ ...labels(type), conclusion: e.state }, seconds(e.concludedAt - e.submittedAt));
       }
-      if (e.admittedAt !== null && recent(e.admittedAt))
-        inState.observe({ ...labels(type), state: 'not_ready' }, seconds(e.admittedAt - e.submittedAt));
+      if (e.admittedAt !== null && recent(e.admittedAt)) inState.observe({ ...labels(type), state: 'not_ready' }, seconds(e.admittedAt - e.submittedAt));
       if (recent(e.testingStartedAt) && e.admittedAt !== null) {
         const waited = seconds(e.testingStartedAt - e.admittedAt);
         wait.observe(labels(type), waited);
@@ -120,8 +101,7 @@ export async function renderMetrics(queues: readonly QueueHandle[], now: number)
       awaiting.set(labels(type), c.awaiting);
       testing.set(labels(type), c.testing);
       restarts.set(labels(type), c.restarts);
-      for (const conclusion of ['merged', 'failed', 'cancelled'] as const)
-        conclusions.set({ ...labels(type), conclusion }, c[conclusion]);
+      for (const conclusion of ['merged', 'failed', 'cancelled'] as const) conclusions.set({ ...labels(type), conclusion }, c[conclusion]);
     }
   }
   return registry.metrics();

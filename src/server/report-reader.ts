@@ -40,12 +40,7 @@ export function reportReaderPool(workerFile: string, options: ReportReaderOption
 
   const start = async () => {
     const { Piscina } = await import('piscina');
-    const created = new Piscina({
-      filename: workerFile,
-      minThreads: 0,
-      maxThreads: threads,
-      idleTimeout: 60_000,
-    });
+    const created = new Piscina({ filename: workerFile, minThreads: 0, maxThreads: threads, idleTimeout: 60_000 });
     created.on('error', (error: Error) => {
       if (broken) return;
       broken = error;

@@ -18,32 +18,17 @@ export interface BackendOptions {
   log?: (message: string, error?: unknown) => void;
 }
 
-export const DEFAULT_SANDBOX: SandboxOutcomes = {
-  testSeconds: 5,
-  failPrs: new Set(),
-  failureRate: 0,
-  seed: 1,
-};
+export const DEFAULT_SANDBOX: SandboxOutcomes = { testSeconds: 5, failPrs: new Set(), failureRate: 0, seed: 1 };
 
 /** Where PRs come from and who runs tests and merges: the git forge + runner, or the sandbox. */
-export async function createBackend(
-  options: BackendOptions,
-): Promise<{ forge: Forge; workers: QueueWorkers }> {
+export async function createBackend(options: BackendOptions): Promise<{ forge: Forge; workers: QueueWorkers }> {
   if (options.gitRoot !== undefined) {
     const root = resolve(options.gitRoot);
-    if (!existsSync(root) || !statSync(root).isDirectory())
-      throw new Error(`--git-root: ${root} is not a directory`);
+    if (!existsSync(root) || !statSync(root).isDirectory()) throw new Error(`--git-root: ${root} is not a directory`);
     const forge = new GitForge(root);
-    const executor = new GitExecutor(forge, {
-      dataDir: resolve(options.dataDir),
-      pollMs: options.pollMs ?? 500,
-      log: options.log,
-    });
+    const executor = new GitExecutor(forge, { dataDir: resolve(options.dataDir), pollMs: options.pollMs ?? 500, log: options.log });
     return { forge, workers: new QueueWorkers(executor, { tickMs: options.tickMs, log: options.log }) };
   }
   const executor = new SandboxExecutor({ ...DEFAULT_SANDBOX, ...options.sandbox });
-  return {
-    forge: new SandboxForge(),
-    workers: new QueueWorkers(executor, { tickMs: options.tickMs, log: options.log }),
-  };
+  return { forge: new SandboxForge(), workers: new QueueWorkers(executor, { tickMs: options.tickMs, log: options.log }) };
 }

@@ -1,8 +1,7 @@
 import Table from 'cli-table3';
 import type { SimResult } from './simulate.js';
 
-const fixed = (value: number | null | undefined, digits = 1) =>
-  value === null || value === undefined ? '—' : value.toFixed(digits);
+const fixed = (value: number | null | undefined, digits = 1) => (value === null || value === undefined ? '—' : value.toFixed(digits));
 
 /** The human summary of `railyard sim`: the inputs in one line, then the figures and the bounds. */
 export function renderSimResult(r: SimResult): string {
@@ -30,25 +29,16 @@ export function renderSimResult(r: SimResult): string {
   table.push(
     ['merged PRs / hour', fixed(r.mergedPerHour, 2)],
     ['resolved (merged + failed) / hour', fixed(r.resolvedPerHour, 2)],
-    [
-      'time in queue p50 / p95 (min)',
-      `${fixed(r.timeInQueueMinutes.p50)} / ${fixed(r.timeInQueueMinutes.p95)}`,
-    ],
+    ['time in queue p50 / p95 (min)', `${fixed(r.timeInQueueMinutes.p50)} / ${fixed(r.timeInQueueMinutes.p95)}`],
     ['CI runs per merged PR', fixed(r.ciRunsPerMerged, 2)],
     ['submitted / merged / failed', `${r.submitted} / ${r.merged} / ${r.failed}`],
     ['failed but not broken (flakes)', String(r.failedNotBroken)],
     ['test runs (bisection) / cancelled', `${r.ciRuns} (${r.bisectionRuns}) / ${r.cancelledRuns}`],
     ['main slots busy', `${fixed(r.mainSlotUtilisation * 100, 0)} %`],
     ['still queued at the end', String(r.waitingAtEnd)],
-    [
-      `bound (${b.model.replace('_', ' ')}${b.lanes > 1 ? ` × ${b.lanes} lanes` : ''}, p_eff ${fixed(b.effectiveFailureRate, 3)})`,
-      `${fixed(b.mergedPerHour, 2)} merged/h, ${fixed(b.resolvedPerHour, 2)} resolved/h`,
-    ],
+    [`bound (${b.model.replace('_', ' ')}${b.lanes > 1 ? ` × ${b.lanes} lanes` : ''}, p_eff ${fixed(b.effectiveFailureRate, 3)})`, `${fixed(b.mergedPerHour, 2)} merged/h, ${fixed(b.resolvedPerHour, 2)} resolved/h`],
     ['merged / bound', r.boundRatio === null ? '—' : `${fixed(r.boundRatio * 100, 0)} %`],
-    [
-      'cap (N → ∞) / ideal (every run passes)',
-      `${fixed(b.capPerHour, 1)} / ${fixed(b.idealPerHour, 1)} per hour`,
-    ],
+    ['cap (N → ∞) / ideal (every run passes)', `${fixed(b.capPerHour, 1)} / ${fixed(b.idealPerHour, 1)} per hour`],
   );
   return `${settings}\n${load}\n${table.toString()}\n`;
 }

@@ -101,13 +101,7 @@ export interface SimResult {
   /** (merged + failed) per hour: what the round model counts. */
   resolvedPerHour: number;
   /** Submit → merged, minutes, over PRs submitted after the warm-up that merged. */
-  timeInQueueMinutes: {
-    p50: number | null;
-    p95: number | null;
-    mean: number | null;
-    max: number | null;
-    samples: number;
-  };
+  timeInQueueMinutes: { p50: number | null; p95: number | null; mean: number | null; max: number | null; samples: number };
   ciRunsPerMerged: number | null;
   bounds: Bounds;
   /** mergedPerHour / bounds.mergedPerHour. */
@@ -211,16 +205,7 @@ export function simulate(partial: Partial<SimOptions> = {}, hooks: SimHooks = {}
   };
   const scheduledTicks = new Set<number>();
   const timesInQueue: number[] = [];
-  const stats = {
-    merged: 0,
-    failed: 0,
-    failedNotBroken: 0,
-    mergedBroken: 0,
-    cancelled: 0,
-    ciRuns: 0,
-    bisectionRuns: 0,
-    cancelledRuns: 0,
-  };
+  const stats = { merged: 0, failed: 0, failedNotBroken: 0, mergedBroken: 0, cancelled: 0, ciRuns: 0, bisectionRuns: 0, cancelledRuns: 0 };
   let nextPr = 1;
   let exhausted = false;
 
@@ -262,11 +247,7 @@ export function simulate(partial: Partial<SimOptions> = {}, hooks: SimHooks = {}
           if (effect.to === 'pending' && effect.from === 'not_ready' && options.batchSize !== null) {
             scheduleTick(now + options.batchWaitMinutes * MINUTE);
           }
-          if (
-            options.keepBacklog &&
-            (effect.to === 'merged' || effect.to === 'failed' || effect.to === 'cancelled')
-          )
-            replacements++;
+          if (options.keepBacklog && (effect.to === 'merged' || effect.to === 'failed' || effect.to === 'cancelled')) replacements++;
           if (!measuring()) break;
           if (effect.to === 'merged') {
             stats.merged++;
@@ -332,9 +313,7 @@ export function simulate(partial: Partial<SimOptions> = {}, hooks: SimHooks = {}
       batch: options.batchSize !== null,
       ...(options.batchSize !== null ? { batchingMinSize: options.batchSize } : {}),
       batchingMaxWaitTimeMinutes: options.batchWaitMinutes,
-      ...(options.bisectionConcurrency !== null
-        ? { bisectionConcurrency: options.bisectionConcurrency }
-        : {}),
+      ...(options.bisectionConcurrency !== null ? { bisectionConcurrency: options.bisectionConcurrency } : {}),
       canOptimisticallyMerge: options.optimistic,
       pendingFailureDepth: options.pendingFailureDepth,
       optimizationMode: options.skipRedundant ? 'bisection_skip_redundant_tests' : 'off',
@@ -342,8 +321,7 @@ export function simulate(partial: Partial<SimOptions> = {}, hooks: SimHooks = {}
   });
 
   for (let i = 0; i < options.backlog && !exhausted; i++) createPr();
-  if (options.arrivalRate > 0)
-    schedule({ time: exponential(arrivalRandom, options.arrivalRate) * HOUR, kind: 'arrival' });
+  if (options.arrivalRate > 0) schedule({ time: exponential(arrivalRandom, options.arrivalRate) * HOUR, kind: 'arrival' });
 
   let lastEvent = 0;
   let ranDry = false;
@@ -360,8 +338,7 @@ export function simulate(partial: Partial<SimOptions> = {}, hooks: SimHooks = {}
     switch (event.kind) {
       case 'arrival':
         createPr();
-        if (!exhausted)
-          schedule({ time: now + exponential(arrivalRandom, options.arrivalRate) * HOUR, kind: 'arrival' });
+        if (!exhausted) schedule({ time: now + exponential(arrivalRandom, options.arrivalRate) * HOUR, kind: 'arrival' });
         break;
       case 'finish':
         if (cancelledRuns.delete(event.runId)) break; // the engine ignores results of cancelled runs
@@ -411,8 +388,7 @@ export function simulate(partial: Partial<SimOptions> = {}, hooks: SimHooks = {}
       max: timesInQueue.length ? timesInQueue[timesInQueue.length - 1] : null,
       samples: timesInQueue.length,
     },
-    mainSlotUtilisation:
-      measuredHours > 0 ? mainBusy / (options.concurrency * lanes * measuredHours * HOUR) : 0,
+    mainSlotUtilisation: measuredHours > 0 ? mainBusy / (options.concurrency * lanes * measuredHours * HOUR) : 0,
     ciRunsPerMerged: stats.merged > 0 ? stats.ciRuns / stats.merged : null,
     bounds,
     boundRatio: bounds.mergedPerHour > 0 ? mergedPerHour / bounds.mergedPerHour : null,
@@ -433,18 +409,12 @@ function validate(o: SimOptions): void {
   if (!(o.flakeRate >= 0 && o.flakeRate <= 1)) fail('--flake-rate: must be in [0, 1]');
   if (!Number.isInteger(o.lanes) || o.lanes < 1) fail('--lanes: must be an integer ≥ 1');
   if (!(o.hours > 0)) fail('--hours: must be > 0');
-  if (!(o.warmupHours >= 0 && o.warmupHours < o.hours))
-    fail('--warmup-hours: must be ≥ 0 and less than hours');
+  if (!(o.warmupHours >= 0 && o.warmupHours < o.hours)) fail('--warmup-hours: must be ≥ 0 and less than hours');
   if (!Number.isInteger(o.concurrency) || o.concurrency < 1) fail('--concurrency: must be an integer ≥ 1');
-  if (o.batchSize !== null && (!Number.isInteger(o.batchSize) || o.batchSize < 1))
-    fail('--batch-size: must be an integer ≥ 1');
+  if (o.batchSize !== null && (!Number.isInteger(o.batchSize) || o.batchSize < 1)) fail('--batch-size: must be an integer ≥ 1');
   if (!(o.batchWaitMinutes >= 0)) fail('--batch-wait-minutes: must be ≥ 0');
-  if (
-    o.bisectionConcurrency !== null &&
-    (!Number.isInteger(o.bisectionConcurrency) || o.bisectionConcurrency < 1)
-  )
+  if (o.bisectionConcurrency !== null && (!Number.isInteger(o.bisectionConcurrency) || o.bisectionConcurrency < 1))
     fail('--bisection-concurrency: must be an integer ≥ 1');
-  if (!Number.isInteger(o.pendingFailureDepth) || o.pendingFailureDepth < 0)
-    fail('--pending-failure-depth: must be an integer ≥ 0');
+  if (!Number.isInteger(o.pendingFailureDepth) || o.pendingFailureDepth < 0) fail('--pending-failure-depth: must be an integer ≥ 0');
   if (o.arrivalRate === 0 && o.backlog === 0) fail('nothing to simulate: give --arrival-rate or --backlog');
 }

@@ -15,24 +15,14 @@ export interface CliResult {
 export function isolatedEnv(extra: Record<string, string> = {}): Record<string, string> {
   const home = mkdtempSync(join(tmpdir(), 'railyard-home-'));
   const env: Record<string, string> = {};
-  for (const key of ['PATH', 'SYSTEMROOT', 'TMPDIR'])
-    if (process.env[key]) env[key] = process.env[key] as string;
+  for (const key of ['PATH', 'SYSTEMROOT', 'TMPDIR']) if (process.env[key]) env[key] = process.env[key] as string;
   return { ...env, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), NO_COLOR: '1', ...extra };
 }
 
 /** Runs the real `railyard` binary (built by `npm run build`) as a child process. */
-export function railyard(
-  args: string[],
-  env: Record<string, string>,
-  input?: string,
-  cwd?: string,
-): Promise<CliResult> {
+export function railyard(args: string[], env: Record<string, string>, input?: string, cwd?: string): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      env,
-      cwd: cwd ?? env.HOME,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const child = spawn(process.execPath, [BIN, ...args], { env, cwd: cwd ?? env.HOME, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -20,13 +20,7 @@ export default class ConfigGet extends BaseCommand {
       return { [args.key]: masked(args.key, value) };
     }
     const shown = Object.fromEntries(Object.entries(config).map(([k, v]) => [k, masked(k, v)]));
-    this.out(
-      `# ${configPath()}\n` +
-        Object.entries(shown)
-          .map(([k, v]) => `${k} = ${v}`)
-          .join('\n') +
-        (Object.keys(shown).length ? '\n' : ''),
-    );
+    this.out(`# ${configPath()}\n` + Object.entries(shown).map(([k, v]) => `${k} = ${v}`).join('\n') + (Object.keys(shown).length ? '\n' : ''));
     return shown;
   }
 }

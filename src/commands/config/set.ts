@@ -1,14 +1,6 @@
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
-import {
-  CONFIG_KEYS,
-  ConfigError,
-  configPath,
-  parseRepo,
-  readConfig,
-  writeConfig,
-  type ConfigKey,
-} from '../../cli/config.js';
+import { CONFIG_KEYS, ConfigError, configPath, parseRepo, readConfig, writeConfig, type ConfigKey } from '../../cli/config.js';
 
 export default class ConfigSet extends BaseCommand {
   static override summary = 'Set a CLI configuration value (stored with mode 0600)';

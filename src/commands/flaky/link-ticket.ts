@@ -3,18 +3,13 @@ import { BaseCommand } from '../../cli/base-command.js';
 
 export default class LinkTicket extends BaseCommand {
   static override summary = 'Link an external ticket (e.g. KAN-123) to a test';
-  static override examples = [
-    '<%= config.bin %> flaky link-ticket 3f0e8a52-6b1c-5d7e-9f00-112233445566 KAN-123 --repo acme/web',
-  ];
+  static override examples = ['<%= config.bin %> flaky link-ticket 3f0e8a52-6b1c-5d7e-9f00-112233445566 KAN-123 --repo acme/web'];
   static override args = {
     testId: Args.string({ description: 'test id (UUID)', required: true }),
     ticket: Args.string({ description: 'ticket id, e.g. KAN-123', required: true }),
   };
   static override flags = {
-    repo: Flags.string({
-      char: 'r',
-      description: 'repository: host/owner/name or owner/name [default: origin remote]',
-    }),
+    repo: Flags.string({ char: 'r', description: 'repository: host/owner/name or owner/name [default: origin remote]' }),
   };
 
   async run() {

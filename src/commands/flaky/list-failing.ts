@@ -22,10 +22,7 @@ export default class ListFailing extends BaseCommand {
     '<%= config.bin %> flaky list-failing --start 2026-11-01T00:00:00Z --end 2026-11-20T00:00:00Z --format csv --output failing.csv',
   ];
   static override flags = {
-    repo: Flags.string({
-      char: 'r',
-      description: 'repository: host/owner/name or owner/name [default: origin remote]',
-    }),
+    repo: Flags.string({ char: 'r', description: 'repository: host/owner/name or owner/name [default: origin remote]' }),
     since: Flags.string({ description: 'window ending now, e.g. 24h or 7d', exclusive: ['start'] }),
     start: Flags.string({ description: 'window start (ISO 8601, inclusive)', dependsOn: ['end'] }),
     end: Flags.string({ description: 'window end (ISO 8601, exclusive)', dependsOn: ['start'] }),
@@ -40,10 +37,8 @@ export default class ListFailing extends BaseCommand {
     if (flags.start && flags.end) {
       start = Date.parse(flags.start);
       end = Date.parse(flags.end);
-      if (Number.isNaN(start))
-        throw new ConfigError(`--start: expected an ISO 8601 date-time, got "${flags.start}"`);
-      if (Number.isNaN(end))
-        throw new ConfigError(`--end: expected an ISO 8601 date-time, got "${flags.end}"`);
+      if (Number.isNaN(start)) throw new ConfigError(`--start: expected an ISO 8601 date-time, got "${flags.start}"`);
+      if (Number.isNaN(end)) throw new ConfigError(`--end: expected an ISO 8601 date-time, got "${flags.end}"`);
       if (end <= start) throw new ConfigError('--end: must be after --start');
     } else {
       end = Date.now();
@@ -55,28 +50,16 @@ export default class ListFailing extends BaseCommand {
     const client = await this.client(flags);
     const byId = new Map<string, DetailedTestCase>();
     for (const [from, to] of splitWindow(start, end)) {
-      const tests = await collectPages<DetailedTestCase>(
-        async function* (onPage) {
-          const body = {
-            repo,
-            org_url_slug: org,
-            start_time: new Date(from).toISOString(),
-            end_time: new Date(to).toISOString(),
-          };
-          for await (const page of client.pages('listFailingTests', body, { onPage })) yield page.tests;
-        },
-        `failing tests ${new Date(from).toISOString().slice(0, 10)}`,
-      );
+      const tests = await collectPages<DetailedTestCase>(async function* (onPage) {
+        const body = { repo, org_url_slug: org, start_time: new Date(from).toISOString(), end_time: new Date(to).toISOString() };
+        for await (const page of client.pages('listFailingTests', body, { onPage })) yield page.tests;
+      }, `failing tests ${new Date(from).toISOString().slice(0, 10)}`);
       // Later windows carry fresher statistics.
       for (const test of tests) byId.set(test.id, test);
     }
     const tests = [...byId.values()];
     const { renderRows } = await import('../../cli/render.js');
-    await emit(
-      renderRows(tests, failingColumns, formatOf(flags), !flags.output && this.color()),
-      flags.output,
-      this.jsonEnabled(),
-    );
+    await emit(renderRows(tests, failingColumns, formatOf(flags), !flags.output && this.color()), flags.output, this.jsonEnabled());
     return { tests };
   }
 }

@@ -10,10 +10,7 @@ export default class ListQuarantined extends BaseCommand {
     '<%= config.bin %> flaky list-quarantined --format markdown >> report.md',
   ];
   static override flags = {
-    repo: Flags.string({
-      char: 'r',
-      description: 'repository: host/owner/name or owner/name [default: origin remote]',
-    }),
+    repo: Flags.string({ char: 'r', description: 'repository: host/owner/name or owner/name [default: origin remote]' }),
     ...flakyFlags,
     ...formatFlag,
   };
@@ -25,15 +22,10 @@ export default class ListQuarantined extends BaseCommand {
     const repo = await this.repo(flags.repo);
     const client = await this.client(flags);
     const tests = await collectPages<QuarantinedTest>(async function* (onPage) {
-      for await (const page of client.pages('listQuarantinedTests', { repo, org_url_slug: org }, { onPage }))
-        yield page.quarantined_tests;
+      for await (const page of client.pages('listQuarantinedTests', { repo, org_url_slug: org }, { onPage })) yield page.quarantined_tests;
     }, 'quarantined tests');
     const { renderRows } = await import('../../cli/render.js');
-    await emit(
-      renderRows(tests, quarantinedColumns, formatOf(flags), !flags.output && this.color()),
-      flags.output,
-      this.jsonEnabled(),
-    );
+    await emit(renderRows(tests, quarantinedColumns, formatOf(flags), !flags.output && this.color()), flags.output, this.jsonEnabled());
     return { quarantined_tests: tests };
   }
 }

@@ -10,10 +10,7 @@ export default class ListUnhealthy extends BaseCommand {
     '<%= config.bin %> flaky list-unhealthy --status broken --format csv --output broken.csv',
   ];
   static override flags = {
-    repo: Flags.string({
-      char: 'r',
-      description: 'repository: host/owner/name or owner/name [default: origin remote]',
-    }),
+    repo: Flags.string({ char: 'r', description: 'repository: host/owner/name or owner/name [default: origin remote]' }),
     status: Flags.string({ description: 'which tests', options: ['flaky', 'broken'], default: 'flaky' }),
     ...flakyFlags,
     ...formatFlag,
@@ -27,19 +24,10 @@ export default class ListUnhealthy extends BaseCommand {
     const client = await this.client(flags);
     const status = flags.status.toUpperCase() as 'FLAKY' | 'BROKEN';
     const tests = await collectPages<UnhealthyTestCase>(async function* (onPage) {
-      for await (const page of client.pages(
-        'listUnhealthyTests',
-        { repo, org_url_slug: org, status },
-        { onPage },
-      ))
-        yield page.tests;
+      for await (const page of client.pages('listUnhealthyTests', { repo, org_url_slug: org, status }, { onPage })) yield page.tests;
     }, `${flags.status} tests`);
     const { renderRows } = await import('../../cli/render.js');
-    await emit(
-      renderRows(tests, testColumns, formatOf(flags), !flags.output && this.color()),
-      flags.output,
-      this.jsonEnabled(),
-    );
+    await emit(renderRows(tests, testColumns, formatOf(flags), !flags.output && this.color()), flags.output, this.jsonEnabled());
     return { tests };
   }
 }

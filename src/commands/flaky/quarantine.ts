@@ -15,40 +15,23 @@ export default class Quarantine extends BaseCommand {
   ];
   static override args = { testId: Args.string({ description: 'test id (UUID)', required: true }) };
   static override flags = {
-    repo: Flags.string({
-      char: 'r',
-      description: 'repository: host/owner/name or owner/name [default: origin remote]',
-    }),
+    repo: Flags.string({ char: 'r', description: 'repository: host/owner/name or owner/name [default: origin remote]' }),
     org: Flags.string({ char: 'o', description: 'organisation slug [env: RAILYARD_ORG]' }),
-    always: Flags.boolean({
-      description: 'always quarantine the test',
-      exactlyOne: ['always', 'never', 'auto'],
-    }),
-    never: Flags.boolean({
-      description: 'never quarantine the test',
-      exactlyOne: ['always', 'never', 'auto'],
-    }),
-    auto: Flags.boolean({
-      description: 'remove the override: the repository settings decide',
-      exactlyOne: ['always', 'never', 'auto'],
-    }),
+    always: Flags.boolean({ description: 'always quarantine the test', exactlyOne: ['always', 'never', 'auto'] }),
+    never: Flags.boolean({ description: 'never quarantine the test', exactlyOne: ['always', 'never', 'auto'] }),
+    auto: Flags.boolean({ description: 'remove the override: the repository settings decide', exactlyOne: ['always', 'never', 'auto'] }),
   };
 
   async run() {
     const { args, flags } = await this.parse(Quarantine);
-    if (!UUID.test(args.testId))
-      throw new ConfigError(`testId: expected a test id (UUID), got "${args.testId}"`);
+    if (!UUID.test(args.testId)) throw new ConfigError(`testId: expected a test id (UUID), got "${args.testId}"`);
     const setting = flags.always ? 'ALWAYS_QUARANTINE' : flags.never ? 'NEVER_QUARANTINE' : 'AUTO';
     const { resolveOrg } = await import('../../cli/flaky.js');
     const org = await resolveOrg(flags.org, await this.config_());
     const repo = await this.repo(flags.repo);
     const client = await this.client(flags);
     await client.call('setTestQuarantine', { repo, org_url_slug: org, test_id: args.testId, setting });
-    const what = {
-      ALWAYS_QUARANTINE: 'always quarantined',
-      NEVER_QUARANTINE: 'never quarantined',
-      AUTO: 'quarantined by the repository settings',
-    }[setting];
+    const what = { ALWAYS_QUARANTINE: 'always quarantined', NEVER_QUARANTINE: 'never quarantined', AUTO: 'quarantined by the repository settings' }[setting];
     this.out(`Test ${args.testId} is now ${what}\n`);
     return { test_id: args.testId, setting };
   }

@@ -23,12 +23,11 @@ export interface RunOutcome {
 }
 
 export default class Run extends UploadCommand {
-  static override summary =
-    'Run a test command, upload its JUnit reports, and pass the job when every failure is quarantined';
+  static override summary = 'Run a test command, upload its JUnit reports, and pass the job when every failure is quarantined';
   static override description =
     'Runs the command after `--` (no shell), then takes the JUnit reports matching --junit that it wrote (modified since it started), ' +
     'uploads them, and asks the server which failed tests are quarantined. Exit code: 0 when the command failed and every failed test ' +
-    "is quarantined; otherwise the command's own exit code (also when its reports hold no failed test, so a build error is never " +
+    'is quarantined; otherwise the command\'s own exit code (also when its reports hold no failed test, so a build error is never ' +
     'masked, and when the server cannot be reached). 127 when the command cannot be started. A test that failed and then passed on a ' +
     'retry in the same reports is flaky, not failed.';
   static override examples = [
@@ -52,10 +51,7 @@ export default class Run extends UploadCommand {
     const { flags } = await this.parse(Run);
     const dashdash = this.argv.indexOf('--');
     const command = dashdash >= 0 ? this.argv.slice(dashdash + 1) : [];
-    if (command.length === 0)
-      throw new ConfigError(
-        'give the test command after --, e.g. `railyard flaky run --junit "reports/*.xml" -- npm test`',
-      );
+    if (command.length === 0) throw new ConfigError('give the test command after --, e.g. `railyard flaky run --junit "reports/*.xml" -- npm test`');
     // Settings problems (no token, no org, no SHA) are reported before the tests run.
     const target = await this.uploadTarget(flags);
 
@@ -81,15 +77,10 @@ export default class Run extends UploadCommand {
 
     const { findReports, readReports, uploadReports, formatBytes } = await import('../../cli/upload.js');
     // mtime granularity is 1 s on some file systems: a report written in the start second counts.
-    const files = await findReports(flags.junit, {
-      modifiedSinceMs: Math.floor(started / 1000) * 1000,
-      allowEmpty: true,
-    });
+    const files = await findReports(flags.junit, { modifiedSinceMs: Math.floor(started / 1000) * 1000, allowEmpty: true });
     outcome.reports = files.map((f) => f.name);
     if (files.length === 0) {
-      warn(
-        `the command wrote no JUnit report matching ${flags.junit.map((p) => `"${p}"`).join(', ')}: nothing uploaded`,
-      );
+      warn(`the command wrote no JUnit report matching ${flags.junit.map((p) => `"${p}"`).join(', ')}: nothing uploaded`);
       return this.finish(outcome);
     }
     const reports = await readReports(files);
@@ -111,12 +102,7 @@ export default class Run extends UploadCommand {
     }
     const results = foldResults(target.org, target.meta.repo, target.meta.variant ?? '', cases);
     const failed = results.filter((r) => r.outcome === 'failed');
-    outcome.failed_tests = failed.map((r) => ({
-      id: r.id,
-      name: r.name,
-      file: r.file,
-      classname: r.classname,
-    }));
+    outcome.failed_tests = failed.map((r) => ({ id: r.id, name: r.name, file: r.file, classname: r.classname }));
 
     let serverOk = false;
     if (parsed.length) {
@@ -134,9 +120,7 @@ export default class Run extends UploadCommand {
         }
         serverOk = true;
         const bytes = parsed.reduce((n, r) => n + Buffer.byteLength(r.content), 0);
-        this.logToStderr(
-          `railyard: uploaded ${parsed.length} report(s) (${formatBytes(bytes)}): ${results.length} test(s), ${failed.length} failed`,
-        );
+        this.logToStderr(`railyard: uploaded ${parsed.length} report(s) (${formatBytes(bytes)}): ${results.length} test(s), ${failed.length} failed`);
       } catch (error) {
         warn(`upload failed, quarantining nothing: ${(error as Error).message}`);
       }
@@ -148,9 +132,7 @@ export default class Run extends UploadCommand {
       return this.finish(outcome);
     }
     if (unreadable) {
-      warn(
-        `${unreadable} report(s) could not be read, so other failures may be unknown: quarantining nothing`,
-      );
+      warn(`${unreadable} report(s) could not be read, so other failures may be unknown: quarantining nothing`);
       return this.finish(outcome);
     }
     if (!serverOk) return this.finish(outcome);
@@ -170,17 +152,13 @@ export default class Run extends UploadCommand {
       }
       outcome.quarantine_check = 'ok';
       outcome.quarantined_test_ids = failed.filter((r) => quarantined.has(r.id)).map((r) => r.id);
-      const label = (r: (typeof failed)[number]) =>
-        `${[r.file ?? r.classname, r.name].filter(Boolean).join(' › ')} (${r.id})`;
+      const label = (r: (typeof failed)[number]) => `${[r.file ?? r.classname, r.name].filter(Boolean).join(' › ')} (${r.id})`;
       const lines: string[] = [];
-      if (!enabled)
-        lines.push('Quarantining is off for this repository (`railyard flaky settings --quarantining on`).');
+      if (!enabled) lines.push('Quarantining is off for this repository (`railyard flaky settings --quarantining on`).');
       const rescued = failed.filter((r) => quarantined.has(r.id));
       const blocking = failed.filter((r) => !quarantined.has(r.id));
-      if (rescued.length)
-        lines.push(`Quarantined failures (${rescued.length}):`, ...rescued.map((r) => `  ${label(r)}`));
-      if (blocking.length)
-        lines.push(`Failures not quarantined (${blocking.length}):`, ...blocking.map((r) => `  ${label(r)}`));
+      if (rescued.length) lines.push(`Quarantined failures (${rescued.length}):`, ...rescued.map((r) => `  ${label(r)}`));
+      if (blocking.length) lines.push(`Failures not quarantined (${blocking.length}):`, ...blocking.map((r) => `  ${label(r)}`));
       if (blocking.length === 0) {
         outcome.exit_code = 0;
         lines.push(`Every failed test is quarantined: exit 0 instead of ${code}.`);
@@ -228,12 +206,7 @@ export default class Run extends UploadCommand {
       process.on('SIGHUP', onHup);
       child.once('error', (error: NodeJS.ErrnoException) => {
         cleanup();
-        const why =
-          error.code === 'ENOENT'
-            ? 'command not found'
-            : error.code === 'EACCES'
-              ? 'permission denied'
-              : error.message;
+        const why = error.code === 'ENOENT' ? 'command not found' : error.code === 'EACCES' ? 'permission denied' : error.message;
         this.logToStderr(`Error: cannot start ${argv[0]}: ${why} (exit ${CANNOT_START})`);
         resolve(null);
       });

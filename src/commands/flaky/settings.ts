@@ -9,20 +9,14 @@ const onOff = (description: string) => Flags.string({ description, options: ['on
 export function parseFraction(text: string, flag: string): number {
   const match = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(%)?\s*$/.exec(text);
   const value = match ? Number(match[1]) / (match[2] ? 100 : 1) : Number.NaN;
-  if (!(value >= 0 && value <= 1))
-    throw new ConfigError(`--${flag}: expected a fraction 0..1 or a percentage 0%..100%, got "${text}"`);
+  if (!(value >= 0 && value <= 1)) throw new ConfigError(`--${flag}: expected a fraction 0..1 or a percentage 0%..100%, got "${text}"`);
   return value;
 }
 
 export function parseBranches(text: string): string[] {
-  const branches = text
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  if (branches.length === 0)
-    throw new ConfigError('--branches: give at least one branch or glob, e.g. main,release/*');
-  if (branches.length > 10)
-    throw new ConfigError(`--branches: at most 10 branches or globs, got ${branches.length}`);
+  const branches = text.split(',').map((s) => s.trim()).filter(Boolean);
+  if (branches.length === 0) throw new ConfigError('--branches: give at least one branch or glob, e.g. main,release/*');
+  if (branches.length > 10) throw new ConfigError(`--branches: at most 10 branches or globs, got ${branches.length}`);
   return branches;
 }
 
@@ -39,36 +33,19 @@ export default class Settings extends BaseCommand {
     '<%= config.bin %> flaky settings --failure-rate on --branches main,release/* --window-hours 168 --flaky-activation 5% --json',
   ];
   static override flags = {
-    repo: Flags.string({
-      char: 'r',
-      description: 'repository: host/owner/name or owner/name [default: origin remote]',
-    }),
+    repo: Flags.string({ char: 'r', description: 'repository: host/owner/name or owner/name [default: origin remote]' }),
     org: Flags.string({ char: 'o', description: 'organisation slug [env: RAILYARD_ORG]' }),
     quarantining: onOff('quarantine tests at all (master switch)'),
     'auto-quarantine': onOff('quarantine tests detected as flaky'),
     'pass-on-retry': onOff('a test that fails and passes on a retry of the same commit is flaky'),
-    'recovery-days': Flags.integer({
-      description: 'pass-on-retry: days without such evidence before a flaky test is healthy again (1-15)',
-      min: 1,
-      max: 15,
-    }),
+    'recovery-days': Flags.integer({ description: 'pass-on-retry: days without such evidence before a flaky test is healthy again (1-15)', min: 1, max: 15 }),
     'failure-rate': onOff('detect flaky and broken tests from their failure rate on stable branches'),
     branches: Flags.string({ description: 'failure-rate: stable branches, comma-separated globs (* and ?)' }),
     'window-hours': Flags.integer({ description: 'failure-rate: window in hours (1-720)', min: 1, max: 720 }),
-    'min-sample': Flags.integer({
-      description: 'failure-rate: runs in the window before a status is decided (1-100000)',
-      min: 1,
-      max: 100_000,
-    }),
-    'flaky-activation': Flags.string({
-      description: 'failure-rate: failure rate at which a test becomes flaky (0..1 or %)',
-    }),
-    'flaky-resolution': Flags.string({
-      description: 'failure-rate: failure rate under which a flaky test is healthy again (0..1 or %)',
-    }),
-    'broken-threshold': Flags.string({
-      description: 'failure-rate: failure rate at which a test is broken (0..1 or %)',
-    }),
+    'min-sample': Flags.integer({ description: 'failure-rate: runs in the window before a status is decided (1-100000)', min: 1, max: 100_000 }),
+    'flaky-activation': Flags.string({ description: 'failure-rate: failure rate at which a test becomes flaky (0..1 or %)' }),
+    'flaky-resolution': Flags.string({ description: 'failure-rate: failure rate under which a flaky test is healthy again (0..1 or %)' }),
+    'broken-threshold': Flags.string({ description: 'failure-rate: failure rate at which a test is broken (0..1 or %)' }),
     'ticket-url-template': Flags.string({ description: 'link of a ticket id, with {id} where the id goes' }),
   };
 
@@ -87,26 +64,16 @@ export default class Settings extends BaseCommand {
     if (flags.branches !== undefined) rate.branches = parseBranches(flags.branches);
     if (flags['window-hours'] !== undefined) rate.window_hours = flags['window-hours'];
     if (flags['min-sample'] !== undefined) rate.min_sample = flags['min-sample'];
-    if (flags['flaky-activation'] !== undefined)
-      rate.flaky_activation = parseFraction(flags['flaky-activation'], 'flaky-activation');
-    if (flags['flaky-resolution'] !== undefined)
-      rate.flaky_resolution = parseFraction(flags['flaky-resolution'], 'flaky-resolution');
-    if (flags['broken-threshold'] !== undefined)
-      rate.broken_threshold = parseFraction(flags['broken-threshold'], 'broken-threshold');
-    if (
-      rate.flaky_activation !== undefined &&
-      rate.flaky_resolution !== undefined &&
-      rate.flaky_resolution > rate.flaky_activation
-    ) {
-      throw new ConfigError(
-        '--flaky-resolution: must not be above --flaky-activation (a flaky test would be healthy and flaky at once)',
-      );
+    if (flags['flaky-activation'] !== undefined) rate.flaky_activation = parseFraction(flags['flaky-activation'], 'flaky-activation');
+    if (flags['flaky-resolution'] !== undefined) rate.flaky_resolution = parseFraction(flags['flaky-resolution'], 'flaky-resolution');
+    if (flags['broken-threshold'] !== undefined) rate.broken_threshold = parseFraction(flags['broken-threshold'], 'broken-threshold');
+    if (rate.flaky_activation !== undefined && rate.flaky_resolution !== undefined && rate.flaky_resolution > rate.flaky_activation) {
+      throw new ConfigError('--flaky-resolution: must not be above --flaky-activation (a flaky test would be healthy and flaky at once)');
     }
     if (Object.keys(rate).length) change.failure_rate = rate;
     if (flags['ticket-url-template'] !== undefined) {
       const template = flags['ticket-url-template'];
-      if (!template.includes('{id}'))
-        throw new ConfigError(`--ticket-url-template: must contain {id}, got "${template}"`);
+      if (!template.includes('{id}')) throw new ConfigError(`--ticket-url-template: must contain {id}, got "${template}"`);
       change.ticket_url_template = template;
     }
 

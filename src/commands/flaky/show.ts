@@ -4,15 +4,10 @@ import { flakyFlags } from '../../cli/flaky.js';
 
 export default class Show extends BaseCommand {
   static override summary = 'Show one test: status, failure rates, most common failures';
-  static override examples = [
-    '<%= config.bin %> flaky show 3f0e8a52-6b1c-5d7e-9f00-112233445566 --org acme --repo acme/web',
-  ];
+  static override examples = ['<%= config.bin %> flaky show 3f0e8a52-6b1c-5d7e-9f00-112233445566 --org acme --repo acme/web'];
   static override args = { testId: Args.string({ description: 'test id (UUID)', required: true }) };
   static override flags = {
-    repo: Flags.string({
-      char: 'r',
-      description: 'repository: host/owner/name or owner/name [default: origin remote]',
-    }),
+    repo: Flags.string({ char: 'r', description: 'repository: host/owner/name or owner/name [default: origin remote]' }),
     ...flakyFlags,
   };
 
@@ -21,11 +16,7 @@ export default class Show extends BaseCommand {
     const { resolveOrg, emit } = await import('../../cli/flaky.js');
     const org = await resolveOrg(flags.org, await this.config_());
     const client = await this.client(flags);
-    const { test } = await client.call('getTestDetails', {
-      repo: await this.repo(flags.repo),
-      org_url_slug: org,
-      test_id: args.testId,
-    });
+    const { test } = await client.call('getTestDetails', { repo: await this.repo(flags.repo), org_url_slug: org, test_id: args.testId });
     const { renderRecord } = await import('../../cli/render.js');
     const record = {
       name: test.name,
@@ -45,11 +36,7 @@ export default class Show extends BaseCommand {
       mostCommonFailures: test.most_common_failures.map((f) => `${f.occurrence_count}× ${f.summary}`),
       link: test.html_url,
     };
-    await emit(
-      renderRecord(record, 'table', !flags.output && this.color()),
-      flags.output,
-      this.jsonEnabled(),
-    );
+    await emit(renderRecord(record, 'table', !flags.output && this.color()), flags.output, this.jsonEnabled());
     return { test };
   }
 }

@@ -6,58 +6,26 @@ import type { Client } from '../../client/index.js';
 
 /** Flags of `flaky upload` and `flaky run`: which reports, and which CI job they come from. */
 export const uploadFlags = {
-  junit: Flags.string({
-    char: 'j',
-    description: 'JUnit XML report: path, directory or glob (repeatable)',
-    multiple: true,
-  }),
-  repo: Flags.string({
-    char: 'r',
-    description: 'repository: host/owner/name or owner/name [default: GITHUB_REPOSITORY, else origin remote]',
-  }),
+  junit: Flags.string({ char: 'j', description: 'JUnit XML report: path, directory or glob (repeatable)', multiple: true }),
+  repo: Flags.string({ char: 'r', description: 'repository: host/owner/name or owner/name [default: GITHUB_REPOSITORY, else origin remote]' }),
   org: Flags.string({ char: 'o', description: 'organisation slug [env: RAILYARD_ORG]' }),
-  branch: Flags.string({
-    char: 'b',
-    description:
-      'branch the tests ran on [default: GITHUB_HEAD_REF / GITHUB_REF_NAME, else the checked-out branch]',
-  }),
-  sha: Flags.string({
-    description: 'commit SHA the tests ran on [default: the PR head / GITHUB_SHA, else git HEAD]',
-  }),
-  pr: Flags.integer({
-    description: 'pull request number [default: from the GitHub event]',
-    min: 1,
-    max: 4_294_967_295,
-  }),
+  branch: Flags.string({ char: 'b', description: 'branch the tests ran on [default: GITHUB_HEAD_REF / GITHUB_REF_NAME, else the checked-out branch]' }),
+  sha: Flags.string({ description: 'commit SHA the tests ran on [default: the PR head / GITHUB_SHA, else git HEAD]' }),
+  pr: Flags.integer({ description: 'pull request number [default: from the GitHub event]', min: 1, max: 4_294_967_295 }),
   job: Flags.string({ description: 'CI job name [default: GITHUB_JOB]' }),
-  attempt: Flags.integer({
-    description: 'CI run attempt, 1 for the first [default: GITHUB_RUN_ATTEMPT]',
-    min: 1,
-    max: 4_294_967_295,
-  }),
-  variant: Flags.string({
-    description: 'variant (e.g. an OS or shard kind): the same test in another variant is another test',
-  }),
+  attempt: Flags.integer({ description: 'CI run attempt, 1 for the first [default: GITHUB_RUN_ATTEMPT]', min: 1, max: 4_294_967_295 }),
+  variant: Flags.string({ description: 'variant (e.g. an OS or shard kind): the same test in another variant is another test' }),
   'started-at': Flags.string({ description: 'when the tests started (ISO 8601)' }),
-  codeowners: Flags.string({
-    description:
-      'CODEOWNERS file [default: .github/CODEOWNERS, CODEOWNERS or docs/CODEOWNERS in the git root]',
-  }),
+  codeowners: Flags.string({ description: 'CODEOWNERS file [default: .github/CODEOWNERS, CODEOWNERS or docs/CODEOWNERS in the git root]' }),
 };
 
 export type UploadFlags = {
-  [K in keyof typeof uploadFlags]?: K extends 'junit'
-    ? string[]
-    : K extends 'pr' | 'attempt'
-      ? number
-      : string;
+  [K in keyof typeof uploadFlags]?: K extends 'junit' ? string[] : K extends 'pr' | 'attempt' ? number : string;
 } & { 'api-url'?: string; token?: string };
 
 /** Commands that upload test results: the request fields from flags, GitHub Actions, git and the config. */
 export abstract class UploadCommand extends BaseCommand {
-  protected async uploadTarget(
-    flags: UploadFlags,
-  ): Promise<{ client: Client; meta: UploadMeta; org: string }> {
+  protected async uploadTarget(flags: UploadFlags): Promise<{ client: Client; meta: UploadMeta; org: string }> {
     const { githubContext, gitContext, readCodeowners, checkMeta } = await import('../../cli/upload.js');
     const { resolveOrg } = await import('../../cli/flaky.js');
     const org = await resolveOrg(flags.org, await this.config_());
@@ -65,10 +33,7 @@ export abstract class UploadCommand extends BaseCommand {
     const repo = flags.repo ? await this.repo(flags.repo) : (ci.repo ?? (await this.repo(undefined)));
     const needGit = !flags.branch || !flags.sha || !flags.codeowners;
     const local = needGit ? gitContext() : { branch: null, sha: null, root: null };
-    const codeowners = await readCodeowners(
-      flags.codeowners,
-      local.root ?? process.env.GITHUB_WORKSPACE ?? null,
-    );
+    const codeowners = await readCodeowners(flags.codeowners, local.root ?? process.env.GITHUB_WORKSPACE ?? null);
     const pr = flags.pr ?? ci.prNumber;
     const attempt = flags.attempt ?? ci.attempt;
     const job = flags.job ?? ci.job;
@@ -110,9 +75,7 @@ export default class Upload extends UploadCommand {
     const unknown = positional.find((a) => a.startsWith('-') && a !== '-');
     if (unknown) throw new ConfigError(`${unknown}: unknown flag (see --help)`);
     const patterns = [...(flags.junit ?? []), ...positional];
-    const { findReports, readReports, uploadReports, planBatches, summaryRows } = await import(
-      '../../cli/upload.js'
-    );
+    const { findReports, readReports, uploadReports, planBatches, summaryRows } = await import('../../cli/upload.js');
     const files = await findReports(patterns);
     const reports = await readReports(files);
     const { client, meta } = await this.uploadTarget(flags);
@@ -123,8 +86,7 @@ export default class Upload extends UploadCommand {
     try {
       summary = await uploadReports(client, meta, reports, {
         onProgress: (done, total) => {
-          if (total > 1 && done < total)
-            progress.update(`upload: request ${done + 1} of ${total} (${reports.length} reports)`);
+          if (total > 1 && done < total) progress.update(`upload: request ${done + 1} of ${total} (${reports.length} reports)`);
         },
       });
     } finally {

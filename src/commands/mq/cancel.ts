@@ -3,20 +3,13 @@ import { BaseCommand, prNumber, queueFlags } from '../../cli/base-command.js';
 
 export default class Cancel extends BaseCommand {
   static override summary = 'Remove a pull request from a merge queue';
-  static override examples = [
-    '<%= config.bin %> mq cancel 123 --repo acme/web',
-    '<%= config.bin %> mq cancel 123 --branch release --json',
-  ];
+  static override examples = ['<%= config.bin %> mq cancel 123 --repo acme/web', '<%= config.bin %> mq cancel 123 --branch release --json'];
   static override args = { pr: Args.string({ description: 'pull request number', required: true }) };
   static override flags = { ...queueFlags };
 
   async run() {
     const { args, flags } = await this.parse(Cancel);
-    const key = {
-      repo: await this.repo(flags.repo),
-      targetBranch: flags.branch,
-      pr: { number: prNumber(args.pr) },
-    };
+    const key = { repo: await this.repo(flags.repo), targetBranch: flags.branch, pr: { number: prNumber(args.pr) } };
     const client = await this.client(flags);
     await client.call('cancelPullRequest', key);
     this.out(`Cancelled #${key.pr.number} in the ${flags.branch} queue\n`);

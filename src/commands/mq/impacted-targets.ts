@@ -16,16 +16,8 @@ export default class ImpactedTargets extends BaseCommand {
   static override flags = {
     ...queueFlags,
     sha: Flags.string({ description: 'head SHA of the pull request', required: true }),
-    target: Flags.string({
-      char: 't',
-      description: 'an impacted target (repeatable)',
-      multiple: true,
-      exclusive: ['file', 'all', 'none'],
-    }),
-    file: Flags.string({
-      description: 'file with one target per line (- for stdin)',
-      exclusive: ['target', 'all', 'none'],
-    }),
+    target: Flags.string({ char: 't', description: 'an impacted target (repeatable)', multiple: true, exclusive: ['file', 'all', 'none'] }),
+    file: Flags.string({ description: 'file with one target per line (- for stdin)', exclusive: ['target', 'all', 'none'] }),
     all: Flags.boolean({ description: 'the PR impacts every target', exclusive: ['target', 'file', 'none'] }),
     none: Flags.boolean({ description: 'the PR impacts no target', exclusive: ['target', 'file', 'all'] }),
   };
@@ -39,29 +31,16 @@ export default class ImpactedTargets extends BaseCommand {
     else if (flags.none) targets = [];
     else if (flags.target) targets = flags.target;
     else if (flags.file) {
-      const text =
-        flags.file === '-'
-          ? await readStdin()
-          : await readFile(flags.file, 'utf8').catch((e: Error) => {
-              throw new ConfigError(`--file: cannot read ${flags.file}: ${e.message}`);
-            });
-      targets = text
-        .split(/\r?\n/)
-        .map((s) => s.trim())
-        .filter(Boolean);
+      const text = flags.file === '-' ? await readStdin() : await readFile(flags.file, 'utf8').catch((e: Error) => {
+        throw new ConfigError(`--file: cannot read ${flags.file}: ${e.message}`);
+      });
+      targets = text.split(/\r?\n/).map((s) => s.trim()).filter(Boolean);
     } else throw new ConfigError('give the targets: --target T (repeatable), --file F, --all or --none');
     const repo = await this.repo(flags.repo);
     const client = await this.client(flags);
-    const body = {
-      repo,
-      targetBranch: flags.branch,
-      pr: { number, sha: flags.sha },
-      impactedTargets: targets,
-    };
+    const body = { repo, targetBranch: flags.branch, pr: { number, sha: flags.sha }, impactedTargets: targets };
     await client.call('setImpactedTargets', body);
-    this.out(
-      `Impacted targets of #${number} at ${flags.sha.slice(0, 12)}: ${targets === 'ALL' ? 'ALL' : `${targets.length} target(s)`}\n`,
-    );
+    this.out(`Impacted targets of #${number} at ${flags.sha.slice(0, 12)}: ${targets === 'ALL' ? 'ALL' : `${targets.length} target(s)`}\n`);
     return {};
   }
 }

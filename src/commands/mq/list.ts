@@ -3,21 +3,11 @@ import { BaseCommand, formatFlag, formatOf, queueFlags } from '../../cli/base-co
 import { ConfigError } from '../../cli/config.js';
 import type { QueueListItem } from '../../contract/index.js';
 
-const STATES = [
-  'not_ready',
-  'pending',
-  'testing',
-  'tests_passed',
-  'merged',
-  'failed',
-  'cancelled',
-  'pending_failure',
-];
+const STATES = ['not_ready', 'pending', 'testing', 'tests_passed', 'merged', 'failed', 'cancelled', 'pending_failure'];
 
 export default class List extends BaseCommand {
   static override summary = 'List the pull requests of a merge queue';
-  static override description =
-    '--since/--until select PRs that concluded (merged, failed, cancelled) in that window.';
+  static override description = '--since/--until select PRs that concluded (merged, failed, cancelled) in that window.';
   static override examples = [
     '<%= config.bin %> mq list --repo acme/web',
     '<%= config.bin %> mq list --state testing --format csv > testing.csv',

@@ -9,10 +9,7 @@ export default class Metrics extends BaseCommand {
     '<%= config.bin %> mq metrics --repo github.com/acme/web | grep mq_depth_current',
   ];
   static override flags = {
-    repo: Flags.string({
-      char: 'r',
-      description: 'only this repository (host/owner/name or owner/name); default: every repository',
-    }),
+    repo: Flags.string({ char: 'r', description: 'only this repository (host/owner/name or owner/name); default: every repository' }),
   };
 
   async run() {

@@ -26,18 +26,10 @@ export default class Status extends BaseCommand {
     const client = await this.client(flags);
     const { describePr, waitForPr } = await import('../../cli/present.js');
     if (flags.wait) {
-      const result = await waitForPr(
-        client,
-        { repo, targetBranch: flags.branch, prNumber: number },
-        { timeoutMs, intervalMs },
-      );
+      const result = await waitForPr(client, { repo, targetBranch: flags.branch, prNumber: number }, { timeoutMs, intervalMs });
       return this.concludeWait(result);
     }
-    const pr = await client.call('getSubmittedPullRequest', {
-      repo,
-      targetBranch: flags.branch,
-      pr: { number },
-    });
+    const pr = await client.call('getSubmittedPullRequest', { repo, targetBranch: flags.branch, pr: { number } });
     const { renderRecord } = await import('../../cli/render.js');
     this.out(renderRecord(describePr(pr), 'table', this.color()));
     return pr;

@@ -28,12 +28,8 @@ export default class Submit extends BaseCommand {
     if (flags.priority !== undefined) {
       if (/^\d+$/.test(flags.priority)) priority = Number(flags.priority);
       else if (/^(urgent|high|medium|low)$/i.test(flags.priority)) priority = flags.priority.toLowerCase();
-      else
-        throw new ConfigError(
-          `--priority: expected urgent, high, medium, low or 0-255, got "${flags.priority}"`,
-        );
-      if (typeof priority === 'number' && priority > 255)
-        throw new ConfigError('--priority: must be at most 255');
+      else throw new ConfigError(`--priority: expected urgent, high, medium, low or 0-255, got "${flags.priority}"`);
+      if (typeof priority === 'number' && priority > 255) throw new ConfigError('--priority: must be at most 255');
     }
     const repo = await this.repo(flags.repo);
     const client = await this.client(flags);
@@ -43,9 +39,7 @@ export default class Submit extends BaseCommand {
       ...(priority !== undefined ? { priority } : {}),
       ...(flags['no-batch'] ? { noBatch: true } : {}),
     });
-    this.out(
-      `Submitted #${number} to the ${flags.branch} queue of ${repo.host}/${repo.owner}/${repo.name}\n`,
-    );
+    this.out(`Submitted #${number} to the ${flags.branch} queue of ${repo.host}/${repo.owner}/${repo.name}\n`);
     if (!flags.wait) {
       return client.call('getSubmittedPullRequest', key);
     }
@@ -53,10 +47,7 @@ export default class Submit extends BaseCommand {
     const result = await waitForPr(
       client,
       { repo, targetBranch: flags.branch, prNumber: number },
-      {
-        timeoutMs: parseDuration(flags.timeout, '--timeout'),
-        intervalMs: parseDuration(flags.interval, '--interval'),
-      },
+      { timeoutMs: parseDuration(flags.timeout, '--timeout'), intervalMs: parseDuration(flags.interval, '--interval') },
     );
     return this.concludeWait(result);
   }

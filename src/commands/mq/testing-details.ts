@@ -7,12 +7,7 @@ export default class TestingDetails extends BaseCommand {
     '<%= config.bin %> mq testing-details 5df7c1e2-0a4b-4c55-9d1e-2f3a4b5c6d7e --repo acme/web',
     '<%= config.bin %> mq testing-details 5df7c1e2-0a4b-4c55-9d1e-2f3a4b5c6d7e --json',
   ];
-  static override args = {
-    testRunId: Args.string({
-      description: 'test run id (the UUID at the end of the test branch)',
-      required: true,
-    }),
-  };
+  static override args = { testRunId: Args.string({ description: 'test run id (the UUID at the end of the test branch)', required: true }) };
   static override flags = { ...queueFlags };
 
   async run() {

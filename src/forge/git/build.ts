@@ -47,18 +47,9 @@ function authorEnv(a: Ident): Record<string, string> {
   return env;
 }
 
-async function commitTree(
-  repoDir: string,
-  tree: string,
-  parents: readonly string[],
-  message: string,
-  author: Ident = RAILYARD_IDENTITY,
-): Promise<string> {
+async function commitTree(repoDir: string, tree: string, parents: readonly string[], message: string, author: Ident = RAILYARD_IDENTITY): Promise<string> {
   const args = ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p]), '-F', '-'];
-  const r = await git(repoDir, args, {
-    input: message.endsWith('\n') ? message : message + '\n',
-    env: authorEnv(author),
-  });
+  const r = await git(repoDir, args, { input: message.endsWith('\n') ? message : message + '\n', env: authorEnv(author) });
   return r.stdout.trim();
 }
 
@@ -90,23 +81,12 @@ interface PrCommit {
 
 /** The PR's own commits (not yet in `onto`), oldest first, merge commits skipped as `git rebase` does. */
 async function prCommits(repoDir: string, head: string, onto: string): Promise<PrCommit[]> {
-  const r = await git(repoDir, [
-    'log',
-    '-z',
-    '--reverse',
-    '--topo-order',
-    '--no-merges',
-    '--format=%H%x1f%T%x1f%P%x1f%an%x1f%ae%x1f%ad%x1f%B',
-    '--date=raw',
-    head,
-    `^${onto}`,
-  ]);
+  const r = await git(repoDir, ['log', '-z', '--reverse', '--topo-order', '--no-merges', '--format=%H%x1f%T%x1f%P%x1f%an%x1f%ae%x1f%ad%x1f%B', '--date=raw', head, `^${onto}`]);
   const commits: PrCommit[] = [];
   const parents: string[] = [];
   for (const rec of r.stdout.split('\0')) {
     if (!rec.trim()) continue;
-    const [sha = '', tree = '', parentList = '', name = '', email = '', date = '', ...msg] =
-      rec.split('\x1f');
+    const [sha = '', tree = '', parentList = '', name = '', email = '', date = '', ...msg] = rec.split('\x1f');
     const firstParent = parentList.split(' ').filter(Boolean)[0] ?? '';
     parents.push(firstParent);
     commits.push({ sha, tree, parentTree: null, author: { name, email, date }, message: msg.join('\x1f') });
@@ -128,18 +108,8 @@ async function prCommits(repoDir: string, head: string, onto: string): Promise<P
  * without a worktree. git 2.39's merge-tree cannot take an explicit merge base, so we give it one:
  * two throw-away commits with a common root whose tree is the commit's parent tree.
  */
-async function cherryPickTree(
-  repoDir: string,
-  c: PrCommit,
-  onto: string,
-  ontoTree: string,
-): Promise<{ ok: true; tree: string } | { ok: false; files: string[] }> {
-  const base = await commitTree(
-    repoDir,
-    c.parentTree ?? (await emptyTree(repoDir)),
-    [],
-    'railyard: cherry-pick base',
-  );
+async function cherryPickTree(repoDir: string, c: PrCommit, onto: string, ontoTree: string): Promise<{ ok: true; tree: string } | { ok: false; files: string[] }> {
+  const base = await commitTree(repoDir, c.parentTree ?? (await emptyTree(repoDir)), [], 'railyard: cherry-pick base');
   const [theirs, ours] = await Promise.all([
     commitTree(repoDir, c.tree, [base], 'railyard: cherry-pick theirs'),
     commitTree(repoDir, ontoTree, [base], `railyard: cherry-pick onto ${onto}`),
@@ -172,18 +142,10 @@ export async function buildTestCommit(input: BuildTestCommitInput): Promise<Buil
       const m = await mergeTrees(repoDir, cur, unit.headSha);
       if (!m.ok) throw conflict(input, unit, m.files);
       if (mergeMethod === 'merge_commit') {
-        cur = await commitTree(
-          repoDir,
-          m.tree,
-          [cur, unit.headSha],
-          `Merge pull request #${unit.prNumber}: ${unit.title}`,
-        );
+        cur = await commitTree(repoDir, m.tree, [cur, unit.headSha], `Merge pull request #${unit.prNumber}: ${unit.title}`);
       } else {
         const who = await commitIdent(repoDir, unit.headSha);
-        cur = await commitTree(repoDir, m.tree, [cur], `${unit.title} (#${unit.prNumber})`, {
-          name: who.authorName,
-          email: who.authorEmail,
-        });
+        cur = await commitTree(repoDir, m.tree, [cur], `${unit.title} (#${unit.prNumber})`, { name: who.authorName, email: who.authorEmail });
       }
       curTree = m.tree;
     } else {

@@ -44,9 +44,7 @@ export class NotFastForwardError extends Error {
     readonly oldSha: string,
     readonly newSha: string,
   ) {
-    super(
-      `branch ${branch}: ${newSha.slice(0, 12)} does not contain ${oldSha.slice(0, 12)}, refusing a non-fast-forward update`,
-    );
+    super(`branch ${branch}: ${newSha.slice(0, 12)} does not contain ${oldSha.slice(0, 12)}, refusing a non-fast-forward update`);
     this.name = 'NotFastForwardError';
   }
 }

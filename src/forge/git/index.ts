@@ -27,15 +27,7 @@ export {
   testBranchName,
   watchRepo,
 } from './repo.js';
-export type {
-  ChecksConfig,
-  PullRefState,
-  RepoChange,
-  RepoSnapshot,
-  TestBranch,
-  TreeMerge,
-  WatchOptions,
-} from './repo.js';
+export type { ChecksConfig, PullRefState, RepoChange, RepoSnapshot, TestBranch, TreeMerge, WatchOptions } from './repo.js';
 export { buildTestCommit } from './build.js';
 export { GitForge } from './forge.js';
 export type { BuildTestCommitInput, BuiltTestCommit, TestUnit } from './build.js';

@@ -19,11 +19,7 @@ const SEGMENT_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
  * Throws when a segment could escape the root (slashes, `..`, leading dots, empty).
  */
 export function repoDirFor(gitRoot: string, host: string, owner: string, name: string): string {
-  for (const [field, value] of [
-    ['host', host],
-    ['owner', owner],
-    ['name', name],
-  ] as const) {
+  for (const [field, value] of [['host', host], ['owner', owner], ['name', name]] as const) {
     if (!SEGMENT_RE.test(value) || value.includes('..')) {
       throw new Error(`repo.${field}: "${value}" is not a valid path segment for the git forge`);
     }
@@ -44,9 +40,7 @@ function revOf(branchOrSha: string): string {
 
 /** Current commit of a branch, or null when the branch does not exist. */
 export async function headOf(repoDir: string, branch: string): Promise<string | null> {
-  const r = await git(repoDir, ['rev-parse', '--verify', '--quiet', `${branchRef(branch)}^{commit}`], {
-    okCodes: [0, 1, 128],
-  });
+  const r = await git(repoDir, ['rev-parse', '--verify', '--quiet', `${branchRef(branch)}^{commit}`], { okCodes: [0, 1, 128] });
   return r.code === 0 ? r.stdout.trim() : null;
 }
 
@@ -84,11 +78,7 @@ export type TreeMerge = { ok: true; tree: string } | { ok: false; files: string[
 
 /** Three-way merge of two commits (merge base computed by git), without touching any worktree. */
 export async function mergeTrees(repoDir: string, ours: string, theirs: string): Promise<TreeMerge> {
-  const r = await git(
-    repoDir,
-    ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', ours, theirs],
-    { okCodes: [0, 1, 128] },
-  );
+  const r = await git(repoDir, ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', ours, theirs], { okCodes: [0, 1, 128] });
   if (r.code === 128) {
     // Nothing in common: it cannot be merged (report no paths); anything else is a real error.
     if (/unrelated histories/.test(r.stderr)) return { ok: false, files: [] };
@@ -106,18 +96,13 @@ const mergeabilityCache = new Map<string, Mergeability>();
  * Whether `headSha` merges onto `targetSha` without conflict. Cached per (repo, head, target):
  * both are immutable commits.
  */
-export async function mergeabilityOf(
-  repoDir: string,
-  headSha: string,
-  targetSha: string,
-): Promise<Mergeability> {
+export async function mergeabilityOf(repoDir: string, headSha: string, targetSha: string): Promise<Mergeability> {
   const key = `${repoDir}\0${headSha}\0${targetSha}`;
   const hit = mergeabilityCache.get(key);
   if (hit) return hit;
   const m = await mergeTrees(repoDir, targetSha, headSha);
   const result: Mergeability = m.ok ? 'mergeable' : 'not_mergeable';
-  if (mergeabilityCache.size >= IDENT_CACHE_MAX)
-    mergeabilityCache.delete(mergeabilityCache.keys().next().value!);
+  if (mergeabilityCache.size >= IDENT_CACHE_MAX) mergeabilityCache.delete(mergeabilityCache.keys().next().value!);
   mergeabilityCache.set(key, result);
   return result;
 }
@@ -143,9 +128,7 @@ async function readBlobs(repoDir: string, shas: string[]): Promise<Map<string, s
 }
 
 async function configuredBases(repoDir: string): Promise<Map<number, string>> {
-  const r = await git(repoDir, ['config', '--get-regexp', '^railyard\\.pr-[0-9]+\\.base$'], {
-    okCodes: [0, 1],
-  });
+  const r = await git(repoDir, ['config', '--get-regexp', '^railyard\\.pr-[0-9]+\\.base$'], { okCodes: [0, 1] });
   const bases = new Map<number, string>();
   for (const line of r.stdout.split('\n')) {
     const m = /^railyard\.pr-(\d+)\.base (.+)$/.exec(line.trim());
@@ -169,16 +152,8 @@ function cleanBranchName(raw: string): string | null {
  * Returns null when `refs/pull/N/head` does not exist: git cannot tell a PR that was never
  * opened from one that was closed (detect closing with `snapshot`/`diffSnapshots`).
  */
-export async function getPullRequest(
-  repoDir: string,
-  prNumber: number,
-  queueBranch: string,
-): Promise<PrFacts | null> {
-  const refs = await git(repoDir, [
-    'for-each-ref',
-    '--format=%(refname) %(objectname) %(objecttype)',
-    `refs/pull/${prNumber}/`,
-  ]);
+export async function getPullRequest(repoDir: string, prNumber: number, queueBranch: string): Promise<PrFacts | null> {
+  const refs = await git(repoDir, ['for-each-ref', '--format=%(refname) %(objectname) %(objecttype)', `refs/pull/${prNumber}/`]);
   let headSha: string | null = null;
   let baseBlob: string | null = null;
   for (const line of refs.stdout.split('\n')) {
@@ -228,12 +203,7 @@ export interface RepoSnapshot {
 /** Read every branch and PR ref in two or three git processes. */
 export async function snapshot(repoDir: string): Promise<RepoSnapshot> {
   const [refs, configured] = await Promise.all([
-    git(repoDir, [
-      'for-each-ref',
-      '--format=%(objectname) %(objecttype) %(refname)',
-      'refs/heads/',
-      'refs/pull/',
-    ]),
+    git(repoDir, ['for-each-ref', '--format=%(objectname) %(objecttype) %(refname)', 'refs/heads/', 'refs/pull/']),
     configuredBases(repoDir),
   ]);
   const snap: RepoSnapshot = { branches: {}, testBranches: {}, pulls: {} };
@@ -320,14 +290,7 @@ export async function watchRepo(repoDir: string, opts: WatchOptions): Promise<Re
     while (!opts.signal?.aborted) {
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, interval);
-        opts.signal?.addEventListener(
-          'abort',
-          () => {
-            clearTimeout(t);
-            resolve();
-          },
-          { once: true },
-        );
+        opts.signal?.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
       });
       if (opts.signal?.aborted) return;
       try {
@@ -352,21 +315,10 @@ export async function watchRepo(repoDir: string, opts: WatchOptions): Promise<Re
  * `expectedOldSha` (someone else moved it); nothing changes then. Throws NotFastForwardError
  * when `newSha` does not contain `expectedOldSha` (the queue only fast-forwards).
  */
-export async function casUpdateBranch(
-  repoDir: string,
-  branch: string,
-  expectedOldSha: string,
-  newSha: string,
-): Promise<boolean> {
-  const anc = await git(repoDir, ['merge-base', '--is-ancestor', expectedOldSha, newSha], {
-    okCodes: [0, 1],
-  });
+export async function casUpdateBranch(repoDir: string, branch: string, expectedOldSha: string, newSha: string): Promise<boolean> {
+  const anc = await git(repoDir, ['merge-base', '--is-ancestor', expectedOldSha, newSha], { okCodes: [0, 1] });
   if (anc.code !== 0) throw new NotFastForwardError(branch, expectedOldSha, newSha);
-  const r = await git(
-    repoDir,
-    ['update-ref', '-m', 'railyard: merge', branchRef(branch), newSha, expectedOldSha],
-    { okCodes: [0, 128, 1] },
-  );
+  const r = await git(repoDir, ['update-ref', '-m', 'railyard: merge', branchRef(branch), newSha, expectedOldSha], { okCodes: [0, 128, 1] });
   if (r.code === 0) return true;
   const now = await headOf(repoDir, branch);
   if (now !== expectedOldSha) return false;
@@ -391,10 +343,7 @@ export async function readChecksConfig(repoDir: string, branchOrSha: string): Pr
   const rev = revOf(branchOrSha);
   const r = await git(repoDir, ['cat-file', 'blob', `${rev}:${CHECKS_CONFIG_FILE}`], { okCodes: [0, 128] });
   if (r.code !== 0) {
-    throw new ChecksConfigError(
-      'START_TEST_RUN_CONFIG_NOT_FOUND',
-      `${CHECKS_CONFIG_FILE}: not found at the root of ${branchOrSha}`,
-    );
+    throw new ChecksConfigError('START_TEST_RUN_CONFIG_NOT_FOUND', `${CHECKS_CONFIG_FILE}: not found at the root of ${branchOrSha}`);
   }
   return parseChecksConfig(r.stdout, branchOrSha);
 }
@@ -402,10 +351,7 @@ export async function readChecksConfig(repoDir: string, branchOrSha: string): Pr
 /** Validate the text of a `railyard.json` (exported for tools that read it from disk). */
 export function parseChecksConfig(text: string, where = CHECKS_CONFIG_FILE): ChecksConfig {
   const fail = (msg: string): never => {
-    throw new ChecksConfigError(
-      'START_TEST_RUN_CONFIG_PARSING_FAILURE',
-      `${CHECKS_CONFIG_FILE} (${where}): ${msg}`,
-    );
+    throw new ChecksConfigError('START_TEST_RUN_CONFIG_PARSING_FAILURE', `${CHECKS_CONFIG_FILE} (${where}): ${msg}`);
   };
   let data: unknown;
   try {
@@ -416,20 +362,15 @@ export function parseChecksConfig(text: string, where = CHECKS_CONFIG_FILE): Che
   if (typeof data !== 'object' || data === null || Array.isArray(data)) fail('must be a JSON object');
   const checks = (data as Record<string, unknown>).checks;
   if (checks === undefined) fail('checks: required');
-  if (typeof checks !== 'object' || checks === null || Array.isArray(checks))
-    fail('checks: must be an object of "<status>": "<shell command>"');
+  if (typeof checks !== 'object' || checks === null || Array.isArray(checks)) fail('checks: must be an object of "<status>": "<shell command>"');
   const out: Record<string, string> = {};
   for (const [name, cmd] of Object.entries(checks as Record<string, unknown>)) {
     if (name.trim() === '') fail('checks: status names must not be empty');
-    if (typeof cmd !== 'string' || cmd.trim() === '')
-      fail(`checks.${name}: must be a non-empty shell command string`);
+    if (typeof cmd !== 'string' || cmd.trim() === '') fail(`checks.${name}: must be a non-empty shell command string`);
     out[name] = cmd as string;
   }
   if (Object.keys(out).length === 0) {
-    throw new ChecksConfigError(
-      'START_TEST_RUN_NO_REQUIRED_STATUSES',
-      `${CHECKS_CONFIG_FILE} (${where}): checks: no checks defined`,
-    );
+    throw new ChecksConfigError('START_TEST_RUN_NO_REQUIRED_STATUSES', `${CHECKS_CONFIG_FILE} (${where}): checks: no checks defined`);
   }
   return { checks: out };
 }
@@ -453,11 +394,7 @@ const TEST_BRANCH_RE = /^railyard-merge\/pr-(\d+(?:-\d+)*)\/([^/]+)$/;
 
 /** Every `railyard-merge/…` branch of the repository. */
 export async function listTestBranches(repoDir: string): Promise<TestBranch[]> {
-  const r = await git(repoDir, [
-    'for-each-ref',
-    '--format=%(objectname) %(refname)',
-    `refs/heads/${TEST_BRANCH_PREFIX}`,
-  ]);
+  const r = await git(repoDir, ['for-each-ref', '--format=%(objectname) %(refname)', `refs/heads/${TEST_BRANCH_PREFIX}`]);
   const out: TestBranch[] = [];
   for (const line of r.stdout.split('\n')) {
     const [sha = '', ref = ''] = line.split(' ');
@@ -471,11 +408,7 @@ export async function listTestBranches(repoDir: string): Promise<TestBranch[]> {
 /** Delete branches in one transaction; names that do not exist are ignored. Returns those deleted. */
 export async function deleteBranches(repoDir: string, branches: readonly string[]): Promise<string[]> {
   if (branches.length === 0) return [];
-  const existing = await git(repoDir, [
-    'for-each-ref',
-    '--format=%(refname) %(objectname)',
-    ...branches.map(branchRef),
-  ]);
+  const existing = await git(repoDir, ['for-each-ref', '--format=%(refname) %(objectname)', ...branches.map(branchRef)]);
   const wanted = new Set(branches.map(branchRef));
   // for-each-ref patterns also match refs below a name (a/b under a): keep exact names only.
   const present = existing.stdout
@@ -485,9 +418,7 @@ export async function deleteBranches(repoDir: string, branches: readonly string[
     .filter(([ref]) => wanted.has(ref));
   if (present.length === 0) return [];
   // Delete each ref only if it still has the SHA we saw (never drop a concurrent update).
-  await git(repoDir, ['update-ref', '--stdin'], {
-    input: present.map(([ref, sha]) => `delete ${ref} ${sha}\n`).join(''),
-  });
+  await git(repoDir, ['update-ref', '--stdin'], { input: present.map(([ref, sha]) => `delete ${ref} ${sha}\n`).join('') });
   return present.map(([ref]) => ref.slice('refs/heads/'.length));
 }
 

@@ -30,18 +30,11 @@ export interface GitExecutorOptions {
 }
 
 async function isAncestor(repoDir: string, ancestor: string, descendant: string): Promise<boolean> {
-  const r = await git(repoDir, ['merge-base', '--is-ancestor', ancestor, descendant], {
-    okCodes: [0, 1, 128],
-  });
+  const r = await git(repoDir, ['merge-base', '--is-ancestor', ancestor, descendant], { okCodes: [0, 1, 128] });
   return r.code === 0;
 }
 
-const unitOf = (entry: Entry): TestUnit => ({
-  prNumber: entry.prNumber,
-  headSha: entry.pr.headSha,
-  title: entry.pr.title,
-  author: entry.pr.author,
-});
+const unitOf = (entry: Entry): TestUnit => ({ prNumber: entry.prNumber, headSha: entry.pr.headSha, title: entry.pr.title, author: entry.pr.author });
 
 /**
  * Runs the queue on real repositories (`serve --git-root`): test commits are built on the
@@ -75,11 +68,7 @@ export class GitExecutor implements Executor {
   }
 
   /** The commit a run is built on and the PRs applied on top of it. */
-  private async basis(
-    queue: QueueHandle,
-    run: TestRun,
-    repoDir: string,
-  ): Promise<{ baseSha: string; units: TestUnit[] }> {
+  private async basis(queue: QueueHandle, run: TestRun, repoDir: string): Promise<{ baseSha: string; units: TestUnit[] }> {
     const model = queue.model;
     const entryOf = (pr: number) => {
       const e = findEntry(model, pr);
@@ -88,11 +77,7 @@ export class GitExecutor implements Executor {
     };
     const own = run.prNumbers.map((pr) => unitOf(entryOf(pr)));
     const head = await headOf(repoDir, model.branch);
-    if (!head)
-      throw new ChecksConfigError(
-        'START_TEST_RUN_CONFIG_NOT_FOUND',
-        `the target branch ${model.branch} does not exist`,
-      );
+    if (!head) throw new ChecksConfigError('START_TEST_RUN_CONFIG_NOT_FOUND', `the target branch ${model.branch} does not exist`);
     const base = run.basePrNumbers.filter((pr) => entryOf(pr).state !== 'merged');
     if (base.length === 0) return { baseSha: head, units: own };
     // Chain on the test commit of the unit just ahead when it holds exactly this run's base:
@@ -100,9 +85,7 @@ export class GitExecutor implements Executor {
     const ahead = entryOf(base[base.length - 1]);
     const aheadRun = ahead.testRunId ? model.runs.find((r) => r.id === ahead.testRunId) : undefined;
     if (aheadRun?.sha) {
-      const covered = [...aheadRun.basePrNumbers, ...aheadRun.prNumbers].filter(
-        (pr) => entryOf(pr).state !== 'merged',
-      );
+      const covered = [...aheadRun.basePrNumbers, ...aheadRun.prNumbers].filter((pr) => entryOf(pr).state !== 'merged');
       if (covered.join() === base.join()) return { baseSha: aheadRun.sha, units: own };
     }
     return { baseSha: head, units: [...base.map((pr) => unitOf(entryOf(pr))), ...own] };
@@ -140,11 +123,7 @@ export class GitExecutor implements Executor {
         signal: controller.signal,
       });
       if (result.cancelled || controller.signal.aborted) return;
-      const checks = Object.fromEntries(
-        Object.entries(result.results).map(
-          ([name, r]) => [name, r.outcome === 'success' ? 'success' : 'failure'] as const,
-        ),
-      );
+      const checks = Object.fromEntries(Object.entries(result.results).map(([name, r]) => [name, r.outcome === 'success' ? 'success' : 'failure'] as const));
       await report({
         type: 'testRunFinished',
         runId: run.id,
@@ -202,9 +181,7 @@ export class GitExecutor implements Executor {
     if (!moved) return 'target_moved';
     // Test branches of runs that are over are of no use any more.
     const keep = queue.model.runs.filter((r) => r.status === 'in_progress').map((r) => r.id);
-    await pruneTestBranches(repoDir, keep).catch((error: unknown) =>
-      this.log(`pruning test branches of ${repoDir} failed`, error),
-    );
+    await pruneTestBranches(repoDir, keep).catch((error: unknown) => this.log(`pruning test branches of ${repoDir} failed`, error));
     return 'merged';
   }
 
@@ -241,18 +218,13 @@ export class GitExecutor implements Executor {
     this.snapshots.set(dir, next);
     if (!prev) return; // the first look is the baseline
     const dispatch = (q: QueueHandle, event: Parameters<QueueService['dispatch']>[1]) =>
-      service
-        .dispatch(q.id, event)
-        .catch((error: unknown) => this.log(`queue ${q.id}: ${event.type} failed`, error));
+      service.dispatch(q.id, event).catch((error: unknown) => this.log(`queue ${q.id}: ${event.type} failed`, error));
     for (const change of diffSnapshots(prev, next)) {
       if (change.type === 'prPushed' || change.type === 'prClosed' || change.type === 'prBaseChanged') {
         for (const q of queues) {
           const entry = findEntry(q.model, change.prNumber);
           if (!entry || isTerminal(entry.state)) continue;
-          const fresh = (await this.forge.getPullRequest(q.repo, change.prNumber, q.model.branch)) ?? {
-            ...entry.pr,
-            open: false,
-          };
+          const fresh = (await this.forge.getPullRequest(q.repo, change.prNumber, q.model.branch)) ?? { ...entry.pr, open: false };
           await dispatch(q, { type: 'prUpdated', prNumber: change.prNumber, pr: fresh });
         }
       } else if (change.type === 'branchMoved') {
@@ -263,8 +235,7 @@ export class GitExecutor implements Executor {
           for (const e of q.model.entries) {
             if (e.state !== 'not_ready' && e.state !== 'pending') continue;
             const fresh = await this.forge.getPullRequest(q.repo, e.prNumber, q.model.branch);
-            if (fresh && fresh.mergeability !== e.pr.mergeability)
-              await dispatch(q, { type: 'prUpdated', prNumber: e.prNumber, pr: fresh });
+            if (fresh && fresh.mergeability !== e.pr.mergeability) await dispatch(q, { type: 'prUpdated', prNumber: e.prNumber, pr: fresh });
           }
         }
       }

@@ -46,9 +46,7 @@ export class SandboxExecutor implements Executor {
 
   async start(_queue: QueueHandle, run: TestRun, report: Report): Promise<void> {
     const branch = `railyard-merge/pr-${run.prNumbers.join('-')}/${run.id}`;
-    const sha = createHash('sha1')
-      .update(`${run.id}:${run.basePrNumbers.join(',')}:${run.prNumbers.join(',')}`)
-      .digest('hex');
+    const sha = createHash('sha1').update(`${run.id}:${run.basePrNumbers.join(',')}:${run.prNumbers.join(',')}`).digest('hex');
     if (run.sha === null) await report({ type: 'testRunStarted', runId: run.id, branch, sha });
     const remaining = Math.max(0, run.startedAt + this.outcomes.testSeconds * 1000 - this.now());
     const finished = await new Promise<boolean>((resolve) => {
@@ -62,9 +60,7 @@ export class SandboxExecutor implements Executor {
     this.waiting.delete(run.id);
     if (!finished) return;
     const passed = this.passes(run);
-    const checks = Object.fromEntries(
-      SANDBOX_CHECKS.map((c, i) => [c, passed || i === 0 ? 'success' : 'failure'] as const),
-    );
+    const checks = Object.fromEntries(SANDBOX_CHECKS.map((c, i) => [c, passed || i === 0 ? 'success' : 'failure'] as const));
     await report({ type: 'testRunFinished', runId: run.id, passed, checks });
   }
 

@@ -32,6 +32,4 @@ export type Handler<Op extends OperationName> = (
 export type Handlers = { [Op in OperationName]: Handler<Op> };
 
 /** The operations of one tag of the route table (merge-queue, flaky-tests, service). */
-export type OpsOfTag<T extends string> = {
-  [Op in OperationName]: Routes[Op]['tag'] extends T ? Op : never;
-}[OperationName];
+export type OpsOfTag<T extends string> = { [Op in OperationName]: Routes[Op]['tag'] extends T ? Op : never }[OperationName];

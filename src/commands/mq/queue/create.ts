@@ -3,8 +3,7 @@ import { BaseCommand, queueFlags } from '../../../cli/base-command.js';
 
 export default class QueueCreate extends BaseCommand {
   static override summary = 'Create a merge queue for a branch';
-  static override description =
-    'Other settings (batching, timeouts, merge method, ...) are set afterwards with `mq queue update`.';
+  static override description = 'Other settings (batching, timeouts, merge method, ...) are set afterwards with `mq queue update`.';
   static override examples = [
     '<%= config.bin %> mq queue create --repo acme/web',
     '<%= config.bin %> mq queue create --repo acme/web --branch release --mode parallel --concurrency 5',

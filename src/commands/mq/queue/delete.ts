@@ -2,8 +2,7 @@ import { BaseCommand, queueFlags } from '../../../cli/base-command.js';
 
 export default class QueueDelete extends BaseCommand {
   static override summary = 'Delete an empty merge queue';
-  static override description =
-    'A queue that still holds pull requests is refused: drain it or cancel them first.';
+  static override description = 'A queue that still holds pull requests is refused: drain it or cancel them first.';
   static override examples = ['<%= config.bin %> mq queue delete --repo acme/web --branch release'];
   static override flags = { ...queueFlags };
 

@@ -2,19 +2,13 @@ import { BaseCommand, formatFlag, formatOf, queueFlags } from '../../../cli/base
 
 export default class QueueGet extends BaseCommand {
   static override summary = 'Show a merge queue: its settings and enqueued pull requests';
-  static override examples = [
-    '<%= config.bin %> mq queue get --repo acme/web',
-    '<%= config.bin %> mq queue get --branch release --json',
-  ];
+  static override examples = ['<%= config.bin %> mq queue get --repo acme/web', '<%= config.bin %> mq queue get --branch release --json'];
   static override flags = { ...queueFlags, ...formatFlag };
 
   async run() {
     const { flags } = await this.parse(QueueGet);
     const client = await this.client(flags);
-    const queue = await client.call('getQueue', {
-      repo: await this.repo(flags.repo),
-      targetBranch: flags.branch,
-    });
+    const queue = await client.call('getQueue', { repo: await this.repo(flags.repo), targetBranch: flags.branch });
     const { renderRecord, renderRows } = await import('../../../cli/render.js');
     const { settingsRecord } = await import('../../../cli/queue.js');
     const { prColumns } = await import('../../../cli/present.js');
@@ -22,14 +16,9 @@ export default class QueueGet extends BaseCommand {
     if (format === 'table' || format === 'markdown') {
       this.out(renderRecord(settingsRecord(queue), format, this.color()));
       this.out(`\n${queue.enqueuedPullRequests.length} pull request(s) in the queue\n`);
-      if (queue.enqueuedPullRequests.length)
-        this.out(renderRows(queue.enqueuedPullRequests, prColumns, format, this.color()));
+      if (queue.enqueuedPullRequests.length) this.out(renderRows(queue.enqueuedPullRequests, prColumns, format, this.color()));
     } else {
-      this.out(
-        format === 'json'
-          ? JSON.stringify(queue, null, 2) + '\n'
-          : renderRows(queue.enqueuedPullRequests, prColumns, format),
-      );
+      this.out(format === 'json' ? JSON.stringify(queue, null, 2) + '\n' : renderRows(queue.enqueuedPullRequests, prColumns, format));
     }
     return queue;
   }

@@ -45,10 +45,7 @@ export default class QueueUpdate extends BaseCommand {
   static override flags = {
     ...queueFlags,
     state: Flags.string({ description: 'queue state', options: ['running', 'paused', 'draining'] }),
-    mode: Flags.string({
-      description: 'queue mode (a change on a non-empty queue switches once it is empty)',
-      options: ['single', 'parallel'],
-    }),
+    mode: Flags.string({ description: 'queue mode (a change on a non-empty queue switches once it is empty)', options: ['single', 'parallel'] }),
     concurrency: positive('test runs at once (per lane in parallel mode)'),
     'bisection-concurrency': positive('extra test runs for bisection (per lane in parallel mode)'),
     'testing-timeout-minutes': nonNegative('fail a run after this many minutes (0 = no timeout)'),
@@ -61,26 +58,11 @@ export default class QueueUpdate extends BaseCommand {
     'comments-enabled': toggle('comment on pull requests'),
     'commands-enabled': toggle('accept slash commands'),
     'status-check-enabled': toggle('post a status check'),
-    'direct-merge-mode': Flags.string({
-      description: 'merge up-to-date PRs without a test run',
-      options: ['off', 'always'],
-    }),
-    'optimization-mode': Flags.string({
-      description: 'bisection optimisation',
-      options: ['off', 'bisection_skip_redundant_tests'],
-    }),
-    'merge-method': Flags.string({
-      description: 'how PRs land',
-      options: ['merge_commit', 'squash', 'rebase'],
-    }),
-    'required-statuses': Flags.string({
-      description: 'comma-separated status names that must pass',
-      exclusive: ['delete-required-statuses'],
-    }),
-    'delete-required-statuses': Flags.boolean({
-      description: 'drop the required-statuses override',
-      exclusive: ['required-statuses'],
-    }),
+    'direct-merge-mode': Flags.string({ description: 'merge up-to-date PRs without a test run', options: ['off', 'always'] }),
+    'optimization-mode': Flags.string({ description: 'bisection optimisation', options: ['off', 'bisection_skip_redundant_tests'] }),
+    'merge-method': Flags.string({ description: 'how PRs land', options: ['merge_commit', 'squash', 'rebase'] }),
+    'required-statuses': Flags.string({ description: 'comma-separated status names that must pass', exclusive: ['delete-required-statuses'] }),
+    'delete-required-statuses': Flags.boolean({ description: 'drop the required-statuses override', exclusive: ['required-statuses'] }),
     'extension-enabled': toggle('browser extension integration'),
     'enqueueing-label': Flags.string({ description: 'label that submits a PR' }),
     'label-commands-enabled': toggle('accept label commands'),
@@ -94,14 +76,8 @@ export default class QueueUpdate extends BaseCommand {
       const value = (flags as Record<string, unknown>)[flag];
       if (value === undefined) continue;
       if (flag === 'required-statuses') {
-        const list = String(value)
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean);
-        if (!list.length)
-          throw new ConfigError(
-            '--required-statuses: give at least one name (use --delete-required-statuses to drop the override)',
-          );
+        const list = String(value).split(',').map((s) => s.trim()).filter(Boolean);
+        if (!list.length) throw new ConfigError('--required-statuses: give at least one name (use --delete-required-statuses to drop the override)');
         body[field] = list;
       } else if (flag === 'delete-required-statuses') {
         if (value) body[field] = true;
