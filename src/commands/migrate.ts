@@ -43,8 +43,7 @@ export default class Migrate extends Command {
     }
     const where = flags['database-url'] ? redactUrl(flags['database-url']) : `${flags['data-dir']} (SQLite)`;
     await store.close();
-    if (store.migrated.length)
-      this.log(`Applied ${store.migrated.length} migration(s) to ${where}: ${store.migrated.join(', ')}`);
+    if (store.migrated.length) this.log(`Applied ${store.migrated.length} migration(s) to ${where}: ${store.migrated.join(', ')}`);
     else this.log(`The schema of ${where} is up to date.`);
   }
 }

@@ -22,8 +22,7 @@ export default class Serve extends Command {
     },
     {
       description: 'Serve two teams, each with its own token',
-      command:
-        '<%= config.bin %> serve --token "$TEAM_A_TOKEN" --org team-a --org-token team-b="$TEAM_B_TOKEN"',
+      command: '<%= config.bin %> serve --token "$TEAM_A_TOKEN" --org team-a --org-token team-b="$TEAM_B_TOKEN"',
     },
   ];
 
@@ -40,8 +39,7 @@ export default class Serve extends Command {
       default: './.railyard',
     }),
     'database-url': Flags.string({
-      description:
-        'Use PostgreSQL instead of the embedded SQLite (postgres://USER:PASSWORD@HOST:PORT/DB); several replicas may share it',
+      description: 'Use PostgreSQL instead of the embedded SQLite (postgres://USER:PASSWORD@HOST:PORT/DB); several replicas may share it',
       env: 'RAILYARD_DATABASE_URL',
       helpValue: 'URL',
     }),
@@ -57,8 +55,7 @@ export default class Serve extends Command {
       min: 0,
     }),
     'lease-seconds': Flags.integer({
-      description:
-        'PostgreSQL: how long a replica drives a queue without renewing its lease; another replica takes over after it',
+      description: 'PostgreSQL: how long a replica drives a queue without renewing its lease; another replica takes over after it',
       default: 5,
       min: 1,
       max: 300,
@@ -78,8 +75,7 @@ export default class Serve extends Command {
       exclusive: ['git-root'],
     }),
     'git-root': Flags.string({
-      description:
-        'Serve the bare repositories at DIR/<host>/<owner>/<name>.git: PR N is refs/pull/N/head, checks come from railyard.json',
+      description: 'Serve the bare repositories at DIR/<host>/<owner>/<name>.git: PR N is refs/pull/N/head, checks come from railyard.json',
       helpValue: 'DIR',
     }),
     'sandbox-test-seconds': Flags.integer({
@@ -105,10 +101,7 @@ export default class Serve extends Command {
     const { flags } = await this.parse(Serve);
     let orgTokens: { org: string; token: string }[];
     try {
-      orgTokens = [
-        ...(flags.token ?? []).map((token) => ({ org: flags.org, token })),
-        ...(flags['org-token'] ?? []).map(parseOrgToken),
-      ];
+      orgTokens = [...(flags.token ?? []).map((token) => ({ org: flags.org, token })), ...(flags['org-token'] ?? []).map(parseOrgToken)];
     } catch (error) {
       this.error(error instanceof Error ? error.message : String(error), { exit: 2 });
     }
@@ -118,22 +111,15 @@ export default class Serve extends Command {
       .split(',')
       .map((p) => p.trim())
       .filter(Boolean)) {
-      if (!/^\d+$/.test(part) || Number(part) < 1)
-        this.error(`--sandbox-fail: "${part}" is not a pull request number`, { exit: 2 });
+      if (!/^\d+$/.test(part) || Number(part) < 1) this.error(`--sandbox-fail: "${part}" is not a pull request number`, { exit: 2 });
       failPrs.add(Number(part));
     }
     const failureRate = Number(flags['sandbox-failure-rate']);
     if (!Number.isFinite(failureRate) || failureRate < 0 || failureRate > 1) {
-      this.error(
-        `--sandbox-failure-rate: expected a probability between 0 and 1, got "${flags['sandbox-failure-rate']}"`,
-        { exit: 2 },
-      );
+      this.error(`--sandbox-failure-rate: expected a probability between 0 and 1, got "${flags['sandbox-failure-rate']}"`, { exit: 2 });
     }
     if (!flags.sandbox && !flags['git-root']) {
-      this.error(
-        'say where pull requests come from: --git-root DIR (bare git repositories) or --sandbox (simulated)',
-        { exit: 2 },
-      );
+      this.error('say where pull requests come from: --git-root DIR (bare git repositories) or --sandbox (simulated)', { exit: 2 });
     }
 
     // Loaded lazily: other commands never pay for Fastify, the store or the engine.
@@ -156,12 +142,7 @@ export default class Serve extends Command {
     const databaseUrl = flags['database-url'];
     let store: Awaited<ReturnType<typeof openDatabase>>;
     try {
-      store = await openDatabase(
-        flags['data-dir'],
-        databaseUrl,
-        flags['database-pool-size'],
-        flags['database-statement-timeout'],
-      );
+      store = await openDatabase(flags['data-dir'], databaseUrl, flags['database-pool-size'], flags['database-statement-timeout']);
     } catch (error) {
       // One line, unwrapped: it names the URL (without its password) and the reason.
       process.stderr.write(`railyard serve: ${error instanceof Error ? error.message : String(error)}\n`);
@@ -171,9 +152,7 @@ export default class Serve extends Command {
     if ((await store.listTokens()).length === 0) {
       const token = `ry_${randomBytes(24).toString('base64url')}`;
       await store.addToken(flags.org, token);
-      this.log(
-        `Generated an API token for organisation "${flags.org}". It is shown only this once (only its hash is stored):`,
-      );
+      this.log(`Generated an API token for organisation "${flags.org}". It is shown only this once (only its hash is stored):`);
       this.log(`  ${token}`);
     }
     const replicas = databaseUrl
@@ -208,9 +187,7 @@ export default class Serve extends Command {
           .close()
           .then(() => store.close())
           .then(resolve, (error: unknown) => {
-            this.logToStderr(
-              `error while stopping: ${error instanceof Error ? error.message : String(error)}`,
-            );
+            this.logToStderr(`error while stopping: ${error instanceof Error ? error.message : String(error)}`);
             process.exit(1);
           });
       };

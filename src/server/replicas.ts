@@ -123,8 +123,7 @@ export class Replicas implements ReplicaView {
     const gained = [...claimed.keys()].filter((id) => this.held.get(id) !== claimed.get(id));
     if (lost.length) this.drop(lost);
     // Bring the copies of newly driven queues up to date before driving them.
-    for (const id of gained)
-      await service.refresh(id).catch((error: unknown) => this.log(`queue ${id}: reload failed`, error));
+    for (const id of gained) await service.refresh(id).catch((error: unknown) => this.log(`queue ${id}: reload failed`, error));
     this.held = claimed;
     this.validUntil = validUntil;
     for (const id of gained) {
@@ -148,9 +147,7 @@ export class Replicas implements ReplicaView {
     await this.renewing;
     this.held.clear();
     this.validUntil = 0;
-    await this.store
-      .releaseLeases(this.id)
-      .catch((error: unknown) => this.log('could not release queue leases', error));
+    await this.store.releaseLeases(this.id).catch((error: unknown) => this.log('could not release queue leases', error));
     await this.listener?.end().catch(() => undefined);
     this.listener = null;
   }

@@ -24,13 +24,7 @@ import {
   type StepContext,
 } from '../engine/index.js';
 import type { Forge } from '../forge/types.js';
-import {
-  impactedTargetsKey,
-  type Fence,
-  type ImpactedTargetsWrite,
-  type Store,
-  type StoredQueue,
-} from '../store/index.js';
+import { impactedTargetsKey, type Fence, type ImpactedTargetsWrite, type Store, type StoredQueue } from '../store/index.js';
 import { LeaseLostError } from '../store/index.js';
 import { badRequest, conflict, HttpError, notFound } from './errors.js';
 import { presentListItem, presentQueueSettings, presentSubmitted } from './present.js';
@@ -67,11 +61,7 @@ interface SubmittedAnswer {
 }
 
 /** Called after a step is committed, with the effects the engine asked for. Must not throw. */
-export type EffectHandler = (
-  queue: QueueHandle,
-  effects: readonly Effect[],
-  service: QueueService,
-) => void | Promise<void>;
+export type EffectHandler = (queue: QueueHandle, effects: readonly Effect[], service: QueueService) => void | Promise<void>;
 
 export interface QueueServiceOptions {
   store: Store;
@@ -188,8 +178,7 @@ export class QueueService {
     const found = await this.store.findQueueVersion(org, repo, branch);
     const local = this.byKey.get(key);
     if (local && (!found || found.id !== local.id)) this.serialize(key, async () => this.unregister(local));
-    if (found && (!local || local.id !== found.id || local.version < found.version))
-      await this.refresh(found.id);
+    if (found && (!local || local.id !== found.id || local.version < found.version)) await this.refresh(found.id);
   }
 
   /** Several replicas: brings every copy up to the committed versions, adds queues created elsewhere, drops deleted ones. */
@@ -272,8 +261,7 @@ export class QueueService {
   /** The queue or a 404 (also for another organisation's queue: existence is never revealed). */
   require(org: string, repo: Repo, branch: string): QueueHandle {
     const handle = this.find(org, repo, branch);
-    if (!handle)
-      throw notFound(`no merge queue for branch "${branch}" in ${describeRepo(normaliseRepo(repo))}`);
+    if (!handle) throw notFound(`no merge queue for branch "${branch}" in ${describeRepo(normaliseRepo(repo))}`);
     return handle;
   }
 
@@ -411,30 +399,18 @@ export class QueueService {
     });
   }
 
-  private write<T>(
-    org: string,
-    repo: Repo,
-    branch: string,
-    fn: (handle: QueueHandle) => Promise<T>,
-  ): Promise<T> {
+  private write<T>(org: string, repo: Repo, branch: string, fn: (handle: QueueHandle) => Promise<T>): Promise<T> {
     const handle = this.require(org, repo, branch);
     return this.serialize(handle.key, async () => fn(this.require(org, repo, branch)));
   }
 
   // ------------------------------------------------------------ queues
 
-  async createQueue(
-    org: string,
-    rawRepo: Repo,
-    branch: string,
-    mode?: Mode,
-    concurrency?: number,
-  ): Promise<void> {
+  async createQueue(org: string, rawRepo: Repo, branch: string, mode?: Mode, concurrency?: number): Promise<void> {
     const repo = normaliseRepo(rawRepo);
     const key = queueKey(org, repo, branch);
     await this.serialize(key, async () => {
-      if (this.byKey.has(key))
-        throw conflict(`A merge queue already exists for branch "${branch}" in ${describeRepo(repo)}`);
+      if (this.byKey.has(key)) throw conflict(`A merge queue already exists for branch "${branch}" in ${describeRepo(repo)}`);
       const model = newQueueModel(branch, mode, concurrency);
       const handle: QueueHandle = {
         id: this.newId(),
@@ -485,9 +461,7 @@ export class QueueService {
   }
 
   async updateQueue(org: string, repo: Repo, branch: string, patch: ConfigPatch) {
-    const model = await this.write(org, repo, branch, (handle) =>
-      this.commit(handle, [{ type: 'updateConfig', patch }]),
-    );
+    const model = await this.write(org, repo, branch, (handle) => this.commit(handle, [{ type: 'updateConfig', patch }]));
     return presentQueueSettings(model);
   }
 
@@ -519,9 +493,7 @@ export class QueueService {
   }
 
   private neverSubmitted(handle: QueueHandle, what: string): HttpError {
-    return notFound(
-      `pull request ${what} was never submitted to the ${handle.model.branch} queue of ${describeRepo(handle.repo)}`,
-    );
+    return notFound(`pull request ${what} was never submitted to the ${handle.model.branch} queue of ${describeRepo(handle.repo)}`);
   }
 
   async submit(
@@ -561,14 +533,7 @@ export class QueueService {
     });
   }
 
-  async setImpactedTargets(
-    org: string,
-    repo: Repo,
-    branch: string,
-    prNumber: number,
-    sha: string,
-    targets: ImpactedTargets,
-  ) {
+  async setImpactedTargets(org: string, repo: Repo, branch: string, prNumber: number, sha: string, targets: ImpactedTargets) {
     await this.write(org, repo, branch, (handle) => {
       const submitted = findEntry(handle.model, prNumber) !== undefined;
       const events: EngineEvent[] = submitted ? [{ type: 'impactedTargets', prNumber, sha, targets }] : [];
@@ -622,9 +587,7 @@ export class QueueService {
       const fresh = await this.forge.getPullRequest(handle.repo, entry.prNumber, handle.model.branch);
       if (fresh && !sameFacts(fresh, entry.pr)) {
         const prNumber = entry.prNumber;
-        await this.write(org, repo, branch, (h) =>
-          this.commit(h, [{ type: 'prUpdated', prNumber, pr: fresh }]),
-        );
+        await this.write(org, repo, branch, (h) => this.commit(h, [{ type: 'prUpdated', prNumber, pr: fresh }]));
       }
     }
     return this.submittedAnswer(this.require(org, repo, branch), pr).body;
@@ -678,15 +641,13 @@ export function effectsBetween(before: QueueModel | null, after: QueueModel): Ef
   const effects: Effect[] = [];
   for (const run of after.runs) {
     const was = old.get(run.id);
-    if (run.status === 'in_progress' && was?.status !== 'in_progress')
-      effects.push({ type: 'startTestRun', runId: run.id });
+    if (run.status === 'in_progress' && was?.status !== 'in_progress') effects.push({ type: 'startTestRun', runId: run.id });
     if (run.mergeRequested && !was?.mergeRequested)
       effects.push({ type: 'merge', runId: run.id, prNumbers: run.mergePrNumbers ?? run.prNumbers });
   }
   const now = new Map(after.runs.map((r) => [r.id, r]));
   for (const was of old.values()) {
-    if (was.status === 'in_progress' && now.get(was.id)?.status !== 'in_progress')
-      effects.push({ type: 'cancelTestRun', runId: was.id });
+    if (was.status === 'in_progress' && now.get(was.id)?.status !== 'in_progress') effects.push({ type: 'cancelTestRun', runId: was.id });
   }
   return effects;
 }

@@ -1,12 +1,4 @@
-import {
-  findEntry,
-  isTerminal,
-  nextDeadline,
-  type Effect,
-  type EngineEvent,
-  type QueueModel,
-  type TestRun,
-} from '../engine/index.js';
+import { findEntry, isTerminal, nextDeadline, type Effect, type EngineEvent, type QueueModel, type TestRun } from '../engine/index.js';
 import type { EffectHandler, QueueHandle, QueueService } from './service.js';
 
 /** Feeds the outcome of an effect back into the queue's engine (through its single writer). */
@@ -129,9 +121,7 @@ export class QueueWorkers {
   /** Runs `task` after the earlier start/merge tasks of the same queue (builds chain on each other). */
   private enqueue(queue: QueueHandle, task: () => Promise<void>): void {
     const previous = this.chains.get(queue.id) ?? Promise.resolve();
-    const next = previous
-      .then(task)
-      .catch((error: unknown) => this.log(`queue ${queue.id}: effect failed`, error));
+    const next = previous.then(task).catch((error: unknown) => this.log(`queue ${queue.id}: effect failed`, error));
     this.chains.set(queue.id, next);
     this.track(next);
   }
@@ -156,11 +146,7 @@ export class QueueWorkers {
             await report(event);
             if (event.type !== 'testRunFinished') started();
           });
-          this.track(
-            running
-              .catch((error: unknown) => this.log(`run ${run.id} failed`, error))
-              .finally(() => started()),
-          );
+          this.track(running.catch((error: unknown) => this.log(`run ${run.id} failed`, error)).finally(() => started()));
           await built;
         });
         break;

@@ -12,24 +12,16 @@ export function redactUrl(url: string): string {
 }
 
 /** The embedded SQLite under dataDir, or PostgreSQL; one line a person can act on when it fails. */
-export async function openDatabase(
-  dataDir: string,
-  databaseUrl: string | undefined,
-  poolSize = 10,
-  statementTimeoutSeconds = 30,
-) {
+export async function openDatabase(dataDir: string, databaseUrl: string | undefined, poolSize = 10, statementTimeoutSeconds = 30) {
   if (databaseUrl === undefined) return openStore({ dataDir });
   if (!isPostgresUrl(databaseUrl)) {
-    throw new Error(
-      `--database-url: expected postgres://USER:PASSWORD@HOST:PORT/DATABASE, got ${redactUrl(databaseUrl)}`,
-    );
+    throw new Error(`--database-url: expected postgres://USER:PASSWORD@HOST:PORT/DATABASE, got ${redactUrl(databaseUrl)}`);
   }
   try {
     return await openStore({ databaseUrl, poolSize, statementTimeoutMs: statementTimeoutSeconds * 1000 });
   } catch (error) {
     const where = redactUrl(databaseUrl);
-    if (isDatabaseUnavailable(error))
-      throw new Error(`cannot reach the database at ${where}: ${rootReason(error)}`);
+    if (isDatabaseUnavailable(error)) throw new Error(`cannot reach the database at ${where}: ${rootReason(error)}`);
     throw new Error(`cannot use the database at ${where}: ${rootReason(error)}`);
   }
 }
@@ -57,11 +49,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     if (typeof e !== 'object') return false;
     const { code, message } = e as { code?: unknown; message?: unknown };
     if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) return true;
-    if (
-      typeof message === 'string' &&
-      /^(Connection terminated|timeout exceeded when trying to connect)/.test(message)
-    )
-      return true;
+    if (typeof message === 'string' && /^(Connection terminated|timeout exceeded when trying to connect)/.test(message)) return true;
     if (e instanceof AggregateError && e.errors.some((inner) => isDatabaseUnavailable(inner))) return true;
     e = (e as { cause?: unknown }).cause;
   }

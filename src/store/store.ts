@@ -139,11 +139,7 @@ const pgTypeParsers = new TypeOverrides();
 pgTypeParsers.setTypeParser(pgTypes.builtins.INT8, (v) => Number(v));
 pgTypeParsers.setTypeParser(pgTypes.builtins.NUMERIC, (v) => Number(v));
 
-function postgresDialect(options: {
-  databaseUrl: string;
-  poolSize?: number;
-  statementTimeoutMs?: number;
-}): Dialect {
+function postgresDialect(options: { databaseUrl: string; poolSize?: number; statementTimeoutMs?: number }): Dialect {
   const pool = new Pool({
     connectionString: options.databaseUrl,
     max: options.poolSize ?? 10,
@@ -180,10 +176,9 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   if (error) {
     await db.destroy();
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
-    throw new Error(
-      `database migration ${failed ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`,
-      { cause: error },
-    );
+    throw new Error(`database migration ${failed ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   }
   const store = new Store(db, kind);
   store.migrated = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
@@ -212,10 +207,7 @@ function runRow(queueId: string, r: TestRun) {
 }
 
 /** What changed between two models: rows to upsert and ids to delete. */
-function diff<T extends { id: string }>(
-  before: readonly T[],
-  after: readonly T[],
-): { upsert: T[]; remove: string[] } {
+function diff<T extends { id: string }>(before: readonly T[], after: readonly T[]): { upsert: T[]; remove: string[] } {
   const old = new Set(before);
   const upsert = after.filter((x) => !old.has(x));
   const kept = new Set(after.map((x) => x.id));
@@ -239,11 +231,7 @@ export class Store {
   // ------------------------------------------------------------ organisations and tokens
 
   private async ensureOrganisationIn(trx: Transaction<SchemaTables>, slug: string): Promise<void> {
-    const found = await trx
-      .selectFrom('organisations')
-      .select('slug')
-      .where('slug', '=', slug)
-      .executeTakeFirst();
+    const found = await trx.selectFrom('organisations').select('slug').where('slug', '=', slug).executeTakeFirst();
     if (!found) await trx.insertInto('organisations').values({ slug, created_at: Date.now() }).execute();
   }
 
@@ -252,20 +240,12 @@ export class Store {
     const hash = hashToken(token);
     return this.db.transaction().execute(async (trx) => {
       await this.ensureOrganisationIn(trx, org);
-      const existing = await trx
-        .selectFrom('api_tokens')
-        .select('org_slug')
-        .where('token_hash', '=', hash)
-        .executeTakeFirst();
+      const existing = await trx.selectFrom('api_tokens').select('org_slug').where('token_hash', '=', hash).executeTakeFirst();
       if (existing) {
-        if (existing.org_slug !== org)
-          throw new Error(`that token already belongs to organisation "${existing.org_slug}"`);
+        if (existing.org_slug !== org) throw new Error(`that token already belongs to organisation "${existing.org_slug}"`);
         return false;
       }
-      await trx
-        .insertInto('api_tokens')
-        .values({ token_hash: hash, org_slug: org, created_at: Date.now() })
-        .execute();
+      await trx.insertInto('api_tokens').values({ token_hash: hash, org_slug: org, created_at: Date.now() }).execute();
       return true;
     });
   }
@@ -297,11 +277,7 @@ export class Store {
   }
 
   /** The id and version of the queue of (org, repo, branch), if there is one. */
-  async findQueueVersion(
-    org: string,
-    repo: Repo,
-    branch: string,
-  ): Promise<{ id: string; version: number } | undefined> {
+  async findQueueVersion(org: string, repo: Repo, branch: string): Promise<{ id: string; version: number } | undefined> {
     const row = await this.db
       .selectFrom('queues')
       .select(['id', 'version'])
@@ -314,22 +290,9 @@ export class Store {
     return row && { id: row.id, version: Number(row.version) };
   }
 
-  private async queueFrom(
-    db: Db | Transaction<SchemaTables>,
-    q: Selectable<QueuesTable>,
-  ): Promise<StoredQueue> {
-    const entries = await db
-      .selectFrom('pull_requests')
-      .select('data')
-      .where('queue_id', '=', q.id)
-      .orderBy('seq')
-      .execute();
-    const runs = await db
-      .selectFrom('test_runs')
-      .select('data')
-      .where('queue_id', '=', q.id)
-      .orderBy('started_at')
-      .execute();
+  private async queueFrom(db: Db | Transaction<SchemaTables>, q: Selectable<QueuesTable>): Promise<StoredQueue> {
+    const entries = await db.selectFrom('pull_requests').select('data').where('queue_id', '=', q.id).orderBy('seq').execute();
+    const runs = await db.selectFrom('test_runs').select('data').where('queue_id', '=', q.id).orderBy('started_at').execute();
     const targets = await db
       .selectFrom('impacted_targets')
       .select(['pr_number', 'head_sha', 'targets'])
@@ -348,10 +311,7 @@ export class Store {
         nextSeq: Number(q.next_seq),
       },
       impactedTargets: new Map(
-        targets.map((t) => [
-          impactedTargetsKey(Number(t.pr_number), t.head_sha),
-          JSON.parse(t.targets) as ImpactedTargets,
-        ]),
+        targets.map((t) => [impactedTargetsKey(Number(t.pr_number), t.head_sha), JSON.parse(t.targets) as ImpactedTargets]),
       ),
     };
   }
@@ -375,8 +335,7 @@ export class Store {
           updated_at: now,
         })
         .execute();
-      if (this.kind === 'postgres')
-        await trx.insertInto('queue_leases').values({ queue_id: queue.id }).execute();
+      if (this.kind === 'postgres') await trx.insertInto('queue_leases').values({ queue_id: queue.id }).execute();
     });
   }
 
@@ -385,8 +344,7 @@ export class Store {
       await trx.deleteFrom('impacted_targets').where('queue_id', '=', queueId).execute();
       await trx.deleteFrom('test_runs').where('queue_id', '=', queueId).execute();
       await trx.deleteFrom('pull_requests').where('queue_id', '=', queueId).execute();
-      if (this.kind === 'postgres')
-        await trx.deleteFrom('queue_leases').where('queue_id', '=', queueId).execute();
+      if (this.kind === 'postgres') await trx.deleteFrom('queue_leases').where('queue_id', '=', queueId).execute();
       await trx.deleteFrom('queues').where('id', '=', queueId).execute();
     });
   }
@@ -395,12 +353,7 @@ export class Store {
    * Persists one engine step of a queue in ONE transaction: the changed entries, test runs and
    * config, plus an impacted-targets upload when the command carried one.
    */
-  async commitQueueChange(
-    queueId: string,
-    before: QueueModel,
-    after: QueueModel,
-    impactedTargets?: ImpactedTargetsWrite,
-  ): Promise<void> {
+  async commitQueueChange(queueId: string, before: QueueModel, after: QueueModel, impactedTargets?: ImpactedTargetsWrite): Promise<void> {
     const entries = diff(before.entries, after.entries);
     const runs = diff(before.runs, after.runs);
     const configChanged = before.config !== after.config || before.nextSeq !== after.nextSeq;
@@ -413,9 +366,7 @@ export class Store {
       !impactedTargets
     )
       return;
-    await this.db
-      .transaction()
-      .execute((trx) => this.writeQueueChange(trx, queueId, before, after, impactedTargets));
+    await this.db.transaction().execute((trx) => this.writeQueueChange(trx, queueId, before, after, impactedTargets));
   }
 
   /**
@@ -427,12 +378,7 @@ export class Store {
   async transactQueue<T>(queueId: string, fn: (tx: QueueTransaction) => Promise<T>): Promise<T> {
     if (this.kind !== 'postgres') throw new Error('transactQueue needs PostgreSQL');
     return this.db.transaction().execute(async (trx) => {
-      const row = await trx
-        .selectFrom('queues')
-        .selectAll()
-        .where('id', '=', queueId)
-        .forUpdate()
-        .executeTakeFirst();
+      const row = await trx.selectFrom('queues').selectAll().where('id', '=', queueId).forUpdate().executeTakeFirst();
       let version = row ? Number(row.version) : -1;
       const tx: QueueTransaction = {
         version,
@@ -463,8 +409,7 @@ export class Store {
 
   /** Announces a created or deleted queue to the other replicas (PostgreSQL). */
   async announceQueue(queueId: string): Promise<void> {
-    if (this.kind === 'postgres')
-      await sql`SELECT pg_notify(${QUEUE_CHANNEL}, ${`${queueId}:0`})`.execute(this.db);
+    if (this.kind === 'postgres') await sql`SELECT pg_notify(${QUEUE_CHANNEL}, ${`${queueId}:0`})`.execute(this.db);
   }
 
   // ------------------------------------------------------------ leases (PostgreSQL replicas)
@@ -526,18 +471,13 @@ export class Store {
           )
           .execute();
       }
-      if (entries.remove.length)
-        await trx.deleteFrom('pull_requests').where('id', 'in', entries.remove).execute();
+      if (entries.remove.length) await trx.deleteFrom('pull_requests').where('id', 'in', entries.remove).execute();
       for (let i = 0; i < runs.upsert.length; i += ENTRY_CHUNK) {
         const rows = runs.upsert.slice(i, i + ENTRY_CHUNK).map((r) => runRow(queueId, r));
         await trx
           .insertInto('test_runs')
           .values(rows)
-          .onConflict((oc) =>
-            oc
-              .column('id')
-              .doUpdateSet((eb) => ({ status: eb.ref('excluded.status'), data: eb.ref('excluded.data') })),
-          )
+          .onConflict((oc) => oc.column('id').doUpdateSet((eb) => ({ status: eb.ref('excluded.status'), data: eb.ref('excluded.data') })))
           .execute();
       }
       if (runs.remove.length) await trx.deleteFrom('test_runs').where('id', 'in', runs.remove).execute();

@@ -34,12 +34,7 @@ interface PrAnswer {
   stateReason?: string;
 }
 
-async function waitFor(
-  s: TestServer,
-  prNumber: number,
-  done: (pr: PrAnswer) => boolean,
-  timeoutMs = 20_000,
-): Promise<PrAnswer> {
+async function waitFor(s: TestServer, prNumber: number, done: (pr: PrAnswer) => boolean, timeoutMs = 20_000): Promise<PrAnswer> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const pr = (await ok(s, 'getSubmittedPullRequest', { ...Q, pr: { number: prNumber } })) as PrAnswer;
@@ -83,8 +78,7 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
     await ok(b, 'submitPullRequest', { ...Q, pr: { number: 1 } });
     await ok(a, 'submitPullRequest', { ...Q, pr: { number: 2 } });
     await ok(b, 'submitPullRequest', { ...Q, pr: { number: 3 }, priority: 'high' });
-    const order = async (s: TestServer) =>
-      (await ok(s, 'listPullRequests', Q)).pullRequests.map((p: { prNumber: number }) => p.prNumber);
+    const order = async (s: TestServer) => (await ok(s, 'listPullRequests', Q)).pullRequests.map((p: { prNumber: number }) => p.prNumber);
     expect(await order(a)).toEqual([1, 2, 3]);
     expect(await order(b)).toEqual([1, 2, 3]);
     expect((await call(b, 'createQueue', Q)).status).toBe(409);
@@ -93,9 +87,7 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
     const [fromA, fromB] = await Promise.all([ok(a, 'getQueue', Q), ok(b, 'getQueue', Q)]);
     expect(fromA).toEqual(fromB);
     // Each PR ran once: one replica drove the queue, so no run was started twice.
-    const prs = await Promise.all(
-      [1, 2, 3].map((n) => ok(b, 'getSubmittedPullRequest', { ...Q, pr: { number: n } })),
-    );
+    const prs = await Promise.all([1, 2, 3].map((n) => ok(b, 'getSubmittedPullRequest', { ...Q, pr: { number: n } })));
     expect(prs.map((p) => p.state)).toEqual(['merged', 'merged', 'merged']);
 
     // A queue deleted on one replica is gone on the other.

@@ -93,9 +93,7 @@ describe.each(dialects)('store on $name', ({ name, skip, open }) => {
     expect(stored.id).toBe('q1');
     expect(stored.repo).toEqual(repo);
     expect(stored.model.config.mode).toBe('parallel');
-    expect(stored.model.entries.map((e) => [e.prNumber, e.state])).toEqual(
-      model.entries.map((e) => [e.prNumber, e.state]),
-    );
+    expect(stored.model.entries.map((e) => [e.prNumber, e.state])).toEqual(model.entries.map((e) => [e.prNumber, e.state]));
     expect(stored.model.nextSeq).toBe(model.nextSeq);
     expect(stored.impactedTargets.get(`2:${facts(2).headSha}`)).toEqual(['web']);
     await again.close();
@@ -105,9 +103,7 @@ describe.each(dialects)('store on $name', ({ name, skip, open }) => {
     const store = await (await open()).reopen();
     expect(await store.addToken('acme', 'secret-1')).toBe(true);
     expect(await store.addToken('acme', 'secret-1')).toBe(false);
-    await expect(store.addToken('other', 'secret-1')).rejects.toThrow(
-      /already belongs to organisation "acme"/,
-    );
+    await expect(store.addToken('other', 'secret-1')).rejects.toThrow(/already belongs to organisation "acme"/);
     await store.close();
   });
 });
@@ -166,9 +162,7 @@ describe.skipIf(noPostgres)('store on postgres: several replicas', () => {
     await expect(
       store.transactQueue('q1', async (tx) => tx.checkFence({ holder: 'replica-a', fence: a.get('q1')! })),
     ).rejects.toBeInstanceOf(LeaseLostError);
-    await store.transactQueue('q1', async (tx) =>
-      tx.checkFence({ holder: 'replica-b', fence: b.get('q1')! }),
-    );
+    await store.transactQueue('q1', async (tx) => tx.checkFence({ holder: 'replica-b', fence: b.get('q1')! }));
   });
 
   it('lets an expired lease go to another replica', async () => {

@@ -77,12 +77,10 @@ export async function startPostgres(): Promise<PostgresCluster> {
     const options = { cwd: root, env: { ...process.env, LC_ALL: 'C' }, ...(asRoot ? { uid, gid } : {}) };
     return run(join(PG_BIN, bin), args, options);
   };
-  await pg('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--no-sync']).catch(
-    async (e) => {
-      await rm(root, { recursive: true, force: true });
-      throw e;
-    },
-  );
+  await pg('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--no-sync']).catch(async (e) => {
+    await rm(root, { recursive: true, force: true });
+    throw e;
+  });
   const port = await freePort();
   const conf = [
     `port = ${port}`,

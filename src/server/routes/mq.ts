@@ -32,12 +32,8 @@ export function mqHandlers(service: QueueService, now: () => number): Pick<Handl
     },
     async getSubmittedPullRequest(input, { org }) {
       await service.sync(org, input.repo, input.targetBranch);
-      const pr =
-        input.pr.number !== undefined ? { number: input.pr.number } : { branch: input.pr.branch as string };
-      return new RawAnswer(
-        await service.getSubmittedBody(org, input.repo, input.targetBranch, pr),
-        JSON_TYPE,
-      );
+      const pr = input.pr.number !== undefined ? { number: input.pr.number } : { branch: input.pr.branch as string };
+      return new RawAnswer(await service.getSubmittedBody(org, input.repo, input.targetBranch, pr), JSON_TYPE);
     },
     async listPullRequests(input, { org }) {
       await service.sync(org, input.repo, input.targetBranch);
@@ -45,27 +41,18 @@ export function mqHandlers(service: QueueService, now: () => number): Pick<Handl
     },
     async setImpactedTargets(input, { org }) {
       await service.sync(org, input.repo, input.targetBranch);
-      await service.setImpactedTargets(
-        org,
-        input.repo,
-        input.targetBranch,
-        input.pr.number,
-        input.pr.sha,
-        input.impactedTargets,
-      );
+      await service.setImpactedTargets(org, input.repo, input.targetBranch, input.pr.number, input.pr.sha, input.impactedTargets);
       return {};
     },
     async getMergeQueueTestingDetails(input, { org }) {
       await service.sync(org, input.repo, input.targetBranch);
       const queue = service.require(org, input.repo, input.targetBranch);
       const run = queue.model.runs.find((r) => r.id === input.testRunId);
-      if (!run)
-        throw notFound(`testRunId: no test run ${input.testRunId} in the ${queue.model.branch} queue`);
+      if (!run) throw notFound(`testRunId: no test run ${input.testRunId} in the ${queue.model.branch} queue`);
       const checks = Object.entries(run.checks);
       const title = (n: number) => queue.model.entries.find((e) => e.prNumber === n)?.pr.title ?? '';
       const details: TestingDetailsResponse = {
-        requiredStatuses:
-          run.requiredStatuses ?? queue.model.config.requiredStatuses ?? checks.map(([name]) => name),
+        requiredStatuses: run.requiredStatuses ?? queue.model.config.requiredStatuses ?? checks.map(([name]) => name),
         testBranch: run.branch ?? '',
         testBranchSha: run.sha ?? '',
         createdAt: isoTime(run.startedAt),
@@ -113,16 +100,13 @@ export function mqHandlers(service: QueueService, now: () => number): Pick<Handl
       return service.updateQueue(org, repo, targetBranch, patch satisfies ConfigPatch);
     },
     async getMergeQueueMetrics(input, { org }) {
-      if (input.repo !== undefined && input.repoHost === undefined)
-        throw badRequest('repoHost: required when repo is given');
+      if (input.repo !== undefined && input.repoHost === undefined) throw badRequest('repoHost: required when repo is given');
       await service.syncAll();
       let queues = service.queuesOf(org);
       if (input.repo !== undefined && input.repoHost !== undefined) {
         const [owner, name] = input.repo.split('/');
         const repo = normaliseRepo({ host: input.repoHost, owner, name });
-        queues = queues.filter(
-          (q) => q.repo.host === repo.host && q.repo.owner === repo.owner && q.repo.name === repo.name,
-        );
+        queues = queues.filter((q) => q.repo.host === repo.host && q.repo.owner === repo.owner && q.repo.name === repo.name);
         if (!queues.length) throw notFound(`repo: no merge queue in ${repo.host}/${repo.owner}/${repo.name}`);
       } else if (input.repoHost !== undefined) {
         const host = input.repoHost.toLowerCase();

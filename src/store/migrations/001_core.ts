@@ -27,13 +27,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('next_seq', 'integer', (c) => c.notNull())
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
-    .addUniqueConstraint('queues_repo_branch_unique', [
-      'org_slug',
-      'repo_host',
-      'repo_owner',
-      'repo_name',
-      'branch',
-    ])
+    .addUniqueConstraint('queues_repo_branch_unique', ['org_slug', 'repo_host', 'repo_owner', 'repo_name', 'branch'])
     .execute();
 
   await db.schema
@@ -49,26 +43,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('concluded_at', 'bigint')
     .addColumn('data', 'text', (c) => c.notNull())
     .execute();
-  await db.schema
-    .createIndex('pull_requests_queue_seq')
-    .on('pull_requests')
-    .columns(['queue_id', 'seq'])
-    .execute();
-  await db.schema
-    .createIndex('pull_requests_queue_state')
-    .on('pull_requests')
-    .columns(['queue_id', 'state'])
-    .execute();
+  await db.schema.createIndex('pull_requests_queue_seq').on('pull_requests').columns(['queue_id', 'seq']).execute();
+  await db.schema.createIndex('pull_requests_queue_state').on('pull_requests').columns(['queue_id', 'state']).execute();
   await db.schema
     .createIndex('pull_requests_queue_concluded')
     .on('pull_requests')
     .columns(['queue_id', 'concluded_at'])
     .execute();
-  await db.schema
-    .createIndex('pull_requests_queue_pr')
-    .on('pull_requests')
-    .columns(['queue_id', 'pr_number'])
-    .execute();
+  await db.schema.createIndex('pull_requests_queue_pr').on('pull_requests').columns(['queue_id', 'pr_number']).execute();
 
   await db.schema
     .createTable('test_runs')
@@ -78,11 +60,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('started_at', 'bigint', (c) => c.notNull())
     .addColumn('data', 'text', (c) => c.notNull())
     .execute();
-  await db.schema
-    .createIndex('test_runs_queue')
-    .on('test_runs')
-    .columns(['queue_id', 'started_at'])
-    .execute();
+  await db.schema.createIndex('test_runs_queue').on('test_runs').columns(['queue_id', 'started_at']).execute();
 
   await db.schema
     .createTable('impacted_targets')
@@ -96,14 +74,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const table of [
-    'impacted_targets',
-    'test_runs',
-    'pull_requests',
-    'queues',
-    'api_tokens',
-    'organisations',
-  ]) {
+  for (const table of ['impacted_targets', 'test_runs', 'pull_requests', 'queues', 'api_tokens', 'organisations']) {
     await db.schema.dropTable(table).execute();
   }
 }

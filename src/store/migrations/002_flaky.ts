@@ -39,17 +39,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   await db.schema.createIndex('test_cases_repo').on('test_cases').columns(['repo_id', 'id']).execute();
   // list-unhealthy-tests and the quarantine list read tests by status, not by scanning the repository.
-  await db.schema
-    .createIndex('test_cases_status')
-    .on('test_cases')
-    .columns(['repo_id', 'rate_status', 'id'])
-    .execute();
+  await db.schema.createIndex('test_cases_status').on('test_cases').columns(['repo_id', 'rate_status', 'id']).execute();
   await db.schema.createIndex('test_cases_por').on('test_cases').columns(['repo_id', 'por_until']).execute();
-  await db.schema
-    .createIndex('test_cases_override')
-    .on('test_cases')
-    .columns(['repo_id', 'override'])
-    .execute();
+  await db.schema.createIndex('test_cases_override').on('test_cases').columns(['repo_id', 'override']).execute();
 
   await db.schema
     .createTable('test_uploads')
@@ -93,16 +85,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   // list-failing-tests walks only the failures of its window (outcome before time), and it grows at
   // its end as results arrive in time order.
-  await db.schema
-    .createIndex('test_results_outcome')
-    .on('test_results')
-    .columns(['repo_id', 'outcome', 'at', 'test_id'])
-    .execute();
-  await db.schema
-    .createIndex('test_results_repo_sha')
-    .on('test_results')
-    .columns(['repo_id', 'sha', 'test_id'])
-    .execute();
+  await db.schema.createIndex('test_results_outcome').on('test_results').columns(['repo_id', 'outcome', 'at', 'test_id']).execute();
+  await db.schema.createIndex('test_results_repo_sha').on('test_results').columns(['repo_id', 'sha', 'test_id']).execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -29,17 +29,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // indexes instead of at a random place (the UUID order of 002).
   await db.schema.dropIndex('test_cases_repo').execute();
   await db.schema.dropIndex('test_cases_status').execute();
-  await db.schema
-    .createIndex('test_cases_repo')
-    .on('test_cases')
-    .columns(['repo_id', 'seq'])
-    .unique()
-    .execute();
-  await db.schema
-    .createIndex('test_cases_status')
-    .on('test_cases')
-    .columns(['repo_id', 'rate_status', 'seq'])
-    .execute();
+  await db.schema.createIndex('test_cases_repo').on('test_cases').columns(['repo_id', 'seq']).unique().execute();
+  await db.schema.createIndex('test_cases_status').on('test_cases').columns(['repo_id', 'rate_status', 'seq']).execute();
   // The tests a monitor ever marked, usually few: an upload reads the state of only these. (No
   // index on seq alone: the database would prefer it to this one.)
   await db.schema
@@ -58,9 +49,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`UPDATE test_uploads SET first_at = r.first_at, last_at = r.last_at
             FROM (SELECT upload_id, min(at) AS first_at, max(at) AS last_at FROM test_results GROUP BY upload_id) AS r
             WHERE r.upload_id = test_uploads.id`.execute(db);
-  await sql`UPDATE test_uploads SET first_at = started_at, last_at = started_at WHERE first_at IS NULL`.execute(
-    db,
-  );
+  await sql`UPDATE test_uploads SET first_at = started_at, last_at = started_at WHERE first_at IS NULL`.execute(db);
   await db.schema.createIndex('test_uploads_seq').on('test_uploads').column('seq').unique().execute();
   await db.schema.createIndex('test_uploads_sha').on('test_uploads').columns(['repo_id', 'sha']).execute();
 
@@ -96,16 +85,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('failure_key', 'text')
     .addColumn('failure_line', 'text')
     .execute();
-  await db.schema
-    .createIndex('flaky_failures_repo_at')
-    .on('flaky_failures')
-    .columns(['repo_id', 'at', 'test_seq'])
-    .execute();
-  await db.schema
-    .createIndex('flaky_failures_test_at')
-    .on('flaky_failures')
-    .columns(['test_seq', 'at'])
-    .execute();
+  await db.schema.createIndex('flaky_failures_repo_at').on('flaky_failures').columns(['repo_id', 'at', 'test_seq']).execute();
+  await db.schema.createIndex('flaky_failures_test_at').on('flaky_failures').columns(['test_seq', 'at']).execute();
 
   await sql`INSERT INTO flaky_results (test_seq, at, upload_seq, outcome, stable, excluded, duration_ms, attempts)
             SELECT c.seq, r.at, u.seq, r.outcome, r.stable, r.excluded, r.duration_ms, r.attempts
