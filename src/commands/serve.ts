@@ -34,8 +34,38 @@ export default class Serve extends Command {
 
   static override flags = {
     host: Flags.string({ description: 'Interface to listen on', default: '127.0.0.1' }),
-    port: Flags.integer({ description: 'Port to listen on (0 = any free port)', default: 7311, min: 0, max: 65535 }),
-    'data-dir': Flags.string({ description: 'Directory of the database', default: './.railyard' }),
+    port: Flags.integer({
+      description: 'Port to listen on (0 = any free port)',
+      default: 7311,
+      min: 0,
+      max: 65535,
+    }),
+    'data-dir': Flags.string({
+      description: 'Directory of the embedded database (SQLite), run logs and repository caches',
+      default: './.railyard',
+    }),
+    'database-url': Flags.string({
+      description: 'Use PostgreSQL instead of the embedded SQLite (postgres://USER:PASSWORD@HOST:PORT/DB); several replicas may share it',
+      env: 'RAILYARD_DATABASE_URL',
+      helpValue: 'URL',
+    }),
+    'database-pool-size': Flags.integer({
+      description: 'PostgreSQL: connections in the pool',
+      default: 10,
+      min: 1,
+      max: 1000,
+    }),
+    'database-statement-timeout': Flags.integer({
+      description: 'PostgreSQL: seconds a statement may run before the database cancels it (0 = no limit)',
+      default: 30,
+      min: 0,
+    }),
+    'lease-seconds': Flags.integer({
+      description: 'PostgreSQL: how long a replica drives a queue without renewing its lease; another replica takes over after it',
+      default: 5,
+      min: 1,
+      max: 300,
+    }),
     token: Flags.string({
       description: 'An API token of the --org organisation (repeatable); only its hash is stored',
       multiple: true,
@@ -61,23 +91,30 @@ export default class Serve extends Command {
       description: 'Serve the bare repositories at DIR/<host>/<owner>/<name>.git: PR N is refs/pull/N/head, checks come from railyard.json',
       helpValue: 'DIR',
     }),
-    'sandbox-test-seconds': Flags.integer({ description: 'Sandbox: how long a test run takes', default: 5, min: 0 }),
+    'sandbox-test-seconds': Flags.integer({
+      description: 'Sandbox: how long a test run takes',
+      default: 5,
+      min: 0,
+    }),
     'sandbox-fail': Flags.string({
       description: 'Sandbox: runs containing any of these PR numbers fail (comma-separated, e.g. 3,7)',
       helpValue: 'N,M',
     }),
-    'sandbox-failure-rate': Flags.string({ description: 'Sandbox: probability (0..1) that a run fails for no reason', default: '0' }),
-    seed: Flags.integer({ description: 'Sandbox: seed of the random failures (same seed, same outcomes)', default: 1 }),
+    'sandbox-failure-rate': Flags.string({
+      description: 'Sandbox: probability (0..1) that a run fails for no reason',
+      default: '0',
+    }),
+    seed: Flags.integer({
+      description: 'Sandbox: seed of the random failures (same seed, same outcomes)',
+      default: 1,
+    }),
   };
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Serve);
     let orgTokens: { org: string; token: string }[];
     try {
-      orgTokens = [
-        ...(flags.token ?? []).map((token) => ({ org: flags.org, token })),
-        ...(flags['org-token'] ?? []).map(parseOrgToken),
-      ];
+      orgTokens = [...(flags.token ?? []).map((token) => ({ org: flags.org, token })), ...(flags['org-token'] ?? []).map(parseOrgToken)];
     } catch (error) {
       this.error(error instanceof Error ? error.message : String(error), { exit: 2 });
     }
@@ -94,7 +131,10 @@ export default class Serve extends Command {
     if (conflict) this.error(conflict, { exit: 2 });
 
     const failPrs = new Set<number>();
-    for (const part of (flags['sandbox-fail'] ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+    for (const part of (flags['sandbox-fail'] ?? '')
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean)) {
       if (!/^\d+$/.test(part) || Number(part) < 1) this.error(`--sandbox-fail: "${part}" is not a pull request number`, { exit: 2 });
       failPrs.add(Number(part));
     }
@@ -107,7 +147,7 @@ export default class Serve extends Command {
     }
 
     // Loaded lazily: other commands never pay for Fastify, the store or the engine.
-    const [{ buildServer }, { openStore }, runtime] = await Promise.all([
+    const [{ buildServer }, { openDatabase }, runtime] = await Promise.all([
       import('../server/index.js'),
       import('../store/index.js'),
       import('../server/runtime.js'),
@@ -123,7 +163,15 @@ export default class Serve extends Command {
       this.error(error instanceof Error ? error.message : String(error), { exit: 2 });
     }
 
-    const store = await openStore({ dataDir: flags['data-dir'] });
+    const databaseUrl = flags['database-url'];
+    let store: Awaited<ReturnType<typeof openDatabase>>;
+    try {
+      store = await openDatabase(flags['data-dir'], databaseUrl, flags['database-pool-size'], flags['database-statement-timeout']);
+    } catch (error) {
+      // One line, unwrapped: it names the URL (without its password) and the reason.
+      process.stderr.write(`railyard serve: ${error instanceof Error ? error.message : String(error)}\n`);
+      this.exit(2);
+    }
     for (const { org, token } of orgTokens) await store.addToken(org, token);
     if ((await store.listTokens()).length === 0) {
       const token = `ry_${randomBytes(24).toString('base64url')}`;
@@ -131,12 +179,19 @@ export default class Serve extends Command {
       this.log(`Generated an API token for organisation "${flags.org}". It is shown only this once (only its hash is stored):`);
       this.log(`  ${token}`);
     }
+    const replicas = databaseUrl
+      ? new (await import('../server/replicas.js')).Replicas(store, {
+          databaseUrl,
+          leaseMs: flags['lease-seconds'] * 1000,
+        })
+      : undefined;
     const app = await buildServer({
       store,
       forge: backend.forge,
       workers: backend.workers,
       version: this.config.version,
       orgRepos,
+      replicas,
     });
     await app.listen({ host: flags.host, port: flags.port });
     const address = app.server.address();

@@ -14,7 +14,7 @@ import {
   type StatusResponse,
 } from '../contract/index.js';
 import type { Forge } from '../forge/types.js';
-import type { Store } from '../store/index.js';
+import { isDatabaseUnavailable, LeaseLostError, type Store } from '../store/index.js';
 import { TokenAuth } from './auth.js';
 import { HttpError, oneLine } from './errors.js';
 import { FlakyService } from './flaky.js';
@@ -26,6 +26,7 @@ import { mqHandlers } from './routes/mq.js';
 import { RawAnswer, type Handler, type Handlers } from './routes/types.js';
 import { QueueService, type EffectHandler } from './service.js';
 import type { QueueWorkers } from './workers.js';
+import type { Replicas } from './replicas.js';
 
 export interface ServerDeps {
   store: Store;
@@ -47,6 +48,8 @@ export interface ServerDeps {
   reportWorker?: string | false;
   /** `serve --org-repos`: repositories pinned to organisations (decisions "Trust"). */
   orgRepos?: readonly OrgRepoPin[];
+  /** Several replicas on one PostgreSQL database: leases and change notifications (see replicas.ts). */
+  replicas?: Replicas;
 }
 
 export interface Railyard {
@@ -153,6 +156,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     onEffects: deps.onEffects ?? deps.workers?.handle,
     now,
     log: (message, error) => app.log.error({ err: error }, message),
+    replicas: deps.replicas,
   });
   app.decorate('railyard', { service, auth });
   app.decorateRequest('org', '');
@@ -173,11 +177,14 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       })
     : undefined;
   app.addHook('onClose', async () => {
+    // Hand the leases back first: another replica takes the queues at once.
+    await deps.replicas?.close();
     await deps.workers?.close();
     await service.drain();
     await reports?.close();
   });
   deps.workers?.attach(service);
+  await deps.replicas?.start(service, deps.workers);
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody);
@@ -198,6 +205,15 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     } else if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
       status = error.statusCode;
       message = error.message;
+    } else if (isDatabaseUnavailable(error)) {
+      status = 503;
+      message = 'the database is unavailable right now; nothing was changed, try again shortly';
+      reply.header('retry-after', '5');
+      request.log.warn({ err: error, reqId: request.id }, 'database unavailable');
+    } else if (error instanceof LeaseLostError) {
+      status = 503;
+      message = 'this replica lost the lease of the queue mid-write; nothing was changed, try again';
+      reply.header('retry-after', '1');
     } else {
       request.log.error({ err: error, reqId: request.id }, 'unexpected error');
       message = `internal error (request id ${request.id}); the server log has the details`;

@@ -27,7 +27,8 @@ import {
   type StepContext,
 } from '../engine/index.js';
 import type { Forge } from '../forge/types.js';
-import { impactedTargetsKey, type ImpactedTargetsWrite, type Store } from '../store/index.js';
+import { impactedTargetsKey, type Fence, type ImpactedTargetsWrite, type Store, type StoredQueue } from '../store/index.js';
+import { LeaseLostError } from '../store/index.js';
 import { badRequest, conflict, HttpError, notFound } from './errors.js';
 import type { RepoOwners } from './ownership.js';
 import { presentListItem, presentQueueSettings, presentSubmitted } from './present.js';
@@ -44,6 +45,17 @@ export interface QueueHandle {
   impactedTargets: Map<string, ImpactedTargets>;
   /** Serialized getQueue answer; null after a change. */
   getQueueBody: Buffer | null;
+  /** The committed version this copy is at (several replicas: another replica may be ahead). */
+  version: number;
+}
+
+/**
+ * How a replica shares its database with others (PostgreSQL): which queues it drives, and the
+ * fence its driving writes carry. Without it the server is the only one and drives every queue.
+ */
+export interface ReplicaView {
+  /** The fence of the lease this replica holds on the queue, or undefined if another replica drives it. */
+  fence(queueId: string): Fence | undefined;
 }
 
 /** A getSubmittedPullRequest answer: the entry it is about and its JSON. */
@@ -65,6 +77,8 @@ export interface QueueServiceOptions {
   now?: () => number;
   newId?: () => string;
   log?: (message: string, error?: unknown) => void;
+  /** Set when several replicas share a PostgreSQL database. */
+  replicas?: ReplicaView;
 }
 
 export type PrSelector = { number: number; branch?: undefined } | { branch: string; number?: undefined };
@@ -79,14 +93,19 @@ export interface ListOptions {
 
 /** Repository identity is case-insensitive (as on GitHub): keys and stored names are lower case. */
 export function normaliseRepo(repo: Repo): Repo {
-  return { host: repo.host.trim().toLowerCase(), owner: repo.owner.trim().toLowerCase(), name: repo.name.trim().toLowerCase() };
+  return {
+    host: repo.host.trim().toLowerCase(),
+    owner: repo.owner.trim().toLowerCase(),
+    name: repo.name.trim().toLowerCase(),
+  };
 }
 
 function queueKey(org: string, repo: Repo, branch: string): string {
   return `${org}\n${repo.host}\n${repo.owner}\n${repo.name}\n${branch}`;
 }
 
-const describeRepo = (repo: Repo) => (repo.host === 'github.com' ? `${repo.owner}/${repo.name}` : `${repo.host}/${repo.owner}/${repo.name}`);
+const describeRepo = (repo: Repo) =>
+  repo.host === 'github.com' ? `${repo.owner}/${repo.name}` : `${repo.host}/${repo.owner}/${repo.name}`;
 
 function sameFacts(a: PrFacts, b: PrFacts): boolean {
   return (
@@ -125,8 +144,10 @@ export class QueueService {
   private readonly now: () => number;
   private readonly newId: () => string;
   private readonly log: (message: string, error?: unknown) => void;
+  private readonly replicas?: ReplicaView;
 
   private constructor(options: QueueServiceOptions) {
+    this.replicas = options.replicas;
     this.store = options.store;
     this.forge = options.forge;
     this.owners = options.owners;
@@ -139,9 +160,83 @@ export class QueueService {
   static async load(options: QueueServiceOptions): Promise<QueueService> {
     const service = new QueueService(options);
     for (const q of await options.store.loadQueues()) {
-      service.register({ ...q, key: queueKey(q.org, q.repo, q.model.branch), getQueueBody: null });
+      service.register(service.handleOf(q));
     }
     return service;
+  }
+
+  private handleOf(q: StoredQueue): QueueHandle {
+    return { ...q, key: queueKey(q.org, q.repo, q.model.branch), getQueueBody: null };
+  }
+
+  /** Whether this replica carries out the queue's effects (always, without other replicas). */
+  drives(queueId: string): boolean {
+    return !this.replicas || this.replicas.fence(queueId) !== undefined;
+  }
+
+  /**
+   * Several replicas: brings this replica's copy of one queue up to the committed version (a
+   * queue created, changed or deleted by another replica). Reads call it first, so an answer is
+   * never older than a write another replica acknowledged. A no-op for a lone server.
+   */
+  async sync(org: string, rawRepo: Repo, branch: string): Promise<void> {
+    if (!this.replicas) return;
+    const repo = normaliseRepo(rawRepo);
+    const key = queueKey(org, repo, branch);
+    const found = await this.store.findQueueVersion(org, repo, branch);
+    const local = this.byKey.get(key);
+    if (local && (!found || found.id !== local.id)) this.serialize(key, async () => this.unregister(local));
+    if (found && (!local || local.id !== found.id || local.version < found.version)) await this.refresh(found.id);
+  }
+
+  /** Several replicas: brings every copy up to the committed versions, adds queues created elsewhere, drops deleted ones. */
+  async syncAll(): Promise<void> {
+    if (!this.replicas) return;
+    const committed = await this.store.queueVersions();
+    const ids = new Set(committed.map((q) => q.id));
+    for (const local of this.queues()) {
+      if (!ids.has(local.id)) await this.serialize(local.key, async () => this.unregister(local));
+    }
+    for (const { id, version } of committed) await this.refresh(id, version);
+  }
+
+  /** Several replicas: reloads a queue from the database if the copy here is older than `version` (or missing). */
+  async refresh(queueId: string, version?: number): Promise<void> {
+    const local = this.byId.get(queueId);
+    if (local && version !== undefined && local.version >= version) return;
+    const stored = await this.store.loadQueue(queueId);
+    if (!stored) {
+      if (local) await this.serialize(local.key, async () => this.unregister(local));
+      return;
+    }
+    const handle = this.handleOf(stored);
+    await this.serialize(handle.key, async () => {
+      const current = this.byId.get(queueId);
+      if (!current) {
+        // A queue another replica created (or a new copy after a delete and re-create).
+        const stale = this.byKey.get(handle.key);
+        if (stale) this.unregister(stale);
+        this.register(handle);
+        this.adopt(handle, null);
+      } else if (current.version < stored.version) this.replaceModel(current, stored);
+    });
+  }
+
+  /** Puts a newer committed copy in place; the driving replica carries out what it asks for. */
+  private replaceModel(handle: QueueHandle, stored: StoredQueue): void {
+    const before = handle.model;
+    handle.model = stored.model;
+    handle.impactedTargets = stored.impactedTargets;
+    handle.version = stored.version;
+    handle.getQueueBody = null;
+    this.adopt(handle, before);
+  }
+
+  /** Effects of changes another replica committed, for the replica that drives the queue. */
+  private adopt(handle: QueueHandle, before: QueueModel | null): void {
+    if (!this.drives(handle.id)) return;
+    const effects = effectsBetween(before, handle.model);
+    if (effects.length) this.dispatchEffects(handle, effects);
   }
 
   private register(handle: QueueHandle): void {
@@ -214,8 +309,13 @@ export class QueueService {
   private async commit(
     handle: QueueHandle,
     events: EngineEvent[],
-    options: { impactedTargets?: ImpactedTargetsWrite; more?: (model: QueueModel) => EngineEvent[] } = {},
+    options: {
+      impactedTargets?: ImpactedTargetsWrite;
+      more?: (model: QueueModel) => EngineEvent[];
+      fenced?: boolean;
+    } = {},
   ): Promise<QueueModel> {
+    if (this.replicas) return this.commitShared(handle, events, options);
     const before = handle.model;
     let model = before;
     const effects: Effect[] = [];
@@ -241,6 +341,59 @@ export class QueueService {
     return model;
   }
 
+  /**
+   * `commit` on a database shared by several replicas: the queue's row is locked, a stale copy is
+   * reloaded first (another replica wrote meanwhile), and a driving write (test results, merges,
+   * ticks) is refused when this replica's lease is gone. Only the driving replica carries out the
+   * effects; the others leave them to it (it derives them when it sees the new version).
+   */
+  private async commitShared(
+    handle: QueueHandle,
+    events: EngineEvent[],
+    options: {
+      impactedTargets?: ImpactedTargetsWrite;
+      more?: (model: QueueModel) => EngineEvent[];
+      fenced?: boolean;
+    },
+  ): Promise<QueueModel> {
+    const fence = this.replicas!.fence(handle.id);
+    if (options.fenced && !fence) throw new LeaseLostError(handle.id);
+    const effects: Effect[] = [];
+    const result = await this.store.transactQueue(handle.id, async (tx) => {
+      if (tx.version < 0) throw notFound(`no queue ${handle.id}`);
+      if (options.fenced) await tx.checkFence(fence!);
+      if (tx.version !== handle.version) {
+        const stored = await tx.load();
+        if (stored) this.replaceModel(handle, stored);
+      }
+      const before = handle.model;
+      let model = before;
+      const run = (event: EngineEvent) => {
+        try {
+          const stepped = step(model, event, this.ctx());
+          model = stepped.model;
+          effects.push(...stepped.effects);
+        } catch (error) {
+          throw fromRejection(error);
+        }
+      };
+      events.forEach(run);
+      options.more?.(model).forEach(run);
+      if (model === before && !options.impactedTargets) return { model, version: tx.version };
+      const version = await tx.write(before, model, options.impactedTargets);
+      return { model, version };
+    });
+    if (result.model !== handle.model) handle.getQueueBody = null;
+    handle.model = result.model;
+    handle.version = result.version;
+    if (options.impactedTargets) {
+      const t = options.impactedTargets;
+      handle.impactedTargets.set(impactedTargetsKey(t.prNumber, t.headSha), t.targets);
+    }
+    if (effects.length && this.drives(handle.id)) this.dispatchEffects(handle, effects);
+    return result.model;
+  }
+
   /** The place where the engine's effects are carried out: after the commit, outside the writer. */
   private dispatchEffects(handle: QueueHandle, effects: Effect[]): void {
     const handler = this.onEffects;
@@ -258,7 +411,7 @@ export class QueueService {
     if (!handle) throw notFound(`no queue ${queueId}`);
     return this.serialize(handle.key, async () => {
       if (this.byId.get(queueId) !== handle) throw notFound(`no queue ${queueId}`);
-      return this.commit(handle, [event]);
+      return this.commit(handle, [event], { fenced: true });
     });
   }
 
@@ -279,9 +432,27 @@ export class QueueService {
     await this.serialize(key, async () => {
       if (this.byKey.has(key)) throw conflict(`A merge queue already exists for branch "${branch}" in ${describeRepo(repo)}`);
       const model = newQueueModel(branch, mode, concurrency);
-      const handle: QueueHandle = { id: this.newId(), org, repo, key, model, impactedTargets: new Map(), getQueueBody: null };
-      await this.store.insertQueue(handle);
+      const handle: QueueHandle = {
+        id: this.newId(),
+        org,
+        repo,
+        key,
+        model,
+        impactedTargets: new Map(),
+        getQueueBody: null,
+        version: 0,
+      };
+      try {
+        await this.store.insertQueue(handle);
+      } catch (error) {
+        // Another replica created it between our check and the insert (the unique key says so).
+        if (this.replicas && (await this.store.findQueueVersion(org, repo, branch))) {
+          throw conflict(`A merge queue already exists for branch "${branch}" in ${describeRepo(repo)}`);
+        }
+        throw error;
+      }
       this.register(handle);
+      await this.store.announceQueue(handle.id);
     });
   }
 
@@ -293,8 +464,19 @@ export class QueueService {
           `queue for ${branch} in ${describeRepo(handle.repo)} is not empty: cancel or merge its ${active} pull request${active === 1 ? '' : 's'} first`,
         );
       }
+      if (this.replicas) {
+        // Another replica may have queued PRs meanwhile: decide on the committed copy.
+        const stored = await this.store.loadQueue(handle.id);
+        if (stored && stored.version !== handle.version) this.replaceModel(handle, stored);
+        const now = activeEntries(handle.model).length;
+        if (now > 0)
+          throw badRequest(
+            `queue for ${branch} in ${describeRepo(handle.repo)} is not empty: cancel or merge its ${now} pull request${now === 1 ? '' : 's'} first`,
+          );
+      }
       await this.store.deleteQueue(handle.id);
       this.unregister(handle);
+      await this.store.announceQueue(handle.id);
     });
   }
 
@@ -509,4 +691,25 @@ export class QueueService {
     if (more) out.nextCursor = page[page.length - 1].id;
     return out;
   }
+}
+
+/**
+ * The effects a driving replica owes for changes it did not make itself (another replica
+ * committed them): test runs that started, runs that stopped, merges that were asked for.
+ * With no earlier copy, every run in progress and every pending merge (as on a restart).
+ */
+export function effectsBetween(before: QueueModel | null, after: QueueModel): Effect[] {
+  const old = new Map((before?.runs ?? []).map((r) => [r.id, r]));
+  const effects: Effect[] = [];
+  for (const run of after.runs) {
+    const was = old.get(run.id);
+    if (run.status === 'in_progress' && was?.status !== 'in_progress') effects.push({ type: 'startTestRun', runId: run.id });
+    if (run.mergeRequested && !was?.mergeRequested)
+      effects.push({ type: 'merge', runId: run.id, prNumbers: run.mergePrNumbers ?? run.prNumbers });
+  }
+  const now = new Map(after.runs.map((r) => [r.id, r]));
+  for (const was of old.values()) {
+    if (was.status === 'in_progress' && now.get(was.id)?.status !== 'in_progress') effects.push({ type: 'cancelTestRun', runId: was.id });
+  }
+  return effects;
 }

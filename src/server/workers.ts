@@ -58,24 +58,38 @@ export class QueueWorkers {
   /** The effect hook for QueueService. */
   readonly handle: EffectHandler = (queue, effects, service) => {
     this.service ??= service;
+    if (!service.drives(queue.id)) return;
     for (const effect of effects) this.carryOut(queue, effect);
   };
 
   /** Begins ticking and re-attaches to the runs and merges that were in flight when the server stopped. */
   attach(service: QueueService): void {
     this.service = service;
-    for (const queue of service.queues()) this.recover(queue);
-    this.executor.watch?.(() => service.queues(), service);
+    for (const queue of service.queues()) if (service.drives(queue.id)) this.recover(queue);
+    this.executor.watch?.(() => service.queues().filter((q) => service.drives(q.id)), service);
     this.timer = setInterval(() => this.tick(), this.tickMs);
     this.timer.unref();
   }
 
-  private recover(queue: QueueHandle): void {
+  /**
+   * Another replica took the queue over: stop its runs here (their results would be refused
+   * anyway, the new driver re-attaches to them).
+   */
+  release(queue: QueueHandle): void {
+    for (const run of queue.model.runs) if (run.status === 'in_progress') this.executor.cancel(queue, run.id);
+  }
+
+  /** Re-attaches to what was in flight: after a restart, or when this replica starts driving the queue. */
+  recover(queue: QueueHandle): void {
     const model = queue.model;
     for (const run of model.runs) {
       if (run.status === 'in_progress') this.carryOut(queue, { type: 'startTestRun', runId: run.id });
       else if (run.mergeRequested && membersPending(model, run)) {
-        this.carryOut(queue, { type: 'merge', runId: run.id, prNumbers: run.mergePrNumbers ?? run.prNumbers });
+        this.carryOut(queue, {
+          type: 'merge',
+          runId: run.id,
+          prNumbers: run.mergePrNumbers ?? run.prNumbers,
+        });
       }
     }
     // Let the engine catch up with time that passed while the server was down.
@@ -86,6 +100,7 @@ export class QueueWorkers {
     if (this.closed || !this.service) return;
     const now = this.now();
     for (const queue of this.service.queues()) {
+      if (!this.service.drives(queue.id)) continue;
       const due = nextDeadline(queue.model);
       if (due !== null && due <= now) this.report(queue)({ type: 'tick' }).catch(() => undefined);
     }

@@ -30,6 +30,16 @@ export interface QueuesTable {
   next_seq: number;
   created_at: Millis;
   updated_at: Millis;
+  /** Bumped by every committed step: a replica whose copy has another version reloads it. */
+  version: Generated<number>;
+}
+
+/** Which replica drives a queue (PostgreSQL with several replicas), until when, and its fencing number. */
+export interface QueueLeasesTable {
+  queue_id: string;
+  holder: ColumnType<string, string | undefined, string>;
+  fence: ColumnType<number, number | undefined, number>;
+  expires_at: ColumnType<number, number | undefined, number>;
 }
 
 export interface PullRequestsTable {
@@ -180,6 +190,7 @@ export interface SchemaTables {
   organisations: OrganisationsTable;
   api_tokens: ApiTokensTable;
   queues: QueuesTable;
+  queue_leases: QueueLeasesTable;
   pull_requests: PullRequestsTable;
   test_runs: TestRunsTable;
   impacted_targets: ImpactedTargetsTable;

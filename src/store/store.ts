@@ -2,25 +2,72 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect, type Dialect, type SqliteDatabase, type Transaction } from 'kysely';
+import {
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  sql,
+  SqliteDialect,
+  type Dialect,
+  type Selectable,
+  type SqliteDatabase,
+  type Transaction,
+} from 'kysely';
+import { Pool, TypeOverrides, types as pgTypes } from 'pg';
 import type { ImpactedTargets, Repo } from '../contract/index.js';
 import type { Entry, QueueConfig, QueueModel, TestRun } from '../engine/types.js';
 import { migrations } from './migrations/index.js';
-import type { SchemaTables } from './schema.js';
+import type { QueuesTable, SchemaTables } from './schema.js';
 
 export type StoreOptions =
   /** Embedded SQLite at `<dataDir>/railyard.sqlite` (created if missing). */
   | { dataDir: string }
   /** Explicit SQLite file, or `:memory:`. */
   | { sqlitePath: string }
-  /** Any Kysely dialect (e.g. PostgresDialect): the store uses nothing SQLite-specific. */
+  /** PostgreSQL (`postgres://…`) through `pg`'s pool: several replicas can share one database. */
+  | { databaseUrl: string; poolSize?: number; statementTimeoutMs?: number }
+  /** Any Kysely dialect: the store uses nothing SQLite-specific. */
   | { dialect: Dialect };
 
 export type Db = Kysely<SchemaTables>;
 
+/** Which database the store runs on: the few statements that differ are chosen by this. */
+export type StoreKind = 'sqlite' | 'postgres';
+
+/** A replica's hold on a queue: written by it, checked by every write the driving replica makes. */
+export interface Fence {
+  holder: string;
+  fence: number;
+}
+
+/** The lease went to another replica (or expired): the write is refused and the replica stops driving. */
+export class LeaseLostError extends Error {
+  constructor(readonly queueId: string) {
+    super(`queue ${queueId}: this replica no longer holds its lease`);
+    this.name = 'LeaseLostError';
+  }
+}
+
+/** What a queue write sees inside its transaction (several replicas: the row is locked). */
+export interface QueueTransaction {
+  /** The queue's committed version. */
+  readonly version: number;
+  /** The queue as committed (to refresh a stale copy). */
+  load(): Promise<StoredQueue | undefined>;
+  /** Refuses the write unless `fence` still holds the queue's lease. */
+  checkFence(fence: Fence): Promise<void>;
+  /** Writes one engine step and bumps the version; returns the new version. */
+  write(before: QueueModel, after: QueueModel, impactedTargets?: ImpactedTargetsWrite): Promise<number>;
+}
+
+/** The database's clock in epoch milliseconds (leases are timed by it, never by a replica's clock). */
+const DB_NOW_MS = sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`;
+
 /** A queue as stored: its identity and the engine model, plus impacted targets per (PR, head SHA). */
 export interface StoredQueue {
   id: string;
+  /** Bumped by every committed step. */
+  version: number;
   org: string;
   repo: Repo;
   model: QueueModel;
@@ -35,6 +82,9 @@ export interface ImpactedTargetsWrite {
 }
 
 export const SQLITE_FILE = 'railyard.sqlite';
+
+/** The LISTEN/NOTIFY channel on which replicas announce `queueId:version` after each write. */
+export const QUEUE_CHANNEL = 'railyard_queues';
 
 /** SHA-256 hex of an API token: the only form in which tokens are stored. */
 export function hashToken(token: string): string {
@@ -79,11 +129,44 @@ function keepingStatements(database: Database.Database, size = 256): SqliteDatab
   };
 }
 
+/** Whether a `--database-url` names PostgreSQL (the only server database Railyard speaks). */
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(?:ql)?:\/\//i.test(url);
+}
+
+/** Integers as numbers: the store's bigints are epoch milliseconds and PR numbers, far below 2^53. */
+const pgTypeParsers = new TypeOverrides();
+pgTypeParsers.setTypeParser(pgTypes.builtins.INT8, (v) => Number(v));
+pgTypeParsers.setTypeParser(pgTypes.builtins.NUMERIC, (v) => Number(v));
+
+function postgresDialect(options: { databaseUrl: string; poolSize?: number; statementTimeoutMs?: number }): Dialect {
+  const pool = new Pool({
+    connectionString: options.databaseUrl,
+    max: options.poolSize ?? 10,
+    types: pgTypeParsers,
+    connectionTimeoutMillis: 10_000,
+    ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+    application_name: 'railyard',
+  });
+  // A client that loses its connection (the database restarted) must not crash the server: the
+  // query it was running fails (503 to its request), the pool drops it, the next query opens a new
+  // one. pg emits the loss on the client itself when no query is running, idle or checked out.
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  return new PostgresDialect({ pool });
+}
+
 /** Opens the store and applies pending migrations. */
 export async function openStore(options: StoreOptions): Promise<Store> {
   let dialect: Dialect;
-  if ('dialect' in options) dialect = options.dialect;
-  else if ('dataDir' in options) {
+  let kind: StoreKind = 'sqlite';
+  if ('dialect' in options) {
+    dialect = options.dialect;
+    if (options.dialect instanceof PostgresDialect) kind = 'postgres';
+  } else if ('databaseUrl' in options) {
+    dialect = postgresDialect(options);
+    kind = 'postgres';
+  } else if ('dataDir' in options) {
     mkdirSync(options.dataDir, { recursive: true });
     dialect = sqliteDialect(join(options.dataDir, SQLITE_FILE));
   } else dialect = sqliteDialect(options.sqlitePath);
@@ -93,9 +176,13 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   if (error) {
     await db.destroy();
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
-    throw new Error(`database migration ${failed ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`database migration ${failed ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   }
-  return new Store(db);
+  const store = new Store(db, kind);
+  store.migrated = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  return store;
 }
 
 const ENTRY_CHUNK = 200;
@@ -129,7 +216,13 @@ function diff<T extends { id: string }>(before: readonly T[], after: readonly T[
 }
 
 export class Store {
-  constructor(readonly db: Db) {}
+  /** The migrations this open applied (empty when the schema was already current). */
+  migrated: string[] = [];
+
+  constructor(
+    readonly db: Db,
+    readonly kind: StoreKind = 'sqlite',
+  ) {}
 
   async close(): Promise<void> {
     await this.db.destroy();
@@ -147,11 +240,7 @@ export class Store {
     const hash = hashToken(token);
     return this.db.transaction().execute(async (trx) => {
       await this.ensureOrganisationIn(trx, org);
-      const existing = await trx
-        .selectFrom('api_tokens')
-        .select('org_slug')
-        .where('token_hash', '=', hash)
-        .executeTakeFirst();
+      const existing = await trx.selectFrom('api_tokens').select('org_slug').where('token_hash', '=', hash).executeTakeFirst();
       if (existing) {
         if (existing.org_slug !== org) throw new Error(`that token already belongs to organisation "${existing.org_slug}"`);
         return false;
@@ -215,41 +304,60 @@ export class Store {
   async loadQueues(): Promise<StoredQueue[]> {
     const queues = await this.db.selectFrom('queues').selectAll().orderBy('created_at').execute();
     const out: StoredQueue[] = [];
-    for (const q of queues) {
-      const entries = await this.db
-        .selectFrom('pull_requests')
-        .select('data')
-        .where('queue_id', '=', q.id)
-        .orderBy('seq')
-        .execute();
-      const runs = await this.db
-        .selectFrom('test_runs')
-        .select('data')
-        .where('queue_id', '=', q.id)
-        .orderBy('started_at')
-        .execute();
-      const targets = await this.db
-        .selectFrom('impacted_targets')
-        .select(['pr_number', 'head_sha', 'targets'])
-        .where('queue_id', '=', q.id)
-        .execute();
-      out.push({
-        id: q.id,
-        org: q.org_slug,
-        repo: { host: q.repo_host, owner: q.repo_owner, name: q.repo_name },
-        model: {
-          branch: q.branch,
-          config: JSON.parse(q.config) as QueueConfig,
-          entries: entries.map((r) => JSON.parse(r.data) as Entry),
-          runs: runs.map((r) => JSON.parse(r.data) as TestRun),
-          nextSeq: Number(q.next_seq),
-        },
-        impactedTargets: new Map(
-          targets.map((t) => [impactedTargetsKey(Number(t.pr_number), t.head_sha), JSON.parse(t.targets) as ImpactedTargets]),
-        ),
-      });
-    }
+    for (const q of queues) out.push(await this.queueFrom(this.db, q));
     return out;
+  }
+
+  /** One queue as committed, or undefined if it was deleted. */
+  async loadQueue(queueId: string): Promise<StoredQueue | undefined> {
+    const q = await this.db.selectFrom('queues').selectAll().where('id', '=', queueId).executeTakeFirst();
+    return q && this.queueFrom(this.db, q);
+  }
+
+  /** Every queue's id and version (a replica compares them with its copies). */
+  async queueVersions(): Promise<{ id: string; version: number }[]> {
+    const rows = await this.db.selectFrom('queues').select(['id', 'version']).execute();
+    return rows.map((r) => ({ id: r.id, version: Number(r.version) }));
+  }
+
+  /** The id and version of the queue of (org, repo, branch), if there is one. */
+  async findQueueVersion(org: string, repo: Repo, branch: string): Promise<{ id: string; version: number } | undefined> {
+    const row = await this.db
+      .selectFrom('queues')
+      .select(['id', 'version'])
+      .where('org_slug', '=', org)
+      .where('repo_host', '=', repo.host)
+      .where('repo_owner', '=', repo.owner)
+      .where('repo_name', '=', repo.name)
+      .where('branch', '=', branch)
+      .executeTakeFirst();
+    return row && { id: row.id, version: Number(row.version) };
+  }
+
+  private async queueFrom(db: Db | Transaction<SchemaTables>, q: Selectable<QueuesTable>): Promise<StoredQueue> {
+    const entries = await db.selectFrom('pull_requests').select('data').where('queue_id', '=', q.id).orderBy('seq').execute();
+    const runs = await db.selectFrom('test_runs').select('data').where('queue_id', '=', q.id).orderBy('started_at').execute();
+    const targets = await db
+      .selectFrom('impacted_targets')
+      .select(['pr_number', 'head_sha', 'targets'])
+      .where('queue_id', '=', q.id)
+      .execute();
+    return {
+      id: q.id,
+      version: Number(q.version),
+      org: q.org_slug,
+      repo: { host: q.repo_host, owner: q.repo_owner, name: q.repo_name },
+      model: {
+        branch: q.branch,
+        config: JSON.parse(q.config) as QueueConfig,
+        entries: entries.map((r) => JSON.parse(r.data) as Entry),
+        runs: runs.map((r) => JSON.parse(r.data) as TestRun),
+        nextSeq: Number(q.next_seq),
+      },
+      impactedTargets: new Map(
+        targets.map((t) => [impactedTargetsKey(Number(t.pr_number), t.head_sha), JSON.parse(t.targets) as ImpactedTargets]),
+      ),
+    };
   }
 
   async insertQueue(queue: { id: string; org: string; repo: Repo; model: QueueModel }): Promise<void> {
@@ -271,6 +379,7 @@ export class Store {
           updated_at: now,
         })
         .execute();
+      if (this.kind === 'postgres') await trx.insertInto('queue_leases').values({ queue_id: queue.id }).execute();
     });
   }
 
@@ -279,6 +388,7 @@ export class Store {
       await trx.deleteFrom('impacted_targets').where('queue_id', '=', queueId).execute();
       await trx.deleteFrom('test_runs').where('queue_id', '=', queueId).execute();
       await trx.deleteFrom('pull_requests').where('queue_id', '=', queueId).execute();
+      if (this.kind === 'postgres') await trx.deleteFrom('queue_leases').where('queue_id', '=', queueId).execute();
       await trx.deleteFrom('queues').where('id', '=', queueId).execute();
     });
   }
@@ -287,7 +397,90 @@ export class Store {
    * Persists one engine step of a queue in ONE transaction: the changed entries, test runs and
    * config, plus an impacted-targets upload when the command carried one.
    */
-  async commitQueueChange(
+  async commitQueueChange(queueId: string, before: QueueModel, after: QueueModel, impactedTargets?: ImpactedTargetsWrite): Promise<void> {
+    const entries = diff(before.entries, after.entries);
+    const runs = diff(before.runs, after.runs);
+    const configChanged = before.config !== after.config || before.nextSeq !== after.nextSeq;
+    if (
+      !entries.upsert.length &&
+      !entries.remove.length &&
+      !runs.upsert.length &&
+      !runs.remove.length &&
+      !configChanged &&
+      !impactedTargets
+    )
+      return;
+    await this.db.transaction().execute((trx) => this.writeQueueChange(trx, queueId, before, after, impactedTargets));
+  }
+
+  /**
+   * A queue write on a database shared by several replicas: the queue's row is locked for the
+   * transaction (writes to one queue are serialized across replicas), `fn` sees its committed
+   * version, may reload it, and writes the step; the change is announced to the other replicas
+   * when the transaction commits.
+   */
+  async transactQueue<T>(queueId: string, fn: (tx: QueueTransaction) => Promise<T>): Promise<T> {
+    if (this.kind !== 'postgres') throw new Error('transactQueue needs PostgreSQL');
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx.selectFrom('queues').selectAll().where('id', '=', queueId).forUpdate().executeTakeFirst();
+      let version = row ? Number(row.version) : -1;
+      const tx: QueueTransaction = {
+        version,
+        load: async () => (row ? this.queueFrom(trx, { ...row, version }) : undefined),
+        checkFence: async (fence) => {
+          const held = await trx
+            .selectFrom('queue_leases')
+            .select('queue_id')
+            .where('queue_id', '=', queueId)
+            .where('holder', '=', fence.holder)
+            .where('fence', '=', fence.fence)
+            .where(sql<boolean>`expires_at > ${DB_NOW_MS}`)
+            .executeTakeFirst();
+          if (!held) throw new LeaseLostError(queueId);
+        },
+        write: async (before, after, impactedTargets) => {
+          if (!row) throw new Error(`queue ${queueId} was deleted`);
+          await this.writeQueueChange(trx, queueId, before, after, impactedTargets);
+          version += 1;
+          await trx.updateTable('queues').set({ version }).where('id', '=', queueId).execute();
+          await sql`SELECT pg_notify(${QUEUE_CHANNEL}, ${`${queueId}:${version}`})`.execute(trx);
+          return version;
+        },
+      };
+      return fn(tx);
+    });
+  }
+
+  /** Announces a created or deleted queue to the other replicas (PostgreSQL). */
+  async announceQueue(queueId: string): Promise<void> {
+    if (this.kind === 'postgres') await sql`SELECT pg_notify(${QUEUE_CHANNEL}, ${`${queueId}:0`})`.execute(this.db);
+  }
+
+  // ------------------------------------------------------------ leases (PostgreSQL replicas)
+
+  /**
+   * Takes or renews, for `holder`, the lease of every queue that is free, expired or already
+   * its own, until the database's clock passes now + ttlMs; returns the queues it holds with their
+   * fencing numbers. A lease changing hands gets a new fencing number.
+   */
+  async claimLeases(holder: string, ttlMs: number): Promise<Map<string, number>> {
+    const rows = await sql<{ queue_id: string; fence: number }>`
+      UPDATE queue_leases
+         SET fence = CASE WHEN holder = ${holder} THEN fence ELSE fence + 1 END,
+             holder = ${holder},
+             expires_at = ${DB_NOW_MS} + ${ttlMs}
+       WHERE holder = ${holder} OR expires_at < ${DB_NOW_MS}
+   RETURNING queue_id, fence`.execute(this.db);
+    return new Map(rows.rows.map((r) => [r.queue_id, Number(r.fence)]));
+  }
+
+  /** Gives up `holder`'s leases (clean shutdown), so another replica takes the queues at once. */
+  async releaseLeases(holder: string): Promise<void> {
+    await this.db.updateTable('queue_leases').set({ expires_at: 0 }).where('holder', '=', holder).execute();
+  }
+
+  private async writeQueueChange(
+    trx: Transaction<SchemaTables>,
     queueId: string,
     before: QueueModel,
     after: QueueModel,
@@ -296,9 +489,7 @@ export class Store {
     const entries = diff(before.entries, after.entries);
     const runs = diff(before.runs, after.runs);
     const configChanged = before.config !== after.config || before.nextSeq !== after.nextSeq;
-    if (!entries.upsert.length && !entries.remove.length && !runs.upsert.length && !runs.remove.length && !configChanged && !impactedTargets)
-      return;
-    await this.db.transaction().execute(async (trx) => {
+    {
       if (configChanged) {
         await trx
           .updateTable('queues')
@@ -330,9 +521,7 @@ export class Store {
         await trx
           .insertInto('test_runs')
           .values(rows)
-          .onConflict((oc) =>
-            oc.column('id').doUpdateSet((eb) => ({ status: eb.ref('excluded.status'), data: eb.ref('excluded.data') })),
-          )
+          .onConflict((oc) => oc.column('id').doUpdateSet((eb) => ({ status: eb.ref('excluded.status'), data: eb.ref('excluded.data') })))
           .execute();
       }
       if (runs.remove.length) await trx.deleteFrom('test_runs').where('id', 'in', runs.remove).execute();
@@ -348,12 +537,13 @@ export class Store {
           .insertInto('impacted_targets')
           .values(row)
           .onConflict((oc) =>
-            oc
-              .columns(['queue_id', 'pr_number', 'head_sha'])
-              .doUpdateSet((eb) => ({ targets: eb.ref('excluded.targets'), updated_at: eb.ref('excluded.updated_at') })),
+            oc.columns(['queue_id', 'pr_number', 'head_sha']).doUpdateSet((eb) => ({
+              targets: eb.ref('excluded.targets'),
+              updated_at: eb.ref('excluded.updated_at'),
+            })),
           )
           .execute();
       }
-    });
+    }
   }
 }

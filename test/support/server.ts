@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { buildServer } from '../../src/server/index.js';
 import { parseOrgRepoPin } from '../../src/server/ownership.js';
+import { Replicas } from '../../src/server/replicas.js';
 import { createBackend, type BackendOptions } from '../../src/server/runtime.js';
 import { openStore } from '../../src/store/index.js';
 
@@ -23,6 +24,10 @@ export interface TestServerOptions {
   now?: () => number;
   /** `serve --org-repos` values, e.g. `acme=github.com/acme/*`. */
   orgRepos?: string[];
+  /** PostgreSQL instead of SQLite: the server runs as one replica among any others on this database. */
+  databaseUrl?: string;
+  /** Replicas: lease length (default 5 s, short in tests that fail over). */
+  leaseMs?: number;
 }
 
 export interface TestServer {
@@ -43,14 +48,21 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const tokens = opts.tokens ?? { 'test-token': 'local' };
   const entries = Object.entries(tokens);
   if (!entries.length) throw new Error('startTestServer: tokens must not be empty');
-  const store = await openStore({ dataDir });
+  const store = opts.databaseUrl ? await openStore({ databaseUrl: opts.databaseUrl, poolSize: 5 }) : await openStore({ dataDir });
+  const replicas = opts.databaseUrl ? new Replicas(store, { databaseUrl: opts.databaseUrl, leaseMs: opts.leaseMs }) : undefined;
   for (const [token, org] of entries) await store.addToken(org, token);
-  const { forge, workers } = await createBackend({ dataDir, gitRoot: opts.gitRoot, sandbox: opts.sandbox, tickMs: opts.tickMs ?? 200, pollMs: opts.pollMs ?? 200 });
+  const { forge, workers } = await createBackend({
+    dataDir,
+    gitRoot: opts.gitRoot,
+    sandbox: opts.sandbox,
+    tickMs: opts.tickMs ?? 200,
+    pollMs: opts.pollMs ?? 200,
+  });
   // Flaky-test reports are read on worker threads from the built worker (`npm test` builds first).
   const reportWorker = resolve(import.meta.dirname, '../../build/flaky/ingest-worker.js');
   if (!existsSync(reportWorker)) throw new Error(`startTestServer: ${reportWorker} is missing; run npm run build`);
   const orgRepos = (opts.orgRepos ?? []).map(parseOrgRepoPin);
-  const app = await buildServer({ store, forge, workers, logLevel: 'error', now: opts.now, reportWorker, orgRepos });
+  const app = await buildServer({ store, forge, workers, logLevel: 'error', now: opts.now, reportWorker, orgRepos, replicas });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   const port = new URL(address).port;
   let closed = false;

@@ -13,6 +13,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 export function mqHandlers(service: QueueService, now: () => number): Pick<Handlers, MqOps> {
   return {
     async submitPullRequest(input, { org }) {
+      await service.sync(org, input.repo, input.targetBranch);
       await service.submit(org, input.repo, input.targetBranch, input.pr.number, {
         priority: input.priority,
         noBatch: input.noBatch,
@@ -20,25 +21,31 @@ export function mqHandlers(service: QueueService, now: () => number): Pick<Handl
       return {};
     },
     async cancelPullRequest(input, { org }) {
+      await service.sync(org, input.repo, input.targetBranch);
       await service.cancel(org, input.repo, input.targetBranch, input.pr.number);
       return {};
     },
     async restartTestsOnPullRequest(input, { org }) {
+      await service.sync(org, input.repo, input.targetBranch);
       await service.restart(org, input.repo, input.targetBranch, input.pr.number);
       return {};
     },
     async getSubmittedPullRequest(input, { org }) {
+      await service.sync(org, input.repo, input.targetBranch);
       const pr = input.pr.number !== undefined ? { number: input.pr.number } : { branch: input.pr.branch as string };
       return new RawAnswer(await service.getSubmittedBody(org, input.repo, input.targetBranch, pr), JSON_TYPE);
     },
-    listPullRequests(input, { org }) {
+    async listPullRequests(input, { org }) {
+      await service.sync(org, input.repo, input.targetBranch);
       return service.listPullRequests(org, input.repo, input.targetBranch, input);
     },
     async setImpactedTargets(input, { org }) {
+      await service.sync(org, input.repo, input.targetBranch);
       await service.setImpactedTargets(org, input.repo, input.targetBranch, input.pr.number, input.pr.sha, input.impactedTargets);
       return {};
     },
-    getMergeQueueTestingDetails(input, { org }) {
+    async getMergeQueueTestingDetails(input, { org }) {
+      await service.sync(org, input.repo, input.targetBranch);
       const queue = service.require(org, input.repo, input.targetBranch);
       const run = queue.model.runs.find((r) => r.id === input.testRunId);
       if (!run) throw notFound(`testRunId: no test run ${input.testRunId} in the ${queue.model.branch} queue`);
@@ -74,22 +81,27 @@ export function mqHandlers(service: QueueService, now: () => number): Pick<Handl
       return details;
     },
     async createQueue(input, { org }) {
+      await service.sync(org, input.repo, input.targetBranch);
       await service.createQueue(org, input.repo, input.targetBranch, input.mode, input.concurrency);
       return {};
     },
     async deleteQueue(input, { org }) {
+      await service.sync(org, input.repo, input.targetBranch);
       await service.deleteQueue(org, input.repo, input.targetBranch);
       return {};
     },
-    getQueue(input, { org }) {
+    async getQueue(input, { org }) {
+      await service.sync(org, input.repo, input.targetBranch);
       return new RawAnswer(service.getQueueBody(org, input.repo, input.targetBranch), JSON_TYPE, true);
     },
-    updateQueue(input, { org }) {
+    async updateQueue(input, { org }) {
+      await service.sync(org, input.repo, input.targetBranch);
       const { repo, targetBranch, ...patch } = input;
       return service.updateQueue(org, repo, targetBranch, patch satisfies ConfigPatch);
     },
     async getMergeQueueMetrics(input, { org }) {
       if (input.repo !== undefined && input.repoHost === undefined) throw badRequest('repoHost: required when repo is given');
+      await service.syncAll();
       let queues = service.queuesOf(org);
       if (input.repo !== undefined && input.repoHost !== undefined) {
         const [owner, name] = input.repo.split('/');

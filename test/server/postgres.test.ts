@@ -1,0 +1,132 @@
+/**
+ * The server on PostgreSQL: one server across restarts, and several replicas on one database
+ * answering alike while exactly one drives each queue.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { skipWithoutPostgres, startPostgres, type PostgresCluster } from '../support/postgres.js';
+import { startTestServer, type TestServer, type TestServerOptions } from '../support/server.js';
+import { call, ok, REPO } from './helpers.js';
+
+const noPostgres = skipWithoutPostgres();
+const Q = { repo: REPO, targetBranch: 'main' };
+
+let cluster: PostgresCluster;
+const cleanups: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  if (!noPostgres) cluster = await startPostgres();
+});
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+afterAll(async () => {
+  await cluster?.close();
+});
+
+async function server(databaseUrl: string, opts: TestServerOptions = {}): Promise<TestServer> {
+  const s = await startTestServer({ databaseUrl, sandbox: { testSeconds: 0.3 }, tickMs: 100, ...opts });
+  cleanups.push(() => s.close());
+  return s;
+}
+
+interface PrAnswer {
+  state: string;
+  stateReason?: string;
+}
+
+async function waitFor(s: TestServer, prNumber: number, done: (pr: PrAnswer) => boolean, timeoutMs = 20_000): Promise<PrAnswer> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const pr = (await ok(s, 'getSubmittedPullRequest', { ...Q, pr: { number: prNumber } })) as PrAnswer;
+    if (done(pr)) return pr;
+    if (Date.now() > deadline) throw new Error(`#${prNumber} is still ${pr.state} (${pr.stateReason ?? ''})`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const merged = (pr: { state: string }) => pr.state === 'merged';
+
+describe.skipIf(noPostgres)('on PostgreSQL', () => {
+  it('serves the same queue and pull requests after a restart, and merges them', async () => {
+    const url = await cluster.createDatabase();
+    const a = await server(url, { sandbox: { testSeconds: 60 } });
+    await ok(a, 'createQueue', { ...Q, concurrency: 2 });
+    await ok(a, 'updateQueue', { ...Q, requiredStatuses: ['build'] });
+    for (const n of [1, 2, 3]) await ok(a, 'submitPullRequest', { ...Q, pr: { number: n } });
+    await ok(a, 'cancelPullRequest', { ...Q, pr: { number: 3 } });
+    const snapshot = async (s: TestServer) => ({
+      queue: await ok(s, 'getQueue', Q),
+      list: await ok(s, 'listPullRequests', Q),
+    });
+    const before = await snapshot(a);
+    expect(before.queue.enqueuedPullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([1, 2]);
+    await a.close();
+
+    const b = await server(url);
+    expect(await snapshot(b)).toEqual(before);
+    // The restarted server re-attaches to the runs in flight and lands them.
+    await waitFor(b, 1, merged);
+    await waitFor(b, 2, merged);
+  });
+
+  it('lets any replica answer any request, with one replica driving the queue', async () => {
+    const url = await cluster.createDatabase();
+    const a = await server(url);
+    const b = await server(url);
+    await ok(a, 'createQueue', Q);
+    // Written on one replica, visible on the other at once (no waiting for a notification).
+    await ok(b, 'submitPullRequest', { ...Q, pr: { number: 1 } });
+    await ok(a, 'submitPullRequest', { ...Q, pr: { number: 2 } });
+    await ok(b, 'submitPullRequest', { ...Q, pr: { number: 3 }, priority: 'high' });
+    const order = async (s: TestServer) => (await ok(s, 'listPullRequests', Q)).pullRequests.map((p: { prNumber: number }) => p.prNumber);
+    expect(await order(a)).toEqual([1, 2, 3]);
+    expect(await order(b)).toEqual([1, 2, 3]);
+    expect((await call(b, 'createQueue', Q)).status).toBe(409);
+
+    for (const n of [1, 2, 3]) await waitFor(n % 2 ? a : b, n, merged);
+    const [fromA, fromB] = await Promise.all([ok(a, 'getQueue', Q), ok(b, 'getQueue', Q)]);
+    expect(fromA).toEqual(fromB);
+    // Each PR ran once: one replica drove the queue, so no run was started twice.
+    const prs = await Promise.all([1, 2, 3].map((n) => ok(b, 'getSubmittedPullRequest', { ...Q, pr: { number: n } })));
+    expect(prs.map((p) => p.state)).toEqual(['merged', 'merged', 'merged']);
+
+    // A queue deleted on one replica is gone on the other.
+    await ok(b, 'deleteQueue', Q);
+    expect((await call(a, 'getQueue', Q)).status).toBe(404);
+  });
+
+  it('answers 503 while the database is down, loses nothing acknowledged, and recovers by itself', async () => {
+    const url = await cluster.createDatabase();
+    const a = await server(url, { sandbox: { testSeconds: 0.5 }, leaseMs: 1000 });
+    await ok(a, 'createQueue', Q);
+    await ok(a, 'submitPullRequest', { ...Q, pr: { number: 1 } });
+    await cluster.stop();
+    try {
+      const down = await call(a, 'submitPullRequest', { ...Q, pr: { number: 2 } });
+      expect(down.status).toBe(503);
+      expect(down.text).toMatch(/database is unavailable/);
+    } finally {
+      await cluster.start();
+    }
+    let again = await call(a, 'submitPullRequest', { ...Q, pr: { number: 2 } });
+    for (let i = 0; again.status === 503 && i < 50; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      again = await call(a, 'submitPullRequest', { ...Q, pr: { number: 2 } });
+    }
+    expect(again.status).toBe(200);
+    // The lease lapsed while the database was down; the replica takes it back and lands both.
+    await waitFor(a, 1, merged);
+    await waitFor(a, 2, merged);
+  });
+
+  it('hands the queues of a replica that stops to another one, which finishes their runs', async () => {
+    const url = await cluster.createDatabase();
+    const a = await server(url, { sandbox: { testSeconds: 1 }, leaseMs: 1000 });
+    await ok(a, 'createQueue', { ...Q, concurrency: 3 });
+    for (const n of [1, 2, 3]) await ok(a, 'submitPullRequest', { ...Q, pr: { number: n } });
+    await waitFor(a, 3, (pr) => pr.state === 'testing');
+    const b = await server(url, { sandbox: { testSeconds: 1 }, leaseMs: 1000 });
+    await a.close();
+    for (const n of [1, 2, 3]) await waitFor(b, n, merged);
+  });
+});

@@ -1,0 +1,175 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newQueueModel, step, type PrFacts, type QueueModel } from '../../src/engine/index.js';
+import { LeaseLostError, openStore, type Store } from '../../src/store/index.js';
+import { skipWithoutPostgres, startPostgres, type PostgresCluster } from '../support/postgres.js';
+
+const noPostgres = skipWithoutPostgres();
+const repo = { host: 'github.com', owner: 'acme', name: 'web' };
+
+function facts(n: number): PrFacts {
+  return {
+    headSha: n.toString(16).padStart(40, '0'),
+    headBranch: `feature-${n}`,
+    title: `PR ${n}`,
+    author: 'dev',
+    baseBranch: 'main',
+    mergeability: 'mergeable',
+    open: true,
+  };
+}
+
+let ids = 0;
+const ctx = () => ({ now: 1_700_000_000_000, newId: () => `id-${++ids}` });
+
+function submit(model: QueueModel, n: number): QueueModel {
+  return step(model, { type: 'submit', prNumber: n, pr: facts(n) }, ctx()).model;
+}
+
+let cluster: PostgresCluster | undefined;
+const dirs: string[] = [];
+
+beforeAll(async () => {
+  if (!noPostgres) cluster = await startPostgres();
+});
+
+afterAll(async () => {
+  await cluster?.close();
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+
+const dialects = [
+  {
+    name: 'sqlite',
+    skip: false,
+    open: async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'railyard-store-'));
+      dirs.push(dir);
+      return { reopen: () => openStore({ dataDir: dir }) };
+    },
+  },
+  {
+    name: 'postgres',
+    skip: noPostgres,
+    open: async () => {
+      const databaseUrl = await cluster!.createDatabase();
+      return { reopen: () => openStore({ databaseUrl }) };
+    },
+  },
+];
+
+describe.each(dialects)('store on $name', ({ name, skip, open }) => {
+  it.skipIf(skip)('applies every migration once: a second open applies none', async () => {
+    const db = await open();
+    const first = await db.reopen();
+    expect(first.kind).toBe(name);
+    expect(first.migrated.length).toBeGreaterThan(3);
+    await first.close();
+    const second = await db.reopen();
+    expect(second.migrated).toEqual([]);
+    await second.close();
+  });
+
+  it.skipIf(skip)('keeps queues, their pull requests and impacted targets across a reopen', async () => {
+    const db = await open();
+    const store = await db.reopen();
+    const empty = newQueueModel('main', 'parallel', 2);
+    await store.insertQueue({ id: 'q1', org: 'acme', repo, model: empty });
+    let model = submit(submit(empty, 1), 2);
+    await store.commitQueueChange('q1', empty, model, {
+      prNumber: 2,
+      headSha: facts(2).headSha,
+      targets: ['web'],
+    });
+    const before = model;
+    model = step(model, { type: 'cancel', prNumber: 1, reason: 'USER_REQUESTED' }, ctx()).model;
+    await store.commitQueueChange('q1', before, model);
+    await store.close();
+
+    const again = await db.reopen();
+    const [stored] = await again.loadQueues();
+    expect(stored.id).toBe('q1');
+    expect(stored.repo).toEqual(repo);
+    expect(stored.model.config.mode).toBe('parallel');
+    expect(stored.model.entries.map((e) => [e.prNumber, e.state])).toEqual(model.entries.map((e) => [e.prNumber, e.state]));
+    expect(stored.model.nextSeq).toBe(model.nextSeq);
+    expect(stored.impactedTargets.get(`2:${facts(2).headSha}`)).toEqual(['web']);
+    await again.close();
+  });
+
+  it.skipIf(skip)('refuses a token that belongs to another organisation', async () => {
+    const store = await (await open()).reopen();
+    expect(await store.addToken('acme', 'secret-1')).toBe(true);
+    expect(await store.addToken('acme', 'secret-1')).toBe(false);
+    await expect(store.addToken('other', 'secret-1')).rejects.toThrow(/already belongs to organisation "acme"/);
+    await store.close();
+  });
+});
+
+describe.skipIf(noPostgres)('store on postgres: several replicas', () => {
+  let store: Store;
+  beforeAll(async () => {
+    store = await openStore({ databaseUrl: await cluster!.createDatabase() });
+    await store.insertQueue({ id: 'q1', org: 'acme', repo, model: newQueueModel('main') });
+    await store.insertQueue({
+      id: 'q2',
+      org: 'acme',
+      repo: { ...repo, name: 'api' },
+      model: newQueueModel('main'),
+    });
+  });
+  afterAll(() => store.close());
+
+  it('serializes writes to one queue: the second writer sees the first one version later', async () => {
+    const { version: start } = (await store.findQueueVersion('acme', repo, 'main'))!;
+    const seen: number[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const first = store.transactQueue('q1', async (tx) => {
+      seen.push(tx.version);
+      await held;
+      const stored = (await tx.load())!;
+      return tx.write(stored.model, submit(stored.model, 10));
+    });
+    // The second transaction blocks on the row lock until the first commits.
+    await new Promise((r) => setTimeout(r, 100));
+    const second = store.transactQueue('q1', async (tx) => {
+      seen.push(tx.version);
+      const stored = (await tx.load())!;
+      expect(stored.model.entries.map((e) => e.prNumber)).toEqual([10]);
+      return tx.write(stored.model, submit(stored.model, 11));
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(seen).toEqual([start]);
+    release();
+    expect(await first).toBe(start + 1);
+    expect(await second).toBe(start + 2);
+    expect(seen).toEqual([start, start + 1]);
+  });
+
+  it('gives each queue to one replica at a time, with a new fence when it changes hands', async () => {
+    const a = await store.claimLeases('replica-a', 60_000);
+    expect([...a.keys()].sort()).toEqual(['q1', 'q2']);
+    expect((await store.claimLeases('replica-b', 60_000)).size).toBe(0);
+    // Renewing keeps the fence; a lease that changes hands gets a higher one.
+    expect(await store.claimLeases('replica-a', 60_000)).toEqual(a);
+    await store.releaseLeases('replica-a');
+    const b = await store.claimLeases('replica-b', 60_000);
+    expect(b.get('q1')).toBeGreaterThan(a.get('q1')!);
+    // The old holder's driving writes are refused inside the transaction.
+    await expect(
+      store.transactQueue('q1', async (tx) => tx.checkFence({ holder: 'replica-a', fence: a.get('q1')! })),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    await store.transactQueue('q1', async (tx) => tx.checkFence({ holder: 'replica-b', fence: b.get('q1')! }));
+  });
+
+  it('lets an expired lease go to another replica', async () => {
+    await store.releaseLeases('replica-b');
+    await store.claimLeases('replica-c', 200);
+    expect((await store.claimLeases('replica-d', 60_000)).size).toBe(0);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await store.claimLeases('replica-d', 60_000)).size).toBe(2);
+  });
+});
