@@ -13,7 +13,6 @@ import {
   type SqliteDatabase,
   type Transaction,
 } from 'kysely';
-import { Pool, TypeOverrides, types as pgTypes } from 'pg';
 import type { ImpactedTargets, Repo } from '../contract/index.js';
 import type { Entry, QueueConfig, QueueModel, TestRun } from '../engine/types.js';
 import { migrations } from './migrations/index.js';
@@ -134,16 +133,20 @@ export function isPostgresUrl(url: string): boolean {
   return /^postgres(?:ql)?:\/\//i.test(url);
 }
 
-/** Integers as numbers: the store's bigints are epoch milliseconds and PR numbers, far below 2^53. */
-const pgTypeParsers = new TypeOverrides();
-pgTypeParsers.setTypeParser(pgTypes.builtins.INT8, (v) => Number(v));
-pgTypeParsers.setTypeParser(pgTypes.builtins.NUMERIC, (v) => Number(v));
-
-function postgresDialect(options: { databaseUrl: string; poolSize?: number; statementTimeoutMs?: number }): Dialect {
+/**
+ * PostgreSQL through pg's pool, loaded only when asked for (the embedded default never pays for it).
+ * Integers come back as numbers: the store's bigints are epoch milliseconds and PR numbers, far
+ * below 2^53.
+ */
+async function postgresDialect(options: { databaseUrl: string; poolSize?: number; statementTimeoutMs?: number }): Promise<Dialect> {
+  const { Pool, TypeOverrides, types } = await import('pg');
+  const parsers = new TypeOverrides();
+  parsers.setTypeParser(types.builtins.INT8, (v) => Number(v));
+  parsers.setTypeParser(types.builtins.NUMERIC, (v) => Number(v));
   const pool = new Pool({
     connectionString: options.databaseUrl,
     max: options.poolSize ?? 10,
-    types: pgTypeParsers,
+    types: parsers,
     connectionTimeoutMillis: 10_000,
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
     application_name: 'railyard',
@@ -164,7 +167,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     dialect = options.dialect;
     if (options.dialect instanceof PostgresDialect) kind = 'postgres';
   } else if ('databaseUrl' in options) {
-    dialect = postgresDialect(options);
+    dialect = await postgresDialect(options);
     kind = 'postgres';
   } else if ('dataDir' in options) {
     mkdirSync(options.dataDir, { recursive: true });

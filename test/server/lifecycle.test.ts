@@ -135,7 +135,7 @@ describe('railyard serve', () => {
 
   it.runIf(hasBuild)('generates a token on the first start only, finishes in-flight requests on SIGTERM and exits 0', async () => {
     const dir = await tempDir();
-    const first = serve(['--port', '0', '--data-dir', dir, '--sandbox']);
+    const first = serve(['--port', '0', '--data-dir', dir, '--sandbox', '--sandbox-test-seconds', '3600']);
     const { url, stdout } = await first.ready;
     const token = /only this once[^\n]*\n\s+(\S+)\n/.exec(stdout)?.[1];
     expect(token).toBeTruthy();
@@ -164,7 +164,7 @@ describe('railyard serve', () => {
     expect(await first.exit).toBe(0);
 
     // Second start on the same data: no new token, the same one works, the data is there.
-    const second = serve(['--port', '0', '--data-dir', dir, '--sandbox']);
+    const second = serve(['--port', '0', '--data-dir', dir, '--sandbox', '--sandbox-test-seconds', '3600']);
     const again = await second.ready;
     expect(again.stdout).not.toContain('only this once');
     const queue = await ok({ ...server, url: again.url }, 'getQueue', Q);
