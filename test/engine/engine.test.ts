@@ -95,6 +95,23 @@ describe('priorities', () => {
     h.settle(() => true);
     expect(h.target).toEqual([1, 2]);
   });
+
+  it('an urgent PR waiting for a bisection slot does not interrupt the line', () => {
+    const h = new Harness({ concurrency: 1, bisectionConcurrency: 1, batch: true, batchingMinSize: 2 });
+    h.submit(1, { priority: 'urgent' });
+    h.submit(2, { priority: 'urgent' });
+    h.submit(3);
+    h.finish(h.runOf(1).id, false); // #1 is broken: the batch splits, #1 takes the one bisection slot
+    expect(h.runOf(1).isBisection).toBe(true);
+    expect(h.state(2)).toBe('pending');
+    // #3's batch stops waiting: it is tested once, not interrupted for #2 (which waits for a bisection slot).
+    h.now += 5 * 60_000;
+    const effects = h.apply({ type: 'tick' });
+    expect(effects.filter((e) => e.type !== 'stateChanged')).toEqual([{ type: 'startTestRun', runId: h.runOf(3).id }]);
+    h.settle(oracle(new Set([1])));
+    expect(h.state(1)).toBe('failed');
+    expect(h.target).toEqual([3, 2]);
+  });
 });
 
 describe('batching and bisection', () => {
