@@ -255,7 +255,7 @@ describe('pull requests', () => {
     ] as const) {
       const a = await call(s, 'listPullRequests', body);
       expect(a.status, field).toBe(400);
-      expect(a.text.startsWith(`${field}: `), a.text).toBe(true);
+      expect(a.text.slice(0, field.length + 2)).toBe(`${field}: `);
     }
   });
 });
@@ -339,7 +339,7 @@ describe('compression', () => {
     const gz = await rawGetQueue(s, 'gzip, deflate');
     expect(gz.headers['content-encoding']).toBe('gzip');
     expect(gz.body.length).toBeLessThan(plain.body.length / 4);
-    expect(gunzipSync(gz.body).equals(plain.body)).toBe(true);
+    expect(gunzipSync(gz.body)).toEqual(plain.body);
     expect((await rawGetQueue(s, 'gzip;q=0, deflate')).headers['content-encoding']).toBeUndefined();
 
     await ok(s, 'submitPullRequest', { ...Q, pr: { number: 61 } });
