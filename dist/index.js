@@ -50978,7 +50978,7 @@ const TestingDetailsResponse = object({
     impactedTargetsForTestedPrs: array(schemas_string()).optional(),
     dependentPrs: array(schemas_number()).optional(),
 });
-// ---------------------------------------------------------------- reason codes (§7)
+// ---------------------------------------------------------------- reason codes
 const FAILURE_REASONS = (/* unused pure expression or super */ null && ([
     'START_TEST_RUN_INVALID_EVENT',
     'START_TEST_RUN_MERGE_CONFLICT',
