@@ -1,9 +1,9 @@
 /**
- * The engine under `railyard sim` (merge-queue-semantics §3.2 goals): T = 30 min CI, p = 5 % broken
- * PRs, concurrency 10 (per lane in parallel mode), in four configurations (+ one with uneven CI
- * times). For each: capacity = merged PRs/hour with a standing backlog of 500 PRs (mean of 3
- * seeds), then p50/p95 time in queue with Poisson arrivals at 50 % and 80 % of that capacity; then
- * the wall time of 10,000 PRs.
+ * The engine under `railyard sim` (goals against the round model of docs/decisions.md, "Simulator
+ * bounds"): T = 30 min CI, p = 5 % broken PRs, concurrency 10 (per lane in parallel mode), in four
+ * configurations (+ one with uneven CI times). For each: capacity = merged PRs/hour with a standing
+ * backlog of 500 PRs (mean of 3 seeds), then p50/p95 time in queue with Poisson arrivals at 50 % and
+ * 80 % of that capacity; then the wall time of 10,000 PRs.
  * Goals: capacity ≥ 90 % of the bound; parallel (4 lanes) ≥ 3× single; p50 at 50 % load ≤ 1.25·T.
  * Run after `npm run build`: npx tsx bench/engine.ts [seeds]
  */

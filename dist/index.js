@@ -50978,7 +50978,7 @@ const TestingDetailsResponse = object({
     impactedTargetsForTestedPrs: array(schemas_string()).optional(),
     dependentPrs: array(schemas_number()).optional(),
 });
-// ---------------------------------------------------------------- reason codes (§7)
+// ---------------------------------------------------------------- reason codes
 const FAILURE_REASONS = (/* unused pure expression or super */ null && ([
     'START_TEST_RUN_INVALID_EVENT',
     'START_TEST_RUN_MERGE_CONFLICT',
@@ -51491,27 +51491,91 @@ const routes = {
 };
 const API_PREFIX = '/v1';
 
+;// CONCATENATED MODULE: ./src/contract/errors.ts
+/**
+ * Error codes of the API. Every error answer is one line of `text/plain` (for people and shell
+ * scripts) with a status, and a stable code in the `x-railyard-error-code` header (for programs:
+ * a status can mean several things, a code one). README, "Errors and limits", lists them.
+ */
+/** The response header that carries the code of an error answer. */
+const ERROR_CODE_HEADER = 'x-railyard-error-code';
+/** Every code the server sends, with its status and what it means. */
+const ERROR_CODES = {
+    invalid_request: { status: 400, description: 'The request is invalid: the message names the field' },
+    unauthorized: { status: 401, description: 'The x-api-token header is missing or unknown' },
+    not_found: {
+        status: 404,
+        description: 'The queue, pull request, test run, test or organisation does not exist (or belongs to another organisation)',
+    },
+    unknown_endpoint: { status: 404, description: 'No operation has this path' },
+    method_not_allowed: {
+        status: 405,
+        description: 'The operation exists under another method (see the Allow header)',
+    },
+    conflict: {
+        status: 409,
+        description: 'The request conflicts with the current state (a queue that exists, a PR being merged)',
+    },
+    payload_too_large: { status: 413, description: 'The body is larger than 20 MiB' },
+    internal_error: {
+        status: 500,
+        description: 'Unexpected error; the server log has the details under the request id',
+    },
+};
+/** The code of an error answer that has no more specific one: the general code of its status. */
+function errorCodeForStatus(status) {
+    switch (status) {
+        case 401:
+            return 'unauthorized';
+        case 404:
+            return 'not_found';
+        case 405:
+            return 'method_not_allowed';
+        case 409:
+            return 'conflict';
+        case 413:
+            return 'payload_too_large';
+        default:
+            return status >= 500 ? 'internal_error' : 'invalid_request';
+    }
+}
+
 ;// CONCATENATED MODULE: ./src/contract/index.ts
 
 
 
 
 
-;// CONCATENATED MODULE: ./src/client/index.ts
 
-
-const DEFAULT_API_URL = 'https://api.trunk.io/v1';
-/** The server answered with an error status; `message` is its one-line plain-text body. */
-class ApiError extends Error {
+;// CONCATENATED MODULE: ./src/client/errors.ts
+/**
+ * The errors the client throws. Every one is a ClientError naming the operation, with the error
+ * it came from (ky's HTTPError or TimeoutError, fetch's TypeError, a JSON or schema error) as
+ * `cause`. A cancelled call rejects with the caller's AbortError, unchanged.
+ */
+/** The base class: catch this to handle every failure of a call. */
+class ClientError extends Error {
     operation;
+    name = 'ClientError';
+    constructor(message, 
+    /** The operation that failed (e.g. `submitPullRequest`). */
+    operation, options) {
+        super(message, options);
+        this.operation = operation;
+    }
+}
+/** The server answered with an error status; `serverMessage` is its one-line plain-text body. */
+class ApiError extends ClientError {
     status;
     serverMessage;
     name = 'ApiError';
-    constructor(operation, status, serverMessage) {
-        super(ApiError.describe(operation, status, serverMessage));
-        this.operation = operation;
+    /** The server's stable error code (x-railyard-error-code); undefined from a server that sends none. */
+    code;
+    constructor(operation, status, serverMessage, options) {
+        super(ApiError.describe(operation, status, serverMessage), operation, options);
         this.status = status;
         this.serverMessage = serverMessage;
+        this.code = options?.code;
     }
     static describe(operation, status, serverMessage) {
         const detail = serverMessage ? `: ${serverMessage}` : '';
@@ -51528,38 +51592,42 @@ class ApiError extends Error {
     }
 }
 /** The server could not be reached (refused, reset, DNS, TLS). */
-class NetworkError extends Error {
-    operation;
+class NetworkError extends ClientError {
     baseUrl;
     causeMessage;
     name = 'NetworkError';
-    constructor(operation, baseUrl, causeMessage) {
-        super(`${operation}: cannot reach ${baseUrl} (${causeMessage})`);
-        this.operation = operation;
+    constructor(operation, baseUrl, causeMessage, options) {
+        super(`${operation}: cannot reach ${baseUrl} (${causeMessage})`, operation, options);
         this.baseUrl = baseUrl;
         this.causeMessage = causeMessage;
     }
 }
-class client_TimeoutError extends Error {
-    operation;
+/** No answer within the time limit of one attempt. */
+class errors_TimeoutError extends ClientError {
     timeoutMs;
     name = 'TimeoutError';
-    constructor(operation, timeoutMs) {
-        super(`${operation}: no answer within ${Math.round(timeoutMs / 1000)} s`);
-        this.operation = operation;
+    constructor(operation, timeoutMs, options) {
+        super(`${operation}: no answer within ${Math.round(timeoutMs / 1000)} s`, operation, options);
         this.timeoutMs = timeoutMs;
     }
 }
 /** The answer did not match the contract (a different server, or a version mismatch). */
-class ResponseShapeError extends Error {
+class ResponseShapeError extends ClientError {
     name = 'ResponseShapeError';
 }
 /** Worth trying again later: 429, 5xx, network errors and timeouts. */
 function isTransientError(error) {
     if (error instanceof ApiError)
         return error.status === 429 || error.status >= 500;
-    return error instanceof NetworkError || error instanceof client_TimeoutError;
+    return error instanceof NetworkError || error instanceof errors_TimeoutError;
 }
+
+;// CONCATENATED MODULE: ./src/client/index.ts
+
+
+
+
+const DEFAULT_API_URL = 'https://api.trunk.io/v1';
 function causeOf(error) {
     let current = error;
     for (let depth = 0; depth < 5 && current; depth++) {
@@ -51632,13 +51700,13 @@ function createClient(options) {
             try {
                 json = text.trim() === '' ? {} : JSON.parse(text);
             }
-            catch {
-                throw new ResponseShapeError(`${op}: the server answered 200 with a body that is not JSON`);
+            catch (error) {
+                throw new ResponseShapeError(`${op}: the server answered 200 with a body that is not JSON`, op, { cause: error });
             }
             const parsed = def.response.safeParse(json);
             if (!parsed.success) {
                 const issue = parsed.error.issues[0];
-                throw new ResponseShapeError(`${op}: unexpected answer from ${baseUrl}: ${issue ? `${issue.path.join('.') || 'body'}: ${issue.message}` : 'invalid'}`);
+                throw new ResponseShapeError(`${op}: unexpected answer from ${baseUrl}: ${issue ? `${issue.path.join('.') || 'body'}: ${issue.message}` : 'invalid'}`, op, { cause: parsed.error });
             }
             return parsed.data;
         }
@@ -51650,19 +51718,22 @@ function createClient(options) {
         return error.response
             .text()
             .catch(() => '')
-            .then((text) => new ApiError(op, error.response.status, text.split('\n')[0].trim().slice(0, 500)));
+            .then((text) => new ApiError(op, error.response.status, text.split('\n')[0].trim().slice(0, 500), {
+            code: error.response.headers.get(ERROR_CODE_HEADER) ?? undefined,
+            cause: error,
+        }));
     }
     async function translate(op, error) {
         if (error instanceof HTTPError)
             return translateHttp(op, error);
         if (error instanceof TimeoutError)
-            return new client_TimeoutError(op, timeoutMs);
+            return new errors_TimeoutError(op, timeoutMs, { cause: error });
         if (error instanceof ApiError || error instanceof ResponseShapeError)
             return error;
         if (error instanceof Error && error.name === 'AbortError')
             return error;
         if (error instanceof TypeError)
-            return new NetworkError(op, baseUrl, causeOf(error).message);
+            return new NetworkError(op, baseUrl, causeOf(error).message, { cause: error });
         return error;
     }
     async function* pages(op, body, requestOptions = {}) {
@@ -51677,7 +51748,7 @@ function createClient(options) {
             if (!token)
                 return;
             if (seen.has(token))
-                throw new ResponseShapeError(`${op}: the server returned the same page token twice`);
+                throw new ResponseShapeError(`${op}: the server returned the same page token twice`, op);
             seen.add(token);
         }
     }

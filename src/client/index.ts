@@ -2,6 +2,7 @@ import ky, { HTTPError, TimeoutError as KyTimeoutError, type KyInstance } from '
 import type { z } from 'zod';
 import {
   API_PREFIX,
+  ERROR_CODE_HEADER,
   routes,
   type OperationName,
   type Page,
@@ -9,6 +10,10 @@ import {
   type ResponseBody,
   type RouteDef,
 } from '../contract/index.js';
+
+import { ApiError, NetworkError, ResponseShapeError, TimeoutError } from './errors.js';
+
+export { ApiError, ClientError, isTransientError, NetworkError, ResponseShapeError, TimeoutError } from './errors.js';
 
 export const DEFAULT_API_URL = 'https://api.trunk.io/v1';
 
@@ -24,65 +29,6 @@ export interface ClientOptions {
   signal?: AbortSignal;
   /** Called before each retry (for progress output). */
   onRetry?: (info: { operation: string; attempt: number; error: Error; reason: string }) => void;
-}
-
-/** The server answered with an error status; `message` is its one-line plain-text body. */
-export class ApiError extends Error {
-  override name = 'ApiError';
-  constructor(
-    readonly operation: string,
-    readonly status: number,
-    readonly serverMessage: string,
-  ) {
-    super(ApiError.describe(operation, status, serverMessage));
-  }
-
-  private static describe(operation: string, status: number, serverMessage: string): string {
-    const detail = serverMessage ? `: ${serverMessage}` : '';
-    switch (status) {
-      case 401:
-        return `${operation}: the server rejected the API token (401)${detail}. Check --token, RAILYARD_TOKEN or TRUNK_API_TOKEN`;
-      case 404:
-        return `${operation}: not found (404)${detail}`;
-      case 429:
-        return `${operation}: rate limited (429)${detail}`;
-      default:
-        return `${operation}: HTTP ${status}${detail}`;
-    }
-  }
-}
-
-/** The server could not be reached (refused, reset, DNS, TLS). */
-export class NetworkError extends Error {
-  override name = 'NetworkError';
-  constructor(
-    readonly operation: string,
-    readonly baseUrl: string,
-    readonly causeMessage: string,
-  ) {
-    super(`${operation}: cannot reach ${baseUrl} (${causeMessage})`);
-  }
-}
-
-export class TimeoutError extends Error {
-  override name = 'TimeoutError';
-  constructor(
-    readonly operation: string,
-    readonly timeoutMs: number,
-  ) {
-    super(`${operation}: no answer within ${Math.round(timeoutMs / 1000)} s`);
-  }
-}
-
-/** The answer did not match the contract (a different server, or a version mismatch). */
-export class ResponseShapeError extends Error {
-  override name = 'ResponseShapeError';
-}
-
-/** Worth trying again later: 429, 5xx, network errors and timeouts. */
-export function isTransientError(error: unknown): boolean {
-  if (error instanceof ApiError) return error.status === 429 || error.status >= 500;
-  return error instanceof NetworkError || error instanceof TimeoutError;
 }
 
 function causeOf(error: unknown): { code?: string; message: string } {
@@ -176,14 +122,16 @@ export function createClient(options: ClientOptions): Client {
       let json: unknown;
       try {
         json = text.trim() === '' ? {} : JSON.parse(text);
-      } catch {
-        throw new ResponseShapeError(`${op}: the server answered 200 with a body that is not JSON`);
+      } catch (error) {
+        throw new ResponseShapeError(`${op}: the server answered 200 with a body that is not JSON`, op, { cause: error });
       }
       const parsed = (def.response as z.ZodType).safeParse(json);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
         throw new ResponseShapeError(
           `${op}: unexpected answer from ${baseUrl}: ${issue ? `${issue.path.join('.') || 'body'}: ${issue.message}` : 'invalid'}`,
+          op,
+          { cause: parsed.error },
         );
       }
       return parsed.data as ResponseBody<Op>;
@@ -196,15 +144,21 @@ export function createClient(options: ClientOptions): Client {
     return error.response
       .text()
       .catch(() => '')
-      .then((text) => new ApiError(op, error.response.status, text.split('\n')[0].trim().slice(0, 500)));
+      .then(
+        (text) =>
+          new ApiError(op, error.response.status, text.split('\n')[0].trim().slice(0, 500), {
+            code: error.response.headers.get(ERROR_CODE_HEADER) ?? undefined,
+            cause: error,
+          }),
+      );
   }
 
   async function translate(op: string, error: unknown): Promise<unknown> {
     if (error instanceof HTTPError) return translateHttp(op, error);
-    if (error instanceof KyTimeoutError) return new TimeoutError(op, timeoutMs);
+    if (error instanceof KyTimeoutError) return new TimeoutError(op, timeoutMs, { cause: error });
     if (error instanceof ApiError || error instanceof ResponseShapeError) return error;
     if (error instanceof Error && error.name === 'AbortError') return error;
-    if (error instanceof TypeError) return new NetworkError(op, baseUrl, causeOf(error).message);
+    if (error instanceof TypeError) return new NetworkError(op, baseUrl, causeOf(error).message, { cause: error });
     return error;
   }
 
@@ -224,7 +178,7 @@ export function createClient(options: ClientOptions): Client {
       yield result;
       token = result.page.next_page_token;
       if (!token) return;
-      if (seen.has(token)) throw new ResponseShapeError(`${op}: the server returned the same page token twice`);
+      if (seen.has(token)) throw new ResponseShapeError(`${op}: the server returned the same page token twice`, op);
       seen.add(token);
     }
   }

@@ -3,3 +3,4 @@ export * from './common.js';
 export * from './mq.js';
 export * from './flaky.js';
 export * from './routes.js';
+export * from './errors.js';

@@ -306,7 +306,7 @@ export const TestingDetailsResponse = z.object({
 });
 export type TestingDetailsResponse = z.infer<typeof TestingDetailsResponse>;
 
-// ---------------------------------------------------------------- reason codes (§7)
+// ---------------------------------------------------------------- reason codes
 
 export const FAILURE_REASONS = [
   'START_TEST_RUN_INVALID_EVENT',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ERROR_CODE_HEADER, ERROR_CODES } from './errors.js';
 import { API_PREFIX, routes, type RouteDef } from './routes.js';
 
 function schemaOf(type: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
@@ -9,10 +10,20 @@ function schemaOf(type: z.ZodType, io: 'input' | 'output'): Record<string, unkno
   return schema;
 }
 
-const plainTextError = (description: string) => ({
-  description,
-  content: { 'text/plain': { schema: { type: 'string' } } },
-});
+/** An error answer: one line of text, and its stable code in a header (./errors.ts). */
+const plainTextError = (description: string, status: number) => {
+  const codes = Object.entries(ERROR_CODES).filter(([, c]) => c.status === status);
+  return {
+    description,
+    headers: {
+      [ERROR_CODE_HEADER]: {
+        description: codes.map(([code, c]) => `${code}: ${c.description}`).join('. '),
+        schema: { type: 'string', enum: codes.map(([code]) => code) },
+      },
+    },
+    content: { 'text/plain': { schema: { type: 'string' } } },
+  };
+};
 
 /** The OpenAPI 3.1 document of the whole API, generated from the route table. */
 export function buildOpenApiDocument(version: string, extraRoutes: readonly RouteDef[] = []): Record<string, unknown> {
@@ -30,11 +41,11 @@ export function buildOpenApiDocument(version: string, extraRoutes: readonly Rout
               content: { 'text/plain; version=0.0.4; charset=utf-8': { schema: { type: 'string' } } },
             }
           : { description: 'OK', content: { 'application/json': { schema: schemaOf(def.response, 'output') } } },
-        ...(def.request ? { '400': plainTextError('Invalid request: the message names the field') } : {}),
-        ...(def.auth ? { '401': plainTextError('Missing or unknown x-api-token') } : {}),
-        '404': plainTextError('Not found (or belongs to another organisation)'),
-        '413': plainTextError('Body over 20 MiB'),
-        '500': plainTextError('Unexpected error'),
+        ...(def.request ? { '400': plainTextError('Invalid request: the message names the field', 400) } : {}),
+        ...(def.auth ? { '401': plainTextError('Missing or unknown x-api-token', 401) } : {}),
+        '404': plainTextError('Not found (or belongs to another organisation)', 404),
+        '413': plainTextError('Body over 20 MiB', 413),
+        '500': plainTextError('Unexpected error', 500),
       },
     };
     if (def.extension) operation['x-railyard-extension'] = true;

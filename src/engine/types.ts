@@ -56,7 +56,7 @@ export interface PrFacts {
   open: boolean;
 }
 
-/** Why an entry is in its state: a reason code of reference/trunk-v1-api.md §7. */
+/** Why an entry is in its state: a reason code of the contract (src/contract/mq.ts, "reason codes"). */
 export type ReasonCode =
   | FailureReason
   | CancellationReason

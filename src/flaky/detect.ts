@@ -1,7 +1,7 @@
 import type { RepositorySettings, TestStatus } from '../contract/index.js';
 
 /**
- * Flaky-test detection: two monitors per test, as in reference/flaky-tests.md §1.1.
+ * Flaky-test detection: two monitors per test (docs/decisions.md, "Flaky-test detection").
  *
  * - Pass-on-retry: the test passed and failed on the same commit (in one upload through
  *   retries, or across uploads of the same SHA, on any branch). Active until

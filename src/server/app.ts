@@ -4,6 +4,7 @@ import { negotiate } from '@fastify/accept-negotiator';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { buildOpenApiDocument } from '../contract/openapi.js';
+import { ERROR_CODE_HEADER, errorCodeForStatus, type ErrorCode } from '../contract/errors.js';
 import {
   API_PREFIX,
   BODY_LIMIT_BYTES,
@@ -195,30 +196,37 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
     let status = 500;
     let message: string;
+    let code: ErrorCode;
     if (error instanceof HttpError) {
       status = error.statusCode;
       message = error.message;
+      code = error.code;
       reply.headers(error.headers);
     } else if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       status = 413;
       message = `request body is larger than 20 MiB (${BODY_LIMIT_BYTES} bytes)`;
+      code = 'payload_too_large';
     } else if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
       status = error.statusCode;
       message = error.message;
+      code = errorCodeForStatus(status);
     } else if (isDatabaseUnavailable(error)) {
       status = 503;
       message = 'the database is unavailable right now; nothing was changed, try again shortly';
+      code = 'unavailable';
       reply.header('retry-after', '5');
       request.log.warn({ err: error, reqId: request.id }, 'database unavailable');
     } else if (error instanceof LeaseLostError) {
       status = 503;
       message = 'this replica lost the lease of the queue mid-write; nothing was changed, try again';
+      code = 'unavailable';
       reply.header('retry-after', '1');
     } else {
       request.log.error({ err: error, reqId: request.id }, 'unexpected error');
       message = `internal error (request id ${request.id}); the server log has the details`;
+      code = 'internal_error';
     }
-    return reply.code(status).type(TEXT_TYPE).send(oneLine(message));
+    return reply.code(status).header(ERROR_CODE_HEADER, code).type(TEXT_TYPE).send(oneLine(message));
   });
 
   const authHook = (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
@@ -276,10 +284,15 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       return reply
         .code(405)
         .header('allow', allow)
+        .header(ERROR_CODE_HEADER, 'method_not_allowed' satisfies ErrorCode)
         .type(TEXT_TYPE)
         .send(`method ${request.method} is not allowed on ${path}: use ${allow.split(',')[0]}`);
     }
-    return reply.code(404).type(TEXT_TYPE).send(`no such endpoint: ${request.method} ${path}`);
+    return reply
+      .code(404)
+      .header(ERROR_CODE_HEADER, 'unknown_endpoint' satisfies ErrorCode)
+      .type(TEXT_TYPE)
+      .send(`no such endpoint: ${request.method} ${path}`);
   });
 
   return app;

@@ -1,9 +1,15 @@
-/** An error answered to the client as-is: a status code and a one-line message for people. */
+import { errorCodeForStatus, type ErrorCode } from '../contract/errors.js';
+
+/**
+ * An error answered to the client as-is: a status code, a one-line message for people, and a
+ * stable code for programs (sent in the `x-railyard-error-code` header; src/contract/errors.ts).
+ */
 export class HttpError extends Error {
   constructor(
     readonly statusCode: number,
     message: string,
     readonly headers: Record<string, string> = {},
+    readonly code: ErrorCode = errorCodeForStatus(statusCode),
   ) {
     super(message);
     this.name = 'HttpError';

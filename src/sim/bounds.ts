@@ -1,7 +1,7 @@
 /**
- * The analytic throughput bounds of reference/merge-queue-semantics.md §3.2 for one set of sim
- * inputs. Rates are per hour. "Resolved" counts PRs that leave the queue (merged or failed), as
- * the round model does; "merged" scales that by the share of PRs expected to land.
+ * The analytic throughput bounds of the round model (docs/decisions.md, "Simulator bounds") for
+ * one set of sim inputs. Rates are per hour. "Resolved" counts PRs that leave the queue (merged or
+ * failed), as the round model does; "merged" scales that by the share of PRs expected to land.
  */
 export interface BoundInputs {
   ciMinutes: number;
@@ -62,7 +62,7 @@ export interface Bounds {
   speculative: SpeculativeBound;
   /** (c)/(d) per lane, with batching on. */
   batching: BatchingBound | null;
-  /** The bound for these inputs: the model above × K lanes (§3.2(e), each lane with its own N slots). */
+  /** The bound for these inputs: the model above × K lanes ((e), each lane with its own N slots). */
   resolvedPerHour: number;
   /** `resolvedPerHour` × the share of PRs expected to merge. */
   mergedPerHour: number;

@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiError, createClient, isTransientError, NetworkError, ResponseShapeError } from '../../src/client/index.js';
+import { HTTPError } from 'ky';
+import { ApiError, ClientError, createClient, isTransientError, NetworkError, ResponseShapeError } from '../../src/client/index.js';
 import { startTestServer } from '../support/server.js';
 
 /** A throwaway HTTP server whose answers the test scripts (not our server: no code of ours is mocked). */
@@ -76,6 +77,20 @@ describe('client retries', () => {
     expect(fake.seen).toHaveLength(1);
   });
 
+  it('every failure is a ClientError naming the operation, with the original error as cause and the server code', async () => {
+    const fake = await scripted([text(409, 'already exists', { 'x-railyard-error-code': 'conflict' }), text(200, 'not json')]);
+    closers.push(fake.close);
+    const client = createClient({ baseUrl: fake.url, token: 't' });
+    const api = (await client.call('createQueue', queueKey).catch((e: unknown) => e)) as ApiError;
+    expect(api).toBeInstanceOf(ClientError);
+    expect([api.operation, api.status, api.code, api.serverMessage]).toEqual(['createQueue', 409, 'conflict', 'already exists']);
+    expect(api.cause).toBeInstanceOf(HTTPError);
+    const shape = (await client.call('listPullRequests', queueKey).catch((e: unknown) => e)) as ResponseShapeError;
+    expect(shape).toBeInstanceOf(ClientError);
+    expect(shape.operation).toBe('listPullRequests');
+    expect(shape.cause).toBeInstanceOf(SyntaxError);
+  });
+
   it('rejects an answer that does not match the contract', async () => {
     const fake = await scripted([text(200, JSON.stringify({ pullRequests: 'nope' }))]);
     closers.push(fake.close);
@@ -90,6 +105,7 @@ describe('client retries', () => {
     const error = await client.call('submitPullRequest', { ...queueKey, pr: { number: 1 } }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NetworkError);
     expect((error as Error).message).toMatch(/ECONNREFUSED/);
+    expect((error as NetworkError).cause).toBeInstanceOf(TypeError); // fetch's "fetch failed", whose cause is the socket error
   });
 });
 

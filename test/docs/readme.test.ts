@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { ERROR_CODES } from '../../src/contract/index.js';
 
 const root = new URL('../../', import.meta.url);
 const read = (path: string) => readFileSync(new URL(path, root), 'utf8');
@@ -19,5 +20,10 @@ describe('README stays true', () => {
     execFileSync(process.execPath, [new URL('scripts/cli-reference.mjs', root).pathname, '--check'], { stdio: 'pipe' });
     const manifest = JSON.parse(read('oclif.manifest.json'));
     for (const id of Object.keys(manifest.commands)) expect(read('README.md')).toContain(`\`railyard ${id.replaceAll(':', ' ')}`);
+  });
+
+  it('the error table lists every error code with its status', () => {
+    const readme = read('README.md');
+    for (const [code, { status }] of Object.entries(ERROR_CODES)) expect(readme).toContain(`| \`${code}\` | ${status} |`);
   });
 });

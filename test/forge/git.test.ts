@@ -134,7 +134,7 @@ describe('buildTestCommit', () => {
     expect(log[3]!.sha).toBe(base);
     // second parent of each merge is the tested PR head
     expect(log.slice(0, 3).map((c) => c.parents[1])).toEqual([units[2]!.headSha, units[1]!.headSha, units[0]!.headSha]);
-    expect(log.slice(0, 3).every((c) => c.authorName === 'Railyard' && c.committerName === 'Railyard')).toBe(true);
+    expect(log.slice(0, 3).map((c) => [c.authorName, c.committerName])).toEqual(Array(3).fill(['Railyard', 'Railyard']));
     expect(built.steps.map((s) => s.prNumber)).toEqual([1, 2, 3]);
     expect(built.steps.map((s) => s.sha)).toEqual([log[2]!.sha, log[1]!.sha, log[0]!.sha]);
     // main itself is untouched until the CAS

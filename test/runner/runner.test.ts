@@ -44,8 +44,7 @@ describe('runChecks', () => {
       onCheckStarted: (n) => started.push(n),
       onCheckFinished: (n, r) => finished.push([n, r.outcome]),
     });
-    expect(res.passed).toBe(true);
-    expect(res.timedOut).toBe(false);
+    expect(res).toMatchObject({ passed: true, timedOut: false });
     expect(Object.keys(res.results)).toEqual(['read', 'lint/style']);
     expect(res.results.read).toMatchObject({ outcome: 'success', exitCode: 0 });
     const log = readFileSync(res.results.read!.logPath, 'utf8');
@@ -88,8 +87,7 @@ describe('runChecks', () => {
     });
     const elapsed = Date.now() - t0;
     expect(elapsed).toBeLessThan(5000);
-    expect(res.timedOut).toBe(true);
-    expect(res.passed).toBe(false);
+    expect(res).toMatchObject({ timedOut: true, passed: false });
     expect(res.results.hang).toMatchObject({ outcome: 'timed_out', exitCode: null });
     expect(res.results.never).toMatchObject({ outcome: 'timed_out', durationMs: 0 });
     expect(readFileSync(res.results.never!.logPath, 'utf8')).toContain('not started (testing timeout reached)');
@@ -128,8 +126,7 @@ describe('runChecks', () => {
     expect(Date.now() - t0).toBeLessThan(5000);
     expect(res.results.bad!.outcome).toBe('failure');
     expect(res.results.slow!.outcome).toBe('cancelled');
-    expect(res.passed).toBe(false);
-    expect(res.cancelled).toBe(false);
+    expect(res).toMatchObject({ passed: false, cancelled: false });
   });
 
   it('runs checks in parallel up to the concurrency bound', async () => {
@@ -163,6 +160,6 @@ describe('runChecks', () => {
     repo.openPr(1, { 'data.txt': 'pr content\n' });
     const prSha = repo.headOf('refs/pull/1/head')!;
     const res = await runChecks({ repoDir: repo.dir, sha: prSha, logDir, timeoutMs: 0, required: null, checks: { c: 'grep -q "pr content" data.txt' } });
-    expect(res.passed).toBe(true);
+    expect(res).toMatchObject({ passed: true }); // the whole result (logs, exit codes) shows on failure
   });
 });

@@ -520,7 +520,7 @@ describe('flaky paging', () => {
 
     const originals = [...seen.keys()].filter((n) => n.startsWith('a '));
     expect(originals).toHaveLength(1000);
-    expect([...seen.values()].every((n) => n === 1)).toBe(true);
+    expect([...seen].filter(([, n]) => n !== 1)).toEqual([]); // no test on two pages
     expect(pages).toBeGreaterThanOrEqual(143);
 
     // The last page and one step back from it.

@@ -138,7 +138,7 @@ describe('railyard serve', () => {
     const first = serve(['--port', '0', '--data-dir', dir, '--sandbox', '--sandbox-test-seconds', '3600']);
     const { url, stdout } = await first.ready;
     const token = /only this once[^\n]*\n\s+(\S+)\n/.exec(stdout)?.[1];
-    expect(token).toBeTruthy();
+    expect(token, stdout).toBeTruthy();
     const server = { url, token: token!, org: 'local', dataDir: dir, close: async () => {} };
     await ok(server, 'createQueue', Q);
 

@@ -11,7 +11,7 @@ const capacity = (options: Partial<SimOptions>) =>
 
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 
-describe('analytic bounds (merge-queue-semantics §3.2)', () => {
+describe('analytic bounds (docs/decisions.md, "Simulator bounds")', () => {
   it('reproduces the round model figures for T = 30 min, p = 5 %', () => {
     const base = { ciMinutes: 30, failureRate: 0.05, flakeRate: 0, batchSize: 1, lanes: 1, antiFlake: false };
     const n10 = analyticBounds({ ...base, concurrency: 10 });

@@ -1,0 +1,136 @@
+/**
+ * Outcomes: what the shell reports back about the effects it carried out (a run started, could
+ * not be built, finished; a merge landed or did not; the target moved) and the passing of time.
+ * Outcomes for runs that are no longer current are ignored: the shell may report late.
+ */
+import type { FailureReason, QueuedReason } from '../../contract/index.js';
+import { findEntry, isTerminal } from '../model.js';
+import type {
+  MergeFailedEvent,
+  MergeSucceededEvent,
+  TargetMovedEvent,
+  TestRun,
+  TestRunFinishedEvent,
+  TestRunStartedEvent,
+  TestRunStartFailedEvent,
+  TickEvent,
+} from '../types.js';
+import type { WorkingCopy } from '../working-copy.js';
+
+/** Time passed: runs older than `testingTimeoutMinutes` fail with TEST_RUN_TIMEOUT. (Batch waits are read by scheduling.) */
+export function tick(w: WorkingCopy, _event: TickEvent): void {
+  const timeout = w.config.testingTimeoutMinutes * 60_000;
+  if (timeout <= 0) return;
+  for (const run of [...w.runs]) {
+    if (run.status === 'in_progress' && w.ctx.now - run.startedAt >= timeout) {
+      w.effects.push({ type: 'cancelTestRun', runId: run.id });
+      finishRun(w, run, false, 'TEST_RUN_TIMEOUT', run.checks);
+    }
+  }
+}
+
+export function testRunStarted(w: WorkingCopy, { runId, branch, sha }: TestRunStartedEvent): void {
+  const run = w.run(runId);
+  if (!run || run.status !== 'in_progress') return;
+  w.updateRun(run, { branch, sha });
+}
+
+/** The test commit could not be built: the conflicting PR fails alone when it is known, else the whole unit. */
+export function testRunStartFailed(
+  w: WorkingCopy,
+  { runId, reason, prNumber }: TestRunStartFailedEvent,
+): void {
+  const run = w.run(runId);
+  if (!run || run.status !== 'in_progress') return;
+  const unit = w.units().find((u) => u.run.id === runId);
+  w.updateRun(run, { status: 'failed', finishedAt: w.ctx.now, failureReason: reason });
+  if (!unit) return;
+  const culprit = unit.members.find((m) => m.prNumber === prNumber);
+  if (!culprit && prNumber !== undefined && run.basePrNumbers.includes(prNumber)) {
+    // A PR it was built on conflicts (a bisection base PR that is tested in the line meanwhile):
+    // that PR's own test fails on it; these go back to be built again.
+    for (const m of unit.members) w.setState(m, 'pending', 'PREREQUISITE_MERGE_ITEM_FAILED');
+    return;
+  }
+  if (culprit && unit.members.length > 1) {
+    // One PR of a batch conflicts: it fails alone, the others go back to be tested without it.
+    w.setState(culprit, 'failed', reason);
+    for (const m of unit.members)
+      if (m !== culprit) w.setState(w.current(m), 'pending', 'PREREQUISITE_MERGE_ITEM_FAILED');
+    return;
+  }
+  for (const m of unit.members) w.setState(m, 'failed', reason);
+}
+
+export function testRunFinished(
+  w: WorkingCopy,
+  { runId, passed, checks, reason }: TestRunFinishedEvent,
+): void {
+  const run = w.run(runId);
+  if (!run || run.status !== 'in_progress') return;
+  finishRun(
+    w,
+    run,
+    passed,
+    passed ? null : (reason ?? 'TEST_RUN_REQUIRED_STATUS_FAILED'),
+    checks ?? run.checks,
+  );
+}
+
+/** A run's verdict: its PRs pass (`tests_passed`) or wait to be judged (`pending_failure`). */
+function finishRun(
+  w: WorkingCopy,
+  run: TestRun,
+  passed: boolean,
+  reason: FailureReason | null,
+  checks: TestRun['checks'],
+): void {
+  const members = w.membersOf(run.id);
+  w.updateRun(run, {
+    status: passed ? 'succeeded' : 'failed',
+    finishedAt: w.ctx.now,
+    failureReason: reason,
+    checks,
+  });
+  for (const m of members) {
+    if (passed) w.setState(m, 'tests_passed', null);
+    else w.setState(m, 'pending_failure', reason);
+  }
+}
+
+export function mergeSucceeded(w: WorkingCopy, { runId }: MergeSucceededEvent): void {
+  const run = w.run(runId);
+  if (!run || !run.mergeRequested) return;
+  for (const pr of run.mergePrNumbers ?? run.prNumbers) {
+    const entry = findEntry(w.model, pr);
+    if (entry && !isTerminal(entry.state)) w.setState(entry, 'merged', 'MERGE_GRAPH_MERGE');
+  }
+  // The bisection groups tested before this landing can no longer land as they were tested.
+  for (const unit of w.units())
+    if (unit.run.isBisection && !unit.run.landedSince) w.updateRun(unit.run, { landedSince: true });
+}
+
+/** Someone moved the target under the merge (everything restarts), or the forge failed it (its PRs fail). */
+export function mergeFailed(w: WorkingCopy, { runId, reason }: MergeFailedEvent): void {
+  const run = w.run(runId);
+  if (!run || !run.mergeRequested) return;
+  w.updateRun(run, { mergeRequested: false, mergePrNumbers: null });
+  if (reason === 'target_moved') {
+    restartAll(w, 'MANUAL_PUSH_TO_TARGET_BRANCH');
+    return;
+  }
+  for (const m of w.membersOf(runId)) w.setState(m, 'failed', 'GITHUB_API_MERGE_PR_FAILED');
+}
+
+export function targetMoved(w: WorkingCopy, _event: TargetMovedEvent): void {
+  restartAll(w, 'MANUAL_PUSH_TO_TARGET_BRANCH');
+}
+
+/** Every unit goes back to pending (the target moved under it). */
+function restartAll(w: WorkingCopy, reason: QueuedReason): void {
+  for (const unit of w.units()) {
+    if (unit.run.mergeRequested)
+      w.updateRun(w.run(unit.run.id) as TestRun, { mergeRequested: false, mergePrNumbers: null });
+    w.restartUnit(unit, reason);
+  }
+}

@@ -1,0 +1,28 @@
+/**
+ * Merging: one merge at a time, of the first unit that passed and whose base has landed. With
+ * optimistic merging (`canOptimisticallyMerge`) a passing unit may land while the units it was
+ * built on are still in the line ahead of it: its commit contains them, so they land with it.
+ */
+import type { TestRun } from '../types.js';
+import type { WorkingCopy } from '../working-copy.js';
+
+/** Lands the first passing unit whose base has landed (or, optimistically, is still in flight). */
+export function requestMerge(w: WorkingCopy): void {
+  if (w.config.state === 'paused') return;
+  if (w.runs.some((r) => r.mergeRequested && w.membersOf(r.id).length > 0)) return; // one merge at a time
+  const units = w.units();
+  const position = new Map<number, number>();
+  for (const unit of units) for (const m of unit.members) position.set(m.prNumber, unit.run.seq);
+  for (const unit of units) {
+    if (unit.run.status !== 'succeeded') continue;
+    const base = w.unmergedBase(unit.run);
+    if (base.length > 0 && !w.config.canOptimisticallyMerge) continue;
+    // Optimistically landing PRs ahead needs each of them to still be in a unit ahead.
+    if (base.some((pr) => (position.get(pr) ?? Infinity) >= unit.run.seq)) continue;
+    const run = w.run(unit.run.id) as TestRun;
+    const prNumbers = [...base, ...unit.members.map((m) => m.prNumber)];
+    w.updateRun(run, { mergeRequested: true, mergePrNumbers: prNumbers });
+    w.effects.push({ type: 'merge', runId: run.id, prNumbers });
+    return;
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * Readiness: a submitted PR waits outside the queue (`not_ready`) until it targets the queue's
+ * branch, the forge calls it mergeable, and (parallel mode) its impacted targets are known. Then
+ * it is admitted (`pending`) while the queue takes new work (running or paused); a pending PR that
+ * stops being ready goes back out. A mode switch completes once nothing is admitted any more.
+ */
+import type { Readiness } from '../../contract/index.js';
+import { isTerminal } from '../model.js';
+import type { Entry, QueueModel } from '../types.js';
+import type { WorkingCopy } from '../working-copy.js';
+
+/** Readiness as the contract reports it. */
+export function readinessOf(model: QueueModel, entry: Entry): Readiness {
+  const requiresImpactedTargets = model.config.mode === 'parallel';
+  return {
+    hasImpactedTargets: entry.impactedTargets !== null,
+    requiresImpactedTargets,
+    doesBaseBranchMatch: entry.pr.baseBranch === model.branch,
+    gitHubMergeability: entry.pr.mergeability,
+  };
+}
+
+function isReady(model: QueueModel, entry: Entry): boolean {
+  const r = readinessOf(model, entry);
+  return (
+    r.doesBaseBranchMatch &&
+    r.gitHubMergeability === 'mergeable' &&
+    (!r.requiresImpactedTargets || r.hasImpactedTargets === true)
+  );
+}
+
+/** Whether PRs are admitted (pending or further): not-ready PRs wait outside and do not hold a mode switch. */
+export function hasAdmittedWork(model: QueueModel): boolean {
+  return model.entries.some((e) => !isTerminal(e.state) && e.state !== 'not_ready');
+}
+
+/** Whether the queue admits a not-ready entry into pending now. */
+function admitsNewWork(model: QueueModel): boolean {
+  return model.config.state === 'running' || model.config.state === 'paused';
+}
+
+/** Admits the ready PRs and sends pending PRs that are no longer ready back out. */
+export function applyReadiness(w: WorkingCopy): void {
+  // One snapshot for the loop: readiness reads only the branch and the config, which setState leaves alone.
+  const model = w.model;
+  const admits = admitsNewWork(model);
+  for (const entry of [...w.entries]) {
+    if (isTerminal(entry.state)) continue;
+    const ready = isReady(model, entry);
+    if (entry.state === 'not_ready' && ready && admits) {
+      w.setState(
+        entry,
+        'pending',
+        entry.reason === 'API_REQUESTED' ? 'API_REQUESTED' : 'MERGE_ITEM_NOW_READY',
+      );
+    } else if (entry.state === 'pending' && !ready) {
+      w.setState(entry, 'not_ready', 'AWAITING_READINESS');
+    }
+  }
+}
+
+/** A pending mode switch (`switching_modes`) flips the mode once no PR is admitted. */
+export function completeModeSwitch(w: WorkingCopy): void {
+  if (w.config.pendingMode !== null && !hasAdmittedWork(w.model)) {
+    const state = w.config.state === 'switching_modes' ? 'running' : w.config.state;
+    w.config = { ...w.config, state, mode: w.config.pendingMode, pendingMode: null };
+  }
+}
