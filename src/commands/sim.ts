@@ -27,7 +27,7 @@ export default class Sim extends Command {
     'probability --failure-rate and runs that flake with probability --flake-rate. A run fails when any PR its test ' +
     'commit contains is broken, or when it flakes. Merges land instantly. Reports merged PRs per hour, time in queue ' +
     '(submit → merged), CI runs per merged PR and the throughput bounds of the round model ' +
-    '(the round model of docs/decisions.md, "Simulator bounds") for the same inputs. The same seed gives the same figures.';
+    '(docs/decisions.md, "Simulator bounds") for the same inputs. The same seed gives the same figures.';
 
   static override examples = [
     {
