@@ -50750,6 +50750,13 @@ function typeName(value) {
 function isoTime(value) {
     return (typeof value === 'number' ? new Date(value) : value).toISOString();
 }
+/** `url` without its trailing slashes; a loop, since `/\/+$/` is quadratic on a long run of slashes. */
+function withoutTrailingSlashes(url) {
+    let end = url.length;
+    while (end > 0 && url[end - 1] === '/')
+        end--;
+    return url.slice(0, end);
+}
 
 ;// CONCATENATED MODULE: ./src/contract/mq.ts
 
@@ -51500,6 +51507,7 @@ const API_PREFIX = '/v1';
 ;// CONCATENATED MODULE: ./src/client/index.ts
 
 
+
 const DEFAULT_API_URL = 'https://api.trunk.io/v1';
 /** The server answered with an error status; `message` is its one-line plain-text body. */
 class ApiError extends Error {
@@ -51578,7 +51586,7 @@ function neverReachedServer(error) {
     return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN';
 }
 function createClient(options) {
-    const baseUrl = options.baseUrl.replace(/\/+$/, '');
+    const baseUrl = withoutTrailingSlashes(options.baseUrl);
     const timeoutMs = options.timeoutMs ?? 30_000;
     const retries = options.retries ?? 3;
     const headers = { 'user-agent': options.userAgent ?? 'railyard-cli' };
@@ -52658,7 +52666,7 @@ function repoFromGitOrigin(cwd = process.cwd()) {
 }
 /** Parses "90s", "5m", "1.5h", "2d" or plain seconds into milliseconds. */
 function parseDuration(text, flag) {
-    const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/i.exec(text);
+    const match = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$/i.exec(text.trim());
     if (!match)
         throw new config_ConfigError(`${flag}: expected a duration like 30s, 5m, 2h or 7d, got "${text}"`);
     const unit = (match[2] ?? 's').toLowerCase();
@@ -52933,6 +52941,7 @@ function checkMeta(meta) {
 }
 
 ;// CONCATENATED MODULE: ./src/action/inputs.ts
+
 const OPERATIONS = ['submit', 'status', 'wait', 'cancel', 'restart', 'impacted-targets', 'upload-tests'];
 /** A problem with the inputs: the step fails with this one-line message. */
 class InputError extends Error {
@@ -52997,7 +53006,7 @@ function readSettings(env) {
         throw new InputError(`operation: must be one of ${OPERATIONS.join(', ')}, got "${operationRaw}"`);
     }
     const operation = operationRaw;
-    const apiUrl = (env.input('api-url') || 'https://api.trunk.io/v1').replace(/\/+$/, '');
+    const apiUrl = withoutTrailingSlashes(env.input('api-url') || 'https://api.trunk.io/v1');
     try {
         new URL(apiUrl);
     }
