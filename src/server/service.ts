@@ -25,7 +25,7 @@ import {
 } from '../engine/index.js';
 import type { Forge } from '../forge/types.js';
 import { impactedTargetsKey, type ImpactedTargetsWrite, type Store } from '../store/index.js';
-import { badRequest, conflict, HttpError, notFound } from './errors.js';
+import { badRequest, conflict, HttpError, notFound, tooMany } from './errors.js';
 import { presentListItem, presentQueueSettings, presentSubmitted } from './present.js';
 
 /** One queue as the server holds it: identity, the current engine model, read caches. */
@@ -59,7 +59,19 @@ export interface QueueServiceOptions {
   now?: () => number;
   newId?: () => string;
   log?: (message: string, error?: unknown) => void;
+  /** Limits per organisation and per queue (default DEFAULT_LIMITS). */
+  limits?: ServerLimits;
 }
+
+/** What one organisation may hold: far above what a real team uses, low enough to bound what one costs. */
+export interface ServerLimits {
+  /** Merge queues per organisation (`serve --max-queues-per-org`). */
+  queuesPerOrg: number;
+  /** Pull requests in one queue that have not concluded yet (`serve --max-prs-per-queue`). */
+  prsPerQueue: number;
+}
+
+export const DEFAULT_LIMITS: ServerLimits = { queuesPerOrg: 1_000, prsPerQueue: 1_000 };
 
 export type PrSelector = { number: number; branch?: undefined } | { branch: string; number?: undefined };
 
@@ -118,6 +130,7 @@ export class QueueService {
   private readonly now: () => number;
   private readonly newId: () => string;
   private readonly log: (message: string, error?: unknown) => void;
+  private readonly limits: ServerLimits;
 
   private constructor(options: QueueServiceOptions) {
     this.store = options.store;
@@ -126,6 +139,7 @@ export class QueueService {
     this.now = options.now ?? Date.now;
     this.newId = options.newId ?? randomUUID;
     this.log = options.log ?? ((message, error) => console.error(message, error ?? ''));
+    this.limits = options.limits ?? DEFAULT_LIMITS;
   }
 
   static async load(options: QueueServiceOptions): Promise<QueueService> {
@@ -258,6 +272,12 @@ export class QueueService {
     const key = queueKey(org, repo, branch);
     await this.serialize(key, async () => {
       if (this.byKey.has(key)) throw conflict(`A merge queue already exists for branch "${branch}" in ${describeRepo(repo)}`);
+      const max = this.limits.queuesPerOrg;
+      if (this.queuesOf(org).length >= max) {
+        throw badRequest(
+          `organisation "${org}" already has ${max} merge queues, the limit of this server: delete one first (the server's operator sets the limit with --max-queues-per-org)`,
+        );
+      }
       const model = newQueueModel(branch, mode, concurrency);
       const handle: QueueHandle = { id: this.newId(), org, repo, key, model, impactedTargets: new Map(), getQueueBody: null };
       await this.store.insertQueue(handle);
@@ -324,8 +344,19 @@ export class QueueService {
     const facts = await this.facts(this.require(org, repo, branch), prNumber);
     if (!facts.open) throw badRequest(`pull request #${prNumber} is closed`);
     const priority = options.priority === undefined ? undefined : resolvePriority(options.priority);
-    await this.write(org, repo, branch, (handle) =>
-      this.commit(handle, [{ type: 'submit', prNumber, pr: facts, priority, noBatch: options.noBatch }], {
+    await this.write(org, repo, branch, (handle) => {
+      const existing = findEntry(handle.model, prNumber);
+      if (!existing || isTerminal(existing.state)) {
+        const max = this.limits.prsPerQueue;
+        let active = 0;
+        for (const e of handle.model.entries) if (!isTerminal(e.state)) active++;
+        if (active >= max) {
+          throw tooMany(
+            `the ${branch} queue of ${describeRepo(handle.repo)} already holds ${max} pull requests, the limit of this server: submit again once some have merged (the server's operator sets the limit with --max-prs-per-queue)`,
+          );
+        }
+      }
+      return this.commit(handle, [{ type: 'submit', prNumber, pr: facts, priority, noBatch: options.noBatch }], {
         // Impacted targets may be uploaded before the PR is submitted: apply them to the new entry.
         more: (model) => {
           const entry = findEntry(model, prNumber);
@@ -333,8 +364,8 @@ export class QueueService {
           if (!entry || entry.impactedTargets !== null || stored === undefined) return [];
           return [{ type: 'impactedTargets', prNumber, sha: facts.headSha, targets: stored }];
         },
-      }),
-    );
+      });
+    });
   }
 
   async cancel(org: string, repo: Repo, branch: string, prNumber: number): Promise<void> {

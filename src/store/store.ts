@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect, type Dialect, type SqliteDatabase, type Transaction } from 'kysely';
@@ -45,7 +45,17 @@ export function impactedTargetsKey(prNumber: number, headSha: string): string {
   return `${prNumber}:${headSha}`;
 }
 
+/**
+ * Creates the database file readable by its owner alone (0600) before SQLite opens it: SQLite
+ * gives its -wal and -shm files the database file's permissions. An existing file keeps its own.
+ */
+function createPrivately(path: string): void {
+  if (path === ':memory:' || path === '' || existsSync(path)) return;
+  closeSync(openSync(path, 'a', 0o600));
+}
+
 function sqliteDialect(path: string): Dialect {
+  createPrivately(path);
   const database = new Database(path);
   database.pragma('journal_mode = WAL');
   database.pragma('foreign_keys = ON');
@@ -84,7 +94,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   let dialect: Dialect;
   if ('dialect' in options) dialect = options.dialect;
   else if ('dataDir' in options) {
-    mkdirSync(options.dataDir, { recursive: true });
+    // The data directory holds token hashes and run logs: the owner's alone (a new one is 0700).
+    mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     dialect = sqliteDialect(join(options.dataDir, SQLITE_FILE));
   } else dialect = sqliteDialect(options.sqlitePath);
   const db = new Kysely<SchemaTables>({ dialect });

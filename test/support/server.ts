@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { buildServer } from '../../src/server/index.js';
+import { buildServer, type ServerDeps } from '../../src/server/index.js';
 import { createBackend, type BackendOptions } from '../../src/server/runtime.js';
 import { openStore } from '../../src/store/index.js';
 
@@ -20,6 +20,10 @@ export interface TestServerOptions {
   tokens?: Record<string, string>;
   /** The server's clock (default Date.now): flaky-test windows and recovery are read against it. */
   now?: () => number;
+  /** HTTP timeouts (ms), e.g. short ones to test slow clients. */
+  timeouts?: ServerDeps['timeouts'];
+  /** Limits per organisation and per queue. */
+  limits?: ServerDeps['limits'];
 }
 
 export interface TestServer {
@@ -46,7 +50,16 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   // Flaky-test reports are read on worker threads from the built worker (`npm test` builds first).
   const reportWorker = resolve(import.meta.dirname, '../../build/flaky/ingest-worker.js');
   if (!existsSync(reportWorker)) throw new Error(`startTestServer: ${reportWorker} is missing; run npm run build`);
-  const app = await buildServer({ store, forge, workers, logLevel: 'error', now: opts.now, reportWorker });
+  const app = await buildServer({
+    store,
+    forge,
+    workers,
+    logLevel: 'error',
+    now: opts.now,
+    reportWorker,
+    timeouts: opts.timeouts,
+    limits: opts.limits,
+  });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   const port = new URL(address).port;
   let closed = false;
