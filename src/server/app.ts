@@ -205,7 +205,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     return503OnClosing: true,
   });
 
-  const auth = new TokenAuth(deps.store);
+  const auth = new TokenAuth(deps.store, now, (error) => app.log.error({ err: error }, 'could not record when a token was last used'));
   await auth.reload();
   const service = await QueueService.load({
     store: deps.store,
@@ -273,15 +273,20 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   });
 
   const authHook = (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
-    const header = request.headers['x-api-token'];
-    const token = Array.isArray(header) ? header[0] : header;
-    const org = auth.organisationOf(token);
-    if (!org) {
-      done(new HttpError(401, token ? 'x-api-token: unknown token' : 'x-api-token: required (send your API token in this header)'));
-      return;
-    }
-    request.org = org;
-    done();
+    const check = () => {
+      const header = request.headers['x-api-token'];
+      const token = Array.isArray(header) ? header[0] : header;
+      const org = auth.organisationOf(token);
+      if (!org) {
+        done(new HttpError(401, token ? 'x-api-token: unknown token' : 'x-api-token: required (send your API token in this header)'));
+        return;
+      }
+      request.org = org;
+      done();
+    };
+    // A token created or revoked by `railyard token` counts from the next request.
+    if (auth.stale()) auth.reload().then(check, done);
+    else check();
   };
 
   const handlers: Handlers = {
