@@ -1,10 +1,12 @@
 import { statSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { oneLine } from '../../src/server/errors.js';
 import { SQLITE_FILE } from '../../src/store/index.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { tempDir } from '../support/tmp.js';
 import { call, ok, REPO } from './helpers.js';
 
 const Q = { repo: REPO, targetBranch: 'main' };
@@ -229,9 +231,9 @@ describe('limits per organisation', () => {
 
 describe('data on disk', () => {
   it('the data directory is 0700 and the database with its WAL files 0600', async () => {
-    const s = await server({
-      dataDir: join((await import('node:os')).tmpdir(), `railyard-test-modes-${process.pid}-${Date.now()}`),
-    });
+    // A data dir serve creates itself (mkdtemp would make it 0700 already).
+    const parent = await tempDir();
+    const s = await server({ dataDir: join(parent, 'data') });
     try {
       await ok(s, 'createQueue', Q);
       expect(statSync(s.dataDir).mode & 0o777).toBe(0o700);
@@ -240,8 +242,7 @@ describe('data on disk', () => {
       }
     } finally {
       await s.close();
-      const { rm } = await import('node:fs/promises');
-      await rm(s.dataDir, { recursive: true, force: true });
+      await rm(parent, { recursive: true, force: true });
     }
   });
 });

@@ -1,0 +1,28 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * Temporary directories of a test file, removed when it finishes (its worker process exits) if
+ * the test did not remove them itself. The suite's guard (test/support/global-tmp.ts) fails the
+ * run if anything is left under the temp dir all the same.
+ */
+const made = new Set<string>();
+
+process.on('exit', () => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh directory `<tmpdir>/<prefix>XXXXXX`, removed at the latest when the test file ends. */
+export function tempDirSync(prefix = 'railyard-test-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.add(dir);
+  return dir;
+}
+
+export async function tempDir(prefix = 'railyard-test-'): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  made.add(dir);
+  return dir;
+}
