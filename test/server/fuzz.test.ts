@@ -170,7 +170,7 @@ const request: fc.Arbitrary<FuzzRequest> = fc.constantFrom(...ops).chain((op) =>
 });
 
 /** Signs of a stack trace or an internal error leaking into a body. */
-const STACK = /\n\s+at |\bat \S+ \(.*:\d+:\d+\)|node:internal|node_modules\//;
+const STACK = /\n {2,}at |\bat \S+ \(.*:\d+:\d+\)|node:internal|node_modules\//;
 
 /** encodeURIComponent of any string (a lone surrogate cannot be sent in a URL: it goes as U+FFFD). */
 const enc = (text: string) =>
