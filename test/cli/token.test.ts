@@ -126,6 +126,6 @@ describe('railyard token', () => {
       env(),
     );
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toMatch(/--token-file: cannot read .*nope \(ENOENT\)/);
+    expect(missing.stderr).toMatch(/--token-file: cannot read\s[\s\S]*nope \(ENOENT\)/);
   });
 });

@@ -15,7 +15,8 @@ export default function setup(): () => void {
   return () => {
     if (previous === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = previous;
-    const left = readdirSync(root);
+    // tsx keeps its compile cache in `$TMPDIR/tsx-<uid>`: a tool's cache, not a test's leftover.
+    const left = readdirSync(root).filter((name) => !/^tsx-\d+$/.test(name));
     rmSync(root, { recursive: true, force: true });
     if (left.length) {
       // Vitest reports an error thrown here but still exits 0: fail the run explicitly.
