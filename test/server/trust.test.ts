@@ -198,6 +198,12 @@ describe('slow and broken clients', () => {
     expect(statusOf(big.received)).toBe(431);
     expect(headerOf(big.received, 'content-type')).toMatch(/^text\/plain/);
     expect(bodyOf(big.received)).toMatch(/^request headers are too large/);
+
+    // A path the router cannot decode.
+    const badUrl = await rawExchange(s, 'GET /v1/getQueue%E0%A4%A HTTP/1.1\r\nHost: x\r\n\r\n', { waitMs: 2_000 });
+    expect(statusOf(badUrl.received)).toBeGreaterThanOrEqual(400);
+    expect(statusOf(badUrl.received)).toBeLessThan(500);
+    expect(headerOf(badUrl.received, 'content-type')).toMatch(/^text\/plain/);
   });
 });
 
