@@ -4,6 +4,8 @@ import SummaryReporter from './test/support/summary-reporter.js';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // A private TMPDIR per run that must be empty at the end: tests clean up what they create.
+    globalSetup: ['test/support/global-tmp.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',

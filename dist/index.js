@@ -41127,75 +41127,6 @@ const ky = createInstance();
 // Intentionally not exporting this for now as it's just an implementation detail and we don't want to commit to a certain API yet at least.
 // export {NonError} from './errors/NonError.js';
 //# sourceMappingURL=index.js.map
-;// CONCATENATED MODULE: ./src/contract/branch-name.ts
-/**
- * Branch names a queue may target and a pull request may be based on: the rules of
- * `git check-ref-format --branch`, plus three of Railyard's own (no `refs/` prefix, no leading
- * `-`, at most 255 bytes). One pass over the name, no regular expression: the time is linear in
- * the length whatever the input.
- */
-/** Longest branch name accepted, in UTF-8 bytes (a ref is a file: most file systems stop at 255). */
-const MAX_BRANCH_NAME_BYTES = 255;
-/** Characters git never allows in a ref name, besides control characters and space. */
-const FORBIDDEN = new Set(['~', '^', ':', '?', '*', '[', '\\']);
-/**
- * Why `name` is not a valid branch name (the rule it breaks, for an error message), or null when
- * it is one. `name` is the short name (`main`, `release/1.x`), never `refs/heads/...`.
- */
-function branchNameProblem(name) {
-    if (name.length === 0)
-        return 'must not be empty';
-    // Cheap bound before the byte count: a UTF-16 unit is at most 3 UTF-8 bytes.
-    if (name.length > MAX_BRANCH_NAME_BYTES || Buffer.byteLength(name, 'utf8') > MAX_BRANCH_NAME_BYTES) {
-        return `must be at most ${MAX_BRANCH_NAME_BYTES} bytes`;
-    }
-    if (name.startsWith('refs/'))
-        return 'must be a branch name, not a ref: drop the "refs/..." prefix (e.g. main)';
-    if (name.startsWith('-'))
-        return 'must not start with "-"';
-    if (name === '@')
-        return 'must not be "@"';
-    if (name === 'HEAD')
-        return 'must not be "HEAD"';
-    let componentStart = 0;
-    for (let i = 0; i < name.length; i++) {
-        const c = name[i];
-        const code = name.charCodeAt(i);
-        if (code < 0x20 || code === 0x7f)
-            return 'must not contain control characters';
-        if (c === ' ')
-            return 'must not contain spaces';
-        if (FORBIDDEN.has(c))
-            return `must not contain "${c}"`;
-        if (c === '.' && name[i + 1] === '.')
-            return 'must not contain ".."';
-        if (c === '@' && name[i + 1] === '{')
-            return 'must not contain "@{"';
-        if (c === '/') {
-            if (i === componentStart)
-                return 'must not start with "/" or contain "//"';
-            if (name.endsWith('.lock', i))
-                return 'must not have a part between slashes ending in ".lock"';
-            componentStart = i + 1;
-        }
-        else if (c === '.' && i === componentStart) {
-            return 'must not have a part between slashes starting with "."';
-        }
-    }
-    if (name.endsWith('/'))
-        return 'must not end with "/"';
-    if (name.endsWith('.lock'))
-        return 'must not have a part between slashes ending in ".lock"';
-    if (name.endsWith('.'))
-        return 'must not end with "."';
-    return null;
-}
-/** The message for an invalid branch name: the name (when short enough to echo) and the rule. */
-function describeBranchProblem(name, problem) {
-    const shown = name.length <= 100 ? ` ${JSON.stringify(name)}` : '';
-    return `branch name${shown} is not valid: it ${problem}`;
-}
-
 ;// CONCATENATED MODULE: ./node_modules/zod/v4/core/util.js
 
 // functions
@@ -50819,9 +50750,15 @@ function typeName(value) {
 function isoTime(value) {
     return (typeof value === 'number' ? new Date(value) : value).toISOString();
 }
+/** `url` without its trailing slashes; a loop, since `/\/+$/` is quadratic on a long run of slashes. */
+function withoutTrailingSlashes(url) {
+    let end = url.length;
+    while (end > 0 && url[end - 1] === '/')
+        end--;
+    return url.slice(0, end);
+}
 
 ;// CONCATENATED MODULE: ./src/contract/mq.ts
-
 
 
 // ---------------------------------------------------------------- enums
@@ -50871,12 +50808,7 @@ function resolvePriority(input) {
 }
 // ---------------------------------------------------------------- request pieces
 const PrNumber = looseInt(0, U32_MAX);
-/** A queue's branch: a valid branch name (see branch-name.ts), else 400 naming the rule it breaks. */
-const TargetBranch = NonEmptyString.superRefine((name, ctx) => {
-    const problem = branchNameProblem(name);
-    if (problem)
-        ctx.addIssue({ code: 'custom', message: describeBranchProblem(name, problem) });
-});
+const TargetBranch = NonEmptyString;
 const PrRef = object({ number: PrNumber });
 const QueueKey = { repo: Repo, targetBranch: TargetBranch };
 const SubmitPullRequestRequest = object({
@@ -51053,7 +50985,7 @@ const TestingDetailsResponse = object({
     impactedTargetsForTestedPrs: array(schemas_string()).optional(),
     dependentPrs: array(schemas_number()).optional(),
 });
-// ---------------------------------------------------------------- reason codes
+// ---------------------------------------------------------------- reason codes (§7)
 const FAILURE_REASONS = (/* unused pure expression or super */ null && ([
     'START_TEST_RUN_INVALID_EVENT',
     'START_TEST_RUN_MERGE_CONFLICT',
@@ -51566,96 +51498,28 @@ const routes = {
 };
 const API_PREFIX = '/v1';
 
-;// CONCATENATED MODULE: ./src/contract/errors.ts
-/**
- * Error codes of the API. Every error answer is one line of `text/plain` (for people and shell
- * scripts) with a status, and a stable code in the `x-railyard-error-code` header (for programs:
- * a status can mean several things, a code one). README, "Errors and limits", lists them.
- */
-/** The response header that carries the code of an error answer. */
-const ERROR_CODE_HEADER = 'x-railyard-error-code';
-/** Every code the server sends, with its status and what it means. */
-const ERROR_CODES = {
-    invalid_request: { status: 400, description: 'The request is invalid: the message names the field' },
-    unauthorized: { status: 401, description: 'The x-api-token header is missing or unknown' },
-    not_found: {
-        status: 404,
-        description: 'The queue, pull request, test run, test or organisation does not exist (or belongs to another organisation)',
-    },
-    unknown_endpoint: { status: 404, description: 'No operation has this path' },
-    method_not_allowed: {
-        status: 405,
-        description: 'The operation exists under another method (see the Allow header)',
-    },
-    conflict: {
-        status: 409,
-        description: 'The request conflicts with the current state (a queue that exists, a PR being merged)',
-    },
-    payload_too_large: { status: 413, description: 'The body is larger than 20 MiB' },
-    internal_error: {
-        status: 500,
-        description: 'Unexpected error; the server log has the details under the request id',
-    },
-    unavailable: {
-        status: 503,
-        description: 'The database cannot be reached right now (or a replica lost the queue lease mid-write); nothing changed, retry',
-    },
-};
-/** The code of an error answer that has no more specific one: the general code of its status. */
-function errorCodeForStatus(status) {
-    switch (status) {
-        case 401:
-            return 'unauthorized';
-        case 404:
-            return 'not_found';
-        case 405:
-            return 'method_not_allowed';
-        case 409:
-            return 'conflict';
-        case 413:
-            return 'payload_too_large';
-        default:
-            return status >= 500 ? 'internal_error' : 'invalid_request';
-    }
-}
-
 ;// CONCATENATED MODULE: ./src/contract/index.ts
 
 
 
 
 
+;// CONCATENATED MODULE: ./src/client/index.ts
 
 
-;// CONCATENATED MODULE: ./src/client/errors.ts
-/**
- * The errors the client throws. Every one is a ClientError naming the operation, with the error
- * it came from (ky's HTTPError or TimeoutError, fetch's TypeError, a JSON or schema error) as
- * `cause`. A cancelled call rejects with the caller's AbortError, unchanged.
- */
-/** The base class: catch this to handle every failure of a call. */
-class ClientError extends Error {
+
+const DEFAULT_API_URL = 'https://api.trunk.io/v1';
+/** The server answered with an error status; `message` is its one-line plain-text body. */
+class ApiError extends Error {
     operation;
-    name = 'ClientError';
-    constructor(message, 
-    /** The operation that failed (e.g. `submitPullRequest`). */
-    operation, options) {
-        super(message, options);
-        this.operation = operation;
-    }
-}
-/** The server answered with an error status; `serverMessage` is its one-line plain-text body. */
-class ApiError extends ClientError {
     status;
     serverMessage;
     name = 'ApiError';
-    /** The server's stable error code (x-railyard-error-code); undefined from a server that sends none. */
-    code;
-    constructor(operation, status, serverMessage, options) {
-        super(ApiError.describe(operation, status, serverMessage), operation, options);
+    constructor(operation, status, serverMessage) {
+        super(ApiError.describe(operation, status, serverMessage));
+        this.operation = operation;
         this.status = status;
         this.serverMessage = serverMessage;
-        this.code = options?.code;
     }
     static describe(operation, status, serverMessage) {
         const detail = serverMessage ? `: ${serverMessage}` : '';
@@ -51672,42 +51536,38 @@ class ApiError extends ClientError {
     }
 }
 /** The server could not be reached (refused, reset, DNS, TLS). */
-class NetworkError extends ClientError {
+class NetworkError extends Error {
+    operation;
     baseUrl;
     causeMessage;
     name = 'NetworkError';
-    constructor(operation, baseUrl, causeMessage, options) {
-        super(`${operation}: cannot reach ${baseUrl} (${causeMessage})`, operation, options);
+    constructor(operation, baseUrl, causeMessage) {
+        super(`${operation}: cannot reach ${baseUrl} (${causeMessage})`);
+        this.operation = operation;
         this.baseUrl = baseUrl;
         this.causeMessage = causeMessage;
     }
 }
-/** No answer within the time limit of one attempt. */
-class errors_TimeoutError extends ClientError {
+class client_TimeoutError extends Error {
+    operation;
     timeoutMs;
     name = 'TimeoutError';
-    constructor(operation, timeoutMs, options) {
-        super(`${operation}: no answer within ${Math.round(timeoutMs / 1000)} s`, operation, options);
+    constructor(operation, timeoutMs) {
+        super(`${operation}: no answer within ${Math.round(timeoutMs / 1000)} s`);
+        this.operation = operation;
         this.timeoutMs = timeoutMs;
     }
 }
 /** The answer did not match the contract (a different server, or a version mismatch). */
-class ResponseShapeError extends ClientError {
+class ResponseShapeError extends Error {
     name = 'ResponseShapeError';
 }
 /** Worth trying again later: 429, 5xx, network errors and timeouts. */
 function isTransientError(error) {
     if (error instanceof ApiError)
         return error.status === 429 || error.status >= 500;
-    return error instanceof NetworkError || error instanceof errors_TimeoutError;
+    return error instanceof NetworkError || error instanceof client_TimeoutError;
 }
-
-;// CONCATENATED MODULE: ./src/client/index.ts
-
-
-
-
-const DEFAULT_API_URL = 'https://api.trunk.io/v1';
 function causeOf(error) {
     let current = error;
     for (let depth = 0; depth < 5 && current; depth++) {
@@ -51726,7 +51586,7 @@ function neverReachedServer(error) {
     return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN';
 }
 function createClient(options) {
-    const baseUrl = options.baseUrl.replace(/\/+$/, '');
+    const baseUrl = withoutTrailingSlashes(options.baseUrl);
     const timeoutMs = options.timeoutMs ?? 30_000;
     const retries = options.retries ?? 3;
     const headers = { 'user-agent': options.userAgent ?? 'railyard-cli' };
@@ -51780,13 +51640,13 @@ function createClient(options) {
             try {
                 json = text.trim() === '' ? {} : JSON.parse(text);
             }
-            catch (error) {
-                throw new ResponseShapeError(`${op}: the server answered 200 with a body that is not JSON`, op, { cause: error });
+            catch {
+                throw new ResponseShapeError(`${op}: the server answered 200 with a body that is not JSON`);
             }
             const parsed = def.response.safeParse(json);
             if (!parsed.success) {
                 const issue = parsed.error.issues[0];
-                throw new ResponseShapeError(`${op}: unexpected answer from ${baseUrl}: ${issue ? `${issue.path.join('.') || 'body'}: ${issue.message}` : 'invalid'}`, op, { cause: parsed.error });
+                throw new ResponseShapeError(`${op}: unexpected answer from ${baseUrl}: ${issue ? `${issue.path.join('.') || 'body'}: ${issue.message}` : 'invalid'}`);
             }
             return parsed.data;
         }
@@ -51798,22 +51658,19 @@ function createClient(options) {
         return error.response
             .text()
             .catch(() => '')
-            .then((text) => new ApiError(op, error.response.status, text.split('\n')[0].trim().slice(0, 500), {
-            code: error.response.headers.get(ERROR_CODE_HEADER) ?? undefined,
-            cause: error,
-        }));
+            .then((text) => new ApiError(op, error.response.status, text.split('\n')[0].trim().slice(0, 500)));
     }
     async function translate(op, error) {
         if (error instanceof HTTPError)
             return translateHttp(op, error);
         if (error instanceof TimeoutError)
-            return new errors_TimeoutError(op, timeoutMs, { cause: error });
+            return new client_TimeoutError(op, timeoutMs);
         if (error instanceof ApiError || error instanceof ResponseShapeError)
             return error;
         if (error instanceof Error && error.name === 'AbortError')
             return error;
         if (error instanceof TypeError)
-            return new NetworkError(op, baseUrl, causeOf(error).message, { cause: error });
+            return new NetworkError(op, baseUrl, causeOf(error).message);
         return error;
     }
     async function* pages(op, body, requestOptions = {}) {
@@ -51828,7 +51685,7 @@ function createClient(options) {
             if (!token)
                 return;
             if (seen.has(token))
-                throw new ResponseShapeError(`${op}: the server returned the same page token twice`, op);
+                throw new ResponseShapeError(`${op}: the server returned the same page token twice`);
             seen.add(token);
         }
     }
@@ -52809,7 +52666,7 @@ function repoFromGitOrigin(cwd = process.cwd()) {
 }
 /** Parses "90s", "5m", "1.5h", "2d" or plain seconds into milliseconds. */
 function parseDuration(text, flag) {
-    const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/i.exec(text);
+    const match = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$/i.exec(text.trim());
     if (!match)
         throw new config_ConfigError(`${flag}: expected a duration like 30s, 5m, 2h or 7d, got "${text}"`);
     const unit = (match[2] ?? 's').toLowerCase();
@@ -53084,6 +52941,7 @@ function checkMeta(meta) {
 }
 
 ;// CONCATENATED MODULE: ./src/action/inputs.ts
+
 const OPERATIONS = ['submit', 'status', 'wait', 'cancel', 'restart', 'impacted-targets', 'upload-tests'];
 /** A problem with the inputs: the step fails with this one-line message. */
 class InputError extends Error {
@@ -53148,7 +53006,7 @@ function readSettings(env) {
         throw new InputError(`operation: must be one of ${OPERATIONS.join(', ')}, got "${operationRaw}"`);
     }
     const operation = operationRaw;
-    const apiUrl = (env.input('api-url') || 'https://api.trunk.io/v1').replace(/\/+$/, '');
+    const apiUrl = withoutTrailingSlashes(env.input('api-url') || 'https://api.trunk.io/v1');
     try {
         new URL(apiUrl);
     }

@@ -1,4 +1,5 @@
 import type { Repo } from '../contract/index.js';
+import { withoutTrailingSlashes } from '../contract/common.js';
 
 export const OPERATIONS = ['submit', 'status', 'wait', 'cancel', 'restart', 'impacted-targets', 'upload-tests'] as const;
 export type Operation = (typeof OPERATIONS)[number];
@@ -101,7 +102,7 @@ export function readSettings(env: RunEnvironment): ActionSettings {
   }
   const operation = operationRaw as Operation;
 
-  const apiUrl = (env.input('api-url') || 'https://api.trunk.io/v1').replace(/\/+$/, '');
+  const apiUrl = withoutTrailingSlashes(env.input('api-url') || 'https://api.trunk.io/v1');
   try {
     new URL(apiUrl);
   } catch {

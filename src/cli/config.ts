@@ -81,7 +81,7 @@ export function repoFromGitOrigin(cwd = process.cwd()): Repo | null {
 
 /** Parses "90s", "5m", "1.5h", "2d" or plain seconds into milliseconds. */
 export function parseDuration(text: string, flag: string): number {
-  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/i.exec(text);
+  const match = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$/i.exec(text.trim());
   if (!match) throw new ConfigError(`${flag}: expected a duration like 30s, 5m, 2h or 7d, got "${text}"`);
   const unit = (match[2] ?? 's').toLowerCase();
   const factor = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[unit] as number;

@@ -1,5 +1,6 @@
 import ky, { HTTPError, TimeoutError as KyTimeoutError, type KyInstance } from 'ky';
 import type { z } from 'zod';
+import { withoutTrailingSlashes } from '../contract/common.js';
 import {
   API_PREFIX,
   ERROR_CODE_HEADER,
@@ -66,7 +67,7 @@ export interface Client {
 export type FlakyListOperation = 'listFailingTests' | 'listUnhealthyTests' | 'listQuarantinedTests';
 
 export function createClient(options: ClientOptions): Client {
-  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+  const baseUrl = withoutTrailingSlashes(options.baseUrl);
   const timeoutMs = options.timeoutMs ?? 30_000;
   const retries = options.retries ?? 3;
   const headers: Record<string, string> = { 'user-agent': options.userAgent ?? 'railyard-cli' };

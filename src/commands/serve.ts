@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { Command, Flags } from '@oclif/core';
 
 function parseOrgToken(value: string): { org: string; token: string } {
@@ -7,13 +7,31 @@ function parseOrgToken(value: string): { org: string; token: string } {
   return { org: value.slice(0, at), token: value.slice(at + 1) };
 }
 
+/** The tokens of a token file: one per line, blank lines and `#` comments skipped. */
+async function readTokenFile(path: string | undefined): Promise<string[]> {
+  if (path === undefined) return [];
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new Error(`--token-file: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+  const tokens = text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith('#'));
+  if (!tokens.length) throw new Error(`--token-file: ${path} holds no token`);
+  return tokens;
+}
+
 export default class Serve extends Command {
   static override summary = 'Run the Railyard API server (Trunk v1 compatible) on the embedded database';
 
   static override description =
     'Serves the v1 API under /v1 on HOST:PORT, storing its data in --data-dir (SQLite). ' +
-    'Every request but /v1/status and /v1/openapi.json needs an x-api-token. Without --token, a token is ' +
-    'generated on the first start, printed once, and only its hash is stored. Stops cleanly on SIGINT/SIGTERM.';
+    'Every request but /v1/status and /v1/openapi.json needs an x-api-token. Manage tokens with `railyard token`; ' +
+    'a token can also come from --token-file or RAILYARD_SERVER_TOKEN. With no token at all, one is generated on the ' +
+    'first start, printed once, and only its hash is stored. Stops cleanly on SIGINT/SIGTERM.';
 
   static override examples = [
     {
@@ -28,7 +46,7 @@ export default class Serve extends Command {
     },
     {
       description: 'Serve two teams, each with its own token',
-      command: '<%= config.bin %> serve --token "$TEAM_A_TOKEN" --org team-a --org-token team-b="$TEAM_B_TOKEN"',
+      command: '<%= config.bin %> serve --token-file /etc/railyard/team-a.token --org team-a',
     },
   ];
 
@@ -67,8 +85,19 @@ export default class Serve extends Command {
       max: 300,
     }),
     token: Flags.string({
-      description: 'An API token of the --org organisation (repeatable); only its hash is stored',
+      description:
+        'An API token of the --org organisation (repeatable; for tests: a token on the command line shows in ps). Prefer --token-file or RAILYARD_SERVER_TOKEN',
       multiple: true,
+    }),
+    'token-file': Flags.string({
+      description: 'A file holding an API token of the --org organisation (one per line); only its hash is stored',
+      helpValue: 'FILE',
+    }),
+    'max-queues-per-org': Flags.integer({ description: 'Merge queues one organisation may create', default: 1000, min: 1 }),
+    'max-prs-per-queue': Flags.integer({
+      description: 'Pull requests one queue may hold before they conclude (submit answers 429 past it)',
+      default: 1000,
+      min: 1,
     }),
     org: Flags.string({ description: 'Organisation of the --token tokens', default: 'local' }),
     'org-token': Flags.string({
@@ -114,9 +143,19 @@ export default class Serve extends Command {
     const { flags } = await this.parse(Serve);
     let orgTokens: { org: string; token: string }[];
     try {
-      orgTokens = [...(flags.token ?? []).map((token) => ({ org: flags.org, token })), ...(flags['org-token'] ?? []).map(parseOrgToken)];
+      orgTokens = [
+        ...(flags.token ?? []).map((token) => ({ org: flags.org, token })),
+        ...(await readTokenFile(flags['token-file'])).map((token) => ({ org: flags.org, token })),
+        ...(process.env.RAILYARD_SERVER_TOKEN?.trim() ? [{ org: flags.org, token: process.env.RAILYARD_SERVER_TOKEN.trim() }] : []),
+        ...(flags['org-token'] ?? []).map(parseOrgToken),
+      ];
     } catch (error) {
       this.error(error instanceof Error ? error.message : String(error), { exit: 2 });
+    }
+    if (flags.token?.length || flags['org-token']?.length) {
+      this.logToStderr(
+        'warning: a token on the command line can be read by every user of this machine (ps, shell history): use --token-file FILE, RAILYARD_SERVER_TOKEN or `railyard token create`',
+      );
     }
 
     // Loaded lazily like the server itself (a small module: only the parsing).
@@ -174,7 +213,7 @@ export default class Serve extends Command {
     }
     for (const { org, token } of orgTokens) await store.addToken(org, token);
     if ((await store.listTokens()).length === 0) {
-      const token = `ry_${randomBytes(24).toString('base64url')}`;
+      const token = (await import('../cli/tokens.js')).newToken();
       await store.addToken(flags.org, token);
       this.log(`Generated an API token for organisation "${flags.org}". It is shown only this once (only its hash is stored):`);
       this.log(`  ${token}`);
@@ -192,6 +231,7 @@ export default class Serve extends Command {
       version: this.config.version,
       orgRepos,
       replicas,
+      limits: { queuesPerOrg: flags['max-queues-per-org'], prsPerQueue: flags['max-prs-per-queue'] },
     });
     await app.listen({ host: flags.host, port: flags.port });
     const address = app.server.address();

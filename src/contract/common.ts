@@ -97,3 +97,10 @@ function typeName(value: unknown): string {
 export function isoTime(value: Date | number): string {
   return (typeof value === 'number' ? new Date(value) : value).toISOString();
 }
+
+/** `url` without its trailing slashes; a loop, since `/\/+$/` is quadratic on a long run of slashes. */
+export function withoutTrailingSlashes(url: string): string {
+  let end = url.length;
+  while (end > 0 && url[end - 1] === '/') end--;
+  return url.slice(0, end);
+}

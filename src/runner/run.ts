@@ -123,7 +123,8 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
   await git(opts.repoDir, ['cat-file', '-e', `${opts.sha}^{commit}`]).catch(() => {
     throw new Error(`sha: ${opts.sha} is not a commit of ${opts.repoDir}`);
   });
-  await mkdir(opts.logDir, { recursive: true });
+  // Logs may hold secrets a check printed: the owner alone reads them (0700 directories, 0600 files).
+  await mkdir(opts.logDir, { recursive: true, mode: 0o700 });
   const files = logFileNames(names);
   const grace = opts.killGraceMs ?? 2000;
   const limit = Math.max(1, opts.concurrency ?? os.availableParallelism());
@@ -144,7 +145,7 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
   const results: Record<string, CheckResult> = {};
 
   const notRun = async (name: string, logPath: string, reason: StopReason): Promise<CheckResult> => {
-    await appendFile(logPath, `[railyard] ${name}: not started (${reason === 'timeout' ? 'testing timeout reached' : 'run cancelled'})\n`);
+    await appendFile(logPath, `[railyard] ${name}: not started (${reason === 'timeout' ? 'testing timeout reached' : 'run cancelled'})\n`, { mode: 0o600 });
     return { outcome: outcomeOfStop[reason], exitCode: null, durationMs: 0, logPath };
   };
 
@@ -155,12 +156,12 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
     try {
       wt = await addTempWorktree(opts.repoDir, opts.sha, opts.worktreeParent);
     } catch (err) {
-      await appendFile(logPath, `[railyard] ${name}: could not create a worktree of ${opts.sha}: ${(err as Error).message}\n`);
+      await appendFile(logPath, `[railyard] ${name}: could not create a worktree of ${opts.sha}: ${(err as Error).message}\n`, { mode: 0o600 });
       return { outcome: 'failure', exitCode: null, durationMs: 0, logPath };
     }
     try {
       if (stopped) return await notRun(name, logPath, stopped);
-      const fd = openSync(logPath, 'w');
+      const fd = openSync(logPath, 'w', 0o600);
       const started = Date.now();
       let child;
       try {

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { negotiate } from '@fastify/accept-negotiator';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -25,7 +27,7 @@ import { PageTokens } from './page-tokens.js';
 import { builtWorkerFile, reportReaderPool } from './report-reader.js';
 import { mqHandlers } from './routes/mq.js';
 import { RawAnswer, type Handler, type Handlers } from './routes/types.js';
-import { QueueService, type EffectHandler } from './service.js';
+import { DEFAULT_LIMITS, QueueService, type EffectHandler, type ServerLimits } from './service.js';
 import type { QueueWorkers } from './workers.js';
 import type { Replicas } from './replicas.js';
 
@@ -51,7 +53,33 @@ export interface ServerDeps {
   orgRepos?: readonly OrgRepoPin[];
   /** Several replicas on one PostgreSQL database: leases and change notifications (see replicas.ts). */
   replicas?: Replicas;
+  /** HTTP timeouts (ms); unset ones are DEFAULT_TIMEOUTS. */
+  timeouts?: Partial<ServerTimeouts>;
+  /** Limits per organisation and per queue; unset ones are DEFAULT_LIMITS. */
+  limits?: Partial<ServerLimits>;
 }
+
+/** How long the server waits on a client (ms). */
+export interface ServerTimeouts {
+  /** The whole request (headers and body) must arrive within this. */
+  request: number;
+  /** The headers must arrive within this. */
+  headers: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAlive: number;
+  /** A socket with no traffic at all is closed after this. */
+  connection: number;
+  /** How often Node checks sockets against `request` and `headers` (its default is 30 s). */
+  checkInterval: number;
+}
+
+export const DEFAULT_TIMEOUTS: ServerTimeouts = {
+  request: 60_000,
+  headers: 30_000,
+  keepAlive: 72_000,
+  connection: 120_000,
+  checkInterval: 5_000,
+};
 
 export interface Railyard {
   service: QueueService;
@@ -131,6 +159,30 @@ function parseJsonBody(_request: FastifyRequest, text: string, done: (err: Error
   }
 }
 
+/** Node's HTTP parser refused a request (or it timed out): a one-line text/plain answer, then close. */
+function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  let status: number;
+  let message: string;
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    status = 408;
+    message = 'request timed out: the headers and body did not arrive in time';
+  } else if (error.code === 'HPE_HEADER_OVERFLOW') {
+    status = 431;
+    message = 'request headers are too large (at most 16 KiB)';
+  } else {
+    status = 400;
+    message = `malformed HTTP request (${error.code ?? 'parse error'})`;
+  }
+  if (socket.writable) {
+    const body = oneLine(message);
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${TEXT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroySoon();
+}
+
 /**
  * The Fastify app of the v1 API: every route of the contract table under /v1, auth by
  * `x-api-token`, organisation scoping, the 20 MiB limit and plain-text one-line errors.
@@ -139,14 +191,29 @@ function parseJsonBody(_request: FastifyRequest, text: string, done: (err: Error
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const now = deps.now ?? Date.now;
   const logLevel = deps.logLevel ?? 'error';
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...deps.timeouts };
   const app = Fastify({
     bodyLimit: BODY_LIMIT_BYTES,
+    requestTimeout: timeouts.request,
+    keepAliveTimeout: timeouts.keepAlive,
+    connectionTimeout: timeouts.connection,
+    http: { headersTimeout: timeouts.headers, connectionsCheckingInterval: timeouts.checkInterval },
+    // Errors Node's HTTP parser raises (bad request line, headers too large, timeouts) and the
+    // router's own are answered in one line of text/plain like every other error, then closed.
+    clientErrorHandler: answerClientError,
+    frameworkErrors: (error, _request, reply) => {
+      void reply
+        .code(400 as never)
+        .header('connection', 'close')
+        .type(TEXT_TYPE)
+        .send(oneLine(error.message) as never);
+    },
     logger: logLevel === 'silent' ? false : { level: logLevel, stream: process.stderr },
     genReqId: () => randomUUID(),
     return503OnClosing: true,
   });
 
-  const auth = new TokenAuth(deps.store);
+  const auth = new TokenAuth(deps.store, now, (error) => app.log.error({ err: error }, 'could not record when a token was last used'));
   await auth.reload();
   const owners = await RepoOwners.load(deps.store, deps.orgRepos);
   const pageTokens = await PageTokens.load(deps.store);
@@ -158,6 +225,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     now,
     log: (message, error) => app.log.error({ err: error }, message),
     replicas: deps.replicas,
+    limits: { ...DEFAULT_LIMITS, ...deps.limits },
   });
   app.decorate('railyard', { service, auth });
   app.decorateRequest('org', '');
@@ -167,9 +235,15 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (closing) reply.header('connection', 'close');
+  app.addHook('onSend', (request, reply, payload, done) => {
+    // An answer sent before the body was read in full (a 401, a 413, ...): the connection closes
+    // behind it, so a client that goes on sending cannot hold the socket.
+    if (closing || !request.raw.complete) reply.header('connection', 'close');
     done(null, payload);
+  });
+  app.addHook('onResponse', (request, _reply, done) => {
+    if (!request.raw.complete) request.raw.socket?.destroySoon();
+    done();
   });
   const workerFile = deps.reportWorker ?? builtWorkerFile();
   const reports = workerFile
@@ -230,15 +304,20 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   });
 
   const authHook = (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
-    const header = request.headers['x-api-token'];
-    const token = Array.isArray(header) ? header[0] : header;
-    const org = auth.organisationOf(token);
-    if (!org) {
-      done(new HttpError(401, token ? 'x-api-token: unknown token' : 'x-api-token: required (send your API token in this header)'));
-      return;
-    }
-    request.org = org;
-    done();
+    const check = () => {
+      const header = request.headers['x-api-token'];
+      const token = Array.isArray(header) ? header[0] : header;
+      const org = auth.organisationOf(token);
+      if (!org) {
+        done(new HttpError(401, token ? 'x-api-token: unknown token' : 'x-api-token: required (send your API token in this header)'));
+        return;
+      }
+      request.org = org;
+      done();
+    };
+    // A token created or revoked by `railyard token` counts from the next request.
+    if (auth.stale()) auth.reload().then(check, done);
+    else check();
   };
 
   const handlers: Handlers = {
@@ -286,13 +365,13 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
         .header('allow', allow)
         .header(ERROR_CODE_HEADER, 'method_not_allowed' satisfies ErrorCode)
         .type(TEXT_TYPE)
-        .send(`method ${request.method} is not allowed on ${path}: use ${allow.split(',')[0]}`);
+        .send(oneLine(`method ${request.method} is not allowed on ${path}: use ${allow.split(',')[0]}`));
     }
     return reply
       .code(404)
       .header(ERROR_CODE_HEADER, 'unknown_endpoint' satisfies ErrorCode)
       .type(TEXT_TYPE)
-      .send(`no such endpoint: ${request.method} ${path}`);
+      .send(oneLine(`no such endpoint: ${request.method} ${path}`));
   });
 
   return app;

@@ -1,19 +1,53 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { Store } from '../store/index.js';
 
+/** How often last-used times are written per token (ms): `token list` shows them to the minute. */
+const TOUCH_EVERY_MS = 60_000;
+/** Without a change counter (PostgreSQL), tokens are re-read this often (ms). */
+const RELOAD_EVERY_MS = 1_000;
+
 /**
  * API tokens, held as SHA-256 digests. A presented token is hashed and compared against every
  * stored digest with timingSafeEqual (no early exit), so timing reveals nothing useful.
+ *
+ * Tokens created or revoked by another process (`railyard token create|revoke` on the same data
+ * dir) count from the next request: `stale()` compares SQLite's data_version, which changes when
+ * another connection commits, and the caller reloads before checking.
  */
 export class TokenAuth {
-  private tokens: { digest: Buffer; org: string }[] = [];
+  private tokens: { digest: Buffer; hex: string; org: string }[] = [];
+  private version: number | undefined;
+  private loadedAt = 0;
+  private reloading: Promise<void> | undefined;
+  /** When each token's last use was last written (by hash). */
+  private readonly touched = new Map<string, number>();
 
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly now: () => number = Date.now,
+    private readonly onError: (error: unknown) => void = () => undefined,
+  ) {}
 
-  /** Re-reads the stored token hashes (after tokens were added). */
-  async reload(): Promise<void> {
-    const rows = await this.store.listTokens();
-    this.tokens = rows.map((r) => ({ digest: Buffer.from(r.hash, 'hex'), org: r.org }));
+  /** Re-reads the stored token hashes (after tokens were added or revoked). */
+  reload(): Promise<void> {
+    this.reloading ??= (async () => {
+      try {
+        const version = this.store.dataVersion?.();
+        const rows = await this.store.listTokens();
+        this.tokens = rows.map((r) => ({ digest: Buffer.from(r.hash, 'hex'), hex: r.hash, org: r.org }));
+        this.version = version;
+        this.loadedAt = this.now();
+      } finally {
+        this.reloading = undefined;
+      }
+    })();
+    return this.reloading;
+  }
+
+  /** Whether the stored tokens may have changed since they were read. */
+  stale(): boolean {
+    if (this.store.dataVersion) return this.store.dataVersion() !== this.version;
+    return this.now() - this.loadedAt >= RELOAD_EVERY_MS;
   }
 
   /** Adds a token (stored as a hash) and makes it valid at once. */
@@ -26,15 +60,26 @@ export class TokenAuth {
     return this.tokens.length;
   }
 
-  /** The organisation the token belongs to, or null. */
+  /** The organisation the token belongs to, or null. Notes the use for `railyard token list`. */
   organisationOf(token: string | undefined): string | null {
     if (!token) return null;
     // One-shot hash: a third of the cost of createHash().update().digest(), on every request.
     const digest = hash('sha256', token, 'buffer');
-    let org: string | null = null;
+    let found: { hex: string; org: string } | null = null;
     for (const t of this.tokens) {
-      if (timingSafeEqual(digest, t.digest) && org === null) org = t.org;
+      if (timingSafeEqual(digest, t.digest) && found === null) found = t;
     }
-    return org;
+    if (!found) return null;
+    this.noteUse(found.hex);
+    return found.org;
+  }
+
+  /** Writes the last-used time at most once a minute per token, off the request's path. */
+  private noteUse(hex: string): void {
+    const now = this.now();
+    const last = this.touched.get(hex);
+    if (last !== undefined && now - last < TOUCH_EVERY_MS) return;
+    this.touched.set(hex, now);
+    this.store.touchToken(hex, now).catch(this.onError);
   }
 }

@@ -29,7 +29,7 @@ import {
 import type { Forge } from '../forge/types.js';
 import { impactedTargetsKey, type Fence, type ImpactedTargetsWrite, type Store, type StoredQueue } from '../store/index.js';
 import { LeaseLostError } from '../store/index.js';
-import { badRequest, conflict, HttpError, notFound } from './errors.js';
+import { badRequest, conflict, HttpError, notFound, tooMany } from './errors.js';
 import type { RepoOwners } from './ownership.js';
 import { presentListItem, presentQueueSettings, presentSubmitted } from './present.js';
 
@@ -79,7 +79,19 @@ export interface QueueServiceOptions {
   log?: (message: string, error?: unknown) => void;
   /** Set when several replicas share a PostgreSQL database. */
   replicas?: ReplicaView;
+  /** Limits per organisation and per queue (default DEFAULT_LIMITS). */
+  limits?: ServerLimits;
 }
+
+/** What one organisation may hold: far above what a real team uses, low enough to bound what one costs. */
+export interface ServerLimits {
+  /** Merge queues per organisation (`serve --max-queues-per-org`). */
+  queuesPerOrg: number;
+  /** Pull requests in one queue that have not concluded yet (`serve --max-prs-per-queue`). */
+  prsPerQueue: number;
+}
+
+export const DEFAULT_LIMITS: ServerLimits = { queuesPerOrg: 1_000, prsPerQueue: 1_000 };
 
 export type PrSelector = { number: number; branch?: undefined } | { branch: string; number?: undefined };
 
@@ -145,6 +157,7 @@ export class QueueService {
   private readonly newId: () => string;
   private readonly log: (message: string, error?: unknown) => void;
   private readonly replicas?: ReplicaView;
+  private readonly limits: ServerLimits;
 
   private constructor(options: QueueServiceOptions) {
     this.replicas = options.replicas;
@@ -155,6 +168,7 @@ export class QueueService {
     this.now = options.now ?? Date.now;
     this.newId = options.newId ?? randomUUID;
     this.log = options.log ?? ((message, error) => console.error(message, error ?? ''));
+    this.limits = options.limits ?? DEFAULT_LIMITS;
   }
 
   static async load(options: QueueServiceOptions): Promise<QueueService> {
@@ -431,6 +445,12 @@ export class QueueService {
     const key = queueKey(org, repo, branch);
     await this.serialize(key, async () => {
       if (this.byKey.has(key)) throw conflict(`A merge queue already exists for branch "${branch}" in ${describeRepo(repo)}`);
+      const max = this.limits.queuesPerOrg;
+      if (this.queuesOf(org).length >= max) {
+        throw badRequest(
+          `organisation "${org}" already has ${max} merge queues, the limit of this server: delete one first (the server's operator sets the limit with --max-queues-per-org)`,
+        );
+      }
       const model = newQueueModel(branch, mode, concurrency);
       const handle: QueueHandle = {
         id: this.newId(),
@@ -542,6 +562,17 @@ export class QueueService {
     const priority = options.priority === undefined ? undefined : resolvePriority(options.priority);
     await this.write(org, repo, branch, (handle) => {
       this.refuseMerged(handle, prNumber);
+      const existing = findEntry(handle.model, prNumber);
+      if (!existing || isTerminal(existing.state)) {
+        const max = this.limits.prsPerQueue;
+        let active = 0;
+        for (const e of handle.model.entries) if (!isTerminal(e.state)) active++;
+        if (active >= max) {
+          throw tooMany(
+            `the ${branch} queue of ${describeRepo(handle.repo)} already holds ${max} pull requests, the limit of this server: submit again once some have merged (the server's operator sets the limit with --max-prs-per-queue)`,
+          );
+        }
+      }
       return this.commit(
         handle,
         [{ type: 'submit', prNumber, pr: facts, priority, noBatch: options.noBatch }],

@@ -16,6 +16,10 @@ export interface ApiTokensTable {
   token_hash: string;
   org_slug: string;
   created_at: Millis;
+  /** What the token is for, as given to `railyard token create --label` (004). */
+  label: string | null;
+  /** When it last authenticated a request, to the minute (004). */
+  last_used_at: Millis | null;
 }
 
 export interface QueuesTable {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import {
@@ -94,7 +94,20 @@ export function impactedTargetsKey(prNumber: number, headSha: string): string {
   return `${prNumber}:${headSha}`;
 }
 
+/**
+ * Creates the database file readable by its owner alone (0600) before SQLite opens it: SQLite
+ * gives its -wal and -shm files the database file's permissions. An existing file keeps its own.
+ */
+function createPrivately(path: string): void {
+  if (path === ':memory:' || path === '' || existsSync(path)) return;
+  closeSync(openSync(path, 'a', 0o600));
+}
+
+/** Per SQLite database: a number that changes when ANOTHER connection commits (PRAGMA data_version). */
+const dataVersions = new WeakMap<Dialect, () => number>();
+
 function sqliteDialect(path: string): Dialect {
+  createPrivately(path);
   const database = new Database(path);
   database.pragma('journal_mode = WAL');
   database.pragma('foreign_keys = ON');
@@ -103,7 +116,10 @@ function sqliteDialect(path: string): Dialect {
   // hundreds of index pages (one of known tests ~35), and checkpointing that often cost ~50 % more
   // per commit (measured with 1,000 pages: 1.8 s of commits per 1,000 uploads instead of 1.15 s).
   database.pragma('wal_autocheckpoint = 10000');
-  return new SqliteDialect({ database: keepingStatements(database) });
+  const dialect = new SqliteDialect({ database: keepingStatements(database) });
+  const version = database.prepare('PRAGMA data_version').pluck();
+  dataVersions.set(dialect, () => version.get() as number);
+  return dialect;
 }
 
 /**
@@ -170,7 +186,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     dialect = await postgresDialect(options);
     kind = 'postgres';
   } else if ('dataDir' in options) {
-    mkdirSync(options.dataDir, { recursive: true });
+    // The data directory holds token hashes and run logs: the owner's alone (a new one is 0700).
+    mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     dialect = sqliteDialect(join(options.dataDir, SQLITE_FILE));
   } else dialect = sqliteDialect(options.sqlitePath);
   const db = new Kysely<SchemaTables>({ dialect });
@@ -183,9 +200,32 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       cause: error,
     });
   }
-  const store = new Store(db, kind);
+  const store = new Store(db, kind, dataVersions.get(dialect));
   store.migrated = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
   return store;
+}
+
+/** An API token as `railyard token list` shows it (never the token itself). */
+export interface TokenInfo {
+  /** The first 12 hex digits of its SHA-256: what `railyard token revoke` takes. */
+  id: string;
+  org: string;
+  label: string | null;
+  createdAt: number;
+  lastUsedAt: number | null;
+}
+
+/** Characters of the hash that name a token. */
+export const TOKEN_ID_LENGTH = 12;
+
+function tokenInfo(r: { token_hash: string; org_slug: string; label: string | null; created_at: number; last_used_at: number | null }): TokenInfo {
+  return {
+    id: r.token_hash.slice(0, TOKEN_ID_LENGTH),
+    org: r.org_slug,
+    label: r.label,
+    createdAt: Number(r.created_at),
+    lastUsedAt: r.last_used_at === null ? null : Number(r.last_used_at),
+  };
 }
 
 const ENTRY_CHUNK = 200;
@@ -225,6 +265,11 @@ export class Store {
   constructor(
     readonly db: Db,
     readonly kind: StoreKind = 'sqlite',
+    /**
+     * SQLite only: changes whenever another connection (another process: `railyard token revoke`)
+     * commits, so a server can re-read tokens the moment they change. Undefined for other dialects.
+     */
+    readonly dataVersion?: () => number,
   ) {}
 
   async close(): Promise<void> {
@@ -239,7 +284,7 @@ export class Store {
   }
 
   /** Stores the hash of `token` for `org` (creating the organisation); false if it was already stored. */
-  async addToken(org: string, token: string): Promise<boolean> {
+  async addToken(org: string, token: string, label?: string): Promise<boolean> {
     const hash = hashToken(token);
     return this.db.transaction().execute(async (trx) => {
       await this.ensureOrganisationIn(trx, org);
@@ -248,7 +293,10 @@ export class Store {
         if (existing.org_slug !== org) throw new Error(`that token already belongs to organisation "${existing.org_slug}"`);
         return false;
       }
-      await trx.insertInto('api_tokens').values({ token_hash: hash, org_slug: org, created_at: Date.now() }).execute();
+      await trx
+        .insertInto('api_tokens')
+        .values({ token_hash: hash, org_slug: org, created_at: Date.now(), label: label ?? null, last_used_at: null })
+        .execute();
       return true;
     });
   }
@@ -300,6 +348,40 @@ export class Store {
       .where('name', '=', name)
       .executeTakeFirstOrThrow();
     return row.value;
+  }
+
+  /** Every token (of `org`, if given), oldest first, without the secret. */
+  async describeTokens(org?: string): Promise<TokenInfo[]> {
+    let query = this.db
+      .selectFrom('api_tokens')
+      .select(['token_hash', 'org_slug', 'label', 'created_at', 'last_used_at'])
+      .orderBy('created_at')
+      .orderBy('token_hash');
+    if (org !== undefined) query = query.where('org_slug', '=', org);
+    return (await query.execute()).map(tokenInfo);
+  }
+
+  /**
+   * Deletes the token whose SHA-256 (hex) starts with `hashPrefix` (and belongs to `org`, if
+   * given). Deletes nothing when the prefix names several tokens. Answers what matched.
+   */
+  async revokeToken(hashPrefix: string, org?: string): Promise<TokenInfo[]> {
+    if (!/^[0-9a-f]+$/.test(hashPrefix)) throw new Error(`not a token id: "${hashPrefix}"`);
+    return this.db.transaction().execute(async (trx) => {
+      let query = trx
+        .selectFrom('api_tokens')
+        .select(['token_hash', 'org_slug', 'label', 'created_at', 'last_used_at'])
+        .where('token_hash', 'like', `${hashPrefix}%`);
+      if (org !== undefined) query = query.where('org_slug', '=', org);
+      const rows = await query.execute();
+      if (rows.length === 1) await trx.deleteFrom('api_tokens').where('token_hash', '=', rows[0].token_hash).execute();
+      return rows.map(tokenInfo);
+    });
+  }
+
+  /** Records that the token with this hash was used at `at`. */
+  async touchToken(hash: string, at: number): Promise<void> {
+    await this.db.updateTable('api_tokens').set({ last_used_at: at }).where('token_hash', '=', hash).execute();
   }
 
   // ------------------------------------------------------------ queues

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { tempDirSync } from '../support/tmp.js';
 
 const DIST = resolve(import.meta.dirname, '../../dist/index.js');
 
@@ -34,7 +34,7 @@ function runAction(
   inputs: Record<string, string>,
   opts: { event?: object; eventName?: string; onStart?: (pid: number) => void; env?: Record<string, string>; cwd?: string } = {},
 ): Promise<ActionRun> {
-  const dir = mkdtempSync(join(tmpdir(), 'railyard-action-'));
+  const dir = tempDirSync('railyard-action-');
   const eventPath = join(dir, 'event.json');
   writeFileSync(eventPath, JSON.stringify(opts.event ?? pullRequestEvent(7)));
   const outputPath = join(dir, 'output');
@@ -219,7 +219,7 @@ describe('the GitHub Action (dist/index.js)', () => {
   });
 
   it('upload-tests: sends the JUnit reports of the workspace, outputs the counts and writes them to the job summary', async () => {
-    const workspace = mkdtempSync(join(tmpdir(), 'railyard-ws-'));
+    const workspace = tempDirSync('railyard-ws-');
     mkdirSync(join(workspace, 'reports', 'unit'), { recursive: true });
     mkdirSync(join(workspace, '.github'));
     writeFileSync(join(workspace, '.github', 'CODEOWNERS'), 'src/ @acme/app\n');
@@ -255,7 +255,7 @@ describe('the GitHub Action (dist/index.js)', () => {
   });
 
   it('upload-tests: no matching report, or no org, fails the step naming the input', async () => {
-    const workspace = mkdtempSync(join(tmpdir(), 'railyard-ws-'));
+    const workspace = tempDirSync('railyard-ws-');
     const none = await runAction({ ...base, operation: 'upload-tests', org: 'acme', junit: 'reports/*.xml' }, { env: { GITHUB_WORKSPACE: workspace } });
     expect(none.code).toBe(1);
     expect(none.stdout).toMatch(/::error::junit: no file matches "reports\/\*\.xml"/);

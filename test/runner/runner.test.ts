@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -53,6 +53,9 @@ describe('runChecks', () => {
     expect(log).toContain('to-stderr');
     expect(log).toMatch(/\[railyard\] read: success \(exit code 0\) after \d+ ms/);
     expect(path.dirname(res.results['lint/style']!.logPath)).toBe(logDir);
+    // Logs may hold what a check printed (secrets included): the owner's alone.
+    expect(statSync(logDir).mode & 0o777).toBe(0o700);
+    expect(statSync(res.results.read!.logPath).mode & 0o777).toBe(0o600);
     expect(started.sort()).toEqual(['lint/style', 'read']);
     expect(finished.sort()).toEqual([['lint/style', 'success'], ['read', 'success']]);
     // worktrees are gone, from disk and from git

@@ -23,7 +23,7 @@ function parse(text: string): Sample[] {
     const m = /^([a-z_:][a-z0-9_:]*)(?:\{(.*)\})? (\S+)$/i.exec(line);
     if (!m) throw new Error(`not an exposition line: ${line}`);
     const labels: Record<string, string> = {};
-    for (const pair of (m[2] ?? '').match(/[a-z_]+="[^"]*"/gi) ?? []) {
+    for (const pair of (m[2] ?? '').match(/(?<![a-z_])[a-z_]+="[^"]*"/gi) ?? []) {
       const [k, v] = pair.split('=');
       labels[k] = JSON.parse(v);
     }

@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { tempDirSync } from './tmp.js';
 
 export const BIN = resolve(import.meta.dirname, '../../bin/run.js');
 
@@ -11,9 +10,9 @@ export interface CliResult {
   stderr: string;
 }
 
-/** A private HOME / XDG_CONFIG_HOME so tests never read or write the user's config. */
+/** A private HOME / XDG_CONFIG_HOME so tests never read or write the user's config (removed when the test file ends). */
 export function isolatedEnv(extra: Record<string, string> = {}): Record<string, string> {
-  const home = mkdtempSync(join(tmpdir(), 'railyard-home-'));
+  const home = tempDirSync('railyard-home-');
   const env: Record<string, string> = {};
   for (const key of ['PATH', 'SYSTEMROOT', 'TMPDIR']) if (process.env[key]) env[key] = process.env[key] as string;
   return { ...env, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), NO_COLOR: '1', ...extra };

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { buildServer } from '../../src/server/index.js';
+import { buildServer, type ServerDeps } from '../../src/server/index.js';
 import { parseOrgRepoPin } from '../../src/server/ownership.js';
 import { Replicas } from '../../src/server/replicas.js';
 import { createBackend, type BackendOptions } from '../../src/server/runtime.js';
@@ -28,6 +28,10 @@ export interface TestServerOptions {
   databaseUrl?: string;
   /** Replicas: lease length (default 5 s, short in tests that fail over). */
   leaseMs?: number;
+  /** HTTP timeouts (ms), e.g. short ones to test slow clients. */
+  timeouts?: ServerDeps['timeouts'];
+  /** Limits per organisation and per queue. */
+  limits?: ServerDeps['limits'];
 }
 
 export interface TestServer {
@@ -62,7 +66,18 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const reportWorker = resolve(import.meta.dirname, '../../build/flaky/ingest-worker.js');
   if (!existsSync(reportWorker)) throw new Error(`startTestServer: ${reportWorker} is missing; run npm run build`);
   const orgRepos = (opts.orgRepos ?? []).map(parseOrgRepoPin);
-  const app = await buildServer({ store, forge, workers, logLevel: 'error', now: opts.now, reportWorker, orgRepos, replicas });
+  const app = await buildServer({
+    store,
+    forge,
+    workers,
+    logLevel: 'error',
+    now: opts.now,
+    reportWorker,
+    orgRepos,
+    replicas,
+    timeouts: opts.timeouts,
+    limits: opts.limits,
+  });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   const port = new URL(address).port;
   let closed = false;

@@ -7,7 +7,7 @@ const onOff = (description: string) => Flags.string({ description, options: ['on
 
 /** "0.3", "30%" → 0.3; a fraction in [0, 1]. */
 export function parseFraction(text: string, flag: string): number {
-  const match = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(%)?\s*$/.exec(text);
+  const match = /^(\d+(?:\.\d+)?|\.\d+)\s*(%)?$/.exec(text.trim());
   const value = match ? Number(match[1]) / (match[2] ? 100 : 1) : Number.NaN;
   if (!(value >= 0 && value <= 1)) throw new ConfigError(`--${flag}: expected a fraction 0..1 or a percentage 0%..100%, got "${text}"`);
   return value;

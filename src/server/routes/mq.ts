@@ -112,7 +112,7 @@ export function mqHandlers(service: QueueService, now: () => number): Pick<Handl
         const host = input.repoHost.toLowerCase();
         queues = queues.filter((q) => q.repo.host === host);
       }
-      return new RawAnswer(await renderMetrics(queues, now()), METRICS_CONTENT_TYPE);
+      return new RawAnswer(renderMetrics(queues, now()), METRICS_CONTENT_TYPE);
     },
   };
 }

@@ -3,7 +3,8 @@ import * as core from './001_core.js';
 import * as flaky from './002_flaky.js';
 import * as flakyResults from './003_flaky_results.js';
 import * as trust from './004_trust.js';
-import * as replicas from './005_replicas.js';
+import * as tokenUsage from './005_token_usage.js';
+import * as replicas from './006_replicas.js';
 
 /**
  * Every migration, in order. Kysely applies them by name (sorted), so add a new file
@@ -14,5 +15,6 @@ export const migrations: Record<string, Migration> = {
   '002_flaky': flaky,
   '003_flaky_results': flakyResults,
   '004_trust': trust,
-  '005_replicas': replicas,
+  '005_token_usage': tokenUsage,
+  '006_replicas': replicas,
 };

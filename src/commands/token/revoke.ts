@@ -1,0 +1,54 @@
+import { Args, Command, Flags } from '@oclif/core';
+
+export default class TokenRevoke extends Command {
+  static override summary =
+    'Revoke an API token: a server on the same data dir refuses it from its next request';
+
+  static override description =
+    'Takes the token id shown by `token list` (or a longer start of its SHA-256), or the token itself.';
+
+  static override examples = ['<%= config.bin %> token revoke 3f9a1c0b7d2e --data-dir /var/lib/railyard'];
+
+  static override args = {
+    token: Args.string({ description: 'Token id (from token list) or the token itself', required: true }),
+  };
+
+  static override flags = {
+    'data-dir': Flags.string({ description: 'Directory of the database', default: './.railyard' }),
+    org: Flags.string({ description: 'Only revoke a token of this organisation' }),
+  };
+
+  async run(): Promise<void> {
+    const { args, flags } = await this.parse(TokenRevoke);
+    const [{ openStore, hashToken }, { TOKEN_PREFIX }] = await Promise.all([
+      import('../../store/index.js'),
+      import('../../cli/tokens.js'),
+    ]);
+    const given = args.token.trim();
+    const id = given.startsWith(TOKEN_PREFIX) ? hashToken(given) : given.toLowerCase();
+    if (!/^[0-9a-f]{6,64}$/.test(id)) {
+      this.error(
+        `token: expected a token id of at least 6 hex digits (see token list) or a token starting ${TOKEN_PREFIX}, got "${given}"`,
+        { exit: 2 },
+      );
+    }
+    const store = await openStore({ dataDir: flags['data-dir'] });
+    let matched;
+    try {
+      matched = await store.revokeToken(id, flags.org);
+    } finally {
+      await store.close();
+    }
+    if (matched.length === 0)
+      this.error(`no token ${given}${flags.org ? ` in organisation "${flags.org}"` : ''}: see token list`, {
+        exit: 1,
+      });
+    if (matched.length > 1) {
+      this.error(
+        `"${given}" names ${matched.length} tokens (${matched.map((t) => t.id).join(', ')}): give more of the id; nothing revoked`,
+        { exit: 1 },
+      );
+    }
+    this.log(`Revoked token ${matched[0].id} of organisation "${matched[0].org}".`);
+  }
+}

@@ -1,0 +1,131 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SQLITE_FILE } from '../../src/store/index.js';
+import { isolatedEnv, railyard } from '../support/cli.js';
+import { spawnServe, type ServeProcess } from '../support/serve.js';
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'railyard-test-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+function env(): Record<string, string> {
+  const e = isolatedEnv();
+  cleanups.push(() => rm(e.HOME, { recursive: true, force: true }));
+  return e;
+}
+
+async function serve(args: string[], extraEnv: Record<string, string> = {}): Promise<ServeProcess> {
+  const s = await spawnServe(args, { ...env(), ...extraEnv });
+  cleanups.push(() => s.kill());
+  return s;
+}
+
+const status = async (url: string, token: string) =>
+  (await fetch(`${url}/getMergeQueueMetrics`, { headers: { 'x-api-token': token } })).status;
+
+describe('railyard token', () => {
+  it('creates a token printed once and stored hashed; lists it with its last use; a revoked token gets 401 from a running server at once', async () => {
+    const dir = await tempDir();
+    const e = env();
+    const created = await railyard(
+      ['token', 'create', '--data-dir', dir, '--org', 'team-a', '--label', 'CI of web'],
+      e,
+    );
+    expect(created.code).toBe(0);
+    const token = created.stdout.trim();
+    expect(token).toMatch(/^ry_[A-Za-z0-9_-]{43,}$/); // ≥ 32 random bytes
+    expect(created.stderr).toMatch(/shown only this once/);
+    const id = /Created token ([0-9a-f]{12})/.exec(created.stderr)![1];
+
+    // Only the hash is in the database.
+    const db = new Database(join(dir, SQLITE_FILE), { readonly: true });
+    const dump = JSON.stringify(db.prepare('SELECT * FROM api_tokens').all());
+    db.close();
+    expect(dump).not.toContain(token);
+    expect(dump).toContain(id);
+
+    const before = await railyard(['token', 'list', '--data-dir', dir], e);
+    expect(before.code).toBe(0);
+    expect(before.stdout).toMatch(
+      new RegExp(`${id}\\s+team-a\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d\\s+never\\s+CI of web`),
+    );
+    expect(before.stdout).not.toContain(token);
+
+    const server = await serve(['--data-dir', dir, '--sandbox', '--org', 'team-a']);
+    expect(await status(server.url, token)).toBe(200);
+    // A second token, created while the server runs, works from its next request.
+    const second = (
+      await railyard(['token', 'create', '--data-dir', dir, '--org', 'team-b'], e)
+    ).stdout.trim();
+    expect(await status(server.url, second)).toBe(200);
+
+    const listed = JSON.parse(
+      (await railyard(['token', 'list', '--data-dir', dir, '--org', 'team-a', '--json'], e)).stdout,
+    );
+    expect(listed).toHaveLength(1);
+    expect(listed[0]).toMatchObject({ id, org: 'team-a', label: 'CI of web' });
+    expect(listed[0].lastUsedAt).toBeGreaterThan(Date.now() - 60_000);
+
+    const revoked = await railyard(['token', 'revoke', id, '--data-dir', dir], e);
+    expect(revoked.code).toBe(0);
+    expect(revoked.stdout).toContain(`Revoked token ${id}`);
+    expect(await status(server.url, token)).toBe(401);
+    expect(await status(server.url, second)).toBe(200);
+    // The token itself also names it; revoking again says there is none.
+    const again = await railyard(['token', 'revoke', token, '--data-dir', dir], e);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/no token/);
+  });
+
+  it('serve reads tokens from --token-file and RAILYARD_SERVER_TOKEN, and warns about --token on the command line', async () => {
+    const dir = await tempDir();
+    const file = join(dir, 'token');
+    await writeFile(file, '# the CI token\nry_from_the_file_0123456789abcdef0123456789abcdef\n', {
+      mode: 0o600,
+    });
+    const server = await serve(['--data-dir', join(dir, 'data'), '--sandbox', '--token-file', file], {
+      RAILYARD_SERVER_TOKEN: 'ry_from_the_environment_0123456789abcdef012345',
+    });
+    expect(await status(server.url, 'ry_from_the_file_0123456789abcdef0123456789abcdef')).toBe(200);
+    expect(await status(server.url, 'ry_from_the_environment_0123456789abcdef012345')).toBe(200);
+    expect(server.output().stdout).not.toContain('only this once'); // tokens were given
+    expect(server.output().stderr).not.toMatch(/warning/);
+    await server.kill();
+
+    const loud = await serve([
+      '--data-dir',
+      join(dir, 'data'),
+      '--sandbox',
+      '--token',
+      'ry_on_the_command_line_000000000000000000000000',
+    ]);
+    expect(loud.output().stderr).toMatch(/warning: a token on the command line can be read by every user/);
+    expect(await status(loud.url, 'ry_on_the_command_line_000000000000000000000000')).toBe(200);
+
+    const missing = await railyard(
+      [
+        'serve',
+        '--data-dir',
+        join(dir, 'data'),
+        '--sandbox',
+        '--port',
+        '0',
+        '--token-file',
+        join(dir, 'nope'),
+      ],
+      env(),
+    );
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/--token-file: cannot read\s[\s\S]*nope \(ENOENT\)/);
+  });
+});

@@ -1,0 +1,264 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_PREFIX, routes, type OperationName } from '../../src/contract/index.js';
+import { sandboxHeadSha } from '../../src/forge/sandbox.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { ok, REPO } from './helpers.js';
+
+/**
+ * Generated requests over every route of the contract table against a real server over HTTP:
+ * valid requests, valid ones with a field removed or replaced by any JSON value, any JSON, text
+ * that is not JSON, long and control-character strings, wrong methods, tokens and content types.
+ * Whatever arrives, the answer is never a 5xx, never carries a stack trace, and the server keeps
+ * answering. The seed is printed with any failure; FUZZ_SEED=N replays it, FUZZ_RUNS=N sets the count.
+ */
+const RUNS = Number(process.env.FUZZ_RUNS ?? 10_000);
+const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2_147_483_647);
+const IN_FLIGHT = 8;
+
+const ORG = 'local';
+const Q = { repo: REPO, targetBranch: 'main' };
+const SHA1 = sandboxHeadSha(REPO, 1);
+const TEST_ID = '6f1b9e9e-8a43-5d2c-9b1a-0c9e3b1d2f11';
+const day = 86_400_000;
+
+/** A valid request of every operation (the starting point of most generated ones). */
+const templates: Record<OperationName, Record<string, unknown>> = {
+  submitPullRequest: { ...Q, pr: { number: 1 }, priority: 'high', noBatch: true },
+  cancelPullRequest: { ...Q, pr: { number: 2 } },
+  restartTestsOnPullRequest: { ...Q, pr: { number: 1 } },
+  getSubmittedPullRequest: { ...Q, pr: { number: 1 } },
+  listPullRequests: { ...Q, take: 10, state: 'merged' },
+  setImpactedTargets: { ...Q, pr: { number: 1, sha: SHA1 }, impactedTargets: ['//app:web'] },
+  getMergeQueueTestingDetails: { ...Q, testRunId: 'no-such-run' },
+  createQueue: { repo: REPO, targetBranch: 'release', mode: 'single', concurrency: 2 },
+  deleteQueue: { repo: REPO, targetBranch: 'scratch' },
+  getQueue: Q,
+  updateQueue: { ...Q, concurrency: 3, state: 'running' },
+  getMergeQueueMetrics: { repo: 'acme/web', repoHost: 'github.com' },
+  listFailingTests: {
+    repo: REPO,
+    org_url_slug: ORG,
+    start_time: new Date(Date.now() - day).toISOString(),
+    end_time: new Date().toISOString(),
+    page_query: { page_size: 10, page_token: '' },
+  },
+  listUnhealthyTests: { repo: REPO, org_url_slug: ORG, page_query: { page_size: 10 }, status: 'FLAKY' },
+  getTestDetails: { repo: REPO, org_url_slug: ORG, test_id: TEST_ID },
+  listQuarantinedTests: { repo: REPO, org_url_slug: ORG, page_query: { page_size: 10 } },
+  linkTicketToTestCase: { test_case_id: TEST_ID, external_ticket_id: 'KAN-123', repo: REPO },
+  uploadTestResults: {
+    repo: REPO,
+    org_url_slug: ORG,
+    branch: 'main',
+    sha: SHA1,
+    reports: [
+      { name: 'junit.xml', content: '<testsuite name="s"><testcase classname="c" name="t"/></testsuite>' },
+    ],
+  },
+  getRepositorySettings: { repo: REPO, org_url_slug: ORG },
+  updateRepositorySettings: { repo: REPO, org_url_slug: ORG, settings: { quarantining_enabled: true } },
+  setTestQuarantine: { repo: REPO, org_url_slug: ORG, test_id: TEST_ID, setting: 'ALWAYS_QUARANTINE' },
+  checkQuarantine: { repo: REPO, org_url_slug: ORG, test_ids: [TEST_ID] },
+  status: {},
+};
+const ops = Object.keys(routes) as OperationName[];
+
+/** Every path in a template, leaves and objects alike (`repo`, `repo.host`, ...). */
+function pathsOf(value: unknown, prefix: string[] = []): string[][] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [];
+  return Object.entries(value).flatMap(([k, v]) => [[...prefix, k], ...pathsOf(v, [...prefix, k])]);
+}
+
+function withAt(
+  body: Record<string, unknown>,
+  path: string[],
+  replace: { value: unknown } | 'delete',
+): Record<string, unknown> {
+  const copy = structuredClone(body);
+  let node: Record<string, unknown> = copy;
+  for (const k of path.slice(0, -1)) node = node[k] as Record<string, unknown>;
+  const last = path[path.length - 1];
+  if (replace === 'delete') delete node[last];
+  else node[last] = replace.value;
+  return copy;
+}
+
+/** Strings that have hurt servers: long runs, control characters, lone surrogates, numbers as text. */
+const nastyString = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.constantFrom(
+    '',
+    ' ',
+    '\u0000',
+    '\u001b[31m',
+    '../../etc/passwd',
+    'refs/heads/main',
+    '-x',
+    '1e309',
+    '\ud800',
+    '%00',
+    '__proto__',
+  ),
+  fc
+    .tuple(fc.constantFrom(' ', 'a', '/', '\n', '\u00e9'), fc.integer({ min: 600, max: 20_000 }))
+    .map(([c, n]) => c.repeat(n)),
+);
+const anyJson = fc.oneof(
+  { weight: 3, arbitrary: fc.jsonValue({ maxDepth: 2 }) },
+  { weight: 2, arbitrary: nastyString },
+  { weight: 1, arbitrary: fc.constantFrom(-1, 0, 2 ** 53, 1.5, -0, 4_294_967_296, true, null, [], {}) },
+);
+
+interface FuzzRequest {
+  op: OperationName;
+  method: string;
+  token: string | null;
+  contentType: string | null;
+  /** A body (POST) or query (GET): JSON text or raw text. */
+  payload: { json: unknown } | { raw: string };
+}
+
+const request: fc.Arbitrary<FuzzRequest> = fc.constantFrom(...ops).chain((op) => {
+  const template = templates[op];
+  const paths = pathsOf(template);
+  const payload = fc.oneof(
+    { weight: 2, arbitrary: fc.constant({ json: template as unknown }) },
+    {
+      weight: 5,
+      arbitrary: paths.length
+        ? fc
+            .tuple(fc.constantFrom(...paths), anyJson)
+            .map(([path, value]) => ({ json: withAt(template, path, { value }) as unknown }))
+        : fc.constant({ json: template as unknown }),
+    },
+    {
+      weight: 2,
+      arbitrary: paths.length
+        ? fc.constantFrom(...paths).map((path) => ({ json: withAt(template, path, 'delete') as unknown }))
+        : fc.constant({ json: template as unknown }),
+    },
+    { weight: 1, arbitrary: anyJson.map((json) => ({ json })) },
+    { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 200 }).map((raw) => ({ raw })) },
+  );
+  return fc.record({
+    op: fc.constant(op),
+    method: fc.oneof(
+      { weight: 19, arbitrary: fc.constant(routes[op].method) },
+      { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH') },
+    ),
+    token: fc.oneof(
+      { weight: 18, arbitrary: fc.constant('test-token' as string | null) },
+      { weight: 1, arbitrary: fc.constant(null) },
+      { weight: 1, arbitrary: nastyString.map((s) => s.slice(0, 100)) },
+    ),
+    contentType: fc.oneof(
+      { weight: 8, arbitrary: fc.constant('application/json' as string | null) },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom(
+          null,
+          'text/plain',
+          'application/json; charset=latin1',
+          'multipart/form-data',
+          'x/\u00e9',
+        ),
+      },
+    ),
+    payload,
+  });
+});
+
+/** Signs of a stack trace or an internal error leaking into a body. */
+const STACK = /\n {2,}at |\bat \S+ \(.*:\d+:\d+\)|node:internal|node_modules\//;
+
+/** encodeURIComponent of any string (a lone surrogate cannot be sent in a URL: it goes as U+FFFD). */
+const enc = (text: string) =>
+  encodeURIComponent((text as string & { toWellFormed(): string }).toWellFormed());
+
+function toQuery(value: unknown): string {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return `q=${enc(JSON.stringify(value))}`;
+  return Object.entries(value)
+    .map(([k, v]) => `${enc(k)}=${enc(typeof v === 'string' ? v : (JSON.stringify(v) ?? ''))}`)
+    .join('&');
+}
+
+async function send(server: TestServer, r: FuzzRequest): Promise<{ status: number; text: string }> {
+  const url = server.url.slice(0, -API_PREFIX.length) + API_PREFIX + routes[r.op].path;
+  const headers: Record<string, string> = {};
+  if (r.token !== null) headers['x-api-token'] = r.token.replace(/[^\x20-\x7e]/g, '?');
+  if (r.contentType !== null) headers['content-type'] = r.contentType.replace(/[^\x20-\x7e]/g, '?');
+  const text = 'raw' in r.payload ? r.payload.raw : (JSON.stringify(r.payload.json) ?? 'null');
+  let res: Response;
+  if (r.method === 'GET') {
+    const query = 'raw' in r.payload ? `q=${enc(r.payload.raw)}` : toQuery(r.payload.json);
+    res = await fetch(`${url}?${query}`, { headers });
+  } else {
+    res = await fetch(url, { method: r.method, headers, body: text });
+  }
+  return { status: res.status, text: await res.text() };
+}
+
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer({ sandbox: { testSeconds: 1 } });
+  await ok(server, 'createQueue', Q);
+  await ok(server, 'createQueue', { repo: REPO, targetBranch: 'scratch' });
+  await ok(server, 'submitPullRequest', { ...Q, pr: { number: 1 } });
+  await ok(server, 'submitPullRequest', { ...Q, pr: { number: 2 } });
+});
+afterAll(async () => {
+  await server.close();
+});
+
+describe('fuzzing the route table', () => {
+  it(
+    `${RUNS} generated requests over every route: no 5xx, no stack trace, the server still answers`,
+    { timeout: 120_000 },
+    async () => {
+      const requests = fc.sample(request, { numRuns: RUNS, seed: SEED });
+      const perOp = new Map<OperationName, number>();
+      const problems: string[] = [];
+      const times = new Map<string, number>();
+      let next = 0;
+      const worker = async () => {
+        while (next < requests.length && problems.length < 5) {
+          const r = requests[next++];
+          perOp.set(r.op, (perOp.get(r.op) ?? 0) + 1);
+          let answer: { status: number; text: string };
+          const t0 = performance.now();
+          try {
+            answer = await send(server, r);
+            if (process.env.FUZZ_PROFILE) {
+              const k = `${r.op}`;
+              times.set(k, (times.get(k) ?? 0) + performance.now() - t0);
+            }
+          } catch (error) {
+            problems.push(`${r.method} ${r.op}: no answer (${(error as Error).message})`);
+            continue;
+          }
+          const what = `${r.method} ${r.op} ${JSON.stringify(r.payload).slice(0, 300)}`;
+          if (answer.status >= 500) problems.push(`${what} → ${answer.status} ${answer.text.slice(0, 200)}`);
+          else if (STACK.test(answer.text))
+            problems.push(`${what} → stack trace: ${answer.text.slice(0, 300)}`);
+        }
+      };
+      await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+      expect(problems, `seed ${SEED} (replay: FUZZ_SEED=${SEED})`).toEqual([]);
+      // Every route was exercised, and the server still serves a plain request.
+      expect(ops.filter((op) => !perOp.has(op))).toEqual([]);
+      expect((await fetch(`${server.url}/status`)).status).toBe(200);
+      expect(await ok(server, 'getQueue', Q)).toHaveProperty('enqueuedPullRequests');
+      if (process.env.FUZZ_PROFILE)
+        console.log(
+          [...times]
+            .sort((a, b) => b[1] - a[1])
+            .map(([k, v]) => `${k} ${v.toFixed(0)}ms`)
+            .join('\n'),
+        );
+      console.log(`fuzz: ${next} requests over ${perOp.size} routes, seed ${SEED}`);
+    },
+  );
+});

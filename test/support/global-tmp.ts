@@ -1,0 +1,29 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * Vitest global setup: the whole run gets a private temp dir (TMPDIR, inherited by the test
+ * workers and every process they start), so nothing of it lands in the system's. At the end the
+ * directory must be empty: whatever a test, a server or a CLI run left behind fails the run, by
+ * name, and is removed.
+ */
+export default function setup(): () => void {
+  const root = mkdtempSync(join(tmpdir(), 'railyard-suite-'));
+  const previous = process.env.TMPDIR;
+  process.env.TMPDIR = root;
+  return () => {
+    if (previous === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = previous;
+    // tsx keeps its compile cache in `$TMPDIR/tsx-<uid>`: a tool's cache, not a test's leftover.
+    const left = readdirSync(root).filter((name) => !/^tsx-\d+$/.test(name));
+    rmSync(root, { recursive: true, force: true });
+    if (left.length) {
+      // Vitest reports an error thrown here but still exits 0: fail the run explicitly.
+      process.stderr.write(
+        `\nFAIL temporary files: the tests left ${left.length} entr${left.length === 1 ? 'y' : 'ies'} under the temp dir: ${left.sort().join(', ')}\n`,
+      );
+      process.exitCode = 1;
+    }
+  };
+}

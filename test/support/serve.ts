@@ -1,0 +1,43 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { BIN } from './cli.js';
+
+export interface ServeProcess {
+  child: ChildProcess;
+  /** `http://127.0.0.1:PORT/v1` */
+  url: string;
+  /** Everything printed so far. */
+  output(): { stdout: string; stderr: string };
+  /** Resolves with the exit code (null after a signal). */
+  exit: Promise<number | null>;
+  /** SIGKILL unless it already exited; waits for the exit. */
+  kill(): Promise<void>;
+}
+
+/**
+ * Runs the real `railyard serve` (the built binary) on 127.0.0.1 and a free port; resolves once it
+ * listens. Pass `--data-dir` and `--sandbox` (or `--git-root`) in `args`. Kill it in the test's cleanup.
+ */
+export function spawnServe(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const kill = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exit;
+  };
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const m = /Railyard API listening on (http:\/\/127\.0\.0\.1:(\d+)\/v1)\n/.exec(stdout);
+      if (m && m[2] !== '0') resolve({ child, url: m[1], output: () => ({ stdout, stderr }), exit, kill });
+    });
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    void exit.then((code) =>
+      reject(new Error(`serve exited (${code}) before it was ready: ${stdout} ${stderr}`)),
+    );
+  });
+}
