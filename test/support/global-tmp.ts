@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -10,6 +10,9 @@ import { join } from 'node:path';
  */
 export default function setup(): () => void {
   const root = mkdtempSync(join(tmpdir(), 'railyard-suite-'));
+  // Traversable but not listable by others: the PostgreSQL tests run their throwaway cluster as the
+  // `postgres` user (initdb refuses root), in a directory of its own under this one.
+  chmodSync(root, 0o711);
   const previous = process.env.TMPDIR;
   process.env.TMPDIR = root;
   return () => {
