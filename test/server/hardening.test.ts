@@ -219,7 +219,7 @@ describe('limits per organisation', () => {
     expect(third.status).toBe(400);
     expect(third.text).toMatch(/already has 2 merge queues.*--max-queues-per-org/);
     // Another organisation has its own count.
-    expect((await call(s, 'createQueue', Q, { token: 'other' })).status).toBe(200);
+    expect((await call(s, 'createQueue', { ...Q, repo: { ...Q.repo, name: 'other-app' } }, { token: 'other' })).status).toBe(200);
 
     await ok(s, 'updateQueue', { ...Q, state: 'paused' });
     for (const n of [1, 2]) await ok(s, 'submitPullRequest', { ...Q, pr: { number: n } });

@@ -1,3 +1,4 @@
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FailureReason } from '../../contract/index.js';
 import { findEntry, isTerminal, type Entry, type TestRun } from '../../engine/index.js';
@@ -61,6 +62,23 @@ export class GitExecutor implements Executor {
     this.log = options.log ?? ((message, error) => console.error(message, error ?? ''));
   }
 
+  private worktreeDir: Promise<string> | null = null;
+
+  /**
+   * Where checks run: `<dataDir>/worktrees`, never the system's temp dir. What a server killed
+   * mid-run left there is removed once, before the first run of this start (git forgets those
+   * worktrees through `worktree add --force` and `prune`).
+   */
+  private worktrees(): Promise<string> {
+    this.worktreeDir ??= (async () => {
+      const dir = join(this.options.dataDir, 'worktrees');
+      await rm(dir, { recursive: true, force: true });
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      return dir;
+    })();
+    return this.worktreeDir;
+  }
+
   private own(repoDir: string): Set<string> {
     let set = this.ownHeads.get(repoDir);
     if (!set) this.ownHeads.set(repoDir, (set = new Set()));
@@ -120,6 +138,7 @@ export class GitExecutor implements Executor {
         required: run.requiredStatuses,
         timeoutMs: timeout > 0 ? Math.max(1, run.startedAt + timeout - Date.now()) : 0,
         logDir: join(this.options.dataDir, 'runs', run.id),
+        worktreeParent: await this.worktrees(),
         signal: controller.signal,
       });
       if (result.cancelled || controller.signal.aborted) return;
