@@ -2,3 +2,4 @@ export * from './common.js';
 export * from './mq.js';
 export * from './flaky.js';
 export * from './routes.js';
+export * from './queues.js';

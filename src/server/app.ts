@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { negotiate } from '@fastify/accept-negotiator';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import { z } from 'zod';
 import { buildOpenApiDocument } from '../contract/openapi.js';
 import {
@@ -23,6 +28,7 @@ import { builtWorkerFile, reportReaderPool } from './report-reader.js';
 import { mqHandlers } from './routes/mq.js';
 import { RawAnswer, type Handler, type Handlers } from './routes/types.js';
 import { QueueService, type EffectHandler } from './service.js';
+import { builtWebRoot, serveDashboard } from './web.js';
 import type { QueueWorkers } from './workers.js';
 
 export interface ServerDeps {
@@ -43,6 +49,8 @@ export interface ServerDeps {
    * (builtWorkerFile); `false`, or none found (running from sources), reads them on the request thread.
    */
   reportWorker?: string | false;
+  /** The built web dashboard served at `/` (default: build/web next to the built server; `false`: none). */
+  webRoot?: string | false;
 }
 
 export interface Railyard {
@@ -88,7 +96,13 @@ const requestSchemas = new Map(
  */
 function describeRequestError(error: z.ZodError): string {
   const issue = error.issues[0];
-  if (issue && issue.code !== 'custom' && issue.path.length && 'input' in issue && issue.input === undefined) {
+  if (
+    issue &&
+    issue.code !== 'custom' &&
+    issue.path.length &&
+    'input' in issue &&
+    issue.input === undefined
+  ) {
     return `${issue.path.map(String).join('.')}: required`;
   }
   return describeZodError(error);
@@ -113,13 +127,19 @@ function sendRaw(request: FastifyRequest, reply: FastifyReply, answer: RawAnswer
   return reply.header('content-encoding', 'gzip').send(gz);
 }
 
-function parseJsonBody(_request: FastifyRequest, text: string, done: (err: Error | null, body?: unknown) => void): void {
+function parseJsonBody(
+  _request: FastifyRequest,
+  text: string,
+  done: (err: Error | null, body?: unknown) => void,
+): void {
   // Lenient: any Content-Type (or none) is read as JSON; an empty body is an empty object.
   if (text.trim() === '') return done(null, {});
   try {
     done(null, JSON.parse(text));
   } catch (error) {
-    done(new HttpError(400, `body: invalid JSON (${error instanceof Error ? error.message : String(error)})`));
+    done(
+      new HttpError(400, `body: invalid JSON (${error instanceof Error ? error.message : String(error)})`),
+    );
   }
 }
 
@@ -162,7 +182,11 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const workerFile = deps.reportWorker ?? builtWorkerFile();
   const reports = workerFile
     ? reportReaderPool(workerFile, {
-        onBroken: (error) => app.log.error({ err: error }, 'flaky-test report workers failed; reading reports on the request thread'),
+        onBroken: (error) =>
+          app.log.error(
+            { err: error },
+            'flaky-test report workers failed; reading reports on the request thread',
+          ),
       })
     : undefined;
   app.addHook('onClose', async () => {
@@ -203,7 +227,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     const token = Array.isArray(header) ? header[0] : header;
     const org = auth.organisationOf(token);
     if (!org) {
-      done(new HttpError(401, token ? 'x-api-token: unknown token' : 'x-api-token: required (send your API token in this header)'));
+      done(
+        new HttpError(
+          401,
+          token ? 'x-api-token: unknown token' : 'x-api-token: required (send your API token in this header)',
+        ),
+      );
       return;
     }
     request.org = org;
@@ -245,6 +274,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const openApi = JSON.stringify(buildOpenApiDocument(deps.version ?? '0.0.0'));
   allowed.set(openApiUrl, 'GET, HEAD');
   app.get(openApiUrl, (_request, reply) => reply.type(JSON_TYPE).send(openApi));
+
+  serveDashboard(app, deps.webRoot === false ? undefined : (deps.webRoot ?? builtWebRoot()));
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0];

@@ -25,6 +25,8 @@ export interface TestServerOptions {
 export interface TestServer {
   /** `http://127.0.0.1:PORT/v1` */
   url: string;
+  /** `http://127.0.0.1:PORT/` (the dashboard). */
+  origin: string;
   /** The first token given (or `test-token`). */
   token: string;
   /** Its organisation. */
@@ -42,16 +44,34 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   if (!entries.length) throw new Error('startTestServer: tokens must not be empty');
   const store = await openStore({ dataDir });
   for (const [token, org] of entries) await store.addToken(org, token);
-  const { forge, workers } = await createBackend({ dataDir, gitRoot: opts.gitRoot, sandbox: opts.sandbox, tickMs: opts.tickMs ?? 200, pollMs: opts.pollMs ?? 200 });
+  const { forge, workers } = await createBackend({
+    dataDir,
+    gitRoot: opts.gitRoot,
+    sandbox: opts.sandbox,
+    tickMs: opts.tickMs ?? 200,
+    pollMs: opts.pollMs ?? 200,
+  });
   // Flaky-test reports are read on worker threads from the built worker (`npm test` builds first).
   const reportWorker = resolve(import.meta.dirname, '../../build/flaky/ingest-worker.js');
-  if (!existsSync(reportWorker)) throw new Error(`startTestServer: ${reportWorker} is missing; run npm run build`);
-  const app = await buildServer({ store, forge, workers, logLevel: 'error', now: opts.now, reportWorker });
+  if (!existsSync(reportWorker))
+    throw new Error(`startTestServer: ${reportWorker} is missing; run npm run build`);
+  // The dashboard at / is the built one (build/web), when it was built.
+  const webRoot = resolve(import.meta.dirname, '../../build/web');
+  const app = await buildServer({
+    store,
+    forge,
+    workers,
+    logLevel: 'error',
+    now: opts.now,
+    reportWorker,
+    webRoot: existsSync(webRoot) ? webRoot : false,
+  });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   const port = new URL(address).port;
   let closed = false;
   return {
     url: `http://127.0.0.1:${port}/v1`,
+    origin: `http://127.0.0.1:${port}/`,
     token: entries[0][0],
     org: entries[0][1],
     dataDir,

@@ -2,6 +2,7 @@ import { isoTime, type TestingDetailsResponse } from '../../contract/index.js';
 import type { ConfigPatch } from '../../engine/index.js';
 import { badRequest, notFound } from '../errors.js';
 import { METRICS_CONTENT_TYPE, renderMetrics } from '../metrics.js';
+import { summariseQueue } from '../queue-summary.js';
 import { normaliseRepo, type QueueService } from '../service.js';
 import { RawAnswer, type Handlers, type OpsOfTag } from './types.js';
 
@@ -28,24 +29,37 @@ export function mqHandlers(service: QueueService, now: () => number): Pick<Handl
       return {};
     },
     async getSubmittedPullRequest(input, { org }) {
-      const pr = input.pr.number !== undefined ? { number: input.pr.number } : { branch: input.pr.branch as string };
-      return new RawAnswer(await service.getSubmittedBody(org, input.repo, input.targetBranch, pr), JSON_TYPE);
+      const pr =
+        input.pr.number !== undefined ? { number: input.pr.number } : { branch: input.pr.branch as string };
+      return new RawAnswer(
+        await service.getSubmittedBody(org, input.repo, input.targetBranch, pr),
+        JSON_TYPE,
+      );
     },
     listPullRequests(input, { org }) {
       return service.listPullRequests(org, input.repo, input.targetBranch, input);
     },
     async setImpactedTargets(input, { org }) {
-      await service.setImpactedTargets(org, input.repo, input.targetBranch, input.pr.number, input.pr.sha, input.impactedTargets);
+      await service.setImpactedTargets(
+        org,
+        input.repo,
+        input.targetBranch,
+        input.pr.number,
+        input.pr.sha,
+        input.impactedTargets,
+      );
       return {};
     },
     getMergeQueueTestingDetails(input, { org }) {
       const queue = service.require(org, input.repo, input.targetBranch);
       const run = queue.model.runs.find((r) => r.id === input.testRunId);
-      if (!run) throw notFound(`testRunId: no test run ${input.testRunId} in the ${queue.model.branch} queue`);
+      if (!run)
+        throw notFound(`testRunId: no test run ${input.testRunId} in the ${queue.model.branch} queue`);
       const checks = Object.entries(run.checks);
       const title = (n: number) => queue.model.entries.find((e) => e.prNumber === n)?.pr.title ?? '';
       const details: TestingDetailsResponse = {
-        requiredStatuses: run.requiredStatuses ?? queue.model.config.requiredStatuses ?? checks.map(([name]) => name),
+        requiredStatuses:
+          run.requiredStatuses ?? queue.model.config.requiredStatuses ?? checks.map(([name]) => name),
         testBranch: run.branch ?? '',
         testBranchSha: run.sha ?? '',
         createdAt: isoTime(run.startedAt),
@@ -81,6 +95,18 @@ export function mqHandlers(service: QueueService, now: () => number): Pick<Handl
       await service.deleteQueue(org, input.repo, input.targetBranch);
       return {};
     },
+    listQueues(_input, { org }) {
+      const at = now();
+      const queues = service
+        .queuesOf(org)
+        .map((q) => summariseQueue(q, at))
+        .sort((a, b) =>
+          `${a.repo.host}/${a.repo.owner}/${a.repo.name}:${a.targetBranch}`.localeCompare(
+            `${b.repo.host}/${b.repo.owner}/${b.repo.name}:${b.targetBranch}`,
+          ),
+        );
+      return { org, queues };
+    },
     getQueue(input, { org }) {
       return new RawAnswer(service.getQueueBody(org, input.repo, input.targetBranch), JSON_TYPE, true);
     },
@@ -89,12 +115,15 @@ export function mqHandlers(service: QueueService, now: () => number): Pick<Handl
       return service.updateQueue(org, repo, targetBranch, patch satisfies ConfigPatch);
     },
     async getMergeQueueMetrics(input, { org }) {
-      if (input.repo !== undefined && input.repoHost === undefined) throw badRequest('repoHost: required when repo is given');
+      if (input.repo !== undefined && input.repoHost === undefined)
+        throw badRequest('repoHost: required when repo is given');
       let queues = service.queuesOf(org);
       if (input.repo !== undefined && input.repoHost !== undefined) {
         const [owner, name] = input.repo.split('/');
         const repo = normaliseRepo({ host: input.repoHost, owner, name });
-        queues = queues.filter((q) => q.repo.host === repo.host && q.repo.owner === repo.owner && q.repo.name === repo.name);
+        queues = queues.filter(
+          (q) => q.repo.host === repo.host && q.repo.owner === repo.owner && q.repo.name === repo.name,
+        );
         if (!queues.length) throw notFound(`repo: no merge queue in ${repo.host}/${repo.owner}/${repo.name}`);
       } else if (input.repoHost !== undefined) {
         const host = input.repoHost.toLowerCase();

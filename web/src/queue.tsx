@@ -1,0 +1,222 @@
+import { useRef } from 'preact/hooks';
+import { api, type QueueListItem, type Repo, type TestingDetailsResponse } from './api.js';
+import { enc, repoPath, since } from './format.js';
+import { useNow, usePoll } from './poll.js';
+import { ErrorBox, State } from './ui.js';
+
+/** How often the queue is read: getQueue is served from a cached answer per queue version. */
+export const QUEUE_POLL_MS = 1000;
+
+interface RunBox {
+  id: string;
+  prs: QueueListItem[];
+  details: TestingDetailsResponse | null;
+  /** Runs (ids) whose PRs form this run's predicted base. */
+  baseRuns: string[];
+}
+
+export function QueuePage({ repo, branch }: { repo: Repo; branch: string }) {
+  const details = useRef(new Map<string, { at: number; d: TestingDetailsResponse | null }>());
+  const now = useNow(1000);
+  const { data, error } = usePoll(
+    async () => {
+      const queue = await api.getQueue(repo, branch);
+      // Details of the runs shown: fetched once, and again every 2 s while the run is in progress.
+      const ids = [
+        ...new Set(
+          queue.enqueuedPullRequests.flatMap((p) =>
+            p.testRunId && p.state !== 'pending' && p.state !== 'not_ready' ? [p.testRunId] : [],
+          ),
+        ),
+      ];
+      await Promise.all(
+        ids.map(async (id) => {
+          const known = details.current.get(id);
+          if (known && (known.d?.status !== 'in_progress' || Date.now() - known.at < 2000)) return;
+          try {
+            details.current.set(id, { at: Date.now(), d: await api.testingDetails(repo, branch, id) });
+          } catch {
+            details.current.set(id, { at: Date.now(), d: known?.d ?? null });
+          }
+        }),
+      );
+      return queue;
+    },
+    QUEUE_POLL_MS,
+    [repo.host, repo.owner, repo.name, branch],
+  );
+  const title = `${repo.owner}/${repo.name} → ${branch}`;
+  if (!data) {
+    return (
+      <main>
+        <h1>{title}</h1>
+        <ErrorBox message={error} />
+        {!error && <p class="muted">Reading the queue…</p>}
+      </main>
+    );
+  }
+  const prs = data.enqueuedPullRequests;
+  const { lanes, bisection, waiting } = layout(prs, (id) => details.current.get(id)?.d ?? null);
+  const attention = data.state === 'paused' || data.state === 'draining';
+  return (
+    <main>
+      <h1>{title}</h1>
+      <ErrorBox message={error} />
+      <p class={`summary ${attention ? 'attention' : ''}`}>
+        <State state={data.state} /> · {data.mode} mode · {data.concurrency} test slot
+        {data.concurrency === 1 ? '' : 's'}
+        {data.batch ? ` · batches of up to ${data.batchingMinSize}` : ''} ·{' '}
+        <strong data-testid="depth">{prs.length}</strong> PR{prs.length === 1 ? '' : 's'} in the queue
+        <span class="muted small"> · live, read every {QUEUE_POLL_MS / 1000} s</span>
+      </p>
+      {prs.length === 0 && <p>The queue is empty.</p>}
+      {lanes.length > 0 && (
+        <section aria-label="Test runs" class="lanes">
+          {lanes.map((lane, i) => (
+            <div class="lane" key={i} role="group" aria-label={`Lane ${i + 1}`}>
+              <h2 class="small muted">Lane {i + 1}</h2>
+              {lane.map((run, j) => (
+                <Run key={run.id} run={run} repo={repo} branch={branch} now={now} stacked={j > 0} />
+              ))}
+            </div>
+          ))}
+        </section>
+      )}
+      {bisection.length > 0 && (
+        <section aria-labelledby="bisect-h" class="bisection">
+          <h2 id="bisect-h">Bisection (off the main line)</h2>
+          <div class="lanes">
+            {bisection.map((run) => (
+              <div class="lane" key={run.id}>
+                <Run run={run} repo={repo} branch={branch} now={now} stacked={false} />
+              </div>
+            ))}
+          </div>
+        </section>
+      )}
+      {waiting.length > 0 && (
+        <section aria-labelledby="waiting-h" class="card">
+          <h2 id="waiting-h">Waiting ({waiting.length})</h2>
+          <PrList prs={waiting} repo={repo} branch={branch} now={now} />
+        </section>
+      )}
+    </main>
+  );
+}
+
+function Run({
+  run,
+  repo,
+  branch,
+  now,
+  stacked,
+}: {
+  run: RunBox;
+  repo: Repo;
+  branch: string;
+  now: number;
+  stacked: boolean;
+}) {
+  const d = run.details;
+  const base = d?.dependentPrs ?? [];
+  return (
+    <article
+      class={`run r-${d?.status ?? 'unknown'}`}
+      aria-label={`Test run of ${run.prs.map((p) => '#' + p.prNumber).join(', ')}`}
+    >
+      {stacked && (
+        <div class="stack-link" aria-hidden="true">
+          ▲
+        </div>
+      )}
+      <header>
+        <State state={d?.status ?? 'in_progress'} />{' '}
+        <span class="muted small">{run.prs.length > 1 ? `batch of ${run.prs.length}` : 'single PR'}</span>
+        <div class="muted small">built on {base.length ? base.map((n) => `#${n}`).join(' ') : branch}</div>
+      </header>
+      <PrList prs={run.prs} repo={repo} branch={branch} now={now} />
+    </article>
+  );
+}
+
+function PrList({
+  prs,
+  repo,
+  branch,
+  now,
+}: {
+  prs: QueueListItem[];
+  repo: Repo;
+  branch: string;
+  now: number;
+}) {
+  return (
+    <ol class="prs">
+      {prs.map((p) => (
+        <li key={p.prNumber} class={`pr p-${p.state}`} data-pr={p.prNumber}>
+          <a href={`#/pr/${repoPath(repo)}/${enc(branch)}/${p.prNumber}`}>
+            <span class="prn">#{p.prNumber}</span> <span class="title">{p.prTitle}</span>
+          </a>
+          <span class="meta">
+            <State state={p.state} />
+            <span class={`prio prio-${p.priorityName}`} title={`priority ${p.priorityValue}`}>
+              {p.skipTheLine ? '⚡ ' : ''}
+              {p.priorityName}
+            </span>
+            <span class="muted small" title={`in this state since ${p.stateChangedAt}`}>
+              {since(p.stateChangedAt, now)}
+            </span>
+          </span>
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+/**
+ * The queue as a graph: consecutive PRs of one test run form a box; a run is stacked on the run
+ * holding the last PR of its predicted base (dependentPrs); a run built on the target branch
+ * alone starts a new lane (parallel mode, or the first run). PRs without a run wait below.
+ */
+export function layout(
+  prs: QueueListItem[],
+  detailsOf: (id: string) => TestingDetailsResponse | null,
+): { lanes: RunBox[][]; bisection: RunBox[]; waiting: QueueListItem[] } {
+  const runs: RunBox[] = [];
+  const byId = new Map<string, RunBox>();
+  const waiting: QueueListItem[] = [];
+  for (const p of prs) {
+    if (!p.testRunId || p.state === 'pending' || p.state === 'not_ready') {
+      waiting.push(p);
+      continue;
+    }
+    let run = byId.get(p.testRunId);
+    if (!run) {
+      run = { id: p.testRunId, prs: [], details: detailsOf(p.testRunId), baseRuns: [] };
+      byId.set(run.id, run);
+      runs.push(run);
+    }
+    run.prs.push(p);
+  }
+  // A bisection run tests PRs split out of a failed batch: they keep BISECTION_REQUIRED as their
+  // reason while it runs. Drawn apart from the main line.
+  const bisection = runs.filter((r) => r.prs.every((p) => p.stateReason === 'BISECTION_REQUIRED'));
+  const main = runs.filter((r) => !bisection.includes(r));
+  const runOfPr = new Map<number, RunBox>();
+  for (const r of main) for (const p of r.prs) runOfPr.set(p.prNumber, r);
+  const laneOf = new Map<string, number>();
+  const lanes: RunBox[][] = [];
+  for (const r of main) {
+    const base = r.details?.dependentPrs ?? [];
+    const parent = base.length ? runOfPr.get(base[base.length - 1]) : undefined;
+    r.baseRuns = [...new Set(base.flatMap((n) => (runOfPr.get(n) ? [runOfPr.get(n)!.id] : [])))];
+    let lane = parent ? laneOf.get(parent.id) : undefined;
+    if (lane === undefined) {
+      lane = lanes.length;
+      lanes.push([]);
+    }
+    laneOf.set(r.id, lane);
+    lanes[lane].push(r);
+  }
+  return { lanes, bisection, waiting };
+}
