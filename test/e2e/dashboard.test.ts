@@ -32,6 +32,8 @@ if (missing && process.env.CI) {
     let context: BrowserContext;
     let page: Page;
 
+    /** The dashboard: `/` of the server. */
+    const origin = () => server.url.replace(/v1$/, '');
     const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
     const ok = async (op: Parameters<typeof call>[1], body: unknown) => {
       const res = await call(server, op, body);
@@ -39,7 +41,7 @@ if (missing && process.env.CI) {
       return res.json;
     };
     const signIn = async (token = server.token) => {
-      await page.goto(server.origin);
+      await page.goto(origin());
       await page.getByLabel('API token').fill(token);
       await page.getByRole('button', { name: 'Open the dashboard' }).click();
       if (token === server.token) await page.getByRole('navigation', { name: 'Pages' }).waitFor();
@@ -76,9 +78,9 @@ if (missing && process.env.CI) {
       await signIn();
       await page.getByRole('heading', { name: 'Merge queues' }).waitFor();
       expect(page.url()).not.toContain(server.token);
-      expect(await page.evaluate(() => sessionStorage.getItem('railyard.token'))).toBe(server.token);
-      expect(await page.evaluate(() => localStorage.length)).toBe(0);
-      expect(await page.evaluate(() => document.cookie)).toBe('');
+      expect(await page.evaluate('sessionStorage.getItem("railyard.token")')).toBe(server.token);
+      expect(await page.evaluate('localStorage.length')).toBe(0);
+      expect(await page.evaluate('document.cookie')).toBe('');
     });
 
     it('shows submitted PRs on the queue page in queue order, and a state change without reload', async () => {
@@ -134,7 +136,7 @@ if (missing && process.env.CI) {
         })
         .toBe('failed');
       await signIn();
-      await page.goto(`${server.origin}#/pr/github.com/acme/web/release/7`);
+      await page.goto(`${origin()}#/pr/github.com/acme/web/release/7`);
       const reason = page.getByTestId('reason');
       await expect.poll(() => reason.textContent()).toContain('PR #7 failed because its check failed.');
       await page
@@ -162,7 +164,7 @@ if (missing && process.env.CI) {
       });
 
       await signIn();
-      await page.goto(`${server.origin}#/flaky/github.com/acme/web`);
+      await page.goto(`${origin()}#/flaky/github.com/acme/web`);
       await page.getByRole('tab', { name: 'Failing, last 24 h' }).click();
       const link = page.getByRole('link', { name: 'totals with tax' });
       await link.waitFor();
@@ -201,16 +203,16 @@ if (missing && process.env.CI) {
       await fresh();
       await page.emulateMedia({ colorScheme: 'dark' });
       await signIn();
-      await page.goto(`${server.origin}#/throughput`);
+      await page.goto(`${origin()}#/throughput`);
       await page.getByRole('heading', { name: 'acme/web → main' }).waitFor();
       await page.getByRole('img', { name: /Concluded in the last hour/ }).waitFor();
       await shot('throughput-dark');
-      await page.goto(`${server.origin}#/`);
+      await page.goto(`${origin()}#/`);
       await page.getByRole('row', { name: /release/ }).waitFor();
       // Keyboard: Tab reaches the navigation and the queue links.
       await page.keyboard.press('Tab');
       await page.keyboard.press('Tab');
-      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Queues');
+      expect(await page.evaluate('document.activeElement?.textContent')).toBe('Queues');
       await shot('queues-dark');
     });
   });

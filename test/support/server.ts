@@ -25,8 +25,6 @@ export interface TestServerOptions {
 export interface TestServer {
   /** `http://127.0.0.1:PORT/v1` */
   url: string;
-  /** `http://127.0.0.1:PORT/` (the dashboard). */
-  origin: string;
   /** The first token given (or `test-token`). */
   token: string;
   /** Its organisation. */
@@ -71,7 +69,6 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   let closed = false;
   return {
     url: `http://127.0.0.1:${port}/v1`,
-    origin: `http://127.0.0.1:${port}/`,
     token: entries[0][0],
     org: entries[0][1],
     dataDir,
