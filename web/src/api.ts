@@ -90,6 +90,11 @@ export async function post<T>(path: string, body: unknown, token?: string): Prom
   return (await res.json()) as T;
 }
 
+/** The answer's text: a poller compares it with the last one and skips the parse and re-render when equal. */
+export async function postText(path: string, body: unknown): Promise<string> {
+  return (await request('POST', path, body)).text();
+}
+
 /** Checks a token before keeping it: the server's message when it is refused. */
 export async function tryToken(token: string): Promise<ListQueuesResponse> {
   return post<ListQueuesResponse>('/listQueues', {}, token);
@@ -141,6 +146,11 @@ export const api = {
       repo,
       org_url_slug: org,
       test_id: testId,
+    }),
+  settings: (repo: Repo, org: string) =>
+    post<{ quarantining_enabled: boolean }>('/flaky-tests/get-repository-settings', {
+      repo,
+      org_url_slug: org,
     }),
   setQuarantine: (
     repo: Repo,

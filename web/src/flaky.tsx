@@ -166,7 +166,7 @@ function TestList({ repo, org }: { repo: Repo; org: string }) {
                 <td>
                   <State state={t.status.value} />
                 </td>
-                <td>{t.quarantined ? <strong>⛔ quarantined</strong> : 'no'}</td>
+                <td>{t.quarantined ? <strong>⊘ quarantined</strong> : 'no'}</td>
                 {failing && <td class="num">{percent((t as DetailedTestCase).failure_rate_last_24h)}</td>}
                 {failing && <td class="num">{percent((t as DetailedTestCase).failure_rate_last_7d)}</td>}
                 <td class="num">{t.pull_requests_impacted_last_7d}</td>
@@ -188,6 +188,7 @@ function TestDetail({ repo, org, testId }: { repo: Repo; org: string; testId: st
     org,
     testId,
   ]);
+  const settings = usePoll(() => api.settings(repo, org), 0, [repo.host, repo.owner, repo.name, org]);
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState<string | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
@@ -236,11 +237,17 @@ function TestDetail({ repo, org, testId }: { repo: Repo; org: string; testId: st
             <Section title="Quarantine and ticket" id="q-h">
               <p data-testid="quarantine-state">
                 {t.quarantined ? (
-                  <strong>⛔ Quarantined: its failures do not block merges.</strong>
+                  <strong>⊘ Quarantined: its failures do not block merges.</strong>
                 ) : (
                   'Not quarantined: its failures count.'
                 )}
               </p>
+              {settings.data && !settings.data.quarantining_enabled && (
+                <p class="muted small">
+                  Quarantining is off for this repository: an override is kept and takes effect once it is
+                  turned on (railyard flaky settings --quarantining on).
+                </p>
+              )}
               <div class="actions" role="group" aria-label="Quarantine">
                 <button
                   disabled={busy}

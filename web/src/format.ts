@@ -33,8 +33,8 @@ const STATES: Record<string, [string, string]> = {
   cancelled: ['⊘', 'cancelled'],
   // queue states
   running: ['▶', 'running'],
-  paused: ['⏸', 'paused'],
-  draining: ['⏬', 'draining'],
+  paused: ['‖', 'paused'],
+  draining: ['⇣', 'draining'],
   switching_modes: ['⇄', 'switching modes'],
   // test runs and checks
   in_progress: ['◐', 'in progress'],

@@ -31,9 +31,9 @@ function uniqueRepos(queues: { repo: Repo }[]): Repo[] {
 }
 
 function App() {
-  const [session, setSession] = useState<Session | null>(null);
+  // With a token from earlier in this tab, the page is drawn at once; the organisation follows.
+  const [session, setSession] = useState<Session | null>(() => (getToken() ? { org: '', repos: [] } : null));
   const [problem, setProblem] = useState<string | null>(null);
-  const [checking, setChecking] = useState(Boolean(getToken()));
 
   useEffect(() => {
     handleUnauthorized((message) => {
@@ -45,11 +45,9 @@ function App() {
     api
       .listQueues()
       .then((r) => setSession({ org: r.org, repos: uniqueRepos(r.queues) }))
-      .catch((e: unknown) => setProblem(e instanceof ApiError ? e.message : String(e)))
-      .finally(() => setChecking(false));
+      .catch((e: unknown) => setProblem(e instanceof ApiError ? e.message : String(e)));
   }, []);
 
-  if (checking) return <p class="loading">Checking the saved token…</p>;
   if (!session) {
     return (
       <Login
@@ -165,10 +163,24 @@ function Page({ session, route }: { session: Session; route: ReturnType<typeof u
     case 'queues':
       return <QueuesPage />;
     case 'queue':
-      return <QueuePage repo={route.repo} branch={route.branch} />;
+      return (
+        <QueuePage
+          key={`${route.repo.host}/${route.repo.owner}/${route.repo.name}/${route.branch}`}
+          repo={route.repo}
+          branch={route.branch}
+        />
+      );
     case 'pr':
-      return <PrPage repo={route.repo} branch={route.branch} number={route.number} />;
+      return (
+        <PrPage
+          key={`${route.repo.host}/${route.repo.owner}/${route.repo.name}/${route.branch}/${route.number}`}
+          repo={route.repo}
+          branch={route.branch}
+          number={route.number}
+        />
+      );
     case 'flaky':
+      if (!session.org) return <p class="loading">Reading the organisation…</p>;
       return <FlakyPage repo={route.repo} testId={route.testId} org={session.org} repos={session.repos} />;
     case 'throughput':
       return <ThroughputPage />;

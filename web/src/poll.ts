@@ -28,7 +28,9 @@ export function usePoll<T>(load: () => Promise<T>, intervalMs: number, deps: unk
       clearTimeout(timer);
       try {
         const data = await load();
-        if (!stopped) setState({ data, error: null, at: Date.now() });
+        // The same object again (nothing changed): no re-render.
+        if (!stopped)
+          setState((s) => (s.data === data && s.error === null ? s : { data, error: null, at: Date.now() }));
       } catch (error) {
         if (!stopped)
           setState((s) => ({

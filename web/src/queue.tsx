@@ -1,5 +1,12 @@
-import { useRef } from 'preact/hooks';
-import { api, type QueueListItem, type Repo, type TestingDetailsResponse } from './api.js';
+import { useRef, useState } from 'preact/hooks';
+import {
+  api,
+  postText,
+  type GetQueueResponse,
+  type QueueListItem,
+  type Repo,
+  type TestingDetailsResponse,
+} from './api.js';
 import { enc, repoPath, since } from './format.js';
 import { useNow, usePoll } from './poll.js';
 import { ErrorBox, State } from './ui.js';
@@ -16,31 +23,45 @@ interface RunBox {
 }
 
 export function QueuePage({ repo, branch }: { repo: Repo; branch: string }) {
-  const details = useRef(new Map<string, { at: number; d: TestingDetailsResponse | null }>());
-  const now = useNow(1000);
+  /** Testing details per run, with the states of its PRs when they were read. */
+  const details = useRef(new Map<string, { key: string; d: TestingDetailsResponse | null }>());
+  const last = useRef<{ text: string; queue: GetQueueResponse; wanted: Map<string, string> } | null>(null);
+  const fetching = useRef(false);
+  const [, setDetailsRead] = useState(0);
+  // Durations tick every 5 s: re-rendering 1,000 rows every second would cost more than it shows.
+  const now = useNow(5000);
   const { data, error } = usePoll(
     async () => {
-      const queue = await api.getQueue(repo, branch);
-      // Details of the runs shown: fetched once, and again every 2 s while the run is in progress.
-      const ids = [
-        ...new Set(
-          queue.enqueuedPullRequests.flatMap((p) =>
-            p.testRunId && p.state !== 'pending' && p.state !== 'not_ready' ? [p.testRunId] : [],
-          ),
-        ),
-      ];
-      await Promise.all(
-        ids.map(async (id) => {
-          const known = details.current.get(id);
-          if (known && (known.d?.status !== 'in_progress' || Date.now() - known.at < 2000)) return;
-          try {
-            details.current.set(id, { at: Date.now(), d: await api.testingDetails(repo, branch, id) });
-          } catch {
-            details.current.set(id, { at: Date.now(), d: known?.d ?? null });
-          }
-        }),
-      );
-      return queue;
+      const text = await postText('/getQueue', { repo, targetBranch: branch });
+      if (last.current?.text !== text) {
+        const queue: GetQueueResponse = JSON.parse(text);
+        // The details of a run (its base, status, checks) are read again only when the states
+        // of its PRs change.
+        const wanted = new Map<string, string>();
+        for (const p of queue.enqueuedPullRequests) {
+          if (!p.testRunId || p.state === 'pending' || p.state === 'not_ready') continue;
+          wanted.set(p.testRunId, (wanted.get(p.testRunId) ?? '') + `${p.prNumber}:${p.state},`);
+        }
+        last.current = { text, queue, wanted };
+      }
+      // Read after the queue is drawn: never holding up the first picture.
+      const stale = [...last.current.wanted].filter(([id, key]) => details.current.get(id)?.key !== key);
+      if (stale.length && !fetching.current) {
+        fetching.current = true;
+        void Promise.all(
+          stale.map(async ([id, key]) => {
+            const d = await api
+              .testingDetails(repo, branch, id)
+              .catch(() => details.current.get(id)?.d ?? null);
+            details.current.set(id, { key, d });
+          }),
+        ).finally(() => {
+          fetching.current = false;
+          setDetailsRead((n) => n + 1);
+        });
+      }
+      // Unchanged answer: the previous object, so the page is not drawn again.
+      return last.current.queue;
     },
     QUEUE_POLL_MS,
     [repo.host, repo.owner, repo.name, branch],
@@ -132,7 +153,14 @@ function Run({
       <header>
         <State state={d?.status ?? 'in_progress'} />{' '}
         <span class="muted small">{run.prs.length > 1 ? `batch of ${run.prs.length}` : 'single PR'}</span>
-        <div class="muted small">built on {base.length ? base.map((n) => `#${n}`).join(' ') : branch}</div>
+        <div class="muted small" title={base.length ? base.map((n) => `#${n}`).join(' ') : undefined}>
+          built on{' '}
+          {base.length === 0
+            ? branch
+            : base.length <= 6
+              ? base.map((n) => `#${n}`).join(' ')
+              : `${base.length} PRs ahead (#${base[0]} … #${base[base.length - 1]})`}
+        </div>
       </header>
       <PrList prs={run.prs} repo={repo} branch={branch} now={now} />
     </article>
@@ -206,8 +234,15 @@ export function layout(
   for (const r of main) for (const p of r.prs) runOfPr.set(p.prNumber, r);
   const laneOf = new Map<string, number>();
   const lanes: RunBox[][] = [];
+  let prev: RunBox | undefined;
   for (const r of main) {
-    const base = r.details?.dependentPrs ?? [];
+    // Until its details are read, a run is drawn on the run before it.
+    const base = r.details
+      ? (r.details.dependentPrs ?? [])
+      : prev
+        ? [prev.prs[prev.prs.length - 1].prNumber]
+        : [];
+    prev = r;
     const parent = base.length ? runOfPr.get(base[base.length - 1]) : undefined;
     r.baseRuns = [...new Set(base.flatMap((n) => (runOfPr.get(n) ? [runOfPr.get(n)!.id] : [])))];
     let lane = parent ? laneOf.get(parent.id) : undefined;

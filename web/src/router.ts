@@ -30,6 +30,8 @@ export function useRoute(): Route {
   useEffect(() => {
     const on = () => setRoute(parseRoute(location.hash));
     addEventListener('hashchange', on);
+    // The hash may have changed between the first render and this effect.
+    on();
     return () => removeEventListener('hashchange', on);
   }, []);
   return route;

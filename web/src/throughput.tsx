@@ -91,7 +91,7 @@ export function ThroughputPage() {
         <Section title="All queues" id="all-h">
           <div class="cols">
             <LineChart
-              label="Merged in the last hour, sampled while this page is open"
+              label="Merged in the last hour, sampled every 15 s while this page is open"
               points={series.current}
             />
             <BarChart

@@ -101,7 +101,7 @@ export function BarChart({
 export function LineChart({ points, label }: { points: { t: number; v: number }[]; label: string }) {
   const width = 320;
   const height = 110;
-  if (points.length < 2) return <p class="muted">{label}: collecting samples while this page is open…</p>;
+  if (points.length < 2) return <p class="muted">{label}: the first samples are on their way…</p>;
   const t0 = points[0].t;
   const t1 = points[points.length - 1].t;
   const max = Math.max(1, ...points.map((p) => p.v));
