@@ -18,6 +18,8 @@ export interface DemoOptions {
   out: NodeJS.WriteStream;
   /** Redraw a live table (a terminal) instead of printing one line per change. */
   live: boolean;
+  /** Keep the server up after the outcome, with the web dashboard, until SIGINT/SIGTERM. */
+  open?: boolean;
   paint: {
     bold(s: string): string;
     dim(s: string): string;
@@ -162,6 +164,22 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
           `\nKept ${root} (repository under git/, database under data/, check logs under data/runs/).`,
         ),
       );
+    say();
+    if (options.open) {
+      say(paint.bold(`Dashboard: ${address}/`) + `  (API token ${token}: the page asks for it once)`);
+      say(paint.dim('The server stays up until Ctrl-C.'));
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+      say(paint.dim('Stopping the demo server.'));
+    } else {
+      say(
+        paint.dim(
+          'See it as a picture: railyard demo --open (the web dashboard of the demo server, until Ctrl-C).',
+        ),
+      );
+    }
     return result;
   } finally {
     await app?.close();
