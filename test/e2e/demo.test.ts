@@ -63,7 +63,7 @@ describe('railyard demo --open', () => {
         body: '{}',
       });
       expect(queues.status).toBe(200);
-      expect((await queues.json()).queues[0]).toMatchObject({
+      expect(((await queues.json()) as { queues: unknown[] }).queues[0]).toMatchObject({
         targetBranch: 'main',
         mergedLastDay: 5,
         failedLastDay: 3,
