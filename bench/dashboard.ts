@@ -80,6 +80,7 @@ try {
   await context.addInitScript(`sessionStorage.setItem('railyard.token', ${JSON.stringify(TOKEN)})`);
   const url = `${origin}#/queue/github.com/acme/monorepo/main`;
   const renders: number[] = [];
+  const phases: Record<string, number>[] = [];
   let bytes = { html: 0, assets: 0, decoded: 0 };
   for (let i = 0; i < ROUNDS; i++) {
     const page = await context.newPage();
@@ -103,6 +104,14 @@ try {
       },
     );
     renders.push((await page.evaluate('performance.now()')) as number);
+    // Where the time went: the scripts loaded, getQueue asked and answered (ms since navigation start).
+    const marks = (await page.evaluate(`(() => {
+      const r = performance.getEntriesByType('resource');
+      const end = (p) => Math.round(r.find((e) => new URL(e.name).pathname.startsWith(p))?.responseEnd ?? -1);
+      const start = (p) => Math.round(r.find((e) => new URL(e.name).pathname.startsWith(p))?.startTime ?? -1);
+      return { scripts: end('/assets/'), getQueueAsked: start('/v1/getQueue'), getQueueAnswered: end('/v1/getQueue') };
+    })()`)) as Record<string, number>;
+    phases.push({ ...marks, drawn: Math.round(renders[renders.length - 1]) });
     if (i === 0) {
       bytes = (await page.evaluate(`(() => {
         const nav = performance.getEntriesByType('navigation')[0];
@@ -116,6 +125,11 @@ try {
   console.log(
     `assets: ${(total / 1024).toFixed(1)} KiB compressed over the wire (index.html ${bytes.html} B, JS+CSS ${bytes.assets} B), ${(bytes.decoded / 1024).toFixed(1)} KiB decoded`,
   );
+  for (const p of phases) {
+    console.log(
+      `  tab: scripts loaded ${p.scripts} ms, getQueue asked ${p.getQueueAsked} ms and answered ${p.getQueueAnswered} ms, every row drawn ${p.drawn} ms`,
+    );
+  }
   console.log(
     `first render of ${PRS} PRs (navigation start to every row drawn), ${ROUNDS} tabs: ${fmt(renders)}; cold-cache tab ${renders[0].toFixed(0)} ms`,
   );

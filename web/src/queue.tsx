@@ -141,29 +141,31 @@ function Run({
   const d = run.details;
   const base = d?.dependentPrs ?? [];
   return (
-    <article
-      class={`run r-${d?.status ?? 'unknown'}`}
-      aria-label={`Test run of ${run.prs.map((p) => '#' + p.prNumber).join(', ')}`}
-    >
+    <>
       {stacked && (
         <div class="stack-link" aria-hidden="true">
           ▲
         </div>
       )}
-      <header>
-        <State state={d?.status ?? 'in_progress'} />{' '}
-        <span class="muted small">{run.prs.length > 1 ? `batch of ${run.prs.length}` : 'single PR'}</span>
-        <div class="muted small" title={base.length ? base.map((n) => `#${n}`).join(' ') : undefined}>
-          built on{' '}
-          {base.length === 0
-            ? branch
-            : base.length <= 6
-              ? base.map((n) => `#${n}`).join(' ')
-              : `${base.length} PRs ahead (#${base[0]} … #${base[base.length - 1]})`}
-        </div>
-      </header>
-      <PrList prs={run.prs} repo={repo} branch={branch} now={now} />
-    </article>
+      <article
+        class={`run r-${d?.status ?? 'unknown'}`}
+        aria-label={`Test run of ${run.prs.map((p) => '#' + p.prNumber).join(', ')}`}
+      >
+        <header>
+          <State state={d?.status ?? 'in_progress'} />{' '}
+          <span class="muted small">{run.prs.length > 1 ? `batch of ${run.prs.length}` : 'single PR'}</span>
+          <div class="muted small" title={base.length ? base.map((n) => `#${n}`).join(' ') : undefined}>
+            built on{' '}
+            {base.length === 0
+              ? branch
+              : base.length <= 6
+                ? base.map((n) => `#${n}`).join(' ')
+                : `${base.length} PRs ahead (#${base[0]} … #${base[base.length - 1]})`}
+          </div>
+        </header>
+        <PrList prs={run.prs} repo={repo} branch={branch} now={now} />
+      </article>
+    </>
   );
 }
 
