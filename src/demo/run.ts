@@ -73,6 +73,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     app = await buildServer({ store, forge: backend.forge, workers: backend.workers });
     const address = await app.listen({ host: '127.0.0.1', port: 0 });
     say(`• server listening on ${address}/v1 (embedded SQLite in ${join(root, 'data')})`);
+    if (options.open) say(`• web dashboard on ${address}/ (API token ${token}) — open it now to watch the queue live`);
 
     const client = createClient({ baseUrl: `${address}/v1`, token });
     await client.call('createQueue', { ...Q, concurrency: 2 });
