@@ -2,6 +2,7 @@ import { explainReason } from '../../src/contract/reasons.js';
 import { api, type Repo, type SubmittedPullRequest, type TestingDetailsResponse } from './api.js';
 import { enc, repoPath, since } from './format.js';
 import { useNow, usePoll } from './poll.js';
+import { transitionsOf } from './model.js';
 import { ErrorBox, Section, State } from './ui.js';
 
 interface PrData {
@@ -175,41 +176,6 @@ function RunDetails({
       </table>
     </>
   );
-}
-
-interface Transition {
-  state: string;
-  reason: string | null;
-  at: string | null;
-  testRunId: string | null;
-}
-
-/** Reads a history answer leniently: a list of transitions under any of the usual keys. */
-export function transitionsOf(history: unknown): Transition[] {
-  const h = history as Record<string, unknown> | unknown[] | null;
-  const list = Array.isArray(h)
-    ? h
-    : h && typeof h === 'object'
-      ? ((Object.values(h).find(Array.isArray) as unknown[] | undefined) ?? [])
-      : [];
-  return list.flatMap((raw) => {
-    if (!raw || typeof raw !== 'object') return [];
-    const t = raw as Record<string, unknown>;
-    const str = (...keys: string[]) => {
-      for (const k of keys) if (typeof t[k] === 'string') return t[k] as string;
-      return null;
-    };
-    const state = str('state', 'to', 'toState', 'newState');
-    if (!state) return [];
-    return [
-      {
-        state,
-        reason: str('reason', 'stateReason'),
-        at: str('at', 'time', 'changedAt', 'stateChangedAt', 'timestamp'),
-        testRunId: str('testRunId'),
-      },
-    ];
-  });
 }
 
 function Timeline({ history }: { history: unknown }) {

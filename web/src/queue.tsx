@@ -8,19 +8,12 @@ import {
   type TestingDetailsResponse,
 } from './api.js';
 import { enc, repoPath, since } from './format.js';
+import { layout, type RunBox } from './model.js';
 import { useNow, usePoll } from './poll.js';
 import { ErrorBox, State } from './ui.js';
 
 /** How often the queue is read: getQueue is served from a cached answer per queue version. */
 export const QUEUE_POLL_MS = 1000;
-
-interface RunBox {
-  id: string;
-  prs: QueueListItem[];
-  details: TestingDetailsResponse | null;
-  /** Runs (ids) whose PRs form this run's predicted base. */
-  baseRuns: string[];
-}
 
 export function QueuePage({ repo, branch }: { repo: Repo; branch: string }) {
   /** Testing details per run, with the states of its PRs when they were read. */
@@ -201,59 +194,4 @@ function PrList({
       ))}
     </ol>
   );
-}
-
-/**
- * The queue as a graph: consecutive PRs of one test run form a box; a run is stacked on the run
- * holding the last PR of its predicted base (dependentPrs); a run built on the target branch
- * alone starts a new lane (parallel mode, or the first run). PRs without a run wait below.
- */
-export function layout(
-  prs: QueueListItem[],
-  detailsOf: (id: string) => TestingDetailsResponse | null,
-): { lanes: RunBox[][]; bisection: RunBox[]; waiting: QueueListItem[] } {
-  const runs: RunBox[] = [];
-  const byId = new Map<string, RunBox>();
-  const waiting: QueueListItem[] = [];
-  for (const p of prs) {
-    if (!p.testRunId || p.state === 'pending' || p.state === 'not_ready') {
-      waiting.push(p);
-      continue;
-    }
-    let run = byId.get(p.testRunId);
-    if (!run) {
-      run = { id: p.testRunId, prs: [], details: detailsOf(p.testRunId), baseRuns: [] };
-      byId.set(run.id, run);
-      runs.push(run);
-    }
-    run.prs.push(p);
-  }
-  // A bisection run tests PRs split out of a failed batch: they keep BISECTION_REQUIRED as their
-  // reason while it runs. Drawn apart from the main line.
-  const bisection = runs.filter((r) => r.prs.every((p) => p.stateReason === 'BISECTION_REQUIRED'));
-  const main = runs.filter((r) => !bisection.includes(r));
-  const runOfPr = new Map<number, RunBox>();
-  for (const r of main) for (const p of r.prs) runOfPr.set(p.prNumber, r);
-  const laneOf = new Map<string, number>();
-  const lanes: RunBox[][] = [];
-  let prev: RunBox | undefined;
-  for (const r of main) {
-    // Until its details are read, a run is drawn on the run before it.
-    const base = r.details
-      ? (r.details.dependentPrs ?? [])
-      : prev
-        ? [prev.prs[prev.prs.length - 1].prNumber]
-        : [];
-    prev = r;
-    const parent = base.length ? runOfPr.get(base[base.length - 1]) : undefined;
-    r.baseRuns = [...new Set(base.flatMap((n) => (runOfPr.get(n) ? [runOfPr.get(n)!.id] : [])))];
-    let lane = parent ? laneOf.get(parent.id) : undefined;
-    if (lane === undefined) {
-      lane = lanes.length;
-      lanes.push([]);
-    }
-    laneOf.set(r.id, lane);
-    lanes[lane].push(r);
-  }
-  return { lanes, bisection, waiting };
 }
