@@ -9,12 +9,31 @@ export default class Demo extends Command {
     'database, submits every PR to a batching queue through the HTTP client, shows the queue live, and ' +
     'prints what merged, what failed and why, and the final history of main. Needs git and nothing else.';
 
-  static override examples = ['<%= config.bin %> demo', '<%= config.bin %> demo --keep'];
+  static override examples = [
+    '<%= config.bin %> demo',
+    '<%= config.bin %> demo --open',
+    '<%= config.bin %> demo --keep',
+  ];
 
   static override flags = {
-    keep: Flags.boolean({ description: 'Keep the temporary repository, database and check logs, and print where they are', default: false }),
-    'timeout-seconds': Flags.integer({ description: 'Give up when the queue has not settled after this long', default: 120, min: 10 }),
-    json: Flags.boolean({ description: 'Print the outcome as one JSON object at the end (progress still goes to stderr)', default: false }),
+    keep: Flags.boolean({
+      description: 'Keep the temporary repository, database and check logs, and print where they are',
+      default: false,
+    }),
+    'timeout-seconds': Flags.integer({
+      description: 'Give up when the queue has not settled after this long',
+      default: 120,
+      min: 10,
+    }),
+    open: Flags.boolean({
+      description:
+        'When the queue has settled, keep the demo server up and print the address of its web dashboard (and the token to paste) until Ctrl-C',
+      default: false,
+    }),
+    json: Flags.boolean({
+      description: 'Print the outcome as one JSON object at the end (progress still goes to stderr)',
+      default: false,
+    }),
   };
 
   async run(): Promise<void> {
@@ -30,6 +49,7 @@ export default class Demo extends Command {
     try {
       const result = await runDemo({
         keep: flags.keep,
+        open: flags.open,
         timeoutMs: flags['timeout-seconds'] * 1000,
         out,
         live: Boolean(out.isTTY) && process.env.TERM !== 'dumb',

@@ -238,6 +238,7 @@ export default class Serve extends Command {
     const port = typeof address === 'object' && address ? address.port : flags.port;
     const host = flags.host.includes(':') ? `[${flags.host}]` : flags.host;
     this.log(`Railyard API listening on http://${host}:${port}/v1`);
+    this.log(`Web dashboard on http://${host}:${port}/ (it asks for an API token once)`);
 
     await new Promise<void>((resolve) => {
       let stopping = false;

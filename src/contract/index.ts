@@ -4,3 +4,4 @@ export * from './mq.js';
 export * from './flaky.js';
 export * from './routes.js';
 export * from './errors.js';
+export * from './queues.js';

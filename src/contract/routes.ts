@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { EmptyResponse } from './common.js';
 import * as fl from './flaky.js';
 import * as mq from './mq.js';
+import * as qs from './queues.js';
 
 export const StatusResponse = z.object({
   overallStatus: z.object({
@@ -9,7 +10,13 @@ export const StatusResponse = z.object({
     color: z.enum(['green', 'yellow', 'red']),
     overallStatusDescription: z.string(),
     impactedStatuses: z
-      .array(z.object({ name: z.string(), color: z.enum(['green', 'yellow', 'red']), statusDescription: z.string() }))
+      .array(
+        z.object({
+          name: z.string(),
+          color: z.enum(['green', 'yellow', 'red']),
+          statusDescription: z.string(),
+        }),
+      )
       .optional(),
   }),
   statuses: z.array(
@@ -178,6 +185,20 @@ export const routes = {
     request: mq.MetricsQuery,
     response: 'text',
   }),
+  // Railyard extension for the web dashboard (branch web): the queues overview. Read-only.
+  listQueues: route({
+    operationId: 'listQueues',
+    method: 'POST',
+    path: '/listQueues',
+    summary:
+      "Every merge queue of the token's organisation with depth, testing, merged and failed in the last hour/day, median time in queue",
+    tag: 'merge-queue',
+    auth: true,
+    retrySafe: true,
+    request: qs.ListQueuesRequest,
+    response: qs.ListQueuesResponse,
+    extension: true,
+  }),
   listFailingTests: route({
     operationId: 'listFailingTests',
     method: 'POST',
@@ -237,7 +258,8 @@ export const routes = {
     operationId: 'uploadTestResults',
     method: 'POST',
     path: '/flaky-tests/upload-test-results',
-    summary: 'Upload JUnit XML reports of one CI job; parsed and stored in one transaction, answered with counts',
+    summary:
+      'Upload JUnit XML reports of one CI job; parsed and stored in one transaction, answered with counts',
     tag: 'flaky-tests',
     auth: true,
     retrySafe: false,

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from '../client/index.js';
 import type { QueueListItem } from '../contract/index.js';
+import { explainReason } from '../contract/reasons.js';
 import { buildServer } from '../server/index.js';
 import { createBackend } from '../server/runtime.js';
 import { openStore } from '../store/index.js';
@@ -17,7 +18,16 @@ export interface DemoOptions {
   out: NodeJS.WriteStream;
   /** Redraw a live table (a terminal) instead of printing one line per change. */
   live: boolean;
-  paint: { bold(s: string): string; dim(s: string): string; green(s: string): string; red(s: string): string; yellow(s: string): string; cyan(s: string): string };
+  /** Keep the server up after the outcome, with the web dashboard, until SIGINT/SIGTERM. */
+  open?: boolean;
+  paint: {
+    bold(s: string): string;
+    dim(s: string): string;
+    green(s: string): string;
+    red(s: string): string;
+    yellow(s: string): string;
+    cyan(s: string): string;
+  };
 }
 
 export interface DemoResult {
@@ -32,12 +42,6 @@ export interface DemoResult {
 const REPO = { host: 'github.com', owner: 'demo', name: 'shop' };
 const Q = { repo: REPO, targetBranch: 'main' };
 const TERMINAL = new Set(['merged', 'failed', 'cancelled']);
-
-const EXPLAIN: Record<string, string> = {
-  TEST_RUN_REQUIRED_STATUS_FAILED: 'its check failed',
-  START_TEST_RUN_MERGE_CONFLICT: 'it conflicts with a PR that landed first',
-  TEST_RUN_TIMEOUT: 'its test run timed out',
-};
 
 /**
  * The README's main job: a throwaway repository with 8 pull requests, a real server on the
@@ -54,18 +58,33 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   try {
     say(paint.bold('Railyard demo') + paint.dim(`  (workspace ${root})`));
     const bare = await createDemoRepository(join(root, 'git'), join(root, 'work'));
-    say(`• created ${paint.cyan('github.com/demo/shop')} with a check (node check.js) and ${DEMO_PRS.length} pull requests`);
+    say(
+      `• created ${paint.cyan('github.com/demo/shop')} with a check (node check.js) and ${DEMO_PRS.length} pull requests`,
+    );
 
     const token = `ry_demo_${randomBytes(12).toString('hex')}`;
     await store.addToken('local', token);
-    const backend = await createBackend({ dataDir: join(root, 'data'), gitRoot: join(root, 'git'), tickMs: 250, pollMs: 300 });
+    const backend = await createBackend({
+      dataDir: join(root, 'data'),
+      gitRoot: join(root, 'git'),
+      tickMs: 250,
+      pollMs: 300,
+    });
     app = await buildServer({ store, forge: backend.forge, workers: backend.workers });
     const address = await app.listen({ host: '127.0.0.1', port: 0 });
     say(`• server listening on ${address}/v1 (embedded SQLite in ${join(root, 'data')})`);
+    if (options.open) say(`• web dashboard on ${address}/ (API token ${token}) — open it now to watch the queue live`);
 
     const client = createClient({ baseUrl: `${address}/v1`, token });
     await client.call('createQueue', { ...Q, concurrency: 2 });
-    await client.call('updateQueue', { ...Q, batch: true, batchingMinSize: 4, batchingMaxWaitTimeMinutes: 1, bisectionConcurrency: 2, mergeMethod: 'squash' });
+    await client.call('updateQueue', {
+      ...Q,
+      batch: true,
+      batchingMinSize: 4,
+      batchingMaxWaitTimeMinutes: 1,
+      bisectionConcurrency: 2,
+      mergeMethod: 'squash',
+    });
     say('• queue for main: batches of 4, 2 test slots, bisection on 2 more slots, squash merges');
     for (const pr of DEMO_PRS) await client.call('submitPullRequest', { ...Q, pr: { number: pr.number } });
     say(`• submitted #${DEMO_PRS.map((p) => p.number).join(', #')} through the HTTP client`);
@@ -81,7 +100,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         if (drawn) out.write(`\x1b[${drawn}A\x1b[J`);
         const lines = items.map((p) => {
           const state = colourState(p.state ?? '', paint);
-          const why = p.stateReason && !['API_REQUESTED'].includes(p.stateReason) ? paint.dim(` ${p.stateReason}`) : '';
+          const why =
+            p.stateReason && !['API_REQUESTED'].includes(p.stateReason) ? paint.dim(` ${p.stateReason}`) : '';
           return `  #${p.prNumber}  ${p.prTitle.padEnd(40).slice(0, 40)}  ${state}${why}`;
         });
         const elapsed = ((Date.now() - started) / 1000).toFixed(0);
@@ -95,7 +115,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         if (seen.get(p.prNumber) === key) continue;
         seen.set(p.prNumber, key);
         const t = ((Date.now() - started) / 1000).toFixed(1).padStart(5);
-        say(`${paint.dim(t + 's')}  #${p.prNumber} ${colourState(p.state ?? '', paint)}${p.stateReason ? paint.dim(` (${p.stateReason})`) : ''}`);
+        say(
+          `${paint.dim(t + 's')}  #${p.prNumber} ${colourState(p.state ?? '', paint)}${p.stateReason ? paint.dim(` (${p.stateReason})`) : ''}`,
+        );
       }
     };
 
@@ -104,13 +126,16 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       items = (await client.call('listPullRequests', { ...Q, take: 100 })).pullRequests;
       render(items);
       if (items.length === DEMO_PRS.length && items.every((p) => TERMINAL.has(p.state ?? ''))) break;
-      if (Date.now() - started > options.timeoutMs) throw new Error(`the queue did not settle within ${options.timeoutMs / 1000} s`);
+      if (Date.now() - started > options.timeoutMs)
+        throw new Error(`the queue did not settle within ${options.timeoutMs / 1000} s`);
       await new Promise((r) => setTimeout(r, 200));
     }
 
     const result: DemoResult = {
       merged: items.filter((p) => p.state === 'merged').map((p) => p.prNumber),
-      failed: items.filter((p) => p.state === 'failed').map((p) => ({ prNumber: p.prNumber, reason: p.stateReason ?? '' })),
+      failed: items
+        .filter((p) => p.state === 'failed')
+        .map((p) => ({ prNumber: p.prNumber, reason: p.stateReason ?? '' })),
       cancelled: items.filter((p) => p.state === 'cancelled').map((p) => p.prNumber),
       log: await targetLog(bare),
       seconds: (Date.now() - started) / 1000,
@@ -121,13 +146,41 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     say(paint.green(`Merged: ${result.merged.map((n) => `#${n}`).join(', ') || 'none'}`));
     for (const f of result.failed) {
       const pr = DEMO_PRS.find((p) => p.number === f.prNumber);
-      const combined = pr?.expect === 'fails only combined' ? ' (it passes alone: it breaks only together with a PR that landed before it)' : '';
-      say(paint.red(`Failed: #${f.prNumber} ${pr?.title ?? ''} — ${EXPLAIN[f.reason] ?? f.reason}${combined} [${f.reason}]`));
+      const combined =
+        pr?.expect === 'fails only combined'
+          ? ' (it passes alone: it breaks only together with a PR that landed before it)'
+          : '';
+      say(
+        paint.red(
+          `Failed: #${f.prNumber} ${pr?.title ?? ''} — ${explainReason(f.reason)}${combined} [${f.reason}]`,
+        ),
+      );
     }
     say();
     say(paint.bold('main now reads (git log --oneline):'));
     for (const line of result.log) say(`  ${line}`);
-    if (options.keep) say(paint.dim(`\nKept ${root} (repository under git/, database under data/, check logs under data/runs/).`));
+    if (options.keep)
+      say(
+        paint.dim(
+          `\nKept ${root} (repository under git/, database under data/, check logs under data/runs/).`,
+        ),
+      );
+    say();
+    if (options.open) {
+      say(paint.bold(`Dashboard: ${address}/`) + `  (API token ${token}: the page asks for it once)`);
+      say(paint.dim('The server stays up until Ctrl-C.'));
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+      say(paint.dim('Stopping the demo server.'));
+    } else {
+      say(
+        paint.dim(
+          'See it as a picture: railyard demo --open (the web dashboard of the demo server, until Ctrl-C).',
+        ),
+      );
+    }
     return result;
   } finally {
     await app?.close();

@@ -3,7 +3,12 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { negotiate } from '@fastify/accept-negotiator';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import { z } from 'zod';
 import { buildOpenApiDocument } from '../contract/openapi.js';
 import { ERROR_CODE_HEADER, errorCodeForStatus, type ErrorCode } from '../contract/errors.js';
@@ -28,6 +33,7 @@ import { builtWorkerFile, reportReaderPool } from './report-reader.js';
 import { mqHandlers } from './routes/mq.js';
 import { RawAnswer, type Handler, type Handlers } from './routes/types.js';
 import { DEFAULT_LIMITS, QueueService, type EffectHandler, type ServerLimits } from './service.js';
+import { builtWebRoot, serveDashboard } from './web.js';
 import type { QueueWorkers } from './workers.js';
 import type { Replicas } from './replicas.js';
 
@@ -57,6 +63,8 @@ export interface ServerDeps {
   timeouts?: Partial<ServerTimeouts>;
   /** Limits per organisation and per queue; unset ones are DEFAULT_LIMITS. */
   limits?: Partial<ServerLimits>;
+  /** The built web dashboard served at `/` (default: build/web next to the built server; `false`: none). */
+  webRoot?: string | false;
 }
 
 /** How long the server waits on a client (ms). */
@@ -124,7 +132,13 @@ const requestSchemas = new Map(
  */
 function describeRequestError(error: z.ZodError): string {
   const issue = error.issues[0];
-  if (issue && issue.code !== 'custom' && issue.path.length && 'input' in issue && issue.input === undefined) {
+  if (
+    issue &&
+    issue.code !== 'custom' &&
+    issue.path.length &&
+    'input' in issue &&
+    issue.input === undefined
+  ) {
     return `${issue.path.map(String).join('.')}: required`;
   }
   return describeZodError(error);
@@ -149,13 +163,19 @@ function sendRaw(request: FastifyRequest, reply: FastifyReply, answer: RawAnswer
   return reply.header('content-encoding', 'gzip').send(gz);
 }
 
-function parseJsonBody(_request: FastifyRequest, text: string, done: (err: Error | null, body?: unknown) => void): void {
+function parseJsonBody(
+  _request: FastifyRequest,
+  text: string,
+  done: (err: Error | null, body?: unknown) => void,
+): void {
   // Lenient: any Content-Type (or none) is read as JSON; an empty body is an empty object.
   if (text.trim() === '') return done(null, {});
   try {
     done(null, JSON.parse(text));
   } catch (error) {
-    done(new HttpError(400, `body: invalid JSON (${error instanceof Error ? error.message : String(error)})`));
+    done(
+      new HttpError(400, `body: invalid JSON (${error instanceof Error ? error.message : String(error)})`),
+    );
   }
 }
 
@@ -248,7 +268,11 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const workerFile = deps.reportWorker ?? builtWorkerFile();
   const reports = workerFile
     ? reportReaderPool(workerFile, {
-        onBroken: (error) => app.log.error({ err: error }, 'flaky-test report workers failed; reading reports on the request thread'),
+        onBroken: (error) =>
+          app.log.error(
+            { err: error },
+            'flaky-test report workers failed; reading reports on the request thread',
+          ),
       })
     : undefined;
   app.addHook('onClose', async () => {
@@ -355,6 +379,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const openApi = JSON.stringify(buildOpenApiDocument(deps.version ?? '0.0.0'));
   allowed.set(openApiUrl, 'GET, HEAD');
   app.get(openApiUrl, (_request, reply) => reply.type(JSON_TYPE).send(openApi));
+
+  serveDashboard(app, deps.webRoot === false ? undefined : (deps.webRoot ?? builtWebRoot()));
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0];

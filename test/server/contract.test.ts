@@ -23,6 +23,7 @@ const valid: Record<OperationName, unknown> = {
   createQueue: { repo: REPO, targetBranch: 'release', mode: 'single', concurrency: 2 },
   deleteQueue: { repo: REPO, targetBranch: 'scratch' },
   getQueue: Q,
+  listQueues: {},
   updateQueue: { ...Q, concurrency: 3 },
   getMergeQueueMetrics: { repo: 'acme/web', repoHost: 'github.com' },
   listFailingTests: {
@@ -41,7 +42,9 @@ const valid: Record<OperationName, unknown> = {
     org_url_slug: ORG,
     branch: 'main',
     sha: SHA1,
-    reports: [{ name: 'junit.xml', content: '<testsuite name="s"><testcase classname="c" name="t"/></testsuite>' }],
+    reports: [
+      { name: 'junit.xml', content: '<testsuite name="s"><testcase classname="c" name="t"/></testsuite>' },
+    ],
   },
   getRepositorySettings: { repo: REPO, org_url_slug: ORG },
   updateRepositorySettings: { repo: REPO, org_url_slug: ORG, settings: { quarantining_enabled: true } },
@@ -130,7 +133,9 @@ describe('every route of the contract table', () => {
 describe('shapes in detail', () => {
   it('getQueue carries every field, and its pull requests carry every required item field', async () => {
     const q = await ok(server, 'getQueue', Q);
-    expect(Object.keys(q).sort()).toEqual(Object.keys((routes.getQueue.response as z.ZodObject).shape).sort());
+    expect(Object.keys(q).sort()).toEqual(
+      Object.keys((routes.getQueue.response as z.ZodObject).shape).sort(),
+    );
     expect(q.enqueuedPullRequests.length).toBeGreaterThan(0);
   });
 
@@ -144,8 +149,34 @@ describe('shapes in detail', () => {
       prSha: SHA1,
       isCurrentlySubmittedToQueue: true,
       forceEnqueued: false,
-      readiness: { doesBaseBranchMatch: true, gitHubMergeability: 'mergeable', requiresImpactedTargets: false },
+      readiness: {
+        doesBaseBranchMatch: true,
+        gitHubMergeability: 'mergeable',
+        requiresImpactedTargets: false,
+      },
     });
+  });
+
+  it("listQueues (extension) lists the token's queues with their figures, marked as an extension in the OpenAPI document", async () => {
+    const other = await call(server, 'listQueues', {}, { token: 'nobody' });
+    expect(other.status).toBe(401);
+    const answer = await ok(server, 'listQueues', {});
+    expect(answer.org).toBe(ORG);
+    const main = answer.queues.find((q: { targetBranch: string }) => q.targetBranch === 'main');
+    expect(main).toMatchObject({
+      repo: REPO,
+      state: 'running',
+      mode: 'single',
+      failureRateLastDay: null,
+      medianSecondsInQueueLastDay: null,
+    });
+    expect(main.depth + main.notReady).toBe((await ok(server, 'getQueue', Q)).enqueuedPullRequests.length);
+    const branches = answer.queues.map((q: { targetBranch: string }) => q.targetBranch);
+    expect(branches).toEqual([...branches].sort());
+    const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
+      paths: Record<string, { post: Record<string, unknown> }>;
+    };
+    expect(doc.paths['/v1/listQueues'].post['x-railyard-extension']).toBe(true);
   });
 
   it('serves the OpenAPI document of the same table without a token', async () => {

@@ -61,6 +61,7 @@ const templates: Record<OperationName, Record<string, unknown>> = {
   setTestQuarantine: { repo: REPO, org_url_slug: ORG, test_id: TEST_ID, setting: 'ALWAYS_QUARANTINE' },
   checkQuarantine: { repo: REPO, org_url_slug: ORG, test_ids: [TEST_ID] },
   status: {},
+  listQueues: {},
 };
 const ops = Object.keys(routes) as OperationName[];
 

@@ -66,6 +66,8 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const reportWorker = resolve(import.meta.dirname, '../../build/flaky/ingest-worker.js');
   if (!existsSync(reportWorker)) throw new Error(`startTestServer: ${reportWorker} is missing; run npm run build`);
   const orgRepos = (opts.orgRepos ?? []).map(parseOrgRepoPin);
+  // The dashboard at / is the built one (build/web), when it was built.
+  const webRoot = resolve(import.meta.dirname, '../../build/web');
   const app = await buildServer({
     store,
     forge,
@@ -77,6 +79,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     replicas,
     timeouts: opts.timeouts,
     limits: opts.limits,
+    webRoot: existsSync(webRoot) ? webRoot : false,
   });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   const port = new URL(address).port;

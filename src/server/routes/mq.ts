@@ -2,6 +2,7 @@ import { isoTime, type TestingDetailsResponse } from '../../contract/index.js';
 import type { ConfigPatch } from '../../engine/index.js';
 import { badRequest, notFound } from '../errors.js';
 import { METRICS_CONTENT_TYPE, renderMetrics } from '../metrics.js';
+import { summariseQueue } from '../queue-summary.js';
 import { normaliseRepo, type QueueService } from '../service.js';
 import { RawAnswer, type Handlers, type OpsOfTag } from './types.js';
 
@@ -48,11 +49,13 @@ export function mqHandlers(service: QueueService, now: () => number): Pick<Handl
       await service.sync(org, input.repo, input.targetBranch);
       const queue = service.require(org, input.repo, input.targetBranch);
       const run = queue.model.runs.find((r) => r.id === input.testRunId);
-      if (!run) throw notFound(`testRunId: no test run ${input.testRunId} in the ${queue.model.branch} queue`);
+      if (!run)
+        throw notFound(`testRunId: no test run ${input.testRunId} in the ${queue.model.branch} queue`);
       const checks = Object.entries(run.checks);
       const title = (n: number) => queue.model.entries.find((e) => e.prNumber === n)?.pr.title ?? '';
       const details: TestingDetailsResponse = {
-        requiredStatuses: run.requiredStatuses ?? queue.model.config.requiredStatuses ?? checks.map(([name]) => name),
+        requiredStatuses:
+          run.requiredStatuses ?? queue.model.config.requiredStatuses ?? checks.map(([name]) => name),
         testBranch: run.branch ?? '',
         testBranchSha: run.sha ?? '',
         createdAt: isoTime(run.startedAt),
@@ -90,6 +93,19 @@ export function mqHandlers(service: QueueService, now: () => number): Pick<Handl
       await service.deleteQueue(org, input.repo, input.targetBranch);
       return {};
     },
+    async listQueues(_input, { org }) {
+      await service.syncAll();
+      const at = now();
+      const queues = service
+        .queuesOf(org)
+        .map((q) => summariseQueue(q, at))
+        .sort((a, b) =>
+          `${a.repo.host}/${a.repo.owner}/${a.repo.name}:${a.targetBranch}`.localeCompare(
+            `${b.repo.host}/${b.repo.owner}/${b.repo.name}:${b.targetBranch}`,
+          ),
+        );
+      return { org, queues };
+    },
     async getQueue(input, { org }) {
       await service.sync(org, input.repo, input.targetBranch);
       return new RawAnswer(service.getQueueBody(org, input.repo, input.targetBranch), JSON_TYPE, true);
@@ -100,13 +116,13 @@ export function mqHandlers(service: QueueService, now: () => number): Pick<Handl
       return service.updateQueue(org, repo, targetBranch, patch satisfies ConfigPatch);
     },
     async getMergeQueueMetrics(input, { org }) {
-      if (input.repo !== undefined && input.repoHost === undefined) throw badRequest('repoHost: required when repo is given');
-      await service.syncAll();
       let queues = service.queuesOf(org);
       if (input.repo !== undefined && input.repoHost !== undefined) {
         const [owner, name] = input.repo.split('/');
         const repo = normaliseRepo({ host: input.repoHost, owner, name });
-        queues = queues.filter((q) => q.repo.host === repo.host && q.repo.owner === repo.owner && q.repo.name === repo.name);
+        queues = queues.filter(
+          (q) => q.repo.host === repo.host && q.repo.owner === repo.owner && q.repo.name === repo.name,
+        );
         if (!queues.length) throw notFound(`repo: no merge queue in ${repo.host}/${repo.owner}/${repo.name}`);
       } else if (input.repoHost !== undefined) {
         const host = input.repoHost.toLowerCase();

@@ -1,0 +1,57 @@
+import type { QueueSummary } from '../contract/index.js';
+import { isTerminal } from '../engine/index.js';
+import type { QueueHandle } from './service.js';
+
+const HOUR_MS = 60 * 60 * 1000;
+const DAY_MS = 24 * HOUR_MS;
+
+/** The listQueues figures of one queue, from its live engine model (counted as the metrics count them). */
+export function summariseQueue(q: QueueHandle, now: number): QueueSummary {
+  const { model } = q;
+  const inProgress = new Set(model.runs.filter((r) => r.status === 'in_progress').map((r) => r.id));
+  let depth = 0;
+  let notReady = 0;
+  let testing = 0;
+  let mergedLastHour = 0;
+  let mergedLastDay = 0;
+  let failedLastDay = 0;
+  const times: number[] = [];
+  for (const e of model.entries) {
+    if (!isTerminal(e.state)) {
+      if (e.state === 'not_ready') notReady++;
+      else depth++;
+      if (e.state === 'testing' && e.testRunId !== null && inProgress.has(e.testRunId)) testing++;
+      continue;
+    }
+    const at = e.concludedAt;
+    if (at === null || at > now || now - at > DAY_MS || e.state === 'cancelled') continue;
+    if (e.state === 'merged') {
+      mergedLastDay++;
+      if (now - at <= HOUR_MS) mergedLastHour++;
+    } else failedLastDay++;
+    times.push((at - e.submittedAt) / 1000);
+  }
+  const concluded = mergedLastDay + failedLastDay;
+  return {
+    repo: { host: q.repo.host, owner: q.repo.owner, name: q.repo.name },
+    targetBranch: model.branch,
+    state: model.config.state,
+    mode: model.config.mode,
+    concurrency: model.config.concurrency,
+    depth,
+    notReady,
+    testing,
+    mergedLastHour,
+    mergedLastDay,
+    failedLastDay,
+    failureRateLastDay: concluded ? failedLastDay / concluded : null,
+    medianSecondsInQueueLastDay: median(times),
+  };
+}
+
+function median(values: number[]): number | null {
+  if (!values.length) return null;
+  values.sort((a, b) => a - b);
+  const mid = values.length >> 1;
+  return Math.max(0, values.length % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2);
+}

@@ -1,0 +1,219 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { call, REPO } from '../server/helpers.js';
+import { browserMissing, launchChromium } from '../support/browser.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+// The web dashboard in real Chromium against a real server. Screenshots of every test go to
+// test/e2e/.screenshots/ (gitignored): look at them after a change to the page.
+const SHOTS = join(import.meta.dirname, '.screenshots');
+const missing = browserMissing();
+const Q = { repo: REPO, targetBranch: 'main' };
+const RELEASE = { repo: REPO, targetBranch: 'release' };
+const ORG = 'local';
+
+if (missing && process.env.CI) {
+  describe('web dashboard in Chromium', () => {
+    it('has a browser to run in (CI must not skip these tests)', () => {
+      throw new Error(`CI is set but ${missing}`);
+    });
+  });
+} else if (missing) {
+  describe.skip(`web dashboard in Chromium — skipped: ${missing}`, () => {
+    it('needs Chromium', () => {});
+  });
+  console.warn(`[dashboard] browser tests skipped: ${missing}`);
+} else {
+  describe('web dashboard in Chromium', () => {
+    let server: TestServer;
+    let browser: Browser;
+    let context: BrowserContext;
+    let page: Page;
+
+    /** The dashboard: `/` of the server. */
+    const origin = () => server.url.replace(/v1$/, '');
+    const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+    const ok = async (op: Parameters<typeof call>[1], body: unknown) => {
+      const res = await call(server, op, body);
+      expect(res.status, `${op}: ${res.text}`).toBe(200);
+      return res.json;
+    };
+    const signIn = async (token = server.token) => {
+      await page.goto(origin());
+      await page.getByLabel('API token').fill(token);
+      await page.getByRole('button', { name: 'Open the dashboard' }).click();
+      if (token === server.token) await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+    };
+
+    beforeAll(async () => {
+      mkdirSync(SHOTS, { recursive: true });
+      server = await startTestServer({ sandbox: { testSeconds: 4, failPrs: new Set([7]) } });
+      browser = await launchChromium();
+    });
+    afterAll(async () => {
+      await browser?.close();
+      await server?.close();
+    });
+
+    afterEach(async (ctx) => {
+      // A failed test leaves a picture of what the page showed.
+      if (ctx.task.result?.state === 'fail' && page)
+        await shot(`FAILED-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}`).catch(() => undefined);
+    });
+
+    const fresh = async () => {
+      await context?.close();
+      context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      page = await context.newPage();
+      page.setDefaultTimeout(10_000);
+    };
+
+    it('a wrong token shows the server message, and a good one is kept in session storage only', async () => {
+      await fresh();
+      await signIn('not-a-token');
+      await expect.poll(() => page.getByRole('alert').textContent()).toContain('x-api-token: unknown token');
+      await shot('wrong-token');
+      await signIn();
+      await page.getByRole('heading', { name: 'Merge queues' }).waitFor();
+      expect(page.url()).not.toContain(server.token);
+      expect(await page.evaluate('sessionStorage.getItem("railyard.token")')).toBe(server.token);
+      expect(await page.evaluate('localStorage.length')).toBe(0);
+      expect(await page.evaluate('document.cookie')).toBe('');
+    });
+
+    it('shows submitted PRs on the queue page in queue order, and a state change without reload', async () => {
+      await fresh();
+      await ok('createQueue', Q);
+      await ok('updateQueue', { ...Q, state: 'paused' });
+      await ok('submitPullRequest', { ...Q, pr: { number: 1 } });
+      await ok('submitPullRequest', { ...Q, pr: { number: 2 } });
+      await ok('submitPullRequest', { ...Q, pr: { number: 3 }, priority: 'low' });
+      await ok('submitPullRequest', { ...Q, pr: { number: 4 }, priority: 'high' });
+      const order = (await ok('getQueue', Q)).enqueuedPullRequests.map(
+        (p: { prNumber: number }) => p.prNumber,
+      );
+      expect(order).toEqual([4, 1, 2, 3]);
+
+      await signIn();
+      // The overview lists the queue and makes the paused state stand out.
+      const row = page.getByRole('row', { name: /acme\/web.*main/ });
+      await expect.poll(() => row.textContent()).toContain('paused');
+      expect(await row.getAttribute('class')).toContain('attention');
+      await shot('queues-overview');
+
+      await row.getByRole('link').click();
+      await page.locator('[data-pr]').first().waitFor();
+      const shown = await page
+        .locator('[data-pr]')
+        .evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-pr'))));
+      expect(shown).toEqual(order);
+      expect(await page.locator('[data-pr="4"]').textContent()).toContain('high');
+      await shot('queue-paused');
+
+      // Resume: #4 starts testing; the page shows it within 2 s, without a reload.
+      let reloaded = false;
+      page.on('framenavigated', () => (reloaded = true));
+      const before = Date.now();
+      await ok('updateQueue', { ...Q, state: 'running' });
+      await page.locator('[data-pr="4"] .s-testing').waitFor({ timeout: 3000 });
+      const seen = Date.now() - before;
+      expect(reloaded).toBe(false);
+      expect(seen).toBeLessThan(2500); // 2 s goal (1 s poll + the server's 200 ms tick) with test-machine slack
+      await page.locator('.run').first().waitFor();
+      await shot('queue-testing');
+    });
+
+    it("a failing PR's page shows the reason as a sentence and its run's checks", async () => {
+      await fresh();
+      await ok('createQueue', RELEASE);
+      await ok('submitPullRequest', { ...RELEASE, pr: { number: 7 } });
+      await expect
+        .poll(async () => (await ok('getSubmittedPullRequest', { ...RELEASE, pr: { number: 7 } })).state, {
+          timeout: 20_000,
+          interval: 250,
+        })
+        .toBe('failed');
+      await signIn();
+      await page.goto(`${origin()}#/pr/github.com/acme/web/release/7`);
+      const reason = page.getByTestId('reason');
+      await expect.poll(() => reason.textContent()).toContain('PR #7 failed because its check failed.');
+      await page
+        .getByRole('row', { name: /failure/ })
+        .first()
+        .waitFor();
+      expect(await page.getByTestId('tested-with').textContent()).toContain('alone');
+      await shot('pr-failed');
+    });
+
+    it('the flaky page lists uploaded tests, and its quarantine toggle changes what the API reports', async () => {
+      await fresh();
+      const junit = `<testsuite name="checkout"><testcase classname="cart" name="adds items"/><testcase classname="cart" name="totals with tax"><failure message="expected 10.8, got 10.79">AssertionError: expected 10.8, got 10.79\n  at cart.test.js:12</failure></testcase></testsuite>`;
+      await ok('uploadTestResults', {
+        repo: REPO,
+        org_url_slug: ORG,
+        branch: 'main',
+        sha: 'abc1234',
+        reports: [{ name: 'junit.xml', content: junit }],
+      });
+      await ok('updateRepositorySettings', {
+        repo: REPO,
+        org_url_slug: ORG,
+        settings: { quarantining_enabled: true },
+      });
+
+      await signIn();
+      await page.goto(`${origin()}#/flaky/github.com/acme/web`);
+      await page.getByRole('tab', { name: 'Failing, last 24 h' }).click();
+      const link = page.getByRole('link', { name: 'totals with tax' });
+      await link.waitFor();
+      // The filter narrows the list.
+      await page.getByLabel('Filter').fill('nothing-like-this');
+      await page.getByText('No test here matches the filters').waitFor();
+      await page.getByLabel('Filter').fill('tax');
+      await shot('flaky-list');
+      await link.click();
+      await page.getByRole('heading', { name: 'totals with tax' }).waitFor();
+      const testId = decodeURIComponent(page.url().split('/test/')[1]);
+      const details = async () =>
+        (await ok('getTestDetails', { repo: REPO, org_url_slug: ORG, test_id: testId })).test;
+      expect((await details()).quarantined).toBe(false);
+      expect(await page.getByRole('region', { name: 'Most common failures' }).textContent()).toContain(
+        'expected <n>, got <n>',
+      );
+
+      await page.getByRole('button', { name: 'Always quarantine' }).click();
+      await expect.poll(() => page.getByTestId('quarantine-state').textContent()).toContain('Quarantined');
+      expect((await details()).quarantined).toBe(true);
+      await page.getByLabel('Link a ticket').fill('KAN-42');
+      await page.getByRole('button', { name: 'Link' }).click();
+      await page.getByRole('status').getByText('Linked KAN-42.').waitFor();
+      await expect.poll(async () => (await details()).ticket?.html_url ?? '').toContain('KAN-42');
+      await shot('flaky-test-quarantined');
+
+      await page.getByRole('button', { name: 'Never quarantine' }).click();
+      await expect
+        .poll(() => page.getByTestId('quarantine-state').textContent())
+        .toContain('Not quarantined');
+      expect((await details()).quarantined).toBe(false);
+    });
+
+    it('throughput charts read the metrics endpoint, and pages work in the dark scheme too', async () => {
+      await fresh();
+      await page.emulateMedia({ colorScheme: 'dark' });
+      await signIn();
+      await page.goto(`${origin()}#/throughput`);
+      await page.getByRole('heading', { name: 'acme/web → main' }).waitFor();
+      await page.getByRole('img', { name: /Concluded in the last hour/ }).waitFor();
+      await shot('throughput-dark');
+      await page.goto(`${origin()}#/`);
+      await page.getByRole('row', { name: /release/ }).waitFor();
+      // Keyboard: Tab reaches the navigation and the queue links.
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate('document.activeElement?.textContent')).toBe('Queues');
+      await shot('queues-dark');
+    });
+  });
+}

@@ -1,0 +1,168 @@
+// The dashboard's only way to the server: the /v1 API, with the token from sessionStorage.
+import type {
+  GetQueueResponse,
+  GetTestDetailsResponse,
+  ListFailingTestsResponse,
+  ListQueuesResponse,
+  ListQuarantinedTestsResponse,
+  ListUnhealthyTestsResponse,
+  SubmittedPullRequest,
+  TestingDetailsResponse,
+} from '../../src/contract/index.js';
+
+export type {
+  GetQueueResponse,
+  QueueListItem,
+  QueueSummary,
+  SubmittedPullRequest,
+  TestingDetailsResponse,
+  DetailedTestCase,
+  UnhealthyTestCase,
+  QuarantinedTest,
+} from '../../src/contract/index.js';
+
+export interface Repo {
+  host: string;
+  owner: string;
+  name: string;
+}
+
+const TOKEN_KEY = 'railyard.token';
+
+export function getToken(): string | null {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+export function setToken(token: string): void {
+  sessionStorage.setItem(TOKEN_KEY, token);
+}
+export function clearToken(): void {
+  sessionStorage.removeItem(TOKEN_KEY);
+}
+
+/** A non-2xx answer: `message` is the server's one-line text. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+let onUnauthorized: (message: string) => void = () => {};
+export function handleUnauthorized(fn: (message: string) => void): void {
+  onUnauthorized = fn;
+}
+
+async function request(
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+  token = getToken(),
+): Promise<Response> {
+  const headers: Record<string, string> = {};
+  if (token) headers['x-api-token'] = token;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  let res: Response;
+  try {
+    res = await fetch(`/v1${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      cache: 'no-store',
+    });
+  } catch (error) {
+    throw new ApiError(
+      0,
+      `the server cannot be reached (${error instanceof Error ? error.message : String(error)})`,
+    );
+  }
+  if (!res.ok) {
+    const text = (await res.text()).trim() || `${res.status} ${res.statusText}`;
+    if (res.status === 401) onUnauthorized(text);
+    throw new ApiError(res.status, text);
+  }
+  return res;
+}
+
+export async function post<T>(path: string, body: unknown, token?: string): Promise<T> {
+  const res = await request('POST', path, body, token);
+  return (await res.json()) as T;
+}
+
+/** The answer's text: a poller compares it with the last one and skips the parse and re-render when equal. */
+export async function postText(path: string, body: unknown): Promise<string> {
+  return (await request('POST', path, body)).text();
+}
+
+/** Checks a token before keeping it: the server's message when it is refused. */
+export async function tryToken(token: string): Promise<ListQueuesResponse> {
+  return post<ListQueuesResponse>('/listQueues', {}, token);
+}
+
+export const api = {
+  listQueues: () => post<ListQueuesResponse>('/listQueues', {}),
+  getQueue: (repo: Repo, targetBranch: string) => post<GetQueueResponse>('/getQueue', { repo, targetBranch }),
+  getPullRequest: (repo: Repo, targetBranch: string, number: number) =>
+    post<SubmittedPullRequest>('/getSubmittedPullRequest', { repo, targetBranch, pr: { number } }),
+  testingDetails: (repo: Repo, targetBranch: string, testRunId: string) =>
+    post<TestingDetailsResponse>('/getMergeQueueTestingDetails', { repo, targetBranch, testRunId }),
+  /** A PR's state history, when the server has the extension (null when it does not). */
+  async history(repo: Repo, targetBranch: string, number: number): Promise<unknown | null> {
+    try {
+      return await post<unknown>('/getPullRequestHistory', { repo, targetBranch, pr: { number } });
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404 && /no such endpoint/.test(error.message))
+        return null;
+      throw error;
+    }
+  },
+  metrics: async () => (await request('GET', '/getMergeQueueMetrics')).text(),
+  listUnhealthy: (repo: Repo, org: string, status: 'FLAKY' | 'BROKEN', pageToken = '') =>
+    post<ListUnhealthyTestsResponse>('/flaky-tests/list-unhealthy-tests', {
+      repo,
+      org_url_slug: org,
+      status,
+      page_query: { page_size: 100, page_token: pageToken },
+    }),
+  listFailing: (repo: Repo, org: string, hours: number, pageToken = '') => {
+    const end = Date.now() + 1000;
+    return post<ListFailingTestsResponse>('/flaky-tests/list-failing-tests', {
+      repo,
+      org_url_slug: org,
+      start_time: new Date(end - hours * 3600_000).toISOString(),
+      end_time: new Date(end).toISOString(),
+      page_query: { page_size: 100, page_token: pageToken },
+    });
+  },
+  listQuarantined: (repo: Repo, org: string) =>
+    post<ListQuarantinedTestsResponse>('/flaky-tests/list-quarantined-tests', {
+      repo,
+      org_url_slug: org,
+      page_query: { page_size: 100 },
+    }),
+  testDetails: (repo: Repo, org: string, testId: string) =>
+    post<GetTestDetailsResponse>('/flaky-tests/get-test-details', {
+      repo,
+      org_url_slug: org,
+      test_id: testId,
+    }),
+  settings: (repo: Repo, org: string) =>
+    post<{ quarantining_enabled: boolean }>('/flaky-tests/get-repository-settings', {
+      repo,
+      org_url_slug: org,
+    }),
+  setQuarantine: (
+    repo: Repo,
+    org: string,
+    testId: string,
+    setting: 'ALWAYS_QUARANTINE' | 'NEVER_QUARANTINE' | 'AUTO',
+  ) =>
+    post<object>('/flaky-tests/set-test-quarantine', { repo, org_url_slug: org, test_id: testId, setting }),
+  linkTicket: (repo: Repo, testId: string, ticket: string) =>
+    post<object>('/flaky-tests/link-ticket-to-test-case', {
+      repo,
+      test_case_id: testId,
+      external_ticket_id: ticket,
+    }),
+};

@@ -1,0 +1,197 @@
+import { useRef, useState } from 'preact/hooks';
+import {
+  api,
+  postText,
+  type GetQueueResponse,
+  type QueueListItem,
+  type Repo,
+  type TestingDetailsResponse,
+} from './api.js';
+import { enc, repoPath, since } from './format.js';
+import { layout, type RunBox } from './model.js';
+import { useNow, usePoll } from './poll.js';
+import { ErrorBox, State } from './ui.js';
+
+/** How often the queue is read: getQueue is served from a cached answer per queue version. */
+export const QUEUE_POLL_MS = 1000;
+
+export function QueuePage({ repo, branch }: { repo: Repo; branch: string }) {
+  /** Testing details per run, with the states of its PRs when they were read. */
+  const details = useRef(new Map<string, { key: string; d: TestingDetailsResponse | null }>());
+  const last = useRef<{ text: string; queue: GetQueueResponse; wanted: Map<string, string> } | null>(null);
+  const fetching = useRef(false);
+  const [, setDetailsRead] = useState(0);
+  // Durations tick every 5 s: re-rendering 1,000 rows every second would cost more than it shows.
+  const now = useNow(5000);
+  const { data, error } = usePoll(
+    async () => {
+      const text = await postText('/getQueue', { repo, targetBranch: branch });
+      if (last.current?.text !== text) {
+        const queue: GetQueueResponse = JSON.parse(text);
+        // The details of a run (its base, status, checks) are read again only when the states
+        // of its PRs change.
+        const wanted = new Map<string, string>();
+        for (const p of queue.enqueuedPullRequests) {
+          if (!p.testRunId || p.state === 'pending' || p.state === 'not_ready') continue;
+          wanted.set(p.testRunId, (wanted.get(p.testRunId) ?? '') + `${p.prNumber}:${p.state},`);
+        }
+        last.current = { text, queue, wanted };
+      }
+      // Read after the queue is drawn: never holding up the first picture.
+      const stale = [...last.current.wanted].filter(([id, key]) => details.current.get(id)?.key !== key);
+      if (stale.length && !fetching.current) {
+        fetching.current = true;
+        void Promise.all(
+          stale.map(async ([id, key]) => {
+            const d = await api
+              .testingDetails(repo, branch, id)
+              .catch(() => details.current.get(id)?.d ?? null);
+            details.current.set(id, { key, d });
+          }),
+        ).finally(() => {
+          fetching.current = false;
+          setDetailsRead((n) => n + 1);
+        });
+      }
+      // Unchanged answer: the previous object, so the page is not drawn again.
+      return last.current.queue;
+    },
+    QUEUE_POLL_MS,
+    [repo.host, repo.owner, repo.name, branch],
+  );
+  const title = `${repo.owner}/${repo.name} → ${branch}`;
+  if (!data) {
+    return (
+      <main>
+        <h1>{title}</h1>
+        <ErrorBox message={error} />
+        {!error && <p class="muted">Reading the queue…</p>}
+      </main>
+    );
+  }
+  const prs = data.enqueuedPullRequests;
+  const { lanes, bisection, waiting } = layout(prs, (id) => details.current.get(id)?.d ?? null);
+  const attention = data.state === 'paused' || data.state === 'draining';
+  return (
+    <main>
+      <h1>{title}</h1>
+      <ErrorBox message={error} />
+      <p class={`summary ${attention ? 'attention' : ''}`}>
+        <State state={data.state} /> · {data.mode} mode · {data.concurrency} test slot
+        {data.concurrency === 1 ? '' : 's'}
+        {data.batch ? ` · batches of up to ${data.batchingMinSize}` : ''} ·{' '}
+        <strong data-testid="depth">{prs.length}</strong> PR{prs.length === 1 ? '' : 's'} in the queue
+        <span class="muted small"> · live, read every {QUEUE_POLL_MS / 1000} s</span>
+      </p>
+      {prs.length === 0 && <p>The queue is empty.</p>}
+      {lanes.length > 0 && (
+        <section aria-label="Test runs" class="lanes">
+          {lanes.map((lane, i) => (
+            <div class="lane" key={i} role="group" aria-label={`Lane ${i + 1}`}>
+              <h2 class="small muted">Lane {i + 1}</h2>
+              {lane.map((run, j) => (
+                <Run key={run.id} run={run} repo={repo} branch={branch} now={now} stacked={j > 0} />
+              ))}
+            </div>
+          ))}
+        </section>
+      )}
+      {bisection.length > 0 && (
+        <section aria-labelledby="bisect-h" class="bisection">
+          <h2 id="bisect-h">Bisection (off the main line)</h2>
+          <div class="lanes">
+            {bisection.map((run) => (
+              <div class="lane" key={run.id}>
+                <Run run={run} repo={repo} branch={branch} now={now} stacked={false} />
+              </div>
+            ))}
+          </div>
+        </section>
+      )}
+      {waiting.length > 0 && (
+        <section aria-labelledby="waiting-h" class="card">
+          <h2 id="waiting-h">Waiting ({waiting.length})</h2>
+          <PrList prs={waiting} repo={repo} branch={branch} now={now} />
+        </section>
+      )}
+    </main>
+  );
+}
+
+function Run({
+  run,
+  repo,
+  branch,
+  now,
+  stacked,
+}: {
+  run: RunBox;
+  repo: Repo;
+  branch: string;
+  now: number;
+  stacked: boolean;
+}) {
+  const d = run.details;
+  const base = d?.dependentPrs ?? [];
+  return (
+    <>
+      {stacked && (
+        <div class="stack-link" aria-hidden="true">
+          ▲
+        </div>
+      )}
+      <article
+        class={`run r-${d?.status ?? 'unknown'}`}
+        aria-label={`Test run of ${run.prs.map((p) => '#' + p.prNumber).join(', ')}`}
+      >
+        <header>
+          <State state={d?.status ?? 'in_progress'} />{' '}
+          <span class="muted small">{run.prs.length > 1 ? `batch of ${run.prs.length}` : 'single PR'}</span>
+          <div class="muted small" title={base.length ? base.map((n) => `#${n}`).join(' ') : undefined}>
+            built on{' '}
+            {base.length === 0
+              ? branch
+              : base.length <= 6
+                ? base.map((n) => `#${n}`).join(' ')
+                : `${base.length} PRs ahead (#${base[0]} … #${base[base.length - 1]})`}
+          </div>
+        </header>
+        <PrList prs={run.prs} repo={repo} branch={branch} now={now} />
+      </article>
+    </>
+  );
+}
+
+function PrList({
+  prs,
+  repo,
+  branch,
+  now,
+}: {
+  prs: QueueListItem[];
+  repo: Repo;
+  branch: string;
+  now: number;
+}) {
+  return (
+    <ol class="prs">
+      {prs.map((p) => (
+        <li key={p.prNumber} class={`pr p-${p.state}`} data-pr={p.prNumber}>
+          <a href={`#/pr/${repoPath(repo)}/${enc(branch)}/${p.prNumber}`}>
+            <span class="prn">#{p.prNumber}</span> <span class="title">{p.prTitle}</span>
+          </a>
+          <span class="meta">
+            <State state={p.state} />
+            <span class={`prio prio-${p.priorityName}`} title={`priority ${p.priorityValue}`}>
+              {p.skipTheLine ? '⚡ ' : ''}
+              {p.priorityName}
+            </span>
+            <span class="muted small" title={`in this state since ${p.stateChangedAt}`}>
+              {since(p.stateChangedAt, now)}
+            </span>
+          </span>
+        </li>
+      ))}
+    </ol>
+  );
+}
