@@ -50758,7 +50758,77 @@ function withoutTrailingSlashes(url) {
     return url.slice(0, end);
 }
 
+;// CONCATENATED MODULE: ./src/contract/branch-name.ts
+/**
+ * Branch names a queue may target and a pull request may be based on: the rules of
+ * `git check-ref-format --branch`, plus three of Railyard's own (no `refs/` prefix, no leading
+ * `-`, at most 255 bytes). One pass over the name, no regular expression: the time is linear in
+ * the length whatever the input.
+ */
+/** Longest branch name accepted, in UTF-8 bytes (a ref is a file: most file systems stop at 255). */
+const MAX_BRANCH_NAME_BYTES = 255;
+/** Characters git never allows in a ref name, besides control characters and space. */
+const FORBIDDEN = new Set(['~', '^', ':', '?', '*', '[', '\\']);
+/**
+ * Why `name` is not a valid branch name (the rule it breaks, for an error message), or null when
+ * it is one. `name` is the short name (`main`, `release/1.x`), never `refs/heads/...`.
+ */
+function branchNameProblem(name) {
+    if (name.length === 0)
+        return 'must not be empty';
+    // Cheap bound before the byte count: a UTF-16 unit is at most 3 UTF-8 bytes.
+    if (name.length > MAX_BRANCH_NAME_BYTES || Buffer.byteLength(name, 'utf8') > MAX_BRANCH_NAME_BYTES) {
+        return `must be at most ${MAX_BRANCH_NAME_BYTES} bytes`;
+    }
+    if (name.startsWith('refs/'))
+        return 'must be a branch name, not a ref: drop the "refs/..." prefix (e.g. main)';
+    if (name.startsWith('-'))
+        return 'must not start with "-"';
+    if (name === '@')
+        return 'must not be "@"';
+    if (name === 'HEAD')
+        return 'must not be "HEAD"';
+    let componentStart = 0;
+    for (let i = 0; i < name.length; i++) {
+        const c = name[i];
+        const code = name.charCodeAt(i);
+        if (code < 0x20 || code === 0x7f)
+            return 'must not contain control characters';
+        if (c === ' ')
+            return 'must not contain spaces';
+        if (FORBIDDEN.has(c))
+            return `must not contain "${c}"`;
+        if (c === '.' && name[i + 1] === '.')
+            return 'must not contain ".."';
+        if (c === '@' && name[i + 1] === '{')
+            return 'must not contain "@{"';
+        if (c === '/') {
+            if (i === componentStart)
+                return 'must not start with "/" or contain "//"';
+            if (name.endsWith('.lock', i))
+                return 'must not have a part between slashes ending in ".lock"';
+            componentStart = i + 1;
+        }
+        else if (c === '.' && i === componentStart) {
+            return 'must not have a part between slashes starting with "."';
+        }
+    }
+    if (name.endsWith('/'))
+        return 'must not end with "/"';
+    if (name.endsWith('.lock'))
+        return 'must not have a part between slashes ending in ".lock"';
+    if (name.endsWith('.'))
+        return 'must not end with "."';
+    return null;
+}
+/** The message for an invalid branch name: the name (when short enough to echo) and the rule. */
+function describeBranchProblem(name, problem) {
+    const shown = name.length <= 100 ? ` ${JSON.stringify(name)}` : '';
+    return `branch name${shown} is not valid: it ${problem}`;
+}
+
 ;// CONCATENATED MODULE: ./src/contract/mq.ts
+
 
 
 // ---------------------------------------------------------------- enums
@@ -50808,7 +50878,12 @@ function resolvePriority(input) {
 }
 // ---------------------------------------------------------------- request pieces
 const PrNumber = looseInt(0, U32_MAX);
-const TargetBranch = NonEmptyString;
+/** A queue's branch: a valid branch name (see branch-name.ts), else 400 naming the rule it breaks. */
+const TargetBranch = NonEmptyString.superRefine((name, ctx) => {
+    const problem = branchNameProblem(name);
+    if (problem)
+        ctx.addIssue({ code: 'custom', message: describeBranchProblem(name, problem) });
+});
 const PrRef = object({ number: PrNumber });
 const QueueKey = { repo: Repo, targetBranch: TargetBranch };
 const SubmitPullRequestRequest = object({
@@ -50985,7 +51060,7 @@ const TestingDetailsResponse = object({
     impactedTargetsForTestedPrs: array(schemas_string()).optional(),
     dependentPrs: array(schemas_number()).optional(),
 });
-// ---------------------------------------------------------------- reason codes (§7)
+// ---------------------------------------------------------------- reason codes
 const FAILURE_REASONS = (/* unused pure expression or super */ null && ([
     'START_TEST_RUN_INVALID_EVENT',
     'START_TEST_RUN_MERGE_CONFLICT',
@@ -51215,7 +51290,40 @@ const CheckQuarantineResponse = object({
     quarantined_test_ids: array(schemas_string()),
 });
 
+;// CONCATENATED MODULE: ./src/contract/queues.ts
+
+
+// Railyard extension for the web dashboard (not in Trunk's contract): every merge queue of the
+// token's organisation with the figures of the queues overview. Read-only.
+const ListQueuesRequest = object({});
+const QueueSummary = object({
+    repo: object({ host: schemas_string(), owner: schemas_string(), name: schemas_string() }),
+    targetBranch: schemas_string(),
+    state: schemas_enum(QUEUE_STATES),
+    mode: schemas_enum(MODES),
+    concurrency: schemas_number().int(),
+    /** Admitted PRs not yet concluded (as mq_depth_current). */
+    depth: schemas_number().int().min(0),
+    /** PRs waiting before they may enter (not_ready). */
+    notReady: schemas_number().int().min(0),
+    /** PRs in a test run in progress. */
+    testing: schemas_number().int().min(0),
+    mergedLastHour: schemas_number().int().min(0),
+    mergedLastDay: schemas_number().int().min(0),
+    failedLastDay: schemas_number().int().min(0),
+    /** failed / (merged + failed) over the last day; null when nothing concluded. */
+    failureRateLastDay: schemas_number().min(0).max(1).nullable(),
+    /** Median submission-to-conclusion time of PRs that merged or failed in the last day; null when none. */
+    medianSecondsInQueueLastDay: schemas_number().min(0).nullable(),
+});
+const ListQueuesResponse = object({
+    /** The token's organisation (the org_url_slug of the flaky-test operations). */
+    org: schemas_string(),
+    queues: array(QueueSummary),
+});
+
 ;// CONCATENATED MODULE: ./src/contract/routes.ts
+
 
 
 
@@ -51225,7 +51333,11 @@ const StatusResponse = object({
         type: schemas_enum(['up', 'impacted']),
         color: schemas_enum(['green', 'yellow', 'red']),
         overallStatusDescription: schemas_string(),
-        impactedStatuses: array(object({ name: schemas_string(), color: schemas_enum(['green', 'yellow', 'red']), statusDescription: schemas_string() }))
+        impactedStatuses: array(object({
+            name: schemas_string(),
+            color: schemas_enum(['green', 'yellow', 'red']),
+            statusDescription: schemas_string(),
+        }))
             .optional(),
     }),
     statuses: array(object({ name: schemas_string(), color: schemas_enum(['green', 'yellow', 'red']), statusDescription: schemas_string() })),
@@ -51369,6 +51481,19 @@ const routes = {
         request: MetricsQuery,
         response: 'text',
     }),
+    // Railyard extension for the web dashboard (branch web): the queues overview. Read-only.
+    listQueues: route({
+        operationId: 'listQueues',
+        method: 'POST',
+        path: '/listQueues',
+        summary: "Every merge queue of the token's organisation with depth, testing, merged and failed in the last hour/day, median time in queue",
+        tag: 'merge-queue',
+        auth: true,
+        retrySafe: true,
+        request: ListQueuesRequest,
+        response: ListQueuesResponse,
+        extension: true,
+    }),
     listFailingTests: route({
         operationId: 'listFailingTests',
         method: 'POST',
@@ -51498,28 +51623,97 @@ const routes = {
 };
 const API_PREFIX = '/v1';
 
+;// CONCATENATED MODULE: ./src/contract/errors.ts
+/**
+ * Error codes of the API. Every error answer is one line of `text/plain` (for people and shell
+ * scripts) with a status, and a stable code in the `x-railyard-error-code` header (for programs:
+ * a status can mean several things, a code one). README, "Errors and limits", lists them.
+ */
+/** The response header that carries the code of an error answer. */
+const ERROR_CODE_HEADER = 'x-railyard-error-code';
+/** Every code the server sends, with its status and what it means. */
+const ERROR_CODES = {
+    invalid_request: { status: 400, description: 'The request is invalid: the message names the field' },
+    unauthorized: { status: 401, description: 'The x-api-token header is missing or unknown' },
+    not_found: {
+        status: 404,
+        description: 'The queue, pull request, test run, test or organisation does not exist (or belongs to another organisation)',
+    },
+    unknown_endpoint: { status: 404, description: 'No operation has this path' },
+    method_not_allowed: {
+        status: 405,
+        description: 'The operation exists under another method (see the Allow header)',
+    },
+    conflict: {
+        status: 409,
+        description: 'The request conflicts with the current state (a queue that exists, a PR being merged)',
+    },
+    payload_too_large: { status: 413, description: 'The body is larger than 20 MiB' },
+    internal_error: {
+        status: 500,
+        description: 'Unexpected error; the server log has the details under the request id',
+    },
+    unavailable: {
+        status: 503,
+        description: 'The database cannot be reached right now (or a replica lost the queue lease mid-write); nothing changed, retry',
+    },
+};
+/** The code of an error answer that has no more specific one: the general code of its status. */
+function errorCodeForStatus(status) {
+    switch (status) {
+        case 401:
+            return 'unauthorized';
+        case 404:
+            return 'not_found';
+        case 405:
+            return 'method_not_allowed';
+        case 409:
+            return 'conflict';
+        case 413:
+            return 'payload_too_large';
+        default:
+            return status >= 500 ? 'internal_error' : 'invalid_request';
+    }
+}
+
 ;// CONCATENATED MODULE: ./src/contract/index.ts
 
 
 
 
 
-;// CONCATENATED MODULE: ./src/client/index.ts
 
 
 
-const DEFAULT_API_URL = 'https://api.trunk.io/v1';
-/** The server answered with an error status; `message` is its one-line plain-text body. */
-class ApiError extends Error {
+;// CONCATENATED MODULE: ./src/client/errors.ts
+/**
+ * The errors the client throws. Every one is a ClientError naming the operation, with the error
+ * it came from (ky's HTTPError or TimeoutError, fetch's TypeError, a JSON or schema error) as
+ * `cause`. A cancelled call rejects with the caller's AbortError, unchanged.
+ */
+/** The base class: catch this to handle every failure of a call. */
+class ClientError extends Error {
     operation;
+    name = 'ClientError';
+    constructor(message, 
+    /** The operation that failed (e.g. `submitPullRequest`). */
+    operation, options) {
+        super(message, options);
+        this.operation = operation;
+    }
+}
+/** The server answered with an error status; `serverMessage` is its one-line plain-text body. */
+class ApiError extends ClientError {
     status;
     serverMessage;
     name = 'ApiError';
-    constructor(operation, status, serverMessage) {
-        super(ApiError.describe(operation, status, serverMessage));
-        this.operation = operation;
+    /** The server's stable error code (x-railyard-error-code); undefined from a server that sends none. */
+    code;
+    constructor(operation, status, serverMessage, options) {
+        super(ApiError.describe(operation, status, serverMessage), operation, options);
         this.status = status;
         this.serverMessage = serverMessage;
+        this.code = options?.code;
     }
     static describe(operation, status, serverMessage) {
         const detail = serverMessage ? `: ${serverMessage}` : '';
@@ -51536,38 +51730,43 @@ class ApiError extends Error {
     }
 }
 /** The server could not be reached (refused, reset, DNS, TLS). */
-class NetworkError extends Error {
-    operation;
+class NetworkError extends ClientError {
     baseUrl;
     causeMessage;
     name = 'NetworkError';
-    constructor(operation, baseUrl, causeMessage) {
-        super(`${operation}: cannot reach ${baseUrl} (${causeMessage})`);
-        this.operation = operation;
+    constructor(operation, baseUrl, causeMessage, options) {
+        super(`${operation}: cannot reach ${baseUrl} (${causeMessage})`, operation, options);
         this.baseUrl = baseUrl;
         this.causeMessage = causeMessage;
     }
 }
-class client_TimeoutError extends Error {
-    operation;
+/** No answer within the time limit of one attempt. */
+class errors_TimeoutError extends ClientError {
     timeoutMs;
     name = 'TimeoutError';
-    constructor(operation, timeoutMs) {
-        super(`${operation}: no answer within ${Math.round(timeoutMs / 1000)} s`);
-        this.operation = operation;
+    constructor(operation, timeoutMs, options) {
+        super(`${operation}: no answer within ${Math.round(timeoutMs / 1000)} s`, operation, options);
         this.timeoutMs = timeoutMs;
     }
 }
 /** The answer did not match the contract (a different server, or a version mismatch). */
-class ResponseShapeError extends Error {
+class ResponseShapeError extends ClientError {
     name = 'ResponseShapeError';
 }
 /** Worth trying again later: 429, 5xx, network errors and timeouts. */
 function isTransientError(error) {
     if (error instanceof ApiError)
         return error.status === 429 || error.status >= 500;
-    return error instanceof NetworkError || error instanceof client_TimeoutError;
+    return error instanceof NetworkError || error instanceof errors_TimeoutError;
 }
+
+;// CONCATENATED MODULE: ./src/client/index.ts
+
+
+
+
+
+const DEFAULT_API_URL = 'https://api.trunk.io/v1';
 function causeOf(error) {
     let current = error;
     for (let depth = 0; depth < 5 && current; depth++) {
@@ -51640,13 +51839,13 @@ function createClient(options) {
             try {
                 json = text.trim() === '' ? {} : JSON.parse(text);
             }
-            catch {
-                throw new ResponseShapeError(`${op}: the server answered 200 with a body that is not JSON`);
+            catch (error) {
+                throw new ResponseShapeError(`${op}: the server answered 200 with a body that is not JSON`, op, { cause: error });
             }
             const parsed = def.response.safeParse(json);
             if (!parsed.success) {
                 const issue = parsed.error.issues[0];
-                throw new ResponseShapeError(`${op}: unexpected answer from ${baseUrl}: ${issue ? `${issue.path.join('.') || 'body'}: ${issue.message}` : 'invalid'}`);
+                throw new ResponseShapeError(`${op}: unexpected answer from ${baseUrl}: ${issue ? `${issue.path.join('.') || 'body'}: ${issue.message}` : 'invalid'}`, op, { cause: parsed.error });
             }
             return parsed.data;
         }
@@ -51658,19 +51857,22 @@ function createClient(options) {
         return error.response
             .text()
             .catch(() => '')
-            .then((text) => new ApiError(op, error.response.status, text.split('\n')[0].trim().slice(0, 500)));
+            .then((text) => new ApiError(op, error.response.status, text.split('\n')[0].trim().slice(0, 500), {
+            code: error.response.headers.get(ERROR_CODE_HEADER) ?? undefined,
+            cause: error,
+        }));
     }
     async function translate(op, error) {
         if (error instanceof HTTPError)
             return translateHttp(op, error);
         if (error instanceof TimeoutError)
-            return new client_TimeoutError(op, timeoutMs);
+            return new errors_TimeoutError(op, timeoutMs, { cause: error });
         if (error instanceof ApiError || error instanceof ResponseShapeError)
             return error;
         if (error instanceof Error && error.name === 'AbortError')
             return error;
         if (error instanceof TypeError)
-            return new NetworkError(op, baseUrl, causeOf(error).message);
+            return new NetworkError(op, baseUrl, causeOf(error).message, { cause: error });
         return error;
     }
     async function* pages(op, body, requestOptions = {}) {
@@ -51685,7 +51887,7 @@ function createClient(options) {
             if (!token)
                 return;
             if (seen.has(token))
-                throw new ResponseShapeError(`${op}: the server returned the same page token twice`);
+                throw new ResponseShapeError(`${op}: the server returned the same page token twice`, op);
             seen.add(token);
         }
     }
