@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { DateTimeInput, DateTimeOutput, looseEnum, looseInt, NonEmptyString, Repo, U32_MAX } from './common.js';
+import {
+  DateTimeInput,
+  DateTimeOutput,
+  looseEnum,
+  looseInt,
+  NonEmptyString,
+  Repo,
+  U32_MAX,
+} from './common.js';
 
 // ---------------------------------------------------------------- enums
 
@@ -64,11 +72,21 @@ export interface ResolvedPriority {
 /** Maps a request priority to the value, name and skip-the-line flag the API reports. */
 export function resolvePriority(input: PriorityInput | undefined): ResolvedPriority {
   if (input === undefined || input === null) {
-    return { value: PRIORITY_NAMES[DEFAULT_PRIORITY], name: DEFAULT_PRIORITY, usedDefaultName: true, skipTheLine: false };
+    return {
+      value: PRIORITY_NAMES[DEFAULT_PRIORITY],
+      name: DEFAULT_PRIORITY,
+      usedDefaultName: true,
+      skipTheLine: false,
+    };
   }
   if (typeof input === 'number') {
     const named = (Object.entries(PRIORITY_NAMES) as [PriorityName, number][]).find(([, v]) => v === input);
-    return { value: input, name: named ? named[0] : String(input), usedDefaultName: false, skipTheLine: input === 0 };
+    return {
+      value: input,
+      name: named ? named[0] : String(input),
+      usedDefaultName: false,
+      skipTheLine: input === 0,
+    };
   }
   const value = PRIORITY_NAMES[input];
   return { value, name: input, usedDefaultName: false, skipTheLine: value === 0 };
@@ -118,7 +136,10 @@ export type ListPullRequestsRequest = z.infer<typeof ListPullRequestsRequest>;
 
 export const ImpactedTargets = z.union([
   z.array(z.string()),
-  z.string().refine((s) => s.toUpperCase() === 'ALL', { message: 'must be a list of targets or "ALL"' }).transform(() => 'ALL' as const),
+  z
+    .string()
+    .refine((s) => s.toUpperCase() === 'ALL', { message: 'must be a list of targets or "ALL"' })
+    .transform(() => 'ALL' as const),
 ]);
 export type ImpactedTargets = string[] | 'ALL';
 
@@ -287,7 +308,9 @@ export const StatusCheck = z.object({
 
 export const TestingDetailsResponse = z.object({
   requiredStatuses: z.array(z.string()),
-  requiredStatusesSource: z.enum(['trunk_config', 'repo_provider_branch_protection', 'merge_instance']).optional(),
+  requiredStatusesSource: z
+    .enum(['trunk_config', 'repo_provider_branch_protection', 'merge_instance'])
+    .optional(),
   testBranch: z.string(),
   testBranchSha: z.string(),
   createdAt: DateTimeOutput.optional(),
@@ -320,6 +343,8 @@ export const FAILURE_REASONS = [
   'START_TEST_RUN_RETRY_EXHAUSTED',
   'START_TEST_RUN_DRAFT_PRS_NOT_ALLOWED',
   'TEST_RUN_FAILED_BY_OPTIMIZATION',
+  /** Railyard (GitHub forge): no CI reported any check on the test commit within the grace period. */
+  'TEST_RUN_NO_CHECKS_REPORTED',
 ] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 

@@ -1,4 +1,13 @@
-import { findEntry, isTerminal, nextDeadline, type Effect, type EngineEvent, type QueueModel, type TestRun } from '../engine/index.js';
+import type { FastifyInstance } from 'fastify';
+import {
+  findEntry,
+  isTerminal,
+  nextDeadline,
+  type Effect,
+  type EngineEvent,
+  type QueueModel,
+  type TestRun,
+} from '../engine/index.js';
 import type { EffectHandler, QueueHandle, QueueService } from './service.js';
 
 /** Feeds the outcome of an effect back into the queue's engine (through its single writer). */
@@ -21,6 +30,10 @@ export interface Executor {
   merge(queue: QueueHandle, run: TestRun, prNumbers: readonly number[]): Promise<MergeOutcome>;
   /** Starts watching the forge for changes made outside the queue (pushes, closed PRs, target moves). */
   watch?(queues: () => QueueHandle[], service: QueueService): void;
+  /** An entry changed state (the forge may show it on the pull request). */
+  stateChanged?(queue: QueueHandle, prNumber: number): void;
+  /** Extra HTTP routes of the forge (e.g. `POST /webhooks/github`), registered on the server. */
+  routes?: (app: FastifyInstance) => Promise<void>;
   close(): Promise<void>;
 }
 
@@ -75,7 +88,11 @@ export class QueueWorkers {
     for (const run of model.runs) {
       if (run.status === 'in_progress') this.carryOut(queue, { type: 'startTestRun', runId: run.id });
       else if (run.mergeRequested && membersPending(model, run)) {
-        this.carryOut(queue, { type: 'merge', runId: run.id, prNumbers: run.mergePrNumbers ?? run.prNumbers });
+        this.carryOut(queue, {
+          type: 'merge',
+          runId: run.id,
+          prNumbers: run.mergePrNumbers ?? run.prNumbers,
+        });
       }
     }
     // Let the engine catch up with time that passed while the server was down.
@@ -106,7 +123,9 @@ export class QueueWorkers {
   /** Runs `task` after the earlier start/merge tasks of the same queue (builds chain on each other). */
   private enqueue(queue: QueueHandle, task: () => Promise<void>): void {
     const previous = this.chains.get(queue.id) ?? Promise.resolve();
-    const next = previous.then(task).catch((error: unknown) => this.log(`queue ${queue.id}: effect failed`, error));
+    const next = previous
+      .then(task)
+      .catch((error: unknown) => this.log(`queue ${queue.id}: effect failed`, error));
     this.chains.set(queue.id, next);
     this.track(next);
   }
@@ -131,7 +150,11 @@ export class QueueWorkers {
             await report(event);
             if (event.type !== 'testRunFinished') started();
           });
-          this.track(running.catch((error: unknown) => this.log(`run ${run.id} failed`, error)).finally(() => started()));
+          this.track(
+            running
+              .catch((error: unknown) => this.log(`run ${run.id} failed`, error))
+              .finally(() => started()),
+          );
           await built;
         });
         break;
@@ -154,6 +177,7 @@ export class QueueWorkers {
         });
         break;
       case 'stateChanged':
+        this.executor.stateChanged?.(queue, effect.prNumber);
         break;
     }
   }
