@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Command, Flags } from '@oclif/core';
+import type { GitHubAuth } from '../forge/github/client.js';
+import type { GitHubBackendOptions } from '../server/runtime.js';
 
 function parseOrgToken(value: string): { org: string; token: string } {
   const at = value.indexOf('=');
@@ -9,8 +11,7 @@ function parseOrgToken(value: string): { org: string; token: string } {
 
 function seconds(flag: string, value: string, min: number): number {
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n < min)
-    throw new Error(`--${flag}: expected a number of seconds >= ${min}, got "${value}"`);
+  if (value.trim() === '' || !Number.isFinite(n) || n < min) throw new Error(`--${flag}: expected a number of seconds >= ${min}, got "${value}"`);
   return n;
 }
 
@@ -38,49 +39,39 @@ async function githubOptions(flags: {
   'github-poll-seconds': string;
   'github-ci-start-seconds': string;
   'github-write-interval-ms': number;
-}): Promise<import('../server/runtime.js').GitHubBackendOptions> {
+}): Promise<GitHubBackendOptions> {
   let apiUrl: URL;
   try {
     apiUrl = new URL(flags['github-api-url']);
     if (apiUrl.protocol !== 'https:' && apiUrl.protocol !== 'http:') throw new Error('not http(s)');
   } catch {
-    throw new Error(
-      `--github-api-url: expected an http(s) URL such as https://api.github.com or https://HOST/api/v3, got "${flags['github-api-url']}"`,
-    );
+    throw new Error(`--github-api-url: expected an http(s) URL such as https://api.github.com or https://HOST/api/v3, got "${flags['github-api-url']}"`);
   }
-  if (apiUrl.username || apiUrl.password)
-    throw new Error('--github-api-url: must not carry credentials (use --github-token-file)');
+  if (apiUrl.username || apiUrl.password) throw new Error('--github-api-url: must not carry credentials (use --github-token-file)');
   const host = flags['github-host'].trim().toLowerCase();
-  if (!/^[a-z0-9][a-z0-9.:-]*$/.test(host))
-    throw new Error(`--github-host: "${flags['github-host']}" is not a host name`);
+  if (!/^[a-z0-9][a-z0-9.:-]*$/.test(host)) throw new Error(`--github-host: "${flags['github-host']}" is not a host name`);
   const envToken = process.env.RAILYARD_GITHUB_TOKEN;
   const envSecret = process.env.RAILYARD_GITHUB_WEBHOOK_SECRET;
   delete process.env.RAILYARD_GITHUB_TOKEN;
   delete process.env.RAILYARD_GITHUB_WEBHOOK_SECRET;
   const appId = flags['github-app-id'];
   const keyFile = flags['github-private-key-file'];
-  let auth: import('../forge/github/index.js').GitHubAuth;
+  let auth: GitHubAuth;
   if (appId !== undefined || keyFile !== undefined) {
-    if (appId === undefined || keyFile === undefined)
-      throw new Error('--github-app-id and --github-private-key-file go together (a GitHub App needs both)');
-    if (flags['github-token-file'])
-      throw new Error('--github-token-file: give either a token or a GitHub App, not both');
+    if (appId === undefined || keyFile === undefined) throw new Error('--github-app-id and --github-private-key-file go together (a GitHub App needs both)');
+    if (flags['github-token-file']) throw new Error('--github-token-file: give either a token or a GitHub App, not both');
     const privateKey = await secretFile('github-private-key-file', keyFile);
-    if (!privateKey.includes('PRIVATE KEY'))
-      throw new Error(`--github-private-key-file: ${keyFile} does not hold a PEM private key`);
+    if (!privateKey.includes('PRIVATE KEY')) throw new Error(`--github-private-key-file: ${keyFile} does not hold a PEM private key`);
     auth = { kind: 'app', appId, privateKey };
   } else if (flags['github-token-file']) {
     auth = { kind: 'token', token: await secretFile('github-token-file', flags['github-token-file']) };
   } else if (envToken && envToken.trim()) {
     auth = { kind: 'token', token: envToken.trim() };
   } else {
-    throw new Error(
-      '--github: say how to authenticate: --github-token-file FILE, RAILYARD_GITHUB_TOKEN, or --github-app-id N with --github-private-key-file FILE',
-    );
+    throw new Error('--github: say how to authenticate: --github-token-file FILE, RAILYARD_GITHUB_TOKEN, or --github-app-id N with --github-private-key-file FILE');
   }
   let webhookSecret: string | null = null;
-  if (flags['github-webhook-secret-file'])
-    webhookSecret = await secretFile('github-webhook-secret-file', flags['github-webhook-secret-file']);
+  if (flags['github-webhook-secret-file']) webhookSecret = await secretFile('github-webhook-secret-file', flags['github-webhook-secret-file']);
   else if (envSecret && envSecret.trim()) webhookSecret = envSecret.trim();
   return {
     apiUrl: apiUrl.toString().replace(/\/+$/, ''),
@@ -108,19 +99,13 @@ export default class Serve extends Command {
     },
     {
       description: 'Serve two teams, each with its own token',
-      command:
-        '<%= config.bin %> serve --token "$TEAM_A_TOKEN" --org team-a --org-token team-b="$TEAM_B_TOKEN"',
+      command: '<%= config.bin %> serve --token "$TEAM_A_TOKEN" --org team-a --org-token team-b="$TEAM_B_TOKEN"',
     },
   ];
 
   static override flags = {
     host: Flags.string({ description: 'Interface to listen on', default: '127.0.0.1' }),
-    port: Flags.integer({
-      description: 'Port to listen on (0 = any free port)',
-      default: 7311,
-      min: 0,
-      max: 65535,
-    }),
+    port: Flags.integer({ description: 'Port to listen on (0 = any free port)', default: 7311, min: 0, max: 65535 }),
     'data-dir': Flags.string({ description: 'Directory of the database', default: './.railyard' }),
     token: Flags.string({
       description: 'An API token of the --org organisation (repeatable); only its hash is stored',
@@ -137,70 +122,43 @@ export default class Serve extends Command {
       exclusive: ['git-root', 'github'],
     }),
     'git-root': Flags.string({
-      description:
-        'Serve the bare repositories at DIR/<host>/<owner>/<name>.git: PR N is refs/pull/N/head, checks come from railyard.json',
+      description: 'Serve the bare repositories at DIR/<host>/<owner>/<name>.git: PR N is refs/pull/N/head, checks come from railyard.json',
       helpValue: 'DIR',
     }),
     github: Flags.boolean({
-      description:
-        'Serve repositories that live on GitHub (github.com or GitHub Enterprise Server); see README "Running on GitHub"',
+      description: 'Serve repositories that live on GitHub (github.com or GitHub Enterprise Server); see README "Running on GitHub"',
       default: false,
       exclusive: ['git-root'],
     }),
-    'github-api-url': Flags.string({
-      description: 'GitHub REST API URL (GHES: https://HOST/api/v3)',
-      default: 'https://api.github.com',
-    }),
-    'github-host': Flags.string({
-      description: 'The repo.host this server serves; PRs of other hosts do not exist',
-      default: 'github.com',
-    }),
+    'github-api-url': Flags.string({ description: 'GitHub REST API URL (GHES: https://HOST/api/v3)', default: 'https://api.github.com' }),
+    'github-host': Flags.string({ description: 'The repo.host this server serves; PRs of other hosts do not exist', default: 'github.com' }),
     'github-token-file': Flags.string({
       description: 'File holding a GitHub token (PAT or installation token); or set RAILYARD_GITHUB_TOKEN',
       helpValue: 'FILE',
     }),
     'github-app-id': Flags.integer({ description: 'GitHub App id (with --github-private-key-file)', min: 1 }),
-    'github-private-key-file': Flags.string({
-      description: "File holding the GitHub App's private key (PEM)",
-      helpValue: 'FILE',
-    }),
+    'github-private-key-file': Flags.string({ description: "File holding the GitHub App's private key (PEM)", helpValue: 'FILE' }),
     'github-webhook-secret-file': Flags.string({
-      description:
-        'File holding the webhook secret (enables POST /webhooks/github); or set RAILYARD_GITHUB_WEBHOOK_SECRET',
+      description: 'File holding the webhook secret (enables POST /webhooks/github); or set RAILYARD_GITHUB_WEBHOOK_SECRET',
       helpValue: 'FILE',
     }),
-    'github-poll-seconds': Flags.string({
-      description: 'How often GitHub is polled (PRs and CI only without webhooks)',
-      default: '30',
-    }),
+    'github-poll-seconds': Flags.string({ description: 'How often GitHub is polled (PRs and CI only without webhooks)', default: '30' }),
     'github-ci-start-seconds': Flags.string({
-      description:
-        'Without requiredStatuses: a test commit with no check reported after this long fails (TEST_RUN_NO_CHECKS_REPORTED)',
+      description: 'Without requiredStatuses: a test commit with no check reported after this long fails (TEST_RUN_NO_CHECKS_REPORTED)',
       default: '120',
     }),
     'github-write-interval-ms': Flags.integer({
-      description:
-        "Minimum time between two writes to GitHub's REST API (GitHub advises 1000 for integrations)",
+      description: "Minimum time between two writes to GitHub's REST API (GitHub advises 1000 for integrations)",
       default: 1000,
       min: 0,
     }),
-    'sandbox-test-seconds': Flags.integer({
-      description: 'Sandbox: how long a test run takes',
-      default: 5,
-      min: 0,
-    }),
+    'sandbox-test-seconds': Flags.integer({ description: 'Sandbox: how long a test run takes', default: 5, min: 0 }),
     'sandbox-fail': Flags.string({
       description: 'Sandbox: runs containing any of these PR numbers fail (comma-separated, e.g. 3,7)',
       helpValue: 'N,M',
     }),
-    'sandbox-failure-rate': Flags.string({
-      description: 'Sandbox: probability (0..1) that a run fails for no reason',
-      default: '0',
-    }),
-    seed: Flags.integer({
-      description: 'Sandbox: seed of the random failures (same seed, same outcomes)',
-      default: 1,
-    }),
+    'sandbox-failure-rate': Flags.string({ description: 'Sandbox: probability (0..1) that a run fails for no reason', default: '0' }),
+    seed: Flags.integer({ description: 'Sandbox: seed of the random failures (same seed, same outcomes)', default: 1 }),
   };
 
   async run(): Promise<void> {
@@ -216,30 +174,20 @@ export default class Serve extends Command {
     }
 
     const failPrs = new Set<number>();
-    for (const part of (flags['sandbox-fail'] ?? '')
-      .split(',')
-      .map((p) => p.trim())
-      .filter(Boolean)) {
-      if (!/^\d+$/.test(part) || Number(part) < 1)
-        this.error(`--sandbox-fail: "${part}" is not a pull request number`, { exit: 2 });
+    for (const part of (flags['sandbox-fail'] ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+      if (!/^\d+$/.test(part) || Number(part) < 1) this.error(`--sandbox-fail: "${part}" is not a pull request number`, { exit: 2 });
       failPrs.add(Number(part));
     }
     const failureRate = Number(flags['sandbox-failure-rate']);
     if (!Number.isFinite(failureRate) || failureRate < 0 || failureRate > 1) {
-      this.error(
-        `--sandbox-failure-rate: expected a probability between 0 and 1, got "${flags['sandbox-failure-rate']}"`,
-        { exit: 2 },
-      );
+      this.error(`--sandbox-failure-rate: expected a probability between 0 and 1, got "${flags['sandbox-failure-rate']}"`, { exit: 2 });
     }
     if (!flags.sandbox && !flags['git-root'] && !flags.github) {
-      this.error(
-        'say where pull requests come from: --github (repositories on GitHub), --git-root DIR (bare git repositories) or --sandbox (simulated)',
-        {
-          exit: 2,
-        },
-      );
+      this.error('say where pull requests come from: --github (repositories on GitHub), --git-root DIR (bare git repositories) or --sandbox (simulated)', {
+        exit: 2,
+      });
     }
-    let github: import('../server/runtime.js').GitHubBackendOptions | undefined;
+    let github: GitHubBackendOptions | undefined;
     if (flags.github) {
       try {
         github = await githubOptions(flags);
@@ -271,17 +219,10 @@ export default class Serve extends Command {
     if ((await store.listTokens()).length === 0) {
       const token = `ry_${randomBytes(24).toString('base64url')}`;
       await store.addToken(flags.org, token);
-      this.log(
-        `Generated an API token for organisation "${flags.org}". It is shown only this once (only its hash is stored):`,
-      );
+      this.log(`Generated an API token for organisation "${flags.org}". It is shown only this once (only its hash is stored):`);
       this.log(`  ${token}`);
     }
-    const app = await buildServer({
-      store,
-      forge: backend.forge,
-      workers: backend.workers,
-      version: this.config.version,
-    });
+    const app = await buildServer({ store, forge: backend.forge, workers: backend.workers, version: this.config.version });
     await app.listen({ host: flags.host, port: flags.port });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : flags.port;
@@ -308,9 +249,7 @@ export default class Serve extends Command {
           .close()
           .then(() => store.close())
           .then(resolve, (error: unknown) => {
-            this.logToStderr(
-              `error while stopping: ${error instanceof Error ? error.message : String(error)}`,
-            );
+            this.logToStderr(`error while stopping: ${error instanceof Error ? error.message : String(error)}`);
             process.exit(1);
           });
       };

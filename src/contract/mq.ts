@@ -1,13 +1,5 @@
 import { z } from 'zod';
-import {
-  DateTimeInput,
-  DateTimeOutput,
-  looseEnum,
-  looseInt,
-  NonEmptyString,
-  Repo,
-  U32_MAX,
-} from './common.js';
+import { DateTimeInput, DateTimeOutput, looseEnum, looseInt, NonEmptyString, Repo, U32_MAX } from './common.js';
 
 // ---------------------------------------------------------------- enums
 
@@ -72,21 +64,11 @@ export interface ResolvedPriority {
 /** Maps a request priority to the value, name and skip-the-line flag the API reports. */
 export function resolvePriority(input: PriorityInput | undefined): ResolvedPriority {
   if (input === undefined || input === null) {
-    return {
-      value: PRIORITY_NAMES[DEFAULT_PRIORITY],
-      name: DEFAULT_PRIORITY,
-      usedDefaultName: true,
-      skipTheLine: false,
-    };
+    return { value: PRIORITY_NAMES[DEFAULT_PRIORITY], name: DEFAULT_PRIORITY, usedDefaultName: true, skipTheLine: false };
   }
   if (typeof input === 'number') {
     const named = (Object.entries(PRIORITY_NAMES) as [PriorityName, number][]).find(([, v]) => v === input);
-    return {
-      value: input,
-      name: named ? named[0] : String(input),
-      usedDefaultName: false,
-      skipTheLine: input === 0,
-    };
+    return { value: input, name: named ? named[0] : String(input), usedDefaultName: false, skipTheLine: input === 0 };
   }
   const value = PRIORITY_NAMES[input];
   return { value, name: input, usedDefaultName: false, skipTheLine: value === 0 };
@@ -136,10 +118,7 @@ export type ListPullRequestsRequest = z.infer<typeof ListPullRequestsRequest>;
 
 export const ImpactedTargets = z.union([
   z.array(z.string()),
-  z
-    .string()
-    .refine((s) => s.toUpperCase() === 'ALL', { message: 'must be a list of targets or "ALL"' })
-    .transform(() => 'ALL' as const),
+  z.string().refine((s) => s.toUpperCase() === 'ALL', { message: 'must be a list of targets or "ALL"' }).transform(() => 'ALL' as const),
 ]);
 export type ImpactedTargets = string[] | 'ALL';
 
@@ -308,9 +287,7 @@ export const StatusCheck = z.object({
 
 export const TestingDetailsResponse = z.object({
   requiredStatuses: z.array(z.string()),
-  requiredStatusesSource: z
-    .enum(['trunk_config', 'repo_provider_branch_protection', 'merge_instance'])
-    .optional(),
+  requiredStatusesSource: z.enum(['trunk_config', 'repo_provider_branch_protection', 'merge_instance']).optional(),
   testBranch: z.string(),
   testBranchSha: z.string(),
   createdAt: DateTimeOutput.optional(),

@@ -1,12 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { negotiate } from '@fastify/accept-negotiator';
-import Fastify, {
-  type FastifyError,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-} from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { buildOpenApiDocument } from '../contract/openapi.js';
 import {
@@ -93,13 +88,7 @@ const requestSchemas = new Map(
  */
 function describeRequestError(error: z.ZodError): string {
   const issue = error.issues[0];
-  if (
-    issue &&
-    issue.code !== 'custom' &&
-    issue.path.length &&
-    'input' in issue &&
-    issue.input === undefined
-  ) {
+  if (issue && issue.code !== 'custom' && issue.path.length && 'input' in issue && issue.input === undefined) {
     return `${issue.path.map(String).join('.')}: required`;
   }
   return describeZodError(error);
@@ -124,19 +113,13 @@ function sendRaw(request: FastifyRequest, reply: FastifyReply, answer: RawAnswer
   return reply.header('content-encoding', 'gzip').send(gz);
 }
 
-function parseJsonBody(
-  _request: FastifyRequest,
-  text: string,
-  done: (err: Error | null, body?: unknown) => void,
-): void {
+function parseJsonBody(_request: FastifyRequest, text: string, done: (err: Error | null, body?: unknown) => void): void {
   // Lenient: any Content-Type (or none) is read as JSON; an empty body is an empty object.
   if (text.trim() === '') return done(null, {});
   try {
     done(null, JSON.parse(text));
   } catch (error) {
-    done(
-      new HttpError(400, `body: invalid JSON (${error instanceof Error ? error.message : String(error)})`),
-    );
+    done(new HttpError(400, `body: invalid JSON (${error instanceof Error ? error.message : String(error)})`));
   }
 }
 
@@ -179,11 +162,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const workerFile = deps.reportWorker ?? builtWorkerFile();
   const reports = workerFile
     ? reportReaderPool(workerFile, {
-        onBroken: (error) =>
-          app.log.error(
-            { err: error },
-            'flaky-test report workers failed; reading reports on the request thread',
-          ),
+        onBroken: (error) => app.log.error({ err: error }, 'flaky-test report workers failed; reading reports on the request thread'),
       })
     : undefined;
   app.addHook('onClose', async () => {
@@ -225,12 +204,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     const token = Array.isArray(header) ? header[0] : header;
     const org = auth.organisationOf(token);
     if (!org) {
-      done(
-        new HttpError(
-          401,
-          token ? 'x-api-token: unknown token' : 'x-api-token: required (send your API token in this header)',
-        ),
-      );
+      done(new HttpError(401, token ? 'x-api-token: unknown token' : 'x-api-token: required (send your API token in this header)'));
       return;
     }
     request.org = org;

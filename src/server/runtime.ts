@@ -32,55 +32,26 @@ export interface GitHubBackendOptions {
   writeIntervalMs: number;
 }
 
-export const DEFAULT_SANDBOX: SandboxOutcomes = {
-  testSeconds: 5,
-  failPrs: new Set(),
-  failureRate: 0,
-  seed: 1,
-};
+export const DEFAULT_SANDBOX: SandboxOutcomes = { testSeconds: 5, failPrs: new Set(), failureRate: 0, seed: 1 };
 
 /** Where PRs come from and who runs tests and merges: the git forge + runner, or the sandbox. */
-export async function createBackend(
-  options: BackendOptions,
-): Promise<{ forge: Forge; workers: QueueWorkers }> {
+export async function createBackend(options: BackendOptions): Promise<{ forge: Forge; workers: QueueWorkers }> {
   if (options.github) {
     const gh = options.github;
     const dataDir = resolve(options.dataDir);
-    const log =
-      options.log ??
-      ((message: string, error?: unknown) =>
-        console.error(message, error instanceof Error ? error.message : (error ?? '')));
-    const client = new GitHubClient({
-      apiUrl: gh.apiUrl,
-      auth: gh.auth,
-      writeIntervalMs: gh.writeIntervalMs,
-      log: (m) => log(m),
-    });
+    const log = options.log ?? ((message: string, error?: unknown) => console.error(message, error instanceof Error ? error.message : (error ?? '')));
+    const client = new GitHubClient({ apiUrl: gh.apiUrl, auth: gh.auth, writeIntervalMs: gh.writeIntervalMs, log: (m) => log(m) });
     const forge = new GitHubForge(client, { host: gh.host, dataDir });
-    const executor = new GitHubExecutor(forge, {
-      dataDir,
-      pollMs: gh.pollMs,
-      ciStartMs: gh.ciStartMs,
-      webhookSecret: gh.webhookSecret,
-      log,
-    });
+    const executor = new GitHubExecutor(forge, { dataDir, pollMs: gh.pollMs, ciStartMs: gh.ciStartMs, webhookSecret: gh.webhookSecret, log });
     return { forge, workers: new QueueWorkers(executor, { tickMs: options.tickMs, log }) };
   }
   if (options.gitRoot !== undefined) {
     const root = resolve(options.gitRoot);
-    if (!existsSync(root) || !statSync(root).isDirectory())
-      throw new Error(`--git-root: ${root} is not a directory`);
+    if (!existsSync(root) || !statSync(root).isDirectory()) throw new Error(`--git-root: ${root} is not a directory`);
     const forge = new GitForge(root);
-    const executor = new GitExecutor(forge, {
-      dataDir: resolve(options.dataDir),
-      pollMs: options.pollMs ?? 500,
-      log: options.log,
-    });
+    const executor = new GitExecutor(forge, { dataDir: resolve(options.dataDir), pollMs: options.pollMs ?? 500, log: options.log });
     return { forge, workers: new QueueWorkers(executor, { tickMs: options.tickMs, log: options.log }) };
   }
   const executor = new SandboxExecutor({ ...DEFAULT_SANDBOX, ...options.sandbox });
-  return {
-    forge: new SandboxForge(),
-    workers: new QueueWorkers(executor, { tickMs: options.tickMs, log: options.log }),
-  };
+  return { forge: new SandboxForge(), workers: new QueueWorkers(executor, { tickMs: options.tickMs, log: options.log }) };
 }

@@ -49,11 +49,7 @@ interface SubmittedAnswer {
 }
 
 /** Called after a step is committed, with the effects the engine asked for. Must not throw. */
-export type EffectHandler = (
-  queue: QueueHandle,
-  effects: readonly Effect[],
-  service: QueueService,
-) => void | Promise<void>;
+export type EffectHandler = (queue: QueueHandle, effects: readonly Effect[], service: QueueService) => void | Promise<void>;
 
 export interface QueueServiceOptions {
   store: Store;
@@ -77,19 +73,14 @@ export interface ListOptions {
 
 /** Repository identity is case-insensitive (as on GitHub): keys and stored names are lower case. */
 export function normaliseRepo(repo: Repo): Repo {
-  return {
-    host: repo.host.trim().toLowerCase(),
-    owner: repo.owner.trim().toLowerCase(),
-    name: repo.name.trim().toLowerCase(),
-  };
+  return { host: repo.host.trim().toLowerCase(), owner: repo.owner.trim().toLowerCase(), name: repo.name.trim().toLowerCase() };
 }
 
 function queueKey(org: string, repo: Repo, branch: string): string {
   return `${org}\n${repo.host}\n${repo.owner}\n${repo.name}\n${branch}`;
 }
 
-const describeRepo = (repo: Repo) =>
-  repo.host === 'github.com' ? `${repo.owner}/${repo.name}` : `${repo.host}/${repo.owner}/${repo.name}`;
+const describeRepo = (repo: Repo) => (repo.host === 'github.com' ? `${repo.owner}/${repo.name}` : `${repo.host}/${repo.owner}/${repo.name}`);
 
 function sameFacts(a: PrFacts, b: PrFacts): boolean {
   return (
@@ -175,8 +166,7 @@ export class QueueService {
   /** The queue or a 404 (also for another organisation's queue: existence is never revealed). */
   require(org: string, repo: Repo, branch: string): QueueHandle {
     const handle = this.find(org, repo, branch);
-    if (!handle)
-      throw notFound(`no merge queue for branch "${branch}" in ${describeRepo(normaliseRepo(repo))}`);
+    if (!handle) throw notFound(`no merge queue for branch "${branch}" in ${describeRepo(normaliseRepo(repo))}`);
     return handle;
   }
 
@@ -256,40 +246,20 @@ export class QueueService {
     });
   }
 
-  private write<T>(
-    org: string,
-    repo: Repo,
-    branch: string,
-    fn: (handle: QueueHandle) => Promise<T>,
-  ): Promise<T> {
+  private write<T>(org: string, repo: Repo, branch: string, fn: (handle: QueueHandle) => Promise<T>): Promise<T> {
     const handle = this.require(org, repo, branch);
     return this.serialize(handle.key, async () => fn(this.require(org, repo, branch)));
   }
 
   // ------------------------------------------------------------ queues
 
-  async createQueue(
-    org: string,
-    rawRepo: Repo,
-    branch: string,
-    mode?: Mode,
-    concurrency?: number,
-  ): Promise<void> {
+  async createQueue(org: string, rawRepo: Repo, branch: string, mode?: Mode, concurrency?: number): Promise<void> {
     const repo = normaliseRepo(rawRepo);
     const key = queueKey(org, repo, branch);
     await this.serialize(key, async () => {
-      if (this.byKey.has(key))
-        throw conflict(`A merge queue already exists for branch "${branch}" in ${describeRepo(repo)}`);
+      if (this.byKey.has(key)) throw conflict(`A merge queue already exists for branch "${branch}" in ${describeRepo(repo)}`);
       const model = newQueueModel(branch, mode, concurrency);
-      const handle: QueueHandle = {
-        id: this.newId(),
-        org,
-        repo,
-        key,
-        model,
-        impactedTargets: new Map(),
-        getQueueBody: null,
-      };
+      const handle: QueueHandle = { id: this.newId(), org, repo, key, model, impactedTargets: new Map(), getQueueBody: null };
       await this.store.insertQueue(handle);
       this.register(handle);
     });
@@ -309,9 +279,7 @@ export class QueueService {
   }
 
   async updateQueue(org: string, repo: Repo, branch: string, patch: ConfigPatch) {
-    const model = await this.write(org, repo, branch, (handle) =>
-      this.commit(handle, [{ type: 'updateConfig', patch }]),
-    );
+    const model = await this.write(org, repo, branch, (handle) => this.commit(handle, [{ type: 'updateConfig', patch }]));
     return presentQueueSettings(model);
   }
 
@@ -343,9 +311,7 @@ export class QueueService {
   }
 
   private neverSubmitted(handle: QueueHandle, what: string): HttpError {
-    return notFound(
-      `pull request ${what} was never submitted to the ${handle.model.branch} queue of ${describeRepo(handle.repo)}`,
-    );
+    return notFound(`pull request ${what} was never submitted to the ${handle.model.branch} queue of ${describeRepo(handle.repo)}`);
   }
 
   async submit(
@@ -389,14 +355,7 @@ export class QueueService {
     });
   }
 
-  async setImpactedTargets(
-    org: string,
-    repo: Repo,
-    branch: string,
-    prNumber: number,
-    sha: string,
-    targets: ImpactedTargets,
-  ) {
+  async setImpactedTargets(org: string, repo: Repo, branch: string, prNumber: number, sha: string, targets: ImpactedTargets) {
     await this.write(org, repo, branch, (handle) => {
       const submitted = findEntry(handle.model, prNumber) !== undefined;
       const events: EngineEvent[] = submitted ? [{ type: 'impactedTargets', prNumber, sha, targets }] : [];
@@ -450,9 +409,7 @@ export class QueueService {
       const fresh = await this.forge.getPullRequest(handle.repo, entry.prNumber, handle.model.branch);
       if (fresh && !sameFacts(fresh, entry.pr)) {
         const prNumber = entry.prNumber;
-        await this.write(org, repo, branch, (h) =>
-          this.commit(h, [{ type: 'prUpdated', prNumber, pr: fresh }]),
-        );
+        await this.write(org, repo, branch, (h) => this.commit(h, [{ type: 'prUpdated', prNumber, pr: fresh }]));
       }
     }
     return this.submittedAnswer(this.require(org, repo, branch), pr).body;

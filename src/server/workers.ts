@@ -1,13 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import {
-  findEntry,
-  isTerminal,
-  nextDeadline,
-  type Effect,
-  type EngineEvent,
-  type QueueModel,
-  type TestRun,
-} from '../engine/index.js';
+import { findEntry, isTerminal, nextDeadline, type Effect, type EngineEvent, type QueueModel, type TestRun } from '../engine/index.js';
 import type { EffectHandler, QueueHandle, QueueService } from './service.js';
 
 /** Feeds the outcome of an effect back into the queue's engine (through its single writer). */
@@ -88,11 +80,7 @@ export class QueueWorkers {
     for (const run of model.runs) {
       if (run.status === 'in_progress') this.carryOut(queue, { type: 'startTestRun', runId: run.id });
       else if (run.mergeRequested && membersPending(model, run)) {
-        this.carryOut(queue, {
-          type: 'merge',
-          runId: run.id,
-          prNumbers: run.mergePrNumbers ?? run.prNumbers,
-        });
+        this.carryOut(queue, { type: 'merge', runId: run.id, prNumbers: run.mergePrNumbers ?? run.prNumbers });
       }
     }
     // Let the engine catch up with time that passed while the server was down.
@@ -123,9 +111,7 @@ export class QueueWorkers {
   /** Runs `task` after the earlier start/merge tasks of the same queue (builds chain on each other). */
   private enqueue(queue: QueueHandle, task: () => Promise<void>): void {
     const previous = this.chains.get(queue.id) ?? Promise.resolve();
-    const next = previous
-      .then(task)
-      .catch((error: unknown) => this.log(`queue ${queue.id}: effect failed`, error));
+    const next = previous.then(task).catch((error: unknown) => this.log(`queue ${queue.id}: effect failed`, error));
     this.chains.set(queue.id, next);
     this.track(next);
   }
@@ -150,11 +136,7 @@ export class QueueWorkers {
             await report(event);
             if (event.type !== 'testRunFinished') started();
           });
-          this.track(
-            running
-              .catch((error: unknown) => this.log(`run ${run.id} failed`, error))
-              .finally(() => started()),
-          );
+          this.track(running.catch((error: unknown) => this.log(`run ${run.id} failed`, error)).finally(() => started()));
           await built;
         });
         break;
