@@ -10,7 +10,8 @@ import { repoDirFor } from '../git/repo.js';
  * built; nothing in it is secret (no token in its config or remotes).
  */
 export function cacheDirFor(dataDir: string, host: string, owner: string, name: string): string {
-  return repoDirFor(join(dataDir, 'github'), host, owner, name);
+  // A host may carry a port (GHES on a non-standard port): `host:8443` is kept as `host_8443`.
+  return repoDirFor(join(dataDir, 'github'), host.replace(/:/g, '_'), owner, name);
 }
 
 /** Creates the bare cache on first use. */

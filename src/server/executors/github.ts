@@ -493,8 +493,8 @@ export class GitHubExecutor implements Executor {
     }
     this.own(queue.repo).add(sha);
     try {
-      await this.forge.client.request(c.owner, c.name, 'PATCH /repos/{owner}/{repo}/git/refs/{ref}', {
-        ref: `heads/${branch}`,
+      await this.forge.client.request(c.owner, c.name, 'PATCH /repos/{owner}/{repo}/git/refs/heads/{branch}', {
+        branch,
         sha,
         force: false,
       });
