@@ -58,6 +58,7 @@ export class GitRunner {
     pathInfo: string,
     query: string,
     remoteUser: string,
+    beforeEnd?: () => Promise<void>,
   ): Promise<void> {
     return new Promise((resolve) => {
       const env: Record<string, string> = {
@@ -122,8 +123,12 @@ export class GitRunner {
       child.on('close', () => {
         this.children.delete(child);
         if (!headersDone && !res.headersSent) res.statusCode = 500;
-        res.end();
-        resolve();
+        const end = () => {
+          res.end();
+          resolve();
+        };
+        if (beforeEnd) beforeEnd().then(end, end);
+        else end();
       });
     });
   }

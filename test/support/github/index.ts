@@ -1470,6 +1470,11 @@ class Emulator implements GitHubEmulator {
       return;
     }
     const isPush = rest === '/git-receive-pack' && req.method === 'POST';
+    // After a push, the emulator reacts (PR updates, push event, CI) before git's answer completes,
+    // so a test's `git push` returns with GitHub's state already updated.
+    const afterPush = isPush
+      ? () => this.track(this.locked(r, () => this.syncRefs(r, token.login)))
+      : undefined;
     await this.git.serveHttpBackend(
       req,
       res,
@@ -1477,8 +1482,8 @@ class Emulator implements GitHubEmulator {
       `/${owner}/${name}.git${rest}`,
       query,
       token.login,
+      afterPush,
     );
-    if (isPush) await this.locked(r, () => this.syncRefs(r, token.login));
   }
 
   private rateHeaders(key: string, count: boolean): Record<string, string> {
