@@ -6,12 +6,14 @@ export const HTTP_BACKEND = '/usr/lib/git-core/git-http-backend';
 
 export class GitRunner {
   readonly children = new Set<ChildProcess>();
+  private stopped = false;
 
   /** Runs git; resolves with stdout (trimmed of its final newline). Rejects on a non-zero exit unless `okCodes` lists it. */
   async run(
     args: string[],
     opts: { cwd?: string; env?: Record<string, string>; input?: string; okCodes?: number[] } = {},
   ): Promise<{ stdout: string; code: number }> {
+    if (this.stopped) return Promise.reject(new Error('the GitHub emulator is closed'));
     return new Promise((resolve, reject) => {
       const child = spawn('git', args, {
         cwd: opts.cwd,
@@ -60,6 +62,11 @@ export class GitRunner {
     remoteUser: string,
     beforeEnd?: () => Promise<void>,
   ): Promise<void> {
+    if (this.stopped) {
+      res.statusCode = 503;
+      res.end();
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       const env: Record<string, string> = {
         ...process.env,
@@ -133,9 +140,20 @@ export class GitRunner {
     });
   }
 
-  killAll(): void {
-    for (const c of this.children) c.kill('SIGKILL');
-    this.children.clear();
+  /** Refuses new processes, kills the running ones and resolves once they have all exited. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const exits = [...this.children].map(
+      (c) =>
+        new Promise<void>((resolve) => {
+          if (c.exitCode !== null || c.signalCode !== null) resolve();
+          else {
+            c.once('exit', () => resolve());
+            c.kill('SIGKILL');
+          }
+        }),
+    );
+    await Promise.all(exits);
   }
 }
 

@@ -335,14 +335,14 @@ class Emulator implements GitHubEmulator {
     this.abort.abort();
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
-    this.git.killAll();
     if (this.server) {
       this.server.closeAllConnections();
       await new Promise<void>((resolve) => this.server!.close(() => resolve()));
     }
+    await this.git.stop();
     await Promise.allSettled([...this.background]);
-    this.git.killAll();
-    rmSync(this.root, { recursive: true, force: true });
+    await this.git.stop();
+    rmSync(this.root, { recursive: true, force: true, maxRetries: 5, retryDelay: 20 });
   }
 
   // --- auth ----------------------------------------------------------------------------------
