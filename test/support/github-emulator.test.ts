@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { createAppAuth } from '@octokit/auth-app';
 import { Octokit } from '@octokit/core';
 import { verify } from '@octokit/webhooks-methods';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGitHubEmulator, type GitHubEmulator } from './github/index.js';
 import { loadValidator, type SchemaValidator } from './github/validate.js';
 
@@ -733,6 +733,46 @@ describe('GitHub emulator', () => {
   });
 });
 
-afterAll(() => {
-  // Nothing global to undo: every emulator closed itself in afterEach.
+describe('GitHub emulator, github.com style', () => {
+  it('serves the REST API at the root and its answers match the api.github.com description', async () => {
+    const gh = await startGitHubEmulator({ style: 'dotcom', validate: true });
+    try {
+      gh.addToken(TOKEN);
+      gh.createRepo('acme', 'app');
+      expect(gh.apiUrl).toBe(`http://${gh.host}`);
+      const ok = new Octokit({ auth: TOKEN, baseUrl: gh.apiUrl });
+      const repo = await ok.request('GET /repos/{owner}/{repo}', { owner: 'acme', repo: 'app' });
+      expect(repo.headers['x-github-enterprise-version']).toBeUndefined();
+      expect(repo.data.clone_url).toBe(`http://${gh.host}/acme/app.git`);
+      const pr = await gh.createPullRequest('acme', 'app', { head: 'x', files: { 'x.txt': 'x\n' } });
+      await ok.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', {
+        owner: 'acme',
+        repo: 'app',
+        pull_number: pr.number,
+      });
+      await ok.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', {
+        owner: 'acme',
+        repo: 'app',
+        pull_number: pr.number,
+      });
+      await gh.idle();
+      await ok.request('GET /repos/{owner}/{repo}/commits/{ref}/check-runs', {
+        owner: 'acme',
+        repo: 'app',
+        ref: pr.headSha,
+      });
+      await expect(
+        ok.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', {
+          owner: 'acme',
+          repo: 'app',
+          pull_number: 99,
+        }),
+      ).rejects.toMatchObject({
+        status: 404,
+      });
+      expect(gh.schemaViolations).toEqual([]);
+    } finally {
+      await gh.close();
+    }
+  });
 });
