@@ -586,6 +586,18 @@ describe('GitHub emulator', () => {
         'pull_request.closed',
       ])
         expect(kinds).toContain(k);
+      // Deliveries go out in the order things happened.
+      const order = [
+        'pull_request.opened',
+        'pull_request.synchronize',
+        'pull_request.converted_to_draft',
+        'pull_request.ready_for_review',
+        'pull_request.edited',
+        'issue_comment.created',
+        'status',
+        'pull_request.closed',
+      ];
+      expect(kinds.filter((k) => order.includes(k))).toEqual(order);
       for (const g of rx.got) {
         expect(await verify('hook-secret', g.body, g.signature)).toBe(true);
         expect(await verify('other-secret', g.body, g.signature)).toBe(false);

@@ -784,7 +784,7 @@ class Emulator implements GitHubEmulator {
   ): Promise<void> {
     r.pushedAt = Date.now();
     const forced = before !== null && after !== null && !(await this.isAncestor(r, before, after));
-    await this.pushEvent(r, branch, before, after, forced, actor);
+    this.emit(r, 'push', this.pushPayload(r, branch, before, after, forced, actor));
     for (const p of r.prs.values()) {
       if (p.state !== 'open') continue;
       if (p.head === branch) {
@@ -894,7 +894,7 @@ class Emulator implements GitHubEmulator {
       createdAt: Date.now(),
     };
     r.statuses.push(s);
-    this.track(this.statusEvent(r, s));
+    this.statusEvent(r, s);
     return s;
   }
 
@@ -1082,7 +1082,9 @@ class Emulator implements GitHubEmulator {
     const runs = latestPerName(r.checkRuns.filter((c) => c.suiteId === suite.id));
     if (runs.every((c) => c.status === 'completed')) {
       const json = this.suiteJson(r, suite, runs);
-      this.chainEmit(
+      this.emit(
+        r,
+        'check_suite',
         (async () => {
           const c = await this.commitJson(r, suite.sha);
           json.head_commit = {
@@ -1093,11 +1095,11 @@ class Emulator implements GitHubEmulator {
             author: { name: c.an, email: c.ae },
             committer: { name: c.cn, email: c.ce },
           };
-          this.emit(r, 'check_suite', {
+          return {
             action: 'completed',
             check_suite: json,
             sender: userJson(this.urls, CI_USER, 'Bot'),
-          });
+          };
         })(),
       );
     }
@@ -1160,7 +1162,24 @@ class Emulator implements GitHubEmulator {
 
   // --- internals: webhooks -------------------------------------------------------------------
 
-  private emit(r: Repo, event: string, payload: Record<string, unknown>): void {
+  /** Queues a delivery; payloads still being built (git reads) keep their place in the order. */
+  private emit(
+    r: Repo,
+    event: string,
+    payload: Record<string, unknown> | Promise<Record<string, unknown> | null>,
+  ): void {
+    const built = Promise.resolve(payload);
+    const run = this.emitOrder
+      .then(() => built)
+      .then((p) => {
+        if (p) this.emitNow(r, event, p);
+      });
+    this.emitOrder = run.catch(() => undefined);
+    this.track(run);
+  }
+  private emitOrder: Promise<unknown> = Promise.resolve();
+
+  private emitNow(r: Repo, event: string, payload: Record<string, unknown>): void {
     const full: Record<string, unknown> = { ...payload, repository: repoJson(this.urls, r) };
     const inst = [...this.installations.values()].find((i) => i.owner === r.owner && i.repo === r.name);
     if (inst) full.installation = { id: inst.id, node_id: nodeId('Installation', inst.id) };
@@ -1221,23 +1240,15 @@ class Emulator implements GitHubEmulator {
     const snapshot: Pr = { ...p };
     const run = (async () => {
       const baseSha = (await this.resolve(r, `refs/heads/${snapshot.base}`)) ?? snapshot.headSha;
-      this.emit(r, 'pull_request', {
+      return {
         action,
         number: snapshot.number,
         ...extra,
         pull_request: pullJson(this.urls, r, this.prFacts(r, snapshot, baseSha, null, 'unknown')),
         sender: userJson(this.urls, actor),
-      });
+      };
     })();
-    this.chainEmit(run);
-  }
-
-  /** Emissions that need a git read first still go out in order. */
-  private emitOrder: Promise<unknown> = Promise.resolve();
-  private chainEmit(p: Promise<unknown>): void {
-    const run = this.emitOrder.then(() => p);
-    this.emitOrder = run.catch(() => undefined);
-    this.track(run);
+    this.emit(r, 'pull_request', run);
   }
 
   private async commitJson(r: Repo, sha: string) {
@@ -1262,15 +1273,15 @@ class Emulator implements GitHubEmulator {
     };
   }
 
-  private async pushEvent(
+  private async pushPayload(
     r: Repo,
     branch: string,
     before: string | null,
     after: string | null,
     forced: boolean,
     actor: string,
-  ): Promise<void> {
-    if (!this.webhook && !this.validator) return;
+  ): Promise<Record<string, unknown> | null> {
+    if (!this.webhook && !this.validator) return null;
     const web = `${this.urls.web}/${r.owner}/${r.name}`;
     const commits: unknown[] = [];
     let head: unknown = null;
@@ -1314,7 +1325,7 @@ class Emulator implements GitHubEmulator {
       for (const sha of list) commits.push(await toJson(sha));
       head = await toJson(after);
     }
-    this.emit(r, 'push', {
+    return {
       ref: `refs/heads/${branch}`,
       before: before ?? ZERO,
       after: after ?? ZERO,
@@ -1327,10 +1338,10 @@ class Emulator implements GitHubEmulator {
       head_commit: head,
       pusher: { name: actor, email: `${actor.replace(/[^A-Za-z0-9._-]/g, '')}@users.noreply.github.com` },
       sender: userJson(this.urls, actor),
-    });
+    };
   }
 
-  private async statusEvent(r: Repo, s: StatusFacts): Promise<void> {
+  private statusEvent(r: Repo, s: StatusFacts): void {
     if (!this.webhook && !this.validator) return;
     const snapshot = { ...s };
     const run = (async () => {
@@ -1348,7 +1359,7 @@ class Emulator implements GitHubEmulator {
       )
         .split('\n')
         .filter(Boolean);
-      this.emit(r, 'status', {
+      return {
         id: snapshot.id,
         sha: snapshot.sha,
         name: `${r.owner}/${r.name}`,
@@ -1394,9 +1405,9 @@ class Emulator implements GitHubEmulator {
         created_at: iso(snapshot.createdAt),
         updated_at: iso(snapshot.createdAt),
         sender: userJson(this.urls, snapshot.creator),
-      });
+      };
     })();
-    this.chainEmit(run);
+    this.emit(r, 'status', run);
   }
 
   // --- internals: HTTP -----------------------------------------------------------------------
