@@ -41,7 +41,8 @@ export async function createBackend(options: BackendOptions): Promise<{ forge: F
     const dataDir = resolve(options.dataDir);
     const log = options.log ?? ((message: string, error?: unknown) => console.error(message, error instanceof Error ? error.message : (error ?? '')));
     const client = new GitHubClient({ apiUrl: gh.apiUrl, auth: gh.auth, writeIntervalMs: gh.writeIntervalMs, log: (m) => log(m) });
-    const forge = new GitHubForge(client, { host: gh.host, dataDir });
+    // Webhooks keep PR facts current; without them, a read is as fresh as the last poll.
+    const forge = new GitHubForge(client, { host: gh.host, dataDir, freshMs: gh.webhookSecret !== null ? 10_000 : gh.pollMs });
     const executor = new GitHubExecutor(forge, { dataDir, pollMs: gh.pollMs, ciStartMs: gh.ciStartMs, webhookSecret: gh.webhookSecret, log });
     return { forge, workers: new QueueWorkers(executor, { tickMs: options.tickMs, log }) };
   }

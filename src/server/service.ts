@@ -305,7 +305,16 @@ export class QueueService {
   // ------------------------------------------------------------ pull requests
 
   private async facts(handle: QueueHandle, prNumber: number): Promise<PrFacts> {
-    const facts = await this.forge.getPullRequest(handle.repo, prNumber, handle.model.branch);
+    let facts: PrFacts | null;
+    try {
+      facts = await this.forge.getPullRequest(handle.repo, prNumber, handle.model.branch);
+    } catch (error) {
+      // A forge behind HTTP (GitHub) that failed: say so instead of a bare internal error.
+      const status = (error as { status?: unknown } | null)?.status;
+      if (typeof status !== 'number') throw error;
+      const detail = error instanceof Error ? error.message.split('\n')[0] : String(error);
+      throw new HttpError(502, `${this.forge.kind}: reading pull request #${prNumber} failed (${status}: ${detail})`);
+    }
     if (!facts) throw notFound(`pull request #${prNumber} does not exist in ${describeRepo(handle.repo)}`);
     return facts;
   }

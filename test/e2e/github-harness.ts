@@ -32,6 +32,8 @@ export interface StartOptions {
   dataDir: string;
   pollSeconds?: number;
   ciStartSeconds?: number;
+  /** --github-write-interval-ms (tests: 0; the server's default is 1000). */
+  writeIntervalMs?: number;
   extraArgs?: string[];
 }
 
@@ -83,7 +85,7 @@ export async function startRailyard(gh: GitHubEmulator, opts: StartOptions): Pro
     '--github-ci-start-seconds',
     String(opts.ciStartSeconds ?? 5),
     '--github-write-interval-ms',
-    '0',
+    String(opts.writeIntervalMs ?? 0),
     ...(opts.extraArgs ?? []),
   ];
   const auth = opts.auth ?? { kind: 'token' };
@@ -152,22 +154,52 @@ export function repoOf(gh: GitHubEmulator) {
   return { host: gh.host, owner: OWNER, name: NAME };
 }
 
-export async function createQueue(server: TestServer, gh: GitHubEmulator, settings: Record<string, unknown> = {}): Promise<void> {
+export async function createQueue(
+  server: TestServer,
+  gh: GitHubEmulator,
+  settings: Record<string, unknown> = {},
+): Promise<void> {
   const repo = repoOf(gh);
-  await ok(server, 'createQueue', { repo, targetBranch: 'main', ...(settings.concurrency ? { concurrency: settings.concurrency } : {}) });
+  await ok(server, 'createQueue', {
+    repo,
+    targetBranch: 'main',
+    ...(settings.concurrency ? { concurrency: settings.concurrency } : {}),
+  });
   const { concurrency: _c, ...rest } = settings;
   if (Object.keys(rest).length) await ok(server, 'updateQueue', { repo, targetBranch: 'main', ...rest });
 }
 
-export async function submit(server: TestServer, gh: GitHubEmulator, n: number, extra: Record<string, unknown> = {}) {
-  return ok(server, 'submitPullRequest', { repo: repoOf(gh), targetBranch: 'main', pr: { number: n }, ...extra });
+export async function submit(
+  server: TestServer,
+  gh: GitHubEmulator,
+  n: number,
+  extra: Record<string, unknown> = {},
+) {
+  return ok(server, 'submitPullRequest', {
+    repo: repoOf(gh),
+    targetBranch: 'main',
+    pr: { number: n },
+    ...extra,
+  });
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function waitFor(server: TestServer, gh: GitHubEmulator, n: number, done: (pr: any) => boolean, timeoutMs = 30_000): Promise<any> {
+type Pr = any;
+
+export async function waitFor(
+  server: TestServer,
+  gh: GitHubEmulator,
+  n: number,
+  done: (pr: Pr) => boolean,
+  timeoutMs = 30_000,
+): Promise<Pr> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const pr = await ok(server, 'getSubmittedPullRequest', { repo: repoOf(gh), targetBranch: 'main', pr: { number: n } });
+    const pr = await ok(server, 'getSubmittedPullRequest', {
+      repo: repoOf(gh),
+      targetBranch: 'main',
+      pr: { number: n },
+    });
     if (done(pr)) return pr;
     if (Date.now() > deadline) throw new Error(`#${n} is still ${pr.state} (${pr.stateReason ?? ''})`);
     await new Promise((r) => setTimeout(r, 100));
@@ -175,7 +207,11 @@ export async function waitFor(server: TestServer, gh: GitHubEmulator, n: number,
 }
 
 /** Polls `check` until it returns true (or throws after timeoutMs with `what`). */
-export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+export async function until(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 20_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

@@ -71,6 +71,7 @@ export function statusOf(error: unknown): number | undefined {
  */
 export class GitHubClient {
   private readonly octokit: Client;
+  private readonly urgent: Client;
   private readonly tokens = new Map<string, CachedToken>();
   private readonly installations = new Map<string, number>();
   private readonly etags = new Map<string, { etag: string; data: unknown }>();
@@ -92,32 +93,38 @@ export class GitHubClient {
         return retryCount < retries;
       };
     const spacing = options.writeIntervalMs ?? 1000;
-    this.octokit = new MyOctokit({
-      baseUrl: options.apiUrl.replace(/\/+$/, ''),
-      userAgent: 'railyard',
-      log: {
-        debug: () => {},
-        info: () => {},
-        warn: (m: string) => this.log(m),
-        error: (m: string) => this.log(m),
-      },
-      retry: { doNotRetry: [400, 401, 403, 404, 409, 410, 422, 451] },
-      throttle: {
-        onRateLimit: onLimit('primary'),
-        onSecondaryRateLimit: onLimit('secondary'),
-        write: spacingGroup(spacing) as never,
-        notifications: spacingGroup(spacing) as never,
-        // A secondary limit without retry-after: GitHub asks for at least a minute.
-        fallbackSecondaryRateRetryAfter: 60,
-      },
-    });
-    this.octokit.hook.after('request', (response) => {
-      // Nearly out of requests: stop polling until the window resets (writes still go out).
-      const remaining = Number(response.headers['x-ratelimit-remaining']);
-      const reset = Number(response.headers['x-ratelimit-reset']);
-      if (Number.isFinite(remaining) && remaining < 20 && Number.isFinite(reset))
-        this.pausedUntil = Math.max(this.pausedUntil, reset * 1000);
-    });
+    const make = (writeSpacing: number) => {
+      const octokit = new MyOctokit({
+        baseUrl: options.apiUrl.replace(/\/+$/, ''),
+        userAgent: 'railyard',
+        log: {
+          debug: () => {},
+          info: () => {},
+          warn: (m: string) => this.log(m),
+          error: (m: string) => this.log(m),
+        },
+        retry: { doNotRetry: [400, 401, 403, 404, 409, 410, 422, 451] },
+        throttle: {
+          onRateLimit: onLimit('primary'),
+          onSecondaryRateLimit: onLimit('secondary'),
+          write: spacingGroup(writeSpacing) as never,
+          notifications: spacingGroup(writeSpacing) as never,
+          // A secondary limit without retry-after: GitHub asks for at least a minute.
+          fallbackSecondaryRateRetryAfter: 60,
+        },
+      });
+      octokit.hook.after('request', (response) => {
+        // Nearly out of requests: stop polling until the window resets (writes still go out).
+        const remaining = Number(response.headers['x-ratelimit-remaining']);
+        const reset = Number(response.headers['x-ratelimit-reset']);
+        if (Number.isFinite(remaining) && remaining < 20 && Number.isFinite(reset))
+          this.pausedUntil = Math.max(this.pausedUntil, reset * 1000);
+      });
+      return octokit;
+    };
+    this.octokit = make(spacing);
+    // Landings (one write per test run) do not wait behind status and comment updates.
+    this.urgent = make(0);
     this.appAuth =
       options.auth.kind === 'app'
         ? createAppAuth({ appId: options.auth.appId, privateKey: options.auth.privateKey })
@@ -172,10 +179,11 @@ export class GitHubClient {
     repo: string,
     route: string,
     params: RequestParameters = {},
+    options: { urgent?: boolean } = {},
   ): Promise<{ status: number; data: T; headers: Record<string, unknown> }> {
     const send = async (refresh: boolean) => {
       const token = await this.tokenFor(owner, repo, refresh);
-      return this.octokit.request(route, {
+      return (options.urgent ? this.urgent : this.octokit).request(route, {
         owner,
         repo,
         ...params,

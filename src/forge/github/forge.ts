@@ -11,6 +11,11 @@ export interface GitHubForgeOptions {
   dataDir: string;
   /** GitHub computes `mergeable` lazily: how long to wait before asking once more on a read (default 500 ms). */
   mergeableRetryMs?: number;
+  /**
+   * PR reads of the API (getSubmittedPullRequest, submit) answer from what the forge read or was
+   * told by a webhook less than this long ago (default 0: always ask GitHub).
+   */
+  freshMs?: number;
 }
 
 export interface RepoInfo {
@@ -25,6 +30,7 @@ export interface RepoInfo {
 export class GitHubForge implements Forge {
   readonly kind = 'github';
   private readonly repos = new Map<string, Promise<RepoInfo>>();
+  private readonly recent = new Map<string, { at: number; pull: GitHubPull }>();
   readonly host: string;
 
   constructor(
@@ -63,8 +69,27 @@ export class GitHubForge implements Forge {
     return info;
   }
 
+  /** Keeps what GitHub said about a PR (a read, or a webhook payload) for reads within `freshMs`. */
+  remember(repo: Repo, pull: GitHubPull): void {
+    const key = `${repo.owner}/${repo.name}#${pull.number}`.toLowerCase();
+    if (this.recent.size > 10_000) this.recent.delete(this.recent.keys().next().value!);
+    this.recent.set(key, { at: Date.now(), pull });
+  }
+
   /** The PR as GitHub reports it now (conditional GET), or null when it does not exist. */
   async fetchPull(repo: Repo, prNumber: number): Promise<GitHubPull | null> {
+    try {
+      const pull = await this.fetchPullUncached(repo, prNumber);
+      if (pull) this.remember(repo, pull);
+      else this.recent.delete(`${repo.owner}/${repo.name}#${prNumber}`.toLowerCase());
+      return pull;
+    } catch (error) {
+      if (statusOf(error) === 404) return null;
+      throw error;
+    }
+  }
+
+  private async fetchPullUncached(repo: Repo, prNumber: number): Promise<GitHubPull | null> {
     try {
       return await this.client.getCached<GitHubPull>(
         repo.owner,
@@ -84,6 +109,15 @@ export class GitHubForge implements Forge {
    */
   async getPullRequest(repo: Repo, prNumber: number, _queueBranch: string): Promise<GitHubPrFacts | null> {
     if (!this.serves(repo)) return null;
+    const hit = this.recent.get(`${repo.owner}/${repo.name}#${prNumber}`.toLowerCase());
+    const freshMs = this.options.freshMs ?? 0;
+    if (
+      hit &&
+      Date.now() - hit.at < freshMs &&
+      hit.pull.mergeable !== null &&
+      hit.pull.mergeable !== undefined
+    )
+      return factsOf(hit.pull);
     let pull = await this.fetchPull(repo, prNumber);
     if (
       pull &&

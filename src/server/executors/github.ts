@@ -25,7 +25,8 @@ import {
   statusOf,
   type CheckRunLike,
   type GitHubForge,
-  type GitHubPrFacts,
+  factsOf,
+  type GitHubPull,
   type StatusLike,
 } from '../../forge/github/index.js';
 import type { QueueHandle, QueueService } from '../service.js';
@@ -52,6 +53,8 @@ interface Waiting {
   run: TestRun;
   sha: string;
   pushedAt: number;
+  /** False until the test branch is on GitHub (its CI cannot be read before). */
+  pushed: boolean;
   lastLook: number;
   finish: (result: {
     passed: boolean;
@@ -68,7 +71,8 @@ interface RepoCtx {
   name: string;
   dir: string;
   url: string;
-  token: string;
+  /** Runs a git command against GitHub with a current token (renewed once if GitHub refuses it). */
+  git: <T>(op: (dir: string, url: string, token: string) => Promise<T>) => Promise<T>;
 }
 
 interface Persisted {
@@ -199,6 +203,7 @@ export class GitHubExecutor implements Executor {
   private loopTimer: NodeJS.Timeout | null = null;
   private looping: Promise<void> | null = null;
   private closed = false;
+  private round = 0;
   private readonly log: (message: string, error?: unknown) => void;
 
   constructor(
@@ -248,21 +253,31 @@ export class GitHubExecutor implements Executor {
   }
 
   private async ctx(repo: Repo): Promise<RepoCtx> {
-    const [info, token] = await Promise.all([
-      this.forge.repoInfo(repo),
-      this.forge.client.tokenFor(repo.owner, repo.name),
-    ]);
+    const info = await this.forge.repoInfo(repo);
     const dir = this.forge.cacheDir(repo);
     await ensureCache(dir);
-    return { owner: repo.owner, name: repo.name, dir, url: info.cloneUrl, token };
+    const client = this.forge.client;
+    const withToken = async <T>(op: (dir: string, url: string, token: string) => Promise<T>): Promise<T> => {
+      try {
+        return await op(dir, info.cloneUrl, await client.tokenFor(repo.owner, repo.name));
+      } catch (error) {
+        // An installation token that expired between reading it and using it: once more with a new one.
+        if (!/could not read Username|Authentication failed|401/.test(String((error as Error).message)))
+          throw error;
+        return op(dir, info.cloneUrl, await client.tokenFor(repo.owner, repo.name, true));
+      }
+    };
+    return { owner: repo.owner, name: repo.name, dir, url: info.cloneUrl, git: withToken };
   }
 
   /** Fetches the target branch and the heads of `prs` into the cache; returns the target head. */
   private async fetch(c: RepoCtx, branch: string, prs: readonly number[]): Promise<string | null> {
-    await fetchRefs(c.dir, c.url, c.token, [
-      `+refs/heads/${branch}:refs/heads/${branch}`,
-      ...prs.map((n) => `+refs/pull/${n}/head:refs/pull/${n}/head`),
-    ]);
+    await c.git((dir, url, token) =>
+      fetchRefs(dir, url, token, [
+        `+refs/heads/${branch}:refs/heads/${branch}`,
+        ...prs.map((n) => `+refs/pull/${n}/head:refs/pull/${n}/head`),
+      ]),
+    );
     return headOf(c.dir, branch);
   }
 
@@ -322,11 +337,11 @@ export class GitHubExecutor implements Executor {
         if (controller.signal.aborted) return;
         sha = built.sha;
         // Listen for its CI before pushing: the first results may arrive right after the push.
-        const result = this.awaitCi(queue, run, sha, Date.now(), controller.signal);
-        await pushRefs(c.dir, c.url, c.token, [`+${sha}:refs/heads/${built.branch}`]);
+        const result = this.awaitCi(queue, run, sha, Date.now(), controller.signal, false);
+        await c.git((dir, url, token) => pushRefs(dir, url, token, [`+${sha}:refs/heads/${built.branch}`]));
         pushedAt = Date.now();
         const w = this.waiting.get(run.id);
-        if (w) w.pushedAt = pushedAt;
+        if (w) [w.pushedAt, w.pushed] = [pushedAt, true];
         if (controller.signal.aborted) return;
         await report({ type: 'testRunStarted', runId: run.id, branch: built.branch, sha });
         if (queue.model.config.createPrsForTestingBranches)
@@ -334,7 +349,7 @@ export class GitHubExecutor implements Executor {
         return await this.finishWith(await result, run, report, controller);
       }
       // Re-attached after a restart: the test branch is on GitHub already; look at its CI now.
-      const result = this.awaitCi(queue, run, sha, pushedAt, controller.signal);
+      const result = this.awaitCi(queue, run, sha, pushedAt, controller.signal, true);
       this.poke(run.id, 0);
       return await this.finishWith(await result, run, report, controller);
     } catch (error) {
@@ -379,7 +394,14 @@ export class GitHubExecutor implements Executor {
   }
 
   /** Resolves with the CI verdict of `sha`, or null when the run is cancelled. */
-  private awaitCi(queue: QueueHandle, run: TestRun, sha: string, pushedAt: number, signal: AbortSignal) {
+  private awaitCi(
+    queue: QueueHandle,
+    run: TestRun,
+    sha: string,
+    pushedAt: number,
+    signal: AbortSignal,
+    reattached: boolean,
+  ) {
     return new Promise<{
       passed: boolean;
       checks: Record<string, 'success' | 'failure' | 'pending'>;
@@ -390,6 +412,7 @@ export class GitHubExecutor implements Executor {
         run,
         sha,
         pushedAt,
+        pushed: reattached,
         lastLook: Date.now(),
         finish: resolve,
         looking: null,
@@ -489,15 +512,26 @@ export class GitHubExecutor implements Executor {
         branchName: testBranchName(prs, run.id),
       });
       sha = rebuilt.sha;
-      await pushRefs(c.dir, c.url, c.token, [`+${sha}:refs/heads/${rebuilt.branch}`]);
+      await c.git((dir, url, token) => pushRefs(dir, url, token, [`+${sha}:refs/heads/${rebuilt.branch}`]));
+    }
+    // Never land a head other than the one tested: a PR pushed to (or closed) since is taken out first.
+    for (const n of prNumbers) {
+      const entry = findEntry(queue.model, n);
+      const pull = await this.forge.fetchPull(queue.repo, n);
+      if (entry && (!pull || pull.head.sha !== entry.pr.headSha || pull.state !== 'open')) {
+        await this.refreshPr(queue, n, pull ?? undefined);
+        return 'target_moved';
+      }
     }
     this.own(queue.repo).add(sha);
     try {
-      await this.forge.client.request(c.owner, c.name, 'PATCH /repos/{owner}/{repo}/git/refs/heads/{branch}', {
-        branch,
-        sha,
-        force: false,
-      });
+      await this.forge.client.request(
+        c.owner,
+        c.name,
+        'PATCH /repos/{owner}/{repo}/git/refs/heads/{branch}',
+        { branch, sha, force: false },
+        { urgent: true },
+      );
     } catch (error) {
       // 422 "Update is not a fast forward": someone pushed meanwhile. Nothing merged.
       if (statusOf(error) === 422) return 'target_moved';
@@ -676,6 +710,7 @@ export class GitHubExecutor implements Executor {
     const safetyMs = this.webhooks ? Math.max(60_000, this.options.pollMs * 10) : this.options.pollMs;
     for (const [id, w] of this.waiting) {
       if (this.forge.client.paused) break;
+      if (!w.pushed) continue;
       const graceOver =
         now - w.pushedAt >= this.options.ciStartMs && w.lastLook - w.pushedAt < this.options.ciStartMs;
       if (now - w.lastLook >= safetyMs || graceOver || !this.webhooks) this.poke(id, 0);
@@ -692,7 +727,7 @@ export class GitHubExecutor implements Executor {
   private async pollRepo(queues: QueueHandle[], force = false): Promise<void> {
     const repo = queues[0].repo;
     const c = await this.ctx(repo);
-    const heads = await remoteHeads(c.dir, c.url, c.token);
+    const heads = await c.git((dir, url, token) => remoteHeads(dir, url, token));
     for (const q of queues) {
       const key = `${repoKey(repo)} ${q.model.branch}`;
       const now = heads.get(q.model.branch);
@@ -703,10 +738,16 @@ export class GitHubExecutor implements Executor {
     }
     await this.cleanTestBranches(queues, heads, c);
     if (this.forge.client.paused) return;
+    // Polling: PRs under test every round (a push must cancel them before they land), waiting ones every third.
+    const round = this.round++;
     for (const q of queues) {
       for (const e of q.model.entries) {
         if (isTerminal(e.state)) continue;
-        if (!this.webhooks || force || this.mergeableDue(q, e)) await this.refreshPr(q, e.prNumber);
+        const waiting = e.state === 'pending' || e.state === 'not_ready';
+        const due = this.webhooks
+          ? this.mergeableDue(q, e)
+          : !waiting || round % 3 === 0 || this.mergeableDue(q, e);
+        if (force || due) await this.refreshPr(q, e.prNumber);
       }
     }
   }
@@ -724,16 +765,30 @@ export class GitHubExecutor implements Executor {
     return true;
   }
 
-  private async refreshPr(q: QueueHandle, prNumber: number): Promise<void> {
+  /**
+   * Reads a PR again (or takes it from a webhook payload) and feeds a change to the engine.
+   * GitHub answers `mergeable: null` while it recomputes (after every push to the target): with
+   * the same head and base, the mergeability known before stands until GitHub has an answer.
+   */
+  private async refreshPr(q: QueueHandle, prNumber: number, given?: GitHubPull): Promise<void> {
     const entry = findEntry(q.model, prNumber);
     if (!entry || isTerminal(entry.state)) return;
-    const fresh = (await this.forge.getPullRequest(q.repo, prNumber, q.model.branch)) as GitHubPrFacts | null;
+    if (given) this.forge.remember(q.repo, given);
+    const pull = given ?? (await this.forge.fetchPull(q.repo, prNumber));
     const current = findEntry(q.model, prNumber);
     if (!current || isTerminal(current.state)) return;
+    const fresh = pull ? factsOf(pull) : null;
     // Merged by the queue's own landing: the landing reports it.
     if (fresh?.closedAs === 'merged' && current.state === 'tests_passed') return;
     const facts = fresh ? engineFacts(fresh) : { ...current.pr, open: false };
     const p = current.pr;
+    if (
+      facts.mergeability === 'in_progress' &&
+      p.headSha === facts.headSha &&
+      p.baseBranch === facts.baseBranch &&
+      p.mergeability !== 'unspecified'
+    )
+      facts.mergeability = p.mergeability;
     const same =
       p.headSha === facts.headSha &&
       p.title === facts.title &&
@@ -789,11 +844,13 @@ export class GitHubExecutor implements Executor {
       this.save();
     }
     if (doomed.length)
-      await pushRefs(
-        c.dir,
-        c.url,
-        c.token,
-        doomed.map((b) => `:refs/heads/${b}`),
+      await c.git((dir, url, token) =>
+        pushRefs(
+          dir,
+          url,
+          token,
+          doomed.map((b) => `:refs/heads/${b}`),
+        ),
       );
   }
 
@@ -877,7 +934,8 @@ export class GitHubExecutor implements Executor {
         const n = p.pull_request?.number ?? p.number;
         for (const q of queues) {
           const e = findEntry(q.model, n);
-          if (e && !isTerminal(e.state)) await this.refreshPr(q, n);
+          // The payload holds the whole pull request: no need to ask again.
+          if (e && !isTerminal(e.state)) await this.refreshPr(q, n, p.pull_request);
         }
         break;
       }
