@@ -11,7 +11,7 @@ import {
   verify as verifySig,
 } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -386,33 +386,35 @@ class Emulator implements GitHubEmulator {
     const dir = join(this.reposRoot, owner, `${name}.git`);
     mkdirSync(dir, { recursive: true });
     const env = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
-    const g = (args: string[], input?: string) =>
-      execFileSync('git', ['--git-dir', dir, ...args], {
-        env: { ...env, ...commitEnv(owner) },
-        input,
-        encoding: 'utf8',
-      }).trim();
     execFileSync('git', ['init', '-q', '--bare', '-b', defaultBranch, dir], { env });
     // GitHub refuses pushes to refs/pull/* (they are its own) and serves them to fetches.
-    g(['config', 'receive.hideRefs', 'refs/pull']);
-    g(['config', 'http.receivepack', 'true']);
-    g(['config', 'gc.auto', '0']);
-    const files = opts.files ?? { 'README.md': `# ${name}\n` };
-    const index = join(this.root, `index-${randomUUID()}`);
-    const lines = Object.entries(files).map(
-      ([p, c]) => `100644 ${g(['hash-object', '-w', '--stdin'], c)}\t${p}`,
+    appendFileSync(
+      join(dir, 'config'),
+      '[receive]\n\thideRefs = refs/pull\n[http]\n\treceivepack = true\n[gc]\n\tauto = 0\n',
     );
-    execFileSync('git', ['--git-dir', dir, 'update-index', '--add', '--index-info'], {
-      env: { ...env, GIT_INDEX_FILE: index },
-      input: lines.join('\n') + '\n',
+    // The first commit in one git process (fast-import), not one per blob, tree and commit.
+    const files = opts.files ?? { 'README.md': `# ${name}\n` };
+    const data = (text: string) => `data ${Buffer.byteLength(text)}\n${text}\n`;
+    const when = `${Math.floor(Date.now() / 1000)} +0000`;
+    const email = `${owner.replace(/[^A-Za-z0-9._-]/g, '')}@users.noreply.github.com`;
+    const stream =
+      `commit refs/heads/${defaultBranch}\nmark :1\n` +
+      `author ${owner} <${email}> ${when}\ncommitter GitHub <noreply@github.com> ${when}\n` +
+      data('Initial commit') +
+      Object.entries(files)
+        .map(
+          ([path, content]) =>
+            `M 100644 inline ${/[\s"\\]/.test(path) ? JSON.stringify(path) : path}\n${data(content)}`,
+        )
+        .join('') +
+      '\n';
+    const marks = join(this.root, `marks-${randomUUID()}`);
+    execFileSync('git', ['--git-dir', dir, 'fast-import', '--quiet', `--export-marks=${marks}`], {
+      env,
+      input: stream,
     });
-    const tree = execFileSync('git', ['--git-dir', dir, 'write-tree'], {
-      env: { ...env, GIT_INDEX_FILE: index },
-      encoding: 'utf8',
-    }).trim();
-    rmSync(index, { force: true });
-    const sha = g(['commit-tree', tree, '-m', 'Initial commit']);
-    g(['update-ref', `refs/heads/${defaultBranch}`, sha]);
+    const sha = readFileSync(marks, 'utf8').trim().split(' ')[1];
+    rmSync(marks, { force: true });
     const now = Date.now();
     this.repos.set(key, {
       id: 500_000 + this.repos.size + 1,
