@@ -292,7 +292,8 @@ class Emulator implements GitHubEmulator {
   private deliveryChain: Promise<unknown> = Promise.resolve();
   private readonly bodies = new Map<string, { event: string; body: string }>();
   private readonly background = new Set<Promise<unknown>>();
-  private readonly timers = new Set<NodeJS.Timeout>();
+  /** Pending CI timers and the resolver of the promise idle() waits on for each. */
+  private readonly timers = new Map<NodeJS.Timeout, () => void>();
   private readonly abort = new AbortController();
   private validator: SchemaValidator | null = null;
   private closed = false;
@@ -333,7 +334,10 @@ class Emulator implements GitHubEmulator {
     if (this.closed) return;
     this.closed = true;
     this.abort.abort();
-    for (const t of this.timers) clearTimeout(t);
+    for (const [t, done] of this.timers) {
+      clearTimeout(t);
+      done();
+    }
     this.timers.clear();
     if (this.server) {
       this.server.closeAllConnections();
@@ -656,15 +660,8 @@ class Emulator implements GitHubEmulator {
   }
 
   async idle(): Promise<void> {
-    for (let i = 0; i < 100; i++) {
-      const pending = [...this.background];
-      if (pending.length === 0 && this.timers.size === 0) {
-        await this.deliveryChain;
-        if (this.background.size === 0 && this.timers.size === 0) return;
-      }
-      await Promise.allSettled(pending);
-      if (this.timers.size > 0) await new Promise((r) => setTimeout(r, 20));
-    }
+    // Work can start more work (a CI timer posts a status, whose delivery is queued…): wait until none is left.
+    while (this.background.size > 0) await Promise.allSettled([...this.background]);
   }
 
   // --- internals: state ----------------------------------------------------------------------
@@ -700,11 +697,17 @@ class Emulator implements GitHubEmulator {
 
   private later(ms: number, fn: () => void): void {
     if (this.closed) return;
+    let done!: () => void;
+    this.track(new Promise<void>((resolve) => (done = resolve)));
     const t = setTimeout(() => {
       this.timers.delete(t);
-      if (!this.closed) fn();
+      try {
+        if (!this.closed) fn();
+      } finally {
+        done();
+      }
     }, ms);
-    this.timers.add(t);
+    this.timers.set(t, done);
   }
 
   private async resolve(r: Repo, rev: string): Promise<string | null> {
@@ -1587,7 +1590,7 @@ class Emulator implements GitHubEmulator {
         Object.assign(out, this.rateHeaders(rateKey, false));
       }
     }
-    this.requests.push({ method, path: url.pathname.slice(this.prefix.length), status, token: tokenText });
+    this.requests.push({ method, path, status, token: tokenText });
     if (this.validator && status !== 304) {
       const v = this.validator.response(method, route?.template ?? path, status, answer.body);
       if (v) this.schemaViolations.push(`${method} ${path} ${status}: ${v}`);
