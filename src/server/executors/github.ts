@@ -517,8 +517,9 @@ export class GitHubExecutor implements Executor {
     // Never land a head other than the one tested: a PR pushed to (or closed) since is taken out first.
     for (const n of prNumbers) {
       const entry = findEntry(queue.model, n);
+      if (!entry || isTerminal(entry.state)) continue;
       const pull = await this.forge.fetchPull(queue.repo, n);
-      if (entry && (!pull || pull.head.sha !== entry.pr.headSha || pull.state !== 'open')) {
+      if (!pull || pull.head.sha !== entry.pr.headSha || pull.state !== 'open') {
         await this.refreshPr(queue, n, pull ?? undefined);
         return 'target_moved';
       }
