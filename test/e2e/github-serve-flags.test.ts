@@ -38,7 +38,7 @@ describe('serve --github settings', () => {
       isolatedEnv(env),
     );
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(message);
+    expect(r.stderr.replace(/\s*\n ›\s+/g, ' ')).toMatch(message); // oclif wraps long errors
     expect(r.stdout).not.toMatch(/listening/);
   });
 
@@ -61,7 +61,7 @@ describe('serve --github settings', () => {
       isolatedEnv(),
     );
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/does\s+not\s+hold\s+a\s+PEM\s+private\s+key/);
+    expect(r.stderr.replace(/\s*\n ›\s+/g, ' ')).toMatch(/does not hold a PEM private key/);
     expect(r.stderr + r.stdout).not.toContain('not-a-key-secret-material');
   });
 });
