@@ -621,6 +621,88 @@ describe('GitHub emulator', () => {
     }
   });
 
+  it('GitHub edge rules: draft merges, empty PRs, unknown objects, base changes, reopening, deleted head branches', async () => {
+    const rx = await startReceiver();
+    try {
+      gh.setWebhook(rx.url, 's');
+      const pr = await gh.createPullRequest('acme', 'app', {
+        head: 'e',
+        draft: true,
+        files: { 'e.txt': 'e\n' },
+      });
+      const req = { owner: 'acme', repo: 'app', pull_number: pr.number };
+      await expect(
+        ok.request('PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge', { ...req, sha: pr.headSha }),
+      ).rejects.toMatchObject({
+        status: 405,
+        response: { data: { message: 'Pull Request is still a draft' } },
+      });
+      // A branch whose commits are all on the base already has nothing to propose.
+      const same = await gh.pushCommit('acme', 'app', 'same', {}, { message: 'empty commit' });
+      await ok.request('PATCH /repos/{owner}/{repo}/git/refs/{ref}', {
+        owner: 'acme',
+        repo: 'app',
+        ref: 'heads/main',
+        sha: same,
+        force: false,
+      });
+      await expect(
+        ok.request('POST /repos/{owner}/{repo}/pulls', {
+          owner: 'acme',
+          repo: 'app',
+          head: 'same',
+          base: 'main',
+          title: 'Nothing',
+        }),
+      ).rejects.toMatchObject({
+        status: 422,
+        response: { data: { errors: [{ message: 'No commits between main and same' }] } },
+      });
+      await expect(
+        ok.request('PATCH /repos/{owner}/{repo}/git/refs/{ref}', {
+          owner: 'acme',
+          repo: 'app',
+          ref: 'heads/main',
+          sha: 'f'.repeat(40),
+          force: true,
+        }),
+      ).rejects.toMatchObject({ status: 422, response: { data: { message: 'Object does not exist' } } });
+
+      await gh.pushCommit('acme', 'app', 'release', { 'r.txt': 'r\n' });
+      const edited = await ok.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', {
+        ...req,
+        base: 'release',
+      });
+      expect(edited.data.base.ref).toBe('release');
+      await ok.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', { ...req, state: 'closed' });
+      const reopened = await ok.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', {
+        ...req,
+        state: 'open',
+      });
+      expect(reopened.data.state).toBe('open');
+
+      await ok.request('DELETE /repos/{owner}/{repo}/git/refs/{ref}', {
+        owner: 'acme',
+        repo: 'app',
+        ref: 'heads/e',
+      });
+      expect(gh.getPullRequest('acme', 'app', pr.number)).toMatchObject({ state: 'closed', merged: false });
+      await gh.idle();
+      const kinds = rx.got.map((g) => (g.payload.action ? `${g.event}.${g.payload.action}` : g.event));
+      expect(kinds).toEqual(
+        expect.arrayContaining(['pull_request.edited', 'pull_request.reopened', 'pull_request.closed']),
+      );
+      const edit = rx.got.find((g) => g.payload.action === 'edited')!.payload as {
+        changes: { base: { ref: { from: string } } };
+      };
+      expect(edit.changes.base.ref.from).toBe('main');
+      const deletion = rx.got.filter((g) => g.event === 'push').pop()!.payload;
+      expect(deletion).toMatchObject({ ref: 'refs/heads/e', deleted: true, after: '0'.repeat(40) });
+    } finally {
+      await new Promise((r) => rx.server.close(r));
+    }
+  });
+
   it('GETs carry an ETag; If-None-Match answers 304 without spending the rate limit', async () => {
     const sha = (await gh.branchSha('acme', 'app', 'main'))!;
     const get = (etag?: string) =>

@@ -744,10 +744,12 @@ class Emulator implements GitHubEmulator {
             `100644 ${await this.git.git(r.dir, ['hash-object', '-w', '--stdin'], { input: content })}\t${path}`,
           );
       }
-      await this.git.git(r.dir, ['update-index', '--add', '--remove', '--index-info'], {
-        env,
-        input: lines.join('\n') + '\n',
-      });
+      // No files: an empty commit (same tree as its parent).
+      if (lines.length > 0)
+        await this.git.git(r.dir, ['update-index', '--add', '--remove', '--index-info'], {
+          env,
+          input: lines.join('\n') + '\n',
+        });
       const tree = await this.git.git(r.dir, ['write-tree'], { env });
       return await this.git.git(r.dir, ['commit-tree', tree, '-p', parent, '-m', message], {
         env: commitEnv(author),
