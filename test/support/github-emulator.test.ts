@@ -530,6 +530,18 @@ describe('GitHub emulator', () => {
       ref: sha,
     });
     expect(latest.data.check_runs.map((c) => [c.name, c.conclusion])).toEqual([['unit', 'success']]);
+    const page1 = await ok.request('GET /repos/{owner}/{repo}/commits/{ref}/check-runs', {
+      owner: 'acme',
+      repo: 'app',
+      ref: sha,
+      filter: 'all',
+      per_page: 1,
+    });
+    expect(page1.data).toMatchObject({
+      total_count: 2,
+      check_runs: [{ name: 'unit', conclusion: 'success' }],
+    });
+    expect(page1.headers.link).toMatch(/page=2>; rel="next"/);
     const all = await ok.request('GET /repos/{owner}/{repo}/commits/{ref}/check-runs', {
       owner: 'acme',
       repo: 'app',

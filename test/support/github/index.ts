@@ -1991,9 +1991,21 @@ class Emulator implements GitHubEmulator {
         const perPage = Math.min(100, Number(c.query.get('per_page') ?? 30) || 30);
         const page = Math.max(1, Number(c.query.get('page') ?? 1) || 1);
         runs = runs.slice((page - 1) * perPage, page * perPage);
+        const last = Math.max(1, Math.ceil(total / perPage));
+        const pageUrl = (n: number) => {
+          const q = new URLSearchParams(c.query);
+          q.set('per_page', String(perPage));
+          q.set('page', String(n));
+          return `<${this.urls.api}/repos/${r.owner}/${r.name}/commits/${c.params[2]}/check-runs?${q}>`;
+        };
+        const links = [
+          ...(page < last ? [`${pageUrl(page + 1)}; rel="next"`, `${pageUrl(last)}; rel="last"`] : []),
+          ...(page > 1 ? [`${pageUrl(1)}; rel="first"`, `${pageUrl(page - 1)}; rel="prev"`] : []),
+        ];
         return {
           status: 200,
           body: { total_count: total, check_runs: runs.map((x) => checkRunJson(this.urls, r, CI_APP, x)) },
+          ...(links.length > 0 ? { headers: { link: links.join(', ') } } : {}),
         };
       },
       commitsRe('check-runs'),

@@ -8,8 +8,6 @@ export interface Urls {
   web: string;
 }
 
-const EPOCH = '2026-01-01T00:00:00Z';
-
 export function iso(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
@@ -398,5 +396,3 @@ export function commentJson(u: Urls, repo: RepoFacts, c: CommentFacts) {
     },
   };
 }
-
-export { EPOCH };
