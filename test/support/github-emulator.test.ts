@@ -776,6 +776,13 @@ describe('GitHub emulator', () => {
         data: { message: expect.stringMatching(/^You have exceeded a secondary rate limit/) },
       },
     });
+    gh.rateLimitNext(1, 'secondary', 3, 429);
+    await expect(
+      ok.request('GET /repos/{owner}/{repo}', { owner: 'acme', repo: 'app' }),
+    ).rejects.toMatchObject({
+      status: 429,
+      response: { headers: { 'retry-after': '3' } },
+    });
     expect((await ok.request('GET /repos/{owner}/{repo}', { owner: 'acme', repo: 'app' })).status).toBe(200);
   });
 

@@ -152,7 +152,13 @@ export interface GitHubEmulator {
   redeliver(id: string): Promise<number>;
   readonly requests: RequestRecord[];
   resetRequestCount(): void;
-  rateLimitNext(n: number, kind: 'primary' | 'secondary', retryAfterSeconds?: number): void;
+  /** `status` (secondary only): 403 (default) or 429, both of which GitHub sends for secondary limits. */
+  rateLimitNext(
+    n: number,
+    kind: 'primary' | 'secondary',
+    retryAfterSeconds?: number,
+    status?: 403 | 429,
+  ): void;
   readonly schemaViolations: string[];
 
   // --- additions beyond the agreed interface ---
@@ -287,7 +293,7 @@ class Emulator implements GitHubEmulator {
   private readonly installations = new Map<number, Installation>();
   private readonly repos = new Map<string, Repo>();
   private readonly rateUsed = new Map<string, { used: number; reset: number }>();
-  private forced: Array<{ kind: 'primary' | 'secondary'; retryAfter: number }> = [];
+  private forced: Array<{ kind: 'primary' | 'secondary'; retryAfter: number; status: 403 | 429 }> = [];
   private webhook: { url: string; secret: string } | null = null;
   private deliveryChain: Promise<unknown> = Promise.resolve();
   private readonly bodies = new Map<string, { event: string; body: string }>();
@@ -655,8 +661,13 @@ class Emulator implements GitHubEmulator {
     this.requests.length = 0;
   }
 
-  rateLimitNext(n: number, kind: 'primary' | 'secondary', retryAfterSeconds = 60): void {
-    for (let i = 0; i < n; i++) this.forced.push({ kind, retryAfter: retryAfterSeconds });
+  rateLimitNext(
+    n: number,
+    kind: 'primary' | 'secondary',
+    retryAfterSeconds = 60,
+    status: 403 | 429 = 403,
+  ): void {
+    for (let i = 0; i < n; i++) this.forced.push({ kind, retryAfter: retryAfterSeconds, status });
   }
 
   async idle(): Promise<void> {
@@ -1555,13 +1566,13 @@ class Emulator implements GitHubEmulator {
       e.used = 0;
     } else if (forced) {
       answer = {
-        status: 403,
+        status: forced.status,
         headers: { 'retry-after': String(forced.retryAfter) },
         body: {
           message: `You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID ${randomUUID()}.`,
           documentation_url:
             'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits',
-          status: '403',
+          status: String(forced.status),
         },
       };
     } else if (!route) {
