@@ -39,8 +39,18 @@ export interface StartOptions {
 
 const cleanups: Array<() => Promise<void> | void> = [];
 
-/** Runs the cleanups registered by this harness (call from afterEach). */
+const emulators: GitHubEmulator[] = [];
+
+/**
+ * Runs the cleanups registered by this harness (call from afterEach), then fails the test if any
+ * answer the emulator gave the server did not match GitHub's OpenAPI description.
+ */
 export async function cleanup(): Promise<void> {
+  const violations: string[] = [];
+  for (const gh of emulators.splice(0)) {
+    await gh.idle().catch(() => undefined);
+    violations.push(...gh.schemaViolations);
+  }
   for (const c of cleanups.splice(0).reverse()) {
     try {
       await c();
@@ -48,6 +58,8 @@ export async function cleanup(): Promise<void> {
       /* keep cleaning */
     }
   }
+  if (violations.length)
+    throw new Error(`the emulator's answers broke GitHub's schema:\n${violations.join('\n')}`);
 }
 
 export function tempDir(prefix: string): string {
@@ -59,6 +71,7 @@ export function tempDir(prefix: string): string {
 export async function emulator(): Promise<GitHubEmulator> {
   const gh = await startGitHubEmulator({ validate: true });
   cleanups.push(() => gh.close());
+  emulators.push(gh);
   gh.addToken(GH_TOKEN, { login: 'railyard-bot' });
   return gh;
 }
