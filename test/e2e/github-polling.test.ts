@@ -130,7 +130,10 @@ describe('serve --github without webhooks', () => {
     const limited = gh.requests.findIndex((r) => r.status === 403 || r.status === 429);
     expect(limited).toBeGreaterThanOrEqual(0);
     gh.rateLimitNext(2, 'primary');
-    await until('the primary limits were answered', () => gh.requests.filter((r) => r.status === 403).length >= 3);
+    await until(
+      'the primary limits were answered',
+      () => gh.requests.filter((r) => r.status === 403).length >= 3,
+    );
     gh.rateLimitNext(1, 'secondary', 1, 429); // GitHub also answers secondary limits with 429
     expect((await waitFor(server, gh, pr.number, settled)).state).toBe('merged');
     expect(server.output()).toMatch(/rate limit/);
