@@ -3,6 +3,8 @@
  * GitHub emulator (REST, smart HTTP git, CI, signed webhooks).
  */
 import { createHmac } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { Octokit } from '@octokit/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { call, ok } from '../server/helpers.js';
@@ -108,6 +110,16 @@ describe('serve --github with webhooks', () => {
     await gh.idle();
     expect(gh.schemaViolations).toEqual([]);
     expect(server.output()).not.toContain(GH_TOKEN);
+    // Nothing under the data dir holds a secret (database, bare cache and its config, state.json).
+    const files = readdirSync(server.dataDir, { recursive: true, encoding: 'utf8' }).map((f) =>
+      join(server.dataDir, f),
+    );
+    expect(files.some((f) => f.endsWith('config'))).toBe(true);
+    for (const f of files.filter((x) => statSync(x).isFile())) {
+      const text = readFileSync(f, 'latin1');
+      expect(text.includes(GH_TOKEN) || text.includes(WEBHOOK_SECRET), f).toBe(false);
+      expect(text.includes(Buffer.from(`x-access-token:${GH_TOKEN}`).toString('base64')), f).toBe(false);
+    }
     expect(server.output()).not.toContain(WEBHOOK_SECRET);
     expect(gh.deliveries.filter((d) => d.status === 401)).toEqual([]);
   });
