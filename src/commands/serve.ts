@@ -1,5 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { Command, Flags } from '@oclif/core';
+import type { GitHubAuth } from '../forge/github/client.js';
+import type { GitHubBackendOptions } from '../server/runtime.js';
+import { withoutTrailingSlashes } from '../contract/common.js';
 
 function parseOrgToken(value: string): { org: string; token: string } {
   const at = value.indexOf('=');
@@ -22,6 +25,81 @@ async function readTokenFile(path: string | undefined): Promise<string[]> {
     .filter((line) => line && !line.startsWith('#'));
   if (!tokens.length) throw new Error(`--token-file: ${path} holds no token`);
   return tokens;
+}
+
+function seconds(flag: string, value: string, min: number): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < min) throw new Error(`--${flag}: expected a number of seconds >= ${min}, got "${value}"`);
+  return n;
+}
+
+/** Reads a secret from a file (trimmed); the path, never the secret, appears in errors. */
+async function secretFile(flag: string, path: string): Promise<string> {
+  const { readFile } = await import('node:fs/promises');
+  let text: string;
+  try {
+    text = (await readFile(path, 'utf8')).trim();
+  } catch (error) {
+    throw new Error(`--${flag}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  if (text === '') throw new Error(`--${flag}: ${path} is empty`);
+  return text;
+}
+
+/** `serve --github` options: secrets from files or the environment only (removed from the environment once read). */
+async function githubOptions(flags: {
+  'github-api-url': string;
+  'github-host': string;
+  'github-token-file'?: string;
+  'github-app-id'?: number;
+  'github-private-key-file'?: string;
+  'github-webhook-secret-file'?: string;
+  'github-poll-seconds': string;
+  'github-ci-start-seconds': string;
+  'github-write-interval-ms': number;
+}): Promise<GitHubBackendOptions> {
+  let apiUrl: URL;
+  try {
+    apiUrl = new URL(flags['github-api-url']);
+    if (apiUrl.protocol !== 'https:' && apiUrl.protocol !== 'http:') throw new Error('not http(s)');
+  } catch {
+    throw new Error(`--github-api-url: expected an http(s) URL such as https://api.github.com or https://HOST/api/v3, got "${flags['github-api-url']}"`);
+  }
+  if (apiUrl.username || apiUrl.password) throw new Error('--github-api-url: must not carry credentials (use --github-token-file)');
+  const host = flags['github-host'].trim().toLowerCase();
+  if (!/^[a-z0-9][a-z0-9.:-]*$/.test(host)) throw new Error(`--github-host: "${flags['github-host']}" is not a host name`);
+  const envToken = process.env.RAILYARD_GITHUB_TOKEN;
+  const envSecret = process.env.RAILYARD_GITHUB_WEBHOOK_SECRET;
+  delete process.env.RAILYARD_GITHUB_TOKEN;
+  delete process.env.RAILYARD_GITHUB_WEBHOOK_SECRET;
+  const appId = flags['github-app-id'];
+  const keyFile = flags['github-private-key-file'];
+  let auth: GitHubAuth;
+  if (appId !== undefined || keyFile !== undefined) {
+    if (appId === undefined || keyFile === undefined) throw new Error('--github-app-id and --github-private-key-file go together (a GitHub App needs both)');
+    if (flags['github-token-file']) throw new Error('--github-token-file: give either a token or a GitHub App, not both');
+    const privateKey = await secretFile('github-private-key-file', keyFile);
+    if (!privateKey.includes('PRIVATE KEY')) throw new Error(`--github-private-key-file: ${keyFile} does not hold a PEM private key`);
+    auth = { kind: 'app', appId, privateKey };
+  } else if (flags['github-token-file']) {
+    auth = { kind: 'token', token: await secretFile('github-token-file', flags['github-token-file']) };
+  } else if (envToken && envToken.trim()) {
+    auth = { kind: 'token', token: envToken.trim() };
+  } else {
+    throw new Error('--github: say how to authenticate: --github-token-file FILE, RAILYARD_GITHUB_TOKEN, or --github-app-id N with --github-private-key-file FILE');
+  }
+  let webhookSecret: string | null = null;
+  if (flags['github-webhook-secret-file']) webhookSecret = await secretFile('github-webhook-secret-file', flags['github-webhook-secret-file']);
+  else if (envSecret && envSecret.trim()) webhookSecret = envSecret.trim();
+  return {
+    apiUrl: withoutTrailingSlashes(apiUrl.toString()),
+    host,
+    auth,
+    webhookSecret,
+    pollMs: seconds('github-poll-seconds', flags['github-poll-seconds'], 0.05) * 1000,
+    ciStartMs: seconds('github-ci-start-seconds', flags['github-ci-start-seconds'], 0) * 1000,
+    writeIntervalMs: flags['github-write-interval-ms'],
+  };
 }
 
 export default class Serve extends Command {
@@ -114,17 +192,40 @@ export default class Serve extends Command {
     sandbox: Flags.boolean({
       description: 'Pull requests come from the sandbox forge (simulated PRs and CI)',
       default: false,
-      exclusive: ['git-root'],
+      exclusive: ['git-root', 'github'],
     }),
     'git-root': Flags.string({
       description: 'Serve the bare repositories at DIR/<host>/<owner>/<name>.git: PR N is refs/pull/N/head, checks come from railyard.json',
       helpValue: 'DIR',
     }),
-    'sandbox-test-seconds': Flags.integer({
-      description: 'Sandbox: how long a test run takes',
-      default: 5,
+    github: Flags.boolean({
+      description: 'Serve repositories that live on GitHub (github.com or GitHub Enterprise Server); see README "Running on GitHub"',
+      default: false,
+      exclusive: ['git-root'],
+    }),
+    'github-api-url': Flags.string({ description: 'GitHub REST API URL (GHES: https://HOST/api/v3)', default: 'https://api.github.com' }),
+    'github-host': Flags.string({ description: 'The repo.host this server serves; PRs of other hosts do not exist', default: 'github.com' }),
+    'github-token-file': Flags.string({
+      description: 'File holding a GitHub token (PAT or installation token); or set RAILYARD_GITHUB_TOKEN',
+      helpValue: 'FILE',
+    }),
+    'github-app-id': Flags.integer({ description: 'GitHub App id (with --github-private-key-file)', min: 1 }),
+    'github-private-key-file': Flags.string({ description: "File holding the GitHub App's private key (PEM)", helpValue: 'FILE' }),
+    'github-webhook-secret-file': Flags.string({
+      description: 'File holding the webhook secret (enables POST /webhooks/github); or set RAILYARD_GITHUB_WEBHOOK_SECRET',
+      helpValue: 'FILE',
+    }),
+    'github-poll-seconds': Flags.string({ description: 'How often GitHub is polled (PRs and CI only without webhooks)', default: '30' }),
+    'github-ci-start-seconds': Flags.string({
+      description: 'Without requiredStatuses: a test commit with no check reported after this long fails (TEST_RUN_NO_CHECKS_REPORTED)',
+      default: '120',
+    }),
+    'github-write-interval-ms': Flags.integer({
+      description: "Minimum time between two writes to GitHub's REST API (GitHub advises 1000 for integrations)",
+      default: 1000,
       min: 0,
     }),
+    'sandbox-test-seconds': Flags.integer({ description: 'Sandbox: how long a test run takes', default: 5, min: 0 }),
     'sandbox-fail': Flags.string({
       description: 'Sandbox: runs containing any of these PR numbers fail (comma-separated, e.g. 3,7)',
       helpValue: 'N,M',
@@ -181,8 +282,18 @@ export default class Serve extends Command {
     if (!Number.isFinite(failureRate) || failureRate < 0 || failureRate > 1) {
       this.error(`--sandbox-failure-rate: expected a probability between 0 and 1, got "${flags['sandbox-failure-rate']}"`, { exit: 2 });
     }
-    if (!flags.sandbox && !flags['git-root']) {
-      this.error('say where pull requests come from: --git-root DIR (bare git repositories) or --sandbox (simulated)', { exit: 2 });
+    if (!flags.sandbox && !flags['git-root'] && !flags.github) {
+      this.error('say where pull requests come from: --github (repositories on GitHub), --git-root DIR (bare git repositories) or --sandbox (simulated)', {
+        exit: 2,
+      });
+    }
+    let github: GitHubBackendOptions | undefined;
+    if (flags.github) {
+      try {
+        github = await githubOptions(flags);
+      } catch (error) {
+        this.error(error instanceof Error ? error.message : String(error), { exit: 2 });
+      }
     }
 
     // Loaded lazily: other commands never pay for Fastify, the store or the engine.
@@ -196,6 +307,7 @@ export default class Serve extends Command {
       backend = await runtime.createBackend({
         dataDir: flags['data-dir'],
         gitRoot: flags['git-root'],
+        github,
         sandbox: { testSeconds: flags['sandbox-test-seconds'], failPrs, failureRate, seed: flags.seed },
       });
     } catch (error) {
@@ -239,6 +351,13 @@ export default class Serve extends Command {
     const host = flags.host.includes(':') ? `[${flags.host}]` : flags.host;
     this.log(`Railyard API listening on http://${host}:${port}/v1`);
     this.log(`Web dashboard on http://${host}:${port}/ (it asks for an API token once)`);
+    if (github) {
+      this.log(
+        github.webhookSecret !== null
+          ? `GitHub (${github.host}): webhooks accepted at http://${host}:${port}/webhooks/github`
+          : `GitHub (${github.host}): no webhook secret, polling every ${github.pollMs / 1000} s`,
+      );
+    }
 
     await new Promise<void>((resolve) => {
       let stopping = false;

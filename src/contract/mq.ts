@@ -325,6 +325,8 @@ export const FAILURE_REASONS = [
   'START_TEST_RUN_RETRY_EXHAUSTED',
   'START_TEST_RUN_DRAFT_PRS_NOT_ALLOWED',
   'TEST_RUN_FAILED_BY_OPTIMIZATION',
+  /** Railyard (GitHub forge): no CI reported any check on the test commit within the grace period. */
+  'TEST_RUN_NO_CHECKS_REPORTED',
 ] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 

@@ -284,6 +284,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   });
   deps.workers?.attach(service);
   await deps.replicas?.start(service, deps.workers);
+  if (deps.workers?.executor.routes) await deps.workers.executor.routes(app);
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody);

@@ -527,7 +527,16 @@ export class QueueService {
   // ------------------------------------------------------------ pull requests
 
   private async facts(handle: QueueHandle, prNumber: number): Promise<PrFacts> {
-    const facts = await this.forge.getPullRequest(handle.repo, prNumber, handle.model.branch);
+    let facts: PrFacts | null;
+    try {
+      facts = await this.forge.getPullRequest(handle.repo, prNumber, handle.model.branch);
+    } catch (error) {
+      // A forge behind HTTP (GitHub) that failed: say so instead of a bare internal error.
+      const status = (error as { status?: unknown } | null)?.status;
+      if (typeof status !== 'number') throw error;
+      const detail = error instanceof Error ? error.message.split('\n')[0] : String(error);
+      throw new HttpError(502, `${this.forge.kind}: reading pull request #${prNumber} failed (${status}: ${detail})`);
+    }
     if (!facts) throw notFound(`pull request #${prNumber} does not exist in ${describeRepo(handle.repo)}`);
     return facts;
   }
@@ -545,7 +554,11 @@ export class QueueService {
   ): Promise<void> {
     const queue = this.require(org, repo, branch);
     const facts = await this.facts(queue, prNumber);
-    if (!facts.open) throw badRequest(`pull request #${prNumber} is closed`);
+    if (!facts.open) {
+      // The GitHub forge says whether it was merged or closed.
+      const state = (facts as PrFacts & { closedAs?: string }).closedAs ?? 'closed';
+      throw badRequest(`pull request #${prNumber} is ${state}: only open pull requests can be submitted`);
+    }
     const baseProblem = branchNameProblem(facts.baseBranch);
     if (baseProblem)
       throw badRequest(

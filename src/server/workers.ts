@@ -1,3 +1,4 @@
+import type { FastifyInstance } from 'fastify';
 import { findEntry, isTerminal, nextDeadline, type Effect, type EngineEvent, type QueueModel, type TestRun } from '../engine/index.js';
 import type { EffectHandler, QueueHandle, QueueService } from './service.js';
 
@@ -21,6 +22,10 @@ export interface Executor {
   merge(queue: QueueHandle, run: TestRun, prNumbers: readonly number[]): Promise<MergeOutcome>;
   /** Starts watching the forge for changes made outside the queue (pushes, closed PRs, target moves). */
   watch?(queues: () => QueueHandle[], service: QueueService): void;
+  /** An entry changed state (the forge may show it on the pull request). */
+  stateChanged?(queue: QueueHandle, prNumber: number): void;
+  /** Extra HTTP routes of the forge (e.g. `POST /webhooks/github`), registered on the server. */
+  routes?: (app: FastifyInstance) => Promise<void>;
   close(): Promise<void>;
 }
 
@@ -169,6 +174,7 @@ export class QueueWorkers {
         });
         break;
       case 'stateChanged':
+        this.executor.stateChanged?.(queue, effect.prNumber);
         break;
     }
   }

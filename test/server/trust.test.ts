@@ -14,7 +14,7 @@ import { newQueueModel } from '../../src/engine/index.js';
 import { migrations } from '../../src/store/migrations/index.js';
 import { SQLITE_FILE } from '../../src/store/store.js';
 import { createRepo, type FixtureRepo } from '../forge/fixture.js';
-import { railyard } from '../support/cli.js';
+import { railyard, unwrapOclif } from '../support/cli.js';
 import { startTestServer, type TestServer, type TestServerOptions } from '../support/server.js';
 import { call, ok, REPO } from './helpers.js';
 
@@ -334,7 +334,7 @@ describe('railyard serve --org-repos', () => {
     const overlapping = await serve('acme=github.com/acme/*', 'globex=*/acme/web');
     expect(overlapping.code).toBe(2);
     // oclif wraps long messages: compare with the line breaks folded.
-    expect(overlapping.stderr.replace(/\s*\n\s*›?\s*/g, ' ')).toMatch(
+    expect(unwrapOclif(overlapping.stderr)).toMatch(
       /acme=github\.com\/acme\/\* and globex=\*\/acme\/web both match the same repositories/,
     );
   });

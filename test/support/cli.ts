@@ -31,3 +31,13 @@ export function railyard(args: string[], env: Record<string, string>, input?: st
     child.stdin.end(input ?? '');
   });
 }
+
+/** oclif wraps long error messages over lines that start with `›`: the text as one line, to match against. */
+export function unwrapOclif(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .map((line) => (line.startsWith('›') ? line.slice(1).trim() : line))
+    .filter(Boolean)
+    .join(' ');
+}

@@ -116,6 +116,8 @@ export function mqHandlers(service: QueueService, now: () => number): Pick<Handl
       return service.updateQueue(org, repo, targetBranch, patch satisfies ConfigPatch);
     },
     async getMergeQueueMetrics(input, { org }) {
+      if (input.repo !== undefined && input.repoHost === undefined) throw badRequest('repoHost: required when repo is given');
+      await service.syncAll();
       let queues = service.queuesOf(org);
       if (input.repo !== undefined && input.repoHost !== undefined) {
         const [owner, name] = input.repo.split('/');

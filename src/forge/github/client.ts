@@ -1,0 +1,234 @@
+import { createAppAuth } from '@octokit/auth-app';
+import { Octokit } from '@octokit/core';
+import { retry } from '@octokit/plugin-retry';
+import { throttling } from '@octokit/plugin-throttling';
+import type { RequestParameters } from '@octokit/core/types';
+import { withoutTrailingSlashes } from '../../contract/common.js';
+
+/** How the forge authenticates: one token for every repository, or a GitHub App (a token per installation). */
+export type GitHubAuth =
+  | { kind: 'token'; token: string }
+  | { kind: 'app'; appId: number; privateKey: string };
+
+export interface GitHubClientOptions {
+  /** `https://api.github.com` or `https://HOST/api/v3`. */
+  apiUrl: string;
+  auth: GitHubAuth;
+  /** Minimum time between two writes (POST/PATCH/PUT/DELETE), GitHub's advice for integrations: 1000 ms. */
+  writeIntervalMs?: number;
+  /** Retries after a rate-limit answer before the request fails (default 3). */
+  rateLimitRetries?: number;
+  log?: (message: string) => void;
+}
+
+const MyOctokit = Octokit.plugin(retry, throttling);
+type Client = InstanceType<typeof MyOctokit>;
+
+/** Remaining lifetime at which a cached installation token is replaced. */
+const REFRESH_MARGIN_MS = 5 * 60_000;
+
+interface CachedToken {
+  token: string;
+  /** When to fetch a new one. */
+  refreshAt: number;
+}
+
+/**
+ * Spaces out writes: plugin-throttling queues every mutating request through a group with
+ * `schedule(options, fn, ...args)`; this one lets one through at a time, `minTime` apart.
+ */
+function spacingGroup(minTime: number) {
+  let last = 0;
+  let chain: Promise<unknown> = Promise.resolve();
+  const limiter = {
+    schedule<T>(first: unknown, ...rest: unknown[]): Promise<T> {
+      // schedule(fn, ...args) or schedule(options, fn, ...args)
+      const [fn, ...args] = (typeof first === 'function' ? [first, ...rest] : rest) as [
+        (...a: unknown[]) => Promise<T>,
+        ...unknown[],
+      ];
+      const run = chain.then(async () => {
+        const wait = last + minTime - Date.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        last = Date.now();
+      });
+      chain = run.catch(() => undefined);
+      return run.then(() => fn(...args));
+    },
+  };
+  return { key: () => limiter };
+}
+
+/** A GitHub REST answer's status, for errors thrown by Octokit. */
+export function statusOf(error: unknown): number | undefined {
+  const s = (error as { status?: unknown } | null)?.status;
+  return typeof s === 'number' ? s : undefined;
+}
+
+/**
+ * The GitHub REST client of the forge: Octokit with the retry and throttling plugins (rate limits
+ * and `retry-after` honoured, writes spaced out), authenticated per repository, with conditional
+ * GETs (ETags: a 304 answer costs no rate limit) for everything the forge polls.
+ */
+export class GitHubClient {
+  private readonly octokit: Client;
+  private readonly urgent: Client;
+  private readonly tokens = new Map<string, CachedToken>();
+  private readonly installations = new Map<string, number>();
+  private readonly etags = new Map<string, { etag: string; data: unknown }>();
+  private readonly appAuth: ReturnType<typeof createAppAuth> | null;
+  private readonly log: (message: string) => void;
+  /** Set while GitHub asked us to wait (rate limit): pollers skip their REST work until then. */
+  pausedUntil = 0;
+
+  constructor(private readonly options: GitHubClientOptions) {
+    this.log = options.log ?? ((m) => console.error(m));
+    const retries = options.rateLimitRetries ?? 3;
+    const onLimit =
+      (kind: string) =>
+      (retryAfter: number, opts: { method: string; url: string }, _o: unknown, retryCount: number) => {
+        this.pausedUntil = Math.max(this.pausedUntil, Date.now() + retryAfter * 1000);
+        this.log(
+          `GitHub ${kind} rate limit on ${opts.method} ${opts.url}: waiting ${retryAfter} s${retryCount < retries ? '' : ', then giving up'}`,
+        );
+        return retryCount < retries;
+      };
+    const spacing = options.writeIntervalMs ?? 1000;
+    const make = (writeSpacing: number) => {
+      const octokit = new MyOctokit({
+        baseUrl: withoutTrailingSlashes(options.apiUrl),
+        userAgent: 'railyard',
+        log: {
+          debug: () => {},
+          info: () => {},
+          warn: (m: string) => this.log(m),
+          error: (m: string) => this.log(m),
+        },
+        retry: { doNotRetry: [400, 401, 403, 404, 409, 410, 422, 451] },
+        throttle: {
+          onRateLimit: onLimit('primary'),
+          onSecondaryRateLimit: onLimit('secondary'),
+          write: spacingGroup(writeSpacing) as never,
+          notifications: spacingGroup(writeSpacing) as never,
+          // A secondary limit without retry-after: GitHub asks for at least a minute.
+          fallbackSecondaryRateRetryAfter: 60,
+        },
+      });
+      octokit.hook.after('request', (response) => {
+        // Nearly out of requests: stop polling until the window resets (writes still go out).
+        const remaining = Number(response.headers['x-ratelimit-remaining']);
+        const reset = Number(response.headers['x-ratelimit-reset']);
+        if (Number.isFinite(remaining) && remaining < 20 && Number.isFinite(reset))
+          this.pausedUntil = Math.max(this.pausedUntil, reset * 1000);
+      });
+      return octokit;
+    };
+    this.octokit = make(spacing);
+    // Landings (one write per test run) do not wait behind status and comment updates.
+    this.urgent = make(0);
+    this.appAuth =
+      options.auth.kind === 'app'
+        ? createAppAuth({ appId: options.auth.appId, privateKey: options.auth.privateKey })
+        : null;
+  }
+
+  /** True while GitHub asked us to wait: pollers skip a round instead of spinning. */
+  get paused(): boolean {
+    return Date.now() < this.pausedUntil;
+  }
+
+  /** The token that acts on `owner/repo` (the configured token, or the App's installation token, cached). */
+  async tokenFor(owner: string, repo: string, refresh = false): Promise<string> {
+    const auth = this.options.auth;
+    if (auth.kind === 'token') return auth.token;
+    const key = `${owner}/${repo}`.toLowerCase();
+    let installation = this.installations.get(key);
+    if (installation === undefined) {
+      const jwt = await this.jwt();
+      const r = await this.octokit.request('GET /repos/{owner}/{repo}/installation', {
+        owner,
+        repo,
+        headers: { authorization: `bearer ${jwt}` },
+      });
+      installation = r.data.id;
+      this.installations.set(key, installation);
+    }
+    const ikey = String(installation);
+    const cached = this.tokens.get(ikey);
+    if (cached && !refresh && Date.now() < cached.refreshAt) return cached.token;
+    const jwt = await this.jwt();
+    const r = await this.octokit.request('POST /app/installations/{installation_id}/access_tokens', {
+      installation_id: installation,
+      headers: { authorization: `bearer ${jwt}` },
+    });
+    const expires = Date.parse(r.data.expires_at);
+    const life = expires - Date.now();
+    // Cached until 5 minutes before it expires; a token issued for less than 10 minutes is renewed halfway.
+    const refreshAt = Date.now() + (life >= 2 * REFRESH_MARGIN_MS ? life - REFRESH_MARGIN_MS : life / 2);
+    this.tokens.set(ikey, { token: r.data.token, refreshAt });
+    return r.data.token;
+  }
+
+  private async jwt(): Promise<string> {
+    const a = await this.appAuth!({ type: 'app' });
+    return a.token;
+  }
+
+  /** A REST request acting on `owner/repo`; an installation token GitHub no longer accepts is renewed once. */
+  async request<T = unknown>(
+    owner: string,
+    repo: string,
+    route: string,
+    params: RequestParameters = {},
+    options: { urgent?: boolean } = {},
+  ): Promise<{ status: number; data: T; headers: Record<string, unknown> }> {
+    const send = async (refresh: boolean) => {
+      const token = await this.tokenFor(owner, repo, refresh);
+      return (options.urgent ? this.urgent : this.octokit).request(route, {
+        owner,
+        repo,
+        ...params,
+        headers: { ...(params.headers ?? {}), authorization: `token ${token}` },
+      });
+    };
+    try {
+      return (await send(false)) as never;
+    } catch (error) {
+      if (statusOf(error) === 401 && this.options.auth.kind === 'app') return (await send(true)) as never;
+      throw error;
+    }
+  }
+
+  /** A conditional GET: answers from the last copy when GitHub says 304 Not Modified. */
+  async getCached<T = unknown>(
+    owner: string,
+    repo: string,
+    route: string,
+    params: RequestParameters = {},
+  ): Promise<T> {
+    const key = `${owner}/${repo} ${route} ${JSON.stringify(params)}`.toLowerCase();
+    const hit = this.etags.get(key);
+    try {
+      const r = await this.request<T>(
+        owner,
+        repo,
+        route,
+        hit ? { ...params, headers: { 'if-none-match': hit.etag } } : params,
+      );
+      const etag = r.headers.etag;
+      if (typeof etag === 'string') {
+        if (this.etags.size > 5000) this.etags.delete(this.etags.keys().next().value!);
+        this.etags.set(key, { etag, data: r.data });
+      }
+      return r.data;
+    } catch (error) {
+      if (statusOf(error) === 304 && hit) return hit.data as T;
+      throw error;
+    }
+  }
+
+  /** Forget the cached answer of a route (its next GET is unconditional). */
+  forget(owner: string, repo: string, route: string, params: RequestParameters = {}): void {
+    this.etags.delete(`${owner}/${repo} ${route} ${JSON.stringify(params)}`.toLowerCase());
+  }
+}

@@ -1,0 +1,74 @@
+import type { Mergeability } from '../../contract/index.js';
+import type { PrFacts } from '../../engine/types.js';
+
+/** The fields of a GitHub pull request (REST or webhook payload) the queue reads. */
+export interface GitHubPull {
+  number: number;
+  title: string;
+  state: string;
+  merged?: boolean | null;
+  draft?: boolean | null;
+  mergeable?: boolean | null;
+  mergeable_state?: string | null;
+  user?: { login: string } | null;
+  head: { sha: string; ref: string };
+  base: { ref: string };
+}
+
+/** What a PR that cannot be submitted is: GitHub's `state`, or `merged`. */
+export type ClosedAs = 'closed' | 'merged';
+
+/** PR facts as the GitHub forge reports them: the engine's facts plus why a PR is not open. */
+export interface GitHubPrFacts extends PrFacts {
+  /** Set when `open` is false. */
+  closedAs?: ClosedAs;
+  draft?: boolean;
+}
+
+/**
+ * `gitHubMergeability` from GitHub's `mergeable` / `mergeable_state` (decisions.md "PR facts"):
+ * GitHub computes it lazily, so `null` or `unknown` means "ask again" (`in_progress`); `dirty`
+ * (conflicts) is `not_mergeable`; `clean`, `unstable`, `has_hooks`, and `blocked` / `behind`
+ * (the queue tests on the latest target anyway) are `mergeable`. A draft PR is `unspecified`,
+ * so it stays `not_ready` until it is marked ready for review.
+ */
+export function mergeabilityOf(
+  pull: Pick<GitHubPull, 'mergeable' | 'mergeable_state' | 'draft'>,
+): Mergeability {
+  if (pull.draft) return 'unspecified';
+  const state = pull.mergeable_state ?? 'unknown';
+  if (state === 'draft') return 'unspecified';
+  if (state === 'dirty' || pull.mergeable === false) return 'not_mergeable';
+  if (pull.mergeable === null || pull.mergeable === undefined || state === 'unknown') return 'in_progress';
+  return 'mergeable';
+}
+
+/** The queue's facts of a GitHub pull request. */
+export function factsOf(pull: GitHubPull): GitHubPrFacts {
+  const open = pull.state === 'open' && !pull.merged;
+  const facts: GitHubPrFacts = {
+    headSha: pull.head.sha,
+    headBranch: pull.head.ref,
+    title: pull.title,
+    author: pull.user?.login ?? 'ghost',
+    baseBranch: pull.base.ref,
+    mergeability: mergeabilityOf(pull),
+    open,
+    draft: Boolean(pull.draft),
+  };
+  if (!open) facts.closedAs = pull.merged ? 'merged' : 'closed';
+  return facts;
+}
+
+/** The engine's part of the facts (what is stored with the entry). */
+export function engineFacts(f: GitHubPrFacts): PrFacts {
+  return {
+    headSha: f.headSha,
+    headBranch: f.headBranch,
+    title: f.title,
+    author: f.author,
+    baseBranch: f.baseBranch,
+    mergeability: f.mergeability,
+    open: f.open,
+  };
+}

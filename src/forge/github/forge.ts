@@ -1,0 +1,133 @@
+import type { Repo } from '../../contract/index.js';
+import type { Forge } from '../types.js';
+import { statusOf, type GitHubClient } from './client.js';
+import { factsOf, type GitHubPrFacts, type GitHubPull } from './facts.js';
+import { cacheDirFor } from './git.js';
+
+export interface GitHubForgeOptions {
+  /** The `repo.host` served (e.g. `github.com`); PRs of other hosts do not exist here. */
+  host: string;
+  /** The bare caches live under `<dataDir>/github/`. */
+  dataDir: string;
+  /** GitHub computes `mergeable` lazily: how long to wait before asking once more on a read (default 500 ms). */
+  mergeableRetryMs?: number;
+  /**
+   * PR reads of the API (getSubmittedPullRequest, submit) answer from what the forge read or was
+   * told by a webhook less than this long ago (default 0: always ask GitHub).
+   */
+  freshMs?: number;
+}
+
+export interface RepoInfo {
+  cloneUrl: string;
+  defaultBranch: string;
+}
+
+/**
+ * The GitHub forge: pull requests read over the REST API (`GET /repos/{o}/{r}/pulls/{n}`, with
+ * ETags), git over smart HTTP from the repository's `clone_url` into a bare cache per repository.
+ */
+export class GitHubForge implements Forge {
+  readonly kind = 'github';
+  private readonly repos = new Map<string, Promise<RepoInfo>>();
+  private readonly recent = new Map<string, { at: number; pull: GitHubPull }>();
+  readonly host: string;
+
+  constructor(
+    readonly client: GitHubClient,
+    private readonly options: GitHubForgeOptions,
+  ) {
+    this.host = options.host.toLowerCase();
+  }
+
+  serves(repo: Repo): boolean {
+    return repo.host.toLowerCase() === this.host;
+  }
+
+  /** The bare cache of a repository. */
+  cacheDir(repo: Repo): string {
+    return cacheDirFor(this.options.dataDir, this.host, repo.owner, repo.name);
+  }
+
+  /** `clone_url` and default branch (`GET /repos/{o}/{r}`, once per repository and process). */
+  repoInfo(repo: Repo): Promise<RepoInfo> {
+    const key = `${repo.owner}/${repo.name}`.toLowerCase();
+    let info = this.repos.get(key);
+    if (!info) {
+      info = this.client
+        .request<{
+          clone_url: string;
+          default_branch: string;
+        }>(repo.owner, repo.name, 'GET /repos/{owner}/{repo}')
+        .then((r) => ({
+          cloneUrl: r.data.clone_url,
+          defaultBranch: r.data.default_branch,
+        }));
+      info.catch(() => this.repos.delete(key));
+      this.repos.set(key, info);
+    }
+    return info;
+  }
+
+  /** Keeps what GitHub said about a PR (a read, or a webhook payload) for reads within `freshMs`. */
+  remember(repo: Repo, pull: GitHubPull): void {
+    const key = `${repo.owner}/${repo.name}#${pull.number}`.toLowerCase();
+    if (this.recent.size > 10_000) this.recent.delete(this.recent.keys().next().value!);
+    this.recent.set(key, { at: Date.now(), pull });
+  }
+
+  /** The PR as GitHub reports it now (conditional GET), or null when it does not exist. */
+  async fetchPull(repo: Repo, prNumber: number): Promise<GitHubPull | null> {
+    try {
+      const pull = await this.fetchPullUncached(repo, prNumber);
+      if (pull) this.remember(repo, pull);
+      else this.recent.delete(`${repo.owner}/${repo.name}#${prNumber}`.toLowerCase());
+      return pull;
+    } catch (error) {
+      if (statusOf(error) === 404) return null;
+      throw error;
+    }
+  }
+
+  private async fetchPullUncached(repo: Repo, prNumber: number): Promise<GitHubPull | null> {
+    try {
+      return await this.client.getCached<GitHubPull>(
+        repo.owner,
+        repo.name,
+        'GET /repos/{owner}/{repo}/pulls/{pull_number}',
+        { pull_number: prNumber },
+      );
+    } catch (error) {
+      if (statusOf(error) === 404) return null;
+      throw error;
+    }
+  }
+
+  /**
+   * PR facts (facts.ts has the field mapping). GitHub answers `mergeable: null` until it has
+   * computed it: an open, non-draft PR in that state is asked once more after a short wait.
+   */
+  async getPullRequest(repo: Repo, prNumber: number, _queueBranch: string): Promise<GitHubPrFacts | null> {
+    if (!this.serves(repo)) return null;
+    const hit = this.recent.get(`${repo.owner}/${repo.name}#${prNumber}`.toLowerCase());
+    const freshMs = this.options.freshMs ?? 0;
+    if (
+      hit &&
+      Date.now() - hit.at < freshMs &&
+      hit.pull.mergeable !== null &&
+      hit.pull.mergeable !== undefined
+    )
+      return factsOf(hit.pull);
+    let pull = await this.fetchPull(repo, prNumber);
+    if (
+      pull &&
+      pull.state === 'open' &&
+      !pull.draft &&
+      (pull.mergeable === null || pull.mergeable === undefined)
+    ) {
+      await new Promise((r) => setTimeout(r, this.options.mergeableRetryMs ?? 500));
+      pull = (await this.fetchPull(repo, prNumber)) ?? pull;
+    }
+    return pull ? factsOf(pull) : null;
+  }
+}

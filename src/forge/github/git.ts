@@ -1,0 +1,85 @@
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { git, type GitResult } from '../git/exec.js';
+import { repoDirFor } from '../git/repo.js';
+
+/**
+ * Where the bare cache of a GitHub repository lives: `<dataDir>/github/<host>/<owner>/<name>.git`.
+ * It holds what the queue fetched (target branches, `refs/pull/N/head`) and the test commits it
+ * built; nothing in it is secret (no token in its config or remotes).
+ */
+export function cacheDirFor(dataDir: string, host: string, owner: string, name: string): string {
+  // A host may carry a port (GHES on a non-standard port): `host:8443` is kept as `host_8443`.
+  return repoDirFor(join(dataDir, 'github'), host.replace(/:/g, '_'), owner, name);
+}
+
+/** Creates the bare cache on first use. */
+export async function ensureCache(dir: string): Promise<void> {
+  if (existsSync(join(dir, 'HEAD'))) return;
+  await mkdir(dirname(dir), { recursive: true });
+  await git(dir, ['init', '--bare', '--quiet']);
+  // Objects fetched from GitHub are kept; the queue's own commits are referenced by test branches.
+  await git(dir, ['config', 'gc.auto', '0']);
+}
+
+/**
+ * Git's authentication for one command, through the environment (GIT_CONFIG_COUNT: the same as
+ * `-c http.extraHeader=…`, but not visible in the process list and never written to a config
+ * file): HTTP Basic `x-access-token:<token>`, as GitHub expects for App and personal tokens.
+ */
+export function authEnv(token: string): Record<string, string> {
+  const basic = Buffer.from(`x-access-token:${token}`).toString('base64');
+  return {
+    GIT_CONFIG_COUNT: '1',
+    GIT_CONFIG_KEY_0: 'http.extraHeader',
+    GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
+  };
+}
+
+/** A git error message with any URL credentials removed (clone URLs never carry them, but be safe). */
+function scrub(error: unknown): unknown {
+  if (error instanceof Error) error.message = error.message.replace(/\/\/[^/@\s]*@/g, '//');
+  return error;
+}
+
+async function remote(dir: string, token: string, args: string[]): Promise<GitResult> {
+  try {
+    return await git(dir, args, { env: authEnv(token) });
+  } catch (error) {
+    throw scrub(error);
+  }
+}
+
+/** `git fetch <url> <refspecs…>` into the cache (forced updates: the cache mirrors GitHub). */
+export async function fetchRefs(
+  dir: string,
+  url: string,
+  token: string,
+  refspecs: readonly string[],
+): Promise<void> {
+  if (refspecs.length === 0) return;
+  await remote(dir, token, ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', url, ...refspecs]);
+}
+
+/** `git push <url> <refspecs…>` (e.g. `+SHA:refs/heads/railyard-merge/…`). */
+export async function pushRefs(
+  dir: string,
+  url: string,
+  token: string,
+  refspecs: readonly string[],
+): Promise<void> {
+  if (refspecs.length === 0) return;
+  await remote(dir, token, ['push', '--quiet', '--no-verify', url, ...refspecs]);
+}
+
+/** Branch heads on GitHub (`git ls-remote --heads`): branch name → SHA. */
+export async function remoteHeads(dir: string, url: string, token: string): Promise<Map<string, string>> {
+  const r = await remote(dir, token, ['ls-remote', '--heads', url]);
+  const heads = new Map<string, string>();
+  for (const line of r.stdout.split('\n')) {
+    const [sha, ref] = line.split('\t');
+    if (sha && ref?.startsWith('refs/heads/')) heads.set(ref.slice('refs/heads/'.length), sha);
+  }
+  return heads;
+}

@@ -1,0 +1,22 @@
+/**
+ * The GitHub forge (decisions.md "GitHub forge"): REST v3 through Octokit, git over smart HTTP
+ * into a bare cache per repository, test commits built by the git forge's code.
+ */
+export { GitHubClient, statusOf, type GitHubAuth, type GitHubClientOptions } from './client.js';
+export { GitHubForge, type GitHubForgeOptions, type RepoInfo } from './forge.js';
+export {
+  factsOf,
+  engineFacts,
+  mergeabilityOf,
+  type GitHubPull,
+  type GitHubPrFacts,
+  type ClosedAs,
+} from './facts.js';
+export {
+  ciVerdict,
+  QUEUE_STATUS_CONTEXT,
+  type CiVerdict,
+  type CheckRunLike,
+  type StatusLike,
+} from './checks.js';
+export { authEnv, cacheDirFor, ensureCache, fetchRefs, pushRefs, remoteHeads } from './git.js';

@@ -1,0 +1,561 @@
+/**
+ * `railyard serve --github` end to end, with webhooks: the real built server process against the
+ * GitHub emulator (REST, smart HTTP git, CI, signed webhooks).
+ */
+import { createHmac } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { Octokit } from '@octokit/core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { call, ok } from '../server/helpers.js';
+import {
+  API_TOKEN,
+  cleanup,
+  createQueue,
+  emulator,
+  GH_TOKEN,
+  NAME,
+  OWNER,
+  repoOf,
+  settled,
+  startRailyard,
+  submit,
+  tempDir,
+  until,
+  WEBHOOK_SECRET,
+  waitFor,
+} from './github-harness.js';
+
+afterEach(cleanup);
+
+async function world(opts: { ciStartSeconds?: number; files?: Record<string, string> } = {}) {
+  const gh = await emulator();
+  gh.createRepo(OWNER, NAME, { files: opts.files ?? { 'README.md': 'app\n' } });
+  const server = await startRailyard(gh, {
+    webhooks: true,
+    dataDir: tempDir('railyard-gh-'),
+    ciStartSeconds: opts.ciStartSeconds,
+  });
+  return { gh, server };
+}
+
+/** The PR numbers a test branch `railyard-merge/pr-1-2/<run>` holds ([] for other branches). */
+const prsIn = (branch: string): number[] => {
+  const m = /^railyard-merge\/pr-([\d-]+)\//.exec(branch);
+  return m ? m[1]!.split('-').map(Number) : [];
+};
+const messages = async (gh: Awaited<ReturnType<typeof emulator>>) =>
+  (await gh.log(OWNER, NAME, 'main')).map((c) => c.message.trim().split('\n')[0]);
+const testBranches = async (gh: Awaited<ReturnType<typeof emulator>>) =>
+  (await gh.branches(OWNER, NAME)).filter((b) => b.startsWith('railyard-merge/'));
+
+describe('serve --github with webhooks', () => {
+  it('lands passing PRs squashed, shows status and ONE comment on each PR, closes them, and cleans up its branches', async () => {
+    const { gh, server } = await world();
+    const one = await gh.createPullRequest(OWNER, NAME, {
+      head: 'one',
+      title: 'First feature',
+      user: 'alice',
+      files: { 'a.txt': 'a\n' },
+    });
+    const two = await gh.createPullRequest(OWNER, NAME, {
+      head: 'two',
+      title: 'Second feature',
+      user: 'bob',
+      files: { 'b.txt': 'b\n' },
+    });
+    await createQueue(server, gh, { concurrency: 2 });
+    await submit(server, gh, one.number);
+    await submit(server, gh, two.number);
+    expect((await waitFor(server, gh, two.number, settled)).state).toBe('merged');
+    const first = await waitFor(server, gh, one.number, settled);
+    expect(first).toMatchObject({ state: 'merged', prTitle: 'First feature' });
+    expect(await messages(gh)).toEqual(['Second feature (#2)', 'First feature (#1)', expect.any(String)]);
+
+    for (const pr of [one, two]) {
+      const ours = () =>
+        gh.comments(OWNER, NAME, pr.number).filter((x) => x.body.includes('railyard:merge-queue'));
+      await until(`#${pr.number} closed`, () => gh.getPullRequest(OWNER, NAME, pr.number).state === 'closed');
+      await until(
+        `the comment on #${pr.number} says merged`,
+        () => ours().length === 1 && /merged/.test(ours()[0].body),
+      );
+      await until(
+        `success status on #${pr.number}`,
+        () =>
+          gh
+            .statuses(OWNER, NAME, pr.headSha)
+            .filter((x) => x.context === 'railyard/merge-queue')
+            .at(-1)?.state === 'success',
+      );
+      const comments = gh
+        .comments(OWNER, NAME, pr.number)
+        .filter((x) => x.body.includes('railyard:merge-queue'));
+      // ONE comment, edited: it names the commit the PR landed as.
+      const landed = (await gh.log(OWNER, NAME, 'main')).find((c) => c.message.includes(`(#${pr.number})`))!;
+      expect(comments[0].body).toContain(landed.sha);
+    }
+    await until(
+      'test branches deleted and draft PRs closed',
+      async () =>
+        (await testBranches(gh)).length === 0 &&
+        gh
+          .pullRequests(OWNER, NAME)
+          .every((p) => !p.head.startsWith('railyard-merge/') || p.state === 'closed'),
+    );
+    // Draft PRs were opened for the test branches (createPrsForTestingBranches defaults on).
+    expect(gh.pullRequests(OWNER, NAME).some((p) => p.head.startsWith('railyard-merge/') && p.draft)).toBe(
+      true,
+    );
+    await gh.idle();
+    expect(gh.schemaViolations).toEqual([]);
+    expect(server.output()).not.toContain(GH_TOKEN);
+    // Nothing under the data dir holds a secret (database, bare cache and its config, state.json).
+    const files = readdirSync(server.dataDir, { recursive: true, encoding: 'utf8' }).map((f) =>
+      join(server.dataDir, f),
+    );
+    expect(files.some((f) => f.endsWith('config'))).toBe(true);
+    for (const f of files.filter((x) => statSync(x).isFile())) {
+      const text = readFileSync(f, 'latin1');
+      expect(text.includes(GH_TOKEN) || text.includes(WEBHOOK_SECRET), f).toBe(false);
+      expect(text.includes(Buffer.from(`x-access-token:${GH_TOKEN}`).toString('base64')), f).toBe(false);
+    }
+    expect(server.output()).not.toContain(WEBHOOK_SECRET);
+    expect(gh.deliveries.filter((d) => d.status === 401)).toEqual([]);
+  });
+
+  it('merge_commit: the target gets the tested merge commits and GitHub sees the PR merged by itself', async () => {
+    const { gh, server } = await world();
+    const pr = await gh.createPullRequest(OWNER, NAME, {
+      head: 'feat',
+      title: 'Feature',
+      files: { 'f.txt': 'f\n' },
+    });
+    await createQueue(server, gh, { mergeMethod: 'merge_commit', createPrsForTestingBranches: false });
+    await submit(server, gh, pr.number);
+    expect((await waitFor(server, gh, pr.number, settled)).state).toBe('merged');
+    const log = await gh.log(OWNER, NAME, 'main');
+    expect(log[0].message).toMatch(/^Merge pull request #1: Feature/);
+    expect(log[0].parents[1]).toBe(pr.headSha);
+    await until('GitHub shows the PR merged', () => gh.getPullRequest(OWNER, NAME, pr.number).merged);
+  });
+
+  it('a failing PR never reaches the target and gets a failure status; the PR behind it lands', async () => {
+    const { gh, server } = await world();
+    // A test branch names the PRs its commit holds: a run containing the broken PR fails.
+    gh.setCi(OWNER, NAME, (push) => [
+      { name: 'build', conclusion: 'success', delayMs: 20 },
+      {
+        name: 'test',
+        conclusion: prsIn(push.branch).includes(broken.number) ? 'failure' : 'success',
+        delayMs: 40,
+      },
+    ]);
+    const broken = await gh.createPullRequest(OWNER, NAME, {
+      head: 'broken',
+      title: 'Breaks the build',
+      files: { 'broken.txt': 'x\n' },
+    });
+    const fine = await gh.createPullRequest(OWNER, NAME, {
+      head: 'fine',
+      title: 'Fine',
+      files: { 'fine.txt': 'y\n' },
+    });
+    await createQueue(server, gh, { concurrency: 2, createPrsForTestingBranches: false });
+    await submit(server, gh, broken.number);
+    await submit(server, gh, fine.number);
+    expect(await waitFor(server, gh, broken.number, settled)).toMatchObject({
+      state: 'failed',
+      stateReason: 'TEST_RUN_REQUIRED_STATUS_FAILED',
+    });
+    expect((await waitFor(server, gh, fine.number, settled)).state).toBe('merged');
+    expect(await messages(gh)).toEqual(['Fine (#2)', expect.any(String)]);
+    await until('failure status on the broken PR', () =>
+      gh
+        .statuses(OWNER, NAME, broken.headSha)
+        .some((s) => s.context === 'railyard/merge-queue' && s.state === 'failure'),
+    );
+    const comment = gh
+      .comments(OWNER, NAME, broken.number)
+      .find((c) => c.body.includes('railyard:merge-queue'))!;
+    expect(comment.body).toContain('TEST_RUN_REQUIRED_STATUS_FAILED');
+    expect(gh.getPullRequest(OWNER, NAME, broken.number).state).toBe('open');
+  });
+
+  it('a re-run that turns a failed check green before the run ends counts', async () => {
+    const { gh, server } = await world();
+    gh.setCi(OWNER, NAME, (push) =>
+      push.branch.startsWith('railyard-merge/')
+        ? [
+            { name: 'flaky', conclusion: 'failure', delayMs: 10 },
+            { name: 'slow', conclusion: 'success', delayMs: 2500 },
+          ]
+        : [{ name: 'slow', conclusion: 'success' }],
+    );
+    const pr = await gh.createPullRequest(OWNER, NAME, {
+      head: 'feat',
+      title: 'Feature',
+      files: { 'f.txt': 'f\n' },
+    });
+    await createQueue(server, gh, { createPrsForTestingBranches: false });
+    await submit(server, gh, pr.number);
+    const testing = await waitFor(
+      server,
+      gh,
+      pr.number,
+      (p) => p.state === 'testing' && Boolean(p.testRunId),
+    );
+    const details = await waitForSha(server, gh, testing.testRunId);
+    await until('the flaky check failed', () =>
+      gh.checkRuns(OWNER, NAME, details).some((c) => c.name === 'flaky' && c.conclusion === 'failure'),
+    );
+    await gh.rerunCheck(OWNER, NAME, details, 'flaky', 'success');
+    expect((await waitFor(server, gh, pr.number, settled)).state).toBe('merged');
+  });
+
+  it('merge conflicts: a PR that conflicts with the one ahead fails with START_TEST_RUN_MERGE_CONFLICT', async () => {
+    const { gh, server } = await world({ files: { 'shared.txt': 'base\n' } });
+    const one = await gh.createPullRequest(OWNER, NAME, {
+      head: 'one',
+      title: 'One',
+      files: { 'shared.txt': 'one\n' },
+    });
+    const two = await gh.createPullRequest(OWNER, NAME, {
+      head: 'two',
+      title: 'Two',
+      files: { 'shared.txt': 'two\n' },
+    });
+    await createQueue(server, gh, { concurrency: 2, createPrsForTestingBranches: false });
+    await submit(server, gh, one.number);
+    await submit(server, gh, two.number);
+    expect((await waitFor(server, gh, one.number, settled)).state).toBe('merged');
+    expect(await waitFor(server, gh, two.number, settled)).toMatchObject({
+      state: 'failed',
+      stateReason: 'START_TEST_RUN_MERGE_CONFLICT',
+    });
+    expect(await messages(gh)).toEqual(['One (#1)', expect.any(String)]);
+  });
+
+  it('a push to a queued PR cancels it (PR_PUSHED_TO), closing cancels (PR_CLOSED), closed and merged PRs are refused', async () => {
+    const { gh, server } = await world();
+    gh.setCi(OWNER, NAME, () => [{ name: 'ci', conclusion: 'success', delayMs: 1500 }]);
+    const one = await gh.createPullRequest(OWNER, NAME, {
+      head: 'one',
+      title: 'One',
+      files: { 'one.txt': '1\n' },
+    });
+    const two = await gh.createPullRequest(OWNER, NAME, {
+      head: 'two',
+      title: 'Two',
+      files: { 'two.txt': '2\n' },
+    });
+    await createQueue(server, gh, { concurrency: 2, createPrsForTestingBranches: false });
+    await submit(server, gh, one.number);
+    await submit(server, gh, two.number);
+    await waitFor(server, gh, one.number, (p) => p.state === 'testing');
+    await gh.pushToPullRequest(OWNER, NAME, one.number, { 'one.txt': 'one, changed\n' });
+    await gh.closePullRequest(OWNER, NAME, two.number);
+    expect(await waitFor(server, gh, one.number, settled)).toMatchObject({
+      state: 'cancelled',
+      stateReason: 'PR_PUSHED_TO',
+    });
+    expect(await waitFor(server, gh, two.number, settled)).toMatchObject({
+      state: 'cancelled',
+      stateReason: 'PR_CLOSED',
+    });
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(await messages(gh)).toHaveLength(1); // nothing landed
+    // The verdict goes on the head the queue had.
+    await until('error status on the old head', () =>
+      gh
+        .statuses(OWNER, NAME, one.headSha)
+        .some((s) => s.context === 'railyard/merge-queue' && s.state === 'error'),
+    );
+
+    const closed = await call(server, 'submitPullRequest', {
+      repo: repoOf(gh),
+      targetBranch: 'main',
+      pr: { number: two.number },
+    });
+    expect(closed.status).toBe(400);
+    expect(closed.text).toMatch(/#2 is closed/);
+    const three = await gh.createPullRequest(OWNER, NAME, {
+      head: 'three',
+      title: 'Three',
+      files: { 'three.txt': '3\n' },
+    });
+    // Merged by hand on GitHub.
+    const octokit = new Octokit({ auth: GH_TOKEN, baseUrl: gh.apiUrl });
+    await octokit.request('PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge', {
+      owner: OWNER,
+      repo: NAME,
+      pull_number: three.number,
+      sha: three.headSha,
+    });
+    await until('#3 merged by hand', () => gh.getPullRequest(OWNER, NAME, three.number).merged);
+    const merged = await call(server, 'submitPullRequest', {
+      repo: repoOf(gh),
+      targetBranch: 'main',
+      pr: { number: three.number },
+    });
+    expect(merged.status).toBe(400);
+    expect(merged.text).toMatch(/#3 is merged/);
+  });
+
+  it('a draft PR stays not_ready until it is marked ready', async () => {
+    const { gh, server } = await world();
+    const pr = await gh.createPullRequest(OWNER, NAME, {
+      head: 'feat',
+      title: 'Feature',
+      draft: true,
+      files: { 'f.txt': 'f\n' },
+    });
+    await createQueue(server, gh, { createPrsForTestingBranches: false });
+    await submit(server, gh, pr.number);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect((await waitFor(server, gh, pr.number, () => true)).state).toBe('not_ready');
+    await gh.setDraft(OWNER, NAME, pr.number, false);
+    expect((await waitFor(server, gh, pr.number, settled)).state).toBe('merged');
+  });
+
+  it('an outside push to the target during a run restarts it (MANUAL_PUSH_TO_TARGET_BRANCH) on the new head', async () => {
+    const { gh, server } = await world();
+    gh.setCi(OWNER, NAME, () => [{ name: 'ci', conclusion: 'success', delayMs: 1500 }]);
+    const pr = await gh.createPullRequest(OWNER, NAME, {
+      head: 'feat',
+      title: 'Feature',
+      files: { 'f.txt': 'f\n' },
+    });
+    await createQueue(server, gh, { createPrsForTestingBranches: false });
+    await submit(server, gh, pr.number);
+    const testing = await waitFor(
+      server,
+      gh,
+      pr.number,
+      (p) => p.state === 'testing' && Boolean(p.testRunId),
+    );
+    await gh.pushCommit(OWNER, NAME, 'main', { 'hotfix.txt': 'fix\n' }, { message: 'Hotfix pushed by hand' });
+    const restarted = await waitFor(server, gh, pr.number, (p) => p.testRunId !== testing.testRunId);
+    expect(restarted.stateReason).toBe('MANUAL_PUSH_TO_TARGET_BRANCH');
+    expect((await waitFor(server, gh, pr.number, settled)).state).toBe('merged');
+    expect(await messages(gh)).toEqual(['Feature (#1)', 'Hotfix pushed by hand', expect.any(String)]);
+  });
+
+  it('batching with bisection isolates the culprit and lands the rest', async () => {
+    const { gh, server } = await world();
+    const prs: number[] = [];
+    for (const n of [1, 2, 3, 4]) {
+      const pr = await gh.createPullRequest(OWNER, NAME, {
+        head: `f${n}`,
+        title: `PR ${n}`,
+        files: n === 3 ? { 'culprit.txt': 'x\n' } : { [`f${n}.txt`]: `${n}\n` },
+      });
+      prs.push(pr.number);
+    }
+    gh.setCi(OWNER, NAME, (push) => [
+      { name: 'test', conclusion: prsIn(push.branch).includes(3) ? 'failure' : 'success' },
+    ]);
+    await createQueue(server, gh, {
+      batch: true,
+      batchingMinSize: 4,
+      bisectionConcurrency: 2,
+      createPrsForTestingBranches: false,
+    });
+    for (const n of prs) await submit(server, gh, n);
+    for (const n of [1, 2, 4]) expect((await waitFor(server, gh, n, settled, 60_000)).state).toBe('merged');
+    expect((await waitFor(server, gh, 3, settled)).state).toBe('failed');
+    const landed = await messages(gh);
+    expect(landed).toEqual(expect.arrayContaining(['PR 1 (#1)', 'PR 2 (#2)', 'PR 4 (#4)']));
+    expect(landed).not.toContain('PR 3 (#3)');
+    await until('test branches deleted', async () => (await testBranches(gh)).length === 0);
+  });
+
+  it('/railyard commands from users with write permission; others are ignored', async () => {
+    const { gh, server } = await world();
+    gh.setCi(OWNER, NAME, () => [{ name: 'ci', conclusion: 'success', delayMs: 1500 }]);
+    gh.setPermission(OWNER, NAME, 'writer', 'write');
+    gh.setPermission(OWNER, NAME, 'reader', 'read');
+    const one = await gh.createPullRequest(OWNER, NAME, {
+      head: 'one',
+      title: 'One',
+      files: { 'one.txt': '1\n' },
+    });
+    const two = await gh.createPullRequest(OWNER, NAME, {
+      head: 'two',
+      title: 'Two',
+      files: { 'two.txt': '2\n' },
+    });
+    await createQueue(server, gh, { createPrsForTestingBranches: false });
+    await gh.comment(OWNER, NAME, one.number, 'reader', '/railyard merge');
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(
+      (
+        await call(server, 'getSubmittedPullRequest', {
+          repo: repoOf(gh),
+          targetBranch: 'main',
+          pr: { number: one.number },
+        })
+      ).status,
+    ).toBe(404);
+    await gh.comment(OWNER, NAME, one.number, 'writer', 'Ship it\n/railyard merge --priority high');
+    await gh.comment(OWNER, NAME, two.number, 'writer', '/railyard merge');
+    await until('both PRs submitted by command', async () => {
+      const a = await call(server, 'getSubmittedPullRequest', {
+        repo: repoOf(gh),
+        targetBranch: 'main',
+        pr: { number: one.number },
+      });
+      const b = await call(server, 'getSubmittedPullRequest', {
+        repo: repoOf(gh),
+        targetBranch: 'main',
+        pr: { number: two.number },
+      });
+      return a.status === 200 && b.status === 200 && b.json.state !== 'not_ready';
+    });
+    expect((await waitFor(server, gh, one.number, () => true)).priorityName).toBe('high');
+    await gh.comment(OWNER, NAME, two.number, 'writer', '/railyard cancel');
+    expect(await waitFor(server, gh, two.number, settled)).toMatchObject({
+      state: 'cancelled',
+      stateReason: 'USER_REQUESTED',
+    });
+    expect((await waitFor(server, gh, one.number, settled)).state).toBe('merged');
+  });
+
+  it('a bad signature gets 401 and changes nothing; a redelivered webhook is handled once', async () => {
+    const { gh, server } = await world();
+    gh.setPermission(OWNER, NAME, 'writer', 'write');
+    const pr = await gh.createPullRequest(OWNER, NAME, {
+      head: 'feat',
+      title: 'Feature',
+      files: { 'f.txt': 'f\n' },
+    });
+    await createQueue(server, gh, { createPrsForTestingBranches: false });
+    const hook = server.url.replace(/\/v1$/, '/webhooks/github');
+    const body = JSON.stringify({
+      action: 'created',
+      issue: { number: pr.number, pull_request: { url: 'x' } },
+      comment: { id: 1, body: '/railyard merge', user: { login: 'writer' } },
+      repository: { name: NAME, owner: { login: OWNER } },
+    });
+    const send = (signature: string) =>
+      fetch(hook, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-github-event': 'issue_comment',
+          'x-github-delivery': 'forged-1',
+          'x-hub-signature-256': signature,
+        },
+        body,
+      });
+    const forged = await send('sha256=' + createHmac('sha256', 'not-the-secret').update(body).digest('hex'));
+    expect(forged.status).toBe(401);
+    expect(await forged.text()).toMatch(/x-hub-signature-256/);
+    expect((await send('')).status).toBe(401);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(
+      (
+        await call(server, 'getSubmittedPullRequest', {
+          repo: repoOf(gh),
+          targetBranch: 'main',
+          pr: { number: pr.number },
+        })
+      ).status,
+    ).toBe(404);
+
+    // Signed correctly: the command runs; the same delivery again is not handled twice.
+    const good = await send('sha256=' + createHmac('sha256', WEBHOOK_SECRET).update(body).digest('hex'));
+    expect(good.status).toBe(202);
+    await until(
+      'the command submitted the PR',
+      async () =>
+        (
+          await call(server, 'getSubmittedPullRequest', {
+            repo: repoOf(gh),
+            targetBranch: 'main',
+            pr: { number: pr.number },
+          })
+        ).status === 200,
+    );
+    expect((await waitFor(server, gh, pr.number, settled)).state).toBe('merged');
+    const again = await send('sha256=' + createHmac('sha256', WEBHOOK_SECRET).update(body).digest('hex'));
+    expect(again.status).toBe(200);
+    expect(await again.text()).toMatch(/handled already/);
+    const list = await ok(server, 'listPullRequests', { repo: repoOf(gh), targetBranch: 'main' });
+    expect(list.pullRequests).toHaveLength(1);
+    // Deliveries from the emulator, redelivered, are accepted once.
+    const first = gh.deliveries.find((d) => d.status === 202)!;
+    expect(await gh.redeliver(first.id)).toBe(200);
+  });
+
+  it('with no CI reporting, the run fails after the grace period (TEST_RUN_NO_CHECKS_REPORTED)', async () => {
+    const { gh, server } = await world({ ciStartSeconds: 1 });
+    gh.setCi(OWNER, NAME, () => []);
+    const pr = await gh.createPullRequest(OWNER, NAME, {
+      head: 'feat',
+      title: 'Feature',
+      files: { 'f.txt': 'f\n' },
+    });
+    await createQueue(server, gh, { createPrsForTestingBranches: false });
+    await submit(server, gh, pr.number);
+    expect(await waitFor(server, gh, pr.number, settled)).toMatchObject({
+      state: 'failed',
+      stateReason: 'TEST_RUN_NO_CHECKS_REPORTED',
+    });
+  });
+
+  it('parallel lanes: PRs with disjoint impacted targets test and land independently', async () => {
+    const { gh, server } = await world();
+    gh.setCi(OWNER, NAME, (push) => [
+      { name: 'ci', conclusion: 'success', delayMs: push.branch.includes('pr-1/') ? 2500 : 50 },
+    ]);
+    const a = await gh.createPullRequest(OWNER, NAME, {
+      head: 'a',
+      title: 'Web',
+      files: { 'web.txt': 'w\n' },
+    });
+    const b = await gh.createPullRequest(OWNER, NAME, {
+      head: 'b',
+      title: 'Api',
+      files: { 'api.txt': 'a\n' },
+    });
+    await createQueue(server, gh, { mode: 'parallel', createPrsForTestingBranches: false });
+    for (const [pr, target] of [
+      [a, 'web'],
+      [b, 'api'],
+    ] as const) {
+      await ok(server, 'setImpactedTargets', {
+        repo: repoOf(gh),
+        targetBranch: 'main',
+        pr: { number: pr.number, sha: pr.headSha },
+        impactedTargets: [target],
+      });
+      await submit(server, gh, pr.number);
+    }
+    // The slow lane (#1) does not hold the fast one (#2).
+    expect((await waitFor(server, gh, b.number, settled)).state).toBe('merged');
+    expect(['testing', 'tests_passed']).toContain((await waitFor(server, gh, a.number, () => true)).state);
+    expect((await waitFor(server, gh, a.number, settled)).state).toBe('merged');
+    expect(await messages(gh)).toEqual(['Web (#1)', 'Api (#2)', expect.any(String)]);
+  });
+});
+
+async function waitForSha(
+  server: Awaited<ReturnType<typeof startRailyard>>,
+  gh: Awaited<ReturnType<typeof emulator>>,
+  runId: string,
+): Promise<string> {
+  let sha = '';
+  await until('the test commit', async () => {
+    const d = await call(server, 'getMergeQueueTestingDetails', {
+      repo: repoOf(gh),
+      targetBranch: 'main',
+      testRunId: runId,
+    });
+    sha = d.json?.testBranchSha ?? '';
+    return d.status === 200 && sha !== '';
+  });
+  return sha;
+}
+
+void API_TOKEN;

@@ -1,0 +1,171 @@
+// Git plumbing for the GitHub emulator: every child process it starts is tracked so close() can end it.
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+export const HTTP_BACKEND = '/usr/lib/git-core/git-http-backend';
+
+export class GitRunner {
+  readonly children = new Set<ChildProcess>();
+  private stopped = false;
+
+  /** Runs git; resolves with stdout (trimmed of its final newline). Rejects on a non-zero exit unless `okCodes` lists it. */
+  async run(
+    args: string[],
+    opts: { cwd?: string; env?: Record<string, string>; input?: string; okCodes?: number[] } = {},
+  ): Promise<{ stdout: string; code: number }> {
+    if (this.stopped) return Promise.reject(new Error('the GitHub emulator is closed'));
+    return new Promise((resolve, reject) => {
+      const child = spawn('git', args, {
+        cwd: opts.cwd,
+        env: { ...process.env, ...gitEnv(), ...opts.env },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      this.children.add(child);
+      const out: Buffer[] = [];
+      const err: Buffer[] = [];
+      child.stdout.on('data', (b: Buffer) => out.push(b));
+      child.stderr.on('data', (b: Buffer) => err.push(b));
+      child.on('error', (e) => {
+        this.children.delete(child);
+        reject(e);
+      });
+      child.on('close', (code) => {
+        this.children.delete(child);
+        const stdout = Buffer.concat(out).toString('utf8').replace(/\n$/, '');
+        const c = code ?? -1;
+        if (c === 0 || opts.okCodes?.includes(c)) resolve({ stdout, code: c });
+        else
+          reject(
+            new Error(`git ${args.join(' ')} failed (${c}): ${Buffer.concat(err).toString('utf8').trim()}`),
+          );
+      });
+      child.stdin.on('error', () => {});
+      child.stdin.end(opts.input ?? '');
+    });
+  }
+
+  async git(
+    gitDir: string,
+    args: string[],
+    opts: { env?: Record<string, string>; input?: string } = {},
+  ): Promise<string> {
+    return (await this.run(['--git-dir', gitDir, ...args], opts)).stdout;
+  }
+
+  /** Serves one smart-HTTP request with git http-backend (CGI). `pathInfo` is `/owner/repo.git/...`. */
+  serveHttpBackend(
+    req: IncomingMessage,
+    res: ServerResponse,
+    projectRoot: string,
+    pathInfo: string,
+    query: string,
+    remoteUser: string,
+    beforeEnd?: () => Promise<void>,
+  ): Promise<void> {
+    if (this.stopped) {
+      res.statusCode = 503;
+      res.end();
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const env: Record<string, string> = {
+        ...process.env,
+        ...gitEnv(),
+        GIT_PROJECT_ROOT: projectRoot,
+        GIT_HTTP_EXPORT_ALL: '1',
+        PATH_INFO: pathInfo,
+        REQUEST_METHOD: req.method ?? 'GET',
+        QUERY_STRING: query,
+        REMOTE_USER: remoteUser,
+        REMOTE_ADDR: req.socket.remoteAddress ?? '127.0.0.1',
+        GATEWAY_INTERFACE: 'CGI/1.1',
+        SERVER_PROTOCOL: 'HTTP/1.1',
+      };
+      if (req.headers['content-type']) env.CONTENT_TYPE = req.headers['content-type'];
+      if (req.headers['content-length']) env.CONTENT_LENGTH = req.headers['content-length'];
+      const enc = req.headers['content-encoding'];
+      if (typeof enc === 'string') env.HTTP_CONTENT_ENCODING = enc;
+      const proto = req.headers['git-protocol'];
+      if (typeof proto === 'string') env.HTTP_GIT_PROTOCOL = proto;
+      const child = spawn(HTTP_BACKEND, [], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+      this.children.add(child);
+      req.pipe(child.stdin);
+      child.stdin.on('error', () => {});
+      child.stderr.on('data', () => {});
+      let head = Buffer.alloc(0);
+      let headersDone = false;
+      child.stdout.on('data', (chunk: Buffer) => {
+        if (headersDone) {
+          res.write(chunk);
+          return;
+        }
+        head = Buffer.concat([head, chunk]);
+        let end = head.indexOf('\r\n\r\n');
+        let sepLen = 4;
+        if (end < 0) {
+          end = head.indexOf('\n\n');
+          sepLen = 2;
+        }
+        if (end < 0) return;
+        headersDone = true;
+        let status = 200;
+        for (const line of head.subarray(0, end).toString('latin1').split(/\r?\n/)) {
+          const i = line.indexOf(':');
+          if (i < 0) continue;
+          const name = line.slice(0, i).trim();
+          const value = line.slice(i + 1).trim();
+          if (name.toLowerCase() === 'status') status = Number.parseInt(value, 10);
+          else res.setHeader(name, value);
+        }
+        res.statusCode = status;
+        const rest = head.subarray(end + sepLen);
+        if (rest.length > 0) res.write(rest);
+      });
+      child.on('error', () => {
+        this.children.delete(child);
+        if (!res.headersSent) res.statusCode = 500;
+        res.end();
+        resolve();
+      });
+      child.on('close', () => {
+        this.children.delete(child);
+        if (!headersDone && !res.headersSent) res.statusCode = 500;
+        const end = () => {
+          res.end();
+          resolve();
+        };
+        if (beforeEnd) beforeEnd().then(end, end);
+        else end();
+      });
+    });
+  }
+
+  /** Refuses new processes, kills the running ones and resolves once they have all exited. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const exits = [...this.children].map(
+      (c) =>
+        new Promise<void>((resolve) => {
+          if (c.exitCode !== null || c.signalCode !== null) resolve();
+          else {
+            c.once('exit', () => resolve());
+            c.kill('SIGKILL');
+          }
+        }),
+    );
+    await Promise.all(exits);
+  }
+}
+
+/** No user or system config, a fixed identity: the emulator's git must not depend on the machine. */
+function gitEnv(): Record<string, string> {
+  return {
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_AUTHOR_NAME: 'GitHub',
+    GIT_AUTHOR_EMAIL: 'noreply@github.com',
+    GIT_COMMITTER_NAME: 'GitHub',
+    GIT_COMMITTER_EMAIL: 'noreply@github.com',
+  };
+}
