@@ -20,6 +20,15 @@ import { Ingest, type ReportReader } from './flaky/ingest.js';
 import { Queries } from './flaky/queries.js';
 import { findRepository, updateSettings } from './flaky/repositories.js';
 
+/**
+ * Lets other requests run between the statements of a big upload. Upload transactions stay
+ * whole (all or nothing); better-sqlite3 runs each statement on the event loop, so without this
+ * an upload of 200,000 tests held every other request for its whole transaction (issue 12).
+ */
+function yieldToOtherRequests(): Promise<void> {
+  return new Promise((resume) => setImmediate(resume));
+}
+
 export { emptyPage } from './flaky/paging.js';
 export type { ReportReader } from './flaky/ingest.js';
 
@@ -39,7 +48,7 @@ export class FlakyService {
     private readonly now: () => number = Date.now,
     reader?: ReportReader,
   ) {
-    this.store = new FlakyStore(store.db);
+    this.store = new FlakyStore(store.db, { pause: yieldToOtherRequests });
     this.ingest = new Ingest(this.store, now, reader);
     this.queries = new Queries(this.store, now);
   }
