@@ -20,30 +20,6 @@ import { Ingest, type ReportReader } from './flaky/ingest.js';
 import { Queries } from './flaky/queries.js';
 import { findRepository, updateSettings } from './flaky/repositories.js';
 
-/**
- * Lets other requests run between the statements of a big upload (issue 12: an upload of 200,000
- * new tests held every request for 3.8 s on an empty database, 35 s with 400,000 tests stored,
- * because better-sqlite3 runs each statement on the event loop).
- *
- * Why chunked writes that yield, of the three ways to keep the loop free:
- * - The upload stays ONE transaction, so it is all or nothing, crash included, with no code to
- *   undo half an upload. Statements are at most 500 rows (src/store/flaky.ts), so the loop is
- *   never held for long; the requests that need the database meanwhile wait for it
- *   asynchronously on Kysely's connection lock, the others (status, the merge queue's reads, which
- *   are served from memory) are answered at once.
- * - A writer thread with its own connection would free the loop during COMMIT too, but SQLite has
- *   one writer at a time: a write on the main connection meanwhile (a merge-queue step) would wait
- *   in better-sqlite3's busy handler, which sleeps on the event loop for up to busy_timeout (5 s),
- *   the very stall this avoids, unless every write in the server went through that thread.
- * - A staging table swapped in at the end still has to copy every row into the real tables and
- *   their indexes in one last transaction: the same stall, moved to the end.
- * What is left on the loop: COMMIT writing the last dirty pages, and the parse result arriving
- * from the worker thread (bench/flaky-stall.ts prints the figures).
- */
-function yieldToOtherRequests(): Promise<void> {
-  return new Promise((resume) => setImmediate(resume));
-}
-
 export { emptyPage } from './flaky/paging.js';
 export type { ReportReader } from './flaky/ingest.js';
 
@@ -58,12 +34,33 @@ export class FlakyService {
   private readonly ingest: Ingest;
   private readonly queries: Queries;
 
+  /**
+   * A big upload lets other requests run between its statements (store.pause) (issue 12: an upload of 200,000
+   * new tests held every request for 3.8 s on an empty database, 35 s with 400,000 tests stored,
+   * because better-sqlite3 runs each statement on the event loop).
+   *
+   * Why chunked writes that yield, of the three ways to keep the loop free:
+   * - The upload stays ONE transaction, so it is all or nothing, crash included, with no code to
+   *   undo half an upload. Statements are at most 500 rows (src/store/flaky.ts), so the loop is
+   *   never held for long; the requests that need the database meanwhile wait for it
+   *   asynchronously on Kysely's connection lock, the others (status, the merge queue's reads, which
+   *   are served from memory) are answered at once.
+   * - A writer thread with its own connection would free the loop during COMMIT too, but SQLite has
+   *   one writer at a time: a write on the main connection meanwhile (a merge-queue step) would wait
+   *   in better-sqlite3's busy handler, which sleeps on the event loop for up to busy_timeout (5 s),
+   *   the very stall this avoids, unless every write in the server went through that thread.
+   * - A staging table swapped in at the end still has to copy every row into the real tables and
+   *   their indexes in one last transaction: the same stall, moved to the end.
+   * What is left on the loop: COMMIT (its fsync has little left to write: the pause flushes the
+   * WAL in the background), garbage collection, and the parse result arriving from the worker
+   * thread (bench/flaky-stall.ts prints the figures).
+   */
   constructor(
     store: Store,
     private readonly now: () => number = Date.now,
     reader?: ReportReader,
   ) {
-    this.store = new FlakyStore(store.db, { pause: yieldToOtherRequests });
+    this.store = new FlakyStore(store.db, { pause: store.pause });
     this.ingest = new Ingest(this.store, now, reader);
     this.queries = new Queries(this.store, now);
   }

@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect, type Dialect, type SqliteDatabase, type Transaction } from 'kysely';
@@ -45,16 +48,66 @@ export function impactedTargetsKey(prNumber: number, headSha: string): string {
   return `${prNumber}:${headSha}`;
 }
 
-function sqliteDialect(path: string): Dialect {
+/** WAL size past which the checkpointer copies it into the database (~40 MB: 10,000 pages). */
+const CHECKPOINT_BYTES = 10_000 * 4096;
+
+/**
+ * The checkpointer: a worker thread with its own connection that copies the WAL into the
+ * database (PASSIVE: it never blocks the server's reads or writes) once the WAL passes
+ * CHECKPOINT_BYTES. SQLite's automatic checkpoint runs inside the COMMIT that crosses the size, on
+ * the event loop: after a big flaky-test upload that held every request for ~0.7 s.
+ */
+const CHECKPOINTER = `
+const { workerData, parentPort } = require('node:worker_threads');
+const { statSync } = require('node:fs');
+const Database = require(workerData.driver);
+const db = new Database(workerData.path, { fileMustExist: true });
+db.pragma('busy_timeout = 1000');
+const timer = setInterval(() => {
+  let size = 0;
+  try { size = statSync(workerData.path + '-wal').size; } catch {}
+  if (size > workerData.bytes) { try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {} }
+}, 500);
+parentPort.once('message', () => { clearInterval(timer); db.close(); parentPort.close(); });
+`;
+
+function startCheckpointer(path: string, onError: () => void): () => Promise<void> {
+  const worker = new Worker(CHECKPOINTER, {
+    eval: true,
+    workerData: {
+      path,
+      bytes: CHECKPOINT_BYTES,
+      driver: createRequire(import.meta.url).resolve('better-sqlite3'),
+    },
+  });
+  worker.unref();
+  worker.on('error', onError);
+  const exited = new Promise<void>((done) => worker.once('exit', () => done()));
+  return async () => {
+    worker.ref(); // keep the process alive until it has closed its connection
+    worker.postMessage('close');
+    await exited;
+  };
+}
+
+function sqliteDialect(path: string): { dialect: Dialect; stop?: () => Promise<void> } {
   const database = new Database(path);
   database.pragma('journal_mode = WAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  // Checkpoint the WAL every ~40 MB instead of every 4 MB: a flaky-test upload of new tests dirties
-  // hundreds of index pages (one of known tests ~35), and checkpointing that often cost ~50 % more
-  // per commit (measured with 1,000 pages: 1.8 s of commits per 1,000 uploads instead of 1.15 s).
-  database.pragma('wal_autocheckpoint = 10000');
-  return new SqliteDialect({ database: keepingStatements(database) });
+  if (path === ':memory:') return { dialect: new SqliteDialect({ database: keepingStatements(database) }) };
+  // Checkpoints run on the checkpointer's thread, never in a COMMIT here. (Every ~40 MB, not
+  // SQLite's 4 MB: a flaky-test upload of new tests dirties hundreds of index pages, and
+  // checkpointing that often cost ~50 % more per commit.)
+  database.pragma('wal_autocheckpoint = 0');
+  // Should the checkpointer fail, COMMITs checkpoint again (the WAL must not grow without end).
+  const checkpointHere = () => {
+    if (database.open) database.pragma(`wal_autocheckpoint = ${CHECKPOINT_BYTES / 4096}`);
+  };
+  return {
+    dialect: new SqliteDialect({ database: keepingStatements(database) }),
+    stop: startCheckpointer(path, checkpointHere),
+  };
 }
 
 /**
@@ -82,20 +135,55 @@ function keepingStatements(database: Database.Database, size = 256): SqliteDatab
 /** Opens the store and applies pending migrations. */
 export async function openStore(options: StoreOptions): Promise<Store> {
   let dialect: Dialect;
+  let file: string | null = null;
+  let stop: (() => Promise<void>) | undefined;
   if ('dialect' in options) dialect = options.dialect;
-  else if ('dataDir' in options) {
-    mkdirSync(options.dataDir, { recursive: true });
-    dialect = sqliteDialect(join(options.dataDir, SQLITE_FILE));
-  } else dialect = sqliteDialect(options.sqlitePath);
+  else {
+    if ('dataDir' in options) mkdirSync(options.dataDir, { recursive: true });
+    file = 'dataDir' in options ? join(options.dataDir, SQLITE_FILE) : options.sqlitePath;
+    ({ dialect, stop } = sqliteDialect(file));
+  }
   const db = new Kysely<SchemaTables>({ dialect });
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
+    await stop?.();
     await db.destroy();
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
-    throw new Error(`database migration ${failed ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(
+      `database migration ${failed ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
-  return new Store(db);
+  return new Store(db, pauseBetweenStatements(file && file !== ':memory:' ? `${file}-wal` : null), stop);
+}
+
+/**
+ * What a long transaction awaits between its statements (see FlakyStore): a turn of the event loop
+ * for other requests, since better-sqlite3 runs every statement on it. For an SQLite file it also
+ * flushes the write-ahead log to disk in the background (fdatasync on the libuv thread pool, at
+ * most one at a time, at most every 250 ms): the pages a big transaction spills into the WAL sit
+ * in the OS cache otherwise, and its COMMIT's fsync would write them all while holding the loop.
+ */
+function pauseBetweenStatements(walFile: string | null): () => Promise<void> {
+  let flushing = false;
+  let last = 0;
+  const flush = async (file: string) => {
+    const handle = await open(file, 'r');
+    try {
+      await handle.datasync();
+    } finally {
+      await handle.close();
+    }
+  };
+  return async () => {
+    await new Promise<void>((resume) => setImmediate(resume));
+    if (!walFile || flushing || performance.now() - last < 250) return;
+    flushing = true;
+    last = performance.now();
+    flush(walFile)
+      .catch(() => undefined) // no WAL yet, or not flushable: COMMIT syncs it anyway
+      .finally(() => (flushing = false));
+  };
 }
 
 const ENTRY_CHUNK = 200;
@@ -120,7 +208,10 @@ function runRow(queueId: string, r: TestRun) {
 }
 
 /** What changed between two models: rows to upsert and ids to delete. */
-function diff<T extends { id: string }>(before: readonly T[], after: readonly T[]): { upsert: T[]; remove: string[] } {
+function diff<T extends { id: string }>(
+  before: readonly T[],
+  after: readonly T[],
+): { upsert: T[]; remove: string[] } {
   const old = new Set(before);
   const upsert = after.filter((x) => !old.has(x));
   const kept = new Set(after.map((x) => x.id));
@@ -129,16 +220,27 @@ function diff<T extends { id: string }>(before: readonly T[], after: readonly T[
 }
 
 export class Store {
-  constructor(readonly db: Db) {}
+  constructor(
+    readonly db: Db,
+    /** Awaited between the statements of a long transaction (the default just yields). */
+    readonly pause: () => Promise<void> = () => new Promise<void>((resume) => setImmediate(resume)),
+    /** Stops what runs beside the database (the SQLite checkpointer) before it is closed. */
+    private readonly beforeClose?: () => Promise<void>,
+  ) {}
 
   async close(): Promise<void> {
+    await this.beforeClose?.();
     await this.db.destroy();
   }
 
   // ------------------------------------------------------------ organisations and tokens
 
   private async ensureOrganisationIn(trx: Transaction<SchemaTables>, slug: string): Promise<void> {
-    const found = await trx.selectFrom('organisations').select('slug').where('slug', '=', slug).executeTakeFirst();
+    const found = await trx
+      .selectFrom('organisations')
+      .select('slug')
+      .where('slug', '=', slug)
+      .executeTakeFirst();
     if (!found) await trx.insertInto('organisations').values({ slug, created_at: Date.now() }).execute();
   }
 
@@ -153,10 +255,14 @@ export class Store {
         .where('token_hash', '=', hash)
         .executeTakeFirst();
       if (existing) {
-        if (existing.org_slug !== org) throw new Error(`that token already belongs to organisation "${existing.org_slug}"`);
+        if (existing.org_slug !== org)
+          throw new Error(`that token already belongs to organisation "${existing.org_slug}"`);
         return false;
       }
-      await trx.insertInto('api_tokens').values({ token_hash: hash, org_slug: org, created_at: Date.now() }).execute();
+      await trx
+        .insertInto('api_tokens')
+        .values({ token_hash: hash, org_slug: org, created_at: Date.now() })
+        .execute();
       return true;
     });
   }
@@ -201,7 +307,10 @@ export class Store {
           nextSeq: Number(q.next_seq),
         },
         impactedTargets: new Map(
-          targets.map((t) => [impactedTargetsKey(Number(t.pr_number), t.head_sha), JSON.parse(t.targets) as ImpactedTargets]),
+          targets.map((t) => [
+            impactedTargetsKey(Number(t.pr_number), t.head_sha),
+            JSON.parse(t.targets) as ImpactedTargets,
+          ]),
         ),
       });
     }
@@ -252,7 +361,14 @@ export class Store {
     const entries = diff(before.entries, after.entries);
     const runs = diff(before.runs, after.runs);
     const configChanged = before.config !== after.config || before.nextSeq !== after.nextSeq;
-    if (!entries.upsert.length && !entries.remove.length && !runs.upsert.length && !runs.remove.length && !configChanged && !impactedTargets)
+    if (
+      !entries.upsert.length &&
+      !entries.remove.length &&
+      !runs.upsert.length &&
+      !runs.remove.length &&
+      !configChanged &&
+      !impactedTargets
+    )
       return;
     await this.db.transaction().execute(async (trx) => {
       if (configChanged) {
@@ -280,14 +396,17 @@ export class Store {
           )
           .execute();
       }
-      if (entries.remove.length) await trx.deleteFrom('pull_requests').where('id', 'in', entries.remove).execute();
+      if (entries.remove.length)
+        await trx.deleteFrom('pull_requests').where('id', 'in', entries.remove).execute();
       for (let i = 0; i < runs.upsert.length; i += ENTRY_CHUNK) {
         const rows = runs.upsert.slice(i, i + ENTRY_CHUNK).map((r) => runRow(queueId, r));
         await trx
           .insertInto('test_runs')
           .values(rows)
           .onConflict((oc) =>
-            oc.column('id').doUpdateSet((eb) => ({ status: eb.ref('excluded.status'), data: eb.ref('excluded.data') })),
+            oc
+              .column('id')
+              .doUpdateSet((eb) => ({ status: eb.ref('excluded.status'), data: eb.ref('excluded.data') })),
           )
           .execute();
       }
@@ -304,9 +423,10 @@ export class Store {
           .insertInto('impacted_targets')
           .values(row)
           .onConflict((oc) =>
-            oc
-              .columns(['queue_id', 'pr_number', 'head_sha'])
-              .doUpdateSet((eb) => ({ targets: eb.ref('excluded.targets'), updated_at: eb.ref('excluded.updated_at') })),
+            oc.columns(['queue_id', 'pr_number', 'head_sha']).doUpdateSet((eb) => ({
+              targets: eb.ref('excluded.targets'),
+              updated_at: eb.ref('excluded.updated_at'),
+            })),
           )
           .execute();
       }
