@@ -370,11 +370,12 @@ export class FlakyStore {
     return out;
   }
 
-  async insertCases(cases: readonly NewCase[]): Promise<void> {
-    await this.inChunks(cases, this.flavour.rowsPerInsert(10), async (chunk) => {
+  /** Stores new tests; `toRow` makes the rows of one statement at a time (an upload may bring 200,000). */
+  async insertCases<T>(items: readonly T[], toRow: (item: T) => NewCase): Promise<void> {
+    await this.inChunks(items, this.flavour.rowsPerInsert(10), async (chunk) => {
       await this.db
         .insertInto('test_cases')
-        .values(chunk.map((c) => ({ ...c, rate_status: 'healthy' })))
+        .values(chunk.map((item) => ({ ...toRow(item), rate_status: 'healthy' })))
         .execute();
     });
   }
@@ -386,18 +387,19 @@ export class FlakyStore {
       .execute();
   }
 
-  async insertResults(results: readonly NewResult[]): Promise<void> {
-    await this.inChunks(results, this.flavour.rowsPerInsert(8), async (chunk) => {
-      await this.db
-        .insertInto('flaky_results')
-        .values(chunk.map((r) => ({ ...r, stable: r.stable ? 1 : 0, excluded: r.excluded ? 1 : 0 })))
-        .execute();
+  async insertResults<T>(items: readonly T[], toRow: (item: T) => NewResult): Promise<void> {
+    await this.inChunks(items, this.flavour.rowsPerInsert(8), async (chunk) => {
+      const rows = chunk.map((item) => {
+        const r = toRow(item);
+        return { ...r, stable: r.stable ? 1 : 0, excluded: r.excluded ? 1 : 0 };
+      });
+      await this.db.insertInto('flaky_results').values(rows).execute();
     });
   }
 
-  async insertFailures(failures: readonly NewFailure[]): Promise<void> {
-    await this.inChunks(failures, this.flavour.rowsPerInsert(7), async (chunk) => {
-      await this.db.insertInto('flaky_failures').values(chunk).execute();
+  async insertFailures<T>(items: readonly T[], toRow: (item: T) => NewFailure): Promise<void> {
+    await this.inChunks(items, this.flavour.rowsPerInsert(7), async (chunk) => {
+      await this.db.insertInto('flaky_failures').values(chunk.map(toRow)).execute();
     });
   }
 

@@ -98,19 +98,17 @@ export class Ingest {
         for (const r of fresh) known.set(r.id, { seq: seq++, rate_status: 'healthy', por_until: null });
       }
       const seqOf = (r: IngestResult) => known.get(r.id)!.seq;
-      await tx.insertCases(
-        fresh.map((r) => ({
-          id: r.id,
-          seq: seqOf(r),
-          repo_id: repository.id,
-          name: r.name,
-          file: r.file,
-          classname: r.classname,
-          parent: r.parent,
-          variant: r.variant,
-          first_seen_at: atOf(r),
-        })),
-      );
+      await tx.insertCases(fresh, (r) => ({
+        id: r.id,
+        seq: seqOf(r),
+        repo_id: repository.id,
+        name: r.name,
+        file: r.file,
+        classname: r.classname,
+        parent: r.parent,
+        variant: r.variant,
+        first_seen_at: atOf(r),
+      }));
 
       const response: UploadTestResultsResponse = {
         upload_id: uploadId,
@@ -148,30 +146,27 @@ export class Ingest {
         counts: JSON.stringify(response),
         excluded,
       });
-      await tx.insertResults(
-        tested.map((r) => ({
+      await tx.insertResults(tested, (r) => ({
+        test_seq: seqOf(r),
+        at: atOf(r),
+        upload_seq: uploadSeq,
+        outcome: r.outcome,
+        stable,
+        excluded,
+        duration_ms: r.durationMs,
+        attempts: r.attempts,
+      }));
+      await tx.insertFailures(
+        tested.filter((r) => r.outcome !== 'passed'),
+        (r) => ({
           test_seq: seqOf(r),
           at: atOf(r),
           upload_seq: uploadSeq,
-          outcome: r.outcome,
-          stable,
-          excluded,
-          duration_ms: r.durationMs,
-          attempts: r.attempts,
-        })),
-      );
-      await tx.insertFailures(
-        tested
-          .filter((r) => r.outcome !== 'passed')
-          .map((r) => ({
-            test_seq: seqOf(r),
-            at: atOf(r),
-            upload_seq: uploadSeq,
-            repo_id: repository.id,
-            pr_number: prNumber,
-            failure_key: r.failureKey,
-            failure_line: r.failureLine,
-          })),
+          repo_id: repository.id,
+          pr_number: prNumber,
+          failure_key: r.failureKey,
+          failure_line: r.failureLine,
+        }),
       );
       if (!excluded) await this.detect(tx, repository, input, tested, stable, atOf, known, sameCommit);
       return { response, added: fresh.map((r) => [r.id, seqOf(r)] as const) };
