@@ -74,11 +74,18 @@ export function percent(rate: number): string {
 }
 
 /** The human-readable reason of a failure-rate status. */
-export function rateReason(status: TestStatus, runs: number, failures: number, settings: RepositorySettings['failure_rate']): string {
+export function rateReason(
+  status: TestStatus,
+  runs: number,
+  failures: number,
+  settings: RepositorySettings['failure_rate'],
+): string {
   const rate = runs ? failures / runs : 0;
   const seen = `${failures} of ${runs} runs (${percent(rate)}) failed on stable branches in the last ${settings.window_hours} h`;
-  if (status === 'broken') return `${seen}: at or above the broken threshold ${percent(settings.broken_threshold)}`;
-  if (status === 'flaky') return `${seen}: flaky (activates at ${percent(settings.flaky_activation)}, resolves below ${percent(settings.flaky_resolution)})`;
+  if (status === 'broken')
+    return `${seen}: at or above the broken threshold ${percent(settings.broken_threshold)}`;
+  if (status === 'flaky')
+    return `${seen}: flaky (activates at ${percent(settings.flaky_activation)}, resolves below ${percent(settings.flaky_resolution)})`;
   return `${seen}: below ${percent(settings.flaky_resolution)}`;
 }
 
@@ -107,15 +114,97 @@ export interface EffectiveStatus {
 /** The status a test has at `now`: the most severe active monitor, with its reason and start time. */
 export function effectiveStatus(m: MonitorState, now: number): EffectiveStatus {
   const porActive = m.porUntil !== null && m.porUntil > now;
-  if (m.rateStatus === 'broken') return { value: 'broken', reason: m.rateReason ?? 'broken', since: m.rateChangedAt ?? m.firstSeenAt };
-  if (porActive) return { value: 'flaky', reason: m.porReason ?? 'passed and failed on the same commit', since: m.porSince ?? m.firstSeenAt };
-  if (m.rateStatus === 'flaky') return { value: 'flaky', reason: m.rateReason ?? 'flaky', since: m.rateChangedAt ?? m.firstSeenAt };
+  if (m.rateStatus === 'broken')
+    return { value: 'broken', reason: m.rateReason ?? 'broken', since: m.rateChangedAt ?? m.firstSeenAt };
+  if (porActive)
+    return {
+      value: 'flaky',
+      reason: m.porReason ?? 'passed and failed on the same commit',
+      since: m.porSince ?? m.firstSeenAt,
+    };
+  if (m.rateStatus === 'flaky')
+    return { value: 'flaky', reason: m.rateReason ?? 'flaky', since: m.rateChangedAt ?? m.firstSeenAt };
   // Healthy: since the later of the last monitor resolving and the first sighting.
   const porResolved = m.porUntil !== null ? m.porUntil : 0;
   const rateResolved = m.rateChangedAt ?? 0;
   if (porResolved > rateResolved && porResolved > m.firstSeenAt) {
-    return { value: 'healthy', reason: 'No inconsistent results on the same commit since the recovery period began', since: porResolved };
+    return {
+      value: 'healthy',
+      reason: 'No inconsistent results on the same commit since the recovery period began',
+      since: porResolved,
+    };
   }
-  if (rateResolved > m.firstSeenAt) return { value: 'healthy', reason: m.rateReason ?? 'failure rate back to normal', since: rateResolved };
+  if (rateResolved > m.firstSeenAt)
+    return { value: 'healthy', reason: m.rateReason ?? 'failure rate back to normal', since: rateResolved };
   return { value: 'healthy', reason: 'No problems detected', since: m.firstSeenAt };
+}
+
+const DAY = 24 * 60 * 60 * 1000;
+
+/** What the monitors of one test had decided before an upload. */
+export interface MonitorsBefore {
+  rateStatus: TestStatus;
+  /** Pass-on-retry is active until this time (epoch ms), or null if it never fired. */
+  porUntil: number | null;
+}
+
+/** What one upload found about one test. */
+export interface MonitorEvidence {
+  /** The time of the test's result in this upload. */
+  at: number;
+  /** It passed and failed on the same commit (pass-on-retry evidence). */
+  passedAndFailed: boolean;
+  /** Its runs and failures on stable branches in the window ending at this upload, if counted. */
+  rate?: { runs: number; fails: number };
+  /** The commit and branch of the upload (for the reason). */
+  sha: string;
+  branch: string;
+}
+
+/** The monitor fields that change (only the keys present); empty when nothing does. */
+export interface MonitorDecision {
+  porSince?: number;
+  porUntil?: number;
+  porReason?: string;
+  rateStatus?: TestStatus;
+  rateChangedAt?: number;
+  rateReason?: string;
+}
+
+/**
+ * The monitors' decision for one test after one upload, pure: pass-on-retry evidence starts the
+ * monitor (or extends it to `recovery_days` after this result); the failure rate moves the
+ * failure-rate monitor through `rateStatus` (with its hysteresis), and an active monitor's reason
+ * keeps the current figures.
+ */
+export function decideMonitors(
+  before: MonitorsBefore,
+  evidence: MonitorEvidence,
+  settings: RepositorySettings,
+): MonitorDecision {
+  const decision: MonitorDecision = {};
+  const { at } = evidence;
+  if (evidence.passedAndFailed) {
+    const until = at + settings.pass_on_retry.recovery_days * DAY;
+    const active = before.porUntil !== null && before.porUntil > at;
+    if (!active) {
+      decision.porSince = at;
+      decision.porReason = passOnRetryReason(evidence.sha, evidence.branch);
+    }
+    if (before.porUntil === null || before.porUntil < until) decision.porUntil = until;
+  }
+  const { rate } = evidence;
+  if (rate) {
+    const fr = settings.failure_rate;
+    const next = rateStatus(before.rateStatus, rate.runs, rate.fails, fr);
+    if (next !== before.rateStatus) {
+      decision.rateStatus = next;
+      decision.rateChangedAt = at;
+      decision.rateReason = rateReason(next, rate.runs, rate.fails, fr);
+    } else if (next !== 'healthy' && rate.runs >= fr.min_sample) {
+      // Keep the figures of an active monitor current.
+      decision.rateReason = rateReason(next, rate.runs, rate.fails, fr);
+    }
+  }
+  return decision;
 }

@@ -33,6 +33,12 @@ export interface JUnitCase {
   file: string | null;
   /** The enclosing suites' names, outermost first, joined with " › " (null when there is no suite). */
   parent: string | null;
+  /**
+   * The runner's own variant of the test, when the report names one: Playwright's project (its
+   * JUnit reporter writes one <testsuite> per project and file, the project in `hostname`). Null
+   * for every other dialect, where `hostname` is the machine's name.
+   */
+  variant: string | null;
   /** Epoch ms from the case's or the nearest suite's timestamp, else null. */
   timestamp: number | null;
   durationMs: number;
@@ -190,7 +196,11 @@ function readTree(xml: string, file: string): { name: string; node: Node } {
     checkAttributeValues(xml, file);
     const open = /^unclosed tag: (.+)$/.exec(error.reason);
     if (open) {
-      throw new JUnitParseError(file, lineAt(xml, xml.length), `unexpected end of file: <${open[1]}> is not closed (truncated report?)`);
+      throw new JUnitParseError(
+        file,
+        lineAt(xml, xml.length),
+        `unexpected end of file: <${open[1]}> is not closed (truncated report?)`,
+      );
     }
     throw new JUnitParseError(file, error.line, error.reason);
   }
@@ -259,7 +269,7 @@ function failedAttempt(node: Node, kind: 'failure' | 'error'): Attempt {
 
 function parseCase(
   node: Node,
-  suites: { name: string | null; file: string | null; timestamp: number | null }[],
+  suites: { name: string | null; file: string | null; timestamp: number | null; project?: string | null }[],
 ): JUnitCase {
   const name = attr(node, 'name') ?? '';
   const classname = attr(node, 'classname') ?? attr(node, 'class');
@@ -309,11 +319,25 @@ function parseCase(
     classname,
     file,
     parent: names.length ? names.join(' › ') : null,
+    variant: suites[0]?.project ?? null,
     timestamp,
     durationMs: parseDurationMs(attr(node, 'time')),
     outcome,
     attempts,
   };
+}
+
+/**
+ * Playwright's JUnit reporter: a <testsuites> root with an `id` attribute (empty unless
+ * PLAYWRIGHT_JUNIT_SUITE_ID is set) over <testsuite> elements that all carry `hostname` (the
+ * project's name, empty without projects). No other producer we know writes `id` on the root:
+ * vitest, pytest, karma and the .NET loggers put a machine name in `hostname`, and karma and .NET
+ * an `id` on the suites, not on the root.
+ */
+function isPlaywright(root: string, top: Node): boolean {
+  if (root !== 'testsuites' || top.attrs.id === undefined) return false;
+  const suites = kids(top, 'testsuite');
+  return suites.length > 0 && suites.every((s) => s.attrs.hostname !== undefined);
 }
 
 /**
@@ -325,7 +349,8 @@ export function parseJUnit(xml: string, file = 'report.xml'): JUnitReport {
   const { name: root, node: top } = readTree(xml, file);
   const cases: JUnitCase[] = [];
   let suiteCount = 0;
-  type Frame = { name: string | null; file: string | null; timestamp: number | null };
+  type Frame = { name: string | null; file: string | null; timestamp: number | null; project: string | null };
+  const playwright = isPlaywright(root, top);
 
   const walkSuite = (suite: Node, stack: Frame[]) => {
     suiteCount++;
@@ -333,6 +358,7 @@ export function parseJUnit(xml: string, file = 'report.xml'): JUnitReport {
       name: attr(suite, 'name'),
       file: attr(suite, 'file') ?? attr(suite, 'filepath'),
       timestamp: parseTimestamp(attr(suite, 'timestamp')),
+      project: playwright ? attr(suite, 'hostname') : null,
     };
     const next = [...stack, frame];
     for (const c of kids(suite, 'testcase')) cases.push(parseCase(c, next));

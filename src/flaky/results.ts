@@ -21,12 +21,33 @@ export interface TestResult extends TestIdentity {
   failure: { message: string | null; text: string | null } | null;
 }
 
+/**
+ * A test's variant: the upload's (`--variant`) and the report's own (Playwright's project), joined
+ * with "/" when both exist (`linux/firefox`), else whichever there is.
+ */
+export function joinVariant(upload: string, own: string | null): string {
+  if (!own) return upload;
+  return upload ? `${upload}/${own}` : own;
+}
+
 /** Folds parsed report cases into one result per test id. */
-export function foldResults(org: string, repo: Repo, variant: string, cases: Iterable<JUnitCase>): TestResult[] {
+export function foldResults(
+  org: string,
+  repo: Repo,
+  uploadVariant: string,
+  cases: Iterable<JUnitCase>,
+): TestResult[] {
   const idOf = testIds(org, repo);
   const byId = new Map<string, { result: TestResult; passes: number; fails: number }>();
   for (const c of cases) {
-    const identity: TestIdentity = { file: c.file, classname: c.classname, parent: c.parent, name: c.name, variant };
+    const variant = joinVariant(uploadVariant, c.variant);
+    const identity: TestIdentity = {
+      file: c.file,
+      classname: c.classname,
+      parent: c.parent,
+      name: c.name,
+      variant,
+    };
     const id = idOf(identity);
     let acc = byId.get(id);
     if (!acc) {
@@ -48,7 +69,8 @@ export function foldResults(org: string, repo: Repo, variant: string, cases: Ite
     }
     const r = acc.result;
     r.durationMs += c.durationMs;
-    if (c.timestamp !== null && (r.timestamp === null || c.timestamp < r.timestamp)) r.timestamp = c.timestamp;
+    if (c.timestamp !== null && (r.timestamp === null || c.timestamp < r.timestamp))
+      r.timestamp = c.timestamp;
     for (const a of c.attempts) {
       if (a.outcome === 'passed') acc.passes++;
       else if (a.outcome === 'failed') {

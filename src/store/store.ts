@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import {
@@ -106,20 +109,67 @@ function createPrivately(path: string): void {
 /** Per SQLite database: a number that changes when ANOTHER connection commits (PRAGMA data_version). */
 const dataVersions = new WeakMap<Dialect, () => number>();
 
-function sqliteDialect(path: string): Dialect {
+/** WAL size past which the checkpointer copies it into the database (~40 MB: 10,000 pages). */
+const CHECKPOINT_BYTES = 10_000 * 4096;
+
+/**
+ * The checkpointer: a worker thread with its own connection that copies the WAL into the
+ * database (PASSIVE: it never blocks the server's reads or writes) once the WAL passes
+ * CHECKPOINT_BYTES. SQLite's automatic checkpoint runs inside the COMMIT that crosses the size, on
+ * the event loop: after a big flaky-test upload that held every request for ~0.7 s.
+ */
+const CHECKPOINTER = `
+const { workerData, parentPort } = require('node:worker_threads');
+const { statSync } = require('node:fs');
+const Database = require(workerData.driver);
+const db = new Database(workerData.path, { fileMustExist: true });
+db.pragma('busy_timeout = 1000');
+const timer = setInterval(() => {
+  let size = 0;
+  try { size = statSync(workerData.path + '-wal').size; } catch {}
+  if (size > workerData.bytes) { try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {} }
+}, 500);
+parentPort.once('message', () => { clearInterval(timer); db.close(); parentPort.close(); });
+`;
+
+function startCheckpointer(path: string, onError: () => void): () => Promise<void> {
+  const worker = new Worker(CHECKPOINTER, {
+    eval: true,
+    workerData: {
+      path,
+      bytes: CHECKPOINT_BYTES,
+      driver: createRequire(import.meta.url).resolve('better-sqlite3'),
+    },
+  });
+  worker.unref();
+  worker.on('error', onError);
+  const exited = new Promise<void>((done) => worker.once('exit', () => done()));
+  return async () => {
+    worker.ref(); // keep the process alive until it has closed its connection
+    worker.postMessage('close');
+    await exited;
+  };
+}
+
+function sqliteDialect(path: string): { dialect: Dialect; stop?: () => Promise<void> } {
   createPrivately(path);
   const database = new Database(path);
   database.pragma('journal_mode = WAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  // Checkpoint the WAL every ~40 MB instead of every 4 MB: a flaky-test upload of new tests dirties
-  // hundreds of index pages (one of known tests ~35), and checkpointing that often cost ~50 % more
-  // per commit (measured with 1,000 pages: 1.8 s of commits per 1,000 uploads instead of 1.15 s).
-  database.pragma('wal_autocheckpoint = 10000');
   const dialect = new SqliteDialect({ database: keepingStatements(database) });
   const version = database.prepare('PRAGMA data_version').pluck();
   dataVersions.set(dialect, () => version.get() as number);
-  return dialect;
+  if (path === ':memory:') return { dialect };
+  // Checkpoints run on the checkpointer's thread, never in a COMMIT here. (Every ~40 MB, not
+  // SQLite's 4 MB: a flaky-test upload of new tests dirties hundreds of index pages, and
+  // checkpointing that often cost ~50 % more per commit.)
+  database.pragma('wal_autocheckpoint = 0');
+  // Should the checkpointer fail, COMMITs checkpoint again (the WAL must not grow without end).
+  const checkpointHere = () => {
+    if (database.open) database.pragma(`wal_autocheckpoint = ${CHECKPOINT_BYTES / 4096}`);
+  };
+  return { dialect, stop: startCheckpointer(path, checkpointHere) };
 }
 
 /**
@@ -179,28 +229,33 @@ async function postgresDialect(options: { databaseUrl: string; poolSize?: number
 export async function openStore(options: StoreOptions): Promise<Store> {
   let dialect: Dialect;
   let kind: StoreKind = 'sqlite';
+  let file: string | null = null;
+  let stop: (() => Promise<void>) | undefined;
   if ('dialect' in options) {
     dialect = options.dialect;
     if (options.dialect instanceof PostgresDialect) kind = 'postgres';
   } else if ('databaseUrl' in options) {
     dialect = await postgresDialect(options);
     kind = 'postgres';
-  } else if ('dataDir' in options) {
+  } else {
     // The data directory holds token hashes and run logs: the owner's alone (a new one is 0700).
-    mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
-    dialect = sqliteDialect(join(options.dataDir, SQLITE_FILE));
-  } else dialect = sqliteDialect(options.sqlitePath);
+    if ('dataDir' in options) mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+    file = 'dataDir' in options ? join(options.dataDir, SQLITE_FILE) : options.sqlitePath;
+    ({ dialect, stop } = sqliteDialect(file));
+  }
   const db = new Kysely<SchemaTables>({ dialect });
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
+    await stop?.();
     await db.destroy();
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
     throw new Error(`database migration ${failed ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`, {
       cause: error,
     });
   }
-  const store = new Store(db, kind, dataVersions.get(dialect));
+  const pause = kind === 'sqlite' ? pauseBetweenStatements(file && file !== ':memory:' ? `${file}-wal` : null) : undefined;
+  const store = new Store(db, kind, dataVersions.get(dialect), pause, stop);
   store.migrated = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
   return store;
 }
@@ -228,6 +283,35 @@ function tokenInfo(r: { token_hash: string; org_slug: string; label: string | nu
   };
 }
 
+/**
+ * What a long transaction awaits between its statements (see FlakyStore): a turn of the event loop
+ * for other requests, since better-sqlite3 runs every statement on it. For an SQLite file it also
+ * flushes the write-ahead log to disk in the background (fdatasync on the libuv thread pool, at
+ * most one at a time, at most every 250 ms): the pages a big transaction spills into the WAL sit
+ * in the OS cache otherwise, and its COMMIT's fsync would write them all while holding the loop.
+ */
+function pauseBetweenStatements(walFile: string | null): () => Promise<void> {
+  let flushing = false;
+  let last = 0;
+  const flush = async (file: string) => {
+    const handle = await open(file, 'r');
+    try {
+      await handle.datasync();
+    } finally {
+      await handle.close();
+    }
+  };
+  return async () => {
+    await new Promise<void>((resume) => setImmediate(resume));
+    if (!walFile || flushing || performance.now() - last < 250) return;
+    flushing = true;
+    last = performance.now();
+    flush(walFile)
+      .catch(() => undefined) // no WAL yet, or not flushable: COMMIT syncs it anyway
+      .finally(() => (flushing = false));
+  };
+}
+
 const ENTRY_CHUNK = 200;
 
 function entryRow(queueId: string, e: Entry) {
@@ -250,7 +334,10 @@ function runRow(queueId: string, r: TestRun) {
 }
 
 /** What changed between two models: rows to upsert and ids to delete. */
-function diff<T extends { id: string }>(before: readonly T[], after: readonly T[]): { upsert: T[]; remove: string[] } {
+function diff<T extends { id: string }>(
+  before: readonly T[],
+  after: readonly T[],
+): { upsert: T[]; remove: string[] } {
   const old = new Set(before);
   const upsert = after.filter((x) => !old.has(x));
   const kept = new Set(after.map((x) => x.id));
@@ -270,16 +357,25 @@ export class Store {
      * commits, so a server can re-read tokens the moment they change. Undefined for other dialects.
      */
     readonly dataVersion?: () => number,
+    /** Awaited between the statements of a long transaction (the default just yields). */
+    readonly pause: () => Promise<void> = () => new Promise<void>((resume) => setImmediate(resume)),
+    /** Stops what runs beside the database (the SQLite checkpointer) before it is closed. */
+    private readonly beforeClose?: () => Promise<void>,
   ) {}
 
   async close(): Promise<void> {
+    await this.beforeClose?.();
     await this.db.destroy();
   }
 
   // ------------------------------------------------------------ organisations and tokens
 
   private async ensureOrganisationIn(trx: Transaction<SchemaTables>, slug: string): Promise<void> {
-    const found = await trx.selectFrom('organisations').select('slug').where('slug', '=', slug).executeTakeFirst();
+    const found = await trx
+      .selectFrom('organisations')
+      .select('slug')
+      .where('slug', '=', slug)
+      .executeTakeFirst();
     if (!found) await trx.insertInto('organisations').values({ slug, created_at: Date.now() }).execute();
   }
 
@@ -290,7 +386,8 @@ export class Store {
       await this.ensureOrganisationIn(trx, org);
       const existing = await trx.selectFrom('api_tokens').select('org_slug').where('token_hash', '=', hash).executeTakeFirst();
       if (existing) {
-        if (existing.org_slug !== org) throw new Error(`that token already belongs to organisation "${existing.org_slug}"`);
+        if (existing.org_slug !== org)
+          throw new Error(`that token already belongs to organisation "${existing.org_slug}"`);
         return false;
       }
       await trx
@@ -600,7 +697,8 @@ export class Store {
           )
           .execute();
       }
-      if (entries.remove.length) await trx.deleteFrom('pull_requests').where('id', 'in', entries.remove).execute();
+      if (entries.remove.length)
+        await trx.deleteFrom('pull_requests').where('id', 'in', entries.remove).execute();
       for (let i = 0; i < runs.upsert.length; i += ENTRY_CHUNK) {
         const rows = runs.upsert.slice(i, i + ENTRY_CHUNK).map((r) => runRow(queueId, r));
         await trx

@@ -224,6 +224,64 @@ describe('mocha 10.8.2 + mocha-junit-reporter 2.2.1', () => {
   });
 });
 
+describe('Playwright junit reporter with projects (chromium, firefox)', () => {
+  it('one <testsuite> per project and file: the project in `hostname` is the variant of each case', () => {
+    const { cases } = load('playwright-junit-projects.xml');
+    expect(cases).toHaveLength(16);
+    const byVariant = (v: string) => cases.filter((c) => c.variant === v);
+    expect(byVariant('chromium')).toHaveLength(8);
+    expect(byVariant('firefox')).toHaveLength(8);
+    // The same test in two projects: two cases, alike but for the variant.
+    const reload = named(cases, 'cart › keeps items after reload');
+    expect(reload.map((c) => [c.variant, c.outcome])).toEqual([
+      ['chromium', 'passed'],
+      ['firefox', 'failed'],
+    ]);
+    expect(reload[1]).toMatchObject({
+      classname: 'cart.spec.ts',
+      file: 'cart.spec.ts',
+      parent: 'cart.spec.ts',
+    });
+    expect(named(cases, 'checkout › pays with card').map((c) => [c.variant, c.outcome])).toEqual([
+      ['chromium', 'failed'],
+      ['firefox', 'failed'],
+    ]);
+  });
+
+  it('without projects (`hostname=""`) there is no variant', () => {
+    for (const name of ['playwright-junit.xml', 'playwright-junit-retries.xml']) {
+      expect(new Set(load(name).cases.map((c) => c.variant)), name).toEqual(new Set([null]));
+    }
+  });
+
+  it("other tools' `hostname` is the machine, never a variant (vitest, pytest, karma, .NET write one)", () => {
+    const fixtures = [
+      'vitest-junit.xml',
+      'vitest-junit-file.xml',
+      'pytest-xunit1.xml',
+      'pytest-xunit2.xml',
+      'pytest-reruns.xml',
+      'jest-junit.xml',
+      'mocha-junit.xml',
+      'gotestsum-rerun.xml',
+      'surefire-rerun-TEST-com.acme.shop.CartTest.xml',
+      'surefire-2.22-flaky-TEST-com.acme.shop.CheckoutTest.xml',
+    ];
+    for (const name of fixtures)
+      expect(new Set(load(name).cases.map((c) => c.variant)), name).toEqual(new Set([null]));
+    // Karma and the .NET loggers: `hostname` and an `id` on the suite (not on the root).
+    const karma = parseJUnit(
+      '<testsuites><testsuite name="Chrome Headless 120" id="0" hostname="ci"><testcase name="adds" classname="Calc"/></testsuite></testsuites>',
+    );
+    expect(karma.cases[0].variant).toBeNull();
+    // A <testsuites> root with an id but suites without hostname is not Playwright either.
+    const other = parseJUnit(
+      '<testsuites id="run-7"><testsuite name="s"><testcase name="t"/></testsuite></testsuites>',
+    );
+    expect(other.cases[0].variant).toBeNull();
+  });
+});
+
 describe('Playwright 1.65.1 junit reporter, retries: 1', () => {
   it('default: the flaky test is a plain pass; the failing test is one <failure> whose text holds both attempts', () => {
     const report = load('playwright-junit.xml');
@@ -545,14 +603,26 @@ describe('hostile and broken reports', () => {
       '<testsuite>\n<testcase name="paints \x1b[31mred\x1b[0m" classname="c"><failure message="\x1b[1mboom">at x\x07</failure></testcase></testsuite>',
     );
     expect(cases[0].name).toBe('paints \uFFFD[31mred\uFFFD[0m');
-    expect(cases[0].attempts[0]).toMatchObject({ outcome: 'failed', message: '\uFFFD[1mboom', text: 'at x\uFFFD' });
+    expect(cases[0].attempts[0]).toMatchObject({
+      outcome: 'failed',
+      message: '\uFFFD[1mboom',
+      text: 'at x\uFFFD',
+    });
   });
 
-  it('refuses elements nested deeper than 200, with the line, and other malformed markup with the parser\'s reason', () => {
+  it("refuses elements nested deeper than 200, with the line, and other malformed markup with the parser's reason", () => {
     const deep = `<testsuite>\n${'<testsuite>'.repeat(250)}${'</testsuite>'.repeat(250)}</testsuite>`;
-    expect(parseError(deep, 'deep.xml')).toMatchObject({ line: 2, reason: 'elements nested deeper than 200' });
-    expect(parseError('<testsuite>\n<testcase name="a"></testsuite>', 'mismatch.xml')).toMatchObject({ line: 2 });
-    expect(parseError('<testsuite>\n<testcase name="&nope;"/></testsuite>', 'entity.xml')).toMatchObject({ line: 2, reason: 'undefined entity.' });
+    expect(parseError(deep, 'deep.xml')).toMatchObject({
+      line: 2,
+      reason: 'elements nested deeper than 200',
+    });
+    expect(parseError('<testsuite>\n<testcase name="a"></testsuite>', 'mismatch.xml')).toMatchObject({
+      line: 2,
+    });
+    expect(parseError('<testsuite>\n<testcase name="&nope;"/></testsuite>', 'entity.xml')).toMatchObject({
+      line: 2,
+      reason: 'undefined entity.',
+    });
   });
 });
 

@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { routes } from '../../src/contract/index.js';
@@ -572,5 +574,32 @@ describe('flaky data and restarts', () => {
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('Playwright projects', () => {
+  it('a test failing only in Firefox is its own failing test, next to its passing Chromium twin', async () => {
+    const clock = { now: T0 + 2 * HOUR };
+    const s = await server(clock);
+    const fixture = readFileSync(
+      fileURLToPath(new URL('../fixtures/junit/playwright-junit-projects.xml', import.meta.url)),
+      'utf8',
+    );
+    const answer = await upload(s, fixture, { sha: sha(1), at: T0 + HOUR });
+    expect(answer).toMatchObject({ tests: 16, passed: 11, failed: 3, skipped: 2, new_tests: 16 });
+    const failing = await ok(s, 'listFailingTests', {
+      ...key,
+      start_time: new Date(T0).toISOString(),
+      end_time: new Date(clock.now).toISOString(),
+      page_query: page(100),
+    });
+    const seen = (failing.tests as Array<{ name: string; variant: string }>)
+      .map((t) => `${t.variant}: ${t.name}`)
+      .sort();
+    expect(seen).toEqual([
+      'chromium: checkout › pays with card',
+      'firefox: cart › keeps items after reload',
+      'firefox: checkout › pays with card',
+    ]);
   });
 });

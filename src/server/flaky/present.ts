@@ -1,0 +1,117 @@
+import {
+  isoTime,
+  type DetailedTestCase,
+  type QuarantinedTest,
+  type UnhealthyTestCase,
+} from '../../contract/index.js';
+import { effectiveStatus, type EffectiveStatus } from '../../flaky/detect.js';
+import { isQuarantined } from '../../flaky/quarantine.js';
+import type { CaseRow, FailureGroup, RecentRates } from '../../store/flaky.js';
+import type { Repository } from './repositories.js';
+
+const TOP_FAILURES = 5;
+
+/** A stored test's status at `now`. */
+export function statusOf(row: CaseRow, now: number): EffectiveStatus {
+  return effectiveStatus(
+    {
+      rateStatus: row.rate_status,
+      rateReason: row.rate_reason,
+      rateChangedAt: row.rate_changed_at,
+      porUntil: row.por_until,
+      porReason: row.por_reason,
+      porSince: row.por_since,
+      firstSeenAt: row.first_seen_at,
+    },
+    now,
+  );
+}
+
+function htmlUrls(
+  repository: Repository,
+  row: CaseRow,
+): { repository: { html_url: string }; html_url: string } {
+  const { host, owner, name } = repository.repo;
+  const repoUrl = `https://${host}/${owner}/${name}`;
+  const file = row.file?.replace(/^\.?\/+/, '');
+  return {
+    repository: { html_url: repoUrl },
+    html_url: file && !file.startsWith('../') ? `${repoUrl}/blob/HEAD/${file}` : repoUrl,
+  };
+}
+
+function ticketUrl(repository: Repository, ticket: string): string {
+  const { host, owner, name } = repository.repo;
+  return repository.settings.ticket_url_template
+    .replaceAll('{host}', host)
+    .replaceAll('{owner}', owner)
+    .replaceAll('{name}', name)
+    .replaceAll('{id}', encodeURIComponent(ticket));
+}
+
+export function unhealthyCase(
+  repository: Repository,
+  row: CaseRow,
+  prsImpacted: number,
+  now: number,
+): UnhealthyTestCase {
+  const status = statusOf(row, now);
+  const test: UnhealthyTestCase = {
+    id: row.id,
+    ...htmlUrls(repository, row),
+    name: row.name,
+    variant: row.variant,
+    status: { value: status.value, reason: status.reason, timestamp: isoTime(status.since) },
+    codeowners: repository.codeowners?.ownersOf(row.file) ?? [],
+    pull_requests_impacted_last_7d: prsImpacted,
+    quarantined: isQuarantined(repository.quarantine, row.override, status.value),
+  };
+  if (row.file) test.file_path = row.file;
+  if (row.parent) test.parent = row.parent;
+  if (row.classname) test.classname = row.classname;
+  if (row.ticket) test.ticket = { html_url: ticketUrl(repository, row.ticket) };
+  return test;
+}
+
+const ratio = (fails: number, runs: number) => (runs ? Math.round((fails / runs) * 10_000) / 10_000 : 0);
+
+/** An unhealthy test with its rates and its most common failures (at most five, most frequent first). */
+export function detailedCase(
+  test: UnhealthyTestCase,
+  rates: RecentRates | undefined,
+  failures: readonly FailureGroup[],
+): DetailedTestCase {
+  const r = rates ?? { runs7: 0, fails7: 0, runs1: 0, fails1: 0 };
+  const top = failures
+    .map((f) => ({ summary: f.key, occurrence_count: f.count, last_occurrence: isoTime(f.last) }))
+    .sort(
+      (a, b) =>
+        b.occurrence_count - a.occurrence_count ||
+        (b.last_occurrence ?? '').localeCompare(a.last_occurrence ?? ''),
+    )
+    .slice(0, TOP_FAILURES);
+  return {
+    ...test,
+    most_common_failures: top,
+    failure_rate_last_7d: ratio(r.fails7, r.runs7),
+    failure_rate_last_24h: ratio(r.fails1, r.runs1),
+  };
+}
+
+export function quarantinedTest(repository: Repository, row: CaseRow, now: number): QuarantinedTest {
+  const status = statusOf(row, now);
+  const always = row.override === 'ALWAYS_QUARANTINE';
+  return {
+    name: row.name,
+    parent: row.parent,
+    file: row.file,
+    classname: row.classname,
+    status: status.value === 'flaky' ? 'FLAKY' : status.value === 'broken' ? 'BROKEN' : 'HEALTHY',
+    codeowners: repository.codeowners?.ownersOf(row.file) ?? [],
+    quarantine_setting: always ? 'ALWAYS_QUARANTINE' : 'AUTO_QUARANTINE',
+    quarantined_at: isoTime(always && row.override_at !== null ? row.override_at : status.since),
+    status_last_updated_at: isoTime(status.since),
+    test_case_id: row.id,
+    variant: row.variant,
+  };
+}

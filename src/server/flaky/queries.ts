@@ -1,0 +1,136 @@
+import type {
+  CheckQuarantineRequest,
+  CheckQuarantineResponse,
+  DetailedTestCase,
+  GetTestDetailsRequest,
+  LinkTicketRequest,
+  ListFailingTestsRequest,
+  ListQuarantinedTestsRequest,
+  ListUnhealthyTestsRequest,
+  SetTestQuarantineRequest,
+  UnhealthyTestCase,
+} from '../../contract/index.js';
+import { repoKey } from '../../flaky/identity.js';
+import type { CaseRow, FailureGroup, FlakyStore } from '../../store/flaky.js';
+import { notFound } from '../errors.js';
+import { emptyPage, pageOfCases } from './paging.js';
+import { detailedCase, quarantinedTest, unhealthyCase } from './present.js';
+import { findRepository, requireRepository, type Repository } from './repositories.js';
+
+const DAY = 24 * 60 * 60 * 1000;
+
+/** The flaky-test lists, a test's details, and the per-test settings (ticket, quarantine override). */
+export class Queries {
+  constructor(
+    private readonly store: FlakyStore,
+    private readonly now: () => number,
+  ) {}
+
+  private async unhealthyCases(
+    repository: Repository,
+    rows: readonly CaseRow[],
+    now: number,
+  ): Promise<UnhealthyTestCase[]> {
+    const prs = await this.store.impactedPullRequests(
+      rows.map((r) => r.seq),
+      now - 7 * DAY,
+      now,
+    );
+    return rows.map((row) => unhealthyCase(repository, row, prs.get(row.seq) ?? 0, now));
+  }
+
+  private async detailedCases(
+    repository: Repository,
+    rows: readonly CaseRow[],
+    now: number,
+  ): Promise<DetailedTestCase[]> {
+    const seqs = rows.map((r) => r.seq);
+    const base = await this.unhealthyCases(repository, rows, now);
+    const rates = await this.store.recentRates(seqs, now - 7 * DAY, now - DAY, now);
+    const failures = new Map<number, FailureGroup[]>();
+    for (const group of await this.store.failureGroups(seqs, now - 7 * DAY, now)) {
+      const list = failures.get(group.testSeq) ?? [];
+      list.push(group);
+      failures.set(group.testSeq, list);
+    }
+    return base.map((test, i) => detailedCase(test, rates.get(rows[i].seq), failures.get(rows[i].seq) ?? []));
+  }
+
+  async listFailing(org: string, input: ListFailingTestsRequest) {
+    const repository = await findRepository(this.store, org, input.repo);
+    if (!repository) return { tests: [], page: emptyPage() };
+    const set = {
+      kind: 'failedBetween',
+      repoId: repository.id,
+      start: Date.parse(input.start_time),
+      end: Date.parse(input.end_time),
+    } as const;
+    const { rows, page } = await pageOfCases(this.store, set, input.page_query);
+    return { tests: await this.detailedCases(repository, rows, this.now()), page };
+  }
+
+  async listUnhealthy(org: string, input: ListUnhealthyTestsRequest) {
+    const repository = await findRepository(this.store, org, input.repo);
+    if (!repository) return { tests: [], page: emptyPage() };
+    const now = this.now();
+    const set =
+      input.status === 'BROKEN'
+        ? ({ kind: 'broken', repoId: repository.id } as const)
+        : ({ kind: 'flaky', repoId: repository.id, now } as const);
+    const { rows, page } = await pageOfCases(this.store, set, input.page_query);
+    return { tests: await this.unhealthyCases(repository, rows, now), page };
+  }
+
+  async details(org: string, input: GetTestDetailsRequest) {
+    const repository = await findRepository(this.store, org, input.repo);
+    const row = repository && (await this.store.findCase(repository.id, input.test_id));
+    if (!repository || !row) throw notFound(`test_id: no test ${input.test_id} in ${repoKey(input.repo)}`);
+    const [test] = await this.detailedCases(repository, [row], this.now());
+    return { test };
+  }
+
+  async listQuarantined(org: string, input: ListQuarantinedTestsRequest) {
+    const repository = await findRepository(this.store, org, input.repo);
+    if (!repository) return { quarantined_tests: [], page: emptyPage() };
+    const now = this.now();
+    const set = { kind: 'quarantined', repoId: repository.id, now, matches: repository.quarantine } as const;
+    const { rows, page } = await pageOfCases(this.store, set, input.page_query);
+    return { quarantined_tests: rows.map((row) => quarantinedTest(repository, row, now)), page };
+  }
+
+  async linkTicket(org: string, input: LinkTicketRequest): Promise<Record<string, never>> {
+    const repository = await findRepository(this.store, org, input.repo);
+    const row = repository && (await this.store.findCase(repository.id, input.test_case_id));
+    if (!repository || !row)
+      throw notFound(`test_case_id: no test ${input.test_case_id} in ${repoKey(input.repo)}`);
+    await this.store.setTicket(row.id, input.external_ticket_id);
+    return {};
+  }
+
+  async setQuarantine(org: string, input: SetTestQuarantineRequest): Promise<Record<string, never>> {
+    const repository = await requireRepository(this.store, org, input.repo);
+    const row = await this.store.findCase(repository.id, input.test_id);
+    if (!row) throw notFound(`test_id: no test ${input.test_id} in ${repoKey(input.repo)}`);
+    const override = input.setting === 'AUTO' ? null : input.setting;
+    await this.store.setOverride(row.id, override, override ? this.now() : null);
+    return {};
+  }
+
+  async checkQuarantine(org: string, input: CheckQuarantineRequest): Promise<CheckQuarantineResponse> {
+    const repository = await findRepository(this.store, org, input.repo);
+    if (!repository || !repository.settings.quarantining_enabled) {
+      return {
+        quarantining_enabled: Boolean(repository?.settings.quarantining_enabled),
+        quarantined_test_ids: [],
+      };
+    }
+    const set = {
+      kind: 'quarantined',
+      repoId: repository.id,
+      now: this.now(),
+      matches: repository.quarantine,
+    } as const;
+    const ids = [...new Set(input.test_ids.map((id) => id.toLowerCase()))];
+    return { quarantining_enabled: true, quarantined_test_ids: await this.store.idsIn(set, ids) };
+  }
+}

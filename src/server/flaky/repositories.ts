@@ -1,0 +1,89 @@
+import { randomUUID } from 'node:crypto';
+import type { Repo, RepositorySettings, UpdateRepositorySettingsRequest } from '../../contract/index.js';
+import { CodeOwners } from '../../flaky/codeowners.js';
+import { DEFAULT_SETTINGS } from '../../flaky/detect.js';
+import { repoKey } from '../../flaky/identity.js';
+import { quarantineMatches, type QuarantineMatch } from '../../flaky/quarantine.js';
+import type { FlakyStore, RepositoryRow } from '../../store/flaky.js';
+import { badRequest, notFound } from '../errors.js';
+
+/** A repository with test results, as the service uses it. */
+export interface Repository {
+  id: string;
+  org: string;
+  repo: Repo;
+  settings: RepositorySettings;
+  codeowners: CodeOwners | null;
+  /** How its tests are quarantined (the quarantine rule over its settings). */
+  quarantine: QuarantineMatch[];
+}
+
+/** Stored settings over the defaults, so settings added later get their default. */
+export function mergeSettings(
+  base: RepositorySettings,
+  patch: UpdateRepositorySettingsRequest['settings'] | Partial<RepositorySettings>,
+): RepositorySettings {
+  return {
+    ...base,
+    ...patch,
+    pass_on_retry: { ...base.pass_on_retry, ...(patch.pass_on_retry ?? {}) },
+    failure_rate: { ...base.failure_rate, ...(patch.failure_rate ?? {}) },
+  } as RepositorySettings;
+}
+
+function toRepository(row: RepositoryRow): Repository {
+  const settings = mergeSettings(DEFAULT_SETTINGS, JSON.parse(row.settings) as Partial<RepositorySettings>);
+  return {
+    id: row.id,
+    org: row.org,
+    repo: row.repo,
+    settings,
+    codeowners: row.codeowners ? new CodeOwners(row.codeowners) : null,
+    quarantine: quarantineMatches(settings),
+  };
+}
+
+export async function findRepository(store: FlakyStore, org: string, repo: Repo): Promise<Repository | null> {
+  const row = await store.findRepository(org, repoKey(repo));
+  return row ? toRepository(row) : null;
+}
+
+export async function requireRepository(store: FlakyStore, org: string, repo: Repo): Promise<Repository> {
+  const found = await findRepository(store, org, repo);
+  if (!found) throw notFound(`repo: no test results for ${repoKey(repo)} in this organisation`);
+  return found;
+}
+
+/** The repository, created with default settings on first use (inside the caller's transaction). */
+export async function ensureRepository(
+  store: FlakyStore,
+  org: string,
+  repo: Repo,
+  at: number,
+): Promise<Repository> {
+  const found = await findRepository(store, org, repo);
+  if (found) return found;
+  await store.ensureRepository(org, repoKey(repo), repo, randomUUID(), at);
+  return (await findRepository(store, org, repo))!;
+}
+
+export async function updateSettings(
+  store: FlakyStore,
+  org: string,
+  input: UpdateRepositorySettingsRequest,
+  at: number,
+): Promise<RepositorySettings> {
+  return store.transaction(async (tx) => {
+    const repository = await ensureRepository(tx, org, input.repo, at);
+    const next = mergeSettings(repository.settings, input.settings);
+    const fr = next.failure_rate;
+    if (fr.flaky_resolution > fr.flaky_activation) {
+      throw badRequest('settings.failure_rate.flaky_resolution: must not be above flaky_activation');
+    }
+    if (fr.broken_threshold < fr.flaky_activation) {
+      throw badRequest('settings.failure_rate.broken_threshold: must not be below flaky_activation');
+    }
+    await tx.setRepositorySettings(repository.id, JSON.stringify(next), at);
+    return next;
+  });
+}

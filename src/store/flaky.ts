@@ -1,0 +1,713 @@
+import {
+  sql,
+  type Expression,
+  type ExpressionBuilder,
+  type Kysely,
+  type Selectable,
+  type SqlBool,
+} from 'kysely';
+import type { Repo, TestStatus } from '../contract/index.js';
+import type { QuarantineMatch, QuarantineOverride } from '../flaky/quarantine.js';
+import type { SchemaTables, TestCasesTable } from './schema.js';
+
+/**
+ * The flaky-test tables behind one typed repository: every SQL statement of the flaky-test
+ * service is here. Callers speak in rows and sets of tests; the statements a database needs of
+ * its own (bulk-insert sizes, RETURNING, upserts) are chosen in one place, `flavourOf`.
+ */
+
+/** A test as stored, times as numbers (PostgreSQL hands `bigint` back as strings). */
+export interface CaseRow {
+  id: string;
+  seq: number;
+  repo_id: string;
+  name: string;
+  file: string | null;
+  classname: string | null;
+  parent: string | null;
+  variant: string;
+  first_seen_at: number;
+  rate_status: TestStatus;
+  rate_reason: string | null;
+  rate_changed_at: number | null;
+  por_since: number | null;
+  por_until: number | null;
+  por_reason: string | null;
+  override: QuarantineOverride | null;
+  override_at: number | null;
+  ticket: string | null;
+}
+
+/** What an upload needs of each stored test: where its results go, and what detection had decided. */
+export type KnownCase = Pick<CaseRow, 'seq' | 'rate_status' | 'por_until'>;
+
+export interface RepositoryRow {
+  id: string;
+  org: string;
+  repo: Repo;
+  /** The stored settings, JSON (only what was ever set). */
+  settings: string;
+  codeowners: string | null;
+}
+
+export interface NewCase {
+  id: string;
+  seq: number;
+  repo_id: string;
+  name: string;
+  file: string | null;
+  classname: string | null;
+  parent: string | null;
+  variant: string;
+  first_seen_at: number;
+}
+
+export interface NewUpload {
+  id: string;
+  seq: number;
+  repo_id: string;
+  branch: string;
+  sha: string;
+  pr_number: number | null;
+  job: string | null;
+  attempt: number;
+  variant: string;
+  started_at: number;
+  first_at: number;
+  last_at: number;
+  created_at: number;
+  counts: string;
+  excluded: boolean;
+}
+
+export interface NewResult {
+  test_seq: number;
+  at: number;
+  upload_seq: number;
+  outcome: string;
+  stable: boolean;
+  excluded: boolean;
+  duration_ms: number;
+  attempts: number;
+}
+
+export interface NewFailure {
+  test_seq: number;
+  at: number;
+  upload_seq: number;
+  repo_id: string;
+  pr_number: number | null;
+  failure_key: string | null;
+  failure_line: string | null;
+}
+
+/** The monitor columns detection changes (only the keys present are written). */
+export interface MonitorChange {
+  porSince?: number;
+  porUntil?: number;
+  porReason?: string;
+  rateStatus?: TestStatus;
+  rateChangedAt?: number;
+  rateReason?: string;
+}
+
+/** A set of one repository's tests, as the lists and checks ask for them. */
+export type CaseSet =
+  | { kind: 'failedBetween'; repoId: string; start: number; end: number }
+  | { kind: 'broken'; repoId: string }
+  | { kind: 'flaky'; repoId: string; now: number }
+  | { kind: 'quarantined'; repoId: string; now: number; matches: readonly QuarantineMatch[] };
+
+export interface EarlierUpload {
+  seq: number;
+  first_at: number;
+  last_at: number;
+}
+
+export interface RecentRates {
+  runs7: number;
+  fails7: number;
+  runs1: number;
+  fails1: number;
+}
+
+export interface FailureGroup {
+  testSeq: number;
+  key: string;
+  count: number;
+  last: number;
+}
+
+/** What the store needs to know of its database: found once, from Kysely's adapter. */
+interface Flavour {
+  /** Rows per multi-row INSERT for `columns` columns: within every database's bound-parameter limit. */
+  rowsPerInsert(columns: number): number;
+  /** Keys per `IN (…)` list. */
+  keysPerList: number;
+  /** UPDATE … RETURNING (SQLite ≥ 3.35, PostgreSQL); else update, then read back. */
+  returning: boolean;
+}
+
+/**
+ * The one place where the store picks statements by database. SQLite allows 32,766 bound
+ * parameters, PostgreSQL 65,535; 500 rows per statement measured fastest for ingest on SQLite
+ * (bench/flaky.md) and stays well inside both. ON CONFLICT … DO NOTHING is shared by both.
+ */
+function flavourOf(db: Kysely<SchemaTables>): Flavour {
+  const adapter = db.getExecutor().adapter;
+  const maxParams = 32_766;
+  return {
+    rowsPerInsert: (columns) => Math.min(500, Math.floor(maxParams / columns)),
+    keysPerList: 500,
+    returning: adapter.supportsReturning,
+  };
+}
+
+export interface FlakyStoreOptions {
+  /**
+   * Awaited between the statements of a bulk read or write (one per chunk). The SQLite driver runs
+   * each statement on the event loop: the server passes a pause that yields to other requests.
+   */
+  pause?: () => Promise<void>;
+}
+
+type Cases = ExpressionBuilder<SchemaTables, 'test_cases'>;
+type CaseFilter = (eb: Cases) => Expression<SqlBool>;
+
+/**
+ * Tests a monitor ever marked: the condition of the partial index test_cases_marked, written out
+ * literally (not as bound values) so that the database can see that a query implies it.
+ */
+const MARKED = sql<SqlBool>`(rate_status <> 'healthy' OR por_until IS NOT NULL)`;
+
+const num = (value: unknown): number => Number(value);
+const numOrNull = (value: unknown): number | null =>
+  value === null || value === undefined ? null : Number(value);
+
+const STATUSES: readonly string[] = ['healthy', 'flaky', 'broken'];
+const status = (value: string): TestStatus => (STATUSES.includes(value) ? (value as TestStatus) : 'healthy');
+const override = (value: string | null): QuarantineOverride | null =>
+  value === 'ALWAYS_QUARANTINE' || value === 'NEVER_QUARANTINE' ? value : null;
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+function toCaseRow(row: Selectable<TestCasesTable>): CaseRow {
+  return {
+    id: row.id,
+    seq: num(row.seq),
+    repo_id: row.repo_id,
+    name: row.name,
+    file: row.file,
+    classname: row.classname,
+    parent: row.parent,
+    variant: row.variant,
+    first_seen_at: num(row.first_seen_at),
+    rate_status: status(row.rate_status),
+    rate_reason: row.rate_reason,
+    rate_changed_at: numOrNull(row.rate_changed_at),
+    por_since: numOrNull(row.por_since),
+    por_until: numOrNull(row.por_until),
+    por_reason: row.por_reason,
+    override: override(row.override),
+    override_at: numOrNull(row.override_at),
+    ticket: row.ticket,
+  };
+}
+
+export class FlakyStore {
+  private readonly flavour: Flavour;
+  private readonly pause: () => Promise<void>;
+
+  constructor(
+    private readonly db: Kysely<SchemaTables>,
+    private readonly options: FlakyStoreOptions = {},
+  ) {
+    this.flavour = flavourOf(db);
+    this.pause = options.pause ?? (() => Promise.resolve());
+  }
+
+  /** Runs `work` in one transaction: all of it is stored, or (if it throws) none. */
+  transaction<T>(work: (store: FlakyStore) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute((trx) => work(new FlakyStore(trx, this.options)));
+  }
+
+  /** Runs `each` over `items` in chunks of `size`, pausing between chunks. */
+  private async inChunks<T>(
+    items: readonly T[],
+    size: number,
+    each: (chunk: T[]) => Promise<void>,
+  ): Promise<void> {
+    let first = true;
+    for (const chunk of chunks(items, size)) {
+      if (!first) await this.pause();
+      first = false;
+      await each(chunk);
+    }
+  }
+
+  // ---------------------------------------------------------------------- repositories
+
+  async findRepository(org: string, key: string): Promise<RepositoryRow | null> {
+    const row = await this.db
+      .selectFrom('flaky_repositories')
+      .select(['id', 'org_slug', 'host', 'owner', 'name', 'settings', 'codeowners'])
+      .where('org_slug', '=', org)
+      .where('repo_key', '=', key)
+      .executeTakeFirst();
+    if (!row) return null;
+    return {
+      id: row.id,
+      org: row.org_slug,
+      repo: { host: row.host, owner: row.owner, name: row.name },
+      settings: row.settings,
+      codeowners: row.codeowners || null,
+    };
+  }
+
+  /** Creates the organisation and the repository (default settings) unless they exist. */
+  async ensureRepository(org: string, key: string, repo: Repo, id: string, at: number): Promise<void> {
+    await this.db
+      .insertInto('organisations')
+      .values({ slug: org, created_at: at })
+      .onConflict((oc) => oc.column('slug').doNothing())
+      .execute();
+    await this.db
+      .insertInto('flaky_repositories')
+      .values({
+        id,
+        org_slug: org,
+        repo_key: key,
+        host: repo.host.toLowerCase(),
+        owner: repo.owner,
+        name: repo.name,
+        settings: '{}',
+        codeowners: null,
+        created_at: at,
+        updated_at: at,
+      })
+      .onConflict((oc) => oc.columns(['org_slug', 'repo_key']).doNothing())
+      .execute();
+  }
+
+  async setRepositorySettings(repoId: string, settings: string, at: number): Promise<void> {
+    await this.db
+      .updateTable('flaky_repositories')
+      .set({ settings, updated_at: at })
+      .where('id', '=', repoId)
+      .execute();
+  }
+
+  async setCodeowners(repoId: string, codeowners: string, at: number): Promise<void> {
+    await this.db
+      .updateTable('flaky_repositories')
+      .set({ codeowners, updated_at: at })
+      .where('id', '=', repoId)
+      .execute();
+  }
+
+  // ---------------------------------------------------------------------- ingest
+
+  /** The first of `n` new sequence numbers of `name` (tests or uploads), in arrival order. */
+  async nextSeqs(name: 'test' | 'upload', n: number): Promise<number> {
+    const bump = this.db
+      .updateTable('flaky_counters')
+      .set((eb) => ({ value: eb('value', '+', n) }))
+      .where('name', '=', name);
+    let value: number;
+    if (this.flavour.returning) value = num((await bump.returning('value').executeTakeFirstOrThrow()).value);
+    else {
+      await bump.execute();
+      const row = await this.db
+        .selectFrom('flaky_counters')
+        .select('value')
+        .where('name', '=', name)
+        .executeTakeFirstOrThrow();
+      value = num(row.value);
+    }
+    return value - n + 1;
+  }
+
+  /** Of the tests with these seqs, the ones a monitor ever marked (the partial index test_cases_marked). */
+  async markedCases(seqs: readonly number[]): Promise<KnownCase[]> {
+    const out: KnownCase[] = [];
+    await this.inChunks(seqs, this.flavour.keysPerList, async (chunk) => {
+      const rows = await this.db
+        .selectFrom('test_cases')
+        .select(['seq', 'rate_status', 'por_until'])
+        .where('seq', 'in', chunk)
+        .where(MARKED)
+        .execute();
+      for (const row of rows)
+        out.push({
+          seq: num(row.seq),
+          rate_status: status(row.rate_status),
+          por_until: numOrNull(row.por_until),
+        });
+    });
+    return out;
+  }
+
+  /** The stored tests among these ids, by id. */
+  async casesById(ids: readonly string[]): Promise<Map<string, KnownCase>> {
+    const out = new Map<string, KnownCase>();
+    await this.inChunks(ids, this.flavour.keysPerList, async (chunk) => {
+      const rows = await this.db
+        .selectFrom('test_cases')
+        .select(['id', 'seq', 'rate_status', 'por_until'])
+        .where('id', 'in', chunk)
+        .execute();
+      for (const row of rows)
+        out.set(row.id, {
+          seq: num(row.seq),
+          rate_status: status(row.rate_status),
+          por_until: numOrNull(row.por_until),
+        });
+    });
+    return out;
+  }
+
+  /** Stores new tests; `toRow` makes the rows of one statement at a time (an upload may bring 200,000). */
+  async insertCases<T>(items: readonly T[], toRow: (item: T) => NewCase): Promise<void> {
+    await this.inChunks(items, this.flavour.rowsPerInsert(10), async (chunk) => {
+      await this.db
+        .insertInto('test_cases')
+        .values(chunk.map((item) => ({ ...toRow(item), rate_status: 'healthy' })))
+        .execute();
+    });
+  }
+
+  async insertUpload(upload: NewUpload): Promise<void> {
+    await this.db
+      .insertInto('test_uploads')
+      .values({ ...upload, excluded: upload.excluded ? 1 : 0 })
+      .execute();
+  }
+
+  async insertResults<T>(items: readonly T[], toRow: (item: T) => NewResult): Promise<void> {
+    await this.inChunks(items, this.flavour.rowsPerInsert(8), async (chunk) => {
+      const rows = chunk.map((item) => {
+        const r = toRow(item);
+        return { ...r, stable: r.stable ? 1 : 0, excluded: r.excluded ? 1 : 0 };
+      });
+      await this.db.insertInto('flaky_results').values(rows).execute();
+    });
+  }
+
+  async insertFailures<T>(items: readonly T[], toRow: (item: T) => NewFailure): Promise<void> {
+    await this.inChunks(items, this.flavour.rowsPerInsert(7), async (chunk) => {
+      await this.db.insertInto('flaky_failures').values(chunk.map(toRow)).execute();
+    });
+  }
+
+  /** Earlier uploads of this commit that detection used (not excluded). */
+  async uploadsOfCommit(repoId: string, sha: string): Promise<EarlierUpload[]> {
+    const rows = await this.db
+      .selectFrom('test_uploads')
+      .select(['seq', 'first_at', 'last_at'])
+      .where('repo_id', '=', repoId)
+      .where('sha', '=', sha)
+      .where('excluded', '=', 0)
+      .execute();
+    return rows.map((r) => ({ seq: num(r.seq), first_at: num(r.first_at), last_at: num(r.last_at) }));
+  }
+
+  /** The outcomes an earlier upload stored for these tests. */
+  async outcomesIn(
+    upload: EarlierUpload,
+    seqs: readonly number[],
+  ): Promise<Array<{ seq: number; outcome: string }>> {
+    const out: Array<{ seq: number; outcome: string }> = [];
+    await this.inChunks(seqs, this.flavour.keysPerList, async (chunk) => {
+      const rows = await this.db
+        .selectFrom('flaky_results')
+        .select(['test_seq', 'outcome'])
+        .where('test_seq', 'in', chunk)
+        .where('at', '>=', upload.first_at)
+        .where('at', '<=', upload.last_at)
+        .where('upload_seq', '=', upload.seq)
+        .execute();
+      for (const r of rows) out.push({ seq: num(r.test_seq), outcome: r.outcome });
+    });
+    return out;
+  }
+
+  /** Of these tests, the ones with a failure in the window (since, until]. */
+  async failedIn(seqs: readonly number[], since: number, until: number): Promise<Set<number>> {
+    const out = new Set<number>();
+    await this.inChunks(seqs, this.flavour.keysPerList, async (chunk) => {
+      const rows = await this.db
+        .selectFrom('flaky_failures')
+        .select('test_seq')
+        .distinct()
+        .where('test_seq', 'in', chunk)
+        .where('at', '>', since)
+        .where('at', '<=', until)
+        .execute();
+      for (const row of rows) out.add(num(row.test_seq));
+    });
+    return out;
+  }
+
+  /** Runs and failures on stable branches, not excluded, in the window (since, until], by test seq. */
+  async stableRates(
+    seqs: readonly number[],
+    since: number,
+    until: number,
+  ): Promise<Map<number, { runs: number; fails: number }>> {
+    const out = new Map<number, { runs: number; fails: number }>();
+    await this.inChunks(seqs, this.flavour.keysPerList, async (chunk) => {
+      const rows = await this.db
+        .selectFrom('flaky_results')
+        .select((eb) => [
+          'test_seq',
+          eb.fn.countAll<number>().as('runs'),
+          eb.fn.sum<number>(eb.case().when('outcome', '!=', 'passed').then(1).else(0).end()).as('fails'),
+        ])
+        .where('test_seq', 'in', chunk)
+        .where('at', '>', since)
+        .where('at', '<=', until)
+        .where('stable', '=', 1)
+        .where('excluded', '=', 0)
+        .groupBy('test_seq')
+        .execute();
+      for (const row of rows) out.set(num(row.test_seq), { runs: num(row.runs), fails: num(row.fails) });
+    });
+    return out;
+  }
+
+  /** Writes what detection changed, one statement per test. */
+  async updateMonitors(changes: ReadonlyArray<{ id: string; change: MonitorChange }>): Promise<void> {
+    await this.inChunks(changes, this.flavour.keysPerList, async (chunk) => {
+      for (const { id, change } of chunk) {
+        await this.db
+          .updateTable('test_cases')
+          .set({
+            por_since: change.porSince,
+            por_until: change.porUntil,
+            por_reason: change.porReason,
+            rate_status: change.rateStatus,
+            rate_changed_at: change.rateChangedAt,
+            rate_reason: change.rateReason,
+          })
+          .where('id', '=', id)
+          .execute();
+      }
+    });
+  }
+
+  // ---------------------------------------------------------------------- reading
+
+  /**
+   * The repository's tests in any of `parts`, as `repo_id = ? AND seq IN (part₁ UNION ALL part₂ …)`:
+   * each part reads its own index, where one OR over the repository's tests would scan them all.
+   */
+  private testsIn(repoId: string, parts: CaseFilter[]): CaseFilter {
+    return (eb) => {
+      if (!parts.length) return sql<SqlBool>`1 = 0`;
+      const part = (filter: CaseFilter) =>
+        eb.selectFrom('test_cases').select('seq').where('repo_id', '=', repoId).where(filter);
+      const [first, ...rest] = parts.map(part);
+      return eb.and([
+        eb('repo_id', '=', repoId),
+        eb(
+          'seq',
+          'in',
+          rest.reduce((union, p) => union.unionAll(p), first),
+        ),
+      ]);
+    };
+  }
+
+  /** Flaky at `now` (effectiveStatus): the failure-rate monitor says flaky, or healthy with pass-on-retry active. */
+  private flakyParts(now: number, extra: CaseFilter = (eb) => eb.lit(true)): CaseFilter[] {
+    return [
+      (eb) => eb.and([extra(eb), eb('rate_status', '=', 'flaky')]),
+      (eb) => eb.and([extra(eb), eb('rate_status', '=', 'healthy'), eb('por_until', '>', now)]),
+    ];
+  }
+
+  private filterOf(set: CaseSet): CaseFilter {
+    switch (set.kind) {
+      case 'failedBetween': {
+        const failed = this.db
+          .selectFrom('flaky_failures')
+          .select('test_seq')
+          .where('repo_id', '=', set.repoId)
+          .where('at', '>=', set.start)
+          .where('at', '<', set.end);
+        return (eb) => eb.and([eb('repo_id', '=', set.repoId), eb('seq', 'in', failed)]);
+      }
+      case 'broken':
+        return (eb) => eb.and([eb('repo_id', '=', set.repoId), eb('rate_status', '=', 'broken')]);
+      case 'flaky':
+        return this.testsIn(set.repoId, this.flakyParts(set.now));
+      case 'quarantined': {
+        const parts = set.matches.flatMap((m): CaseFilter[] => {
+          const overridden: CaseFilter =
+            m.override === null
+              ? (eb) => eb('override', 'is', null)
+              : (eb) => eb('override', '=', m.override);
+          return m.flakyOnly ? this.flakyParts(set.now, overridden) : [overridden];
+        });
+        return this.testsIn(set.repoId, parts);
+      }
+    }
+  }
+
+  async countCases(set: CaseSet): Promise<number> {
+    const row = await this.db
+      .selectFrom('test_cases')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where(this.filterOf(set))
+      .executeTakeFirstOrThrow();
+    return num(row.n);
+  }
+
+  /** Up to `limit` tests of the set in arrival order: after seq `after` (or from the start), or the last ones before seq `before` (or the very last). */
+  async casesInOrder(
+    set: CaseSet,
+    range: { after?: number; before?: number; last?: boolean },
+    limit: number,
+  ): Promise<CaseRow[]> {
+    const base = this.db.selectFrom('test_cases').selectAll().where(this.filterOf(set));
+    if (range.last || range.before !== undefined) {
+      const q = range.before !== undefined ? base.where('seq', '<', range.before) : base;
+      return (await q.orderBy('seq', 'desc').limit(limit).execute()).reverse().map(toCaseRow);
+    }
+    const q = range.after !== undefined ? base.where('seq', '>', range.after) : base;
+    return (await q.orderBy('seq', 'asc').limit(limit).execute()).map(toCaseRow);
+  }
+
+  /** Which of these test ids are in the set. */
+  async idsIn(set: CaseSet, ids: readonly string[]): Promise<string[]> {
+    const filter = this.filterOf(set);
+    const out: string[] = [];
+    await this.inChunks(ids, this.flavour.keysPerList, async (chunk) => {
+      const rows = await this.db
+        .selectFrom('test_cases')
+        .select('id')
+        .where((eb) => eb.and([filter(eb), eb('id', 'in', chunk)]))
+        .execute();
+      out.push(...rows.map((r) => r.id));
+    });
+    return out;
+  }
+
+  async findCase(repoId: string, id: string): Promise<CaseRow | null> {
+    const row = await this.db
+      .selectFrom('test_cases')
+      .selectAll()
+      .where('id', '=', id)
+      .where('repo_id', '=', repoId)
+      .executeTakeFirst();
+    return row ? toCaseRow(row) : null;
+  }
+
+  async setTicket(id: string, ticket: string): Promise<void> {
+    await this.db.updateTable('test_cases').set({ ticket }).where('id', '=', id).execute();
+  }
+
+  async setOverride(id: string, value: QuarantineOverride | null, at: number | null): Promise<void> {
+    await this.db
+      .updateTable('test_cases')
+      .set({ override: value, override_at: at })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /** Distinct pull requests each test failed on in [since, until], by test seq. */
+  async impactedPullRequests(
+    seqs: readonly number[],
+    since: number,
+    until: number,
+  ): Promise<Map<number, number>> {
+    const out = new Map<number, number>();
+    if (!seqs.length) return out;
+    const rows = await this.db
+      .selectFrom('flaky_failures')
+      .select((eb) => ['test_seq', eb.fn.count<number>('pr_number').distinct().as('prs')])
+      .where('test_seq', 'in', seqs)
+      .where('at', '>=', since)
+      .where('at', '<=', until)
+      .where('pr_number', 'is not', null)
+      .groupBy('test_seq')
+      .execute();
+    for (const row of rows) out.set(num(row.test_seq), num(row.prs));
+    return out;
+  }
+
+  /** Runs and failures (not excluded) in [since, until] and in [day, until], by test seq. */
+  async recentRates(
+    seqs: readonly number[],
+    since: number,
+    day: number,
+    until: number,
+  ): Promise<Map<number, RecentRates>> {
+    const out = new Map<number, RecentRates>();
+    if (!seqs.length) return out;
+    const rows = await this.db
+      .selectFrom('flaky_results')
+      .select((eb) => {
+        const failed = eb.case().when('outcome', '!=', 'passed').then(1).else(0).end();
+        return [
+          'test_seq',
+          eb.fn.countAll<number>().as('runs7'),
+          eb.fn.sum<number>(failed).as('fails7'),
+          eb.fn.sum<number>(eb.case().when('at', '>=', day).then(1).else(0).end()).as('runs1'),
+          eb.fn
+            .sum<number>(
+              eb
+                .case()
+                .when(eb.and([eb('at', '>=', day), eb('outcome', '!=', 'passed')]))
+                .then(1)
+                .else(0)
+                .end(),
+            )
+            .as('fails1'),
+        ];
+      })
+      .where('test_seq', 'in', seqs)
+      .where('at', '>=', since)
+      .where('at', '<=', until)
+      .where('excluded', '=', 0)
+      .groupBy('test_seq')
+      .execute();
+    for (const r of rows)
+      out.set(num(r.test_seq), {
+        runs7: num(r.runs7),
+        fails7: num(r.fails7),
+        runs1: num(r.runs1),
+        fails1: num(r.fails1),
+      });
+    return out;
+  }
+
+  /** Failures of these tests in [since, until], grouped by failure key. */
+  async failureGroups(seqs: readonly number[], since: number, until: number): Promise<FailureGroup[]> {
+    if (!seqs.length) return [];
+    const rows = await this.db
+      .selectFrom('flaky_failures')
+      .select((eb) => [
+        'test_seq',
+        'failure_key',
+        eb.fn.countAll<number>().as('n'),
+        eb.fn.max('at').as('last'),
+      ])
+      .where('test_seq', 'in', seqs)
+      .where('at', '>=', since)
+      .where('at', '<=', until)
+      .where('failure_key', 'is not', null)
+      .groupBy(['test_seq', 'failure_key'])
+      .execute();
+    return rows.map((r) => ({
+      testSeq: num(r.test_seq),
+      key: String(r.failure_key),
+      count: num(r.n),
+      last: num(r.last),
+    }));
+  }
+}
