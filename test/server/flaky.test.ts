@@ -3,12 +3,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { routes } from '../../src/contract/index.js';
 import { parseJUnit } from '../../src/flaky/junit.js';
 import { foldResults } from '../../src/flaky/results.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { skipWithoutPostgres, startPostgres, type PostgresCluster } from '../support/postgres.js';
+import { startTestServer, type TestServer, type TestServerOptions } from '../support/server.js';
 import { call, ISO_MS, ok, REPO, shapeMismatches } from './helpers.js';
 
 // Flaky tests over real HTTP: reports go in through the upload extension, and every v1 flaky
@@ -49,9 +50,19 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
+/**
+ * The database of the servers started now: the embedded SQLite, or a fresh database of a
+ * throwaway PostgreSQL cluster (the same suite runs on both, below).
+ */
+let database: (() => Promise<Pick<TestServerOptions, 'databaseUrl'>>) | null = null;
+
 /** A server whose clock reads `clock.now` (ms). */
 async function server(clock: { now: number }) {
-  const s = await startTestServer({ tokens: { 'token-a': ORG, 'token-b': 'other' }, now: () => clock.now });
+  const s = await startTestServer({
+    tokens: { 'token-a': ORG, 'token-b': 'other' },
+    now: () => clock.now,
+    ...(await database?.()),
+  });
   servers.push(s);
   return s;
 }
@@ -155,6 +166,8 @@ async function byName(s: TestServer, status: 'FLAKY' | 'BROKEN', token = 'token-
   return new Map<string, Record<string, any>>(answer.tests.map((t: { name: string }) => [t.name, t])); // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
+/** Every test below, once per database. */
+function flakySuite(): void {
 describe('flaky tests: upload, classification and every endpoint', () => {
   it('counts each upload; retries fold into one pass-on-retry result; ids stay the same across uploads', async () => {
     const clock = { now: T0 + 12 * HOUR };
@@ -561,12 +574,13 @@ describe('flaky data and restarts', () => {
   it('survives a restart of the server on the same data dir', async () => {
     const clock = { now: T0 + 12 * HOUR };
     const dataDir = await mkdtemp(join(tmpdir(), 'railyard-flaky-'));
+    const db = await database?.();
     try {
-      const s = await startTestServer({ dataDir, tokens: { 'token-a': ORG }, now: () => clock.now });
+      const s = await startTestServer({ dataDir, tokens: { 'token-a': ORG }, now: () => clock.now, ...db });
       await seed(s);
       const before = await byName(s, 'BROKEN');
       await s.close();
-      const again = await startTestServer({ dataDir, tokens: { 'token-a': ORG }, now: () => clock.now });
+      const again = await startTestServer({ dataDir, tokens: { 'token-a': ORG }, now: () => clock.now, ...db });
       const after = await byName(again, 'BROKEN');
       await again.close();
       expect([...after.values()]).toEqual([...before.values()]);
@@ -602,4 +616,23 @@ describe('Playwright projects', () => {
       'firefox: checkout › pays with card',
     ]);
   });
+});
+}
+
+describe('on SQLite', () => {
+  flakySuite();
+});
+
+const noPostgres = skipWithoutPostgres();
+describe.skipIf(noPostgres)('on PostgreSQL', () => {
+  let cluster: PostgresCluster;
+  beforeAll(async () => {
+    cluster = await startPostgres();
+    database = async () => ({ databaseUrl: await cluster.createDatabase() });
+  });
+  afterAll(async () => {
+    database = null;
+    await cluster?.close();
+  });
+  flakySuite();
 });
