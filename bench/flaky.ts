@@ -11,6 +11,7 @@
  *   npm run build && npx tsx bench/flaky.ts
  *   UPLOADS=200 npx tsx bench/flaky.ts      # a quick run
  *   PROFILE=/tmp/prof UPLOADS=200 npx tsx bench/flaky.ts   # and the server's CPU profile
+ *   DATABASE=postgres npx tsx bench/flaky.ts  # the server on a throwaway PostgreSQL cluster
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -73,11 +74,12 @@ interface Server {
   stop(): Promise<void>;
 }
 
-async function startServer(dataDir: string): Promise<Server> {
+async function startServer(dataDir: string, databaseUrl?: string): Promise<Server> {
   const bin = resolve(import.meta.dirname, '../bin/run.js');
   // PROFILE=DIR writes the server's CPU profile there (node --cpu-prof) when it stops.
   const profile = process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`] : [];
-  const child = spawn(process.execPath, [...profile, bin, 'serve', '--sandbox', '--port', '0', '--data-dir', dataDir, '--token', TOKEN], {
+  const database = databaseUrl ? ['--database-url', databaseUrl] : [];
+  const child = spawn(process.execPath, [...profile, bin, 'serve', '--sandbox', '--port', '0', '--data-dir', dataDir, '--token', TOKEN, ...database], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolveUrl, reject) => {
@@ -152,7 +154,10 @@ async function timePages(api: string, name: string, op: string, body: Record<str
 }
 
 const dataDir = await mkdtemp(join(tmpdir(), 'railyard-flaky-bench-'));
-const server = await startServer(dataDir);
+// DATABASE=postgres: the same run against PostgreSQL (a throwaway cluster, removed afterwards).
+const cluster = process.env.DATABASE === 'postgres' ? await (await import('../test/support/postgres.js')).startPostgres() : null;
+const server = await startServer(dataDir, cluster ? await cluster.createDatabase() : undefined);
+console.log(`database: ${cluster ? 'PostgreSQL 15 (throwaway cluster, fsync off)' : 'embedded SQLite'}`);
 const api = server.url;
 try {
   console.log(
@@ -219,5 +224,6 @@ try {
   console.log(`server peak RSS after queries: ${peakRssMiB(server.pid).toFixed(0)} MiB`);
 } finally {
   await server.stop();
+  await cluster?.close();
   await rm(dataDir, { recursive: true, force: true });
 }

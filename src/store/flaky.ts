@@ -1,4 +1,5 @@
 import {
+  PostgresAdapter,
   sql,
   type Expression,
   type ExpressionBuilder,
@@ -146,6 +147,11 @@ interface Flavour {
   keysPerList: number;
   /** UPDATE … RETURNING (SQLite ≥ 3.35, PostgreSQL); else update, then read back. */
   returning: boolean;
+  /**
+   * Transaction-scoped advisory locks (PostgreSQL). SQLite needs none: it has one writer, so the
+   * transactions of two uploads never overlap there.
+   */
+  advisoryLocks: boolean;
 }
 
 /**
@@ -160,6 +166,7 @@ function flavourOf(db: Kysely<SchemaTables>): Flavour {
     rowsPerInsert: (columns) => Math.min(500, Math.floor(maxParams / columns)),
     keysPerList: 500,
     returning: adapter.supportsReturning,
+    advisoryLocks: adapter instanceof PostgresAdapter,
   };
 }
 
@@ -310,6 +317,16 @@ export class FlakyStore {
   }
 
   // ---------------------------------------------------------------------- ingest
+
+  /**
+   * Holds the repository until this transaction ends: uploads of one repository are stored one
+   * after the other, so two of them never both take the same new test as theirs (which would fail
+   * the second on the unique id) and the outcome is the same as on SQLite.
+   */
+  async lockRepository(repoId: string): Promise<void> {
+    if (!this.flavour.advisoryLocks) return;
+    await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`flaky:${repoId}`}, 0))`.execute(this.db);
+  }
 
   /** The first of `n` new sequence numbers of `name` (tests or uploads), in arrival order. */
   async nextSeqs(name: 'test' | 'upload', n: number): Promise<number> {

@@ -193,6 +193,17 @@ describe('flaky tests: upload, classification and every endpoint', () => {
     expect(broken.get('migrates')!.id).toBe(expected);
   });
 
+  it('takes uploads of the same new tests at the same moment: each lands, and each test is new once', async () => {
+    const clock = { now: T0 + 2 * HOUR };
+    const s = await server(clock);
+    // The repository exists already (its first upload is stored alone).
+    await upload(s, [{ name: 'first' }], { sha: sha(9), at: T0 });
+    const cases = Array.from({ length: 50 }, (_, i) => ({ name: `concurrent ${i}`, fail: i % 10 === 0 ? 'boom' : undefined }));
+    const answers = await Promise.all([1, 2, 3, 4].map((n) => upload(s, cases, { sha: sha(n), at: T0 + HOUR })));
+    expect(answers.map((a) => a.tests)).toEqual([50, 50, 50, 50]);
+    expect(answers.reduce((sum, a) => sum + a.new_tests, 0)).toBe(50);
+  });
+
   it('classifies: pass-on-retry and a 30 % stable-branch failure rate are flaky, 100 % is broken, with reasons and times', async () => {
     const clock = { now: T0 + 12 * HOUR };
     const s = await server(clock);

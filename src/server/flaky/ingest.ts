@@ -83,6 +83,7 @@ export class Ingest {
 
     const { response, added } = await this.store.transaction(async (tx) => {
       const repository = await ensureRepository(tx, org, input.repo, now);
+      await tx.lockRepository(repository.id);
       const { settings } = repository;
       if (input.codeowners !== undefined) await tx.setCodeowners(repository.id, input.codeowners, now);
       const ran = counts.tests - counts.skipped;
