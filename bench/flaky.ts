@@ -156,7 +156,8 @@ async function timePages(api: string, name: string, op: string, body: Record<str
 const dataDir = await mkdtemp(join(tmpdir(), 'railyard-flaky-bench-'));
 // DATABASE=postgres: the same run against PostgreSQL (a throwaway cluster, removed afterwards).
 const cluster = process.env.DATABASE === 'postgres' ? await (await import('../test/support/postgres.js')).startPostgres() : null;
-const server = await startServer(dataDir, cluster ? await cluster.createDatabase() : undefined);
+const databaseUrl = cluster ? await cluster.createDatabase() : undefined;
+const server = await startServer(dataDir, databaseUrl);
 console.log(`database: ${cluster ? 'PostgreSQL 15 (throwaway cluster, fsync off)' : 'embedded SQLite'}`);
 const api = server.url;
 try {
@@ -222,6 +223,17 @@ try {
   await timePages(api, 'list-unhealthy-tests FLAKY', 'flaky-tests/list-unhealthy-tests', { ...key, status: 'FLAKY' });
   await timePages(api, 'list-unhealthy-tests BROKEN', 'flaky-tests/list-unhealthy-tests', { ...key, status: 'BROKEN' });
   console.log(`server peak RSS after queries: ${peakRssMiB(server.pid).toFixed(0)} MiB`);
+  if (cluster && databaseUrl) {
+    // Where PostgreSQL spent its reads: sequential scans of big tables point at a missing index.
+    const { Client } = await import('pg');
+    const db = new Client({ connectionString: databaseUrl });
+    await db.connect();
+    const tables = await db.query(
+      `SELECT relname, seq_scan, seq_tup_read, idx_scan, n_tup_ins, n_tup_upd FROM pg_stat_user_tables ORDER BY seq_tup_read DESC LIMIT 6`,
+    );
+    console.table(tables.rows);
+    await db.end();
+  }
 } finally {
   await server.stop();
   await cluster?.close();
