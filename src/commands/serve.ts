@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Command, Flags } from '@oclif/core';
+import type { LogLevel } from '../server/index.js';
 
 function parseOrgToken(value: string): { org: string; token: string } {
   const at = value.indexOf('=');
@@ -13,7 +14,9 @@ export default class Serve extends Command {
   static override description =
     'Serves the v1 API under /v1 on HOST:PORT, storing its data in --data-dir (SQLite). ' +
     'Every request but /v1/status and /v1/openapi.json needs an x-api-token. Without --token, a token is ' +
-    'generated on the first start, printed once, and only its hash is stored. Stops cleanly on SIGINT/SIGTERM.';
+    'generated on the first start, printed once, and only its hash is stored. Logs to stdout through pino: one line per request ' +
+    '(method, route, status, duration, organisation, request id) and per queue event (PR state changes, test runs, merges). ' +
+    'Stops cleanly on SIGINT/SIGTERM.';
 
   static override examples = [
     {
@@ -22,13 +25,19 @@ export default class Serve extends Command {
     },
     {
       description: 'Serve two teams, each with its own token',
-      command: '<%= config.bin %> serve --token "$TEAM_A_TOKEN" --org team-a --org-token team-b="$TEAM_B_TOKEN"',
+      command:
+        '<%= config.bin %> serve --token "$TEAM_A_TOKEN" --org team-a --org-token team-b="$TEAM_B_TOKEN"',
     },
   ];
 
   static override flags = {
     host: Flags.string({ description: 'Interface to listen on', default: '127.0.0.1' }),
-    port: Flags.integer({ description: 'Port to listen on (0 = any free port)', default: 7311, min: 0, max: 65535 }),
+    port: Flags.integer({
+      description: 'Port to listen on (0 = any free port)',
+      default: 7311,
+      min: 0,
+      max: 65535,
+    }),
     'data-dir': Flags.string({ description: 'Directory of the database', default: './.railyard' }),
     token: Flags.string({
       description: 'An API token of the --org organisation (repeatable); only its hash is stored',
@@ -45,16 +54,38 @@ export default class Serve extends Command {
       exclusive: ['git-root'],
     }),
     'git-root': Flags.string({
-      description: 'Serve the bare repositories at DIR/<host>/<owner>/<name>.git: PR N is refs/pull/N/head, checks come from railyard.json',
+      description:
+        'Serve the bare repositories at DIR/<host>/<owner>/<name>.git: PR N is refs/pull/N/head, checks come from railyard.json',
       helpValue: 'DIR',
     }),
-    'sandbox-test-seconds': Flags.integer({ description: 'Sandbox: how long a test run takes', default: 5, min: 0 }),
+    'sandbox-test-seconds': Flags.integer({
+      description: 'Sandbox: how long a test run takes',
+      default: 5,
+      min: 0,
+    }),
     'sandbox-fail': Flags.string({
       description: 'Sandbox: runs containing any of these PR numbers fail (comma-separated, e.g. 3,7)',
       helpValue: 'N,M',
     }),
-    'sandbox-failure-rate': Flags.string({ description: 'Sandbox: probability (0..1) that a run fails for no reason', default: '0' }),
-    seed: Flags.integer({ description: 'Sandbox: seed of the random failures (same seed, same outcomes)', default: 1 }),
+    'sandbox-failure-rate': Flags.string({
+      description: 'Sandbox: probability (0..1) that a run fails for no reason',
+      default: '0',
+    }),
+    seed: Flags.integer({
+      description: 'Sandbox: seed of the random failures (same seed, same outcomes)',
+      default: 1,
+    }),
+    'log-level': Flags.string({
+      description:
+        'Least severe log lines written to stdout (info: one line per request and per queue event)',
+      options: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+      default: 'info',
+    }),
+    'log-format': Flags.string({
+      description:
+        'Log lines as JSON (one object a line) or pretty (for people); default pretty on a terminal, JSON otherwise',
+      options: ['json', 'pretty'],
+    }),
   };
 
   async run(): Promise<void> {
@@ -70,19 +101,42 @@ export default class Serve extends Command {
     }
 
     const failPrs = new Set<number>();
-    for (const part of (flags['sandbox-fail'] ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
-      if (!/^\d+$/.test(part) || Number(part) < 1) this.error(`--sandbox-fail: "${part}" is not a pull request number`, { exit: 2 });
+    for (const part of (flags['sandbox-fail'] ?? '')
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean)) {
+      if (!/^\d+$/.test(part) || Number(part) < 1)
+        this.error(`--sandbox-fail: "${part}" is not a pull request number`, { exit: 2 });
       failPrs.add(Number(part));
     }
     const failureRate = Number(flags['sandbox-failure-rate']);
     if (!Number.isFinite(failureRate) || failureRate < 0 || failureRate > 1) {
-      this.error(`--sandbox-failure-rate: expected a probability between 0 and 1, got "${flags['sandbox-failure-rate']}"`, { exit: 2 });
+      this.error(
+        `--sandbox-failure-rate: expected a probability between 0 and 1, got "${flags['sandbox-failure-rate']}"`,
+        { exit: 2 },
+      );
     }
     if (!flags.sandbox && !flags['git-root']) {
-      this.error('say where pull requests come from: --git-root DIR (bare git repositories) or --sandbox (simulated)', { exit: 2 });
+      this.error(
+        'say where pull requests come from: --git-root DIR (bare git repositories) or --sandbox (simulated)',
+        { exit: 2 },
+      );
     }
 
     // Loaded lazily: other commands never pay for Fastify, the store or the engine.
+    const logLevel = flags['log-level'] as LogLevel;
+    const pretty = (flags['log-format'] ?? (process.stdout.isTTY ? 'pretty' : 'json')) === 'pretty';
+    let logStream: NodeJS.WritableStream = process.stdout;
+    if (pretty && logLevel !== 'silent') {
+      const { default: pinoPretty } = await import('pino-pretty');
+      logStream = pinoPretty({
+        sync: true,
+        colorize: Boolean(process.stdout.isTTY) && !process.env.NO_COLOR,
+      });
+    }
+    // Errors of the queue workers go to the server's log once it exists.
+    let logError = (message: string, error?: unknown) => console.error(message, error ?? '');
+
     const [{ buildServer }, { openStore }, runtime] = await Promise.all([
       import('../server/index.js'),
       import('../store/index.js'),
@@ -94,6 +148,7 @@ export default class Serve extends Command {
         dataDir: flags['data-dir'],
         gitRoot: flags['git-root'],
         sandbox: { testSeconds: flags['sandbox-test-seconds'], failPrs, failureRate, seed: flags.seed },
+        log: (message, error) => logError(message, error),
       });
     } catch (error) {
       this.error(error instanceof Error ? error.message : String(error), { exit: 2 });
@@ -104,10 +159,20 @@ export default class Serve extends Command {
     if ((await store.listTokens()).length === 0) {
       const token = `ry_${randomBytes(24).toString('base64url')}`;
       await store.addToken(flags.org, token);
-      this.log(`Generated an API token for organisation "${flags.org}". It is shown only this once (only its hash is stored):`);
+      this.log(
+        `Generated an API token for organisation "${flags.org}". It is shown only this once (only its hash is stored):`,
+      );
       this.log(`  ${token}`);
     }
-    const app = await buildServer({ store, forge: backend.forge, workers: backend.workers, version: this.config.version });
+    const app = await buildServer({
+      store,
+      forge: backend.forge,
+      workers: backend.workers,
+      version: this.config.version,
+      logLevel,
+      logStream,
+    });
+    logError = (message, error) => app.log.error({ err: error }, message);
     await app.listen({ host: flags.host, port: flags.port });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : flags.port;
@@ -122,14 +187,24 @@ export default class Serve extends Command {
           process.exit(1);
         }
         stopping = true;
+        app.log.info({ signal }, 'stopping: finishing requests in flight and queued commands');
         // Stop accepting, finish in-flight requests and queued commands, then close the database.
         app
           .close()
           .then(() => store.close())
-          .then(resolve, (error: unknown) => {
-            this.logToStderr(`error while stopping: ${error instanceof Error ? error.message : String(error)}`);
-            process.exit(1);
-          });
+          .then(
+            () => {
+              app.log.info('stopped cleanly');
+              resolve();
+            },
+            (error: unknown) => {
+              app.log.error({ err: error }, 'error while stopping');
+              this.logToStderr(
+                `error while stopping: ${error instanceof Error ? error.message : String(error)}`,
+              );
+              process.exit(1);
+            },
+          );
       };
       process.on('SIGINT', stop);
       process.on('SIGTERM', stop);

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { negotiate } from '@fastify/accept-negotiator';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import { z } from 'zod';
 import { buildOpenApiDocument } from '../contract/openapi.js';
 import {
@@ -30,8 +36,10 @@ export interface ServerDeps {
   forge: Forge;
   /** Reported in the OpenAPI document. */
   version?: string;
-  /** Server log level (to stderr); default `error`, so only unexpected errors are logged. */
-  logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Server log level; default `error`, so only unexpected errors are logged. At `info`: one line per request and per queue event. */
+  logLevel?: LogLevel;
+  /** Where the JSON log lines go (default stderr); `railyard serve` passes stdout or a pino-pretty stream. */
+  logStream?: NodeJS.WritableStream;
   /** Where engine effects are carried out (test runs, merges); see QueueService. */
   onEffects?: EffectHandler;
   /** The queue workers (sandbox or git executor): run tests, merge, tick; closed with the server. */
@@ -44,6 +52,8 @@ export interface ServerDeps {
    */
   reportWorker?: string | false;
 }
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 export interface Railyard {
   service: QueueService;
@@ -88,7 +98,13 @@ const requestSchemas = new Map(
  */
 function describeRequestError(error: z.ZodError): string {
   const issue = error.issues[0];
-  if (issue && issue.code !== 'custom' && issue.path.length && 'input' in issue && issue.input === undefined) {
+  if (
+    issue &&
+    issue.code !== 'custom' &&
+    issue.path.length &&
+    'input' in issue &&
+    issue.input === undefined
+  ) {
     return `${issue.path.map(String).join('.')}: required`;
   }
   return describeZodError(error);
@@ -113,13 +129,19 @@ function sendRaw(request: FastifyRequest, reply: FastifyReply, answer: RawAnswer
   return reply.header('content-encoding', 'gzip').send(gz);
 }
 
-function parseJsonBody(_request: FastifyRequest, text: string, done: (err: Error | null, body?: unknown) => void): void {
+function parseJsonBody(
+  _request: FastifyRequest,
+  text: string,
+  done: (err: Error | null, body?: unknown) => void,
+): void {
   // Lenient: any Content-Type (or none) is read as JSON; an empty body is an empty object.
   if (text.trim() === '') return done(null, {});
   try {
     done(null, JSON.parse(text));
   } catch (error) {
-    done(new HttpError(400, `body: invalid JSON (${error instanceof Error ? error.message : String(error)})`));
+    done(
+      new HttpError(400, `body: invalid JSON (${error instanceof Error ? error.message : String(error)})`),
+    );
   }
 }
 
@@ -133,7 +155,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const logLevel = deps.logLevel ?? 'error';
   const app = Fastify({
     bodyLimit: BODY_LIMIT_BYTES,
-    logger: logLevel === 'silent' ? false : { level: logLevel, stream: process.stderr },
+    logger: logLevel === 'silent' ? false : { level: logLevel, stream: deps.logStream ?? process.stderr },
+    // One line per request, written when it is answered (onResponse below), instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
     return503OnClosing: true,
   });
@@ -146,6 +170,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     onEffects: deps.onEffects ?? deps.workers?.handle,
     now,
     log: (message, error) => app.log.error({ err: error }, message),
+    events: app.log,
   });
   app.decorate('railyard', { service, auth });
   app.decorateRequest('org', '');
@@ -159,10 +184,31 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     if (closing) reply.header('connection', 'close');
     done(null, payload);
   });
+  // The request line: never headers (the token) nor the body; a 4xx says why, a 5xx was logged with its stack.
+  const refusals = new WeakMap<FastifyRequest, string>();
+  app.addHook('onResponse', (request, reply, done) => {
+    const error = refusals.get(request);
+    request.log.info(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? request.url.split('?')[0],
+        status: reply.statusCode,
+        durationMs: Math.round(reply.elapsedTime * 10) / 10,
+        ...(request.org ? { org: request.org } : {}),
+        ...(error === undefined ? {} : { error }),
+      },
+      'request',
+    );
+    done();
+  });
   const workerFile = deps.reportWorker ?? builtWorkerFile();
   const reports = workerFile
     ? reportReaderPool(workerFile, {
-        onBroken: (error) => app.log.error({ err: error }, 'flaky-test report workers failed; reading reports on the request thread'),
+        onBroken: (error) =>
+          app.log.error(
+            { err: error },
+            'flaky-test report workers failed; reading reports on the request thread',
+          ),
       })
     : undefined;
   app.addHook('onClose', async () => {
@@ -192,9 +238,10 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       status = error.statusCode;
       message = error.message;
     } else {
-      request.log.error({ err: error, reqId: request.id }, 'unexpected error');
+      request.log.error({ err: error }, 'unexpected error');
       message = `internal error (request id ${request.id}); the server log has the details`;
     }
+    refusals.set(request, oneLine(message));
     return reply.code(status).type(TEXT_TYPE).send(oneLine(message));
   });
 
@@ -203,7 +250,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     const token = Array.isArray(header) ? header[0] : header;
     const org = auth.organisationOf(token);
     if (!org) {
-      done(new HttpError(401, token ? 'x-api-token: unknown token' : 'x-api-token: required (send your API token in this header)'));
+      done(
+        new HttpError(
+          401,
+          token ? 'x-api-token: unknown token' : 'x-api-token: required (send your API token in this header)',
+        ),
+      );
       return;
     }
     request.org = org;
@@ -250,12 +302,14 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     const path = request.url.split('?')[0];
     const allow = allowed.get(path);
     if (allow) {
+      refusals.set(request, `method ${request.method} not allowed`);
       return reply
         .code(405)
         .header('allow', allow)
         .type(TEXT_TYPE)
         .send(`method ${request.method} is not allowed on ${path}: use ${allow.split(',')[0]}`);
     }
+    refusals.set(request, 'no such endpoint');
     return reply.code(404).type(TEXT_TYPE).send(`no such endpoint: ${request.method} ${path}`);
   });
 

@@ -49,7 +49,11 @@ interface SubmittedAnswer {
 }
 
 /** Called after a step is committed, with the effects the engine asked for. Must not throw. */
-export type EffectHandler = (queue: QueueHandle, effects: readonly Effect[], service: QueueService) => void | Promise<void>;
+export type EffectHandler = (
+  queue: QueueHandle,
+  effects: readonly Effect[],
+  service: QueueService,
+) => void | Promise<void>;
 
 export interface QueueServiceOptions {
   store: Store;
@@ -59,6 +63,14 @@ export interface QueueServiceOptions {
   now?: () => number;
   newId?: () => string;
   log?: (message: string, error?: unknown) => void;
+  /** Where queue events are logged (PR state changes, test runs, merges): a pino logger, at info. */
+  events?: EventLog;
+}
+
+/** The part of a pino logger the service writes its events to. */
+export interface EventLog {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
 }
 
 export type PrSelector = { number: number; branch?: undefined } | { branch: string; number?: undefined };
@@ -73,14 +85,19 @@ export interface ListOptions {
 
 /** Repository identity is case-insensitive (as on GitHub): keys and stored names are lower case. */
 export function normaliseRepo(repo: Repo): Repo {
-  return { host: repo.host.trim().toLowerCase(), owner: repo.owner.trim().toLowerCase(), name: repo.name.trim().toLowerCase() };
+  return {
+    host: repo.host.trim().toLowerCase(),
+    owner: repo.owner.trim().toLowerCase(),
+    name: repo.name.trim().toLowerCase(),
+  };
 }
 
 function queueKey(org: string, repo: Repo, branch: string): string {
   return `${org}\n${repo.host}\n${repo.owner}\n${repo.name}\n${branch}`;
 }
 
-const describeRepo = (repo: Repo) => (repo.host === 'github.com' ? `${repo.owner}/${repo.name}` : `${repo.host}/${repo.owner}/${repo.name}`);
+const describeRepo = (repo: Repo) =>
+  repo.host === 'github.com' ? `${repo.owner}/${repo.name}` : `${repo.host}/${repo.owner}/${repo.name}`;
 
 function sameFacts(a: PrFacts, b: PrFacts): boolean {
   return (
@@ -118,6 +135,7 @@ export class QueueService {
   private readonly now: () => number;
   private readonly newId: () => string;
   private readonly log: (message: string, error?: unknown) => void;
+  private readonly events?: EventLog;
 
   private constructor(options: QueueServiceOptions) {
     this.store = options.store;
@@ -126,6 +144,7 @@ export class QueueService {
     this.now = options.now ?? Date.now;
     this.newId = options.newId ?? randomUUID;
     this.log = options.log ?? ((message, error) => console.error(message, error ?? ''));
+    this.events = options.events;
   }
 
   static async load(options: QueueServiceOptions): Promise<QueueService> {
@@ -166,7 +185,8 @@ export class QueueService {
   /** The queue or a 404 (also for another organisation's queue: existence is never revealed). */
   require(org: string, repo: Repo, branch: string): QueueHandle {
     const handle = this.find(org, repo, branch);
-    if (!handle) throw notFound(`no merge queue for branch "${branch}" in ${describeRepo(normaliseRepo(repo))}`);
+    if (!handle)
+      throw notFound(`no merge queue for branch "${branch}" in ${describeRepo(normaliseRepo(repo))}`);
     return handle;
   }
 
@@ -221,8 +241,73 @@ export class QueueService {
       handle.impactedTargets.set(impactedTargetsKey(t.prNumber, t.headSha), t.targets);
     }
     if (model !== before) handle.getQueueBody = null;
+    if (this.events && model !== before) this.logEvents(handle, before, model, effects, events);
     if (effects.length) this.dispatchEffects(handle, effects);
     return model;
+  }
+
+  /** One log line per PR state change (with its reason), test run started / finished, and merge. */
+  private logEvents(
+    handle: QueueHandle,
+    before: QueueModel,
+    after: QueueModel,
+    effects: Effect[],
+    events: EngineEvent[],
+  ): void {
+    const log = this.events!;
+    const queue = { org: handle.org, repo: describeRepo(handle.repo), branch: after.branch };
+    for (const effect of effects) {
+      if (effect.type !== 'stateChanged') continue;
+      const tested =
+        effect.to === 'testing' ||
+        effect.to === 'tests_passed' ||
+        effect.to === 'merged' ||
+        effect.to === 'failed';
+      const testRunId = tested ? (findEntry(after, effect.prNumber)?.testRunId ?? undefined) : undefined;
+      log.info(
+        { ...queue, pr: effect.prNumber, from: effect.from, to: effect.to, reason: effect.reason, testRunId },
+        'pull request state changed',
+      );
+    }
+    if (before.runs !== after.runs) {
+      const old = new Map(before.runs.map((r) => [r.id, r]));
+      for (const run of after.runs) {
+        const was = old.get(run.id);
+        if (was === run) continue;
+        if (!was)
+          log.info(
+            {
+              ...queue,
+              testRunId: run.id,
+              prs: run.prNumbers,
+              basePrs: run.basePrNumbers,
+              bisection: run.isBisection,
+            },
+            'test run started',
+          );
+        else if (was.status === 'in_progress' && run.status !== 'in_progress') {
+          log.info(
+            {
+              ...queue,
+              testRunId: run.id,
+              prs: run.prNumbers,
+              status: run.status,
+              reason: run.failureReason ?? undefined,
+              durationMs: (run.finishedAt ?? this.now()) - run.startedAt,
+            },
+            'test run finished',
+          );
+        }
+      }
+    }
+    for (const event of events) {
+      if (event.type === 'mergeSucceeded') {
+        const run = after.runs.find((r) => r.id === event.runId);
+        log.info({ ...queue, testRunId: event.runId, prs: run?.mergePrNumbers ?? run?.prNumbers }, 'merged');
+      } else if (event.type === 'mergeFailed') {
+        log.warn({ ...queue, testRunId: event.runId, reason: event.reason }, 'merge failed');
+      }
+    }
   }
 
   /** The place where the engine's effects are carried out: after the commit, outside the writer. */
@@ -246,20 +331,40 @@ export class QueueService {
     });
   }
 
-  private write<T>(org: string, repo: Repo, branch: string, fn: (handle: QueueHandle) => Promise<T>): Promise<T> {
+  private write<T>(
+    org: string,
+    repo: Repo,
+    branch: string,
+    fn: (handle: QueueHandle) => Promise<T>,
+  ): Promise<T> {
     const handle = this.require(org, repo, branch);
     return this.serialize(handle.key, async () => fn(this.require(org, repo, branch)));
   }
 
   // ------------------------------------------------------------ queues
 
-  async createQueue(org: string, rawRepo: Repo, branch: string, mode?: Mode, concurrency?: number): Promise<void> {
+  async createQueue(
+    org: string,
+    rawRepo: Repo,
+    branch: string,
+    mode?: Mode,
+    concurrency?: number,
+  ): Promise<void> {
     const repo = normaliseRepo(rawRepo);
     const key = queueKey(org, repo, branch);
     await this.serialize(key, async () => {
-      if (this.byKey.has(key)) throw conflict(`A merge queue already exists for branch "${branch}" in ${describeRepo(repo)}`);
+      if (this.byKey.has(key))
+        throw conflict(`A merge queue already exists for branch "${branch}" in ${describeRepo(repo)}`);
       const model = newQueueModel(branch, mode, concurrency);
-      const handle: QueueHandle = { id: this.newId(), org, repo, key, model, impactedTargets: new Map(), getQueueBody: null };
+      const handle: QueueHandle = {
+        id: this.newId(),
+        org,
+        repo,
+        key,
+        model,
+        impactedTargets: new Map(),
+        getQueueBody: null,
+      };
       await this.store.insertQueue(handle);
       this.register(handle);
     });
@@ -279,7 +384,9 @@ export class QueueService {
   }
 
   async updateQueue(org: string, repo: Repo, branch: string, patch: ConfigPatch) {
-    const model = await this.write(org, repo, branch, (handle) => this.commit(handle, [{ type: 'updateConfig', patch }]));
+    const model = await this.write(org, repo, branch, (handle) =>
+      this.commit(handle, [{ type: 'updateConfig', patch }]),
+    );
     return presentQueueSettings(model);
   }
 
@@ -311,7 +418,9 @@ export class QueueService {
   }
 
   private neverSubmitted(handle: QueueHandle, what: string): HttpError {
-    return notFound(`pull request ${what} was never submitted to the ${handle.model.branch} queue of ${describeRepo(handle.repo)}`);
+    return notFound(
+      `pull request ${what} was never submitted to the ${handle.model.branch} queue of ${describeRepo(handle.repo)}`,
+    );
   }
 
   async submit(
@@ -351,7 +460,14 @@ export class QueueService {
     });
   }
 
-  async setImpactedTargets(org: string, repo: Repo, branch: string, prNumber: number, sha: string, targets: ImpactedTargets) {
+  async setImpactedTargets(
+    org: string,
+    repo: Repo,
+    branch: string,
+    prNumber: number,
+    sha: string,
+    targets: ImpactedTargets,
+  ) {
     await this.write(org, repo, branch, (handle) => {
       const submitted = findEntry(handle.model, prNumber) !== undefined;
       const events: EngineEvent[] = submitted ? [{ type: 'impactedTargets', prNumber, sha, targets }] : [];
@@ -405,7 +521,9 @@ export class QueueService {
       const fresh = await this.forge.getPullRequest(handle.repo, entry.prNumber, handle.model.branch);
       if (fresh && !sameFacts(fresh, entry.pr)) {
         const prNumber = entry.prNumber;
-        await this.write(org, repo, branch, (h) => this.commit(h, [{ type: 'prUpdated', prNumber, pr: fresh }]));
+        await this.write(org, repo, branch, (h) =>
+          this.commit(h, [{ type: 'prUpdated', prNumber, pr: fresh }]),
+        );
       }
     }
     return this.submittedAnswer(this.require(org, repo, branch), pr).body;
