@@ -25,19 +25,13 @@ export default class Serve extends Command {
     },
     {
       description: 'Serve two teams, each with its own token',
-      command:
-        '<%= config.bin %> serve --token "$TEAM_A_TOKEN" --org team-a --org-token team-b="$TEAM_B_TOKEN"',
+      command: '<%= config.bin %> serve --token "$TEAM_A_TOKEN" --org team-a --org-token team-b="$TEAM_B_TOKEN"',
     },
   ];
 
   static override flags = {
     host: Flags.string({ description: 'Interface to listen on', default: '127.0.0.1' }),
-    port: Flags.integer({
-      description: 'Port to listen on (0 = any free port)',
-      default: 7311,
-      min: 0,
-      max: 65535,
-    }),
+    port: Flags.integer({ description: 'Port to listen on (0 = any free port)', default: 7311, min: 0, max: 65535 }),
     'data-dir': Flags.string({ description: 'Directory of the database', default: './.railyard' }),
     token: Flags.string({
       description: 'An API token of the --org organisation (repeatable); only its hash is stored',
@@ -54,27 +48,16 @@ export default class Serve extends Command {
       exclusive: ['git-root'],
     }),
     'git-root': Flags.string({
-      description:
-        'Serve the bare repositories at DIR/<host>/<owner>/<name>.git: PR N is refs/pull/N/head, checks come from railyard.json',
+      description: 'Serve the bare repositories at DIR/<host>/<owner>/<name>.git: PR N is refs/pull/N/head, checks come from railyard.json',
       helpValue: 'DIR',
     }),
-    'sandbox-test-seconds': Flags.integer({
-      description: 'Sandbox: how long a test run takes',
-      default: 5,
-      min: 0,
-    }),
+    'sandbox-test-seconds': Flags.integer({ description: 'Sandbox: how long a test run takes', default: 5, min: 0 }),
     'sandbox-fail': Flags.string({
       description: 'Sandbox: runs containing any of these PR numbers fail (comma-separated, e.g. 3,7)',
       helpValue: 'N,M',
     }),
-    'sandbox-failure-rate': Flags.string({
-      description: 'Sandbox: probability (0..1) that a run fails for no reason',
-      default: '0',
-    }),
-    seed: Flags.integer({
-      description: 'Sandbox: seed of the random failures (same seed, same outcomes)',
-      default: 1,
-    }),
+    'sandbox-failure-rate': Flags.string({ description: 'Sandbox: probability (0..1) that a run fails for no reason', default: '0' }),
+    seed: Flags.integer({ description: 'Sandbox: seed of the random failures (same seed, same outcomes)', default: 1 }),
     'log-level': Flags.string({
       description:
         'Least severe log lines written to stdout (info: one line per request and per queue event)',
@@ -101,26 +84,16 @@ export default class Serve extends Command {
     }
 
     const failPrs = new Set<number>();
-    for (const part of (flags['sandbox-fail'] ?? '')
-      .split(',')
-      .map((p) => p.trim())
-      .filter(Boolean)) {
-      if (!/^\d+$/.test(part) || Number(part) < 1)
-        this.error(`--sandbox-fail: "${part}" is not a pull request number`, { exit: 2 });
+    for (const part of (flags['sandbox-fail'] ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+      if (!/^\d+$/.test(part) || Number(part) < 1) this.error(`--sandbox-fail: "${part}" is not a pull request number`, { exit: 2 });
       failPrs.add(Number(part));
     }
     const failureRate = Number(flags['sandbox-failure-rate']);
     if (!Number.isFinite(failureRate) || failureRate < 0 || failureRate > 1) {
-      this.error(
-        `--sandbox-failure-rate: expected a probability between 0 and 1, got "${flags['sandbox-failure-rate']}"`,
-        { exit: 2 },
-      );
+      this.error(`--sandbox-failure-rate: expected a probability between 0 and 1, got "${flags['sandbox-failure-rate']}"`, { exit: 2 });
     }
     if (!flags.sandbox && !flags['git-root']) {
-      this.error(
-        'say where pull requests come from: --git-root DIR (bare git repositories) or --sandbox (simulated)',
-        { exit: 2 },
-      );
+      this.error('say where pull requests come from: --git-root DIR (bare git repositories) or --sandbox (simulated)', { exit: 2 });
     }
 
     // Loaded lazily: other commands never pay for Fastify, the store or the engine.
@@ -159,9 +132,7 @@ export default class Serve extends Command {
     if ((await store.listTokens()).length === 0) {
       const token = `ry_${randomBytes(24).toString('base64url')}`;
       await store.addToken(flags.org, token);
-      this.log(
-        `Generated an API token for organisation "${flags.org}". It is shown only this once (only its hash is stored):`,
-      );
+      this.log(`Generated an API token for organisation "${flags.org}". It is shown only this once (only its hash is stored):`);
       this.log(`  ${token}`);
     }
     const app = await buildServer({

@@ -301,6 +301,30 @@ export const TestingDetailsResponse = z.object({
 });
 export type TestingDetailsResponse = z.infer<typeof TestingDetailsResponse>;
 
+// ---------------------------------------------------------------- Railyard extensions
+
+/** One state change of a pull request (the shape of Trunk v2's queue-entry history). */
+export const PullRequestTransition = z.object({
+  /** The submission (queue entry) it belongs to: a new one after each resubmission. */
+  queueEntryId: z.string(),
+  state: z.enum(PULL_REQUEST_STATES),
+  /** Absent on the first row of a submission. */
+  previousState: z.enum(PULL_REQUEST_STATES).optional(),
+  /** A reason code (failure, cancellation, queued or merged reason), when there is one. */
+  reason: z.string().optional(),
+  at: DateTimeOutput,
+  /** The test run testing (or that tested) the PR, from `testing` on. */
+  testRunId: z.string().optional(),
+});
+export type PullRequestTransition = z.infer<typeof PullRequestTransition>;
+
+export const PullRequestHistoryResponse = z.object({
+  prNumber: z.number(),
+  /** Every state change over every submission of the PR to this queue, oldest first. */
+  transitions: z.array(PullRequestTransition),
+});
+export type PullRequestHistoryResponse = z.infer<typeof PullRequestHistoryResponse>;
+
 // ---------------------------------------------------------------- reason codes (§7)
 
 export const FAILURE_REASONS = [

@@ -178,6 +178,19 @@ export const routes = {
     request: mq.MetricsQuery,
     response: 'text',
   }),
+  getPullRequestHistory: route({
+    operationId: 'getPullRequestHistory',
+    method: 'POST',
+    path: '/getPullRequestHistory',
+    summary:
+      'Every state change of a pull request in a merge queue (all its submissions): state, reason, time, test run',
+    tag: 'merge-queue',
+    auth: true,
+    retrySafe: true,
+    request: mq.PullRequestActionRequest,
+    response: mq.PullRequestHistoryResponse,
+    extension: true,
+  }),
   listFailingTests: route({
     operationId: 'listFailingTests',
     method: 'POST',

@@ -98,13 +98,7 @@ const requestSchemas = new Map(
  */
 function describeRequestError(error: z.ZodError): string {
   const issue = error.issues[0];
-  if (
-    issue &&
-    issue.code !== 'custom' &&
-    issue.path.length &&
-    'input' in issue &&
-    issue.input === undefined
-  ) {
+  if (issue && issue.code !== 'custom' && issue.path.length && 'input' in issue && issue.input === undefined) {
     return `${issue.path.map(String).join('.')}: required`;
   }
   return describeZodError(error);
@@ -129,19 +123,13 @@ function sendRaw(request: FastifyRequest, reply: FastifyReply, answer: RawAnswer
   return reply.header('content-encoding', 'gzip').send(gz);
 }
 
-function parseJsonBody(
-  _request: FastifyRequest,
-  text: string,
-  done: (err: Error | null, body?: unknown) => void,
-): void {
+function parseJsonBody(_request: FastifyRequest, text: string, done: (err: Error | null, body?: unknown) => void): void {
   // Lenient: any Content-Type (or none) is read as JSON; an empty body is an empty object.
   if (text.trim() === '') return done(null, {});
   try {
     done(null, JSON.parse(text));
   } catch (error) {
-    done(
-      new HttpError(400, `body: invalid JSON (${error instanceof Error ? error.message : String(error)})`),
-    );
+    done(new HttpError(400, `body: invalid JSON (${error instanceof Error ? error.message : String(error)})`));
   }
 }
 
@@ -204,11 +192,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const workerFile = deps.reportWorker ?? builtWorkerFile();
   const reports = workerFile
     ? reportReaderPool(workerFile, {
-        onBroken: (error) =>
-          app.log.error(
-            { err: error },
-            'flaky-test report workers failed; reading reports on the request thread',
-          ),
+        onBroken: (error) => app.log.error({ err: error }, 'flaky-test report workers failed; reading reports on the request thread'),
       })
     : undefined;
   app.addHook('onClose', async () => {
@@ -250,12 +234,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     const token = Array.isArray(header) ? header[0] : header;
     const org = auth.organisationOf(token);
     if (!org) {
-      done(
-        new HttpError(
-          401,
-          token ? 'x-api-token: unknown token' : 'x-api-token: required (send your API token in this header)',
-        ),
-      );
+      done(new HttpError(401, token ? 'x-api-token: unknown token' : 'x-api-token: required (send your API token in this header)'));
       return;
     }
     request.org = org;

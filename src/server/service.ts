@@ -24,7 +24,12 @@ import {
   type StepContext,
 } from '../engine/index.js';
 import type { Forge } from '../forge/types.js';
-import { impactedTargetsKey, type ImpactedTargetsWrite, type Store } from '../store/index.js';
+import {
+  impactedTargetsKey,
+  type ImpactedTargetsWrite,
+  type PrTransition,
+  type Store,
+} from '../store/index.js';
 import { badRequest, conflict, HttpError, notFound } from './errors.js';
 import { presentListItem, presentQueueSettings, presentSubmitted } from './present.js';
 
@@ -49,11 +54,7 @@ interface SubmittedAnswer {
 }
 
 /** Called after a step is committed, with the effects the engine asked for. Must not throw. */
-export type EffectHandler = (
-  queue: QueueHandle,
-  effects: readonly Effect[],
-  service: QueueService,
-) => void | Promise<void>;
+export type EffectHandler = (queue: QueueHandle, effects: readonly Effect[], service: QueueService) => void | Promise<void>;
 
 export interface QueueServiceOptions {
   store: Store;
@@ -85,19 +86,14 @@ export interface ListOptions {
 
 /** Repository identity is case-insensitive (as on GitHub): keys and stored names are lower case. */
 export function normaliseRepo(repo: Repo): Repo {
-  return {
-    host: repo.host.trim().toLowerCase(),
-    owner: repo.owner.trim().toLowerCase(),
-    name: repo.name.trim().toLowerCase(),
-  };
+  return { host: repo.host.trim().toLowerCase(), owner: repo.owner.trim().toLowerCase(), name: repo.name.trim().toLowerCase() };
 }
 
 function queueKey(org: string, repo: Repo, branch: string): string {
   return `${org}\n${repo.host}\n${repo.owner}\n${repo.name}\n${branch}`;
 }
 
-const describeRepo = (repo: Repo) =>
-  repo.host === 'github.com' ? `${repo.owner}/${repo.name}` : `${repo.host}/${repo.owner}/${repo.name}`;
+const describeRepo = (repo: Repo) => (repo.host === 'github.com' ? `${repo.owner}/${repo.name}` : `${repo.host}/${repo.owner}/${repo.name}`);
 
 function sameFacts(a: PrFacts, b: PrFacts): boolean {
   return (
@@ -109,6 +105,37 @@ function sameFacts(a: PrFacts, b: PrFacts): boolean {
     a.mergeability === b.mergeability &&
     a.open === b.open
   );
+}
+
+/** States in which an entry's testRunId names the run that tests (or tested) it in this change. */
+const TESTED_STATES = new Set<PullRequestState>([
+  'testing',
+  'tests_passed',
+  'merged',
+  'failed',
+  'pending_failure',
+]);
+
+/** The history row of one stateChanged effect, read against the model right after its step. */
+function transitionOf(
+  model: QueueModel,
+  effect: Extract<Effect, { type: 'stateChanged' }>,
+  at: number,
+): PrTransition {
+  let testRunId: string | null = null;
+  if (TESTED_STATES.has(effect.to)) {
+    const entry = findEntry(model, effect.prNumber);
+    testRunId = entry?.id === effect.entryId ? entry.testRunId : null;
+  }
+  return {
+    entryId: effect.entryId,
+    prNumber: effect.prNumber,
+    from: effect.from,
+    to: effect.to,
+    reason: effect.reason,
+    testRunId,
+    at,
+  };
 }
 
 function fromRejection(error: unknown): unknown {
@@ -185,8 +212,7 @@ export class QueueService {
   /** The queue or a 404 (also for another organisation's queue: existence is never revealed). */
   require(org: string, repo: Repo, branch: string): QueueHandle {
     const handle = this.find(org, repo, branch);
-    if (!handle)
-      throw notFound(`no merge queue for branch "${branch}" in ${describeRepo(normaliseRepo(repo))}`);
+    if (!handle) throw notFound(`no merge queue for branch "${branch}" in ${describeRepo(normaliseRepo(repo))}`);
     return handle;
   }
 
@@ -223,25 +249,29 @@ export class QueueService {
     const before = handle.model;
     let model = before;
     const effects: Effect[] = [];
+    const transitions: PrTransition[] = [];
     const run = (event: EngineEvent) => {
       try {
-        const result = step(model, event, this.ctx());
+        const ctx = this.ctx();
+        const result = step(model, event, ctx);
         model = result.model;
         effects.push(...result.effects);
+        for (const effect of result.effects)
+          if (effect.type === 'stateChanged') transitions.push(transitionOf(model, effect, ctx.now));
       } catch (error) {
         throw fromRejection(error);
       }
     };
     events.forEach(run);
     options.more?.(model).forEach(run);
-    await this.store.commitQueueChange(handle.id, before, model, options.impactedTargets);
+    await this.store.commitQueueChange(handle.id, before, model, options.impactedTargets, transitions);
     handle.model = model;
     if (options.impactedTargets) {
       const t = options.impactedTargets;
       handle.impactedTargets.set(impactedTargetsKey(t.prNumber, t.headSha), t.targets);
     }
     if (model !== before) handle.getQueueBody = null;
-    if (this.events && model !== before) this.logEvents(handle, before, model, effects, events);
+    if (this.events && model !== before) this.logEvents(handle, before, model, transitions, events);
     if (effects.length) this.dispatchEffects(handle, effects);
     return model;
   }
@@ -251,21 +281,21 @@ export class QueueService {
     handle: QueueHandle,
     before: QueueModel,
     after: QueueModel,
-    effects: Effect[],
+    transitions: PrTransition[],
     events: EngineEvent[],
   ): void {
     const log = this.events!;
     const queue = { org: handle.org, repo: describeRepo(handle.repo), branch: after.branch };
-    for (const effect of effects) {
-      if (effect.type !== 'stateChanged') continue;
-      const tested =
-        effect.to === 'testing' ||
-        effect.to === 'tests_passed' ||
-        effect.to === 'merged' ||
-        effect.to === 'failed';
-      const testRunId = tested ? (findEntry(after, effect.prNumber)?.testRunId ?? undefined) : undefined;
+    for (const t of transitions) {
       log.info(
-        { ...queue, pr: effect.prNumber, from: effect.from, to: effect.to, reason: effect.reason, testRunId },
+        {
+          ...queue,
+          pr: t.prNumber,
+          from: t.from,
+          to: t.to,
+          reason: t.reason,
+          testRunId: t.testRunId ?? undefined,
+        },
         'pull request state changed',
       );
     }
@@ -331,40 +361,20 @@ export class QueueService {
     });
   }
 
-  private write<T>(
-    org: string,
-    repo: Repo,
-    branch: string,
-    fn: (handle: QueueHandle) => Promise<T>,
-  ): Promise<T> {
+  private write<T>(org: string, repo: Repo, branch: string, fn: (handle: QueueHandle) => Promise<T>): Promise<T> {
     const handle = this.require(org, repo, branch);
     return this.serialize(handle.key, async () => fn(this.require(org, repo, branch)));
   }
 
   // ------------------------------------------------------------ queues
 
-  async createQueue(
-    org: string,
-    rawRepo: Repo,
-    branch: string,
-    mode?: Mode,
-    concurrency?: number,
-  ): Promise<void> {
+  async createQueue(org: string, rawRepo: Repo, branch: string, mode?: Mode, concurrency?: number): Promise<void> {
     const repo = normaliseRepo(rawRepo);
     const key = queueKey(org, repo, branch);
     await this.serialize(key, async () => {
-      if (this.byKey.has(key))
-        throw conflict(`A merge queue already exists for branch "${branch}" in ${describeRepo(repo)}`);
+      if (this.byKey.has(key)) throw conflict(`A merge queue already exists for branch "${branch}" in ${describeRepo(repo)}`);
       const model = newQueueModel(branch, mode, concurrency);
-      const handle: QueueHandle = {
-        id: this.newId(),
-        org,
-        repo,
-        key,
-        model,
-        impactedTargets: new Map(),
-        getQueueBody: null,
-      };
+      const handle: QueueHandle = { id: this.newId(), org, repo, key, model, impactedTargets: new Map(), getQueueBody: null };
       await this.store.insertQueue(handle);
       this.register(handle);
     });
@@ -384,9 +394,7 @@ export class QueueService {
   }
 
   async updateQueue(org: string, repo: Repo, branch: string, patch: ConfigPatch) {
-    const model = await this.write(org, repo, branch, (handle) =>
-      this.commit(handle, [{ type: 'updateConfig', patch }]),
-    );
+    const model = await this.write(org, repo, branch, (handle) => this.commit(handle, [{ type: 'updateConfig', patch }]));
     return presentQueueSettings(model);
   }
 
@@ -418,9 +426,7 @@ export class QueueService {
   }
 
   private neverSubmitted(handle: QueueHandle, what: string): HttpError {
-    return notFound(
-      `pull request ${what} was never submitted to the ${handle.model.branch} queue of ${describeRepo(handle.repo)}`,
-    );
+    return notFound(`pull request ${what} was never submitted to the ${handle.model.branch} queue of ${describeRepo(handle.repo)}`);
   }
 
   async submit(
@@ -460,14 +466,7 @@ export class QueueService {
     });
   }
 
-  async setImpactedTargets(
-    org: string,
-    repo: Repo,
-    branch: string,
-    prNumber: number,
-    sha: string,
-    targets: ImpactedTargets,
-  ) {
+  async setImpactedTargets(org: string, repo: Repo, branch: string, prNumber: number, sha: string, targets: ImpactedTargets) {
     await this.write(org, repo, branch, (handle) => {
       const submitted = findEntry(handle.model, prNumber) !== undefined;
       const events: EngineEvent[] = submitted ? [{ type: 'impactedTargets', prNumber, sha, targets }] : [];
@@ -521,12 +520,17 @@ export class QueueService {
       const fresh = await this.forge.getPullRequest(handle.repo, entry.prNumber, handle.model.branch);
       if (fresh && !sameFacts(fresh, entry.pr)) {
         const prNumber = entry.prNumber;
-        await this.write(org, repo, branch, (h) =>
-          this.commit(h, [{ type: 'prUpdated', prNumber, pr: fresh }]),
-        );
+        await this.write(org, repo, branch, (h) => this.commit(h, [{ type: 'prUpdated', prNumber, pr: fresh }]));
       }
     }
     return this.submittedAnswer(this.require(org, repo, branch), pr).body;
+  }
+
+  /** Every state change of a pull request in a queue, over all its submissions (404 if never submitted). */
+  async history(org: string, repo: Repo, branch: string, prNumber: number): Promise<PrTransition[]> {
+    const handle = this.require(org, repo, branch);
+    if (!findEntry(handle.model, prNumber)) throw this.neverSubmitted(handle, `#${prNumber}`);
+    return this.store.prHistory(handle.id, prNumber);
   }
 
   listPullRequests(org: string, repo: Repo, branch: string, options: ListOptions) {

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect, type Dialect, type SqliteDatabase, type Transaction } from 'kysely';
-import type { ImpactedTargets, Repo } from '../contract/index.js';
+import type { ImpactedTargets, PullRequestState, Repo } from '../contract/index.js';
 import type { Entry, QueueConfig, QueueModel, TestRun } from '../engine/types.js';
 import { migrations } from './migrations/index.js';
 import type { SchemaTables } from './schema.js';
@@ -32,6 +32,18 @@ export interface ImpactedTargetsWrite {
   prNumber: number;
   headSha: string;
   targets: ImpactedTargets;
+}
+
+/** One state change of a pull request's queue entry, as the history keeps it. */
+export interface PrTransition {
+  entryId: string;
+  prNumber: number;
+  from: PullRequestState | null;
+  to: PullRequestState;
+  reason: string | null;
+  /** The test run of the entry after the change (testing and later states), else null. */
+  testRunId: string | null;
+  at: number;
 }
 
 export const SQLITE_FILE = 'railyard.sqlite';
@@ -129,6 +141,9 @@ function diff<T extends { id: string }>(before: readonly T[], after: readonly T[
 }
 
 export class Store {
+  /** The next pr_transitions.seq: read once from the table, then counted here (one writer per database). */
+  private nextTransitionSeq: number | null = null;
+
   constructor(readonly db: Db) {}
 
   async close(): Promise<void> {
@@ -233,6 +248,7 @@ export class Store {
   async deleteQueue(queueId: string): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('impacted_targets').where('queue_id', '=', queueId).execute();
+      await trx.deleteFrom('pr_transitions').where('queue_id', '=', queueId).execute();
       await trx.deleteFrom('test_runs').where('queue_id', '=', queueId).execute();
       await trx.deleteFrom('pull_requests').where('queue_id', '=', queueId).execute();
       await trx.deleteFrom('queues').where('id', '=', queueId).execute();
@@ -241,20 +257,56 @@ export class Store {
 
   /**
    * Persists one engine step of a queue in ONE transaction: the changed entries, test runs and
-   * config, plus an impacted-targets upload when the command carried one.
+   * config, the state changes of its pull requests (their history), plus an impacted-targets
+   * upload when the command carried one.
    */
   async commitQueueChange(
     queueId: string,
     before: QueueModel,
     after: QueueModel,
     impactedTargets?: ImpactedTargetsWrite,
+    transitions: readonly PrTransition[] = [],
   ): Promise<void> {
     const entries = diff(before.entries, after.entries);
     const runs = diff(before.runs, after.runs);
     const configChanged = before.config !== after.config || before.nextSeq !== after.nextSeq;
-    if (!entries.upsert.length && !entries.remove.length && !runs.upsert.length && !runs.remove.length && !configChanged && !impactedTargets)
+    if (
+      !entries.upsert.length &&
+      !entries.remove.length &&
+      !runs.upsert.length &&
+      !runs.remove.length &&
+      !configChanged &&
+      !impactedTargets &&
+      !transitions.length
+    )
       return;
     await this.db.transaction().execute(async (trx) => {
+      if (transitions.length) {
+        if (this.nextTransitionSeq === null) {
+          const { max } = await trx
+            .selectFrom('pr_transitions')
+            .select((eb) => eb.fn.max('seq').as('max'))
+            .executeTakeFirstOrThrow();
+          this.nextTransitionSeq ??= Number(max ?? 0) + 1;
+        }
+        // Numbers are handed out before any await, so queues committing at once never share one (gaps are fine).
+        let seq = this.nextTransitionSeq;
+        this.nextTransitionSeq += transitions.length;
+        for (let i = 0; i < transitions.length; i += ENTRY_CHUNK) {
+          const rows = transitions.slice(i, i + ENTRY_CHUNK).map((t) => ({
+            seq: seq++,
+            queue_id: queueId,
+            entry_id: t.entryId,
+            pr_number: t.prNumber,
+            from_state: t.from,
+            state: t.to,
+            reason: t.reason,
+            test_run_id: t.testRunId,
+            at: t.at,
+          }));
+          await trx.insertInto('pr_transitions').values(rows).execute();
+        }
+      }
       if (configChanged) {
         await trx
           .updateTable('queues')
@@ -311,5 +363,25 @@ export class Store {
           .execute();
       }
     });
+  }
+
+  /** Every state change of pull request `prNumber` in a queue (all its submissions), oldest first. */
+  async prHistory(queueId: string, prNumber: number): Promise<PrTransition[]> {
+    const rows = await this.db
+      .selectFrom('pr_transitions')
+      .selectAll()
+      .where('queue_id', '=', queueId)
+      .where('pr_number', '=', prNumber)
+      .orderBy('seq')
+      .execute();
+    return rows.map((r) => ({
+      entryId: r.entry_id,
+      prNumber: Number(r.pr_number),
+      from: r.from_state as PullRequestState | null,
+      to: r.state as PullRequestState,
+      reason: r.reason,
+      testRunId: r.test_run_id,
+      at: Number(r.at),
+    }));
   }
 }

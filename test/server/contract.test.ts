@@ -25,6 +25,7 @@ const valid: Record<OperationName, unknown> = {
   getQueue: Q,
   updateQueue: { ...Q, concurrency: 3 },
   getMergeQueueMetrics: { repo: 'acme/web', repoHost: 'github.com' },
+  getPullRequestHistory: { ...Q, pr: { number: 1 } },
   listFailingTests: {
     repo: REPO,
     org_url_slug: ORG,

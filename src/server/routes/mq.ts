@@ -1,4 +1,8 @@
-import { isoTime, type TestingDetailsResponse } from '../../contract/index.js';
+import {
+  isoTime,
+  type PullRequestHistoryResponse,
+  type TestingDetailsResponse,
+} from '../../contract/index.js';
 import type { ConfigPatch } from '../../engine/index.js';
 import { badRequest, notFound } from '../errors.js';
 import { METRICS_CONTENT_TYPE, renderMetrics } from '../metrics.js';
@@ -37,6 +41,21 @@ export function mqHandlers(service: QueueService, now: () => number): Pick<Handl
     async setImpactedTargets(input, { org }) {
       await service.setImpactedTargets(org, input.repo, input.targetBranch, input.pr.number, input.pr.sha, input.impactedTargets);
       return {};
+    },
+    async getPullRequestHistory(input, { org }) {
+      const rows = await service.history(org, input.repo, input.targetBranch, input.pr.number);
+      const history: PullRequestHistoryResponse = {
+        prNumber: input.pr.number,
+        transitions: rows.map((t) => ({
+          queueEntryId: t.entryId,
+          state: t.to,
+          ...(t.from === null ? {} : { previousState: t.from }),
+          ...(t.reason === null ? {} : { reason: t.reason }),
+          at: isoTime(t.at),
+          ...(t.testRunId === null ? {} : { testRunId: t.testRunId }),
+        })),
+      };
+      return history;
     },
     getMergeQueueTestingDetails(input, { org }) {
       const queue = service.require(org, input.repo, input.targetBranch);

@@ -2,6 +2,7 @@ import type { Migration } from 'kysely';
 import * as core from './001_core.js';
 import * as flaky from './002_flaky.js';
 import * as flakyResults from './003_flaky_results.js';
+import * as prHistory from './004_pr_history.js';
 
 /**
  * Every migration, in order. Kysely applies them by name (sorted), so add a new file
@@ -11,4 +12,5 @@ export const migrations: Record<string, Migration> = {
   '001_core': core,
   '002_flaky': flaky,
   '003_flaky_results': flakyResults,
+  '004_pr_history': prHistory,
 };
