@@ -315,6 +315,8 @@ export const PullRequestTransition = z.object({
   at: DateTimeOutput,
   /** The test run testing (or that tested) the PR, from `testing` on. */
   testRunId: z.string().optional(),
+  /** Failures: what went wrong, for people (the conflicting PR and files, what is wrong in railyard.json, the failed checks). */
+  detail: z.string().optional(),
 });
 export type PullRequestTransition = z.infer<typeof PullRequestTransition>;
 
@@ -324,6 +326,19 @@ export const PullRequestHistoryResponse = z.object({
   transitions: z.array(PullRequestTransition),
 });
 export type PullRequestHistoryResponse = z.infer<typeof PullRequestHistoryResponse>;
+
+/** The most of a check's output served: its end, where the failure usually is. */
+export const CHECK_LOG_MAX_BYTES = 1024 * 1024;
+
+/** Query of getCheckRunLog (a GET, so a check run's `url` can point at it). */
+export const CheckRunLogQuery = z.object({
+  repoHost: NonEmptyString,
+  repo: z.string().regex(/^[^/\s]+\/[^/\s]+$/, 'must be owner/name'),
+  targetBranch: TargetBranch,
+  testRunId: NonEmptyString,
+  check: NonEmptyString,
+});
+export type CheckRunLogQuery = z.infer<typeof CheckRunLogQuery>;
 
 // ---------------------------------------------------------------- reason codes (§7)
 

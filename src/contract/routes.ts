@@ -191,6 +191,18 @@ export const routes = {
     response: mq.PullRequestHistoryResponse,
     extension: true,
   }),
+  getCheckRunLog: route({
+    operationId: 'getCheckRunLog',
+    method: 'GET',
+    path: '/getCheckRunLog',
+    summary: "The output of one check of a test run (its last 1 MiB), as text: a check run's url in getMergeQueueTestingDetails",
+    tag: 'merge-queue',
+    auth: true,
+    retrySafe: true,
+    request: mq.CheckRunLogQuery,
+    response: 'text',
+    extension: true,
+  }),
   listFailingTests: route({
     operationId: 'listFailingTests',
     method: 'POST',

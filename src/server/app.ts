@@ -242,7 +242,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   };
 
   const handlers: Handlers = {
-    ...mqHandlers(service, now),
+    ...mqHandlers(service, now, deps.workers?.executor.checkLogPath?.bind(deps.workers.executor)),
     ...flakyHandlers(new FlakyService(deps.store, now, reports?.read)),
     status: () => STATUS,
   };

@@ -134,6 +134,7 @@ function transitionOf(
     to: effect.to,
     reason: effect.reason,
     testRunId,
+    detail: null,
     at,
   };
 }
@@ -256,8 +257,13 @@ export class QueueService {
         const result = step(model, event, ctx);
         model = result.model;
         effects.push(...result.effects);
-        for (const effect of result.effects)
-          if (effect.type === 'stateChanged') transitions.push(transitionOf(model, effect, ctx.now));
+        const detail = (event.type === 'testRunStartFailed' || event.type === 'testRunFinished') && event.detail ? event.detail : null;
+        for (const effect of result.effects) {
+          if (effect.type !== 'stateChanged') continue;
+          const t = transitionOf(model, effect, ctx.now);
+          if (detail !== null && (t.to === 'failed' || t.to === 'pending_failure')) t.detail = detail;
+          transitions.push(t);
+        }
       } catch (error) {
         throw fromRejection(error);
       }
@@ -295,6 +301,7 @@ export class QueueService {
           to: t.to,
           reason: t.reason,
           testRunId: t.testRunId ?? undefined,
+          detail: t.detail ?? undefined,
         },
         'pull request state changed',
       );

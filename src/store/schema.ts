@@ -77,6 +77,8 @@ export interface PrTransitionsTable {
   state: string;
   reason: Nullable<string>;
   test_run_id: Nullable<string>;
+  /** For failures: what went wrong, for people. */
+  detail: Nullable<string>;
   at: Millis;
 }
 

@@ -43,6 +43,8 @@ export interface PrTransition {
   reason: string | null;
   /** The test run of the entry after the change (testing and later states), else null. */
   testRunId: string | null;
+  /** For failures: what went wrong, for people (conflicting PR and files, config problem, failed checks). */
+  detail: string | null;
   at: number;
 }
 
@@ -302,6 +304,7 @@ export class Store {
             state: t.to,
             reason: t.reason,
             test_run_id: t.testRunId,
+            detail: t.detail,
             at: t.at,
           }));
           await trx.insertInto('pr_transitions').values(rows).execute();
@@ -381,6 +384,7 @@ export class Store {
       to: r.state as PullRequestState,
       reason: r.reason,
       testRunId: r.test_run_id,
+      detail: r.detail,
       at: Number(r.at),
     }));
   }

@@ -2,7 +2,8 @@ import { sql, type Kysely } from 'kysely';
 
 /**
  * The history of every pull request: one row per state change, with its time, reason and the test
- * run of the entry at that moment. `seq` orders the rows (several changes may share a millisecond).
+ * run of the entry at that moment, and for failures a detail for people (the conflicting PR and
+ * files, what is wrong in railyard.json, the checks that failed). `seq` orders the rows (several changes may share a millisecond).
  * Entries that exist already start their history with the state they are in now (reason unknown).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
@@ -16,6 +17,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('state', 'text', (c) => c.notNull())
     .addColumn('reason', 'text')
     .addColumn('test_run_id', 'text')
+    .addColumn('detail', 'text')
     .addColumn('at', 'bigint', (c) => c.notNull())
     .execute();
   await db.schema
