@@ -1,6 +1,7 @@
 import type { QueueListItem, SubmittedPullRequest } from '../contract/index.js';
 import type { Client } from '../client/index.js';
 import type { Repo } from '../contract/index.js';
+import { formatDuration } from '../watch/board.js';
 import { Progress } from './progress.js';
 import type { Column } from './render.js';
 
@@ -44,6 +45,19 @@ export interface WaitResult {
   timedOut: boolean;
 }
 
+/** `, position 2 of 5, 3m 10s in queue` for a PR in the queue (empty when it is not, or the queue cannot be read). */
+async function placeOf(client: Client, key: { repo: Repo; targetBranch: string; prNumber: number }, pr: SubmittedPullRequest | null): Promise<string> {
+  if (!pr || !pr.isCurrentlySubmittedToQueue) return '';
+  const since = formatDuration(Date.now() - Date.parse(pr.enqueuedAt ?? pr.stateChangedAt));
+  try {
+    const queue = await client.call('getQueue', { repo: key.repo, targetBranch: key.targetBranch });
+    const at = queue.enqueuedPullRequests.findIndex((p) => p.prNumber === key.prNumber);
+    return at < 0 ? `, ${since} in queue` : `, position ${at + 1} of ${queue.enqueuedPullRequests.length}, ${since} in queue`;
+  } catch {
+    return `, ${since} in queue`;
+  }
+}
+
 /**
  * Polls a PR until merged / failed / cancelled or the timeout, with a spinner on stderr and one
  * line per state change. Transient errors (429, 5xx, network) are retried by the client.
@@ -77,7 +91,7 @@ export async function waitForPr(
         if (!pr) throw new Error(`#${key.prNumber}: no answer before the timeout`);
         return { pr, timedOut: true };
       }
-      progress.update(`#${key.prNumber} is ${pr?.state ?? 'unknown'}; waiting (${Math.ceil(remaining / 1000)} s left)`);
+      progress.update(`#${key.prNumber} is ${pr?.state ?? 'unknown'}${await placeOf(client, key, pr)}`);
       await new Promise((r) => setTimeout(r, Math.min(options.intervalMs, remaining)));
     }
   } finally {

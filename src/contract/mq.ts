@@ -209,6 +209,8 @@ const PullRequestCore = {
   // and the test run that is testing (or last tested) it.
   stateReason: z.string().optional(),
   testRunId: z.string().optional(),
+  /** When this submission entered the queue. */
+  enqueuedAt: DateTimeOutput.optional(),
 };
 
 export const SubmittedPullRequest = z.object({
@@ -326,6 +328,34 @@ export const PullRequestHistoryResponse = z.object({
   transitions: z.array(PullRequestTransition),
 });
 export type PullRequestHistoryResponse = z.infer<typeof PullRequestHistoryResponse>;
+
+/** One merge queue of the token's organisation, as listQueues reports it. */
+export const QueueSummary = z.object({
+  repo: z.object({ host: z.string(), owner: z.string(), name: z.string() }),
+  branch: z.string(),
+  state: z.enum(QUEUE_STATES),
+  mode: z.enum(MODES),
+  concurrency: z.number(),
+  /** PRs submitted and not concluded (not_ready included). */
+  activePullRequests: z.number(),
+  /** PRs being tested now. */
+  testingPullRequests: z.number(),
+  /**
+   * How long the queue's recent test runs took (the last 20 that finished, bisection runs
+   * included), in seconds: the 25th, 50th and 90th percentile. Absent until a run finished.
+   */
+  recentTestSeconds: z.object({ samples: z.number(), p25: z.number(), p50: z.number(), p90: z.number() }).optional(),
+});
+export type QueueSummary = z.infer<typeof QueueSummary>;
+
+export const ListQueuesRequest = z.object({
+  /** Only the queues of this repository. */
+  repo: Repo.optional(),
+});
+export type ListQueuesRequest = z.infer<typeof ListQueuesRequest>;
+
+export const ListQueuesResponse = z.object({ queues: z.array(QueueSummary) });
+export type ListQueuesResponse = z.infer<typeof ListQueuesResponse>;
 
 /** The most of a check's output served: its end, where the failure usually is. */
 export const CHECK_LOG_MAX_BYTES = 1024 * 1024;

@@ -191,6 +191,18 @@ export const routes = {
     response: mq.PullRequestHistoryResponse,
     extension: true,
   }),
+  listQueues: route({
+    operationId: 'listQueues',
+    method: 'POST',
+    path: '/listQueues',
+    summary: "The merge queues of the token's organisation: state, mode, depth and recent test durations",
+    tag: 'merge-queue',
+    auth: true,
+    retrySafe: true,
+    request: mq.ListQueuesRequest,
+    response: mq.ListQueuesResponse,
+    extension: true,
+  }),
   getCheckRunLog: route({
     operationId: 'getCheckRunLog',
     method: 'GET',

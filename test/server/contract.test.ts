@@ -26,6 +26,7 @@ const valid: Record<OperationName, unknown> = {
   updateQueue: { ...Q, concurrency: 3 },
   getMergeQueueMetrics: { repo: 'acme/web', repoHost: 'github.com' },
   getPullRequestHistory: { ...Q, pr: { number: 1 } },
+  listQueues: { repo: REPO },
   getCheckRunLog: { repoHost: 'github.com', repo: 'acme/web', targetBranch: 'main', testRunId: 'no-such-run', check: 'test' },
   listFailingTests: {
     repo: REPO,

@@ -4,10 +4,12 @@ import {
   CHECK_LOG_MAX_BYTES,
   isoTime,
   routes,
+  type ListQueuesResponse,
   type PullRequestHistoryResponse,
+  type QueueSummary,
   type TestingDetailsResponse,
 } from '../../contract/index.js';
-import type { ConfigPatch, TestRun } from '../../engine/index.js';
+import { activeEntries, type ConfigPatch, type TestRun } from '../../engine/index.js';
 import { badRequest, notFound } from '../errors.js';
 import { METRICS_CONTENT_TYPE, renderMetrics } from '../metrics.js';
 import { normaliseRepo, type QueueHandle, type QueueService } from '../service.js';
@@ -38,6 +40,32 @@ async function tail(path: string, max: number): Promise<{ text: Buffer; skipped:
   } finally {
     await file.close();
   }
+}
+
+const RECENT_RUNS = 20;
+
+/** The listQueues item of a queue. */
+function summarise(queue: QueueHandle): QueueSummary {
+  const model = queue.model;
+  const active = activeEntries(model);
+  const finished = model.runs
+    .filter((r) => r.finishedAt !== null && (r.status === 'succeeded' || r.status === 'failed'))
+    .sort((a, b) => (b.finishedAt as number) - (a.finishedAt as number))
+    .slice(0, RECENT_RUNS)
+    .map((r) => ((r.finishedAt as number) - r.startedAt) / 1000)
+    .sort((a, b) => a - b);
+  const at = (q: number) => Math.round(finished[Math.min(finished.length - 1, Math.floor(q * finished.length))] * 10) / 10;
+  const out: QueueSummary = {
+    repo: { ...queue.repo },
+    branch: model.branch,
+    state: model.config.state,
+    mode: model.config.mode,
+    concurrency: model.config.concurrency,
+    activePullRequests: active.length,
+    testingPullRequests: active.filter((e) => e.state === 'testing').length,
+  };
+  if (finished.length) out.recentTestSeconds = { samples: finished.length, p25: at(0.25), p50: at(0.5), p90: at(0.9) };
+  return out;
 }
 
 /** The merge-queue operations, over the queue service. */
@@ -84,6 +112,16 @@ export function mqHandlers(service: QueueService, now: () => number, checkLogPat
         })),
       };
       return history;
+    },
+    listQueues(input, { org }) {
+      const only = input.repo ? normaliseRepo(input.repo) : undefined;
+      const queues = service
+        .queuesOf(org)
+        .filter((q) => !only || (q.repo.host === only.host && q.repo.owner === only.owner && q.repo.name === only.name))
+        .map(summarise)
+        .sort((a, b) => `${a.repo.host}/${a.repo.owner}/${a.repo.name} ${a.branch}`.localeCompare(`${b.repo.host}/${b.repo.owner}/${b.repo.name} ${b.branch}`));
+      const answer: ListQueuesResponse = { queues };
+      return answer;
     },
     async getCheckRunLog(input, { org }) {
       const [owner, name] = input.repo.split('/');
