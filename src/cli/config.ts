@@ -3,6 +3,7 @@ import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Repo } from '../contract/index.js';
+import { ConfigError } from '../input-error.js';
 
 export const CONFIG_KEYS = ['api-url', 'token', 'org', 'repo'] as const;
 export type ConfigKey = (typeof CONFIG_KEYS)[number];
@@ -16,9 +17,7 @@ export function configPath(env: NodeJS.ProcessEnv = process.env): string {
   return join(base, 'railyard', 'config.json');
 }
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError };
 
 export async function readConfig(path = configPath()): Promise<Config> {
   let text: string;

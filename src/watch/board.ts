@@ -3,7 +3,12 @@
  * time in queue and an ETA range from the queue's recent test durations. Pure functions over API
  * answers, shared by the CLI and the Action (no oclif, no Node-only modules).
  */
-import type { GetQueueResponse, QueueListItem, QueueSummary } from '../contract/index.js';
+import type {
+  GetQueueResponse,
+  QueueListItem,
+  QueueSummary,
+  SubmittedPullRequest,
+} from '../contract/index.js';
 
 /** `45s`, `3m 05s`, `2h 10m`. */
 export function formatDuration(ms: number): string {
@@ -71,6 +76,13 @@ export function boardRows(
     }
     return { position: i + 1, pr, inQueueMs: Math.max(0, now - since), eta };
   });
+}
+
+/** `, position 2 of 5, 3m 10s in queue` for a PR of `queue` (only the time when it is not on the board). */
+export function placeText(queue: GetQueueResponse, pr: SubmittedPullRequest, now: number): string {
+  const since = `${formatDuration(now - Date.parse(pr.enqueuedAt ?? pr.stateChangedAt))} in queue`;
+  const at = queue.enqueuedPullRequests.findIndex((p) => p.prNumber === pr.prNumber);
+  return at < 0 ? `, ${since}` : `, position ${at + 1} of ${queue.enqueuedPullRequests.length}, ${since}`;
 }
 
 /** One line of the board. */

@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
 import { ConfigError } from '../../cli/config.js';
-import type { UploadMeta } from '../../cli/upload.js';
+import type { UploadMeta } from '../../upload/reports.js';
 import type { Client } from '../../client/index.js';
 
 /** Flags of `flaky upload` and `flaky run`: which reports, and which CI job they come from. */
@@ -26,7 +26,7 @@ export type UploadFlags = {
 /** Commands that upload test results: the request fields from flags, GitHub Actions, git and the config. */
 export abstract class UploadCommand extends BaseCommand {
   protected async uploadTarget(flags: UploadFlags): Promise<{ client: Client; meta: UploadMeta; org: string }> {
-    const { githubContext, gitContext, readCodeowners, checkMeta } = await import('../../cli/upload.js');
+    const { githubContext, gitContext, readCodeowners, checkMeta } = await import('../../upload/reports.js');
     const { resolveOrg } = await import('../../cli/flaky.js');
     const org = await resolveOrg(flags.org, await this.config_());
     const ci = githubContext();
@@ -75,7 +75,7 @@ export default class Upload extends UploadCommand {
     const unknown = positional.find((a) => a.startsWith('-') && a !== '-');
     if (unknown) throw new ConfigError(`${unknown}: unknown flag (see --help)`);
     const patterns = [...(flags.junit ?? []), ...positional];
-    const { findReports, readReports, uploadReports, planBatches, summaryRows } = await import('../../cli/upload.js');
+    const { findReports, readReports, uploadReports, planBatches, summaryRows } = await import('../../upload/reports.js');
     const files = await findReports(patterns);
     const reports = await readReports(files);
     const { client, meta } = await this.uploadTarget(flags);
