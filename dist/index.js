@@ -50751,10 +50751,12 @@ function isoTime(value) {
     return (typeof value === 'number' ? new Date(value) : value).toISOString();
 }
 
-;// CONCATENATED MODULE: ./src/contract/mq.ts
-
-
-// ---------------------------------------------------------------- enums
+;// CONCATENATED MODULE: ./src/contract/constants.ts
+/**
+ * The merge queue's vocabulary as plain constants: states, modes and merge methods. The zod
+ * schemas of mq.ts are built from these, and code that only needs the names (CLI flag options,
+ * the demo, metrics, the Action) imports them from here without loading zod.
+ */
 const PULL_REQUEST_STATES = [
     'not_ready',
     'pending',
@@ -50765,19 +50767,36 @@ const PULL_REQUEST_STATES = [
     'cancelled',
     'pending_failure',
 ];
-const PullRequestState = looseEnum(PULL_REQUEST_STATES);
-const TERMINAL_STATES = ['merged', 'failed', 'cancelled'];
+/** The states a PR leaves the queue in. */
+const CONCLUSIONS = ['merged', 'failed', 'cancelled'];
+/** The same, typed as any state (so `TERMINAL_STATES.includes(state)` takes every state). */
+const TERMINAL_STATES = CONCLUSIONS;
+function isTerminalState(state) {
+    return TERMINAL_STATES.includes(state ?? '');
+}
 const QUEUE_STATES = ['running', 'paused', 'draining', 'switching_modes'];
-const QueueStateInput = looseEnum(['running', 'paused', 'draining']);
+/** The states a queue can be set to (switching_modes is reached by changing the mode). */
+const SETTABLE_QUEUE_STATES = ['running', 'paused', 'draining'];
 const MODES = ['single', 'parallel'];
-const Mode = looseEnum(MODES);
 const DIRECT_MERGE_MODES = ['off', 'always'];
-const DirectMergeMode = looseEnum(DIRECT_MERGE_MODES);
 const OPTIMIZATION_MODES = ['off', 'bisection_skip_redundant_tests'];
-const OptimizationMode = looseEnum(OPTIMIZATION_MODES);
 const MERGE_METHODS = ['merge_commit', 'squash', 'rebase'];
-const MergeMethod = looseEnum(MERGE_METHODS);
 const MERGEABILITY = ['unspecified', 'in_progress', 'mergeable', 'not_mergeable'];
+/** Where clients send requests unless told otherwise (Trunk's hosted API). */
+const DEFAULT_API_URL = 'https://api.trunk.io/v1';
+
+;// CONCATENATED MODULE: ./src/contract/mq.ts
+
+
+
+// ---------------------------------------------------------------- enums
+
+const PullRequestState = looseEnum(PULL_REQUEST_STATES);
+const QueueStateInput = looseEnum(SETTABLE_QUEUE_STATES);
+const Mode = looseEnum(MODES);
+const DirectMergeMode = looseEnum(DIRECT_MERGE_MODES);
+const OptimizationMode = looseEnum(OPTIMIZATION_MODES);
+const MergeMethod = looseEnum(MERGE_METHODS);
 // ---------------------------------------------------------------- priority
 const PRIORITY_NAMES = { urgent: 0, high: 10, medium: 100, low: 200 };
 const DEFAULT_PRIORITY = 'medium';
@@ -51591,7 +51610,7 @@ const API_PREFIX = '/v1';
 ;// CONCATENATED MODULE: ./src/client/index.ts
 
 
-const DEFAULT_API_URL = 'https://api.trunk.io/v1';
+
 /** The server answered with an error status; `message` is its one-line plain-text body. */
 class ApiError extends Error {
     operation;
@@ -53017,7 +53036,7 @@ function readSettings(env) {
         throw new InputError(`operation: must be one of ${OPERATIONS.join(', ')}, got "${operationRaw}"`);
     }
     const operation = operationRaw;
-    const apiUrl = (env.input('api-url') || 'https://api.trunk.io/v1').replace(/\/+$/, '');
+    const apiUrl = (env.input('api-url') || DEFAULT_API_URL).replace(/\/+$/, '');
     try {
         new URL(apiUrl);
     }

@@ -1,4 +1,5 @@
-import { PULL_REQUEST_STATES, type Repo } from '../contract/index.js';
+import { DEFAULT_API_URL, PULL_REQUEST_STATES } from '../contract/constants.js';
+import type { Repo } from '../contract/index.js';
 
 export const OPERATIONS = ['submit', 'status', 'wait', 'cancel', 'restart', 'impacted-targets', 'upload-tests'] as const;
 export type Operation = (typeof OPERATIONS)[number];
@@ -109,7 +110,7 @@ export function readSettings(env: RunEnvironment): ActionSettings {
   }
   const operation = operationRaw as Operation;
 
-  const apiUrl = (env.input('api-url') || 'https://api.trunk.io/v1').replace(/\/+$/, '');
+  const apiUrl = (env.input('api-url') || DEFAULT_API_URL).replace(/\/+$/, '');
   try {
     new URL(apiUrl);
   } catch {

@@ -9,7 +9,7 @@ export const CONFIG_KEYS = ['api-url', 'token', 'org', 'repo'] as const;
 export type ConfigKey = (typeof CONFIG_KEYS)[number];
 export type Config = Partial<Record<ConfigKey, string>>;
 
-export const DEFAULT_API_URL = 'https://api.trunk.io/v1';
+export { DEFAULT_API_URL } from '../contract/constants.js';
 
 /** `$XDG_CONFIG_HOME/railyard/config.json`, default `~/.config/railyard/config.json`. */
 export function configPath(env: NodeJS.ProcessEnv = process.env): string {

@@ -1,44 +1,33 @@
 import { z } from 'zod';
 import { DateTimeInput, DateTimeOutput, looseEnum, looseInt, NonEmptyString, Repo, U32_MAX } from './common.js';
+import {
+  DIRECT_MERGE_MODES,
+  MERGE_METHODS,
+  MERGEABILITY,
+  MODES,
+  OPTIMIZATION_MODES,
+  PULL_REQUEST_STATES,
+  QUEUE_STATES,
+  SETTABLE_QUEUE_STATES,
+} from './constants.js';
+import type * as C from './constants.js';
 
 // ---------------------------------------------------------------- enums
 
-export const PULL_REQUEST_STATES = [
-  'not_ready',
-  'pending',
-  'testing',
-  'tests_passed',
-  'merged',
-  'failed',
-  'cancelled',
-  'pending_failure',
-] as const;
+export * from './constants.js';
+
+// A schema and its type share a name: the types are re-declared next to the schemas.
+export type PullRequestState = C.PullRequestState;
+export type Mode = C.Mode;
+export type DirectMergeMode = C.DirectMergeMode;
+export type OptimizationMode = C.OptimizationMode;
+export type MergeMethod = C.MergeMethod;
 export const PullRequestState = looseEnum(PULL_REQUEST_STATES);
-export type PullRequestState = (typeof PULL_REQUEST_STATES)[number];
-export const TERMINAL_STATES: readonly PullRequestState[] = ['merged', 'failed', 'cancelled'];
-
-export const QUEUE_STATES = ['running', 'paused', 'draining', 'switching_modes'] as const;
-export type QueueState = (typeof QUEUE_STATES)[number];
-export const QueueStateInput = looseEnum(['running', 'paused', 'draining'] as const);
-
-export const MODES = ['single', 'parallel'] as const;
+export const QueueStateInput = looseEnum(SETTABLE_QUEUE_STATES);
 export const Mode = looseEnum(MODES);
-export type Mode = (typeof MODES)[number];
-
-export const DIRECT_MERGE_MODES = ['off', 'always'] as const;
 export const DirectMergeMode = looseEnum(DIRECT_MERGE_MODES);
-export type DirectMergeMode = (typeof DIRECT_MERGE_MODES)[number];
-
-export const OPTIMIZATION_MODES = ['off', 'bisection_skip_redundant_tests'] as const;
 export const OptimizationMode = looseEnum(OPTIMIZATION_MODES);
-export type OptimizationMode = (typeof OPTIMIZATION_MODES)[number];
-
-export const MERGE_METHODS = ['merge_commit', 'squash', 'rebase'] as const;
 export const MergeMethod = looseEnum(MERGE_METHODS);
-export type MergeMethod = (typeof MERGE_METHODS)[number];
-
-export const MERGEABILITY = ['unspecified', 'in_progress', 'mergeable', 'not_mergeable'] as const;
-export type Mergeability = (typeof MERGEABILITY)[number];
 
 // ---------------------------------------------------------------- priority
 

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from '../client/index.js';
+import { isTerminalState } from '../contract/constants.js';
 import type { QueueListItem } from '../contract/index.js';
 import { buildServer } from '../server/index.js';
 import { createBackend } from '../server/runtime.js';
@@ -31,7 +32,6 @@ export interface DemoResult {
 
 const REPO = { host: 'github.com', owner: 'demo', name: 'shop' };
 const Q = { repo: REPO, targetBranch: 'main' };
-const TERMINAL = new Set(['merged', 'failed', 'cancelled']);
 
 const EXPLAIN: Record<string, string> = {
   TEST_RUN_REQUIRED_STATUS_FAILED: 'its check failed',
@@ -103,7 +103,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     for (;;) {
       items = (await client.call('listPullRequests', { ...Q, take: 100 })).pullRequests;
       render(items);
-      if (items.length === DEMO_PRS.length && items.every((p) => TERMINAL.has(p.state ?? ''))) break;
+      if (items.length === DEMO_PRS.length && items.every((p) => isTerminalState(p.state))) break;
       if (Date.now() - started > options.timeoutMs) throw new Error(`the queue did not settle within ${options.timeoutMs / 1000} s`);
       await new Promise((r) => setTimeout(r, 200));
     }

@@ -1,4 +1,5 @@
 import { Gauge, Histogram, Registry } from 'prom-client';
+import { CONCLUSIONS } from '../contract/constants.js';
 import { isTerminal, type Entry, type TestRun } from '../engine/index.js';
 import type { QueueHandle } from './service.js';
 
@@ -60,7 +61,7 @@ export async function renderMetrics(queues: readonly QueueHandle[], now: number)
     for (const type of ['main', 'bisection'] as const) {
       wait.zero(labels(type));
       test.zero(labels(type));
-      for (const conclusion of ['merged', 'failed', 'cancelled']) inQueue.zero({ ...labels(type), conclusion });
+      for (const conclusion of CONCLUSIONS) inQueue.zero({ ...labels(type), conclusion });
     }
     const counts = {
       main: { depth: 0, awaiting: 0, testing: 0, restarts: 0, merged: 0, failed: 0, cancelled: 0 },
@@ -101,7 +102,7 @@ export async function renderMetrics(queues: readonly QueueHandle[], now: number)
       awaiting.set(labels(type), c.awaiting);
       testing.set(labels(type), c.testing);
       restarts.set(labels(type), c.restarts);
-      for (const conclusion of ['merged', 'failed', 'cancelled'] as const) conclusions.set({ ...labels(type), conclusion }, c[conclusion]);
+      for (const conclusion of CONCLUSIONS) conclusions.set({ ...labels(type), conclusion }, c[conclusion]);
     }
   }
   return registry.metrics();

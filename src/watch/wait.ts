@@ -2,7 +2,8 @@
  * The ONE wait loop of the CLI (`mq status --wait`, `mq submit --wait`) and the Action (`wait`):
  * polling with backoff and jitter, retries of transient errors, abort, and a heartbeat.
  */
-import { TERMINAL_STATES, type SubmittedPullRequest } from '../contract/index.js';
+import { TERMINAL_STATES } from '../contract/constants.js';
+import type { SubmittedPullRequest } from '../contract/index.js';
 
 export const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_STATES);
 

@@ -1,5 +1,5 @@
 import { Flags } from '@oclif/core';
-import { BaseCommand } from '../../cli/base-command.js';
+import { BaseCommand, repoFlag } from '../../cli/base-command.js';
 import { ConfigError } from '../../cli/config.js';
 import type { UploadMeta } from '../../upload/reports.js';
 import type { Client } from '../../client/index.js';
@@ -7,7 +7,7 @@ import type { Client } from '../../client/index.js';
 /** Flags of `flaky upload` and `flaky run`: which reports, and which CI job they come from. */
 export const uploadFlags = {
   junit: Flags.string({ char: 'j', description: 'JUnit XML report: path, directory or glob (repeatable)', multiple: true }),
-  repo: Flags.string({ char: 'r', description: 'repository: host/owner/name or owner/name [default: GITHUB_REPOSITORY, else origin remote]' }),
+  repo: repoFlag('GITHUB_REPOSITORY, else origin remote'),
   org: Flags.string({ char: 'o', description: 'organisation slug [env: RAILYARD_ORG]' }),
   branch: Flags.string({ char: 'b', description: 'branch the tests ran on [default: GITHUB_HEAD_REF / GITHUB_REF_NAME, else the checked-out branch]' }),
   sha: Flags.string({ description: 'commit SHA the tests ran on [default: the PR head / GITHUB_SHA, else git HEAD]' }),

@@ -1,9 +1,9 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand, formatFlag, formatOf, queueFlags } from '../../cli/base-command.js';
 import { ConfigError } from '../../cli/config.js';
+import { PULL_REQUEST_STATES } from '../../contract/constants.js';
 import type { QueueListItem } from '../../contract/index.js';
 
-const STATES = ['not_ready', 'pending', 'testing', 'tests_passed', 'merged', 'failed', 'cancelled', 'pending_failure'];
 
 export default class List extends BaseCommand {
   static override summary = 'List the pull requests of a merge queue';
@@ -16,7 +16,7 @@ export default class List extends BaseCommand {
   static override flags = {
     ...queueFlags,
     ...formatFlag,
-    state: Flags.string({ char: 's', description: 'only PRs in this state', options: STATES }),
+    state: Flags.string({ char: 's', description: 'only PRs in this state', options: [...PULL_REQUEST_STATES] }),
     since: Flags.string({ description: 'concluded at or after (ISO 8601)' }),
     until: Flags.string({ description: 'concluded at or before (ISO 8601)' }),
     limit: Flags.integer({ description: 'stop after this many PRs', min: 1 }),

@@ -2,9 +2,9 @@ import { Flags } from '@oclif/core';
 import { BaseCommand, prNumber, queueFlags } from '../../cli/base-command.js';
 import { parseDuration } from '../../cli/config.js';
 import { EXIT } from '../../cli/exit.js';
+import { isTerminalState } from '../../contract/constants.js';
 import type { SubmittedPullRequest } from '../../contract/index.js';
 
-const TERMINAL = new Set(['merged', 'failed', 'cancelled']);
 
 export default class Watch extends BaseCommand {
   static override summary =
@@ -59,7 +59,7 @@ export default class Watch extends BaseCommand {
         for (const n of prs) {
           if (settled.has(n) || rows.some((r) => r.pr.prNumber === n)) continue;
           const pr = await client.call('getSubmittedPullRequest', { ...key, pr: { number: n } });
-          if (pr.state && TERMINAL.has(pr.state)) settled.set(n, pr);
+          if (isTerminalState(pr.state)) settled.set(n, pr);
           else if (!tty && seen.get(n) !== pr.state) {
             seen.set(n, pr.state ?? '');
             this.out(`${stamp()} #${n} ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}\n`);

@@ -1,5 +1,4 @@
-import { Flags } from '@oclif/core';
-import { BaseCommand, formatFlag, formatOf } from '../../../cli/base-command.js';
+import { BaseCommand, formatFlag, formatOf, repoFlag } from '../../../cli/base-command.js';
 import { parseRepo } from '../../../cli/config.js';
 import type { QueueSummary } from '../../../contract/index.js';
 
@@ -10,10 +9,7 @@ export default class QueueList extends BaseCommand {
     '<%= config.bin %> mq queue list --repo acme/web --json',
   ];
   static override flags = {
-    repo: Flags.string({
-      char: 'r',
-      description: 'only the queues of this repository (host/owner/name or owner/name)',
-    }),
+    repo: repoFlag(null, 'only the queues of this repository'),
     ...formatFlag,
   };
 
