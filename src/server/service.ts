@@ -475,7 +475,12 @@ export class QueueService {
 
   async setImpactedTargets(org: string, repo: Repo, branch: string, prNumber: number, sha: string, targets: ImpactedTargets) {
     await this.write(org, repo, branch, (handle) => {
-      const submitted = findEntry(handle.model, prNumber) !== undefined;
+      const entry = findEntry(handle.model, prNumber);
+      // Targets of another commit would be stored and never used: say so instead of answering 200.
+      if (entry && !isTerminal(entry.state) && entry.pr.headSha !== sha) {
+        throw badRequest(`pr.sha: ${sha} is not the head of #${prNumber} (${entry.pr.headSha}); send the targets of its head`);
+      }
+      const submitted = entry !== undefined;
       const events: EngineEvent[] = submitted ? [{ type: 'impactedTargets', prNumber, sha, targets }] : [];
       return this.commit(handle, events, { impactedTargets: { prNumber, headSha: sha, targets } });
     });
