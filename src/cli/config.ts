@@ -86,3 +86,11 @@ export function parseDuration(text: string, flag: string): number {
   const factor = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[unit] as number;
   return Number(match[1]) * factor;
 }
+
+/** A point in time: an ISO 8601 date-time, or a duration back from `now` ("24h" = 24 hours ago). */
+export function parseTime(text: string, flag: string, now = Date.now()): string {
+  if (/^\s*\d+(?:\.\d+)?\s*(ms|s|m|h|d)\s*$/i.test(text)) return new Date(now - parseDuration(text, flag)).toISOString();
+  const at = Date.parse(text);
+  if (Number.isNaN(at)) throw new ConfigError(`${flag}: expected an ISO 8601 date-time or a duration back from now (24h, 7d), got "${text}"`);
+  return new Date(at).toISOString();
+}

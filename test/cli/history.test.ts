@@ -135,6 +135,19 @@ describe('railyard mq history', () => {
   });
 });
 
+describe('railyard mq list --since / --until', () => {
+  it('take a duration back from now as well as an ISO time', async () => {
+    const merged = await json(['mq', 'list', ...REPO, '--state', 'merged', '--since', '1h']);
+    expect(merged.pullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([1]);
+    expect((await json(['mq', 'list', ...REPO, '--state', 'merged', '--until', '1h'])).pullRequests).toEqual([]);
+    const iso = await json(['mq', 'list', ...REPO, '--state', 'merged', '--since', new Date(Date.now() - 3_600_000).toISOString()]);
+    expect(iso).toEqual(merged);
+    const bad = await railyard(['mq', 'list', ...REPO, '--since', 'yesterday'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--since: expected an ISO 8601 date-time or a duration back from now (24h, 7d), got "yesterday"');
+  });
+});
+
 describe('migration 004_pr_history', () => {
   it('starts the history of the PRs a database already held with the state they are in', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'railyard-history-migrate-'));
