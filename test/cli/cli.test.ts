@@ -210,6 +210,19 @@ describe('errors, auth and configuration', () => {
     expect(bad.code).toBe(2);
   });
 
+  it('gh-grade basics: a help command, topic descriptions, a hint for a mistyped command, shell completion', async () => {
+    const help = await railyard(['help', 'mq'], env);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/mq queue\s+Create, read, update and delete merge queues/);
+    const typo = await railyard(['mq', 'sumbit', '12'], env);
+    expect(typo.code).toBe(127);
+    expect(typo.stderr).toContain('mq sumbit 12 is not a railyard command');
+    expect(typo.stderr).toContain('Run railyard help mq for a list of available commands');
+    const completion = await railyard(['autocomplete', 'script', 'bash'], env);
+    expect(completion.code, completion.stderr).toBe(0);
+    expect(completion.stdout).toContain('RAILYARD_AC_BASH_SETUP_PATH');
+  });
+
   it('config set token - reads stdin (the token is never an argument); config unset removes a key', async () => {
     const home = isolatedEnv({ RAILYARD_API_URL: server.url });
     const set = await railyard(['config', 'set', 'token', '-'], home, 'cli-token\n');
