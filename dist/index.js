@@ -32032,7 +32032,7 @@ function utils_toCommandValue(input) {
  * @returns The command properties to send with the actual annotation command
  * See IssueCommandProperties: https://github.com/actions/runner/blob/main/src/Runner.Worker/ActionCommandManager.cs#L646
  */
-function utils_toCommandProperties(annotationProperties) {
+function toCommandProperties(annotationProperties) {
     if (!Object.keys(annotationProperties).length) {
         return {};
     }
@@ -33138,7 +33138,7 @@ var summary_awaiter = (undefined && undefined.__awaiter) || function (thisArg, _
 };
 
 
-const { access, appendFile, writeFile: summary_writeFile } = external_fs_namespaceObject.promises;
+const { access, appendFile, writeFile } = external_fs_namespaceObject.promises;
 const SUMMARY_ENV_VAR = 'GITHUB_STEP_SUMMARY';
 const SUMMARY_DOCS_URL = 'https://docs.github.com/actions/using-workflows/workflow-commands-for-github-actions#adding-a-job-summary';
 class Summary {
@@ -33199,7 +33199,7 @@ class Summary {
         return summary_awaiter(this, void 0, void 0, function* () {
             const overwrite = !!(options === null || options === void 0 ? void 0 : options.overwrite);
             const filePath = yield this.filePath();
-            const writeFunc = overwrite ? summary_writeFile : appendFile;
+            const writeFunc = overwrite ? writeFile : appendFile;
             yield writeFunc(filePath, this._buffer, { encoding: 'utf8' });
             return this.emptyBuffer();
         });
@@ -33461,7 +33461,7 @@ var io_util_awaiter = (undefined && undefined.__awaiter) || function (thisArg, _
 };
 
 
-const { chmod: io_util_chmod, copyFile, lstat, mkdir: io_util_mkdir, open: io_util_open, readdir, rename: io_util_rename, rm, rmdir, stat, symlink, unlink } = external_fs_namespaceObject.promises;
+const { chmod, copyFile, lstat, mkdir, open: io_util_open, readdir, rename, rm, rmdir, stat, symlink, unlink } = external_fs_namespaceObject.promises;
 // export const {open} = 'fs'
 const IS_WINDOWS = process.platform === 'win32';
 /**
@@ -34844,7 +34844,7 @@ function core_debug(message) {
  * @param properties optional properties to add to the annotation.
  */
 function error(message, properties = {}) {
-    command_issueCommand('error', utils_toCommandProperties(properties), message instanceof Error ? message.toString() : message);
+    command_issueCommand('error', toCommandProperties(properties), message instanceof Error ? message.toString() : message);
 }
 /**
  * Adds a warning issue
@@ -34852,7 +34852,7 @@ function error(message, properties = {}) {
  * @param properties optional properties to add to the annotation.
  */
 function warning(message, properties = {}) {
-    command_issueCommand('warning', utils_toCommandProperties(properties), message instanceof Error ? message.toString() : message);
+    command_issueCommand('warning', toCommandProperties(properties), message instanceof Error ? message.toString() : message);
 }
 /**
  * Adds a notice issue
@@ -34860,7 +34860,7 @@ function warning(message, properties = {}) {
  * @param properties optional properties to add to the annotation.
  */
 function notice(message, properties = {}) {
-    issueCommand('notice', toCommandProperties(properties), message instanceof Error ? message.toString() : message);
+    command_issueCommand('notice', toCommandProperties(properties), message instanceof Error ? message.toString() : message);
 }
 /**
  * Writes info to log with console.log.
@@ -50827,11 +50827,12 @@ function describeBranchProblem(name, problem) {
     return `branch name${shown} is not valid: it ${problem}`;
 }
 
-;// CONCATENATED MODULE: ./src/contract/mq.ts
-
-
-
-// ---------------------------------------------------------------- enums
+;// CONCATENATED MODULE: ./src/contract/constants.ts
+/**
+ * The merge queue's vocabulary as plain constants: states, modes and merge methods. The zod
+ * schemas of mq.ts are built from these, and code that only needs the names (CLI flag options,
+ * the demo, metrics, the Action) imports them from here without loading zod.
+ */
 const PULL_REQUEST_STATES = [
     'not_ready',
     'pending',
@@ -50842,19 +50843,37 @@ const PULL_REQUEST_STATES = [
     'cancelled',
     'pending_failure',
 ];
-const PullRequestState = looseEnum(PULL_REQUEST_STATES);
-const TERMINAL_STATES = (/* unused pure expression or super */ null && (['merged', 'failed', 'cancelled']));
+/** The states a PR leaves the queue in. */
+const CONCLUSIONS = ['merged', 'failed', 'cancelled'];
+/** The same, typed as any state (so `TERMINAL_STATES.includes(state)` takes every state). */
+const TERMINAL_STATES = CONCLUSIONS;
+function isTerminalState(state) {
+    return TERMINAL_STATES.includes(state ?? '');
+}
 const QUEUE_STATES = ['running', 'paused', 'draining', 'switching_modes'];
-const QueueStateInput = looseEnum(['running', 'paused', 'draining']);
+/** The states a queue can be set to (switching_modes is reached by changing the mode). */
+const SETTABLE_QUEUE_STATES = ['running', 'paused', 'draining'];
 const MODES = ['single', 'parallel'];
-const Mode = looseEnum(MODES);
 const DIRECT_MERGE_MODES = ['off', 'always'];
-const DirectMergeMode = looseEnum(DIRECT_MERGE_MODES);
 const OPTIMIZATION_MODES = ['off', 'bisection_skip_redundant_tests'];
-const OptimizationMode = looseEnum(OPTIMIZATION_MODES);
 const MERGE_METHODS = ['merge_commit', 'squash', 'rebase'];
-const MergeMethod = looseEnum(MERGE_METHODS);
 const MERGEABILITY = ['unspecified', 'in_progress', 'mergeable', 'not_mergeable'];
+/** Where clients send requests unless told otherwise (Trunk's hosted API). */
+const DEFAULT_API_URL = 'https://api.trunk.io/v1';
+
+;// CONCATENATED MODULE: ./src/contract/mq.ts
+
+
+
+
+// ---------------------------------------------------------------- enums
+
+const PullRequestState = looseEnum(PULL_REQUEST_STATES);
+const QueueStateInput = looseEnum(SETTABLE_QUEUE_STATES);
+const Mode = looseEnum(MODES);
+const DirectMergeMode = looseEnum(DIRECT_MERGE_MODES);
+const OptimizationMode = looseEnum(OPTIMIZATION_MODES);
+const MergeMethod = looseEnum(MERGE_METHODS);
 // ---------------------------------------------------------------- priority
 const PRIORITY_NAMES = { urgent: 0, high: 10, medium: 100, low: 200 };
 const DEFAULT_PRIORITY = 'medium';
@@ -50984,6 +51003,8 @@ const PullRequestCore = {
     // and the test run that is testing (or last tested) it.
     stateReason: schemas_string().optional(),
     testRunId: schemas_string().optional(),
+    /** When this submission entered the queue. */
+    enqueuedAt: DateTimeOutput.optional(),
 };
 const SubmittedPullRequest = object({
     ...PullRequestCore,
@@ -51060,7 +51081,38 @@ const TestingDetailsResponse = object({
     impactedTargetsForTestedPrs: array(schemas_string()).optional(),
     dependentPrs: array(schemas_number()).optional(),
 });
-// ---------------------------------------------------------------- reason codes
+// ---------------------------------------------------------------- Railyard extensions
+/** One state change of a pull request (the shape of Trunk v2's queue-entry history). */
+const PullRequestTransition = object({
+    /** The submission (queue entry) it belongs to: a new one after each resubmission. */
+    queueEntryId: schemas_string(),
+    state: schemas_enum(PULL_REQUEST_STATES),
+    /** Absent on the first row of a submission. */
+    previousState: schemas_enum(PULL_REQUEST_STATES).optional(),
+    /** A reason code (failure, cancellation, queued or merged reason), when there is one. */
+    reason: schemas_string().optional(),
+    at: DateTimeOutput,
+    /** The test run testing (or that tested) the PR, from `testing` on. */
+    testRunId: schemas_string().optional(),
+    /** Failures: what went wrong, for people (the conflicting PR and files, what is wrong in railyard.json, the failed checks). */
+    detail: schemas_string().optional(),
+});
+const PullRequestHistoryResponse = object({
+    prNumber: schemas_number(),
+    /** Every state change over every submission of the PR to this queue, oldest first. */
+    transitions: array(PullRequestTransition),
+});
+/** The most of a check's output served: its end, where the failure usually is. */
+const CHECK_LOG_MAX_BYTES = (/* unused pure expression or super */ null && (1024 * 1024));
+/** Query of getCheckRunLog (a GET, so a check run's `url` can point at it). */
+const CheckRunLogQuery = object({
+    repoHost: NonEmptyString,
+    repo: schemas_string().regex(/^[^/\s]+\/[^/\s]+$/, 'must be owner/name'),
+    targetBranch: TargetBranch,
+    testRunId: NonEmptyString,
+    check: NonEmptyString,
+});
+// ---------------------------------------------------------------- reason codes (§7)
 const FAILURE_REASONS = (/* unused pure expression or super */ null && ([
     'START_TEST_RUN_INVALID_EVENT',
     'START_TEST_RUN_MERGE_CONFLICT',
@@ -51078,6 +51130,8 @@ const FAILURE_REASONS = (/* unused pure expression or super */ null && ([
     'START_TEST_RUN_RETRY_EXHAUSTED',
     'START_TEST_RUN_DRAFT_PRS_NOT_ALLOWED',
     'TEST_RUN_FAILED_BY_OPTIMIZATION',
+    /** Railyard (GitHub forge): no CI reported any check on the test commit within the grace period. */
+    'TEST_RUN_NO_CHECKS_REPORTED',
 ]));
 const CANCELLATION_REASONS = (/* unused pure expression or super */ null && ([
     'USER_REQUESTED',
@@ -51293,9 +51347,14 @@ const CheckQuarantineResponse = object({
 ;// CONCATENATED MODULE: ./src/contract/queues.ts
 
 
-// Railyard extension for the web dashboard (not in Trunk's contract): every merge queue of the
-// token's organisation with the figures of the queues overview. Read-only.
-const ListQueuesRequest = object({});
+
+// Railyard extension (not in Trunk's contract): every merge queue of the token's organisation with
+// the figures of the dashboard's overview and the recent test durations `mq watch` estimates with.
+// Read-only.
+const ListQueuesRequest = object({
+    /** Only the queues of this repository. */
+    repo: Repo.optional(),
+});
 const QueueSummary = object({
     repo: object({ host: schemas_string(), owner: schemas_string(), name: schemas_string() }),
     targetBranch: schemas_string(),
@@ -51315,6 +51374,11 @@ const QueueSummary = object({
     failureRateLastDay: schemas_number().min(0).max(1).nullable(),
     /** Median submission-to-conclusion time of PRs that merged or failed in the last day; null when none. */
     medianSecondsInQueueLastDay: schemas_number().min(0).nullable(),
+    /**
+     * How long the queue's recent test runs took (the last 20 that finished, bisection runs
+     * included), in seconds: the 25th, 50th and 90th percentile. Absent until a run finished.
+     */
+    recentTestSeconds: object({ samples: schemas_number(), p25: schemas_number(), p50: schemas_number(), p90: schemas_number() }).optional(),
 });
 const ListQueuesResponse = object({
     /** The token's organisation (the org_url_slug of the flaky-test operations). */
@@ -51481,17 +51545,41 @@ const routes = {
         request: MetricsQuery,
         response: 'text',
     }),
-    // Railyard extension for the web dashboard (branch web): the queues overview. Read-only.
+    getPullRequestHistory: route({
+        operationId: 'getPullRequestHistory',
+        method: 'POST',
+        path: '/getPullRequestHistory',
+        summary: 'Every state change of a pull request in a merge queue (all its submissions): state, reason, time, test run',
+        tag: 'merge-queue',
+        auth: true,
+        retrySafe: true,
+        request: PullRequestActionRequest,
+        response: PullRequestHistoryResponse,
+        extension: true,
+    }),
+    // Railyard extension: every queue of the organisation, for the dashboard's overview, `mq queue list` and `mq watch`'s ETA.
     listQueues: route({
         operationId: 'listQueues',
         method: 'POST',
         path: '/listQueues',
-        summary: "Every merge queue of the token's organisation with depth, testing, merged and failed in the last hour/day, median time in queue",
+        summary: "Every merge queue of the token's organisation: state, depth, testing, merged and failed in the last hour/day, median time in queue, recent test durations",
         tag: 'merge-queue',
         auth: true,
         retrySafe: true,
         request: ListQueuesRequest,
         response: ListQueuesResponse,
+        extension: true,
+    }),
+    getCheckRunLog: route({
+        operationId: 'getCheckRunLog',
+        method: 'GET',
+        path: '/getCheckRunLog',
+        summary: "The output of one check of a test run (its last 1 MiB), as text: a check run's url in getMergeQueueTestingDetails",
+        tag: 'merge-queue',
+        auth: true,
+        retrySafe: true,
+        request: CheckRunLogQuery,
+        response: 'text',
         extension: true,
     }),
     listFailingTests: route({
@@ -51766,7 +51854,7 @@ function isTransientError(error) {
 
 
 
-const DEFAULT_API_URL = 'https://api.trunk.io/v1';
+
 function causeOf(error) {
     let current = error;
     for (let depth = 0; depth < 5 && current; depth++) {
@@ -52789,94 +52877,16 @@ function globSync(globInput, options) {
 //#endregion
 
 
-;// CONCATENATED MODULE: external "node:os"
-const external_node_os_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:os");
-;// CONCATENATED MODULE: ./src/cli/config.ts
-
-
-
-
-const CONFIG_KEYS = (/* unused pure expression or super */ null && (['api-url', 'token', 'org', 'repo']));
-const config_DEFAULT_API_URL = 'https://api.trunk.io/v1';
-/** `$XDG_CONFIG_HOME/railyard/config.json`, default `~/.config/railyard/config.json`. */
-function configPath(env = process.env) {
-    const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config');
-    return join(base, 'railyard', 'config.json');
-}
-class config_ConfigError extends Error {
+;// CONCATENATED MODULE: ./src/input-error.ts
+/**
+ * A problem with what the user gave (a flag, an input, a report file): its message is one line
+ * naming it. The CLI exits 2 on it; the Action fails the step with it.
+ */
+class input_error_ConfigError extends Error {
     name = 'ConfigError';
 }
-async function readConfig(path = configPath()) {
-    let text;
-    try {
-        text = await readFile(path, 'utf8');
-    }
-    catch (error) {
-        if (error.code === 'ENOENT')
-            return {};
-        throw error;
-    }
-    try {
-        const parsed = JSON.parse(text);
-        if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
-            throw new Error('not an object');
-        return Object.fromEntries(Object.entries(parsed).filter((e) => CONFIG_KEYS.includes(e[0]) && typeof e[1] === 'string'));
-    }
-    catch (error) {
-        throw new config_ConfigError(`config file ${path} is not valid JSON (${error.message}): fix or delete it`);
-    }
-}
-/** Writes the config atomically with mode 0600 (it may hold a token). */
-async function writeConfig(config, path = configPath()) {
-    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-    const tmp = `${path}.${process.pid}.tmp`;
-    await writeFile(tmp, JSON.stringify(config, null, 2) + '\n', { mode: 0o600 });
-    await chmod(tmp, 0o600);
-    await rename(tmp, path);
-}
-/** Parses `host/owner/name` or `owner/name` (host github.com). */
-function parseRepo(text) {
-    const parts = text.trim().replace(/\.git$/, '').split('/').filter(Boolean);
-    if (parts.length === 2)
-        return { host: 'github.com', owner: parts[0], name: parts[1] };
-    if (parts.length >= 3)
-        return { host: parts[0], owner: parts.slice(1, -1).join('/'), name: parts[parts.length - 1] };
-    throw new config_ConfigError(`--repo: expected host/owner/name or owner/name, got "${text}"`);
-}
-/** host/owner/name of a git remote URL (https, ssh or scp-like), or null. */
-function repoFromRemoteUrl(url) {
-    const trimmed = url.trim();
-    let match = /^[a-z+]+:\/\/(?:[^@/]+@)?([^/:]+)(?::\d+)?\/(.+?)(?:\.git)?\/?$/i.exec(trimmed);
-    if (!match)
-        match = /^(?:[^@]+@)?([^:/]+):(.+?)(?:\.git)?\/?$/.exec(trimmed);
-    if (!match)
-        return null;
-    const path = match[2].split('/').filter(Boolean);
-    if (path.length < 2)
-        return null;
-    return { host: match[1], owner: path.slice(0, -1).join('/'), name: path[path.length - 1] };
-}
-/** The `origin` remote of the git checkout around `cwd`, if any. */
-function repoFromGitOrigin(cwd = process.cwd()) {
-    try {
-        const url = execFileSync('git', ['remote', 'get-url', 'origin'], { cwd, stdio: ['ignore', 'pipe', 'ignore'], encoding: 'utf8' });
-        return repoFromRemoteUrl(url);
-    }
-    catch {
-        return null;
-    }
-}
-/** Parses "90s", "5m", "1.5h", "2d" or plain seconds into milliseconds. */
-function parseDuration(text, flag) {
-    const match = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$/i.exec(text.trim());
-    if (!match)
-        throw new config_ConfigError(`${flag}: expected a duration like 30s, 5m, 2h or 7d, got "${text}"`);
-    const unit = (match[2] ?? 's').toLowerCase();
-    const factor = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[unit];
-    return Number(match[1]) * factor;
-}
 
-;// CONCATENATED MODULE: ./src/cli/upload.ts
+;// CONCATENATED MODULE: ./src/upload/reports.ts
 
 
 
@@ -52907,7 +52917,7 @@ async function findReports(patterns, opts = {}) {
     const cwd = (0,external_node_path_namespaceObject.resolve)(opts.cwd ?? process.cwd());
     const label = opts.label ?? '--junit';
     if (patterns.length === 0)
-        throw new config_ConfigError(`${label}: give at least one path or glob of JUnit XML reports`);
+        throw new input_error_ConfigError(`${label}: give at least one path or glob of JUnit XML reports`);
     const found = new Map();
     const add = async (path) => {
         const info = await (0,promises_namespaceObject.stat)(path).catch(() => null);
@@ -52937,7 +52947,7 @@ async function findReports(patterns, opts = {}) {
     let files = [...found.values()].sort((a, b) => a.name.localeCompare(b.name));
     const searched = patterns.map((p) => `"${p}"`).join(', ');
     if (files.length === 0 && !opts.allowEmpty)
-        throw new config_ConfigError(`${label}: no file matches ${searched} (in ${cwd})`);
+        throw new input_error_ConfigError(`${label}: no file matches ${searched} (in ${cwd})`);
     if (opts.modifiedSinceMs !== undefined) {
         const since = opts.modifiedSinceMs;
         files = files.filter((f) => f.mtimeMs >= since);
@@ -52948,7 +52958,7 @@ async function readReports(files) {
     const reports = [];
     for (const file of files) {
         const content = await (0,promises_namespaceObject.readFile)(file.path, 'utf8').catch((error) => {
-            throw new config_ConfigError(`${file.name}: cannot read (${error.message})`);
+            throw new input_error_ConfigError(`${file.name}: cannot read (${error.message})`);
         });
         reports.push({ name: file.name, content });
     }
@@ -53115,7 +53125,7 @@ const CODEOWNERS_LOCATIONS = ['.github/CODEOWNERS', 'CODEOWNERS', 'docs/CODEOWNE
 async function readCodeowners(file, root) {
     if (file) {
         return (0,promises_namespaceObject.readFile)(file, 'utf8').catch((error) => {
-            throw new config_ConfigError(`--codeowners: cannot read ${file} (${error.message})`);
+            throw new input_error_ConfigError(`--codeowners: cannot read ${file} (${error.message})`);
         });
     }
     if (!root)
@@ -53144,6 +53154,7 @@ function checkMeta(meta) {
 
 ;// CONCATENATED MODULE: ./src/action/inputs.ts
 
+
 const OPERATIONS = ['submit', 'status', 'wait', 'cancel', 'restart', 'impacted-targets', 'upload-tests'];
 /** A problem with the inputs: the step fails with this one-line message. */
 class InputError extends Error {
@@ -53164,6 +53175,12 @@ function positiveNumber(name, raw, fallback) {
     const value = Number(raw);
     if (!Number.isFinite(value) || value <= 0)
         throw new InputError(`${name}: must be a positive number, got "${raw}"`);
+    return value;
+}
+function heartbeatSeconds(raw) {
+    const value = positiveNumber('heartbeat-seconds', raw, 60);
+    if (value > 60)
+        throw new InputError(`heartbeat-seconds: at most 60 (a wait prints where the PR is at least every minute), got "${raw}"`);
     return value;
 }
 function list(raw) {
@@ -53190,7 +53207,7 @@ function fromEvent(env) {
     }
     return { prNumber: null, headSha: null, base: null };
 }
-function inputs_parseRepo(raw) {
+function parseRepo(raw) {
     const parts = raw.split('/').filter(Boolean);
     if (parts.length === 2)
         return { host: 'github.com', owner: parts[0], name: parts[1] };
@@ -53208,7 +53225,7 @@ function readSettings(env) {
         throw new InputError(`operation: must be one of ${OPERATIONS.join(', ')}, got "${operationRaw}"`);
     }
     const operation = operationRaw;
-    const apiUrl = withoutTrailingSlashes(env.input('api-url') || 'https://api.trunk.io/v1');
+    const apiUrl = withoutTrailingSlashes(env.input('api-url') || DEFAULT_API_URL);
     try {
         new URL(apiUrl);
     }
@@ -53218,10 +53235,10 @@ function readSettings(env) {
     let repo;
     const repoInput = env.input('repo');
     if (repoInput)
-        repo = inputs_parseRepo(repoInput);
+        repo = parseRepo(repoInput);
     else if (env.repository) {
         const host = env.serverUrl ? new URL(env.serverUrl).host : 'github.com';
-        repo = inputs_parseRepo(`${host}/${env.repository}`);
+        repo = parseRepo(`${host}/${env.repository}`);
     }
     else
         throw new InputError('repo: required outside GitHub Actions (GITHUB_REPOSITORY is not set)');
@@ -53262,6 +53279,11 @@ function readSettings(env) {
     if (operation === 'upload-tests' && !org)
         throw new InputError('org: required for operation upload-tests (the organisation slug)');
     const failOn = list(env.input('fail-on') || 'failed,cancelled').map((s) => s.toLowerCase());
+    // A typo here would let a failed PR pass the step: only the states a PR can be in are accepted.
+    const unknown = failOn.filter((state) => !PULL_REQUEST_STATES.includes(state));
+    if (unknown.length) {
+        throw new InputError(`fail-on: unknown state${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')} (states: ${PULL_REQUEST_STATES.join(', ')})`);
+    }
     return {
         token,
         apiUrl,
@@ -53275,6 +53297,7 @@ function readSettings(env) {
         headSha: headSha || null,
         timeoutMs: positiveNumber('timeout-minutes', env.input('timeout-minutes'), 60) * 60_000,
         pollIntervalMs: positiveNumber('poll-interval-seconds', env.input('poll-interval-seconds'), 5) * 1000,
+        heartbeatMs: heartbeatSeconds(env.input('heartbeat-seconds')) * 1000,
         failOn,
         junit,
         org,
@@ -53331,8 +53354,86 @@ function uploadSummaryTable(facts) {
     };
 }
 
-;// CONCATENATED MODULE: ./src/action/wait.ts
-const TERMINAL = new Set(['merged', 'failed', 'cancelled']);
+;// CONCATENATED MODULE: ./src/watch/board.ts
+/** `45s`, `3m 05s`, `2h 10m`. */
+function board_formatDuration(ms) {
+    const seconds = Math.max(0, Math.round(ms / 1000));
+    if (seconds < 60)
+        return `${seconds}s`;
+    const minutes = Math.floor(seconds / 60);
+    if (minutes < 60)
+        return `${minutes}m ${String(seconds % 60).padStart(2, '0')}s`;
+    const hours = Math.floor(minutes / 60);
+    return `${hours}h ${String(minutes % 60).padStart(2, '0')}m`;
+}
+/** `~2m 10s–4m 00s`, or `~1m 00s` when both ends round to the same. */
+function formatRange(range) {
+    const low = board_formatDuration(range.lowMs);
+    const high = board_formatDuration(range.highMs);
+    return low === high ? `~${low}` : `~${low}–${high}`;
+}
+/**
+ * The queue's PRs in queue order with position, time in queue and ETA. The ETA assumes the runs
+ * ahead pass: a PR being tested needs what is left of a run (25th–90th percentile of the recent
+ * durations minus the time it has been testing); one waiting behind k others needs
+ * floor(k / concurrency) + 1 more rounds, each taking a run's duration, and up to one round more.
+ */
+function boardRows(queue, summary, now) {
+    const recent = summary?.recentTestSeconds;
+    const concurrency = Math.max(1, queue.concurrency);
+    let waiting = 0;
+    return queue.enqueuedPullRequests.map((pr, i) => {
+        const since = Date.parse(pr.enqueuedAt ?? pr.stateChangedAt);
+        let eta = null;
+        if (recent) {
+            const low = recent.p25 * 1000;
+            const high = recent.p90 * 1000;
+            if (pr.state === 'testing' || pr.state === 'tests_passed' || pr.state === 'pending_failure') {
+                const elapsed = now - Date.parse(pr.stateChangedAt);
+                eta =
+                    pr.state === 'testing'
+                        ? { lowMs: Math.max(0, low - elapsed), highMs: Math.max(0, high - elapsed) }
+                        : { lowMs: 0, highMs: high };
+            }
+            else if (pr.state === 'pending') {
+                const rounds = Math.floor(waiting / concurrency) + 1;
+                waiting++;
+                eta = { lowMs: rounds * low, highMs: (rounds + 1) * high };
+            }
+        }
+        return { position: i + 1, pr, inQueueMs: Math.max(0, now - since), eta };
+    });
+}
+/** `, position 2 of 5, 3m 10s in queue` for a PR of `queue` (only the time when it is not on the board). */
+function placeText(queue, pr, now) {
+    const since = `${board_formatDuration(now - Date.parse(pr.enqueuedAt ?? pr.stateChangedAt))} in queue`;
+    const at = queue.enqueuedPullRequests.findIndex((p) => p.prNumber === pr.prNumber);
+    return at < 0 ? `, ${since}` : `, position ${at + 1} of ${queue.enqueuedPullRequests.length}, ${since}`;
+}
+/** One line of the board. */
+function boardLine(row) {
+    const { pr } = row;
+    const state = `${pr.state ?? '?'}${pr.stateReason && pr.state !== 'testing' ? ` (${pr.stateReason})` : ''}`;
+    const run = pr.testRunId ? ` run ${pr.testRunId.slice(0, 8)}` : '';
+    const eta = row.eta ? `  ETA ${formatRange(row.eta)}` : '';
+    return `${String(row.position).padStart(3)}. #${pr.prNumber} ${state}${run}  ${board_formatDuration(row.inQueueMs)} in queue${eta}  ${pr.prTitle}`;
+}
+/** The header line: which queue, its state and how busy it is. */
+function boardHeader(label, queue, summary) {
+    const recent = summary?.recentTestSeconds;
+    const runs = recent
+        ? `, recent runs ${formatRange({ lowMs: recent.p25 * 1000, highMs: recent.p90 * 1000 })}`
+        : '';
+    return `${label} ${queue.branch}: ${queue.state}, ${queue.mode}, concurrency ${queue.concurrency}, ${queue.enqueuedPullRequests.length} in queue${runs}`;
+}
+
+;// CONCATENATED MODULE: ./src/watch/wait.ts
+/**
+ * The ONE wait loop of the CLI (`mq status --wait`, `mq submit --wait`) and the Action (`wait`):
+ * polling with backoff and jitter, retries of transient errors, abort, and a heartbeat.
+ */
+
+const TERMINAL = new Set(TERMINAL_STATES);
 function sleep(ms, signal) {
     return new Promise((resolve) => {
         if (signal?.aborted)
@@ -53356,7 +53457,10 @@ async function waitForTerminal(options) {
     const random = options.random ?? Math.random;
     const maxInterval = options.maxIntervalMs ?? options.intervalMs * 6;
     const maxErrors = options.maxConsecutiveErrors ?? 8;
-    const deadline = Date.now() + options.timeoutMs;
+    const started = Date.now();
+    const deadline = started + options.timeoutMs;
+    const heartbeatMs = options.heartbeatMs ?? 60_000;
+    let reported = started;
     let interval = options.intervalMs;
     let last = null;
     let lastKey = '';
@@ -53371,10 +53475,16 @@ async function waitForTerminal(options) {
             const key = `${pr.state}|${pr.stateReason ?? ''}`;
             if (key !== lastKey) {
                 lastKey = key;
+                reported = Date.now();
                 options.onState?.(pr);
             }
             if (pr.state && TERMINAL.has(pr.state))
                 return { kind: 'terminal', pr };
+            await options.onPoll?.(pr);
+            if (options.onHeartbeat && Date.now() - reported >= heartbeatMs) {
+                reported = Date.now();
+                await options.onHeartbeat(pr, reported - started);
+            }
         }
         catch (error) {
             if (options.signal?.aborted)
@@ -53390,7 +53500,9 @@ async function waitForTerminal(options) {
         if (remaining <= 0)
             return { kind: 'timeout', pr: last };
         const jittered = interval * (0.8 + 0.4 * random());
-        await sleep(Math.min(jittered, remaining), options.signal);
+        // Never sleep past the next heartbeat.
+        const untilHeartbeat = options.onHeartbeat ? Math.max(0, reported + heartbeatMs - Date.now()) : Infinity;
+        await sleep(Math.min(jittered, remaining, untilHeartbeat), options.signal);
         if (Date.now() >= deadline && !options.signal?.aborted) {
             // One last read so a state reached right at the deadline is not reported as a timeout.
             try {
@@ -53412,6 +53524,7 @@ async function waitForTerminal(options) {
 }
 
 ;// CONCATENATED MODULE: ./src/action/main.ts
+
 
 
 
@@ -53469,11 +53582,18 @@ class Step {
                 info(`Submitted #${s.prNumber} to the ${s.targetBranch} queue of ${repoName(s)}`);
                 await this.read();
                 break;
-            case 'cancel':
+            case 'cancel': {
+                // Nothing to cancel once the PR left the queue: say so, and let fail-on judge its state.
+                const before = await this.read();
+                if (before.state && TERMINAL.has(before.state)) {
+                    notice(`#${s.prNumber} is already ${before.state}${before.stateReason ? ` (${before.stateReason})` : ''}: nothing to cancel`);
+                    break;
+                }
                 this.lastResponse = await this.client.call('cancelPullRequest', { ...this.queueKey, pr: this.prRef });
                 info(`Cancelled #${s.prNumber}`);
                 await this.read();
                 break;
+            }
             case 'restart':
                 this.lastResponse = await this.client.call('restartTestsOnPullRequest', { ...this.queueKey, pr: this.prRef });
                 info(`Restarted the tests of #${s.prNumber}`);
@@ -53542,6 +53662,16 @@ class Step {
             warning('The server kept this upload out of flaky-test detection: it looks like an infrastructure failure (most tests failed)');
         }
     }
+    /** `, position 2 of 5, 3m 10s in queue` (empty when the queue cannot be read). */
+    async place(pr) {
+        try {
+            const queue = await this.client.call('getQueue', this.queueKey);
+            return placeText(queue, pr, Date.now());
+        }
+        catch {
+            return '';
+        }
+    }
     async wait() {
         const s = this.settings;
         info(`Waiting up to ${s.timeoutMs / 60_000} minute(s) for #${s.prNumber} to leave the ${s.targetBranch} queue`);
@@ -53552,6 +53682,9 @@ class Step {
             intervalMs: s.pollIntervalMs,
             signal: this.signal,
             onState: (pr) => info(`#${pr.prNumber}: ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}`),
+            // At least once a minute: where the PR is, so a long wait never looks stuck.
+            heartbeatMs: s.heartbeatMs,
+            onHeartbeat: async (pr, waited) => info(`#${pr.prNumber} is still ${pr.state}${await this.place(pr)}, waited ${board_formatDuration(waited)}`),
             onRetry: (error, attempt, delay) => warning(`Reading #${s.prNumber} failed (${oneLine(error)}); try ${attempt + 1} in about ${Math.round(delay / 1000)}s`),
         });
         if (outcome.kind === 'timeout') {

@@ -1,3 +1,4 @@
+import { DEFAULT_API_URL, PULL_REQUEST_STATES } from '../contract/constants.js';
 import type { Repo } from '../contract/index.js';
 import { withoutTrailingSlashes } from '../contract/common.js';
 
@@ -28,6 +29,8 @@ export interface ActionSettings {
   headSha: string | null;
   timeoutMs: number;
   pollIntervalMs: number;
+  /** wait: the longest time without a line in the log (at most a minute). */
+  heartbeatMs: number;
   failOn: string[];
   junit: string[];
   org: string | null;
@@ -49,6 +52,12 @@ function positiveNumber(name: string, raw: string, fallback: number): number {
   if (raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isFinite(value) || value <= 0) throw new InputError(`${name}: must be a positive number, got "${raw}"`);
+  return value;
+}
+
+function heartbeatSeconds(raw: string): number {
+  const value = positiveNumber('heartbeat-seconds', raw, 60);
+  if (value > 60) throw new InputError(`heartbeat-seconds: at most 60 (a wait prints where the PR is at least every minute), got "${raw}"`);
   return value;
 }
 
@@ -102,7 +111,7 @@ export function readSettings(env: RunEnvironment): ActionSettings {
   }
   const operation = operationRaw as Operation;
 
-  const apiUrl = withoutTrailingSlashes(env.input('api-url') || 'https://api.trunk.io/v1');
+  const apiUrl = withoutTrailingSlashes(env.input('api-url') || DEFAULT_API_URL);
   try {
     new URL(apiUrl);
   } catch {
@@ -151,6 +160,11 @@ export function readSettings(env: RunEnvironment): ActionSettings {
   if (operation === 'upload-tests' && !org) throw new InputError('org: required for operation upload-tests (the organisation slug)');
 
   const failOn = list(env.input('fail-on') || 'failed,cancelled').map((s) => s.toLowerCase());
+  // A typo here would let a failed PR pass the step: only the states a PR can be in are accepted.
+  const unknown = failOn.filter((state) => !(PULL_REQUEST_STATES as readonly string[]).includes(state));
+  if (unknown.length) {
+    throw new InputError(`fail-on: unknown state${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')} (states: ${PULL_REQUEST_STATES.join(', ')})`);
+  }
 
   return {
     token,
@@ -165,6 +179,7 @@ export function readSettings(env: RunEnvironment): ActionSettings {
     headSha: headSha || null,
     timeoutMs: positiveNumber('timeout-minutes', env.input('timeout-minutes'), 60) * 60_000,
     pollIntervalMs: positiveNumber('poll-interval-seconds', env.input('poll-interval-seconds'), 5) * 1000,
+    heartbeatMs: heartbeatSeconds(env.input('heartbeat-seconds')) * 1000,
     failOn,
     junit,
     org,

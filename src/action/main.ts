@@ -2,10 +2,11 @@ import * as core from '@actions/core';
 import { context } from '@actions/github';
 import type { SubmittedPullRequest } from '../contract/index.js';
 import { ApiError, createClient, isTransientError, type Client } from '../client/index.js';
-import { findReports, githubContextOf, readCodeowners, readReports, uploadReports, type EventPayload, type UploadSummary } from '../cli/upload.js';
+import { findReports, githubContextOf, readCodeowners, readReports, uploadReports, type EventPayload, type UploadSummary } from '../upload/reports.js';
 import { InputError, readSettings, type ActionSettings } from './inputs.js';
 import { summaryTable, uploadSummaryTable } from './summary.js';
-import { waitForTerminal } from './wait.js';
+import { formatDuration, placeText } from '../watch/board.js';
+import { TERMINAL, waitForTerminal } from '../watch/wait.js';
 
 /** Reads what the runner gives an Action: INPUT_* variables, GITHUB_* variables, the event file. */
 function runEnvironment() {
@@ -62,11 +63,18 @@ class Step {
         core.info(`Submitted #${s.prNumber} to the ${s.targetBranch} queue of ${repoName(s)}`);
         await this.read();
         break;
-      case 'cancel':
+      case 'cancel': {
+        // Nothing to cancel once the PR left the queue: say so, and let fail-on judge its state.
+        const before = await this.read();
+        if (before.state && TERMINAL.has(before.state)) {
+          core.notice(`#${s.prNumber} is already ${before.state}${before.stateReason ? ` (${before.stateReason})` : ''}: nothing to cancel`);
+          break;
+        }
         this.lastResponse = await this.client.call('cancelPullRequest', { ...this.queueKey, pr: this.prRef });
         core.info(`Cancelled #${s.prNumber}`);
         await this.read();
         break;
+      }
       case 'restart':
         this.lastResponse = await this.client.call('restartTestsOnPullRequest', { ...this.queueKey, pr: this.prRef });
         core.info(`Restarted the tests of #${s.prNumber}`);
@@ -138,6 +146,16 @@ class Step {
     }
   }
 
+  /** `, position 2 of 5, 3m 10s in queue` (empty when the queue cannot be read). */
+  private async place(pr: SubmittedPullRequest): Promise<string> {
+    try {
+      const queue = await this.client.call('getQueue', this.queueKey);
+      return placeText(queue, pr, Date.now());
+    } catch {
+      return '';
+    }
+  }
+
   private async wait(): Promise<void> {
     const s = this.settings;
     core.info(`Waiting up to ${s.timeoutMs / 60_000} minute(s) for #${s.prNumber} to leave the ${s.targetBranch} queue`);
@@ -148,6 +166,9 @@ class Step {
       intervalMs: s.pollIntervalMs,
       signal: this.signal,
       onState: (pr) => core.info(`#${pr.prNumber}: ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}`),
+      // At least once a minute: where the PR is, so a long wait never looks stuck.
+      heartbeatMs: s.heartbeatMs,
+      onHeartbeat: async (pr, waited) => core.info(`#${pr.prNumber} is still ${pr.state}${await this.place(pr)}, waited ${formatDuration(waited)}`),
       onRetry: (error, attempt, delay) =>
         core.warning(`Reading #${s.prNumber} failed (${oneLine(error)}); try ${attempt + 1} in about ${Math.round(delay / 1000)}s`),
     });

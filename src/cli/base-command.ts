@@ -14,7 +14,7 @@ export abstract class BaseCommand extends Command {
 
   static override baseFlags = {
     'api-url': Flags.string({
-      description: 'API base URL [env: RAILYARD_API_URL; default https://api.trunk.io/v1]',
+      description: `API base URL [env: RAILYARD_API_URL; default ${DEFAULT_API_URL}]`,
       helpGroup: 'GLOBAL',
     }),
     token: Flags.string({
@@ -104,9 +104,18 @@ export abstract class BaseCommand extends Command {
   }
 }
 
+/**
+ * --repo: the repository a command is about, as host/owner/name or owner/name. `fallback` names
+ * where it comes from without the flag (null: no fallback; `what` then says what it selects).
+ */
+export function repoFlag(fallback: string | null = 'origin remote', what = 'repository') {
+  const description = `${what}: host/owner/name or owner/name${fallback ? ` [default: ${fallback}]` : ''}`;
+  return Flags.string({ char: 'r', description });
+}
+
 /** --repo and --branch: which queue a command talks to. */
 export const queueFlags = {
-  repo: Flags.string({ char: 'r', description: 'repository: host/owner/name or owner/name [default: origin remote]' }),
+  repo: repoFlag(),
   branch: Flags.string({ char: 'b', description: 'target branch of the queue', default: 'main' }),
 };
 

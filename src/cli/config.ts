@@ -3,12 +3,13 @@ import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Repo } from '../contract/index.js';
+import { ConfigError } from '../input-error.js';
 
 export const CONFIG_KEYS = ['api-url', 'token', 'org', 'repo'] as const;
 export type ConfigKey = (typeof CONFIG_KEYS)[number];
 export type Config = Partial<Record<ConfigKey, string>>;
 
-export const DEFAULT_API_URL = 'https://api.trunk.io/v1';
+export { DEFAULT_API_URL } from '../contract/constants.js';
 
 /** `$XDG_CONFIG_HOME/railyard/config.json`, default `~/.config/railyard/config.json`. */
 export function configPath(env: NodeJS.ProcessEnv = process.env): string {
@@ -16,9 +17,7 @@ export function configPath(env: NodeJS.ProcessEnv = process.env): string {
   return join(base, 'railyard', 'config.json');
 }
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError };
 
 export async function readConfig(path = configPath()): Promise<Config> {
   let text: string;
@@ -86,4 +85,12 @@ export function parseDuration(text: string, flag: string): number {
   const unit = (match[2] ?? 's').toLowerCase();
   const factor = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[unit] as number;
   return Number(match[1]) * factor;
+}
+
+/** A point in time: an ISO 8601 date-time, or a duration back from `now` ("24h" = 24 hours ago). */
+export function parseTime(text: string, flag: string, now = Date.now()): string {
+  if (/^\s*\d+(?:\.\d+)?\s*(ms|s|m|h|d)\s*$/i.test(text)) return new Date(now - parseDuration(text, flag)).toISOString();
+  const at = Date.parse(text);
+  if (Number.isNaN(at)) throw new ConfigError(`${flag}: expected an ISO 8601 date-time or a duration back from now (24h, 7d), got "${text}"`);
+  return new Date(at).toISOString();
 }

@@ -1,6 +1,7 @@
 import type { QueueListItem, SubmittedPullRequest } from '../contract/index.js';
 import type { Client } from '../client/index.js';
 import type { Repo } from '../contract/index.js';
+import { placeText } from '../watch/board.js';
 import { Progress } from './progress.js';
 import type { Column } from './render.js';
 
@@ -37,16 +38,25 @@ export function describePr(pr: SubmittedPullRequest): Record<string, unknown> {
   };
 }
 
-const TERMINAL = new Set(['merged', 'failed', 'cancelled']);
-
 export interface WaitResult {
   pr: SubmittedPullRequest;
   timedOut: boolean;
 }
 
+/** `, position 2 of 5, 3m 10s in queue` for a PR in the queue (empty when it is not, or the queue cannot be read). */
+async function placeOf(client: Client, key: { repo: Repo; targetBranch: string; prNumber: number }, pr: SubmittedPullRequest): Promise<string> {
+  if (!pr.isCurrentlySubmittedToQueue) return '';
+  try {
+    return placeText(await client.call('getQueue', { repo: key.repo, targetBranch: key.targetBranch }), pr, Date.now());
+  } catch {
+    return '';
+  }
+}
+
 /**
- * Polls a PR until merged / failed / cancelled or the timeout, with a spinner on stderr and one
- * line per state change. Transient errors (429, 5xx, network) are retried by the client.
+ * Polls a PR until merged / failed / cancelled or the timeout (the shared wait loop of
+ * src/watch/wait.ts), with a spinner on stderr showing its position and time in queue, and one
+ * line per state change. Transient errors (429, 5xx, network) are retried.
  */
 export async function waitForPr(
   client: Client,
@@ -54,32 +64,23 @@ export async function waitForPr(
   options: { timeoutMs: number; intervalMs: number; quiet?: boolean },
 ): Promise<WaitResult> {
   const { isTransientError } = await import('../client/index.js');
+  const { waitForTerminal } = await import('../watch/wait.js');
   const progress = new Progress(process.stderr, 30_000, !options.quiet);
-  const deadline = Date.now() + options.timeoutMs;
-  let last = '';
-  let pr: SubmittedPullRequest | null = null;
   try {
-    for (;;) {
-      try {
-        pr = await client.call('getSubmittedPullRequest', { repo: key.repo, targetBranch: key.targetBranch, pr: { number: key.prNumber } });
-        const stateKey = `${pr.state}|${pr.stateReason ?? ''}`;
-        if (stateKey !== last) {
-          last = stateKey;
-          progress.log(`#${key.prNumber}: ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}`);
-        }
-        if (pr.state && TERMINAL.has(pr.state)) return { pr, timedOut: false };
-      } catch (error) {
-        if (!isTransientError(error)) throw error;
-        progress.log(`#${key.prNumber}: ${(error as Error).message}; still waiting`);
-      }
-      const remaining = deadline - Date.now();
-      if (remaining <= 0) {
-        if (!pr) throw new Error(`#${key.prNumber}: no answer before the timeout`);
-        return { pr, timedOut: true };
-      }
-      progress.update(`#${key.prNumber} is ${pr?.state ?? 'unknown'}; waiting (${Math.ceil(remaining / 1000)} s left)`);
-      await new Promise((r) => setTimeout(r, Math.min(options.intervalMs, remaining)));
-    }
+    const outcome = await waitForTerminal({
+      read: () => client.call('getSubmittedPullRequest', { repo: key.repo, targetBranch: key.targetBranch, pr: { number: key.prNumber } }),
+      isTransient: isTransientError,
+      timeoutMs: options.timeoutMs,
+      intervalMs: options.intervalMs,
+      // The CLI's interval is what the user asked for: no backoff beyond it.
+      maxIntervalMs: options.intervalMs,
+      onState: (pr) => progress.log(`#${key.prNumber}: ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}`),
+      onPoll: async (pr) => progress.update(`#${key.prNumber} is ${pr.state ?? 'unknown'}${await placeOf(client, key, pr)}`),
+      onRetry: (error) => progress.log(`#${key.prNumber}: ${(error as Error).message}; still waiting`),
+    });
+    if (outcome.kind === 'terminal') return { pr: outcome.pr, timedOut: false };
+    if (!outcome.pr) throw new Error(`#${key.prNumber}: no answer before the timeout`);
+    return { pr: outcome.pr, timedOut: true };
   } finally {
     progress.stop();
   }

@@ -41,9 +41,11 @@ export function renderRows<Row>(rows: readonly Row[], columns: readonly Column<R
   const body = rows.map((row) => columns.map((c) => cell(c.get(row))));
   switch (format) {
     case 'csv':
-      return stringify([headers, ...body.map((r) => r.map(guardFormula))], { record_delimiter: '\r\n' });
+      // Quoted also when a field holds a bare \n: csv-stringify quotes only its own record delimiter (\r\n).
+      return stringify([headers, ...body.map((r) => r.map(guardFormula))], { record_delimiter: '\r\n', quoted_match: /[\r\n]/ });
     case 'tsv':
-      return [headers, ...body.map((r) => r.map((v) => guardFormula(tsvCell(v))))].map((r) => r.join('\t')).join('\n') + '\n';
+      // The formula guard is for spreadsheets opening CSV; TSV and JSON are for programs and stay as they are.
+      return [headers, ...body.map((r) => r.map(tsvCell))].map((r) => r.join('\t')).join('\n') + '\n';
     case 'markdown': {
       const line = (r: string[]) => `| ${r.map(markdownCell).join(' | ')} |`;
       return [line(headers), `| ${headers.map(() => '---').join(' | ')} |`, ...body.map(line)].join('\n') + '\n';

@@ -16,7 +16,7 @@ import { ApiError, NetworkError, ResponseShapeError, TimeoutError } from './erro
 
 export { ApiError, ClientError, isTransientError, NetworkError, ResponseShapeError, TimeoutError } from './errors.js';
 
-export const DEFAULT_API_URL = 'https://api.trunk.io/v1';
+export { DEFAULT_API_URL } from '../contract/constants.js';
 
 export interface ClientOptions {
   /** Base URL ending in /v1, e.g. http://127.0.0.1:7311/v1 or https://api.trunk.io/v1. */

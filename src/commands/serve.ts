@@ -3,6 +3,7 @@ import { Command, Flags } from '@oclif/core';
 import type { GitHubAuth } from '../forge/github/client.js';
 import type { GitHubBackendOptions } from '../server/runtime.js';
 import { withoutTrailingSlashes } from '../contract/common.js';
+import type { LogLevel } from '../server/index.js';
 
 function parseOrgToken(value: string): { org: string; token: string } {
   const at = value.indexOf('=');
@@ -109,7 +110,9 @@ export default class Serve extends Command {
     'Serves the v1 API under /v1 on HOST:PORT, storing its data in --data-dir (SQLite). ' +
     'Every request but /v1/status and /v1/openapi.json needs an x-api-token. Manage tokens with `railyard token`; ' +
     'a token can also come from --token-file or RAILYARD_SERVER_TOKEN. With no token at all, one is generated on the ' +
-    'first start, printed once, and only its hash is stored. Stops cleanly on SIGINT/SIGTERM.';
+    'first start, printed once, and only its hash is stored. Logs to stdout through pino: one line per request ' +
+    '(method, route, status, duration, organisation, request id) and per queue event (PR state changes, test runs, merges). ' +
+    'Stops cleanly on SIGINT/SIGTERM.';
 
   static override examples = [
     {
@@ -230,13 +233,18 @@ export default class Serve extends Command {
       description: 'Sandbox: runs containing any of these PR numbers fail (comma-separated, e.g. 3,7)',
       helpValue: 'N,M',
     }),
-    'sandbox-failure-rate': Flags.string({
-      description: 'Sandbox: probability (0..1) that a run fails for no reason',
-      default: '0',
+    'sandbox-failure-rate': Flags.string({ description: 'Sandbox: probability (0..1) that a run fails for no reason', default: '0' }),
+    seed: Flags.integer({ description: 'Sandbox: seed of the random failures (same seed, same outcomes)', default: 1 }),
+    'log-level': Flags.string({
+      description:
+        'Least severe log lines written to stdout (info: one line per request and per queue event)',
+      options: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+      default: 'info',
     }),
-    seed: Flags.integer({
-      description: 'Sandbox: seed of the random failures (same seed, same outcomes)',
-      default: 1,
+    'log-format': Flags.string({
+      description:
+        'Log lines as JSON (one object a line) or pretty (for people); default pretty on a terminal, JSON otherwise',
+      options: ['json', 'pretty'],
     }),
   };
 
@@ -297,6 +305,19 @@ export default class Serve extends Command {
     }
 
     // Loaded lazily: other commands never pay for Fastify, the store or the engine.
+    const logLevel = flags['log-level'] as LogLevel;
+    const pretty = (flags['log-format'] ?? (process.stdout.isTTY ? 'pretty' : 'json')) === 'pretty';
+    let logStream: NodeJS.WritableStream = process.stdout;
+    if (pretty && logLevel !== 'silent') {
+      const { default: pinoPretty } = await import('pino-pretty');
+      logStream = pinoPretty({
+        sync: true,
+        colorize: Boolean(process.stdout.isTTY) && !process.env.NO_COLOR,
+      });
+    }
+    // Errors of the queue workers go to the server's log once it exists.
+    let logError = (message: string, error?: unknown) => console.error(message, error ?? '');
+
     const [{ buildServer }, { openDatabase }, runtime] = await Promise.all([
       import('../server/index.js'),
       import('../store/index.js'),
@@ -309,6 +330,7 @@ export default class Serve extends Command {
         gitRoot: flags['git-root'],
         github,
         sandbox: { testSeconds: flags['sandbox-test-seconds'], failPrs, failureRate, seed: flags.seed },
+        log: (message, error) => logError(message, error),
       });
     } catch (error) {
       this.error(error instanceof Error ? error.message : String(error), { exit: 2 });
@@ -344,7 +366,10 @@ export default class Serve extends Command {
       orgRepos,
       replicas,
       limits: { queuesPerOrg: flags['max-queues-per-org'], prsPerQueue: flags['max-prs-per-queue'] },
+      logLevel,
+      logStream,
     });
+    logError = (message, error) => app.log.error({ err: error }, message);
     await app.listen({ host: flags.host, port: flags.port });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : flags.port;
@@ -367,14 +392,24 @@ export default class Serve extends Command {
           process.exit(1);
         }
         stopping = true;
+        app.log.info({ signal }, 'stopping: finishing requests in flight and queued commands');
         // Stop accepting, finish in-flight requests and queued commands, then close the database.
         app
           .close()
           .then(() => store.close())
-          .then(resolve, (error: unknown) => {
-            this.logToStderr(`error while stopping: ${error instanceof Error ? error.message : String(error)}`);
-            process.exit(1);
-          });
+          .then(
+            () => {
+              app.log.info('stopped cleanly');
+              resolve();
+            },
+            (error: unknown) => {
+              app.log.error({ err: error }, 'error while stopping');
+              this.logToStderr(
+                `error while stopping: ${error instanceof Error ? error.message : String(error)}`,
+              );
+              process.exit(1);
+            },
+          );
       };
       process.on('SIGINT', stop);
       process.on('SIGTERM', stop);

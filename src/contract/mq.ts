@@ -1,45 +1,34 @@
 import { z } from 'zod';
 import { branchNameProblem, describeBranchProblem } from './branch-name.js';
 import { DateTimeInput, DateTimeOutput, looseEnum, looseInt, NonEmptyString, Repo, U32_MAX } from './common.js';
+import {
+  DIRECT_MERGE_MODES,
+  MERGE_METHODS,
+  MERGEABILITY,
+  MODES,
+  OPTIMIZATION_MODES,
+  PULL_REQUEST_STATES,
+  QUEUE_STATES,
+  SETTABLE_QUEUE_STATES,
+} from './constants.js';
+import type * as C from './constants.js';
 
 // ---------------------------------------------------------------- enums
 
-export const PULL_REQUEST_STATES = [
-  'not_ready',
-  'pending',
-  'testing',
-  'tests_passed',
-  'merged',
-  'failed',
-  'cancelled',
-  'pending_failure',
-] as const;
+export * from './constants.js';
+
+// A schema and its type share a name: the types are re-declared next to the schemas.
+export type PullRequestState = C.PullRequestState;
+export type Mode = C.Mode;
+export type DirectMergeMode = C.DirectMergeMode;
+export type OptimizationMode = C.OptimizationMode;
+export type MergeMethod = C.MergeMethod;
 export const PullRequestState = looseEnum(PULL_REQUEST_STATES);
-export type PullRequestState = (typeof PULL_REQUEST_STATES)[number];
-export const TERMINAL_STATES: readonly PullRequestState[] = ['merged', 'failed', 'cancelled'];
-
-export const QUEUE_STATES = ['running', 'paused', 'draining', 'switching_modes'] as const;
-export type QueueState = (typeof QUEUE_STATES)[number];
-export const QueueStateInput = looseEnum(['running', 'paused', 'draining'] as const);
-
-export const MODES = ['single', 'parallel'] as const;
+export const QueueStateInput = looseEnum(SETTABLE_QUEUE_STATES);
 export const Mode = looseEnum(MODES);
-export type Mode = (typeof MODES)[number];
-
-export const DIRECT_MERGE_MODES = ['off', 'always'] as const;
 export const DirectMergeMode = looseEnum(DIRECT_MERGE_MODES);
-export type DirectMergeMode = (typeof DIRECT_MERGE_MODES)[number];
-
-export const OPTIMIZATION_MODES = ['off', 'bisection_skip_redundant_tests'] as const;
 export const OptimizationMode = looseEnum(OPTIMIZATION_MODES);
-export type OptimizationMode = (typeof OPTIMIZATION_MODES)[number];
-
-export const MERGE_METHODS = ['merge_commit', 'squash', 'rebase'] as const;
 export const MergeMethod = looseEnum(MERGE_METHODS);
-export type MergeMethod = (typeof MERGE_METHODS)[number];
-
-export const MERGEABILITY = ['unspecified', 'in_progress', 'mergeable', 'not_mergeable'] as const;
-export type Mergeability = (typeof MERGEABILITY)[number];
 
 // ---------------------------------------------------------------- priority
 
@@ -214,6 +203,8 @@ const PullRequestCore = {
   // and the test run that is testing (or last tested) it.
   stateReason: z.string().optional(),
   testRunId: z.string().optional(),
+  /** When this submission entered the queue. */
+  enqueuedAt: DateTimeOutput.optional(),
 };
 
 export const SubmittedPullRequest = z.object({
@@ -306,7 +297,46 @@ export const TestingDetailsResponse = z.object({
 });
 export type TestingDetailsResponse = z.infer<typeof TestingDetailsResponse>;
 
-// ---------------------------------------------------------------- reason codes
+// ---------------------------------------------------------------- Railyard extensions
+
+/** One state change of a pull request (the shape of Trunk v2's queue-entry history). */
+export const PullRequestTransition = z.object({
+  /** The submission (queue entry) it belongs to: a new one after each resubmission. */
+  queueEntryId: z.string(),
+  state: z.enum(PULL_REQUEST_STATES),
+  /** Absent on the first row of a submission. */
+  previousState: z.enum(PULL_REQUEST_STATES).optional(),
+  /** A reason code (failure, cancellation, queued or merged reason), when there is one. */
+  reason: z.string().optional(),
+  at: DateTimeOutput,
+  /** The test run testing (or that tested) the PR, from `testing` on. */
+  testRunId: z.string().optional(),
+  /** Failures: what went wrong, for people (the conflicting PR and files, what is wrong in railyard.json, the failed checks). */
+  detail: z.string().optional(),
+});
+export type PullRequestTransition = z.infer<typeof PullRequestTransition>;
+
+export const PullRequestHistoryResponse = z.object({
+  prNumber: z.number(),
+  /** Every state change over every submission of the PR to this queue, oldest first. */
+  transitions: z.array(PullRequestTransition),
+});
+export type PullRequestHistoryResponse = z.infer<typeof PullRequestHistoryResponse>;
+
+/** The most of a check's output served: its end, where the failure usually is. */
+export const CHECK_LOG_MAX_BYTES = 1024 * 1024;
+
+/** Query of getCheckRunLog (a GET, so a check run's `url` can point at it). */
+export const CheckRunLogQuery = z.object({
+  repoHost: NonEmptyString,
+  repo: z.string().regex(/^[^/\s]+\/[^/\s]+$/, 'must be owner/name'),
+  targetBranch: TargetBranch,
+  testRunId: NonEmptyString,
+  check: NonEmptyString,
+});
+export type CheckRunLogQuery = z.infer<typeof CheckRunLogQuery>;
+
+// ---------------------------------------------------------------- reason codes (§7)
 
 export const FAILURE_REASONS = [
   'START_TEST_RUN_INVALID_EVENT',

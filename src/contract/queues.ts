@@ -1,10 +1,15 @@
 import { z } from 'zod';
+import { Repo } from './common.js';
 import { QUEUE_STATES, MODES } from './mq.js';
 
-// Railyard extension for the web dashboard (not in Trunk's contract): every merge queue of the
-// token's organisation with the figures of the queues overview. Read-only.
+// Railyard extension (not in Trunk's contract): every merge queue of the token's organisation with
+// the figures of the dashboard's overview and the recent test durations `mq watch` estimates with.
+// Read-only.
 
-export const ListQueuesRequest = z.object({});
+export const ListQueuesRequest = z.object({
+  /** Only the queues of this repository. */
+  repo: Repo.optional(),
+});
 export type ListQueuesRequest = z.infer<typeof ListQueuesRequest>;
 
 export const QueueSummary = z.object({
@@ -26,6 +31,11 @@ export const QueueSummary = z.object({
   failureRateLastDay: z.number().min(0).max(1).nullable(),
   /** Median submission-to-conclusion time of PRs that merged or failed in the last day; null when none. */
   medianSecondsInQueueLastDay: z.number().min(0).nullable(),
+  /**
+   * How long the queue's recent test runs took (the last 20 that finished, bisection runs
+   * included), in seconds: the 25th, 50th and 90th percentile. Absent until a run finished.
+   */
+  recentTestSeconds: z.object({ samples: z.number(), p25: z.number(), p50: z.number(), p90: z.number() }).optional(),
 });
 export type QueueSummary = z.infer<typeof QueueSummary>;
 

@@ -185,18 +185,43 @@ export const routes = {
     request: mq.MetricsQuery,
     response: 'text',
   }),
-  // Railyard extension for the web dashboard (branch web): the queues overview. Read-only.
+  getPullRequestHistory: route({
+    operationId: 'getPullRequestHistory',
+    method: 'POST',
+    path: '/getPullRequestHistory',
+    summary:
+      'Every state change of a pull request in a merge queue (all its submissions): state, reason, time, test run',
+    tag: 'merge-queue',
+    auth: true,
+    retrySafe: true,
+    request: mq.PullRequestActionRequest,
+    response: mq.PullRequestHistoryResponse,
+    extension: true,
+  }),
+  // Railyard extension: every queue of the organisation, for the dashboard's overview, `mq queue list` and `mq watch`'s ETA.
   listQueues: route({
     operationId: 'listQueues',
     method: 'POST',
     path: '/listQueues',
     summary:
-      "Every merge queue of the token's organisation with depth, testing, merged and failed in the last hour/day, median time in queue",
+      "Every merge queue of the token's organisation: state, depth, testing, merged and failed in the last hour/day, median time in queue, recent test durations",
     tag: 'merge-queue',
     auth: true,
     retrySafe: true,
     request: qs.ListQueuesRequest,
     response: qs.ListQueuesResponse,
+    extension: true,
+  }),
+  getCheckRunLog: route({
+    operationId: 'getCheckRunLog',
+    method: 'GET',
+    path: '/getCheckRunLog',
+    summary: "The output of one check of a test run (its last 1 MiB), as text: a check run's url in getMergeQueueTestingDetails",
+    tag: 'merge-queue',
+    auth: true,
+    retrySafe: true,
+    request: mq.CheckRunLogQuery,
+    response: 'text',
     extension: true,
   }),
   listFailingTests: route({

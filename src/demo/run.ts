@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from '../client/index.js';
+import { isTerminalState } from '../contract/constants.js';
 import type { QueueListItem } from '../contract/index.js';
 import { explainReason } from '../contract/reasons.js';
 import { buildServer } from '../server/index.js';
@@ -41,7 +42,6 @@ export interface DemoResult {
 
 const REPO = { host: 'github.com', owner: 'demo', name: 'shop' };
 const Q = { repo: REPO, targetBranch: 'main' };
-const TERMINAL = new Set(['merged', 'failed', 'cancelled']);
 
 /**
  * The README's main job: a throwaway repository with 8 pull requests, a real server on the
@@ -125,9 +125,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     for (;;) {
       items = (await client.call('listPullRequests', { ...Q, take: 100 })).pullRequests;
       render(items);
-      if (items.length === DEMO_PRS.length && items.every((p) => TERMINAL.has(p.state ?? ''))) break;
-      if (Date.now() - started > options.timeoutMs)
-        throw new Error(`the queue did not settle within ${options.timeoutMs / 1000} s`);
+      if (items.length === DEMO_PRS.length && items.every((p) => isTerminalState(p.state))) break;
+      if (Date.now() - started > options.timeoutMs) throw new Error(`the queue did not settle within ${options.timeoutMs / 1000} s`);
       await new Promise((r) => setTimeout(r, 200));
     }
 

@@ -203,6 +203,8 @@ export interface TestRunStartFailedEvent {
   reason: FailureReason;
   /** The PR that conflicts; without it every PR of the run fails with `reason`. */
   prNumber?: number;
+  /** For people (the engine does not read it): what is wrong, kept in the PR's history. */
+  detail?: string;
 }
 /** The required checks of a run finished. */
 export interface TestRunFinishedEvent {
@@ -212,6 +214,8 @@ export interface TestRunFinishedEvent {
   checks?: Record<string, 'success' | 'failure' | 'pending'>;
   /** Why it failed; default TEST_RUN_REQUIRED_STATUS_FAILED. */
   reason?: FailureReason;
+  /** For people (the engine does not read it): which checks failed, kept in the PR's history. */
+  detail?: string;
 }
 /** The target branch moved to the run's commit: its `mergePrNumbers` landed. */
 export interface MergeSucceededEvent {

@@ -84,7 +84,8 @@ export function resolveRequiredChecks(checks: Record<string, string>, required: 
   return selected;
 }
 
-function logFileNames(names: string[]): Map<string, string> {
+/** The log file of each check: its name made safe for a file name, numbered when two collide. */
+export function logFileNames(names: readonly string[]): Map<string, string> {
   const used = new Set<string>();
   const out = new Map<string, string>();
   for (const name of names) {

@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { negotiate } from '@fastify/accept-negotiator';
 import Fastify, {
+  LogController,
   type FastifyError,
   type FastifyInstance,
   type FastifyReply,
@@ -42,8 +43,10 @@ export interface ServerDeps {
   forge: Forge;
   /** Reported in the OpenAPI document. */
   version?: string;
-  /** Server log level (to stderr); default `error`, so only unexpected errors are logged. */
-  logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Server log level; default `error`, so only unexpected errors are logged. At `info`: one line per request and per queue event. */
+  logLevel?: LogLevel;
+  /** Where the JSON log lines go (default stderr); `railyard serve` passes stdout or a pino-pretty stream. */
+  logStream?: NodeJS.WritableStream;
   /** Where engine effects are carried out (test runs, merges); see QueueService. */
   onEffects?: EffectHandler;
   /** The queue workers (sandbox or git executor): run tests, merge, tick; closed with the server. */
@@ -88,6 +91,8 @@ export const DEFAULT_TIMEOUTS: ServerTimeouts = {
   connection: 120_000,
   checkInterval: 5_000,
 };
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 export interface Railyard {
   service: QueueService;
@@ -228,7 +233,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
         .type(TEXT_TYPE)
         .send(oneLine(error.message) as never);
     },
-    logger: logLevel === 'silent' ? false : { level: logLevel, stream: process.stderr },
+    logger: logLevel === 'silent' ? false : { level: logLevel, stream: deps.logStream ?? process.stderr },
+    // One line per request, written when it is answered (onResponse below), instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
     return503OnClosing: true,
   });
@@ -246,6 +253,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     log: (message, error) => app.log.error({ err: error }, message),
     replicas: deps.replicas,
     limits: { ...DEFAULT_LIMITS, ...deps.limits },
+    events: app.log,
   });
   app.decorate('railyard', { service, auth });
   app.decorateRequest('org', '');
@@ -261,8 +269,23 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     if (closing || !request.raw.complete) reply.header('connection', 'close');
     done(null, payload);
   });
-  app.addHook('onResponse', (request, _reply, done) => {
+  // The request line: never headers (the token) nor the body; a 4xx says why, a 5xx was logged with its stack.
+  const refusals = new WeakMap<FastifyRequest, string>();
+  app.addHook('onResponse', (request, reply, done) => {
+    // An answer sent before the body was read (an early error): close the socket after it.
     if (!request.raw.complete) request.raw.socket?.destroySoon();
+    const error = refusals.get(request);
+    request.log.info(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? request.url.split('?')[0],
+        status: reply.statusCode,
+        durationMs: Math.round(reply.elapsedTime * 10) / 10,
+        ...(request.org ? { org: request.org } : {}),
+        ...(error === undefined ? {} : { error }),
+      },
+      'request',
+    );
     done();
   });
   const workerFile = deps.reportWorker ?? builtWorkerFile();
@@ -321,10 +344,11 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       code = 'unavailable';
       reply.header('retry-after', '1');
     } else {
-      request.log.error({ err: error, reqId: request.id }, 'unexpected error');
+      request.log.error({ err: error }, 'unexpected error');
       message = `internal error (request id ${request.id}); the server log has the details`;
       code = 'internal_error';
     }
+    refusals.set(request, oneLine(message));
     return reply.code(status).header(ERROR_CODE_HEADER, code).type(TEXT_TYPE).send(oneLine(message));
   });
 
@@ -346,7 +370,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   };
 
   const handlers: Handlers = {
-    ...mqHandlers(service, now),
+    ...mqHandlers(service, now, deps.workers?.executor.checkLogPath?.bind(deps.workers.executor)),
     ...flakyHandlers(new FlakyService(deps.store, now, reports?.read), owners, pageTokens),
     status: () => STATUS,
   };
@@ -387,6 +411,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     const path = request.url.split('?')[0];
     const allow = allowed.get(path);
     if (allow) {
+      refusals.set(request, `method ${request.method} not allowed`);
       return reply
         .code(405)
         .header('allow', allow)
@@ -394,6 +419,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
         .type(TEXT_TYPE)
         .send(oneLine(`method ${request.method} is not allowed on ${path}: use ${allow.split(',')[0]}`));
     }
+    refusals.set(request, 'no such endpoint');
     return reply
       .code(404)
       .header(ERROR_CODE_HEADER, 'unknown_endpoint' satisfies ErrorCode)

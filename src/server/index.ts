@@ -1,4 +1,4 @@
-export { buildServer, type ServerDeps, type Railyard } from './app.js';
+export { buildServer, type ServerDeps, type Railyard, type LogLevel } from './app.js';
 export { QueueService, normaliseRepo, type QueueHandle, type EffectHandler, type QueueServiceOptions } from './service.js';
 export { TokenAuth } from './auth.js';
 export { HttpError } from './errors.js';

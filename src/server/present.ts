@@ -40,6 +40,7 @@ function core(entry: Entry) {
   if (entry.priority.usedDefaultName) out.usedDefaultPriorityName = entry.priority.name;
   if (entry.reason !== null) out.stateReason = entry.reason;
   if (entry.testRunId !== null) out.testRunId = entry.testRunId;
+  out.enqueuedAt = isoTime(entry.submittedAt);
   return out;
 }
 

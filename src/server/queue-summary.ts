@@ -32,7 +32,7 @@ export function summariseQueue(q: QueueHandle, now: number): QueueSummary {
     times.push((at - e.submittedAt) / 1000);
   }
   const concluded = mergedLastDay + failedLastDay;
-  return {
+  const summary: QueueSummary = {
     repo: { host: q.repo.host, owner: q.repo.owner, name: q.repo.name },
     targetBranch: model.branch,
     state: model.config.state,
@@ -47,6 +47,24 @@ export function summariseQueue(q: QueueHandle, now: number): QueueSummary {
     failureRateLastDay: concluded ? failedLastDay / concluded : null,
     medianSecondsInQueueLastDay: median(times),
   };
+  const recent = recentTestSeconds(model);
+  if (recent) summary.recentTestSeconds = recent;
+  return summary;
+}
+
+const RECENT_RUNS = 20;
+
+/** How long the last RECENT_RUNS finished runs took (s): the 25th, 50th and 90th percentile (mq watch's ETA). */
+function recentTestSeconds(model: QueueHandle['model']): QueueSummary['recentTestSeconds'] {
+  const finished = model.runs
+    .filter((r) => r.finishedAt !== null && (r.status === 'succeeded' || r.status === 'failed'))
+    .sort((a, b) => (b.finishedAt as number) - (a.finishedAt as number))
+    .slice(0, RECENT_RUNS)
+    .map((r) => ((r.finishedAt as number) - r.startedAt) / 1000)
+    .sort((a, b) => a - b);
+  if (!finished.length) return undefined;
+  const at = (q: number) => Math.round(finished[Math.min(finished.length - 1, Math.floor(q * finished.length))] * 10) / 10;
+  return { samples: finished.length, p25: at(0.25), p50: at(0.5), p90: at(0.9) };
 }
 
 function median(values: number[]): number | null {

@@ -27,7 +27,7 @@ import {
   type StepContext,
 } from '../engine/index.js';
 import type { Forge } from '../forge/types.js';
-import { impactedTargetsKey, type Fence, type ImpactedTargetsWrite, type Store, type StoredQueue } from '../store/index.js';
+import { impactedTargetsKey, type Fence, type ImpactedTargetsWrite, type PrTransition, type Store, type StoredQueue } from '../store/index.js';
 import { LeaseLostError } from '../store/index.js';
 import { badRequest, conflict, HttpError, notFound, tooMany } from './errors.js';
 import type { RepoOwners } from './ownership.js';
@@ -81,6 +81,14 @@ export interface QueueServiceOptions {
   replicas?: ReplicaView;
   /** Limits per organisation and per queue (default DEFAULT_LIMITS). */
   limits?: ServerLimits;
+  /** Where queue events are logged (PR state changes, test runs, merges): a pino logger, at info. */
+  events?: EventLog;
+}
+
+/** The part of a pino logger the service writes its events to. */
+export interface EventLog {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
 }
 
 /** What one organisation may hold: far above what a real team uses, low enough to bound what one costs. */
@@ -131,6 +139,38 @@ function sameFacts(a: PrFacts, b: PrFacts): boolean {
   );
 }
 
+/** States in which an entry's testRunId names the run that tests (or tested) it in this change. */
+const TESTED_STATES = new Set<PullRequestState>([
+  'testing',
+  'tests_passed',
+  'merged',
+  'failed',
+  'pending_failure',
+]);
+
+/** The history row of one stateChanged effect, read against the model right after its step. */
+function transitionOf(
+  model: QueueModel,
+  effect: Extract<Effect, { type: 'stateChanged' }>,
+  at: number,
+): PrTransition {
+  let testRunId: string | null = null;
+  if (TESTED_STATES.has(effect.to)) {
+    const entry = findEntry(model, effect.prNumber);
+    testRunId = entry?.id === effect.entryId ? entry.testRunId : null;
+  }
+  return {
+    entryId: effect.entryId,
+    prNumber: effect.prNumber,
+    from: effect.from,
+    to: effect.to,
+    reason: effect.reason,
+    testRunId,
+    detail: null,
+    at,
+  };
+}
+
 function fromRejection(error: unknown): unknown {
   if (!(error instanceof EngineRejection)) return error;
   const status = error.kind === 'not_found' ? 404 : error.kind === 'conflict' ? 409 : 400;
@@ -158,6 +198,7 @@ export class QueueService {
   private readonly log: (message: string, error?: unknown) => void;
   private readonly replicas?: ReplicaView;
   private readonly limits: ServerLimits;
+  private readonly events?: EventLog;
 
   private constructor(options: QueueServiceOptions) {
     this.replicas = options.replicas;
@@ -169,6 +210,7 @@ export class QueueService {
     this.newId = options.newId ?? randomUUID;
     this.log = options.log ?? ((message, error) => console.error(message, error ?? ''));
     this.limits = options.limits ?? DEFAULT_LIMITS;
+    this.events = options.events;
   }
 
   static async load(options: QueueServiceOptions): Promise<QueueService> {
@@ -331,28 +373,48 @@ export class QueueService {
   ): Promise<QueueModel> {
     if (this.replicas) return this.commitShared(handle, events, options);
     const before = handle.model;
-    let model = before;
-    const effects: Effect[] = [];
-    const run = (event: EngineEvent) => {
-      try {
-        const result = step(model, event, this.ctx());
-        model = result.model;
-        effects.push(...result.effects);
-      } catch (error) {
-        throw fromRejection(error);
-      }
-    };
-    events.forEach(run);
-    options.more?.(model).forEach(run);
-    await this.store.commitQueueChange(handle.id, before, model, options.impactedTargets);
+    const { model, effects, transitions } = this.runEngine(before, events, options.more);
+    await this.store.commitQueueChange(handle.id, before, model, options.impactedTargets, transitions);
     handle.model = model;
     if (options.impactedTargets) {
       const t = options.impactedTargets;
       handle.impactedTargets.set(impactedTargetsKey(t.prNumber, t.headSha), t.targets);
     }
     if (model !== before) handle.getQueueBody = null;
+    if (this.events && model !== before) this.logEvents(handle, before, model, transitions, events);
     if (effects.length) this.dispatchEffects(handle, effects);
     return model;
+  }
+
+  /** Runs events through the engine: the new model, the effects it asks for, and the PR transitions to keep. */
+  private runEngine(
+    before: QueueModel,
+    events: EngineEvent[],
+    more?: (model: QueueModel) => EngineEvent[],
+  ): { model: QueueModel; effects: Effect[]; transitions: PrTransition[] } {
+    let model = before;
+    const effects: Effect[] = [];
+    const transitions: PrTransition[] = [];
+    const run = (event: EngineEvent) => {
+      try {
+        const ctx = this.ctx();
+        const result = step(model, event, ctx);
+        model = result.model;
+        effects.push(...result.effects);
+        const detail = (event.type === 'testRunStartFailed' || event.type === 'testRunFinished') && event.detail ? event.detail : null;
+        for (const effect of result.effects) {
+          if (effect.type !== 'stateChanged') continue;
+          const t = transitionOf(model, effect, ctx.now);
+          if (detail !== null && (t.to === 'failed' || t.to === 'pending_failure')) t.detail = detail;
+          transitions.push(t);
+        }
+      } catch (error) {
+        throw fromRejection(error);
+      }
+    };
+    events.forEach(run);
+    more?.(model).forEach(run);
+    return { model, effects, transitions };
   }
 
   /**
@@ -372,7 +434,6 @@ export class QueueService {
   ): Promise<QueueModel> {
     const fence = this.replicas!.fence(handle.id);
     if (options.fenced && !fence) throw new LeaseLostError(handle.id);
-    const effects: Effect[] = [];
     const result = await this.store.transactQueue(handle.id, async (tx) => {
       if (tx.version < 0) throw notFound(`no queue ${handle.id}`);
       if (options.fenced) await tx.checkFence(fence!);
@@ -381,22 +442,12 @@ export class QueueService {
         if (stored) this.replaceModel(handle, stored);
       }
       const before = handle.model;
-      let model = before;
-      const run = (event: EngineEvent) => {
-        try {
-          const stepped = step(model, event, this.ctx());
-          model = stepped.model;
-          effects.push(...stepped.effects);
-        } catch (error) {
-          throw fromRejection(error);
-        }
-      };
-      events.forEach(run);
-      options.more?.(model).forEach(run);
-      if (model === before && !options.impactedTargets) return { model, version: tx.version };
-      const version = await tx.write(before, model, options.impactedTargets);
-      return { model, version };
+      const stepped = this.runEngine(before, events, options.more);
+      if (stepped.model === before && !options.impactedTargets) return { before, ...stepped, version: tx.version };
+      const version = await tx.write(before, stepped.model, options.impactedTargets, stepped.transitions);
+      return { before, ...stepped, version };
     });
+    const effects = result.effects;
     if (result.model !== handle.model) handle.getQueueBody = null;
     handle.model = result.model;
     handle.version = result.version;
@@ -404,8 +455,74 @@ export class QueueService {
       const t = options.impactedTargets;
       handle.impactedTargets.set(impactedTargetsKey(t.prNumber, t.headSha), t.targets);
     }
+    if (this.events && result.model !== result.before) this.logEvents(handle, result.before, result.model, result.transitions, events);
     if (effects.length && this.drives(handle.id)) this.dispatchEffects(handle, effects);
     return result.model;
+  }
+
+  /** One log line per PR state change (with its reason), test run started / finished, and merge. */
+  private logEvents(
+    handle: QueueHandle,
+    before: QueueModel,
+    after: QueueModel,
+    transitions: PrTransition[],
+    events: EngineEvent[],
+  ): void {
+    const log = this.events!;
+    const queue = { org: handle.org, repo: describeRepo(handle.repo), branch: after.branch };
+    for (const t of transitions) {
+      log.info(
+        {
+          ...queue,
+          pr: t.prNumber,
+          from: t.from,
+          to: t.to,
+          reason: t.reason,
+          testRunId: t.testRunId ?? undefined,
+          detail: t.detail ?? undefined,
+        },
+        'pull request state changed',
+      );
+    }
+    if (before.runs !== after.runs) {
+      const old = new Map(before.runs.map((r) => [r.id, r]));
+      for (const run of after.runs) {
+        const was = old.get(run.id);
+        if (was === run) continue;
+        if (!was)
+          log.info(
+            {
+              ...queue,
+              testRunId: run.id,
+              prs: run.prNumbers,
+              basePrs: run.basePrNumbers,
+              bisection: run.isBisection,
+            },
+            'test run started',
+          );
+        else if (was.status === 'in_progress' && run.status !== 'in_progress') {
+          log.info(
+            {
+              ...queue,
+              testRunId: run.id,
+              prs: run.prNumbers,
+              status: run.status,
+              reason: run.failureReason ?? undefined,
+              durationMs: (run.finishedAt ?? this.now()) - run.startedAt,
+            },
+            'test run finished',
+          );
+        }
+      }
+    }
+    for (const event of events) {
+      if (event.type === 'mergeSucceeded') {
+        const run = after.runs.find((r) => r.id === event.runId);
+        log.info({ ...queue, testRunId: event.runId, prs: run?.mergePrNumbers ?? run?.prNumbers }, 'merged');
+      } else if (event.type === 'mergeFailed') {
+        log.warn({ ...queue, testRunId: event.runId, reason: event.reason }, 'merge failed');
+      }
+    }
   }
 
   /** The place where the engine's effects are carried out: after the commit, outside the writer. */
@@ -641,7 +758,12 @@ export class QueueService {
 
   async setImpactedTargets(org: string, repo: Repo, branch: string, prNumber: number, sha: string, targets: ImpactedTargets) {
     await this.write(org, repo, branch, (handle) => {
-      const submitted = findEntry(handle.model, prNumber) !== undefined;
+      const entry = findEntry(handle.model, prNumber);
+      // Targets of another commit would be stored and never used: say so instead of answering 200.
+      if (entry && !isTerminal(entry.state) && entry.pr.headSha !== sha) {
+        throw badRequest(`pr.sha: ${sha} is not the head of #${prNumber} (${entry.pr.headSha}); send the targets of its head`);
+      }
+      const submitted = entry !== undefined;
       const events: EngineEvent[] = submitted ? [{ type: 'impactedTargets', prNumber, sha, targets }] : [];
       return this.commit(handle, events, { impactedTargets: { prNumber, headSha: sha, targets } });
     });
@@ -697,6 +819,13 @@ export class QueueService {
       }
     }
     return this.submittedAnswer(this.require(org, repo, branch), pr).body;
+  }
+
+  /** Every state change of a pull request in a queue, over all its submissions (404 if never submitted). */
+  async history(org: string, repo: Repo, branch: string, prNumber: number): Promise<PrTransition[]> {
+    const handle = this.require(org, repo, branch);
+    if (!findEntry(handle.model, prNumber)) throw this.neverSubmitted(handle, `#${prNumber}`);
+    return this.store.prHistory(handle.id, prNumber);
   }
 
   listPullRequests(org: string, repo: Repo, branch: string, options: ListOptions) {

@@ -20,6 +20,8 @@ export interface Executor {
   cancel(queue: QueueHandle, runId: string): void;
   /** Lands the run's commit on the target branch. */
   merge(queue: QueueHandle, run: TestRun, prNumbers: readonly number[]): Promise<MergeOutcome>;
+  /** Where the output of a check of a run is kept (null: the run has no such check); executors without logs leave it out. */
+  checkLogPath?(queue: QueueHandle, run: TestRun, check: string): string | null;
   /** Starts watching the forge for changes made outside the queue (pushes, closed PRs, target moves). */
   watch?(queues: () => QueueHandle[], service: QueueService): void;
   /** An entry changed state (the forge may show it on the pull request). */

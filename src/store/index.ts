@@ -1,5 +1,5 @@
 export { openStore, hashToken, impactedTargetsKey, isPostgresUrl, LeaseLostError, QUEUE_CHANNEL, Store, SQLITE_FILE, TOKEN_ID_LENGTH } from './store.js';
-export type { Db, Fence, QueueTransaction, StoreKind, StoreOptions, StoredQueue, ImpactedTargetsWrite, TokenInfo } from './store.js';
+export type { Db, Fence, QueueTransaction, StoreKind, StoreOptions, StoredQueue, ImpactedTargetsWrite, TokenInfo, PrTransition } from './store.js';
 export type { SchemaTables } from './schema.js';
 export { migrations } from './migrations/index.js';
 export { isDatabaseUnavailable, openDatabase, redactUrl } from './database.js';

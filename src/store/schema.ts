@@ -81,6 +81,21 @@ export interface ImpactedTargetsTable {
 
 type Nullable<T> = ColumnType<T | null, T | null | undefined, T | null>;
 
+/** One state change of one pull request (queue entry), in `seq` order. */
+export interface PrTransitionsTable {
+  seq: number;
+  queue_id: string;
+  entry_id: string;
+  pr_number: number;
+  from_state: Nullable<string>;
+  state: string;
+  reason: Nullable<string>;
+  test_run_id: Nullable<string>;
+  /** For failures: what went wrong, for people. */
+  detail: Nullable<string>;
+  at: Millis;
+}
+
 export interface FlakyRepositoriesTable {
   id: string;
   org_slug: string;
@@ -198,6 +213,7 @@ export interface SchemaTables {
   pull_requests: PullRequestsTable;
   test_runs: TestRunsTable;
   impacted_targets: ImpactedTargetsTable;
+  pr_transitions: PrTransitionsTable;
   flaky_repositories: FlakyRepositoriesTable;
   test_cases: TestCasesTable;
   test_uploads: TestUploadsTable;

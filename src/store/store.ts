@@ -16,7 +16,7 @@ import {
   type SqliteDatabase,
   type Transaction,
 } from 'kysely';
-import type { ImpactedTargets, Repo } from '../contract/index.js';
+import type { ImpactedTargets, PullRequestState, Repo } from '../contract/index.js';
 import type { Entry, QueueConfig, QueueModel, TestRun } from '../engine/types.js';
 import { migrations } from './migrations/index.js';
 import type { QueuesTable, SchemaTables } from './schema.js';
@@ -59,7 +59,7 @@ export interface QueueTransaction {
   /** Refuses the write unless `fence` still holds the queue's lease. */
   checkFence(fence: Fence): Promise<void>;
   /** Writes one engine step and bumps the version; returns the new version. */
-  write(before: QueueModel, after: QueueModel, impactedTargets?: ImpactedTargetsWrite): Promise<number>;
+  write(before: QueueModel, after: QueueModel, impactedTargets?: ImpactedTargetsWrite, transitions?: readonly PrTransition[]): Promise<number>;
 }
 
 /** The database's clock in epoch milliseconds (leases are timed by it, never by a replica's clock). */
@@ -81,6 +81,20 @@ export interface ImpactedTargetsWrite {
   prNumber: number;
   headSha: string;
   targets: ImpactedTargets;
+}
+
+/** One state change of a pull request's queue entry, as the history keeps it. */
+export interface PrTransition {
+  entryId: string;
+  prNumber: number;
+  from: PullRequestState | null;
+  to: PullRequestState;
+  reason: string | null;
+  /** The test run of the entry after the change (testing and later states), else null. */
+  testRunId: string | null;
+  /** For failures: what went wrong, for people (conflicting PR and files, config problem, failed checks). */
+  detail: string | null;
+  at: number;
 }
 
 export const SQLITE_FILE = 'railyard.sqlite';
@@ -346,6 +360,9 @@ function diff<T extends { id: string }>(
 }
 
 export class Store {
+  /** SQLite: the next pr_transitions.seq, read once from the table, then counted here (one writer per database). */
+  private nextTransitionSeq: number | null = null;
+
   /** The migrations this open applied (empty when the schema was already current). */
   migrated: string[] = [];
 
@@ -568,6 +585,7 @@ export class Store {
   async deleteQueue(queueId: string): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('impacted_targets').where('queue_id', '=', queueId).execute();
+      await trx.deleteFrom('pr_transitions').where('queue_id', '=', queueId).execute();
       await trx.deleteFrom('test_runs').where('queue_id', '=', queueId).execute();
       await trx.deleteFrom('pull_requests').where('queue_id', '=', queueId).execute();
       if (this.kind === 'postgres') await trx.deleteFrom('queue_leases').where('queue_id', '=', queueId).execute();
@@ -577,9 +595,16 @@ export class Store {
 
   /**
    * Persists one engine step of a queue in ONE transaction: the changed entries, test runs and
-   * config, plus an impacted-targets upload when the command carried one.
+   * config, the state changes of its pull requests (their history), plus an impacted-targets
+   * upload when the command carried one.
    */
-  async commitQueueChange(queueId: string, before: QueueModel, after: QueueModel, impactedTargets?: ImpactedTargetsWrite): Promise<void> {
+  async commitQueueChange(
+    queueId: string,
+    before: QueueModel,
+    after: QueueModel,
+    impactedTargets?: ImpactedTargetsWrite,
+    transitions: readonly PrTransition[] = [],
+  ): Promise<void> {
     const entries = diff(before.entries, after.entries);
     const runs = diff(before.runs, after.runs);
     const configChanged = before.config !== after.config || before.nextSeq !== after.nextSeq;
@@ -589,10 +614,11 @@ export class Store {
       !runs.upsert.length &&
       !runs.remove.length &&
       !configChanged &&
-      !impactedTargets
+      !impactedTargets &&
+      !transitions.length
     )
       return;
-    await this.db.transaction().execute((trx) => this.writeQueueChange(trx, queueId, before, after, impactedTargets));
+    await this.db.transaction().execute((trx) => this.writeQueueChange(trx, queueId, before, after, impactedTargets, transitions));
   }
 
   /**
@@ -620,9 +646,9 @@ export class Store {
             .executeTakeFirst();
           if (!held) throw new LeaseLostError(queueId);
         },
-        write: async (before, after, impactedTargets) => {
+        write: async (before, after, impactedTargets, transitions) => {
           if (!row) throw new Error(`queue ${queueId} was deleted`);
-          await this.writeQueueChange(trx, queueId, before, after, impactedTargets);
+          await this.writeQueueChange(trx, queueId, before, after, impactedTargets, transitions);
           version += 1;
           await trx.updateTable('queues').set({ version }).where('id', '=', queueId).execute();
           await sql`SELECT pg_notify(${QUEUE_CHANNEL}, ${`${queueId}:${version}`})`.execute(trx);
@@ -667,11 +693,50 @@ export class Store {
     before: QueueModel,
     after: QueueModel,
     impactedTargets?: ImpactedTargetsWrite,
+    transitions: readonly PrTransition[] = [],
   ): Promise<void> {
     const entries = diff(before.entries, after.entries);
     const runs = diff(before.runs, after.runs);
     const configChanged = before.config !== after.config || before.nextSeq !== after.nextSeq;
     {
+      if (transitions.length) {
+        let seq: number;
+        if (this.kind === 'postgres') {
+          // Several replicas: numbered per queue, under the queue's row lock (transactQueue).
+          const { max } = await trx
+            .selectFrom('pr_transitions')
+            .select((eb) => eb.fn.max('seq').as('max'))
+            .where('queue_id', '=', queueId)
+            .executeTakeFirstOrThrow();
+          seq = Number(max ?? 0) + 1;
+        } else {
+        if (this.nextTransitionSeq === null) {
+          const { max } = await trx
+            .selectFrom('pr_transitions')
+            .select((eb) => eb.fn.max('seq').as('max'))
+            .executeTakeFirstOrThrow();
+          this.nextTransitionSeq ??= Number(max ?? 0) + 1;
+        }
+        // Numbers are handed out before any await, so queues committing at once never share one (gaps are fine).
+        seq = this.nextTransitionSeq;
+        this.nextTransitionSeq += transitions.length;
+        }
+        for (let i = 0; i < transitions.length; i += ENTRY_CHUNK) {
+          const rows = transitions.slice(i, i + ENTRY_CHUNK).map((t) => ({
+            seq: seq++,
+            queue_id: queueId,
+            entry_id: t.entryId,
+            pr_number: t.prNumber,
+            from_state: t.from,
+            state: t.to,
+            reason: t.reason,
+            test_run_id: t.testRunId,
+            detail: t.detail,
+            at: t.at,
+          }));
+          await trx.insertInto('pr_transitions').values(rows).execute();
+        }
+      }
       if (configChanged) {
         await trx
           .updateTable('queues')
@@ -728,5 +793,26 @@ export class Store {
           .execute();
       }
     }
+  }
+
+  /** Every state change of pull request `prNumber` in a queue (all its submissions), oldest first. */
+  async prHistory(queueId: string, prNumber: number): Promise<PrTransition[]> {
+    const rows = await this.db
+      .selectFrom('pr_transitions')
+      .selectAll()
+      .where('queue_id', '=', queueId)
+      .where('pr_number', '=', prNumber)
+      .orderBy('seq')
+      .execute();
+    return rows.map((r) => ({
+      entryId: r.entry_id,
+      prNumber: Number(r.pr_number),
+      from: r.from_state as PullRequestState | null,
+      to: r.state as PullRequestState,
+      reason: r.reason,
+      testRunId: r.test_run_id,
+      detail: r.detail,
+      at: Number(r.at),
+    }));
   }
 }

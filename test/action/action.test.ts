@@ -32,7 +32,13 @@ function parseOutputs(text: string): Record<string, string> {
 /** Runs the committed bundle exactly as the runner does: INPUT_* variables, event file, output files. */
 function runAction(
   inputs: Record<string, string>,
-  opts: { event?: object; eventName?: string; onStart?: (pid: number) => void; env?: Record<string, string>; cwd?: string } = {},
+  opts: {
+    event?: object;
+    eventName?: string;
+    onStart?: (pid: number) => void;
+    env?: Record<string, string>;
+    cwd?: string;
+  } = {},
 ): Promise<ActionRun> {
   const dir = tempDirSync('railyard-action-');
   const eventPath = join(dir, 'event.json');
@@ -210,6 +216,64 @@ describe('the GitHub Action (dist/index.js)', () => {
     expect(noPr.stdout).toMatch(/::error::pr-number: required for a push event/);
     const badOp = await runAction({ ...base, operation: 'merge' });
     expect(badOp.stdout).toMatch(/::error::operation: must be one of/);
+  });
+
+  it('fail-on accepts only known states: a typo fails the step before any request', async () => {
+    const typo = await runAction({
+      ...base,
+      operation: 'submit',
+      'pr-number': '30',
+      'fail-on': 'faild,cancelled',
+    });
+    expect(typo.code).toBe(1);
+    expect(typo.stdout).toContain(
+      '::error::fail-on: unknown state "faild" (states: not_ready, pending, testing',
+    );
+    expect(typo.stdout).not.toMatch(/Submitted/);
+    const status = await fetch(`${server.url}/getSubmittedPullRequest`, {
+      method: 'POST',
+      headers: { 'x-api-token': 'action-token' },
+      body: JSON.stringify({
+        repo: { host: 'github.com', owner: 'acme', name: 'web' },
+        targetBranch: 'main',
+        pr: { number: 30 },
+      }),
+    });
+    expect(status.status).toBe(404);
+  });
+
+  it('cancel on a PR that already left the queue is a notice, not a failure', async () => {
+    await runAction({ ...base, operation: 'submit', 'pr-number': '31' });
+    expect(
+      (await runAction({ ...base, operation: 'cancel', 'pr-number': '31', 'fail-on': 'failed' })).code,
+    ).toBe(0);
+    const again = await runAction({ ...base, operation: 'cancel', 'pr-number': '31', 'fail-on': 'failed' });
+    expect(again.code, again.stdout).toBe(0);
+    expect(again.stdout).toContain('::notice::#31 is already cancelled (USER_REQUESTED): nothing to cancel');
+    expect(again.outputs.state).toBe('cancelled');
+  });
+
+  it('wait: a heartbeat says where the PR is at least every heartbeat-seconds', async () => {
+    await runAction({ ...base, operation: 'submit', 'pr-number': '32' });
+    const run = await runAction({
+      ...base,
+      operation: 'wait',
+      'pr-number': '32',
+      'poll-interval-seconds': '0.3',
+      'heartbeat-seconds': '1',
+      'timeout-minutes': '0.05',
+    });
+    expect(run.code).toBe(1);
+    const beats = run.stdout.split('\n').filter((l) => l.startsWith('#32 is still pending'));
+    expect(beats.length).toBeGreaterThanOrEqual(2);
+    expect(beats[0]).toMatch(/^#32 is still pending, position \d+ of \d+, \d+s in queue, waited 1s$/);
+    const bad = await runAction({
+      ...base,
+      operation: 'wait',
+      'pr-number': '32',
+      'heartbeat-seconds': '120',
+    });
+    expect(bad.stdout).toContain('::error::heartbeat-seconds: at most 60');
   });
 
   it('takes the PR number and base branch from a merge_group event', async () => {

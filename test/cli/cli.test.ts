@@ -210,6 +210,40 @@ describe('errors, auth and configuration', () => {
     expect(bad.code).toBe(2);
   });
 
+  it('gh-grade basics: a help command, topic descriptions, a hint for a mistyped command, shell completion', async () => {
+    const help = await railyard(['help', 'mq'], env);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/mq queue\s+Create, read, update and delete merge queues/);
+    const typo = await railyard(['mq', 'sumbit', '12'], env);
+    expect(typo.code).toBe(127);
+    expect(typo.stderr).toContain('mq sumbit 12 is not a railyard command');
+    expect(typo.stderr).toContain('Run railyard help mq for a list of available commands');
+    const completion = await railyard(['autocomplete', 'script', 'bash'], env);
+    expect(completion.code, completion.stderr).toBe(0);
+    expect(completion.stdout).toContain('RAILYARD_AC_BASH_SETUP_PATH');
+  });
+
+  it('config set token - reads stdin (the token is never an argument); config unset removes a key', async () => {
+    const home = isolatedEnv({ RAILYARD_API_URL: server.url });
+    const set = await railyard(['config', 'set', 'token', '-'], home, 'cli-token\n');
+    expect(set.code, set.stderr).toBe(0);
+    const file = join(home.XDG_CONFIG_HOME, 'railyard', 'config.json');
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ token: 'cli-token' });
+    expect((await railyard(['mq', 'queue', 'get', ...REPO, '--json'], home)).code).toBe(0);
+    const empty = await railyard(['config', 'set', 'token', '-'], home, '');
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain('token: nothing on stdin');
+
+    const unset = await railyard(['config', 'unset', 'token'], home);
+    expect(unset.code).toBe(0);
+    expect(unset.stdout).toMatch(/^token removed from /);
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({});
+    const none = await railyard(['mq', 'queue', 'get', ...REPO], home);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('no API token');
+    expect((await railyard(['config', 'unset', 'token'], home)).stdout).toMatch(/^token was not set in /);
+  });
+
   it('--repo defaults to the origin remote of the current git checkout', async () => {
     const { execFileSync } = await import('node:child_process');
     const dir = env.HOME;

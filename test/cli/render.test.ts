@@ -28,6 +28,23 @@ describe('renderers', () => {
     expect(guardFormula('plain')).toBe('plain');
   });
 
+  it('CSV quotes a field holding only a newline, so any CSV reader gets one row per item', () => {
+    const text = renderRows([{ name: 'first line\nsecond line', n: 1 }, { name: 'plain', n: 2 }], columns, 'csv');
+    expect(parse(text)).toEqual([
+      ['name', 'n'],
+      ['first line\nsecond line', '1'],
+      ['plain', '2'],
+    ]);
+    expect(parse(text, { record_delimiter: '\r\n' })).toHaveLength(3);
+  });
+
+  it('the formula guard applies to CSV only: TSV and JSON keep the text as it is', () => {
+    const rows = [{ name: '=1+1', n: 1 }];
+    expect(renderRows(rows, columns, 'tsv')).toBe('name\tn\n=1+1\t1\n');
+    expect(JSON.parse(renderRows(rows, columns, 'json'))[0].name).toBe('=1+1');
+    expect(parse(renderRows(rows, columns, 'csv'))[1][0]).toBe("'=1+1");
+  });
+
   it('Markdown escapes pipes and newlines; TSV flattens tabs', () => {
     const md = renderRows([{ name: 'a|b\nc', n: 1 }], columns, 'markdown');
     expect(md.split('\n')[2]).toBe('| a\\|b<br>c | 1 |');

@@ -207,8 +207,10 @@ describe('pull requests', () => {
     expect(q.enqueuedPullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([2]);
     const one = await ok(s, 'getSubmittedPullRequest', { ...Q, pr: { number: 1 } });
     expect(one).toMatchObject({ state: 'not_ready', readiness: { requiresImpactedTargets: true, hasImpactedTargets: false } });
-    // A list for another SHA does not count; "all" (any case) for the head SHA does.
-    await ok(s, 'setImpactedTargets', { ...Q, pr: { number: 1, sha: 'f'.repeat(40) }, impactedTargets: ['a'] });
+    // A list for another SHA than the submitted head is refused (it would never count); "all" (any case) for the head SHA counts.
+    const other = await call(s, 'setImpactedTargets', { ...Q, pr: { number: 1, sha: 'f'.repeat(40) }, impactedTargets: ['a'] });
+    expect(other.status).toBe(400);
+    expect(other.text).toBe(`pr.sha: ${'f'.repeat(40)} is not the head of #1 (${sandboxHeadSha(REPO, 1)}); send the targets of its head`);
     expect((await ok(s, 'getSubmittedPullRequest', { ...Q, pr: { number: 1 } })).state).toBe('not_ready');
     await ok(s, 'setImpactedTargets', { ...Q, pr: { number: 1, sha: sandboxHeadSha(REPO, 1) }, impactedTargets: 'all' });
     q = await ok(s, 'getQueue', Q);

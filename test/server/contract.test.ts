@@ -23,9 +23,11 @@ const valid: Record<OperationName, unknown> = {
   createQueue: { repo: REPO, targetBranch: 'release', mode: 'single', concurrency: 2 },
   deleteQueue: { repo: REPO, targetBranch: 'scratch' },
   getQueue: Q,
-  listQueues: {},
   updateQueue: { ...Q, concurrency: 3 },
   getMergeQueueMetrics: { repo: 'acme/web', repoHost: 'github.com' },
+  getPullRequestHistory: { ...Q, pr: { number: 1 } },
+  listQueues: { repo: REPO },
+  getCheckRunLog: { repoHost: 'github.com', repo: 'acme/web', targetBranch: 'main', testRunId: 'no-such-run', check: 'test' },
   listFailingTests: {
     repo: REPO,
     org_url_slug: ORG,
@@ -56,6 +58,7 @@ const valid: Record<OperationName, unknown> = {
 /** Operations whose valid request answers 404 until their data exists (no test runs, no tests yet). */
 const notFoundUntilData = new Set<OperationName>([
   'getMergeQueueTestingDetails',
+  'getCheckRunLog',
   'getTestDetails',
   'linkTicketToTestCase',
   'setTestQuarantine',

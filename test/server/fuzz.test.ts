@@ -62,6 +62,8 @@ const templates: Record<OperationName, Record<string, unknown>> = {
   checkQuarantine: { repo: REPO, org_url_slug: ORG, test_ids: [TEST_ID] },
   status: {},
   listQueues: {},
+  getPullRequestHistory: { ...Q, pr: { number: 1 } },
+  getCheckRunLog: { repoHost: 'github.com', repo: 'acme/web', targetBranch: 'main', testRunId: 'no-such-run', check: 'test' },
 };
 const ops = Object.keys(routes) as OperationName[];
 

@@ -186,3 +186,160 @@ describe('railyard serve', () => {
     expect(await proc.exit).toBe(0);
   });
 });
+
+describe('railyard serve logs', () => {
+  const hasBuild = existsSync(join(ROOT, 'build/commands/serve.js'));
+
+  /** A real `serve` process; `lines()` is what it wrote to stdout so far. */
+  function serveLogged(args: string[]) {
+    const child = spawn(process.execPath, [join(ROOT, 'bin/run.js'), 'serve', ...args], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    cleanups.push(async () => {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    });
+    const ready = (async () => {
+      for (let i = 0; i < 200; i++) {
+        const m = /Railyard API listening on (http:\/\/127\.0\.0\.1:(\d+)\/v1)\n/.exec(stdout);
+        if (m) return m[1];
+        if (child.exitCode !== null) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`serve did not start: ${stdout}`);
+    })();
+    return { child, ready, exit, stdout: () => stdout };
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const jsonLines = (text: string): any[] =>
+    text
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l));
+
+  it.runIf(hasBuild)(
+    'writes one JSON line per request and per queue event, never a token or a body, and says when it stopped',
+    async () => {
+      const dir = await tempDir();
+      const token = 'secret-token-4711';
+      const proc = serveLogged([
+        '--port',
+        '0',
+        '--data-dir',
+        dir,
+        '--sandbox',
+        '--sandbox-test-seconds',
+        '1',
+        '--token',
+        token,
+      ]);
+      const url = await proc.ready;
+      const server = { url, token, org: 'local', dataDir: dir, close: async () => {} };
+      await ok(server, 'createQueue', Q);
+      await ok(server, 'submitPullRequest', { ...Q, pr: { number: 1 } });
+      expect((await call({ ...server, token: 'wrong-token-0815' }, 'getQueue', Q)).status).toBe(401);
+      expect((await call(server, 'getQueue', { ...Q, targetBranch: 'nope' })).status).toBe(404);
+      await ok(server, 'getQueue', { ...Q, note: 'body-marker-9911' });
+      await waitFor(server, 1, (p) => p.state === 'merged');
+      proc.child.kill('SIGTERM');
+      expect(await proc.exit).toBe(0);
+
+      const out = proc.stdout();
+      expect(out).not.toContain(token);
+      expect(out).not.toContain('wrong-token-0815');
+      expect(out).not.toContain('body-marker-9911');
+      const lines = jsonLines(out);
+      const requests = lines.filter((l) => l.msg === 'request');
+      const submit = requests.find((l) => l.route === '/v1/submitPullRequest');
+      expect(submit).toMatchObject({
+        level: 30,
+        method: 'POST',
+        status: 200,
+        org: 'local',
+        reqId: expect.any(String),
+      });
+      expect(submit.durationMs).toBeGreaterThanOrEqual(0);
+      // The request line is the only line of a request: no "incoming request" / "request completed" pairs.
+      expect(requests.filter((l) => l.reqId === submit.reqId)).toHaveLength(1);
+      expect(lines.some((l) => l.msg === 'incoming request')).toBe(false);
+      const getQueue = requests.filter((l) => l.route === '/v1/getQueue').map((l) => [l.status, l.error]);
+      expect(getQueue).toEqual([
+        [401, 'x-api-token: unknown token'],
+        [404, expect.stringContaining('no merge queue for branch "nope"')],
+        [200, undefined],
+      ]);
+
+      const changes = lines.filter((l) => l.msg === 'pull request state changed' && l.pr === 1);
+      expect(changes.map((l) => [l.from, l.to])).toEqual([
+        [null, 'not_ready'],
+        ['not_ready', 'pending'],
+        ['pending', 'testing'],
+        ['testing', 'tests_passed'],
+        ['tests_passed', 'merged'],
+      ]);
+      expect(changes[0]).toMatchObject({
+        org: 'local',
+        repo: 'acme/web',
+        branch: 'main',
+        reason: 'API_REQUESTED',
+      });
+      expect(changes[4].reason).toBe('MERGE_GRAPH_MERGE');
+      const runId = changes[2].testRunId;
+      expect(runId).toEqual(expect.any(String));
+      expect(lines.find((l) => l.msg === 'test run started')).toMatchObject({ testRunId: runId, prs: [1] });
+      expect(lines.find((l) => l.msg === 'test run finished')).toMatchObject({
+        testRunId: runId,
+        status: 'succeeded',
+      });
+      expect(lines.find((l) => l.msg === 'merged')).toMatchObject({ testRunId: runId, prs: [1] });
+      expect(lines.map((l) => l.msg).slice(-2)).toEqual([
+        'stopping: finishing requests in flight and queued commands',
+        'stopped cleanly',
+      ]);
+    },
+  );
+
+  it.runIf(hasBuild)(
+    '--log-level warn drops the request lines; --log-format pretty writes lines for people',
+    async () => {
+      const dir = await tempDir();
+      const quiet = serveLogged([
+        '--port',
+        '0',
+        '--data-dir',
+        dir,
+        '--sandbox',
+        '--token',
+        't',
+        '--log-level',
+        'warn',
+      ]);
+      const url = await quiet.ready;
+      await ok({ url, token: 't', org: 'local', dataDir: dir, close: async () => {} }, 'createQueue', Q);
+      quiet.child.kill('SIGTERM');
+      expect(await quiet.exit).toBe(0);
+      expect(jsonLines(quiet.stdout())).toEqual([]);
+
+      const pretty = serveLogged(['--port', '0', '--data-dir', dir, '--sandbox', '--log-format', 'pretty']);
+      const url2 = await pretty.ready;
+      await ok({ url: url2, token: 't', org: 'local', dataDir: dir, close: async () => {} }, 'getQueue', Q);
+      pretty.child.kill('SIGINT');
+      expect(await pretty.exit).toBe(0);
+      expect(jsonLines(pretty.stdout())).toEqual([]);
+      expect(pretty.stdout()).toMatch(/INFO.*request[^\n]*\n(\s+\S+: .*\n)*\s+route: "\/v1\/getQueue"/);
+      expect(pretty.stdout()).toMatch(/INFO.*stopped cleanly/);
+    },
+  );
+
+  it.runIf(hasBuild)('refuses an unknown --log-level or --log-format', async () => {
+    for (const flag of ['--log-level', '--log-format']) {
+      const bad = serveLogged(['--port', '0', '--sandbox', flag, 'loud']);
+      bad.ready.catch(() => undefined);
+      expect(await bad.exit).toBe(2);
+    }
+  });
+});

@@ -1,5 +1,5 @@
-import { Args, Flags } from '@oclif/core';
-import { BaseCommand } from '../../cli/base-command.js';
+import { Args } from '@oclif/core';
+import { BaseCommand, repoFlag } from '../../cli/base-command.js';
 
 export default class LinkTicket extends BaseCommand {
   static override summary = 'Link an external ticket (e.g. KAN-123) to a test';
@@ -9,7 +9,7 @@ export default class LinkTicket extends BaseCommand {
     ticket: Args.string({ description: 'ticket id, e.g. KAN-123', required: true }),
   };
   static override flags = {
-    repo: Flags.string({ char: 'r', description: 'repository: host/owner/name or owner/name [default: origin remote]' }),
+    repo: repoFlag(),
   };
 
   async run() {

@@ -1,5 +1,5 @@
 import { Flags } from '@oclif/core';
-import { BaseCommand, formatFlag, formatOf } from '../../cli/base-command.js';
+import { BaseCommand, formatFlag, formatOf, repoFlag } from '../../cli/base-command.js';
 import { ConfigError, parseDuration } from '../../cli/config.js';
 import { flakyFlags } from '../../cli/flaky.js';
 import type { DetailedTestCase } from '../../contract/index.js';
@@ -22,7 +22,7 @@ export default class ListFailing extends BaseCommand {
     '<%= config.bin %> flaky list-failing --start 2026-11-01T00:00:00Z --end 2026-11-20T00:00:00Z --format csv --output failing.csv',
   ];
   static override flags = {
-    repo: Flags.string({ char: 'r', description: 'repository: host/owner/name or owner/name [default: origin remote]' }),
+    repo: repoFlag(),
     since: Flags.string({ description: 'window ending now, e.g. 24h or 7d', exclusive: ['start'] }),
     start: Flags.string({ description: 'window start (ISO 8601, inclusive)', dependsOn: ['end'] }),
     end: Flags.string({ description: 'window end (ISO 8601, exclusive)', dependsOn: ['start'] }),

@@ -1,5 +1,4 @@
-import { Flags } from '@oclif/core';
-import { BaseCommand, formatFlag, formatOf } from '../../cli/base-command.js';
+import { BaseCommand, formatFlag, formatOf, repoFlag } from '../../cli/base-command.js';
 import { flakyFlags } from '../../cli/flaky.js';
 import type { QuarantinedTest } from '../../contract/index.js';
 
@@ -10,7 +9,7 @@ export default class ListQuarantined extends BaseCommand {
     '<%= config.bin %> flaky list-quarantined --format markdown >> report.md',
   ];
   static override flags = {
-    repo: Flags.string({ char: 'r', description: 'repository: host/owner/name or owner/name [default: origin remote]' }),
+    repo: repoFlag(),
     ...flakyFlags,
     ...formatFlag,
   };

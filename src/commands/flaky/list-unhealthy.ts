@@ -1,5 +1,5 @@
 import { Flags } from '@oclif/core';
-import { BaseCommand, formatFlag, formatOf } from '../../cli/base-command.js';
+import { BaseCommand, formatFlag, formatOf, repoFlag } from '../../cli/base-command.js';
 import { flakyFlags } from '../../cli/flaky.js';
 import type { UnhealthyTestCase } from '../../contract/index.js';
 
@@ -10,7 +10,7 @@ export default class ListUnhealthy extends BaseCommand {
     '<%= config.bin %> flaky list-unhealthy --status broken --format csv --output broken.csv',
   ];
   static override flags = {
-    repo: Flags.string({ char: 'r', description: 'repository: host/owner/name or owner/name [default: origin remote]' }),
+    repo: repoFlag(),
     status: Flags.string({ description: 'which tests', options: ['flaky', 'broken'], default: 'flaky' }),
     ...flakyFlags,
     ...formatFlag,

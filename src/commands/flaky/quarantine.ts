@@ -1,5 +1,5 @@
 import { Args, Flags } from '@oclif/core';
-import { BaseCommand } from '../../cli/base-command.js';
+import { BaseCommand, repoFlag } from '../../cli/base-command.js';
 import { ConfigError } from '../../cli/config.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -15,7 +15,7 @@ export default class Quarantine extends BaseCommand {
   ];
   static override args = { testId: Args.string({ description: 'test id (UUID)', required: true }) };
   static override flags = {
-    repo: Flags.string({ char: 'r', description: 'repository: host/owner/name or owner/name [default: origin remote]' }),
+    repo: repoFlag(),
     org: Flags.string({ char: 'o', description: 'organisation slug [env: RAILYARD_ORG]' }),
     always: Flags.boolean({ description: 'always quarantine the test', exactlyOne: ['always', 'never', 'auto'] }),
     never: Flags.boolean({ description: 'never quarantine the test', exactlyOne: ['always', 'never', 'auto'] }),

@@ -75,7 +75,7 @@ export default class Run extends UploadCommand {
       warnings,
     };
 
-    const { findReports, readReports, uploadReports, formatBytes } = await import('../../cli/upload.js');
+    const { findReports, readReports, uploadReports, formatBytes } = await import('../../upload/reports.js');
     // mtime granularity is 1 s on some file systems: a report written in the start second counts.
     const files = await findReports(flags.junit, { modifiedSinceMs: Math.floor(started / 1000) * 1000, allowEmpty: true });
     outcome.reports = files.map((f) => f.name);

@@ -1,5 +1,5 @@
 import { Flags } from '@oclif/core';
-import { BaseCommand } from '../../cli/base-command.js';
+import { BaseCommand, repoFlag } from '../../cli/base-command.js';
 import { ConfigError } from '../../cli/config.js';
 import type { RepositorySettings, UpdateRepositorySettingsRequest } from '../../contract/index.js';
 
@@ -33,7 +33,7 @@ export default class Settings extends BaseCommand {
     '<%= config.bin %> flaky settings --failure-rate on --branches main,release/* --window-hours 168 --flaky-activation 5% --json',
   ];
   static override flags = {
-    repo: Flags.string({ char: 'r', description: 'repository: host/owner/name or owner/name [default: origin remote]' }),
+    repo: repoFlag(),
     org: Flags.string({ char: 'o', description: 'organisation slug [env: RAILYARD_ORG]' }),
     quarantining: onOff('quarantine tests at all (master switch)'),
     'auto-quarantine': onOff('quarantine tests detected as flaky'),

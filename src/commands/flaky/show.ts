@@ -1,5 +1,5 @@
-import { Args, Flags } from '@oclif/core';
-import { BaseCommand } from '../../cli/base-command.js';
+import { Args } from '@oclif/core';
+import { BaseCommand, repoFlag } from '../../cli/base-command.js';
 import { flakyFlags } from '../../cli/flaky.js';
 
 export default class Show extends BaseCommand {
@@ -7,7 +7,7 @@ export default class Show extends BaseCommand {
   static override examples = ['<%= config.bin %> flaky show 3f0e8a52-6b1c-5d7e-9f00-112233445566 --org acme --repo acme/web'];
   static override args = { testId: Args.string({ description: 'test id (UUID)', required: true }) };
   static override flags = {
-    repo: Flags.string({ char: 'r', description: 'repository: host/owner/name or owner/name [default: origin remote]' }),
+    repo: repoFlag(),
     ...flakyFlags,
   };
 

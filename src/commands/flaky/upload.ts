@@ -1,13 +1,13 @@
 import { Flags } from '@oclif/core';
-import { BaseCommand } from '../../cli/base-command.js';
+import { BaseCommand, repoFlag } from '../../cli/base-command.js';
 import { ConfigError } from '../../cli/config.js';
-import type { UploadMeta } from '../../cli/upload.js';
+import type { UploadMeta } from '../../upload/reports.js';
 import type { Client } from '../../client/index.js';
 
 /** Flags of `flaky upload` and `flaky run`: which reports, and which CI job they come from. */
 export const uploadFlags = {
   junit: Flags.string({ char: 'j', description: 'JUnit XML report: path, directory or glob (repeatable)', multiple: true }),
-  repo: Flags.string({ char: 'r', description: 'repository: host/owner/name or owner/name [default: GITHUB_REPOSITORY, else origin remote]' }),
+  repo: repoFlag('GITHUB_REPOSITORY, else origin remote'),
   org: Flags.string({ char: 'o', description: 'organisation slug [env: RAILYARD_ORG]' }),
   branch: Flags.string({ char: 'b', description: 'branch the tests ran on [default: GITHUB_HEAD_REF / GITHUB_REF_NAME, else the checked-out branch]' }),
   sha: Flags.string({ description: 'commit SHA the tests ran on [default: the PR head / GITHUB_SHA, else git HEAD]' }),
@@ -26,7 +26,7 @@ export type UploadFlags = {
 /** Commands that upload test results: the request fields from flags, GitHub Actions, git and the config. */
 export abstract class UploadCommand extends BaseCommand {
   protected async uploadTarget(flags: UploadFlags): Promise<{ client: Client; meta: UploadMeta; org: string }> {
-    const { githubContext, gitContext, readCodeowners, checkMeta } = await import('../../cli/upload.js');
+    const { githubContext, gitContext, readCodeowners, checkMeta } = await import('../../upload/reports.js');
     const { resolveOrg } = await import('../../cli/flaky.js');
     const org = await resolveOrg(flags.org, await this.config_());
     const ci = githubContext();
@@ -75,7 +75,7 @@ export default class Upload extends UploadCommand {
     const unknown = positional.find((a) => a.startsWith('-') && a !== '-');
     if (unknown) throw new ConfigError(`${unknown}: unknown flag (see --help)`);
     const patterns = [...(flags.junit ?? []), ...positional];
-    const { findReports, readReports, uploadReports, planBatches, summaryRows } = await import('../../cli/upload.js');
+    const { findReports, readReports, uploadReports, planBatches, summaryRows } = await import('../../upload/reports.js');
     const files = await findReports(patterns);
     const reports = await readReports(files);
     const { client, meta } = await this.uploadTarget(flags);

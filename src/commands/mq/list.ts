@@ -1,9 +1,9 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand, formatFlag, formatOf, queueFlags } from '../../cli/base-command.js';
-import { ConfigError } from '../../cli/config.js';
+import { parseTime } from '../../cli/config.js';
+import { PULL_REQUEST_STATES } from '../../contract/constants.js';
 import type { QueueListItem } from '../../contract/index.js';
 
-const STATES = ['not_ready', 'pending', 'testing', 'tests_passed', 'merged', 'failed', 'cancelled', 'pending_failure'];
 
 export default class List extends BaseCommand {
   static override summary = 'List the pull requests of a merge queue';
@@ -12,23 +12,21 @@ export default class List extends BaseCommand {
     '<%= config.bin %> mq list --repo acme/web',
     '<%= config.bin %> mq list --state testing --format csv > testing.csv',
     '<%= config.bin %> mq list --since 2026-11-01T00:00:00Z --state merged --json',
+    '<%= config.bin %> mq list --since 24h --state failed',
   ];
   static override flags = {
     ...queueFlags,
     ...formatFlag,
-    state: Flags.string({ char: 's', description: 'only PRs in this state', options: STATES }),
-    since: Flags.string({ description: 'concluded at or after (ISO 8601)' }),
-    until: Flags.string({ description: 'concluded at or before (ISO 8601)' }),
+    state: Flags.string({ char: 's', description: 'only PRs in this state', options: [...PULL_REQUEST_STATES] }),
+    since: Flags.string({ description: 'concluded at or after (ISO 8601, or a duration back from now: 24h, 7d)' }),
+    until: Flags.string({ description: 'concluded at or before (ISO 8601, or a duration back from now)' }),
     limit: Flags.integer({ description: 'stop after this many PRs', min: 1 }),
   };
 
   async run() {
     const { flags } = await this.parse(List);
-    for (const name of ['since', 'until'] as const) {
-      if (flags[name] && Number.isNaN(Date.parse(flags[name] as string))) {
-        throw new ConfigError(`--${name}: expected an ISO 8601 date-time, got "${flags[name]}"`);
-      }
-    }
+    const since = flags.since ? parseTime(flags.since, '--since') : undefined;
+    const until = flags.until ? parseTime(flags.until, '--until') : undefined;
     const repo = await this.repo(flags.repo);
     const client = await this.client(flags);
     const all: QueueListItem[] = [];
@@ -40,8 +38,8 @@ export default class List extends BaseCommand {
         targetBranch: flags.branch,
         take,
         ...(flags.state ? { state: flags.state as QueueListItem['state'] & string } : {}),
-        ...(flags.since ? { since: flags.since } : {}),
-        ...(flags.until ? { until: flags.until } : {}),
+        ...(since ? { since } : {}),
+        ...(until ? { until } : {}),
         ...(cursor ? { cursor } : {}),
       });
       all.push(...page.pullRequests);

@@ -1,5 +1,4 @@
-import { Flags } from '@oclif/core';
-import { BaseCommand } from '../../cli/base-command.js';
+import { BaseCommand, repoFlag } from '../../cli/base-command.js';
 import { parseRepo } from '../../cli/config.js';
 
 export default class Metrics extends BaseCommand {
@@ -9,7 +8,7 @@ export default class Metrics extends BaseCommand {
     '<%= config.bin %> mq metrics --repo github.com/acme/web | grep mq_depth_current',
   ];
   static override flags = {
-    repo: Flags.string({ char: 'r', description: 'only this repository (host/owner/name or owner/name); default: every repository' }),
+    repo: repoFlag('every repository', 'only this repository'),
   };
 
   async run() {

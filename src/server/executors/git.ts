@@ -18,7 +18,7 @@ import {
   type RepoSnapshot,
   type TestUnit,
 } from '../../forge/git/index.js';
-import { runChecks } from '../../runner/index.js';
+import { logFileNames, runChecks, type CheckResult } from '../../runner/index.js';
 import type { QueueHandle, QueueService } from '../service.js';
 import type { Executor, MergeOutcome, Report } from '../workers.js';
 
@@ -33,6 +33,14 @@ export interface GitExecutorOptions {
 async function isAncestor(repoDir: string, ancestor: string, descendant: string): Promise<boolean> {
   const r = await git(repoDir, ['merge-base', '--is-ancestor', ancestor, descendant], { okCodes: [0, 1, 128] });
   return r.code === 0;
+}
+
+/** `build failed (exit 1); lint timed out` for the checks of a run that did not pass. */
+function describeFailedChecks(results: Record<string, CheckResult>): string {
+  const failed = Object.entries(results).filter(([, r]) => r.outcome !== 'success');
+  const what = (r: CheckResult) =>
+    r.outcome === 'timed_out' ? 'timed out' : r.outcome === 'cancelled' ? 'was cancelled' : r.exitCode === null ? 'was killed' : `failed (exit ${r.exitCode})`;
+  return failed.map(([name, r]) => `${name} ${what(r)}`).join('; ') || 'a required check did not pass';
 }
 
 const unitOf = (entry: Entry): TestUnit => ({ prNumber: entry.prNumber, headSha: entry.pr.headSha, title: entry.pr.title, author: entry.pr.author });
@@ -149,23 +157,59 @@ export class GitExecutor implements Executor {
         passed: result.passed,
         checks,
         reason: result.timedOut ? 'TEST_RUN_TIMEOUT' : 'TEST_RUN_REQUIRED_STATUS_FAILED',
+        ...(result.passed ? {} : { detail: describeFailedChecks(result.results) }),
       });
     } catch (error) {
       if (controller.signal.aborted) return;
       let reason: FailureReason = 'START_TEST_RUN_INVALID_EVENT';
       let prNumber: number | undefined;
+      let detail: string | undefined;
       if (error instanceof MergeConflictError) {
         reason = error.reason;
         prNumber = error.prNumber;
+        detail = await this.describeConflict(queue, run, repoDir, error).catch(() => error.message);
       } else if (error instanceof ChecksConfigError) {
         reason = error.reason;
+        detail = error.message;
       } else {
         this.log(`run ${run.id}: could not start`, error);
+        detail = 'the test commit could not be built; the server log has the details';
       }
-      await report({ type: 'testRunStartFailed', runId: run.id, reason, prNumber });
+      await report({ type: 'testRunStartFailed', runId: run.id, reason, prNumber, detail });
     } finally {
       this.controllers.delete(run.id);
     }
+  }
+
+  /**
+   * Names what a conflicting PR conflicts with: the PRs it was applied on top of (this run's base
+   * and the PRs before it in the run) whose own changes touch the conflicting files, else the target.
+   */
+  private async describeConflict(queue: QueueHandle, run: TestRun, repoDir: string, error: MergeConflictError): Promise<string> {
+    const model = queue.model;
+    const target = model.branch;
+    const ahead = [...run.basePrNumbers, ...run.prNumbers.slice(0, run.prNumbers.indexOf(error.prNumber))]
+      .map((pr) => findEntry(model, pr))
+      .filter((e): e is Entry => e !== undefined && e.state !== 'merged');
+    const conflicting = new Set(error.files);
+    const culprits: number[] = [];
+    for (const entry of ahead) {
+      const base = (await git(repoDir, ['merge-base', target, entry.pr.headSha], { okCodes: [0, 1] })).stdout.trim();
+      if (!base) continue;
+      const changed = (await git(repoDir, ['diff', '--name-only', base, entry.pr.headSha])).stdout.split('\n');
+      if (changed.some((f) => conflicting.has(f))) culprits.push(entry.prNumber);
+    }
+    const files = error.files.length ? ` in ${error.files.slice(0, 10).join(', ')}${error.files.length > 10 ? ` and ${error.files.length - 10} more` : ''}` : '';
+    const withWhat = culprits.length ? culprits.map((n) => `PR #${n}`).join(', ') + ` (ahead of it in the queue)` : `the ${target} branch`;
+    return `PR #${error.prNumber} conflicts with ${withWhat}${files}`;
+  }
+
+  /** The path of a check's log, or null when the run never had that check. */
+  checkLogPath(_queue: QueueHandle, run: TestRun, check: string): string | null {
+    const names = Object.keys(run.checks);
+    if (names.length && !names.includes(check)) return null;
+    const file = logFileNames(names.length ? names : [check]).get(check);
+    return file ? join(this.options.dataDir, 'runs', run.id, file) : null;
   }
 
   cancel(_queue: QueueHandle, runId: string): void {

@@ -61,7 +61,11 @@ export class SandboxExecutor implements Executor {
     if (!finished) return;
     const passed = this.passes(run);
     const checks = Object.fromEntries(SANDBOX_CHECKS.map((c, i) => [c, passed || i === 0 ? 'success' : 'failure'] as const));
-    await report({ type: 'testRunFinished', runId: run.id, passed, checks });
+    const listed = [...run.basePrNumbers, ...run.prNumbers].filter((pr) => this.outcomes.failPrs.has(pr));
+    const detail = listed.length
+      ? `test failed (sandbox: the run contains ${listed.map((pr) => `#${pr}`).join(', ')} of --sandbox-fail)`
+      : 'test failed (sandbox: a random failure, --sandbox-failure-rate)';
+    await report({ type: 'testRunFinished', runId: run.id, passed, checks, ...(passed ? {} : { detail }) });
   }
 
   cancel(_queue: QueueHandle, runId: string): void {

@@ -1,17 +1,48 @@
-import { isoTime, type TestingDetailsResponse } from '../../contract/index.js';
-import type { ConfigPatch } from '../../engine/index.js';
+import { open } from 'node:fs/promises';
+import {
+  API_PREFIX,
+  CHECK_LOG_MAX_BYTES,
+  isoTime,
+  routes,
+  type PullRequestHistoryResponse,
+  type TestingDetailsResponse,
+} from '../../contract/index.js';
+import { type ConfigPatch, type TestRun } from '../../engine/index.js';
 import { badRequest, notFound } from '../errors.js';
 import { METRICS_CONTENT_TYPE, renderMetrics } from '../metrics.js';
 import { summariseQueue } from '../queue-summary.js';
-import { normaliseRepo, type QueueService } from '../service.js';
+import { normaliseRepo, type QueueHandle, type QueueService } from '../service.js';
 import { RawAnswer, type Handlers, type OpsOfTag } from './types.js';
 
 type MqOps = OpsOfTag<'merge-queue'>;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+const TEXT_TYPE = 'text/plain; charset=utf-8';
+
+/** Where a check's output is kept (the executor's checkLogPath); absent when the executor keeps none. */
+export type CheckLogPath = (queue: QueueHandle, run: TestRun, check: string) => string | null;
+
+/** The last `max` bytes of a file (null when it does not exist), and how many bytes came before them. */
+async function tail(path: string, max: number): Promise<{ text: Buffer; skipped: number } | null> {
+  let file;
+  try {
+    file = await open(path, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const { size } = await file.stat();
+    const skipped = Math.max(0, size - max);
+    const text = Buffer.alloc(size - skipped);
+    await file.read(text, 0, text.length, skipped);
+    return { text, skipped };
+  } finally {
+    await file.close();
+  }
+}
 
 /** The merge-queue operations, over the queue service. */
-export function mqHandlers(service: QueueService, now: () => number): Pick<Handlers, MqOps> {
+export function mqHandlers(service: QueueService, now: () => number, checkLogPath?: CheckLogPath): Pick<Handlers, MqOps> {
   return {
     async submitPullRequest(input, { org }) {
       await service.sync(org, input.repo, input.targetBranch);
@@ -45,13 +76,58 @@ export function mqHandlers(service: QueueService, now: () => number): Pick<Handl
       await service.setImpactedTargets(org, input.repo, input.targetBranch, input.pr.number, input.pr.sha, input.impactedTargets);
       return {};
     },
-    async getMergeQueueTestingDetails(input, { org }) {
+    async getPullRequestHistory(input, { org }) {
+      await service.sync(org, input.repo, input.targetBranch);
+      const rows = await service.history(org, input.repo, input.targetBranch, input.pr.number);
+      const history: PullRequestHistoryResponse = {
+        prNumber: input.pr.number,
+        transitions: rows.map((t) => ({
+          queueEntryId: t.entryId,
+          state: t.to,
+          ...(t.from === null ? {} : { previousState: t.from }),
+          ...(t.reason === null ? {} : { reason: t.reason }),
+          at: isoTime(t.at),
+          ...(t.testRunId === null ? {} : { testRunId: t.testRunId }),
+          ...(t.detail === null ? {} : { detail: t.detail }),
+        })),
+      };
+      return history;
+    },
+    async getCheckRunLog(input, { org }) {
+      const [owner, name] = input.repo.split('/');
+      await service.sync(org, { host: input.repoHost, owner, name }, input.targetBranch);
+      const queue = service.require(org, { host: input.repoHost, owner, name }, input.targetBranch);
+      const run = queue.model.runs.find((r) => r.id === input.testRunId);
+      if (!run) throw notFound(`testRunId: no test run ${input.testRunId} in the ${queue.model.branch} queue`);
+      const path = checkLogPath?.(queue, run, input.check);
+      if (path === undefined) throw notFound('check: this server keeps no check output (sandbox runs are simulated)');
+      const names = Object.keys(run.checks);
+      if (path === null) throw notFound(`check: run ${run.id} has no check "${input.check}" (checks: ${names.join(', ') || 'none'})`);
+      const log = await tail(path, CHECK_LOG_MAX_BYTES);
+      if (!log) throw notFound(`check: no output of "${input.check}" in run ${run.id} yet`);
+      const head = log.skipped ? Buffer.from(`[railyard] the first ${log.skipped} bytes are left out; the last ${CHECK_LOG_MAX_BYTES} follow\n`) : null;
+      return new RawAnswer(head ? Buffer.concat([head, log.text]) : log.text, TEXT_TYPE);
+    },
+    async getMergeQueueTestingDetails(input, { org, request }) {
       await service.sync(org, input.repo, input.targetBranch);
       const queue = service.require(org, input.repo, input.targetBranch);
       const run = queue.model.runs.find((r) => r.id === input.testRunId);
       if (!run)
         throw notFound(`testRunId: no test run ${input.testRunId} in the ${queue.model.branch} queue`);
       const checks = Object.entries(run.checks);
+      // Each check run points at its output (getCheckRunLog) when the executor keeps it.
+      const origin = `${request.protocol}://${request.host}`;
+      const logUrl = (check: string) =>
+        checkLogPath
+          ? `${origin}${API_PREFIX}${routes.getCheckRunLog.path}?` +
+            new URLSearchParams({
+              repoHost: queue.repo.host,
+              repo: `${queue.repo.owner}/${queue.repo.name}`,
+              targetBranch: queue.model.branch,
+              testRunId: run.id,
+              check,
+            }).toString()
+          : '';
       const title = (n: number) => queue.model.entries.find((e) => e.prNumber === n)?.pr.title ?? '';
       const details: TestingDetailsResponse = {
         requiredStatuses:
@@ -64,7 +140,7 @@ export function mqHandlers(service: QueueService, now: () => number): Pick<Handl
           {
             checkRuns: checks.map(([name, state]) => ({
               name,
-              url: '',
+              url: logUrl(name),
               status: state === 'pending' ? 'IN_PROGRESS' : 'COMPLETED',
               ...(state === 'pending' ? {} : { conclusion: state === 'success' ? 'SUCCESS' : 'FAILURE' }),
             })),
@@ -93,11 +169,13 @@ export function mqHandlers(service: QueueService, now: () => number): Pick<Handl
       await service.deleteQueue(org, input.repo, input.targetBranch);
       return {};
     },
-    async listQueues(_input, { org }) {
+    async listQueues(input, { org }) {
       await service.syncAll();
       const at = now();
+      const only = input.repo ? normaliseRepo(input.repo) : undefined;
       const queues = service
         .queuesOf(org)
+        .filter((q) => !only || (q.repo.host === only.host && q.repo.owner === only.owner && q.repo.name === only.name))
         .map((q) => summariseQueue(q, at))
         .sort((a, b) =>
           `${a.repo.host}/${a.repo.owner}/${a.repo.name}:${a.targetBranch}`.localeCompare(

@@ -5,6 +5,7 @@ import * as flakyResults from './003_flaky_results.js';
 import * as trust from './004_trust.js';
 import * as tokenUsage from './005_token_usage.js';
 import * as replicas from './006_replicas.js';
+import * as prHistory from './007_pr_history.js';
 
 /**
  * Every migration, in order. Kysely applies them by name (sorted), so add a new file
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   '004_trust': trust,
   '005_token_usage': tokenUsage,
   '006_replicas': replicas,
+  '007_pr_history': prHistory,
 };

@@ -1,6 +1,13 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand, queueFlags } from '../../../cli/base-command.js';
 import { ConfigError } from '../../../cli/config.js';
+import {
+  DIRECT_MERGE_MODES,
+  MERGE_METHODS,
+  MODES,
+  OPTIMIZATION_MODES,
+  SETTABLE_QUEUE_STATES,
+} from '../../../contract/constants.js';
 import type { RequestBody } from '../../../contract/index.js';
 
 const positive = (description: string) => Flags.integer({ description, min: 1, max: 4294967295 });
@@ -44,8 +51,8 @@ export default class QueueUpdate extends BaseCommand {
   ];
   static override flags = {
     ...queueFlags,
-    state: Flags.string({ description: 'queue state', options: ['running', 'paused', 'draining'] }),
-    mode: Flags.string({ description: 'queue mode (a change on a non-empty queue switches once it is empty)', options: ['single', 'parallel'] }),
+    state: Flags.string({ description: 'queue state', options: [...SETTABLE_QUEUE_STATES] }),
+    mode: Flags.string({ description: 'queue mode (a change on a non-empty queue switches once it is empty)', options: [...MODES] }),
     concurrency: positive('test runs at once (per lane in parallel mode)'),
     'bisection-concurrency': positive('extra test runs for bisection (per lane in parallel mode)'),
     'testing-timeout-minutes': nonNegative('fail a run after this many minutes (0 = no timeout)'),
@@ -58,9 +65,9 @@ export default class QueueUpdate extends BaseCommand {
     'comments-enabled': toggle('comment on pull requests'),
     'commands-enabled': toggle('accept slash commands'),
     'status-check-enabled': toggle('post a status check'),
-    'direct-merge-mode': Flags.string({ description: 'merge up-to-date PRs without a test run', options: ['off', 'always'] }),
-    'optimization-mode': Flags.string({ description: 'bisection optimisation', options: ['off', 'bisection_skip_redundant_tests'] }),
-    'merge-method': Flags.string({ description: 'how PRs land', options: ['merge_commit', 'squash', 'rebase'] }),
+    'direct-merge-mode': Flags.string({ description: 'merge up-to-date PRs without a test run', options: [...DIRECT_MERGE_MODES] }),
+    'optimization-mode': Flags.string({ description: 'bisection optimisation', options: [...OPTIMIZATION_MODES] }),
+    'merge-method': Flags.string({ description: 'how PRs land', options: [...MERGE_METHODS] }),
     'required-statuses': Flags.string({ description: 'comma-separated status names that must pass', exclusive: ['delete-required-statuses'] }),
     'delete-required-statuses': Flags.boolean({ description: 'drop the required-statuses override', exclusive: ['required-statuses'] }),
     'extension-enabled': toggle('browser extension integration'),

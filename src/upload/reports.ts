@@ -12,7 +12,7 @@ import {
   type UploadTestResultsRequest,
   type UploadTestResultsResponse,
 } from '../contract/index.js';
-import { ConfigError } from './config.js';
+import { ConfigError } from '../input-error.js';
 
 /**
  * Test-result upload shared by `railyard flaky upload`, `railyard flaky run` and the Action's

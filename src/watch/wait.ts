@@ -1,6 +1,11 @@
+/**
+ * The ONE wait loop of the CLI (`mq status --wait`, `mq submit --wait`) and the Action (`wait`):
+ * polling with backoff and jitter, retries of transient errors, abort, and a heartbeat.
+ */
+import { TERMINAL_STATES } from '../contract/constants.js';
 import type { SubmittedPullRequest } from '../contract/index.js';
 
-export const TERMINAL = new Set(['merged', 'failed', 'cancelled']);
+export const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_STATES);
 
 export interface WaitOptions {
   /** Reads the PR; throws on failure. */
@@ -13,6 +18,11 @@ export interface WaitOptions {
   maxIntervalMs?: number;
   signal?: AbortSignal;
   onState?: (pr: SubmittedPullRequest) => void;
+  /** After each read that did not end the wait (to show progress, e.g. the position in the queue). */
+  onPoll?: (pr: SubmittedPullRequest) => void | Promise<void>;
+  /** Called when nothing was reported for `heartbeatMs` (default 60 s), so a long wait never looks stuck. */
+  onHeartbeat?: (pr: SubmittedPullRequest, waitedMs: number) => void | Promise<void>;
+  heartbeatMs?: number;
   onRetry?: (error: unknown, attempt: number, delayMs: number) => void;
   /** Consecutive transient errors tolerated before giving up. */
   maxConsecutiveErrors?: number;
@@ -47,7 +57,10 @@ export async function waitForTerminal(options: WaitOptions): Promise<WaitOutcome
   const random = options.random ?? Math.random;
   const maxInterval = options.maxIntervalMs ?? options.intervalMs * 6;
   const maxErrors = options.maxConsecutiveErrors ?? 8;
-  const deadline = Date.now() + options.timeoutMs;
+  const started = Date.now();
+  const deadline = started + options.timeoutMs;
+  const heartbeatMs = options.heartbeatMs ?? 60_000;
+  let reported = started;
   let interval = options.intervalMs;
   let last: SubmittedPullRequest | null = null;
   let lastKey = '';
@@ -62,9 +75,15 @@ export async function waitForTerminal(options: WaitOptions): Promise<WaitOutcome
       const key = `${pr.state}|${pr.stateReason ?? ''}`;
       if (key !== lastKey) {
         lastKey = key;
+        reported = Date.now();
         options.onState?.(pr);
       }
       if (pr.state && TERMINAL.has(pr.state)) return { kind: 'terminal', pr };
+      await options.onPoll?.(pr);
+      if (options.onHeartbeat && Date.now() - reported >= heartbeatMs) {
+        reported = Date.now();
+        await options.onHeartbeat(pr, reported - started);
+      }
     } catch (error) {
       if (options.signal?.aborted) return { kind: 'aborted', pr: last };
       if (!options.isTransient(error)) throw error;
@@ -75,7 +94,9 @@ export async function waitForTerminal(options: WaitOptions): Promise<WaitOutcome
     const remaining = deadline - Date.now();
     if (remaining <= 0) return { kind: 'timeout', pr: last };
     const jittered = interval * (0.8 + 0.4 * random());
-    await sleep(Math.min(jittered, remaining), options.signal);
+    // Never sleep past the next heartbeat.
+    const untilHeartbeat = options.onHeartbeat ? Math.max(0, reported + heartbeatMs - Date.now()) : Infinity;
+    await sleep(Math.min(jittered, remaining, untilHeartbeat), options.signal);
     if (Date.now() >= deadline && !options.signal?.aborted) {
       // One last read so a state reached right at the deadline is not reported as a timeout.
       try {

@@ -1,0 +1,47 @@
+import { BaseCommand, formatFlag, formatOf, repoFlag } from '../../../cli/base-command.js';
+import { parseRepo } from '../../../cli/config.js';
+import type { QueueSummary } from '../../../contract/index.js';
+
+export default class QueueList extends BaseCommand {
+  static override summary = "List the merge queues of the token's organisation";
+  static override examples = [
+    '<%= config.bin %> mq queue list',
+    '<%= config.bin %> mq queue list --repo acme/web --json',
+  ];
+  static override flags = {
+    repo: repoFlag(null, 'only the queues of this repository'),
+    ...formatFlag,
+  };
+
+  async run() {
+    const { flags } = await this.parse(QueueList);
+    const client = await this.client(flags);
+    const answer = await client.call('listQueues', flags.repo ? { repo: parseRepo(flags.repo) } : {});
+    const { renderRows } = await import('../../../cli/render.js');
+    const { formatDuration } = await import('../../../watch/board.js');
+    const format = formatOf(flags);
+    this.out(
+      format === 'json'
+        ? JSON.stringify(answer, null, 2) + '\n'
+        : renderRows<QueueSummary>(
+            answer.queues,
+            [
+              { header: 'Repository', get: (q) => `${q.repo.host}/${q.repo.owner}/${q.repo.name}` },
+              { header: 'Branch', get: (q) => q.targetBranch },
+              { header: 'State', get: (q) => q.state },
+              { header: 'Mode', get: (q) => q.mode },
+              { header: 'Concurrency', get: (q) => q.concurrency },
+              { header: 'In queue', get: (q) => q.depth + q.notReady },
+              { header: 'Testing', get: (q) => q.testing },
+              {
+                header: 'Recent run (median)',
+                get: (q) => (q.recentTestSeconds ? formatDuration(q.recentTestSeconds.p50 * 1000) : ''),
+              },
+            ],
+            format,
+            this.color(),
+          ),
+    );
+    return answer;
+  }
+}

@@ -1,0 +1,111 @@
+import { Flags } from '@oclif/core';
+import { BaseCommand, prNumber, queueFlags } from '../../cli/base-command.js';
+import { parseDuration } from '../../cli/config.js';
+import { EXIT } from '../../cli/exit.js';
+import { isTerminalState } from '../../contract/constants.js';
+import type { SubmittedPullRequest } from '../../contract/index.js';
+
+
+export default class Watch extends BaseCommand {
+  static override summary =
+    'Watch a merge queue live: position, state, test run, time in queue and ETA of each pull request';
+  static override description =
+    'On a terminal the board is redrawn in place; piped, one line is printed per change. With pull request numbers, ' +
+    'it ends when they have all settled: exit 0 when all merged, 1 when one failed or was cancelled or at the timeout ' +
+    "(as `mq status --wait`). Without, it runs until the timeout or Ctrl-C. The ETA is a range from the queue's recent " +
+    'test durations, assuming the runs ahead pass.';
+  static override examples = [
+    '<%= config.bin %> mq watch --repo acme/web',
+    '<%= config.bin %> mq watch 123 124   # until both merged, failed or cancelled',
+    '<%= config.bin %> mq watch 123 | tee queue.log',
+  ];
+  static override strict = false;
+  static override args = {};
+  static override flags = {
+    ...queueFlags,
+    interval: Flags.string({ description: 'how often to look', default: '2s' }),
+    timeout: Flags.string({ description: 'stop after this long (0 = never)', default: '1h' }),
+  };
+
+  async run() {
+    const { argv, flags } = await this.parse(Watch);
+    const prs = (argv as string[]).map(prNumber);
+    const intervalMs = parseDuration(flags.interval, '--interval');
+    const timeoutMs = flags.timeout === '0' ? 0 : parseDuration(flags.timeout, '--timeout');
+    const repo = await this.repo(flags.repo);
+    const client = await this.client(flags);
+    const { boardHeader, boardLine, boardRows } = await import('../../watch/board.js');
+    const { repoLabel } = await import('../../cli/present.js');
+    const tty = Boolean(process.stdout.isTTY) && !this.jsonEnabled();
+    const deadline = timeoutMs ? Date.now() + timeoutMs : Infinity;
+    const key = { repo, targetBranch: flags.branch };
+    const seen = new Map<number, string>();
+    const settled = new Map<number, SubmittedPullRequest>();
+    let drawn = 0;
+    let stop = false;
+    const onSigint = () => (stop = true);
+    process.once('SIGINT', onSigint);
+    const stamp = () => new Date().toISOString().slice(11, 19);
+    try {
+      for (;;) {
+        const [queue, list] = await Promise.all([
+          client.call('getQueue', key),
+          client.call('listQueues', { repo }),
+        ]);
+        const summary = list.queues.find((q) => q.targetBranch === flags.branch);
+        const now = Date.now();
+        const rows = boardRows(queue, summary, now);
+        // The PRs watched that left the queue (or are not ready): ask for each.
+        for (const n of prs) {
+          if (settled.has(n) || rows.some((r) => r.pr.prNumber === n)) continue;
+          const pr = await client.call('getSubmittedPullRequest', { ...key, pr: { number: n } });
+          if (isTerminalState(pr.state)) settled.set(n, pr);
+          else if (!tty && seen.get(n) !== pr.state) {
+            seen.set(n, pr.state ?? '');
+            this.out(`${stamp()} #${n} ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}\n`);
+          }
+        }
+        if (tty) {
+          const lines = [boardHeader(repoLabel(repo), queue, summary), ...rows.map(boardLine)];
+          for (const [n, pr] of settled)
+            lines.push(`     #${n} ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}`);
+          if (!rows.length) lines.push('     (the queue is empty)');
+          process.stdout.write((drawn ? `\x1b[${drawn}A\x1b[J` : '') + lines.join('\n') + '\n');
+          drawn = lines.length;
+        } else if (!this.jsonEnabled()) {
+          for (const row of rows) {
+            const what = `${row.pr.state}|${row.position}|${row.pr.testRunId ?? ''}`;
+            if (seen.get(row.pr.prNumber) === what) continue;
+            seen.set(row.pr.prNumber, what);
+            this.out(`${stamp()} ${boardLine(row).trimStart()}\n`);
+          }
+          for (const [n, pr] of settled) {
+            const what = `${pr.state}`;
+            if (seen.get(n) === what) continue;
+            seen.set(n, what);
+            this.out(`${stamp()} #${n} ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}\n`);
+          }
+        }
+        const done = prs.length > 0 && prs.every((n) => settled.has(n));
+        if (done || stop || Date.now() >= deadline) {
+          const result = {
+            pullRequests: prs.map((n) => settled.get(n) ?? { prNumber: n, state: 'waiting' }),
+          };
+          if (prs.length && !(done && prs.every((n) => settled.get(n)?.state === 'merged'))) {
+            if (this.jsonEnabled()) this.logJson(result);
+            const left = prs.filter((n) => !settled.has(n)).map((n) => `#${n}`);
+            if (left.length)
+              this.logToStderr(
+                `${left.join(', ')} still in the queue at the ${stop ? 'interrupt' : 'timeout'}`,
+              );
+            this.exit(EXIT.error);
+          }
+          return result;
+        }
+        await new Promise((r) => setTimeout(r, Math.max(0, Math.min(intervalMs, deadline - Date.now()))));
+      }
+    } finally {
+      process.off('SIGINT', onSigint);
+    }
+  }
+}
