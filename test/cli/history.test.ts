@@ -148,7 +148,7 @@ describe('railyard mq list --since / --until', () => {
   });
 });
 
-describe('migration 004_pr_history', () => {
+describe('migration 007_pr_history', () => {
   it('starts the history of the PRs a database already held with the state they are in', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'railyard-history-migrate-'));
     try {
@@ -164,7 +164,7 @@ describe('migration 004_pr_history', () => {
       await a.close();
       // The database as a server before 004 left it: no history table, 004 not applied.
       const sqlite = new Database(join(dir, SQLITE_FILE));
-      sqlite.exec(`DROP TABLE pr_transitions; DELETE FROM kysely_migration WHERE name = '004_pr_history'`);
+      sqlite.exec(`DROP TABLE pr_transitions; DELETE FROM kysely_migration WHERE name = '007_pr_history'`);
       sqlite.close();
 
       const b = await startTestServer({ dataDir: dir });

@@ -115,15 +115,16 @@ describe('railyard mq queue list', () => {
     await ok(server, 'createQueue', { repo: { ...REPO_OBJ, name: 'api' }, targetBranch: 'release' });
     const all = JSON.parse((await railyard(['mq', 'queue', 'list', '--json'], env)).stdout);
     expect(
-      all.queues.map((q: { repo: { name: string }; branch: string }) => `${q.repo.name}:${q.branch}`),
+      all.queues.map((q: { repo: { name: string }; targetBranch: string }) => `${q.repo.name}:${q.targetBranch}`),
     ).toEqual(['api:release', 'web:main']);
     const web = all.queues[1];
     expect(web).toMatchObject({
       state: 'running',
       mode: 'single',
       concurrency: 1,
-      activePullRequests: 0,
-      testingPullRequests: 0,
+      depth: 0,
+      notReady: 0,
+      testing: 0,
     });
     expect(web.recentTestSeconds.samples).toBe(3); // the runs of #1, #2 and #3
     expect(web.recentTestSeconds.p25).toBeGreaterThanOrEqual(0.9);

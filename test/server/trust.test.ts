@@ -191,7 +191,8 @@ describe('only branches are targets', () => {
         testRunId: 'x',
         impactedTargets: [],
       };
-      const a = await call(s, op, routes[op].method === 'GET' ? { targetBranch: 'refs/tags/v1' } : body);
+      const get = { repoHost: 'github.com', repo: 'acme/web', targetBranch: 'refs/tags/v1', testRunId: 'x', check: 'test' };
+      const a = await call(s, op, routes[op].method === 'GET' ? get : body);
       expect(a.status, op).toBe(400);
       expect(a.text, op).toMatch(/targetBranch: branch name "refs\/tags\/v1" is not valid/);
     }
