@@ -1,7 +1,7 @@
 /**
  * The queue as people watch it (`railyard mq watch`, `mq status --wait`): each PR's position,
  * time in queue and an ETA range from the queue's recent test durations. Pure functions over API
- * answers, shared by the CLI and the Action (no oclif, no Node-only modules).
+ * answers, shared by the CLI, the Action and the web dashboard (no oclif, no Node-only modules).
  */
 import type {
   GetQueueResponse,

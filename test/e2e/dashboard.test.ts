@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createRepo } from '../forge/fixture.js';
 import { call, REPO } from '../server/helpers.js';
 import { browserMissing, launchChromium } from '../support/browser.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -144,8 +145,94 @@ if (missing && process.env.CI) {
         .first()
         .waitFor();
       expect(await page.getByTestId('tested-with').textContent()).toContain('alone');
+      // The failed check's output is opened; the sandbox keeps none and says so.
+      await expect
+        .poll(() => page.getByTestId('log-missing').first().textContent())
+        .toBe('No output: this server keeps no check output (sandbox runs are simulated).');
       await shot('pr-failed');
     });
+
+    it("with real git: a failing PR's timeline carries the failure's detail, its failed check's output shows, and the queue page gives ETAs", async () => {
+      const location = { host: 'github.com', owner: 'acme', name: 'app' };
+      const G = { repo: location, targetBranch: 'main' };
+      const repo = await createRepo({
+        location,
+        checks: {
+          build: 'echo building',
+          // Waits as long as delay.txt says (1 s by default), then fails unless status.txt is fine.
+          test: 'sleep "$(cat delay.txt 2>/dev/null || echo 1)"; grep -q fine status.txt || { echo "status.txt says $(cat status.txt)" >&2; exit 3; }',
+        },
+        files: { 'status.txt': 'fine\n', 'app.txt': 'app\n' },
+      });
+      const git = await startTestServer({ gitRoot: repo.root });
+      try {
+        const gok = async (op: Parameters<typeof call>[1], body: unknown) => {
+          const res = await call(git, op, body);
+          expect(res.status, `${op}: ${res.text}`).toBe(200);
+          return res.json;
+        };
+        const stateOf = async (n: number) =>
+          (await gok('getSubmittedPullRequest', { ...G, pr: { number: n } })).state;
+        repo.openPr(1, { 'status.txt': 'bad\n' }, { title: 'Breaks the tests' });
+        repo.openPr(2, { 'delay.txt': '6\n', 'two.txt': '2\n' }, { title: 'A slow one' });
+        repo.openPr(3, { 'three.txt': '3\n' }, { title: 'Waits behind two' });
+        await gok('createQueue', G);
+        await gok('submitPullRequest', { ...G, pr: { number: 1 } });
+        await expect.poll(() => stateOf(1), { timeout: 30_000, interval: 200 }).toBe('failed');
+
+        await fresh();
+        const gitOrigin = git.url.replace(/v1$/, '');
+        await page.goto(gitOrigin);
+        await page.getByLabel('API token').fill(git.token);
+        await page.getByRole('button', { name: 'Open the dashboard' }).click();
+        await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+        await page.goto(`${gitOrigin}#/pr/github.com/acme/app/main/1`);
+        const timeline = page.getByTestId('timeline');
+        await expect.poll(() => timeline.textContent()).toContain('PR #1 failed because its check failed.');
+        // The failure's detail (which check failed, its exit code), as the server wrote it.
+        const history = await gok('getPullRequestHistory', { ...G, pr: { number: 1 } });
+        const detail = history.transitions.at(-1).detail;
+        expect(detail).toContain('test');
+        expect(await timeline.locator('pre.detail').last().textContent()).toBe(detail);
+        expect(await timeline.locator('li').count()).toBe(history.transitions.length);
+        // The failed check's output is open, fetched with the token in a header (the page's URL and
+        // the log request carry no token).
+        const logRequests: string[] = [];
+        page.on('request', (r) => {
+          if (r.url().includes('getCheckRunLog')) logRequests.push(r.url());
+        });
+        const output = page.getByRole('region', { name: 'Test run' }).getByLabel('Output of test');
+        await expect.poll(() => output.textContent()).toContain('status.txt says bad');
+        expect(await output.textContent()).toContain('[railyard] test: failure (exit code 3)');
+        // A passed check's output opens on demand.
+        await page.getByRole('button', { name: 'Show the output of build' }).click();
+        await expect
+          .poll(() =>
+            page.getByRole('region', { name: 'Test run' }).getByLabel('Output of build').textContent(),
+          )
+          .toContain('building');
+        expect(logRequests.length).toBeGreaterThan(0);
+        for (const url of [page.url(), ...logRequests]) expect(url).not.toContain(git.token);
+        await shot('git-pr-failed');
+
+        // A run has finished: the queue page gives each PR an ETA from the recent run durations.
+        await gok('submitPullRequest', { ...G, pr: { number: 2 } });
+        await gok('submitPullRequest', { ...G, pr: { number: 3 } });
+        await expect.poll(() => stateOf(2), { timeout: 10_000, interval: 100 }).toBe('testing');
+        await page.goto(`${gitOrigin}#/queue/github.com/acme/app/main`);
+        await expect
+          .poll(() => page.getByTestId('recent-runs').textContent())
+          .toMatch(/^Recent test runs took ~\d/);
+        const eta3 = page.locator('[data-pr="3"] [data-testid="eta"]');
+        await expect.poll(() => eta3.textContent()).toMatch(/^ETA ~\d+s(–\d+s)?$/);
+        await page.locator('[data-pr="2"] [data-testid="eta"]').waitFor();
+        await shot('git-queue-eta');
+      } finally {
+        await context?.close();
+        await git.close();
+        await repo.cleanup();
+      }
+    }, 60_000);
 
     it('the flaky page lists uploaded tests, and its quarantine toggle changes what the API reports', async () => {
       await fresh();

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { QueueListItem, TestingDetailsResponse } from '../../src/contract/index.js';
 import { explainReason } from '../../src/contract/reasons.js';
-import { layout, transitionsOf } from '../../web/src/model.js';
+import type { PullRequestHistoryResponse } from '../../src/contract/index.js';
+import { lastLines, layout, transitionsOf } from '../../web/src/model.js';
 
 const pr = (
   prNumber: number,
@@ -76,18 +77,64 @@ describe("a PR's history, read leniently for the timeline", () => {
         { newState: 'failed', stateReason: 'TEST_RUN_REQUIRED_STATUS_FAILED', time: '2026-11-23T12:05:00Z' },
       ],
     };
+    const none = { previousState: null, detail: null, queueEntryId: null };
     expect(transitionsOf(history)).toEqual([
-      { state: 'pending', reason: 'API_REQUESTED', at: '2026-11-23T12:00:00Z', testRunId: null },
-      { state: 'testing', reason: null, at: '2026-11-23T12:00:01Z', testRunId: 'r1' },
+      { state: 'pending', reason: 'API_REQUESTED', at: '2026-11-23T12:00:00Z', testRunId: null, ...none },
+      { state: 'testing', reason: null, at: '2026-11-23T12:00:01Z', testRunId: 'r1', ...none },
       {
         state: 'failed',
         reason: 'TEST_RUN_REQUIRED_STATUS_FAILED',
         at: '2026-11-23T12:05:00Z',
         testRunId: null,
+        ...none,
       },
     ]);
     expect(transitionsOf([{ state: 'merged' }])).toHaveLength(1);
     expect(transitionsOf(null)).toEqual([]);
+  });
+
+  it("reads getPullRequestHistory's own shape: previous state, reason, detail, test run and submission", () => {
+    const answer: PullRequestHistoryResponse = {
+      prNumber: 3,
+      transitions: [
+        { queueEntryId: 'e1', state: 'pending', reason: 'API_REQUESTED', at: '2026-11-23T12:00:00.000Z' },
+        {
+          queueEntryId: 'e1',
+          state: 'failed',
+          previousState: 'pending',
+          reason: 'START_TEST_RUN_MERGE_CONFLICT',
+          at: '2026-11-23T12:00:02.000Z',
+          testRunId: 'r9',
+          detail: 'PR #3 conflicts with PR #2 (ahead of it in the queue) in app.txt',
+        },
+      ],
+    };
+    expect(transitionsOf(answer)).toEqual([
+      {
+        queueEntryId: 'e1',
+        state: 'pending',
+        previousState: null,
+        reason: 'API_REQUESTED',
+        at: '2026-11-23T12:00:00.000Z',
+        testRunId: null,
+        detail: null,
+      },
+      {
+        queueEntryId: 'e1',
+        state: 'failed',
+        previousState: 'pending',
+        reason: 'START_TEST_RUN_MERGE_CONFLICT',
+        at: '2026-11-23T12:00:02.000Z',
+        testRunId: 'r9',
+        detail: 'PR #3 conflicts with PR #2 (ahead of it in the queue) in app.txt',
+      },
+    ]);
+  });
+
+  it("keeps the last lines of a check's output and counts the rest", () => {
+    expect(lastLines('a\nb\nc\n', 2)).toEqual({ shown: 'b\nc\n', hidden: 1 });
+    expect(lastLines('a\nb\n', 2)).toEqual({ shown: 'a\nb\n', hidden: 0 });
+    expect(lastLines('a\nb\nc', 1)).toEqual({ shown: 'c\n', hidden: 2 });
   });
 
   it('has a sentence for every reason code the demo can end with', () => {

@@ -117,6 +117,31 @@ export const api = {
       throw error;
     }
   },
+  /**
+   * A check's output (its last 1 MiB) as text, fetched with the token header (never a token in a
+   * URL); `{ missing }` with the server's reason when it keeps none (sandbox) or has none yet.
+   */
+  async checkLog(
+    repo: Repo,
+    targetBranch: string,
+    testRunId: string,
+    check: string,
+  ): Promise<{ text: string } | { missing: string }> {
+    const query = new URLSearchParams({
+      repoHost: repo.host,
+      repo: `${repo.owner}/${repo.name}`,
+      targetBranch,
+      testRunId,
+      check,
+    });
+    try {
+      return { text: await (await request('GET', `/getCheckRunLog?${query.toString()}`)).text() };
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404)
+        return { missing: error.message.replace(/^check: /, '') };
+      throw error;
+    }
+  },
   metrics: async () => (await request('GET', '/getMergeQueueMetrics')).text(),
   listUnhealthy: (repo: Repo, org: string, status: 'FLAKY' | 'BROKEN', pageToken = '') =>
     post<ListUnhealthyTestsResponse>('/flaky-tests/list-unhealthy-tests', {

@@ -67,12 +67,20 @@ export function layout(
 
 export interface Transition {
   state: string;
+  previousState: string | null;
   reason: string | null;
   at: string | null;
   testRunId: string | null;
+  /** What went wrong, for people (failures): the conflicting PR and files, the failed checks… */
+  detail: string | null;
+  /** The submission it belongs to: a new one after each resubmission. */
+  queueEntryId: string | null;
 }
 
-/** Reads a history answer leniently: a list of transitions under any of the usual keys. */
+/**
+ * Reads a history answer leniently: getPullRequestHistory's `{ prNumber, transitions: [...] }`
+ * (or a bare list), skipping rows without a state.
+ */
 export function transitionsOf(history: unknown): Transition[] {
   const h = history as Record<string, unknown> | unknown[] | null;
   const list = Array.isArray(h)
@@ -92,10 +100,20 @@ export function transitionsOf(history: unknown): Transition[] {
     return [
       {
         state,
+        previousState: str('previousState'),
         reason: str('reason', 'stateReason'),
         at: str('at', 'time', 'changedAt', 'stateChangedAt', 'timestamp'),
         testRunId: str('testRunId'),
+        detail: str('detail'),
+        queueEntryId: str('queueEntryId'),
       },
     ];
   });
+}
+
+/** The last `count` lines of a check's output (a trailing newline does not count as a line), and how many are left out. */
+export function lastLines(text: string, count: number): { shown: string; hidden: number } {
+  const lines = text.replace(/\n$/, '').split('\n');
+  if (lines.length <= count) return { shown: text, hidden: 0 };
+  return { shown: lines.slice(-count).join('\n') + '\n', hidden: lines.length - count };
 }

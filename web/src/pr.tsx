@@ -1,8 +1,9 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { explainReason } from '../../src/contract/reasons.js';
 import { api, type Repo, type SubmittedPullRequest, type TestingDetailsResponse } from './api.js';
 import { enc, repoPath, since } from './format.js';
 import { useNow, usePoll } from './poll.js';
-import { transitionsOf } from './model.js';
+import { lastLines, transitionsOf, type Transition } from './model.js';
 import { ErrorBox, Section, State } from './ui.js';
 
 interface PrData {
@@ -58,7 +59,7 @@ function PrBody({ data, repo, branch, now }: { data: PrData; repo: Repo; branch:
           {sentence} <span class="muted small">({pr.stateReason})</span>
         </p>
       )}
-      {data.history !== null && <Timeline history={data.history} />}
+      {data.history !== null && <Timeline history={data.history} prNumber={pr.prNumber} />}
       <Section title="Test run" id="run-h">
         {!run && (
           <p class="muted">
@@ -72,7 +73,9 @@ function PrBody({ data, repo, branch, now }: { data: PrData; repo: Repo; branch:
 }
 
 /** "PR #5 failed because its check failed." for the states a reason explains. */
-export function reasonSentence(pr: SubmittedPullRequest): string | null {
+export function reasonSentence(
+  pr: Pick<SubmittedPullRequest, 'prNumber' | 'state' | 'stateReason'>,
+): string | null {
   const code = pr.stateReason;
   if (!code || (code === 'API_REQUESTED' && pr.state !== 'cancelled')) return null;
   const why = explainReason(code);
@@ -153,12 +156,13 @@ function RunDetails({
             <th scope="col">Check</th>
             <th scope="col">Status</th>
             <th scope="col">Required</th>
+            <th scope="col">Output</th>
           </tr>
         </thead>
         <tbody>
           {run.statusChecks.length === 0 && (
             <tr>
-              <td colSpan={3} class="muted">
+              <td colSpan={4} class="muted">
                 No check has reported yet.
               </td>
             </tr>
@@ -170,6 +174,17 @@ function RunDetails({
                 <State state={c.state} />
               </td>
               <td>{run.requiredStatuses.includes(c.context) ? 'yes' : 'no'}</td>
+              <td>
+                <CheckLog
+                  repo={repo}
+                  branch={branch}
+                  testRunId={pr.testRunId!}
+                  check={c.context}
+                  // A failed check's output is what people come for: open from the start.
+                  open={c.state === 'FAILURE' || c.state === 'ERROR'}
+                  finished={c.state !== undefined && c.state !== 'PENDING'}
+                />
+              </td>
             </tr>
           ))}
         </tbody>
@@ -178,21 +193,136 @@ function RunDetails({
   );
 }
 
-function Timeline({ history }: { history: unknown }) {
+/** Lines of a check's output shown before "show all": its end, where a failure usually is. */
+const LOG_TAIL_LINES = 40;
+
+/**
+ * One check's output: read from getCheckRunLog (the token in the header) when opened, shown as
+ * text in a <pre>, its last lines first; a clear line when the server keeps none (sandbox).
+ */
+function CheckLog(props: {
+  repo: Repo;
+  branch: string;
+  testRunId: string;
+  check: string;
+  open: boolean;
+  finished: boolean;
+}) {
+  const { repo, branch, testRunId, check, finished } = props;
+  const [open, setOpen] = useState(props.open);
+  const [all, setAll] = useState(false);
+  const [log, setLog] = useState<{ text?: string; missing?: string; error?: string } | null>(null);
+  const pre = useRef<HTMLPreElement>(null);
+  // The end is where a failure usually is: scrolled to the last line.
+  useEffect(() => {
+    if (pre.current) pre.current.scrollTop = pre.current.scrollHeight;
+  }, [log, all]);
+  useEffect(() => {
+    if (!open) return;
+    let stopped = false;
+    setLog(null);
+    api
+      .checkLog(repo, branch, testRunId, check)
+      .then((r) => !stopped && setLog(r))
+      .catch((e: unknown) => !stopped && setLog({ error: e instanceof Error ? e.message : String(e) }));
+    return () => {
+      stopped = true;
+    };
+    // Read again when the check finishes (a running check's output grows).
+  }, [open, repo.host, repo.owner, repo.name, branch, testRunId, check, finished]);
+  if (!open)
+    return (
+      <button
+        type="button"
+        class="link"
+        onClick={() => setOpen(true)}
+        aria-label={`Show the output of ${check}`}
+      >
+        show
+      </button>
+    );
+  const body =
+    log?.text === undefined
+      ? null
+      : all
+        ? { shown: log.text, hidden: 0 }
+        : lastLines(log.text, LOG_TAIL_LINES);
+  return (
+    <div class="checklog" data-testid={`log-${check}`}>
+      <button type="button" class="link" onClick={() => setOpen(false)}>
+        hide
+      </button>
+      {!log && <p class="muted small">Reading the output…</p>}
+      {log?.missing !== undefined && (
+        <p class="muted small" data-testid="log-missing">
+          No output: {log.missing}.
+        </p>
+      )}
+      {log?.error !== undefined && <ErrorBox message={log.error} />}
+      {body && (
+        <>
+          {body.hidden > 0 && (
+            <button type="button" class="link small" onClick={() => setAll(true)}>
+              show the {body.hidden} line{body.hidden === 1 ? '' : 's'} before
+            </button>
+          )}
+          <pre ref={pre} aria-label={`Output of ${check}`}>
+            {body.shown || '(empty)'}
+          </pre>
+        </>
+      )}
+    </div>
+  );
+}
+
+function Timeline({ history, prNumber }: { history: unknown; prNumber: number }) {
   const items = transitionsOf(history);
   if (!items.length) return null;
   return (
     <Section title="Timeline" id="timeline-h">
-      <ol class="timeline">
+      <ol class="timeline" data-testid="timeline">
         {items.map((t, i) => (
-          <li key={i}>
-            <time dateTime={t.at ?? undefined}>{t.at ? new Date(t.at).toLocaleTimeString() : '—'}</time>{' '}
-            <State state={t.state} />
-            {t.reason && <span> — {explainReason(t.reason)}</span>}
-            {t.testRunId && <span class="muted small"> (test run {t.testRunId.slice(0, 8)})</span>}
-          </li>
+          <TimelineItem
+            key={i}
+            t={t}
+            prNumber={prNumber}
+            resubmitted={i > 0 && t.queueEntryId !== items[i - 1].queueEntryId}
+          />
         ))}
       </ol>
     </Section>
+  );
+}
+
+function TimelineItem({
+  t,
+  prNumber,
+  resubmitted,
+}: {
+  t: Transition;
+  prNumber: number;
+  resubmitted: boolean;
+}) {
+  const sentence = reasonSentence({
+    prNumber,
+    state: t.state as SubmittedPullRequest['state'],
+    stateReason: t.reason ?? undefined,
+  });
+  return (
+    <li class={resubmitted ? 'resubmitted' : undefined}>
+      <time dateTime={t.at ?? undefined} title={t.at ?? undefined}>
+        {t.at ? new Date(t.at).toLocaleString() : '—'}
+      </time>{' '}
+      {t.previousState && <span class="muted small">{t.previousState.replaceAll('_', ' ')} → </span>}
+      <State state={t.state} />
+      {sentence ? (
+        <span> — {sentence}</span>
+      ) : (
+        t.reason && t.reason !== 'API_REQUESTED' && <span> — {explainReason(t.reason)}</span>
+      )}
+      {t.testRunId && <span class="muted small"> (test run {t.testRunId.slice(0, 8)})</span>}
+      {resubmitted && <span class="muted small"> · submitted again</span>}
+      {t.detail && <pre class="detail">{t.detail}</pre>}
+    </li>
   );
 }

@@ -7,6 +7,7 @@ import {
   type Repo,
   type TestingDetailsResponse,
 } from './api.js';
+import { boardRows, formatRange, type EtaRange } from '../../src/watch/board.js';
 import { enc, repoPath, since } from './format.js';
 import { layout, type RunBox } from './model.js';
 import { useNow, usePoll } from './poll.js';
@@ -14,6 +15,8 @@ import { ErrorBox, State } from './ui.js';
 
 /** How often the queue is read: getQueue is served from a cached answer per queue version. */
 export const QUEUE_POLL_MS = 1000;
+/** How often the queue's recent test durations (listQueues) are read for the ETAs: they change once per finished run. */
+export const SUMMARY_POLL_MS = 10_000;
 
 export function QueuePage({ repo, branch }: { repo: Repo; branch: string }) {
   /** Testing details per run, with the states of its PRs when they were read. */
@@ -59,6 +62,15 @@ export function QueuePage({ repo, branch }: { repo: Repo; branch: string }) {
     QUEUE_POLL_MS,
     [repo.host, repo.owner, repo.name, branch],
   );
+  // The ETAs come from the queue's recent test durations, as `railyard mq watch` computes them.
+  const summaries = usePoll(() => api.listQueues(), SUMMARY_POLL_MS, []);
+  const summary = summaries.data?.queues.find(
+    (q) =>
+      q.repo.host === repo.host &&
+      q.repo.owner === repo.owner &&
+      q.repo.name === repo.name &&
+      q.targetBranch === branch,
+  );
   const title = `${repo.owner}/${repo.name} → ${branch}`;
   if (!data) {
     return (
@@ -72,6 +84,9 @@ export function QueuePage({ repo, branch }: { repo: Repo; branch: string }) {
   const prs = data.enqueuedPullRequests;
   const { lanes, bisection, waiting } = layout(prs, (id) => details.current.get(id)?.d ?? null);
   const attention = data.state === 'paused' || data.state === 'draining';
+  const etas = new Map<number, EtaRange>();
+  for (const row of boardRows(data, summary, now)) if (row.eta) etas.set(row.pr.prNumber, row.eta);
+  const recent = summary?.recentTestSeconds;
   return (
     <main>
       <h1>{title}</h1>
@@ -83,6 +98,11 @@ export function QueuePage({ repo, branch }: { repo: Repo; branch: string }) {
         <strong data-testid="depth">{prs.length}</strong> PR{prs.length === 1 ? '' : 's'} in the queue
         <span class="muted small"> · live, read every {QUEUE_POLL_MS / 1000} s</span>
       </p>
+      <p class="muted small" data-testid="recent-runs">
+        {recent
+          ? `Recent test runs took ${formatRange({ lowMs: recent.p25 * 1000, highMs: recent.p90 * 1000 })} (25th–90th percentile of ${recent.samples}); the ETAs assume the runs ahead pass.`
+          : 'No ETA yet: no test run of this queue has finished recently.'}
+      </p>
       {prs.length === 0 && <p>The queue is empty.</p>}
       {lanes.length > 0 && (
         <section aria-label="Test runs" class="lanes">
@@ -90,7 +110,15 @@ export function QueuePage({ repo, branch }: { repo: Repo; branch: string }) {
             <div class="lane" key={i} role="group" aria-label={`Lane ${i + 1}`}>
               <h2 class="small muted">Lane {i + 1}</h2>
               {lane.map((run, j) => (
-                <Run key={run.id} run={run} repo={repo} branch={branch} now={now} stacked={j > 0} />
+                <Run
+                  key={run.id}
+                  run={run}
+                  repo={repo}
+                  branch={branch}
+                  now={now}
+                  stacked={j > 0}
+                  etas={etas}
+                />
               ))}
             </div>
           ))}
@@ -102,7 +130,7 @@ export function QueuePage({ repo, branch }: { repo: Repo; branch: string }) {
           <div class="lanes">
             {bisection.map((run) => (
               <div class="lane" key={run.id}>
-                <Run run={run} repo={repo} branch={branch} now={now} stacked={false} />
+                <Run run={run} repo={repo} branch={branch} now={now} stacked={false} etas={etas} />
               </div>
             ))}
           </div>
@@ -111,7 +139,7 @@ export function QueuePage({ repo, branch }: { repo: Repo; branch: string }) {
       {waiting.length > 0 && (
         <section aria-labelledby="waiting-h" class="card">
           <h2 id="waiting-h">Waiting ({waiting.length})</h2>
-          <PrList prs={waiting} repo={repo} branch={branch} now={now} />
+          <PrList prs={waiting} repo={repo} branch={branch} now={now} etas={etas} />
         </section>
       )}
     </main>
@@ -124,12 +152,14 @@ function Run({
   branch,
   now,
   stacked,
+  etas,
 }: {
   run: RunBox;
   repo: Repo;
   branch: string;
   now: number;
   stacked: boolean;
+  etas: Map<number, EtaRange>;
 }) {
   const d = run.details;
   const base = d?.dependentPrs ?? [];
@@ -156,7 +186,7 @@ function Run({
                 : `${base.length} PRs ahead (#${base[0]} … #${base[base.length - 1]})`}
           </div>
         </header>
-        <PrList prs={run.prs} repo={repo} branch={branch} now={now} />
+        <PrList prs={run.prs} repo={repo} branch={branch} now={now} etas={etas} />
       </article>
     </>
   );
@@ -167,11 +197,13 @@ function PrList({
   repo,
   branch,
   now,
+  etas,
 }: {
   prs: QueueListItem[];
   repo: Repo;
   branch: string;
   now: number;
+  etas: Map<number, EtaRange>;
 }) {
   return (
     <ol class="prs">
@@ -189,6 +221,11 @@ function PrList({
             <span class="muted small" title={`in this state since ${p.stateChangedAt}`}>
               {since(p.stateChangedAt, now)}
             </span>
+            {etas.has(p.prNumber) && (
+              <span class="eta small" title="Expected to merge in (if the runs ahead pass)" data-testid="eta">
+                ETA {formatRange(etas.get(p.prNumber)!)}
+              </span>
+            )}
           </span>
         </li>
       ))}

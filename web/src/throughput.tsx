@@ -17,7 +17,7 @@ export function parseMetrics(text: string): Sample[] {
     const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
     if (!m) continue;
     const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g))
+    for (const l of (m[2] ?? '').matchAll(/(?<!\w)(\w+)="((?:[^"\\]|\\.)*)"/g))
       labels[l[1]] = l[2].replace(/\\(.)/g, '$1');
     out.push({ name: m[1], labels, value: m[3] === '+Inf' ? Infinity : Number(m[3]) });
   }
