@@ -53215,16 +53215,35 @@ function parseRepo(raw) {
         return { host: parts[0], owner: parts[1], name: parts[2] };
     throw new InputError(`repo: must be host/owner/name or owner/name, got "${raw}"`);
 }
+function isOperation(raw) {
+    return OPERATIONS.includes(raw);
+}
+/** The inputs every operation checks last, in this order, whether or not it uses them. */
+function laterInputs(env) {
+    const failOn = list(env.input('fail-on') || 'failed,cancelled').map((s) => s.toLowerCase());
+    // A typo here would let a failed PR pass the step: only the states a PR can be in are accepted.
+    const unknown = failOn.filter((state) => !PULL_REQUEST_STATES.includes(state));
+    if (unknown.length) {
+        throw new InputError(`fail-on: unknown state${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')} (states: ${PULL_REQUEST_STATES.join(', ')})`);
+    }
+    return {
+        failOn,
+        priority: env.input('priority') || null,
+        noBatch: bool('no-batch', env.input('no-batch')),
+        timeoutMs: positiveNumber('timeout-minutes', env.input('timeout-minutes'), 60) * 60_000,
+        pollIntervalMs: positiveNumber('poll-interval-seconds', env.input('poll-interval-seconds'), 5) * 1000,
+        heartbeatMs: heartbeatSeconds(env.input('heartbeat-seconds')) * 1000,
+    };
+}
 /** Reads and checks every input; throws InputError naming the first bad one. */
 function readSettings(env) {
     const token = env.input('token');
     if (!token)
         throw new InputError('token: required (pass secrets.RAILYARD_TOKEN or your Trunk API token)');
-    const operationRaw = (env.input('operation') || 'submit').toLowerCase();
-    if (!OPERATIONS.includes(operationRaw)) {
-        throw new InputError(`operation: must be one of ${OPERATIONS.join(', ')}, got "${operationRaw}"`);
+    const operation = (env.input('operation') || 'submit').toLowerCase();
+    if (!isOperation(operation)) {
+        throw new InputError(`operation: must be one of ${OPERATIONS.join(', ')}, got "${operation}"`);
     }
-    const operation = operationRaw;
     const apiUrl = withoutTrailingSlashes(env.input('api-url') || DEFAULT_API_URL);
     try {
         new URL(apiUrl);
@@ -53242,6 +53261,7 @@ function readSettings(env) {
     }
     else
         throw new InputError('repo: required outside GitHub Actions (GITHUB_REPOSITORY is not set)');
+    const connection = { token, apiUrl, repo };
     const event = fromEvent(env);
     const prInput = env.input('pr-number');
     let prNumber = event.prNumber;
@@ -53250,58 +53270,52 @@ function readSettings(env) {
             throw new InputError(`pr-number: must be a whole number, got "${prInput}"`);
         prNumber = Number(prInput);
     }
-    if (prNumber === null && operation !== 'upload-tests') {
+    const targetBranch = env.input('target-branch') || event.base;
+    const headSha = env.input('head-sha') || event.headSha || null;
+    if (operation === 'upload-tests') {
+        const junit = list(env.input('junit'));
+        if (junit.length === 0)
+            throw new InputError('junit: required for operation upload-tests');
+        const org = env.input('org');
+        if (!org)
+            throw new InputError('org: required for operation upload-tests (the organisation slug)');
+        laterInputs(env); // checked as for every operation, though none of them is used here
+        return { ...connection, operation, prNumber, headSha, junit, org };
+    }
+    // Every other operation acts on a pull request in a queue.
+    if (prNumber === null) {
         throw new InputError(`pr-number: required for a ${env.eventName ?? 'non-pull_request'} event (only pull_request, pull_request_target and merge_group events carry one)`);
     }
-    const targetBranch = env.input('target-branch') || event.base;
-    if (!targetBranch && operation !== 'upload-tests') {
+    if (!targetBranch)
         throw new InputError('target-branch: required when the event has no pull request base branch');
-    }
-    let impactedTargets = null;
-    const targetsRaw = env.input('impacted-targets').trim();
     if (operation === 'impacted-targets') {
+        const targetsRaw = env.input('impacted-targets').trim();
         if (targetsRaw === '')
             throw new InputError('impacted-targets: required for operation impacted-targets (a list, [] or ALL)');
+        let impactedTargets;
         if (targetsRaw.toUpperCase() === 'ALL')
             impactedTargets = 'ALL';
         else if (targetsRaw === '[]')
             impactedTargets = [];
         else
             impactedTargets = targetsRaw.split('\n').map((s) => s.trim()).filter(Boolean);
+        if (!headSha)
+            throw new InputError('head-sha: required when the event has no pull request head');
+        const { failOn } = laterInputs(env);
+        return { ...connection, operation, prNumber, targetBranch, failOn, impactedTargets, headSha };
     }
-    const headSha = env.input('head-sha') || event.headSha;
-    if (operation === 'impacted-targets' && !headSha)
-        throw new InputError('head-sha: required when the event has no pull request head');
-    const junit = list(env.input('junit'));
-    if (operation === 'upload-tests' && junit.length === 0)
-        throw new InputError('junit: required for operation upload-tests');
-    const org = env.input('org') || null;
-    if (operation === 'upload-tests' && !org)
-        throw new InputError('org: required for operation upload-tests (the organisation slug)');
-    const failOn = list(env.input('fail-on') || 'failed,cancelled').map((s) => s.toLowerCase());
-    // A typo here would let a failed PR pass the step: only the states a PR can be in are accepted.
-    const unknown = failOn.filter((state) => !PULL_REQUEST_STATES.includes(state));
-    if (unknown.length) {
-        throw new InputError(`fail-on: unknown state${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')} (states: ${PULL_REQUEST_STATES.join(', ')})`);
+    const { failOn, priority, noBatch, timeoutMs, pollIntervalMs, heartbeatMs } = laterInputs(env);
+    const pr = { ...connection, prNumber, targetBranch, failOn };
+    switch (operation) {
+        case 'submit':
+            return { ...pr, operation, priority, noBatch };
+        case 'wait':
+            return { ...pr, operation, timeoutMs, pollIntervalMs, heartbeatMs };
+        case 'status':
+        case 'cancel':
+        case 'restart':
+            return { ...pr, operation };
     }
-    return {
-        token,
-        apiUrl,
-        operation,
-        repo,
-        prNumber,
-        targetBranch: targetBranch || null,
-        priority: env.input('priority') || null,
-        noBatch: bool('no-batch', env.input('no-batch')),
-        impactedTargets,
-        headSha: headSha || null,
-        timeoutMs: positiveNumber('timeout-minutes', env.input('timeout-minutes'), 60) * 60_000,
-        pollIntervalMs: positiveNumber('poll-interval-seconds', env.input('poll-interval-seconds'), 5) * 1000,
-        heartbeatMs: heartbeatSeconds(env.input('heartbeat-seconds')) * 1000,
-        failOn,
-        junit,
-        org,
-    };
 }
 
 ;// CONCATENATED MODULE: ./src/action/summary.ts
@@ -53546,11 +53560,18 @@ function oneLine(error) {
     const text = error instanceof Error ? error.message : String(error);
     return text.split('\n')[0];
 }
+/** The queue a pull request operation acts on. */
+function queueKey(s) {
+    return { repo: s.repo, targetBranch: s.targetBranch };
+}
+/** A new operation that run() does not handle fails to compile here. */
+function unhandled(operation) {
+    throw new Error(`operation ${String(operation)} is not handled`);
+}
 class Step {
     settings;
     signal;
     client;
-    queueKey;
     lastResponse = {};
     pr = null;
     upload = null;
@@ -53558,13 +53579,9 @@ class Step {
         this.settings = settings;
         this.signal = signal;
         this.client = createClient({ baseUrl: settings.apiUrl, token: settings.token, signal, userAgent: 'railyard-action' });
-        this.queueKey = { repo: settings.repo, targetBranch: settings.targetBranch ?? '' };
     }
-    get prRef() {
-        return { number: this.settings.prNumber };
-    }
-    async read() {
-        const pr = await this.client.call('getSubmittedPullRequest', { ...this.queueKey, pr: this.prRef });
+    async read(s) {
+        const pr = await this.client.call('getSubmittedPullRequest', { ...queueKey(s), pr: { number: s.prNumber } });
         this.lastResponse = pr;
         this.pr = pr;
         return pr;
@@ -53574,35 +53591,35 @@ class Step {
         switch (s.operation) {
             case 'submit':
                 this.lastResponse = await this.client.call('submitPullRequest', {
-                    ...this.queueKey,
-                    pr: this.prRef,
+                    ...queueKey(s),
+                    pr: { number: s.prNumber },
                     ...(s.priority ? { priority: /^\d+$/.test(s.priority) ? Number(s.priority) : s.priority } : {}),
                     ...(s.noBatch ? { noBatch: true } : {}),
                 });
                 info(`Submitted #${s.prNumber} to the ${s.targetBranch} queue of ${repoName(s)}`);
-                await this.read();
+                await this.read(s);
                 break;
             case 'cancel': {
                 // Nothing to cancel once the PR left the queue: say so, and let fail-on judge its state.
-                const before = await this.read();
+                const before = await this.read(s);
                 if (before.state && TERMINAL.has(before.state)) {
                     notice(`#${s.prNumber} is already ${before.state}${before.stateReason ? ` (${before.stateReason})` : ''}: nothing to cancel`);
                     break;
                 }
-                this.lastResponse = await this.client.call('cancelPullRequest', { ...this.queueKey, pr: this.prRef });
+                this.lastResponse = await this.client.call('cancelPullRequest', { ...queueKey(s), pr: { number: s.prNumber } });
                 info(`Cancelled #${s.prNumber}`);
-                await this.read();
+                await this.read(s);
                 break;
             }
             case 'restart':
-                this.lastResponse = await this.client.call('restartTestsOnPullRequest', { ...this.queueKey, pr: this.prRef });
+                this.lastResponse = await this.client.call('restartTestsOnPullRequest', { ...queueKey(s), pr: { number: s.prNumber } });
                 info(`Restarted the tests of #${s.prNumber}`);
-                await this.read();
+                await this.read(s);
                 break;
             case 'impacted-targets': {
-                const targets = s.impactedTargets ?? [];
+                const targets = s.impactedTargets;
                 this.lastResponse = await this.client.call('setImpactedTargets', {
-                    ...this.queueKey,
+                    ...queueKey(s),
                     pr: { number: s.prNumber, sha: s.headSha },
                     impactedTargets: targets,
                 });
@@ -53610,21 +53627,22 @@ class Step {
                 break;
             }
             case 'status':
-                await this.read();
+                await this.read(s);
                 info(`#${s.prNumber} is ${this.pr?.state}${this.pr?.stateReason ? ` (${this.pr.stateReason})` : ''}`);
                 break;
             case 'wait':
-                await this.wait();
+                await this.wait(s);
                 break;
             case 'upload-tests':
-                await this.uploadTests();
+                await this.uploadTests(s);
                 break;
+            default:
+                unhandled(s);
         }
         this.finish();
     }
     /** Finds the reports, sends them in requests under the body limit, and keeps the added-up counts. */
-    async uploadTests() {
-        const s = this.settings;
+    async uploadTests(s) {
         const workspace = process.env.GITHUB_WORKSPACE || process.cwd();
         const files = await findReports(s.junit, { cwd: workspace, label: 'junit' });
         const reports = await readReports(files);
@@ -53663,20 +53681,19 @@ class Step {
         }
     }
     /** `, position 2 of 5, 3m 10s in queue` (empty when the queue cannot be read). */
-    async place(pr) {
+    async place(s, pr) {
         try {
-            const queue = await this.client.call('getQueue', this.queueKey);
+            const queue = await this.client.call('getQueue', queueKey(s));
             return placeText(queue, pr, Date.now());
         }
         catch {
             return '';
         }
     }
-    async wait() {
-        const s = this.settings;
+    async wait(s) {
         info(`Waiting up to ${s.timeoutMs / 60_000} minute(s) for #${s.prNumber} to leave the ${s.targetBranch} queue`);
         const outcome = await waitForTerminal({
-            read: () => this.read(),
+            read: () => this.read(s),
             isTransient: isTransientError,
             timeoutMs: s.timeoutMs,
             intervalMs: s.pollIntervalMs,
@@ -53684,7 +53701,7 @@ class Step {
             onState: (pr) => info(`#${pr.prNumber}: ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}`),
             // At least once a minute: where the PR is, so a long wait never looks stuck.
             heartbeatMs: s.heartbeatMs,
-            onHeartbeat: async (pr, waited) => info(`#${pr.prNumber} is still ${pr.state}${await this.place(pr)}, waited ${board_formatDuration(waited)}`),
+            onHeartbeat: async (pr, waited) => info(`#${pr.prNumber} is still ${pr.state}${await this.place(s, pr)}, waited ${board_formatDuration(waited)}`),
             onRetry: (error, attempt, delay) => warning(`Reading #${s.prNumber} failed (${oneLine(error)}); try ${attempt + 1} in about ${Math.round(delay / 1000)}s`),
         });
         if (outcome.kind === 'timeout') {
@@ -53714,8 +53731,10 @@ class Step {
         }
     }
     failure() {
+        const s = this.settings;
         const pr = this.pr;
-        if (!pr?.state || !this.settings.failOn.includes(pr.state))
+        // upload-tests reads no pull request, so it never fails on a state
+        if (!pr?.state || s.operation === 'upload-tests' || !s.failOn.includes(pr.state))
             return null;
         return `#${pr.prNumber} is ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}`;
     }
@@ -53734,7 +53753,7 @@ class Step {
         let testBranch = null;
         if (this.pr?.testRunId && !this.signal.aborted) {
             try {
-                const details = await this.client.call('getMergeQueueTestingDetails', { ...this.queueKey, testRunId: this.pr.testRunId });
+                const details = await this.client.call('getMergeQueueTestingDetails', { ...queueKey(s), testRunId: this.pr.testRunId });
                 const server = process.env.GITHUB_SERVER_URL ?? `https://${s.repo.host}`;
                 testBranch = { name: details.testBranch, url: `${server}/${s.repo.owner}/${s.repo.name}/tree/${details.testBranch}` };
             }
@@ -53745,7 +53764,7 @@ class Step {
         const table = summaryTable({
             operation: s.operation,
             repo: repoName(s),
-            targetBranch: s.targetBranch ?? '',
+            targetBranch: s.targetBranch,
             pr: this.pr,
             prNumber: s.prNumber,
             testBranch,

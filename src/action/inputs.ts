@@ -16,25 +16,57 @@ export interface RunEnvironment {
   payload: Record<string, unknown>;
 }
 
-export interface ActionSettings {
+/** What every operation needs: where the API is, who calls it, which repository. */
+interface Connection {
   token: string;
   apiUrl: string;
-  operation: Operation;
   repo: Repo;
-  prNumber: number | null;
-  targetBranch: string | null;
+}
+
+/** An operation on one pull request of a merge queue. */
+export interface PullRequestSettings extends Connection {
+  prNumber: number;
+  targetBranch: string;
+  /** The states that fail the step. */
+  failOn: string[];
+}
+
+export interface SubmitSettings extends PullRequestSettings {
+  operation: 'submit';
   priority: string | null;
   noBatch: boolean;
-  impactedTargets: string[] | 'ALL' | null;
-  headSha: string | null;
+}
+
+/** status, cancel and restart need only the pull request. */
+export interface PullRequestOnlySettings extends PullRequestSettings {
+  operation: 'status' | 'cancel' | 'restart';
+}
+
+export interface WaitSettings extends PullRequestSettings {
+  operation: 'wait';
   timeoutMs: number;
   pollIntervalMs: number;
-  /** wait: the longest time without a line in the log (at most a minute). */
+  /** The longest time without a line in the log (at most a minute). */
   heartbeatMs: number;
-  failOn: string[];
-  junit: string[];
-  org: string | null;
 }
+
+export interface ImpactedTargetsSettings extends PullRequestSettings {
+  operation: 'impacted-targets';
+  impactedTargets: string[] | 'ALL';
+  headSha: string;
+}
+
+/** upload-tests is about a commit, not a queue: the PR number and head SHA are optional. */
+export interface UploadTestsSettings extends Connection {
+  operation: 'upload-tests';
+  prNumber: number | null;
+  headSha: string | null;
+  junit: string[];
+  org: string;
+}
+
+/** The checked inputs, each operation with exactly the fields it uses. */
+export type ActionSettings = SubmitSettings | PullRequestOnlySettings | WaitSettings | ImpactedTargetsSettings | UploadTestsSettings;
 
 /** A problem with the inputs: the step fails with this one-line message. */
 export class InputError extends Error {
@@ -100,16 +132,37 @@ function parseRepo(raw: string): Repo {
   throw new InputError(`repo: must be host/owner/name or owner/name, got "${raw}"`);
 }
 
+function isOperation(raw: string): raw is Operation {
+  return (OPERATIONS as readonly string[]).includes(raw);
+}
+
+/** The inputs every operation checks last, in this order, whether or not it uses them. */
+function laterInputs(env: RunEnvironment) {
+  const failOn = list(env.input('fail-on') || 'failed,cancelled').map((s) => s.toLowerCase());
+  // A typo here would let a failed PR pass the step: only the states a PR can be in are accepted.
+  const unknown = failOn.filter((state) => !(PULL_REQUEST_STATES as readonly string[]).includes(state));
+  if (unknown.length) {
+    throw new InputError(`fail-on: unknown state${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')} (states: ${PULL_REQUEST_STATES.join(', ')})`);
+  }
+  return {
+    failOn,
+    priority: env.input('priority') || null,
+    noBatch: bool('no-batch', env.input('no-batch')),
+    timeoutMs: positiveNumber('timeout-minutes', env.input('timeout-minutes'), 60) * 60_000,
+    pollIntervalMs: positiveNumber('poll-interval-seconds', env.input('poll-interval-seconds'), 5) * 1000,
+    heartbeatMs: heartbeatSeconds(env.input('heartbeat-seconds')) * 1000,
+  };
+}
+
 /** Reads and checks every input; throws InputError naming the first bad one. */
 export function readSettings(env: RunEnvironment): ActionSettings {
   const token = env.input('token');
   if (!token) throw new InputError('token: required (pass secrets.RAILYARD_TOKEN or your Trunk API token)');
 
-  const operationRaw = (env.input('operation') || 'submit').toLowerCase();
-  if (!(OPERATIONS as readonly string[]).includes(operationRaw)) {
-    throw new InputError(`operation: must be one of ${OPERATIONS.join(', ')}, got "${operationRaw}"`);
+  const operation = (env.input('operation') || 'submit').toLowerCase();
+  if (!isOperation(operation)) {
+    throw new InputError(`operation: must be one of ${OPERATIONS.join(', ')}, got "${operation}"`);
   }
-  const operation = operationRaw as Operation;
 
   const apiUrl = withoutTrailingSlashes(env.input('api-url') || DEFAULT_API_URL);
   try {
@@ -125,6 +178,7 @@ export function readSettings(env: RunEnvironment): ActionSettings {
     const host = env.serverUrl ? new URL(env.serverUrl).host : 'github.com';
     repo = parseRepo(`${host}/${env.repository}`);
   } else throw new InputError('repo: required outside GitHub Actions (GITHUB_REPOSITORY is not set)');
+  const connection: Connection = { token, apiUrl, repo };
 
   const event = fromEvent(env);
   const prInput = env.input('pr-number');
@@ -133,55 +187,48 @@ export function readSettings(env: RunEnvironment): ActionSettings {
     if (!/^\d+$/.test(prInput)) throw new InputError(`pr-number: must be a whole number, got "${prInput}"`);
     prNumber = Number(prInput);
   }
-  if (prNumber === null && operation !== 'upload-tests') {
+  const targetBranch = env.input('target-branch') || event.base;
+  const headSha = env.input('head-sha') || event.headSha || null;
+
+  if (operation === 'upload-tests') {
+    const junit = list(env.input('junit'));
+    if (junit.length === 0) throw new InputError('junit: required for operation upload-tests');
+    const org = env.input('org');
+    if (!org) throw new InputError('org: required for operation upload-tests (the organisation slug)');
+    laterInputs(env); // checked as for every operation, though none of them is used here
+    return { ...connection, operation, prNumber, headSha, junit, org };
+  }
+
+  // Every other operation acts on a pull request in a queue.
+  if (prNumber === null) {
     throw new InputError(
       `pr-number: required for a ${env.eventName ?? 'non-pull_request'} event (only pull_request, pull_request_target and merge_group events carry one)`,
     );
   }
-  const targetBranch = env.input('target-branch') || event.base;
-  if (!targetBranch && operation !== 'upload-tests') {
-    throw new InputError('target-branch: required when the event has no pull request base branch');
-  }
+  if (!targetBranch) throw new InputError('target-branch: required when the event has no pull request base branch');
 
-  let impactedTargets: ActionSettings['impactedTargets'] = null;
-  const targetsRaw = env.input('impacted-targets').trim();
   if (operation === 'impacted-targets') {
+    const targetsRaw = env.input('impacted-targets').trim();
     if (targetsRaw === '') throw new InputError('impacted-targets: required for operation impacted-targets (a list, [] or ALL)');
+    let impactedTargets: string[] | 'ALL';
     if (targetsRaw.toUpperCase() === 'ALL') impactedTargets = 'ALL';
     else if (targetsRaw === '[]') impactedTargets = [];
     else impactedTargets = targetsRaw.split('\n').map((s) => s.trim()).filter(Boolean);
-  }
-  const headSha = env.input('head-sha') || event.headSha;
-  if (operation === 'impacted-targets' && !headSha) throw new InputError('head-sha: required when the event has no pull request head');
-
-  const junit = list(env.input('junit'));
-  if (operation === 'upload-tests' && junit.length === 0) throw new InputError('junit: required for operation upload-tests');
-  const org = env.input('org') || null;
-  if (operation === 'upload-tests' && !org) throw new InputError('org: required for operation upload-tests (the organisation slug)');
-
-  const failOn = list(env.input('fail-on') || 'failed,cancelled').map((s) => s.toLowerCase());
-  // A typo here would let a failed PR pass the step: only the states a PR can be in are accepted.
-  const unknown = failOn.filter((state) => !(PULL_REQUEST_STATES as readonly string[]).includes(state));
-  if (unknown.length) {
-    throw new InputError(`fail-on: unknown state${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')} (states: ${PULL_REQUEST_STATES.join(', ')})`);
+    if (!headSha) throw new InputError('head-sha: required when the event has no pull request head');
+    const { failOn } = laterInputs(env);
+    return { ...connection, operation, prNumber, targetBranch, failOn, impactedTargets, headSha };
   }
 
-  return {
-    token,
-    apiUrl,
-    operation,
-    repo,
-    prNumber,
-    targetBranch: targetBranch || null,
-    priority: env.input('priority') || null,
-    noBatch: bool('no-batch', env.input('no-batch')),
-    impactedTargets,
-    headSha: headSha || null,
-    timeoutMs: positiveNumber('timeout-minutes', env.input('timeout-minutes'), 60) * 60_000,
-    pollIntervalMs: positiveNumber('poll-interval-seconds', env.input('poll-interval-seconds'), 5) * 1000,
-    heartbeatMs: heartbeatSeconds(env.input('heartbeat-seconds')) * 1000,
-    failOn,
-    junit,
-    org,
-  };
+  const { failOn, priority, noBatch, timeoutMs, pollIntervalMs, heartbeatMs } = laterInputs(env);
+  const pr: PullRequestSettings = { ...connection, prNumber, targetBranch, failOn };
+  switch (operation) {
+    case 'submit':
+      return { ...pr, operation, priority, noBatch };
+    case 'wait':
+      return { ...pr, operation, timeoutMs, pollIntervalMs, heartbeatMs };
+    case 'status':
+    case 'cancel':
+    case 'restart':
+      return { ...pr, operation };
+  }
 }

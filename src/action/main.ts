@@ -3,7 +3,14 @@ import { context } from '@actions/github';
 import type { SubmittedPullRequest } from '../contract/index.js';
 import { ApiError, createClient, isTransientError, type Client } from '../client/index.js';
 import { findReports, githubContextOf, readCodeowners, readReports, uploadReports, type EventPayload, type UploadSummary } from '../upload/reports.js';
-import { InputError, readSettings, type ActionSettings } from './inputs.js';
+import {
+  InputError,
+  readSettings,
+  type ActionSettings,
+  type PullRequestSettings,
+  type UploadTestsSettings,
+  type WaitSettings,
+} from './inputs.js';
 import { summaryTable, uploadSummaryTable } from './summary.js';
 import { formatDuration, placeText } from '../watch/board.js';
 import { TERMINAL, waitForTerminal } from '../watch/wait.js';
@@ -24,9 +31,18 @@ function oneLine(error: unknown): string {
   return text.split('\n')[0];
 }
 
+/** The queue a pull request operation acts on. */
+function queueKey(s: PullRequestSettings) {
+  return { repo: s.repo, targetBranch: s.targetBranch };
+}
+
+/** A new operation that run() does not handle fails to compile here. */
+function unhandled(operation: never): never {
+  throw new Error(`operation ${String(operation)} is not handled`);
+}
+
 class Step {
   private readonly client: Client;
-  private readonly queueKey: { repo: ActionSettings['repo']; targetBranch: string };
   private lastResponse: unknown = {};
   private pr: SubmittedPullRequest | null = null;
   private upload: UploadSummary | null = null;
@@ -36,15 +52,10 @@ class Step {
     private readonly signal: AbortSignal,
   ) {
     this.client = createClient({ baseUrl: settings.apiUrl, token: settings.token, signal, userAgent: 'railyard-action' });
-    this.queueKey = { repo: settings.repo, targetBranch: settings.targetBranch ?? '' };
   }
 
-  private get prRef() {
-    return { number: this.settings.prNumber as number };
-  }
-
-  private async read(): Promise<SubmittedPullRequest> {
-    const pr = await this.client.call('getSubmittedPullRequest', { ...this.queueKey, pr: this.prRef });
+  private async read(s: PullRequestSettings): Promise<SubmittedPullRequest> {
+    const pr = await this.client.call('getSubmittedPullRequest', { ...queueKey(s), pr: { number: s.prNumber } });
     this.lastResponse = pr;
     this.pr = pr;
     return pr;
@@ -55,60 +66,61 @@ class Step {
     switch (s.operation) {
       case 'submit':
         this.lastResponse = await this.client.call('submitPullRequest', {
-          ...this.queueKey,
-          pr: this.prRef,
+          ...queueKey(s),
+          pr: { number: s.prNumber },
           ...(s.priority ? { priority: /^\d+$/.test(s.priority) ? Number(s.priority) : s.priority } : {}),
           ...(s.noBatch ? { noBatch: true } : {}),
         });
         core.info(`Submitted #${s.prNumber} to the ${s.targetBranch} queue of ${repoName(s)}`);
-        await this.read();
+        await this.read(s);
         break;
       case 'cancel': {
         // Nothing to cancel once the PR left the queue: say so, and let fail-on judge its state.
-        const before = await this.read();
+        const before = await this.read(s);
         if (before.state && TERMINAL.has(before.state)) {
           core.notice(`#${s.prNumber} is already ${before.state}${before.stateReason ? ` (${before.stateReason})` : ''}: nothing to cancel`);
           break;
         }
-        this.lastResponse = await this.client.call('cancelPullRequest', { ...this.queueKey, pr: this.prRef });
+        this.lastResponse = await this.client.call('cancelPullRequest', { ...queueKey(s), pr: { number: s.prNumber } });
         core.info(`Cancelled #${s.prNumber}`);
-        await this.read();
+        await this.read(s);
         break;
       }
       case 'restart':
-        this.lastResponse = await this.client.call('restartTestsOnPullRequest', { ...this.queueKey, pr: this.prRef });
+        this.lastResponse = await this.client.call('restartTestsOnPullRequest', { ...queueKey(s), pr: { number: s.prNumber } });
         core.info(`Restarted the tests of #${s.prNumber}`);
-        await this.read();
+        await this.read(s);
         break;
       case 'impacted-targets': {
-        const targets = s.impactedTargets ?? [];
+        const targets = s.impactedTargets;
         this.lastResponse = await this.client.call('setImpactedTargets', {
-          ...this.queueKey,
-          pr: { number: s.prNumber as number, sha: s.headSha as string },
+          ...queueKey(s),
+          pr: { number: s.prNumber, sha: s.headSha },
           impactedTargets: targets,
         });
         core.info(
-          `Impacted targets of #${s.prNumber} at ${(s.headSha as string).slice(0, 12)}: ${targets === 'ALL' ? 'ALL' : `${targets.length} target(s)`}`,
+          `Impacted targets of #${s.prNumber} at ${s.headSha.slice(0, 12)}: ${targets === 'ALL' ? 'ALL' : `${targets.length} target(s)`}`,
         );
         break;
       }
       case 'status':
-        await this.read();
+        await this.read(s);
         core.info(`#${s.prNumber} is ${this.pr?.state}${this.pr?.stateReason ? ` (${this.pr.stateReason})` : ''}`);
         break;
       case 'wait':
-        await this.wait();
+        await this.wait(s);
         break;
       case 'upload-tests':
-        await this.uploadTests();
+        await this.uploadTests(s);
         break;
+      default:
+        unhandled(s);
     }
     this.finish();
   }
 
   /** Finds the reports, sends them in requests under the body limit, and keeps the added-up counts. */
-  private async uploadTests(): Promise<void> {
-    const s = this.settings;
+  private async uploadTests(s: UploadTestsSettings): Promise<void> {
     const workspace = process.env.GITHUB_WORKSPACE || process.cwd();
     const files = await findReports(s.junit, { cwd: workspace, label: 'junit' });
     const reports = await readReports(files);
@@ -120,7 +132,7 @@ class Step {
     const codeowners = await readCodeowners(undefined, workspace);
     const meta = {
       repo: s.repo,
-      org_url_slug: s.org as string,
+      org_url_slug: s.org,
       branch,
       sha,
       ...(s.prNumber ? { pr_number: s.prNumber } : {}),
@@ -147,20 +159,19 @@ class Step {
   }
 
   /** `, position 2 of 5, 3m 10s in queue` (empty when the queue cannot be read). */
-  private async place(pr: SubmittedPullRequest): Promise<string> {
+  private async place(s: PullRequestSettings, pr: SubmittedPullRequest): Promise<string> {
     try {
-      const queue = await this.client.call('getQueue', this.queueKey);
+      const queue = await this.client.call('getQueue', queueKey(s));
       return placeText(queue, pr, Date.now());
     } catch {
       return '';
     }
   }
 
-  private async wait(): Promise<void> {
-    const s = this.settings;
+  private async wait(s: WaitSettings): Promise<void> {
     core.info(`Waiting up to ${s.timeoutMs / 60_000} minute(s) for #${s.prNumber} to leave the ${s.targetBranch} queue`);
     const outcome = await waitForTerminal({
-      read: () => this.read(),
+      read: () => this.read(s),
       isTransient: isTransientError,
       timeoutMs: s.timeoutMs,
       intervalMs: s.pollIntervalMs,
@@ -168,7 +179,8 @@ class Step {
       onState: (pr) => core.info(`#${pr.prNumber}: ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}`),
       // At least once a minute: where the PR is, so a long wait never looks stuck.
       heartbeatMs: s.heartbeatMs,
-      onHeartbeat: async (pr, waited) => core.info(`#${pr.prNumber} is still ${pr.state}${await this.place(pr)}, waited ${formatDuration(waited)}`),
+      onHeartbeat: async (pr, waited) =>
+        core.info(`#${pr.prNumber} is still ${pr.state}${await this.place(s, pr)}, waited ${formatDuration(waited)}`),
       onRetry: (error, attempt, delay) =>
         core.warning(`Reading #${s.prNumber} failed (${oneLine(error)}); try ${attempt + 1} in about ${Math.round(delay / 1000)}s`),
     });
@@ -201,8 +213,10 @@ class Step {
   }
 
   failure(): string | null {
+    const s = this.settings;
     const pr = this.pr;
-    if (!pr?.state || !this.settings.failOn.includes(pr.state)) return null;
+    // upload-tests reads no pull request, so it never fails on a state
+    if (!pr?.state || s.operation === 'upload-tests' || !s.failOn.includes(pr.state)) return null;
     return `#${pr.prNumber} is ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}`;
   }
 
@@ -219,7 +233,7 @@ class Step {
     let testBranch: { name: string; url: string } | null = null;
     if (this.pr?.testRunId && !this.signal.aborted) {
       try {
-        const details = await this.client.call('getMergeQueueTestingDetails', { ...this.queueKey, testRunId: this.pr.testRunId });
+        const details = await this.client.call('getMergeQueueTestingDetails', { ...queueKey(s), testRunId: this.pr.testRunId });
         const server = process.env.GITHUB_SERVER_URL ?? `https://${s.repo.host}`;
         testBranch = { name: details.testBranch, url: `${server}/${s.repo.owner}/${s.repo.name}/tree/${details.testBranch}` };
       } catch {
@@ -229,7 +243,7 @@ class Step {
     const table = summaryTable({
       operation: s.operation,
       repo: repoName(s),
-      targetBranch: s.targetBranch ?? '',
+      targetBranch: s.targetBranch,
       pr: this.pr,
       prNumber: s.prNumber,
       testBranch,
