@@ -50777,7 +50777,7 @@ function branchNameProblem(name) {
     if (name.length === 0)
         return 'must not be empty';
     // Cheap bound before the byte count: a UTF-16 unit is at most 3 UTF-8 bytes.
-    if (name.length > MAX_BRANCH_NAME_BYTES || Buffer.byteLength(name, 'utf8') > MAX_BRANCH_NAME_BYTES) {
+    if (name.length > MAX_BRANCH_NAME_BYTES || new TextEncoder().encode(name).length > MAX_BRANCH_NAME_BYTES) {
         return `must be at most ${MAX_BRANCH_NAME_BYTES} bytes`;
     }
     if (name.startsWith('refs/'))
