@@ -336,7 +336,7 @@ export const CheckRunLogQuery = z.object({
 });
 export type CheckRunLogQuery = z.infer<typeof CheckRunLogQuery>;
 
-// ---------------------------------------------------------------- reason codes (§7)
+// ---------------------------------------------------------------- reason codes
 
 export const FAILURE_REASONS = [
   'START_TEST_RUN_INVALID_EVENT',
