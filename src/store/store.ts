@@ -347,6 +347,22 @@ function runRow(queueId: string, r: TestRun) {
   return { id: r.id, queue_id: queueId, status: r.status, started_at: r.startedAt, data: JSON.stringify(r) };
 }
 
+/** The rows one engine step changes: entries and runs to upsert or delete, and whether the settings changed. */
+interface QueueChange {
+  entries: { upsert: Entry[]; remove: string[] };
+  runs: { upsert: TestRun[]; remove: string[] };
+  configChanged: boolean;
+  empty: boolean;
+}
+
+function changeOf(before: QueueModel, after: QueueModel): QueueChange {
+  const entries = diff(before.entries, after.entries);
+  const runs = diff(before.runs, after.runs);
+  const configChanged = before.config !== after.config || before.nextSeq !== after.nextSeq;
+  const empty = !entries.upsert.length && !entries.remove.length && !runs.upsert.length && !runs.remove.length && !configChanged;
+  return { entries, runs, configChanged, empty };
+}
+
 /** What changed between two models: rows to upsert and ids to delete. */
 function diff<T extends { id: string }>(
   before: readonly T[],
@@ -605,20 +621,9 @@ export class Store {
     impactedTargets?: ImpactedTargetsWrite,
     transitions: readonly PrTransition[] = [],
   ): Promise<void> {
-    const entries = diff(before.entries, after.entries);
-    const runs = diff(before.runs, after.runs);
-    const configChanged = before.config !== after.config || before.nextSeq !== after.nextSeq;
-    if (
-      !entries.upsert.length &&
-      !entries.remove.length &&
-      !runs.upsert.length &&
-      !runs.remove.length &&
-      !configChanged &&
-      !impactedTargets &&
-      !transitions.length
-    )
-      return;
-    await this.db.transaction().execute((trx) => this.writeQueueChange(trx, queueId, before, after, impactedTargets, transitions));
+    const change = changeOf(before, after);
+    if (change.empty && !impactedTargets && !transitions.length) return;
+    await this.db.transaction().execute((trx) => this.writeQueueChange(trx, queueId, change, after, impactedTargets, transitions));
   }
 
   /**
@@ -648,7 +653,7 @@ export class Store {
         },
         write: async (before, after, impactedTargets, transitions) => {
           if (!row) throw new Error(`queue ${queueId} was deleted`);
-          await this.writeQueueChange(trx, queueId, before, after, impactedTargets, transitions);
+          await this.writeQueueChange(trx, queueId, changeOf(before, after), after, impactedTargets, transitions);
           version += 1;
           await trx.updateTable('queues').set({ version }).where('id', '=', queueId).execute();
           await sql`SELECT pg_notify(${QUEUE_CHANNEL}, ${`${queueId}:${version}`})`.execute(trx);
@@ -690,14 +695,11 @@ export class Store {
   private async writeQueueChange(
     trx: Transaction<SchemaTables>,
     queueId: string,
-    before: QueueModel,
+    { entries, runs, configChanged }: QueueChange,
     after: QueueModel,
     impactedTargets?: ImpactedTargetsWrite,
     transitions: readonly PrTransition[] = [],
   ): Promise<void> {
-    const entries = diff(before.entries, after.entries);
-    const runs = diff(before.runs, after.runs);
-    const configChanged = before.config !== after.config || before.nextSeq !== after.nextSeq;
     {
       if (transitions.length) {
         let seq: number;
