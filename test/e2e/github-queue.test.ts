@@ -236,6 +236,33 @@ describe('serve --github with webhooks', () => {
     expect(await messages(gh)).toEqual(['One (#1)', expect.any(String)]);
   });
 
+  it('a PR whose mergeability GitHub is still computing after submit is read again by itself and lands, without waiting for the poll', async () => {
+    const gh = await emulator();
+    gh.createRepo(OWNER, NAME, { files: { 'README.md': 'app\n' } });
+    // GitHub answers mergeable: null for 1.5 s, longer than submit asks (100 + 200 + 400 ms).
+    gh.setMergeabilityDelay(OWNER, NAME, 1500);
+    // The default poll is 30 s: only the re-read of PRs GitHub had no answer for can land it in time.
+    const server = await startRailyard(gh, {
+      webhooks: true,
+      dataDir: tempDir('railyard-gh-'),
+      pollSeconds: 60,
+    });
+    const slow = await gh.createPullRequest(OWNER, NAME, {
+      head: 'slow',
+      title: 'Slow',
+      files: { 's.txt': 's\n' },
+    });
+    await createQueue(server, gh, { concurrency: 1, createPrsForTestingBranches: false });
+    await submit(server, gh, slow.number);
+    // Nobody reads the PR through the API meanwhile (that would ask GitHub too).
+    await until('#1 landed', async () => (await messages(gh)).includes('Slow (#1)'), 15_000);
+    const reads = gh.requests.filter(
+      (r) => r.method === 'GET' && r.path === `/repos/${OWNER}/${NAME}/pulls/1`,
+    );
+    expect(reads.length).toBeLessThanOrEqual(8);
+    expect(await waitFor(server, gh, slow.number, settled)).toMatchObject({ state: 'merged' });
+  });
+
   it('a push to a queued PR cancels it (PR_PUSHED_TO), closing cancels (PR_CLOSED), closed and merged PRs are refused', async () => {
     const { gh, server } = await world();
     gh.setCi(OWNER, NAME, () => [{ name: 'ci', conclusion: 'success', delayMs: 1500 }]);

@@ -16,7 +16,12 @@ function removeAll(): void {
   made.clear();
 }
 // Registered on the test file that imports this module first (each file runs in its own module graph).
-afterAll(removeAll);
+// Outside vitest (bench/ scripts import the e2e harness) there is no suite: the exit hook removes them.
+try {
+  afterAll(removeAll);
+} catch {
+  /* not under vitest */
+}
 process.on('exit', removeAll);
 
 /** A fresh directory `<tmpdir>/<prefix>XXXXXX`, removed at the latest when the test file ends. */

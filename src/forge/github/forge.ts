@@ -9,7 +9,10 @@ export interface GitHubForgeOptions {
   host: string;
   /** The bare caches live under `<dataDir>/github/`. */
   dataDir: string;
-  /** GitHub computes `mergeable` lazily: how long to wait before asking once more on a read (default 500 ms). */
+  /**
+   * GitHub computes `mergeable` lazily: a read that answers `null` is asked again after this long,
+   * then twice as long, at most 3 more times (default 100 ms: 100 + 200 + 400 ms).
+   */
   mergeableRetryMs?: number;
   /**
    * PR reads of the API (getSubmittedPullRequest, submit) answer from what the forge read or was
@@ -23,6 +26,16 @@ export interface RepoInfo {
   defaultBranch: string;
 }
 
+/** An open, non-draft PR whose mergeability GitHub is still computing (`mergeable: null`). */
+export function mergeableUnknown(pull: GitHubPull): boolean {
+  return (
+    pull.state === 'open' &&
+    !pull.merged &&
+    !pull.draft &&
+    (pull.mergeable === null || pull.mergeable === undefined)
+  );
+}
+
 /**
  * The GitHub forge: pull requests read over the REST API (`GET /repos/{o}/{r}/pulls/{n}`, with
  * ETags), git over smart HTTP from the repository's `clone_url` into a bare cache per repository.
@@ -32,6 +45,11 @@ export class GitHubForge implements Forge {
   private readonly repos = new Map<string, Promise<RepoInfo>>();
   private readonly recent = new Map<string, { at: number; pull: GitHubPull }>();
   readonly host: string;
+  /**
+   * Told of every PR GitHub described (a read or a webhook payload): the executor asks again soon
+   * when GitHub was still computing its mergeability.
+   */
+  onPull: ((repo: Repo, pull: GitHubPull) => void) | null = null;
 
   constructor(
     readonly client: GitHubClient,
@@ -74,6 +92,7 @@ export class GitHubForge implements Forge {
     const key = `${repo.owner}/${repo.name}#${pull.number}`.toLowerCase();
     if (this.recent.size > 10_000) this.recent.delete(this.recent.keys().next().value!);
     this.recent.set(key, { at: Date.now(), pull });
+    this.onPull?.(repo, pull);
   }
 
   /** The PR as GitHub reports it now (conditional GET), or null when it does not exist. */
@@ -105,7 +124,9 @@ export class GitHubForge implements Forge {
 
   /**
    * PR facts (facts.ts has the field mapping). GitHub answers `mergeable: null` until it has
-   * computed it: an open, non-draft PR in that state is asked once more after a short wait.
+   * computed it (a background job it starts on that read): an open, non-draft PR in that state is
+   * asked again after 100, 200 and 400 ms. The answer must come before a PR ahead lands and moves
+   * the target, or GitHub starts over against the new target.
    */
   async getPullRequest(repo: Repo, prNumber: number, _queueBranch: string): Promise<GitHubPrFacts | null> {
     if (!this.serves(repo)) return null;
@@ -119,13 +140,9 @@ export class GitHubForge implements Forge {
     )
       return factsOf(hit.pull);
     let pull = await this.fetchPull(repo, prNumber);
-    if (
-      pull &&
-      pull.state === 'open' &&
-      !pull.draft &&
-      (pull.mergeable === null || pull.mergeable === undefined)
-    ) {
-      await new Promise((r) => setTimeout(r, this.options.mergeableRetryMs ?? 500));
+    let wait = this.options.mergeableRetryMs ?? 100;
+    for (let tries = 0; tries < 3 && pull && mergeableUnknown(pull); tries++, wait *= 2) {
+      await new Promise((r) => setTimeout(r, wait));
       pull = (await this.fetchPull(repo, prNumber)) ?? pull;
     }
     return pull ? factsOf(pull) : null;

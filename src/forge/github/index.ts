@@ -3,7 +3,7 @@
  * into a bare cache per repository, test commits built by the git forge's code.
  */
 export { GitHubClient, statusOf, type GitHubAuth, type GitHubClientOptions } from './client.js';
-export { GitHubForge, type GitHubForgeOptions, type RepoInfo } from './forge.js';
+export { GitHubForge, mergeableUnknown, type GitHubForgeOptions, type RepoInfo } from './forge.js';
 export {
   factsOf,
   engineFacts,

@@ -19,6 +19,7 @@ import {
   engineFacts,
   ensureCache,
   fetchRefs,
+  mergeableUnknown,
   pushRefs,
   QUEUE_STATUS_CONTEXT,
   remoteHeads,
@@ -194,6 +195,8 @@ export class GitHubExecutor implements Executor {
   >();
   private readonly deliveries = new Set<string>();
   private readonly mergeableLooks = new Map<string, { at: number; wait: number }>();
+  /** `<repoKey>#<pr>` → the next re-read of a PR whose mergeability GitHub was computing. */
+  private readonly unknownMergeable = new Map<string, { timer: NodeJS.Timeout | null; tries: number }>();
   private readonly persisted: Persisted;
   private readonly statePath: string;
   private saving: Promise<void> = Promise.resolve();
@@ -214,6 +217,7 @@ export class GitHubExecutor implements Executor {
       options.log ??
       ((message, error) => console.error(message, error instanceof Error ? error.message : (error ?? '')));
     this.statePath = join(options.dataDir, 'github', 'state.json');
+    forge.onPull = (repo, pull) => this.mergeabilityRead(repo, pull);
     this.persisted = { comments: {}, draftPrs: {}, closed: {} };
     if (existsSync(this.statePath)) {
       try {
@@ -753,6 +757,50 @@ export class GitHubExecutor implements Executor {
     }
   }
 
+  /**
+   * GitHub answered `mergeable: null` (it computes mergeability in the background after a read or a
+   * change, and sends no webhook when done): the PR is read again after 1 s, 2 s, 4 s and 8 s, and
+   * the answer goes to the queues holding it as `in_progress`, as a webhook payload would. After
+   * that the poll's slower backoff (mergeableDue) keeps asking.
+   */
+  private mergeabilityRead(repo: Repo, pull: GitHubPull): void {
+    const key = `${repoKey(repo)}#${pull.number}`;
+    const slot = this.unknownMergeable.get(key);
+    if (!mergeableUnknown(pull)) {
+      if (slot && !slot.timer) this.unknownMergeable.delete(key);
+      return;
+    }
+    if (this.closed || slot?.timer || (slot?.tries ?? 0) >= 4) return;
+    const next = slot ?? { timer: null, tries: 0 };
+    const wait = 1000 * 2 ** next.tries;
+    next.tries++;
+    next.timer = setTimeout(() => {
+      next.timer = null;
+      void this.track(
+        this.rereadMergeability(repo, pull.number).catch((error: unknown) =>
+          this.log(`reading PR #${pull.number} of ${repoKey(repo)} again failed`, error),
+        ),
+      );
+    }, wait);
+    if (!slot && this.unknownMergeable.size > 10_000) {
+      const [oldest, old] = this.unknownMergeable.entries().next().value!;
+      if (old.timer) clearTimeout(old.timer);
+      this.unknownMergeable.delete(oldest);
+    }
+    this.unknownMergeable.set(key, next);
+  }
+
+  private async rereadMergeability(repo: Repo, prNumber: number): Promise<void> {
+    if (this.closed || this.forge.client.paused) return;
+    const holding = (this.byRepo().get(repoKey(repo)) ?? []).filter((q) => {
+      const e = findEntry(q.model, prNumber);
+      return e !== undefined && !isTerminal(e.state) && e.pr.mergeability === 'in_progress';
+    });
+    if (holding.length === 0) return;
+    const pull = await this.forge.fetchPull(repo, prNumber);
+    for (const q of holding) await this.refreshPr(q, prNumber, pull ?? undefined);
+  }
+
   /** With webhooks, PRs whose mergeability GitHub is still computing are asked again, backing off. */
   private mergeableDue(q: QueueHandle, e: Entry): boolean {
     const key = `${q.id}#${e.prNumber}`;
@@ -1027,6 +1075,7 @@ export class GitHubExecutor implements Executor {
     for (const c of this.controllers.values()) c.abort();
     for (const w of this.waiting.values()) if (w.timer) clearTimeout(w.timer);
     for (const p of this.presenting.values()) if (p.timer) clearTimeout(p.timer);
+    for (const u of this.unknownMergeable.values()) if (u.timer) clearTimeout(u.timer);
     await this.looping;
     await Promise.allSettled([...this.inFlight]);
     await this.saving;

@@ -140,6 +140,11 @@ export interface GitHubEmulator {
     repo: string,
   ): Array<{ number: number; head: string; base: string; state: string; draft: boolean; title: string }>;
   setCi(owner: string, repo: string, decide: CiDecide): void;
+  /**
+   * GitHub's mergeability job takes `ms` (default 0): until it is done every GET answers
+   * `mergeable: null`, as GitHub does, instead of the next GET waiting for the answer.
+   */
+  setMergeabilityDelay(owner: string, repo: string, ms: number): void;
   rerunCheck(
     owner: string,
     repo: string,
@@ -233,6 +238,7 @@ interface Repo extends RepoFacts {
   comments: Map<number, CommentFacts>;
   perms: Map<string, Permission>;
   ci: CiDecide;
+  mergeabilityDelayMs: number;
   refs: Map<string, string>;
   lock: Promise<unknown>;
 }
@@ -443,6 +449,7 @@ class Emulator implements GitHubEmulator {
       comments: new Map(),
       perms: new Map([[owner, 'admin']]),
       ci: defaultCi,
+      mergeabilityDelayMs: 0,
       refs: new Map([[defaultBranch, sha]]),
       lock: Promise.resolve(),
     });
@@ -608,6 +615,10 @@ class Emulator implements GitHubEmulator {
 
   setCi(owner: string, repo: string, decide: CiDecide): void {
     this.mustRepo(owner, repo).ci = decide;
+  }
+
+  setMergeabilityDelay(owner: string, repo: string, ms: number): void {
+    this.mustRepo(owner, repo).mergeabilityDelayMs = ms;
   }
 
   async rerunCheck(
@@ -953,11 +964,14 @@ class Emulator implements GitHubEmulator {
     const baseSha = (await this.resolve(r, `refs/heads/${p.base}`)) ?? ZERO;
     const key = `${baseSha}:${p.headSha}`;
     if (p.state === 'open' && p.mergeKey !== key && lazy) {
-      if (p.pendingKey === key && p.pending) await p.pending;
-      else {
+      if (p.pendingKey === key && p.pending) {
+        if (r.mergeabilityDelayMs === 0) await p.pending;
+      } else {
         p.pendingKey = key;
+        const delay = r.mergeabilityDelayMs;
         p.pending = this.track(
           (async () => {
+            if (delay > 0) await new Promise((done) => setTimeout(done, delay));
             const res = await this.git.run(
               ['--git-dir', r.dir, 'merge-tree', '--write-tree', '--name-only', baseSha, p.headSha],
               { okCodes: [1] },
