@@ -51112,7 +51112,7 @@ const CheckRunLogQuery = object({
     testRunId: NonEmptyString,
     check: NonEmptyString,
 });
-// ---------------------------------------------------------------- reason codes (§7)
+// ---------------------------------------------------------------- reason codes
 const FAILURE_REASONS = (/* unused pure expression or super */ null && ([
     'START_TEST_RUN_INVALID_EVENT',
     'START_TEST_RUN_MERGE_CONFLICT',
