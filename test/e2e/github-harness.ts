@@ -31,6 +31,7 @@ export interface StartOptions {
   auth?: { kind: 'token' } | { kind: 'app'; appId: number; privateKeyPem: string };
   dataDir: string;
   pollSeconds?: number;
+  /** --github-ci-start-seconds: generous by default, so a loaded CI machine's slow emulator CI never reads as "no checks". */
   ciStartSeconds?: number;
   /** --github-write-interval-ms (tests: 0; the server's default is 1000). */
   writeIntervalMs?: number;
@@ -96,7 +97,7 @@ export async function startRailyard(gh: GitHubEmulator, opts: StartOptions): Pro
     '--github-poll-seconds',
     String(opts.pollSeconds ?? 0.2),
     '--github-ci-start-seconds',
-    String(opts.ciStartSeconds ?? 5),
+    String(opts.ciStartSeconds ?? 30),
     '--github-write-interval-ms',
     String(opts.writeIntervalMs ?? 0),
     ...(opts.extraArgs ?? []),

@@ -69,7 +69,7 @@ describe('serve --github with webhooks', () => {
     await submit(server, gh, two.number);
     expect((await waitFor(server, gh, two.number, settled)).state).toBe('merged');
     const first = await waitFor(server, gh, one.number, settled);
-    expect(first).toMatchObject({ state: 'merged', prTitle: 'First feature' });
+    expect(first, `#1 ${first.state} (${first.stateReason ?? ''})`).toMatchObject({ state: 'merged', prTitle: 'First feature' });
     expect(await messages(gh)).toEqual(['Second feature (#2)', 'First feature (#1)', expect.any(String)]);
 
     for (const pr of [one, two]) {
