@@ -295,7 +295,11 @@ if (missing && process.env.CI) {
       expect(await chart.locator('svg rect.bar').count()).toBe(3);
       expect(await chart.locator('svg circle.none').count()).toBe(27);
       expect(await chart.getByRole('row').count()).toBe(31);
-      const cells = (n: number) => chart.getByRole('row', { name: day(n) }).getByRole('cell').allTextContents();
+      const cells = (n: number) =>
+        chart
+          .getByRole('row', { name: day(n) })
+          .getByRole('cell')
+          .allTextContents();
       expect(await cells(3)).toEqual(['1', '1', '100 %']);
       expect(await cells(2)).toEqual(['1', '0', '0 %']);
       expect(await cells(1)).toEqual(['0', '0', 'no runs']);
