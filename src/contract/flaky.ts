@@ -238,3 +238,31 @@ export const CheckQuarantineResponse = z.object({
   quarantined_test_ids: z.array(z.string()),
 });
 export type CheckQuarantineResponse = z.infer<typeof CheckQuarantineResponse>;
+
+/** Longest history getTestFailureHistory returns, in days. */
+export const MAX_HISTORY_DAYS = 90;
+
+export const GetTestFailureHistoryRequest = z.object({
+  ...FlakyKey,
+  test_id: z.uuid(),
+  /** Days in the window, ending with today (UTC). */
+  days: looseInt(1, MAX_HISTORY_DAYS).default(30),
+});
+export type GetTestFailureHistoryRequest = z.infer<typeof GetTestFailureHistoryRequest>;
+
+export const FailureHistoryDay = z.object({
+  /** The UTC day, YYYY-MM-DD. */
+  date: z.string(),
+  runs: z.number().int().min(0),
+  failures: z.number().int().min(0),
+  /** failures / runs; null on a day without runs. */
+  failure_rate: Fraction.nullable(),
+});
+export type FailureHistoryDay = z.infer<typeof FailureHistoryDay>;
+
+export const GetTestFailureHistoryResponse = z.object({
+  test_id: z.string(),
+  /** One entry per UTC day of the window, oldest first, days without runs included. */
+  days: z.array(FailureHistoryDay),
+});
+export type GetTestFailureHistoryResponse = z.infer<typeof GetTestFailureHistoryResponse>;

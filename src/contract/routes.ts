@@ -340,6 +340,19 @@ export const routes = {
     response: fl.CheckQuarantineResponse,
     extension: true,
   }),
+  // Railyard extension: a test's failure rate day by day, for the dashboard's test page.
+  getTestFailureHistory: route({
+    operationId: 'getTestFailureHistory',
+    method: 'POST',
+    path: '/flaky-tests/get-test-failure-history',
+    summary: "One test case's runs, failures and failure rate per UTC day over the last `days` days (default 30, at most 90), oldest first",
+    tag: 'flaky-tests',
+    auth: true,
+    retrySafe: true,
+    request: fl.GetTestFailureHistoryRequest,
+    response: fl.GetTestFailureHistoryResponse,
+    extension: true,
+  }),
   status: route({
     operationId: 'status',
     method: 'GET',

@@ -2,6 +2,7 @@ import type {
   CheckQuarantineRequest,
   CheckQuarantineResponse,
   GetTestDetailsRequest,
+  GetTestFailureHistoryRequest,
   LinkTicketRequest,
   ListFailingTestsRequest,
   ListQuarantinedTestsRequest,
@@ -87,6 +88,10 @@ export class FlakyService {
 
   details(org: string, input: GetTestDetailsRequest) {
     return this.queries.details(org, input);
+  }
+
+  failureHistory(org: string, input: GetTestFailureHistoryRequest) {
+    return this.queries.failureHistory(org, input);
   }
 
   listQuarantined(org: string, input: ListQuarantinedTestsRequest) {

@@ -703,6 +703,34 @@ export class FlakyStore {
     return out;
   }
 
+  /**
+   * One test's runs and failures (not excluded) in [since, until], by UTC day number (epoch ms / 86 400 000):
+   * integer division of the bigint `at`, the same on SQLite and PostgreSQL. Days without runs are absent.
+   */
+  async dailyRates(
+    seq: number,
+    since: number,
+    until: number,
+  ): Promise<Map<number, { runs: number; fails: number }>> {
+    const day = sql<number>`at / 86400000`;
+    const rows = await this.db
+      .selectFrom('flaky_results')
+      .select((eb) => [
+        day.as('day'),
+        eb.fn.countAll<number>().as('runs'),
+        eb.fn.sum<number>(eb.case().when('outcome', '!=', 'passed').then(1).else(0).end()).as('fails'),
+      ])
+      .where('test_seq', '=', seq)
+      .where('at', '>=', since)
+      .where('at', '<=', until)
+      .where('excluded', '=', 0)
+      .groupBy(day)
+      .execute();
+    const out = new Map<number, { runs: number; fails: number }>();
+    for (const r of rows) out.set(num(r.day), { runs: num(r.runs), fails: num(r.fails) });
+    return out;
+  }
+
   /** Failures of these tests in [since, until], grouped by failure key. */
   async failureGroups(seqs: readonly number[], since: number, until: number): Promise<FailureGroup[]> {
     if (!seqs.length) return [];

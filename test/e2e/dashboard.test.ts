@@ -249,6 +249,22 @@ if (missing && process.env.CI) {
         org_url_slug: ORG,
         settings: { quarantining_enabled: true },
       });
+      // Earlier days for the failure-rate chart: it failed 3 days ago and passed 2 days ago (UTC days).
+      const DAY = 24 * 60 * 60 * 1000;
+      const daysAgo = (n: number) => new Date(Date.now() - n * DAY);
+      for (const [n, content] of [
+        [3, junit],
+        [2, junit.replace(/<failure[^]*<\/failure>/, '')],
+      ] as const) {
+        await ok('uploadTestResults', {
+          repo: REPO,
+          org_url_slug: ORG,
+          branch: 'main',
+          sha: `abc123${n}`,
+          started_at: daysAgo(n).toISOString(),
+          reports: [{ name: 'junit.xml', content }],
+        });
+      }
 
       await signIn();
       await page.goto(`${origin()}#/flaky/github.com/acme/web`);
@@ -269,6 +285,26 @@ if (missing && process.env.CI) {
       expect(await page.getByRole('region', { name: 'Most common failures' }).textContent()).toContain(
         'expected <n>, got <n>',
       );
+      // The failure rate per day: a bar a day with runs, a circle on a day without, and the numbers in a table.
+      const chart = page.getByTestId('rate-history');
+      const day = (n: number) => daysAgo(n).toISOString().slice(0, 10);
+      await chart.getByRole('img', { name: /Failure rate per day, last 30 days/ }).waitFor();
+      expect(await chart.locator('svg desc').textContent()).toBe(
+        `${day(29)} to ${day(0)}: 3 of 30 days with runs; highest 100 % on ${day(3)}.`,
+      );
+      expect(await chart.locator('svg rect.bar').count()).toBe(3);
+      expect(await chart.locator('svg circle.none').count()).toBe(27);
+      expect(await chart.getByRole('row').count()).toBe(31);
+      const cells = (n: number) =>
+        chart
+          .getByRole('row', { name: day(n) })
+          .getByRole('cell')
+          .allTextContents();
+      expect(await cells(3)).toEqual(['1', '1', '100 %']);
+      expect(await cells(2)).toEqual(['1', '0', '0 %']);
+      expect(await cells(1)).toEqual(['0', '0', 'no runs']);
+      expect(await cells(0)).toEqual(['1', '1', '100 %']);
+      await shot('flaky-test-history');
 
       await page.getByRole('button', { name: 'Always quarantine' }).click();
       await expect.poll(() => page.getByTestId('quarantine-state').textContent()).toContain('Quarantined');

@@ -52,6 +52,7 @@ const valid: Record<OperationName, unknown> = {
   updateRepositorySettings: { repo: REPO, org_url_slug: ORG, settings: { quarantining_enabled: true } },
   setTestQuarantine: { repo: REPO, org_url_slug: ORG, test_id: TEST_ID, setting: 'ALWAYS_QUARANTINE' },
   checkQuarantine: { repo: REPO, org_url_slug: ORG, test_ids: [TEST_ID] },
+  getTestFailureHistory: { repo: REPO, org_url_slug: ORG, test_id: TEST_ID, days: 7 },
   status: undefined,
 };
 
@@ -60,6 +61,7 @@ const notFoundUntilData = new Set<OperationName>([
   'getMergeQueueTestingDetails',
   'getCheckRunLog',
   'getTestDetails',
+  'getTestFailureHistory',
   'linkTicketToTestCase',
   'setTestQuarantine',
 ]);

@@ -371,6 +371,62 @@ describe('flaky tests: upload, classification and every endpoint', () => {
     expect([...(await quarantined()).keys()].sort()).toEqual(['finds', 'logs in', 'migrates']);
   });
 
+  it('get-test-failure-history: runs, failures and rate per UTC day, oldest first, empty days included', async () => {
+    const clock = { now: T0 + 4 * DAY + 12 * HOUR }; // 2026-11-05 12:00 UTC
+    const s = await server(clock);
+    const fails = { ...SEARCH, fail: 'expected 3 results, got 0' };
+    // 11-01: a failure and a pass; 11-02: nothing; 11-03: a failure in its last minute; 11-04: a pass at
+    // its first millisecond; 11-05 (today): a pass an hour ago.
+    await upload(s, [LOGIN, PAYS, fails], { sha: sha(1), at: T0 + HOUR });
+    await upload(s, [LOGIN, PAYS, SEARCH], { sha: sha(2), at: T0 + 2 * HOUR });
+    await upload(s, [LOGIN, PAYS, fails], { sha: sha(3), at: T0 + 3 * DAY - 60_000 });
+    await upload(s, [LOGIN, PAYS, SEARCH], { sha: sha(4), at: T0 + 3 * DAY });
+    await upload(s, [LOGIN, PAYS, SEARCH], { sha: sha(5), at: clock.now - HOUR });
+    const id = (await ok(s, 'listFailingTests', {
+      ...key,
+      start_time: new Date(T0).toISOString(),
+      end_time: new Date(T0 + DAY).toISOString(),
+      page_query: page(10),
+    })).tests[0].id as string;
+
+    const week = await ok(s, 'getTestFailureHistory', { ...key, test_id: id, days: 7 });
+    expectShape('getTestFailureHistory', week);
+    const none = { runs: 0, failures: 0, failure_rate: null };
+    expect(week).toEqual({
+      test_id: id,
+      days: [
+        { date: '2026-10-30', ...none },
+        { date: '2026-10-31', ...none },
+        { date: '2026-11-01', runs: 2, failures: 1, failure_rate: 0.5 },
+        { date: '2026-11-02', ...none },
+        { date: '2026-11-03', runs: 1, failures: 1, failure_rate: 1 },
+        { date: '2026-11-04', runs: 1, failures: 0, failure_rate: 0 },
+        { date: '2026-11-05', runs: 1, failures: 0, failure_rate: 0 },
+      ],
+    });
+    // The default window is 30 days ending today; a passing test has runs and no failures.
+    const month = await ok(s, 'getTestFailureHistory', { ...key, test_id: id });
+    expect(month.days).toHaveLength(30);
+    expect(month.days[0].date).toBe('2026-10-07');
+    expect(month.days.slice(-7)).toEqual(week.days);
+    const two = await ok(s, 'getTestFailureHistory', { ...key, test_id: id, days: 2 });
+    expect(two.days.map((d: { date: string }) => d.date)).toEqual(['2026-11-04', '2026-11-05']);
+
+    for (const days of [0, 91, 1.5, 'many']) {
+      const bad = await call(s, 'getTestFailureHistory', { ...key, test_id: id, days });
+      expect(bad.status, `days ${days}`).toBe(400);
+      expect(bad.text).toMatch(/^days: /);
+    }
+    const unknown = await call(s, 'getTestFailureHistory', { ...key, test_id: '00000000-0000-5000-8000-000000000000' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.text).toBe('test_id: no test 00000000-0000-5000-8000-000000000000 in github.com/acme/web');
+    // Another organisation cannot read our test's history, under its slug or ours.
+    for (const slug of ['other', ORG]) {
+      const theirs = await call(s, 'getTestFailureHistory', { ...key, org_url_slug: slug, test_id: id }, { token: 'token-b' });
+      expect(theirs.status, slug).toBe(404);
+    }
+  });
+
   it('pass-on-retry resolves after 7 days without recurrence; a new occurrence brings it back', async () => {
     const clock = { now: T0 + 12 * HOUR };
     const s = await server(clock);

@@ -60,6 +60,7 @@ const templates: Record<OperationName, Record<string, unknown>> = {
   updateRepositorySettings: { repo: REPO, org_url_slug: ORG, settings: { quarantining_enabled: true } },
   setTestQuarantine: { repo: REPO, org_url_slug: ORG, test_id: TEST_ID, setting: 'ALWAYS_QUARANTINE' },
   checkQuarantine: { repo: REPO, org_url_slug: ORG, test_ids: [TEST_ID] },
+  getTestFailureHistory: { repo: REPO, org_url_slug: ORG, test_id: TEST_ID, days: 7 },
   status: {},
   listQueues: {},
   getPullRequestHistory: { ...Q, pr: { number: 1 } },

@@ -2,6 +2,7 @@
 import type {
   GetQueueResponse,
   GetTestDetailsResponse,
+  GetTestFailureHistoryResponse,
   ListFailingTestsResponse,
   ListQueuesResponse,
   ListQuarantinedTestsResponse,
@@ -171,6 +172,13 @@ export const api = {
       repo,
       org_url_slug: org,
       test_id: testId,
+    }),
+  failureHistory: (repo: Repo, org: string, testId: string, days = 30) =>
+    post<GetTestFailureHistoryResponse>('/flaky-tests/get-test-failure-history', {
+      repo,
+      org_url_slug: org,
+      test_id: testId,
+      days,
     }),
   settings: (repo: Repo, org: string) =>
     post<{ quarantining_enabled: boolean }>('/flaky-tests/get-repository-settings', {

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, ApiError, type DetailedTestCase, type Repo, type UnhealthyTestCase } from './api.js';
 import { percent, repoPath, enc } from './format.js';
 import { usePoll } from './poll.js';
-import { BarChart, ErrorBox, Section, State } from './ui.js';
+import { BarChart, DailyRateChart, ErrorBox, Section, State } from './ui.js';
 
 type Tab = 'flaky' | 'broken' | 'failing24' | 'failing7d';
 const TABS: [Tab, string][] = [
@@ -189,6 +189,13 @@ function TestDetail({ repo, org, testId }: { repo: Repo; org: string; testId: st
     testId,
   ]);
   const settings = usePoll(() => api.settings(repo, org), 0, [repo.host, repo.owner, repo.name, org]);
+  const history = usePoll(() => api.failureHistory(repo, org, testId, 30), 0, [
+    repo.host,
+    repo.owner,
+    repo.name,
+    org,
+    testId,
+  ]);
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState<string | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
@@ -233,6 +240,10 @@ function TestDetail({ repo, org, testId }: { repo: Repo; org: string; testId: st
                   { label: '24 h', value: Math.round(t.failure_rate_last_24h * 1000) / 10, kind: 'fail' },
                 ]}
               />
+              <ErrorBox message={history.error} />
+              {history.data && (
+                <DailyRateChart label="Failure rate per day, last 30 days" days={history.data.days} />
+              )}
             </Section>
             <Section title="Quarantine and ticket" id="q-h">
               <p data-testid="quarantine-state">

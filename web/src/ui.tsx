@@ -129,6 +129,104 @@ export function LineChart({ points, label }: { points: { t: number; v: number }[
   );
 }
 
+/**
+ * A test's failure rate per day as bars (0–100 %). A day without runs has no bar but an open circle on the
+ * axis (shape, not colour, tells it from a 0 % day, whose bar is a flat sliver); the numbers are also in a
+ * visually hidden table for screen readers.
+ */
+export function DailyRateChart({
+  days,
+  label,
+}: {
+  days: { date: string; runs: number; failures: number; failure_rate: number | null }[];
+  label: string;
+}) {
+  const w = days.length > 45 ? 4 : 10;
+  const gap = 2;
+  const left = 34;
+  const width = left + days.length * (w + gap) + gap;
+  const height = 130;
+  const plot = height - 24;
+  const top = 8;
+  const y = (rate: number) => plot - rate * (plot - top);
+  const ran = days.filter((d) => d.runs > 0);
+  const worst = ran.reduce<(typeof days)[number] | null>(
+    (a, d) => (a && (a.failure_rate ?? 0) >= (d.failure_rate ?? 0) ? a : d),
+    null,
+  );
+  const pct = (r: number) => `${Math.round(r * 1000) / 10} %`;
+  const summary = ran.length
+    ? `${ran.length} of ${days.length} days with runs; highest ${pct(worst!.failure_rate!)} on ${worst!.date}`
+    : `no runs in these ${days.length} days`;
+  const first = days[0]?.date ?? '';
+  const last = days[days.length - 1]?.date ?? '';
+  return (
+    <figure class="chart" data-testid="rate-history">
+      <svg
+        role="img"
+        aria-labelledby="rate-history-t rate-history-d"
+        viewBox={`0 0 ${width} ${height}`}
+        width={width}
+        height={height}
+      >
+        <title id="rate-history-t">{label}</title>
+        <desc id="rate-history-d">{`${first} to ${last}: ${summary}.`}</desc>
+        {[0, 0.5, 1].map((r) => (
+          <g key={r}>
+            <line x1={left - 3} x2={width} y1={y(r)} y2={y(r)} class={r ? 'grid' : 'axis'} />
+            <text x={left - 5} y={y(r) + 4} class="lbl" text-anchor="end">
+              {r * 100}%
+            </text>
+          </g>
+        ))}
+        {days.map((d, i) => {
+          const x = left + gap + i * (w + gap);
+          if (d.failure_rate === null)
+            return (
+              <circle key={d.date} cx={x + w / 2} cy={plot - 3} r={Math.min(3, w / 2)} class="none">
+                <title>{`${d.date}: no runs`}</title>
+              </circle>
+            );
+          const h = Math.max(2, plot - y(d.failure_rate));
+          return (
+            <rect key={d.date} x={x} y={plot - h} width={w} height={h} class="bar fail">
+              <title>{`${d.date}: ${pct(d.failure_rate)} (${d.failures} of ${d.runs} runs failed)`}</title>
+            </rect>
+          );
+        })}
+        <text x={left} y={height - 6} class="lbl">
+          {first}
+        </text>
+        <text x={width} y={height - 6} class="lbl" text-anchor="end">
+          {last}
+        </text>
+      </svg>
+      <figcaption>{label}. Bars: share of that UTC day's runs that failed; ○ no runs that day.</figcaption>
+      <table class="visually-hidden">
+        <caption>{label}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Day (UTC)</th>
+            <th scope="col">Runs</th>
+            <th scope="col">Failures</th>
+            <th scope="col">Failure rate</th>
+          </tr>
+        </thead>
+        <tbody>
+          {days.map((d) => (
+            <tr key={d.date}>
+              <th scope="row">{d.date}</th>
+              <td>{d.runs}</td>
+              <td>{d.failures}</td>
+              <td>{d.failure_rate === null ? 'no runs' : pct(d.failure_rate)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </figure>
+  );
+}
+
 function fmt(v: number): string {
   return Number.isInteger(v) ? String(v) : v.toFixed(1);
 }

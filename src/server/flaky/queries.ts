@@ -3,6 +3,8 @@ import type {
   CheckQuarantineResponse,
   DetailedTestCase,
   GetTestDetailsRequest,
+  GetTestFailureHistoryRequest,
+  GetTestFailureHistoryResponse,
   LinkTicketRequest,
   ListFailingTestsRequest,
   ListQuarantinedTestsRequest,
@@ -87,6 +89,31 @@ export class Queries {
     if (!repository || !row) throw notFound(`test_id: no test ${input.test_id} in ${repoKey(input.repo)}`);
     const [test] = await this.detailedCases(repository, [row], this.now());
     return { test };
+  }
+
+  /** A test's runs, failures and failure rate per UTC day, the last `days` days up to today, oldest first. */
+  async failureHistory(
+    org: string,
+    input: GetTestFailureHistoryRequest,
+  ): Promise<GetTestFailureHistoryResponse> {
+    const repository = await findRepository(this.store, org, input.repo);
+    const row = repository && (await this.store.findCase(repository.id, input.test_id));
+    if (!repository || !row) throw notFound(`test_id: no test ${input.test_id} in ${repoKey(input.repo)}`);
+    const now = this.now();
+    const today = Math.floor(now / DAY);
+    const first = today - input.days + 1;
+    const counts = await this.store.dailyRates(row.seq, first * DAY, now);
+    const days = [];
+    for (let d = first; d <= today; d++) {
+      const { runs, fails } = counts.get(d) ?? { runs: 0, fails: 0 };
+      days.push({
+        date: new Date(d * DAY).toISOString().slice(0, 10),
+        runs,
+        failures: fails,
+        failure_rate: runs ? fails / runs : null,
+      });
+    }
+    return { test_id: row.id, days };
   }
 
   async listQuarantined(org: string, input: ListQuarantinedTestsRequest) {

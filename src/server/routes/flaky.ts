@@ -69,5 +69,6 @@ export function flakyHandlers(flaky: FlakyService, owners: RepoOwners, tokens: P
     }),
     setTestQuarantine: inOrg((org, input) => flaky.setQuarantine(org, input)),
     checkQuarantine: inOrg((org, input) => flaky.checkQuarantine(org, input)),
+    getTestFailureHistory: inOrg((org, input) => flaky.failureHistory(org, input)),
   };
 }
