@@ -51343,6 +51343,27 @@ const CheckQuarantineResponse = object({
     /** The asked ids that are quarantined now. */
     quarantined_test_ids: array(schemas_string()),
 });
+/** Longest history getTestFailureHistory returns, in days. */
+const MAX_HISTORY_DAYS = 90;
+const GetTestFailureHistoryRequest = object({
+    ...FlakyKey,
+    test_id: schemas_uuid(),
+    /** Days in the window, ending with today (UTC). */
+    days: looseInt(1, MAX_HISTORY_DAYS).default(30),
+});
+const FailureHistoryDay = object({
+    /** The UTC day, YYYY-MM-DD. */
+    date: schemas_string(),
+    runs: schemas_number().int().min(0),
+    failures: schemas_number().int().min(0),
+    /** failures / runs; null on a day without runs. */
+    failure_rate: Fraction.nullable(),
+});
+const GetTestFailureHistoryResponse = object({
+    test_id: schemas_string(),
+    /** One entry per UTC day of the window, oldest first, days without runs included. */
+    days: array(FailureHistoryDay),
+});
 
 ;// CONCATENATED MODULE: ./src/contract/queues.ts
 
@@ -51695,6 +51716,19 @@ const routes = {
         retrySafe: true,
         request: CheckQuarantineRequest,
         response: CheckQuarantineResponse,
+        extension: true,
+    }),
+    // Railyard extension: a test's failure rate day by day, for the dashboard's test page.
+    getTestFailureHistory: route({
+        operationId: 'getTestFailureHistory',
+        method: 'POST',
+        path: '/flaky-tests/get-test-failure-history',
+        summary: "One test case's runs, failures and failure rate per UTC day over the last `days` days (default 30, at most 90), oldest first",
+        tag: 'flaky-tests',
+        auth: true,
+        retrySafe: true,
+        request: GetTestFailureHistoryRequest,
+        response: GetTestFailureHistoryResponse,
         extension: true,
     }),
     status: route({
