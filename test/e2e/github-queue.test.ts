@@ -66,6 +66,8 @@ describe('serve --github with webhooks', () => {
     });
     await createQueue(server, gh, { concurrency: 2 });
     await submit(server, gh, one.number);
+    // #1 first in the line (see the merge-conflict test: a not_ready PR lets a ready one pass).
+    await waitFor(server, gh, one.number, (pr) => pr.state === 'testing' || settled(pr));
     await submit(server, gh, two.number);
     expect((await waitFor(server, gh, two.number, settled)).state).toBe('merged');
     const first = await waitFor(server, gh, one.number, settled);
@@ -227,6 +229,9 @@ describe('serve --github with webhooks', () => {
     });
     await createQueue(server, gh, { concurrency: 2, createPrsForTestingBranches: false });
     await submit(server, gh, one.number);
+    // #1 is in the line first: a PR whose mergeability GitHub is still computing waits (not_ready)
+    // while a later one that is ready goes ahead, which would swap the roles of the two.
+    await waitFor(server, gh, one.number, (pr) => pr.state === 'testing' || settled(pr));
     await submit(server, gh, two.number);
     expect((await waitFor(server, gh, one.number, settled)).state).toBe('merged');
     expect(await waitFor(server, gh, two.number, settled)).toMatchObject({
