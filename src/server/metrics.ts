@@ -27,6 +27,14 @@ type QueueType = 'main' | 'bisection';
  * - state duration: `not_ready` (submission → admission), `pending` (as wait) and `testing`
  *   (as test duration); the engine keeps no fuller per-state history.
  *
+ * Which series: the gauges of the main line always (zeros included, so a dashboard's query never
+ * finds them missing); the `queue_type="bisection"` gauges when the queue batches (only a batch
+ * can be bisected) or has bisection work in the hour; a histogram series only when it has
+ * observations in the hour. The `_1h` histograms are snapshots, not cumulative counters, so an
+ * absent series means "nothing in the last hour" just as a zero one would, and leaving the empty
+ * ones out keeps a scrape of 2,000 mostly idle queues about a tenth of the size (every empty
+ * histogram series is 11 lines).
+ *
  * The text is written directly (no prom-client registry): one pass over each queue's entries
  * and runs, label sets built once per queue, each metric family gathered as an array of lines
  * joined at the end. With 2,000 queues a scrape through prom-client took ~2.4 s of blocked event
@@ -192,21 +200,19 @@ function queueText(q: QueueHandle, now: number): QueueText {
     const l = labels[type];
     const c = counts[type];
     const h = hist[type];
+    if (type === 'bisection' && !q.model.config.batch && !hasObservations(c, h)) continue;
     f[DEPTH] += `mq_depth_current{${l}} ${c.depth}\n`;
     f[AWAITING] += `mq_awaiting_mergeability{${l}} ${c.awaiting}\n`;
     f[TESTING] += `mq_testing_slots_active{${l}} ${c.testing}\n`;
     f[RESTARTS] += `mq_pr_restarts_1h_total{${l}} ${c.restarts}\n`;
     for (const conclusion of CONCLUSIONS) {
       f[CONCLUDED] += `mq_pr_conclusions_1h_total{${l},conclusion="${conclusion}"} ${c[conclusion]}\n`;
-      f[IN_QUEUE] += histogramLines(
-        FAMILIES[IN_QUEUE][0],
-        `${l},conclusion="${conclusion}"`,
-        h.inQueue[conclusion],
-      );
+      const series = h.inQueue[conclusion];
+      if (series.count > 0) f[IN_QUEUE] += histogramLines(FAMILIES[IN_QUEUE][0], `${l},conclusion="${conclusion}"`, series);
     }
-    // Histograms without observations still expose their series (zero counts) for every queue.
-    f[WAIT] += histogramLines(FAMILIES[WAIT][0], l, h.wait);
-    f[TEST] += histogramLines(FAMILIES[TEST][0], l, h.test);
+    // A histogram without observations in the hour is left out (see "Which series" above).
+    if (h.wait.count > 0) f[WAIT] += histogramLines(FAMILIES[WAIT][0], l, h.wait);
+    if (h.test.count > 0) f[TEST] += histogramLines(FAMILIES[TEST][0], l, h.test);
     for (const state of STATES) {
       const series = h.inState.get(state);
       if (series) f[IN_STATE] += histogramLines(FAMILIES[IN_STATE][0], `${l},state="${state}"`, series);
@@ -215,6 +221,12 @@ function queueText(q: QueueHandle, now: number): QueueText {
   const text: QueueText = { from: now, until, families: f.map((lines) => Buffer.from(lines)) };
   rendered.set(q.model, text);
   return text;
+}
+
+type Counts = Record<'depth' | 'awaiting' | 'testing' | 'restarts' | Conclusion, number>;
+
+function hasObservations(c: Counts, h: { wait: Series; test: Series; inState: Map<State, Series> }): boolean {
+  return Object.values(c).some((n) => n > 0) || h.wait.count > 0 || h.test.count > 0 || h.inState.size > 0;
 }
 
 const HEADERS = FAMILIES.map(([name, help, type]) =>

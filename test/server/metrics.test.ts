@@ -95,9 +95,28 @@ describe('getMergeQueueMetrics from live engine data', () => {
     expect(value(samples, 'mq_pr_time_in_queue_1h_seconds_bucket', { ...main, conclusion: 'merged', le: '60' })).toBe(2); // each took seconds
     expect(value(samples, 'mq_pr_test_duration_1h_seconds_count', main)).toBeGreaterThanOrEqual(3);
     expect(value(samples, 'mq_pr_test_duration_1h_seconds_sum', main)).toBeGreaterThan(2);
-    // Every series carries repo, branch and queue_type; bisection rows exist too.
+    // Every series carries repo, branch and queue_type. This queue does not batch, so nothing can
+    // be bisected: no bisection rows; and a histogram with nothing in the hour is left out.
     for (const x of samples) expect(Object.keys(x.labels)).toEqual(expect.arrayContaining(['repo', 'branch', 'queue_type']));
-    expect(value(samples, 'mq_depth_current', { ...main, queue_type: 'bisection' })).toBe(0);
+    expect(samples.filter((x) => x.labels.queue_type === 'bisection')).toEqual([]);
+    expect(value(samples, 'mq_pr_time_in_queue_1h_seconds_count', { ...main, conclusion: 'cancelled' })).toBe(1);
+    expect(value(samples, 'mq_pr_time_in_queue_1h_seconds_count', { ...main, conclusion: 'failed' })).toBe(1);
+    expect(samples.filter((x) => x.name.startsWith('mq_pr_') && x.name.endsWith('_count')).map((x) => x.value)).not.toContain(0);
+  });
+
+  it('keeps the gauges of an idle queue at zero, and its bisection rows once it batches', async () => {
+    const s = await startTestServer();
+    servers.push(s);
+    await ok(s, 'createQueue', Q);
+    const idle = parse((await call(s, 'getMergeQueueMetrics')).text);
+    const main = { repo: 'acme/web', branch: 'main', queue_type: 'main' };
+    expect(value(idle, 'mq_depth_current', main)).toBe(0);
+    expect(value(idle, 'mq_pr_conclusions_1h_total', { ...main, conclusion: 'merged' })).toBe(0);
+    expect(idle.filter((x) => x.name.includes('_seconds_'))).toEqual([]);
+    await ok(s, 'updateQueue', { ...Q, batch: true });
+    const batching = parse((await call(s, 'getMergeQueueMetrics')).text);
+    expect(value(batching, 'mq_depth_current', { ...main, queue_type: 'bisection' })).toBe(0);
+    expect(value(batching, 'mq_testing_slots_active', { ...main, queue_type: 'bisection' })).toBe(0);
   });
 
   it('counts bisection work under queue_type="bisection"', async () => {
