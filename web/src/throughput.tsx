@@ -36,9 +36,12 @@ const BUCKET_LABEL: Record<string, string> = {
   '+Inf': '>2h',
 };
 
-/** Per-bucket counts (not cumulative) of a histogram, summed over the matching series. */
+/**
+ * Per-bucket counts (not cumulative) of a histogram, summed over the matching series. Every
+ * bucket is drawn, at zero when the server left the series out (nothing in the last hour).
+ */
 function histogram(samples: Sample[], name: string, where: (l: Record<string, string>) => boolean) {
-  const cumulative = new Map<string, number>();
+  const cumulative = new Map<string, number>(Object.keys(BUCKET_LABEL).map((le) => [le, 0]));
   for (const s of samples)
     if (s.name === `${name}_bucket` && where(s.labels))
       cumulative.set(s.labels.le, (cumulative.get(s.labels.le) ?? 0) + s.value);
