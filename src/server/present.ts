@@ -6,15 +6,22 @@ import {
   type SubmittedPullRequest,
 } from '../contract/index.js';
 import { isTerminal } from '../engine/index.js';
-import type { Entry, QueueModel } from '../engine/types.js';
+import type { Entry, QueueConfig, QueueModel } from '../engine/types.js';
 
 const SETTINGS_KEYS = Object.keys(QueueSettings.shape) as (keyof QueueSettings)[];
 
+/** Every setting but `branch` (the queue's own name) is a field of the queue's config, of the same type. */
+function copySetting<K extends Exclude<keyof QueueSettings, 'branch'>>(out: Partial<QueueSettings>, config: QueueConfig, key: K): void {
+  out[key] = config[key];
+}
+
 /** The contract's queue object (without enqueuedPullRequests), exactly its keys. */
 export function presentQueueSettings(model: QueueModel): QueueSettings {
-  const config = model.config as unknown as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  for (const key of SETTINGS_KEYS) out[key] = key === 'branch' ? model.branch : config[key];
+  const out: Partial<QueueSettings> = {};
+  for (const key of SETTINGS_KEYS) {
+    if (key === 'branch') out.branch = model.branch;
+    else copySetting(out, model.config, key);
+  }
   return out as QueueSettings;
 }
 

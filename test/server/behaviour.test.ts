@@ -1,24 +1,15 @@
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { gunzipSync } from 'node:zlib';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BODY_LIMIT_BYTES } from '../../src/contract/index.js';
 import { sandboxHeadSha } from '../../src/forge/sandbox.js';
-import { startTestServer, type TestServer } from '../support/server.js';
-import { call, ISO_MS, ok, REPO } from './helpers.js';
+import type { TestServer, TestServerOptions } from '../support/server.js';
+import { call, ISO_MS, ok, Q, REPO, serversPerTest } from './helpers.js';
 
-const Q = { repo: REPO, targetBranch: 'main' };
-const servers: TestServer[] = [];
-async function server(opts?: Parameters<typeof startTestServer>[0]): Promise<TestServer> {
-  const s = await startTestServer({ ...opts });
-  servers.push(s);
-  return s;
-}
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
+const server = serversPerTest();
 
-async function withQueue(opts?: Parameters<typeof startTestServer>[0]): Promise<TestServer> {
+async function withQueue(opts?: TestServerOptions): Promise<TestServer> {
   const s = await server(opts);
   await ok(s, 'createQueue', Q);
   return s;

@@ -1,60 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { routes, type OperationName } from '../../src/contract/index.js';
-import { sandboxHeadSha } from '../../src/forge/sandbox.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { call, ok, REPO, requiredPaths, shapeMismatches, without } from './helpers.js';
-
-const ORG = 'local';
-const Q = { repo: REPO, targetBranch: 'main' };
-const SHA1 = sandboxHeadSha(REPO, 1);
-const TEST_ID = '6f1b9e9e-8a43-5d2c-9b1a-0c9e3b1d2f11';
-const now = Date.now();
-
-/** A valid request of every operation, against a queue acme/web:main holding PR #1. */
-const valid: Record<OperationName, unknown> = {
-  submitPullRequest: { ...Q, pr: { number: 1 }, priority: 'high', noBatch: true },
-  cancelPullRequest: { ...Q, pr: { number: 2 } },
-  restartTestsOnPullRequest: { ...Q, pr: { number: 1 } },
-  getSubmittedPullRequest: { ...Q, pr: { number: 1 } },
-  listPullRequests: { ...Q, take: 10 },
-  setImpactedTargets: { ...Q, pr: { number: 1, sha: SHA1 }, impactedTargets: ['//app:web'] },
-  getMergeQueueTestingDetails: { ...Q, testRunId: 'no-such-run' },
-  createQueue: { repo: REPO, targetBranch: 'release', mode: 'single', concurrency: 2 },
-  deleteQueue: { repo: REPO, targetBranch: 'scratch' },
-  getQueue: Q,
-  updateQueue: { ...Q, concurrency: 3 },
-  getMergeQueueMetrics: { repo: 'acme/web', repoHost: 'github.com' },
-  getPullRequestHistory: { ...Q, pr: { number: 1 } },
-  listQueues: { repo: REPO },
-  getCheckRunLog: { repoHost: 'github.com', repo: 'acme/web', targetBranch: 'main', testRunId: 'no-such-run', check: 'test' },
-  listFailingTests: {
-    repo: REPO,
-    org_url_slug: ORG,
-    start_time: new Date(now - 86_400_000).toISOString(),
-    end_time: new Date(now).toISOString(),
-    page_query: { page_size: 10, page_token: '' },
-  },
-  listUnhealthyTests: { repo: REPO, org_url_slug: ORG, page_query: { page_size: 10 }, status: 'FLAKY' },
-  getTestDetails: { repo: REPO, org_url_slug: ORG, test_id: TEST_ID },
-  listQuarantinedTests: { repo: REPO, org_url_slug: ORG, page_query: { page_size: 10 } },
-  linkTicketToTestCase: { test_case_id: TEST_ID, external_ticket_id: 'KAN-123', repo: REPO },
-  uploadTestResults: {
-    repo: REPO,
-    org_url_slug: ORG,
-    branch: 'main',
-    sha: SHA1,
-    reports: [
-      { name: 'junit.xml', content: '<testsuite name="s"><testcase classname="c" name="t"/></testsuite>' },
-    ],
-  },
-  getRepositorySettings: { repo: REPO, org_url_slug: ORG },
-  updateRepositorySettings: { repo: REPO, org_url_slug: ORG, settings: { quarantining_enabled: true } },
-  setTestQuarantine: { repo: REPO, org_url_slug: ORG, test_id: TEST_ID, setting: 'ALWAYS_QUARANTINE' },
-  checkQuarantine: { repo: REPO, org_url_slug: ORG, test_ids: [TEST_ID] },
-  getTestFailureHistory: { repo: REPO, org_url_slug: ORG, test_id: TEST_ID, days: 7 },
-  status: undefined,
-};
+import { call, ok, ORG, Q, REPO, requiredPaths, seedValidRequests, shapeMismatches, SHA1, validRequests, without } from './helpers.js';
 
 /** Operations whose valid request answers 404 until their data exists (no test runs, no tests yet). */
 const notFoundUntilData = new Set<OperationName>([
@@ -70,10 +18,7 @@ let server: TestServer;
 
 beforeAll(async () => {
   server = await startTestServer();
-  await ok(server, 'createQueue', Q);
-  await ok(server, 'createQueue', { repo: REPO, targetBranch: 'scratch' });
-  await ok(server, 'submitPullRequest', { ...Q, pr: { number: 1 } });
-  await ok(server, 'submitPullRequest', { ...Q, pr: { number: 2 } });
+  await seedValidRequests(server);
 });
 afterAll(async () => {
   await server.close();
@@ -83,14 +28,14 @@ const ops = Object.keys(routes) as OperationName[];
 
 describe('every route of the contract table', () => {
   it('has a valid request in this test', () => {
-    expect(Object.keys(valid).sort()).toEqual([...ops].sort());
+    expect(Object.keys(validRequests).sort()).toEqual([...ops].sort());
   });
 
   for (const op of ops) {
     const def = routes[op];
 
     it(`${op}: answers a valid request with exactly the contract's shape`, async () => {
-      const a = await call(server, op, valid[op]);
+      const a = await call(server, op, validRequests[op]);
       if (notFoundUntilData.has(op)) {
         expect(a.status, a.text).toBe(404);
         expect(a.headers.get('content-type')).toBe('text/plain; charset=utf-8');
@@ -109,7 +54,7 @@ describe('every route of the contract table', () => {
     if (def.auth) {
       it(`${op}: 401 without a token and with a wrong token`, async () => {
         for (const token of [null, 'wrong-token']) {
-          const a = await call(server, op, valid[op], { token });
+          const a = await call(server, op, validRequests[op], { token });
           expect(a.status).toBe(401);
           expect(a.headers.get('content-type')).toBe('text/plain; charset=utf-8');
           expect(a.text).toMatch(/^x-api-token: /);
@@ -118,7 +63,7 @@ describe('every route of the contract table', () => {
       });
     } else {
       it(`${op}: needs no token`, async () => {
-        expect((await call(server, op, valid[op], { token: null })).status).toBe(200);
+        expect((await call(server, op, validRequests[op], { token: null })).status).toBe(200);
       });
     }
 
@@ -126,7 +71,7 @@ describe('every route of the contract table', () => {
     if (required.length) {
       it(`${op}: 400 naming each missing required field (${required.join(', ')})`, async () => {
         for (const path of required) {
-          const a = await call(server, op, without(valid[op], path));
+          const a = await call(server, op, without(validRequests[op], path));
           expect(a.status, `${path}: ${a.text}`).toBe(400);
           expect(a.text).toBe(`${path}: required`);
         }

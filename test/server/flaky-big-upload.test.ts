@@ -1,24 +1,14 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SQLITE_FILE } from '../../src/store/index.js';
-import { startTestServer, type TestServer } from '../support/server.js';
-import { call, ok, REPO } from './helpers.js';
+import { call, ok, REPO, serversPerTest } from './helpers.js';
 
 // A big flaky-test upload is one transaction, stored whole or not at all, and other requests keep
 // being answered while it is stored (issue 12 item 5).
 
 const ORG = 'local';
-const servers: TestServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
-
-async function server() {
-  const s = await startTestServer();
-  servers.push(s);
-  return s;
-}
+const server = serversPerTest();
 
 /** `count` new tests in suites of 200; every 97th fails, the last one with `lastFailure`. */
 function report(count: number, lastFailure = 'expected 1 to be 2'): string {

@@ -3,14 +3,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { routes } from '../../src/contract/index.js';
 import { parseJUnit } from '../../src/flaky/junit.js';
 import { foldResults } from '../../src/flaky/results.js';
 import { skipWithoutPostgres, startPostgres, type PostgresCluster } from '../support/postgres.js';
 import { startTestServer, type TestServer, type TestServerOptions } from '../support/server.js';
-import { call, ISO_MS, ok, REPO, shapeMismatches } from './helpers.js';
+import { call, ISO_MS, ok, REPO, serversPerTest, shapeMismatches } from './helpers.js';
 
 // Flaky tests over real HTTP: reports go in through the upload extension, and every v1 flaky
 // operation is read back against the contract's schemas, with the server's clock under test control.
@@ -45,10 +45,7 @@ function junit(cases: Case[]): string {
   return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites><testsuite name="suite" tests="${cases.length}">\n${body}\n</testsuite></testsuites>\n`;
 }
 
-const servers: TestServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
+const startServer = serversPerTest();
 
 /**
  * The database of the servers started now: the embedded SQLite, or a fresh database of a
@@ -58,13 +55,7 @@ let database: (() => Promise<Pick<TestServerOptions, 'databaseUrl'>>) | null = n
 
 /** A server whose clock reads `clock.now` (ms). */
 async function server(clock: { now: number }) {
-  const s = await startTestServer({
-    tokens: { 'token-a': ORG, 'token-b': 'other' },
-    now: () => clock.now,
-    ...(await database?.()),
-  });
-  servers.push(s);
-  return s;
+  return startServer({ tokens: { 'token-a': ORG, 'token-b': 'other' }, now: () => clock.now, ...(await database?.()) });
 }
 
 interface UploadOptions {

@@ -1,9 +1,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_PREFIX, routes, type OperationName } from '../../src/contract/index.js';
-import { sandboxHeadSha } from '../../src/forge/sandbox.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { ok, REPO } from './helpers.js';
+import { ok, Q, seedValidRequests, validRequests } from './helpers.js';
 
 /**
  * Generated requests over every route of the contract table against a real server over HTTP:
@@ -16,55 +15,11 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 10_000);
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2_147_483_647);
 const IN_FLIGHT = 8;
 
-const ORG = 'local';
-const Q = { repo: REPO, targetBranch: 'main' };
-const SHA1 = sandboxHeadSha(REPO, 1);
-const TEST_ID = '6f1b9e9e-8a43-5d2c-9b1a-0c9e3b1d2f11';
-const day = 86_400_000;
-
-/** A valid request of every operation (the starting point of most generated ones). */
+/** A valid request of every operation (the starting point of most generated ones), with a few more fields to vary. */
 const templates: Record<OperationName, Record<string, unknown>> = {
-  submitPullRequest: { ...Q, pr: { number: 1 }, priority: 'high', noBatch: true },
-  cancelPullRequest: { ...Q, pr: { number: 2 } },
-  restartTestsOnPullRequest: { ...Q, pr: { number: 1 } },
-  getSubmittedPullRequest: { ...Q, pr: { number: 1 } },
-  listPullRequests: { ...Q, take: 10, state: 'merged' },
-  setImpactedTargets: { ...Q, pr: { number: 1, sha: SHA1 }, impactedTargets: ['//app:web'] },
-  getMergeQueueTestingDetails: { ...Q, testRunId: 'no-such-run' },
-  createQueue: { repo: REPO, targetBranch: 'release', mode: 'single', concurrency: 2 },
-  deleteQueue: { repo: REPO, targetBranch: 'scratch' },
-  getQueue: Q,
-  updateQueue: { ...Q, concurrency: 3, state: 'running' },
-  getMergeQueueMetrics: { repo: 'acme/web', repoHost: 'github.com' },
-  listFailingTests: {
-    repo: REPO,
-    org_url_slug: ORG,
-    start_time: new Date(Date.now() - day).toISOString(),
-    end_time: new Date().toISOString(),
-    page_query: { page_size: 10, page_token: '' },
-  },
-  listUnhealthyTests: { repo: REPO, org_url_slug: ORG, page_query: { page_size: 10 }, status: 'FLAKY' },
-  getTestDetails: { repo: REPO, org_url_slug: ORG, test_id: TEST_ID },
-  listQuarantinedTests: { repo: REPO, org_url_slug: ORG, page_query: { page_size: 10 } },
-  linkTicketToTestCase: { test_case_id: TEST_ID, external_ticket_id: 'KAN-123', repo: REPO },
-  uploadTestResults: {
-    repo: REPO,
-    org_url_slug: ORG,
-    branch: 'main',
-    sha: SHA1,
-    reports: [
-      { name: 'junit.xml', content: '<testsuite name="s"><testcase classname="c" name="t"/></testsuite>' },
-    ],
-  },
-  getRepositorySettings: { repo: REPO, org_url_slug: ORG },
-  updateRepositorySettings: { repo: REPO, org_url_slug: ORG, settings: { quarantining_enabled: true } },
-  setTestQuarantine: { repo: REPO, org_url_slug: ORG, test_id: TEST_ID, setting: 'ALWAYS_QUARANTINE' },
-  checkQuarantine: { repo: REPO, org_url_slug: ORG, test_ids: [TEST_ID] },
-  getTestFailureHistory: { repo: REPO, org_url_slug: ORG, test_id: TEST_ID, days: 7 },
-  status: {},
-  listQueues: {},
-  getPullRequestHistory: { ...Q, pr: { number: 1 } },
-  getCheckRunLog: { repoHost: 'github.com', repo: 'acme/web', targetBranch: 'main', testRunId: 'no-such-run', check: 'test' },
+  ...validRequests,
+  listPullRequests: { ...validRequests.listPullRequests, state: 'merged' },
+  updateQueue: { ...validRequests.updateQueue, state: 'running' },
 };
 const ops = Object.keys(routes) as OperationName[];
 
@@ -208,10 +163,7 @@ let server: TestServer;
 
 beforeAll(async () => {
   server = await startTestServer({ sandbox: { testSeconds: 1 } });
-  await ok(server, 'createQueue', Q);
-  await ok(server, 'createQueue', { repo: REPO, targetBranch: 'scratch' });
-  await ok(server, 'submitPullRequest', { ...Q, pr: { number: 1 } });
-  await ok(server, 'submitPullRequest', { ...Q, pr: { number: 2 } });
+  await seedValidRequests(server);
 });
 afterAll(async () => {
   await server.close();

@@ -2,23 +2,14 @@ import { statSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { oneLine } from '../../src/server/errors.js';
 import { SQLITE_FILE } from '../../src/store/index.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import type { TestServer } from '../support/server.js';
 import { tempDir } from '../support/tmp.js';
-import { call, ok, REPO } from './helpers.js';
+import { call, ok, Q, REPO, serversPerTest } from './helpers.js';
 
-const Q = { repo: REPO, targetBranch: 'main' };
-const servers: TestServer[] = [];
-async function server(opts?: Parameters<typeof startTestServer>[0]): Promise<TestServer> {
-  const s = await startTestServer({ ...opts });
-  servers.push(s);
-  return s;
-}
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
+const server = serversPerTest();
 
 /** Control characters a terminal acts on (C0 but for none, DEL, C1). */
 // eslint-disable-next-line no-control-regex

@@ -1,8 +1,86 @@
+import { afterEach } from 'vitest';
 import type { z } from 'zod';
 import { API_PREFIX, routes, type OperationName } from '../../src/contract/index.js';
-import type { TestServer } from '../support/server.js';
+import { sandboxHeadSha } from '../../src/forge/sandbox.js';
+import { startTestServer, type TestServer, type TestServerOptions } from '../support/server.js';
 
 export const REPO = { host: 'github.com', owner: 'acme', name: 'web' };
+export const ORG = 'local';
+/** The queue acme/web:main. */
+export const Q = { repo: REPO, targetBranch: 'main' };
+export const SHA1 = sandboxHeadSha(REPO, 1);
+export const TEST_ID = '6f1b9e9e-8a43-5d2c-9b1a-0c9e3b1d2f11';
+const now = Date.now();
+
+/**
+ * A valid request of every operation, against a queue acme/web:main holding PRs #1 and #2 and a
+ * queue acme/web:scratch (see seedValidRequests); the contract and fuzz tests start from it.
+ */
+export const validRequests: Record<OperationName, Record<string, unknown>> = {
+  submitPullRequest: { ...Q, pr: { number: 1 }, priority: 'high', noBatch: true },
+  cancelPullRequest: { ...Q, pr: { number: 2 } },
+  restartTestsOnPullRequest: { ...Q, pr: { number: 1 } },
+  getSubmittedPullRequest: { ...Q, pr: { number: 1 } },
+  listPullRequests: { ...Q, take: 10 },
+  setImpactedTargets: { ...Q, pr: { number: 1, sha: SHA1 }, impactedTargets: ['//app:web'] },
+  getMergeQueueTestingDetails: { ...Q, testRunId: 'no-such-run' },
+  createQueue: { repo: REPO, targetBranch: 'release', mode: 'single', concurrency: 2 },
+  deleteQueue: { repo: REPO, targetBranch: 'scratch' },
+  getQueue: Q,
+  updateQueue: { ...Q, concurrency: 3 },
+  getMergeQueueMetrics: { repo: 'acme/web', repoHost: 'github.com' },
+  getPullRequestHistory: { ...Q, pr: { number: 1 } },
+  listQueues: { repo: REPO },
+  getCheckRunLog: { repoHost: 'github.com', repo: 'acme/web', targetBranch: 'main', testRunId: 'no-such-run', check: 'test' },
+  listFailingTests: {
+    repo: REPO,
+    org_url_slug: ORG,
+    start_time: new Date(now - 86_400_000).toISOString(),
+    end_time: new Date(now).toISOString(),
+    page_query: { page_size: 10, page_token: '' },
+  },
+  listUnhealthyTests: { repo: REPO, org_url_slug: ORG, page_query: { page_size: 10 }, status: 'FLAKY' },
+  getTestDetails: { repo: REPO, org_url_slug: ORG, test_id: TEST_ID },
+  listQuarantinedTests: { repo: REPO, org_url_slug: ORG, page_query: { page_size: 10 } },
+  linkTicketToTestCase: { test_case_id: TEST_ID, external_ticket_id: 'KAN-123', repo: REPO },
+  uploadTestResults: {
+    repo: REPO,
+    org_url_slug: ORG,
+    branch: 'main',
+    sha: SHA1,
+    reports: [{ name: 'junit.xml', content: '<testsuite name="s"><testcase classname="c" name="t"/></testsuite>' }],
+  },
+  getRepositorySettings: { repo: REPO, org_url_slug: ORG },
+  updateRepositorySettings: { repo: REPO, org_url_slug: ORG, settings: { quarantining_enabled: true } },
+  setTestQuarantine: { repo: REPO, org_url_slug: ORG, test_id: TEST_ID, setting: 'ALWAYS_QUARANTINE' },
+  checkQuarantine: { repo: REPO, org_url_slug: ORG, test_ids: [TEST_ID] },
+  getTestFailureHistory: { repo: REPO, org_url_slug: ORG, test_id: TEST_ID, days: 7 },
+  status: {},
+};
+
+/** The data validRequests expects: queues acme/web:main (PRs #1 and #2 submitted) and acme/web:scratch. */
+export async function seedValidRequests(server: TestServer): Promise<void> {
+  await ok(server, 'createQueue', Q);
+  await ok(server, 'createQueue', { repo: REPO, targetBranch: 'scratch' });
+  await ok(server, 'submitPullRequest', { ...Q, pr: { number: 1 } });
+  await ok(server, 'submitPullRequest', { ...Q, pr: { number: 2 } });
+}
+
+/**
+ * Starts real servers for the tests of one file and closes each test's servers after it.
+ * Call once at the top level of a test file: `const server = serversPerTest();`.
+ */
+export function serversPerTest(): (opts?: TestServerOptions) => Promise<TestServer> {
+  const servers: TestServer[] = [];
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((s) => s.close()));
+  });
+  return async (opts) => {
+    const s = await startTestServer(opts);
+    servers.push(s);
+    return s;
+  };
+}
 
 export interface Answer {
   status: number;

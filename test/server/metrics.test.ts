@@ -1,13 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BUCKETS } from '../../src/server/metrics.js';
-import { startTestServer, type TestServer } from '../support/server.js';
-import { call, ok, REPO } from './helpers.js';
+import type { TestServer } from '../support/server.js';
+import { call, ok, Q, serversPerTest } from './helpers.js';
 
-const Q = { repo: REPO, targetBranch: 'main' };
-const servers: TestServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
+const server = serversPerTest();
 
 interface Sample {
   name: string;
@@ -49,8 +45,7 @@ async function settle(s: TestServer, prs: number[]): Promise<void> {
 
 describe('getMergeQueueMetrics from live engine data', () => {
   it('exposes every series of the contract with its labels and buckets, counting what happened', async () => {
-    const s = await startTestServer({ sandbox: { testSeconds: 1, failPrs: new Set([2]) } });
-    servers.push(s);
+    const s = await server({ sandbox: { testSeconds: 1, failPrs: new Set([2]) } });
     await ok(s, 'createQueue', { ...Q, concurrency: 3 });
     for (const n of [1, 2, 3]) await ok(s, 'submitPullRequest', { ...Q, pr: { number: n } });
     await ok(s, 'submitPullRequest', { ...Q, pr: { number: 4 } });
@@ -120,8 +115,7 @@ describe('getMergeQueueMetrics from live engine data', () => {
   });
 
   it('counts bisection work under queue_type="bisection"', async () => {
-    const s = await startTestServer({ sandbox: { testSeconds: 1, failPrs: new Set([3]) } });
-    servers.push(s);
+    const s = await server({ sandbox: { testSeconds: 1, failPrs: new Set([3]) } });
     await ok(s, 'createQueue', Q);
     await ok(s, 'updateQueue', { ...Q, batch: true, batchingMinSize: 4, bisectionConcurrency: 2 });
     for (const n of [1, 2, 3, 4]) await ok(s, 'submitPullRequest', { ...Q, pr: { number: n } });

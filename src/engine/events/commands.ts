@@ -107,14 +107,17 @@ export function prUpdated(w: WorkingCopy, { prNumber, pr }: PrUpdatedEvent): voi
   w.update(entry, { pr });
 }
 
+/** Copies a field of a settings patch onto a config unless the patch leaves it undefined (a patch's fields are config fields). */
+function setIfDefined<K extends keyof QueueConfig>(next: QueueConfig, patch: Partial<QueueConfig>, key: K): void {
+  const value = patch[key];
+  if (value !== undefined) next[key] = value;
+}
+
 /** Applies a settings patch; a mode change on a queue with admitted PRs goes through `switching_modes`. */
 export function updateConfig(w: WorkingCopy, { patch }: UpdateConfigEvent): void {
   const { deleteRequiredStatuses, ...fields } = patch;
   const next: QueueConfig = { ...w.config };
-  for (const [key, value] of Object.entries(fields) as [keyof typeof fields, unknown][]) {
-    if (value === undefined) continue;
-    (next as unknown as Record<string, unknown>)[key] = value;
-  }
+  for (const key of Object.keys(fields) as (keyof typeof fields)[]) setIfDefined(next, fields, key);
   if (
     fields.requiredStatuses !== undefined &&
     fields.requiredStatuses !== null &&
