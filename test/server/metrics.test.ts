@@ -100,8 +100,7 @@ describe('getMergeQueueMetrics from live engine data', () => {
   });
 
   it('keeps the gauges of an idle queue at zero, and its bisection rows once it batches', async () => {
-    const s = await startTestServer();
-    servers.push(s);
+    const s = await server();
     await ok(s, 'createQueue', Q);
     const idle = parse((await call(s, 'getMergeQueueMetrics')).text);
     const main = { repo: 'acme/web', branch: 'main', queue_type: 'main' };
