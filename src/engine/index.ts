@@ -45,6 +45,7 @@ export {
   defaultConfig,
   findEntry,
   isTerminal,
+  listOrder,
   newQueueModel,
   nextDeadline,
   targetsOverlap,

@@ -15,6 +15,7 @@ import {
   EngineRejection,
   findEntry,
   isTerminal,
+  listOrder,
   newQueueModel,
   readinessOf,
   step,
@@ -833,7 +834,9 @@ export class QueueService {
     const take = options.take ?? 50;
     const since = options.since === undefined ? undefined : Date.parse(options.since);
     const until = options.until === undefined ? undefined : Date.parse(options.until);
-    let entries = [...handle.model.entries].sort((a, b) => a.seq - b.seq);
+    // Queue order as the engine sees it (the line, then the PRs not ready, then those that left):
+    // computed live, so a page after a change continues after the cursor's PR where it is now.
+    let entries = listOrder(handle.model);
     if (options.cursor !== undefined && options.cursor !== '') {
       const at = entries.findIndex((e) => e.id === options.cursor);
       if (at < 0) throw badRequest('cursor: unknown cursor (pass the nextCursor of the previous page)');

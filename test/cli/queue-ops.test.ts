@@ -1,0 +1,66 @@
+import { rm } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isolatedEnv, railyard } from '../support/cli.js';
+import { spawnServe, type ServeProcess } from '../support/serve.js';
+import { tempDir } from '../support/tmp.js';
+
+// `mq list` order and the notices of `mq submit`, through the real binary against a real
+// `railyard serve --sandbox` (runs take a minute, so what is testing stays testing).
+const TOKEN = 'ry_queue_ops_test_token_0123456789abcdef0123';
+let dataDir: string;
+let serve: ServeProcess;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  dataDir = await tempDir('railyard-queue-ops-');
+  serve = await spawnServe(['--data-dir', dataDir, '--sandbox', '--sandbox-test-seconds', '60'], {
+    ...process.env,
+    RAILYARD_SERVER_TOKEN: TOKEN,
+  });
+  env = isolatedEnv({ RAILYARD_API_URL: serve.url, RAILYARD_TOKEN: TOKEN });
+});
+afterAll(async () => {
+  await serve?.kill();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  if (env) await rm(env.HOME, { recursive: true, force: true });
+});
+
+async function ry(args: string[]) {
+  const result = await railyard(args, env);
+  expect(result.code, `${args.join(' ')} → ${result.stderr}`).toBe(0);
+  return result;
+}
+const json = async (args: string[]) => JSON.parse((await ry([...args, '--json'])).stdout);
+const numbers = (list: { pullRequests: { prNumber: number }[] }) => list.pullRequests.map((p) => p.prNumber);
+
+describe('railyard mq list', () => {
+  const REPO = ['--repo', 'acme/order'];
+
+  it('lists in queue order as the engine sees it: testing first, then urgent / higher priority, then submission, then PRs that left', async () => {
+    await ry(['mq', 'queue', 'create', ...REPO, '--concurrency', '1']);
+    await ry(['mq', 'submit', '1', ...REPO]); // starts testing at once (a free slot)
+    await ry(['mq', 'submit', '2', ...REPO, '--priority', 'low']);
+    await ry(['mq', 'submit', '3', ...REPO]);
+    await ry(['mq', 'submit', '4', ...REPO, '--priority', 'high']);
+    await ry(['mq', 'submit', '5', ...REPO, '--priority', 'urgent']); // skips the line: #1's run restarts behind it
+    await ry(['mq', 'cancel', '3', ...REPO]);
+
+    const list = await json(['mq', 'list', ...REPO]);
+    expect(list.pullRequests.map((p: { prNumber: number; state: string }) => `#${p.prNumber} ${p.state}`)).toEqual([
+      '#5 testing',
+      '#4 pending',
+      '#1 pending',
+      '#2 pending',
+      '#3 cancelled',
+    ]);
+    // The same order as the board of `getQueue` for the PRs in the line.
+    const queue = await json(['mq', 'queue', 'get', ...REPO]);
+    expect(queue.enqueuedPullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([5, 4, 1, 2]);
+    // Paging (--limit takes a page of that size) keeps the order, and the table shows it too.
+    expect(numbers(await json(['mq', 'list', ...REPO, '--limit', '2']))).toEqual([5, 4]);
+    expect(numbers(await json(['mq', 'list', ...REPO, '--state', 'pending']))).toEqual([4, 1, 2]);
+    const table = (await ry(['mq', 'list', ...REPO])).stdout;
+    const rows = table.split('\n').flatMap((line) => /│\s*#(\d+)\s*│/.exec(line)?.[1] ?? []);
+    expect(rows).toEqual(['5', '4', '1', '2', '3']);
+  });
+});
