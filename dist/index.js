@@ -50858,6 +50858,19 @@ const DIRECT_MERGE_MODES = ['off', 'always'];
 const OPTIMIZATION_MODES = ['off', 'bisection_skip_redundant_tests'];
 const MERGE_METHODS = ['merge_commit', 'squash', 'rebase'];
 const MERGEABILITY = ['unspecified', 'in_progress', 'mergeable', 'not_mergeable'];
+/**
+ * What a queued PR waits for (readiness.waitingFor, a Railyard extension): its base branch, its
+ * mergeability, its impacted targets (parallel mode), or the queue itself — paused (nothing starts
+ * or merges), draining or switching modes (no new PR enters until it runs again).
+ */
+const WAIT_REASONS = [
+    'base_branch',
+    'mergeability',
+    'impacted_targets',
+    'queue_paused',
+    'queue_draining',
+    'queue_switching_modes',
+];
 /** Where clients send requests unless told otherwise (Trunk's hosted API). */
 const DEFAULT_API_URL = 'https://api.trunk.io/v1';
 
@@ -50985,6 +50998,8 @@ const Readiness = object({
     requiresImpactedTargets: schemas_boolean(),
     doesBaseBranchMatch: schemas_boolean(),
     gitHubMergeability: schemas_enum(MERGEABILITY),
+    // Railyard extension (Trunk clients ignore it): what the PR waits for, while it is in the queue.
+    waitingFor: array(schemas_enum(WAIT_REASONS)).optional(),
 });
 const PullRequestCore = {
     id: schemas_string().optional(),
@@ -51480,7 +51495,7 @@ const routes = {
         operationId: 'listPullRequests',
         method: 'POST',
         path: '/listPullRequests',
-        summary: 'List the pull requests of a merge queue, optionally by state or conclusion window',
+        summary: 'List the pull requests of a merge queue in queue order (the line, then PRs not ready, then concluded), optionally by state or conclusion window',
         tag: 'merge-queue',
         auth: true,
         retrySafe: true,

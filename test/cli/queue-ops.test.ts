@@ -64,3 +64,54 @@ describe('railyard mq list', () => {
     expect(rows).toEqual(['5', '4', '1', '2', '3']);
   });
 });
+
+describe('railyard mq submit says why a PR will wait', () => {
+  it('a paused queue: a notice on stderr (stdout stays JSON), and the PR says it waits for the queue until it is resumed', async () => {
+    const REPO = ['--repo', 'acme/paused'];
+    await ry(['mq', 'queue', 'create', ...REPO]);
+    const quiet = await ry(['mq', 'submit', '1', ...REPO]);
+    expect(quiet.stderr).toBe(''); // a running queue: nothing to say
+    await ry(['mq', 'queue', 'pause', ...REPO]);
+    const result = await ry(['mq', 'submit', '2', ...REPO, '--json']);
+    expect(result.stderr).toMatch(/^Notice: the queue is paused: it starts and merges nothing, so #2 waits until it is resumed \(railyard mq queue resume\)\n$/);
+    const pr = JSON.parse(result.stdout);
+    expect(pr).toMatchObject({ prNumber: 2, state: 'pending', readiness: { waitingFor: ['queue_paused'] } });
+    // #1 is being tested, but a paused queue merges nothing either.
+    expect((await json(['mq', 'status', '1', ...REPO])).readiness.waitingFor).toEqual(['queue_paused']);
+    expect((await ry(['mq', 'status', '2', ...REPO])).stdout).toMatch(/waitingFor\s*│ the queue, which is paused/);
+    await ry(['mq', 'queue', 'resume', ...REPO]);
+    expect((await json(['mq', 'status', '2', ...REPO])).readiness.waitingFor).toEqual([]);
+  });
+
+  it('a draining queue: the PR stays outside it, and says it waits for the queue to run again', async () => {
+    const REPO = ['--repo', 'acme/draining'];
+    await ry(['mq', 'queue', 'create', ...REPO]);
+    await ry(['mq', 'submit', '1', ...REPO]);
+    await ry(['mq', 'queue', 'drain', ...REPO]);
+    const result = await ry(['mq', 'submit', '2', ...REPO, '--json']);
+    expect(result.stderr).toContain('Notice: the queue is draining: it finishes the PRs it has and lets #2 in only once it runs again');
+    expect(JSON.parse(result.stdout)).toMatchObject({ state: 'not_ready', readiness: { waitingFor: ['queue_draining'] } });
+    // #1, already in, is not held by the drain.
+    expect((await json(['mq', 'status', '1', ...REPO])).readiness.waitingFor).toEqual([]);
+    await ry(['mq', 'queue', 'resume', ...REPO]);
+    const admitted = await json(['mq', 'status', '2', ...REPO]);
+    expect(admitted.state).toBe('pending');
+    expect(admitted.readiness.waitingFor).toEqual([]);
+  });
+
+  it('a parallel queue without impacted targets: a warning naming the command to upload them', async () => {
+    const REPO = ['--repo', 'acme/parallel'];
+    await ry(['mq', 'queue', 'create', ...REPO, '--mode', 'parallel']);
+    const result = await ry(['mq', 'submit', '1', ...REPO, '--json']);
+    const pr = JSON.parse(result.stdout);
+    expect(pr).toMatchObject({ state: 'not_ready', readiness: { requiresImpactedTargets: true, hasImpactedTargets: false, waitingFor: ['impacted_targets'] } });
+    expect(result.stderr).toBe(
+      'Warning: the queue runs in parallel mode: #1 waits until its impacted targets are uploaded ' +
+        `(railyard mq impacted-targets 1 --sha ${pr.prSha} --target T…, or --all / --none)\n`,
+    );
+    await ry(['mq', 'impacted-targets', '1', ...REPO, '--sha', pr.prSha, '--target', '//app']);
+    const ready = await json(['mq', 'status', '1', ...REPO]);
+    expect(ready.state).toBe('testing');
+    expect(ready.readiness.waitingFor).toEqual([]);
+  });
+});
