@@ -51027,7 +51027,13 @@ const SubmittedPullRequest = object({
     forceEnqueued: schemas_boolean(),
     isCurrentlySubmittedToQueue: schemas_boolean(),
 });
-const QueueListItem = object({ ...PullRequestCore, noBatch: schemas_boolean() });
+const QueueListItem = object({
+    ...PullRequestCore,
+    noBatch: schemas_boolean(),
+    // Railyard extension: in a parallel queue, the lane of a PR in the line (1 = the lane of the
+    // first PR of the line). PRs of different lanes are tested and merged independently.
+    lane: schemas_number().optional(),
+});
 const ListPullRequestsResponse = object({
     pullRequests: array(QueueListItem),
     nextCursor: schemas_string().optional(),
@@ -51412,9 +51418,10 @@ const QueueSummary = object({
     medianSecondsInQueueLastDay: schemas_number().min(0).nullable(),
     /**
      * How long the queue's recent test runs took (the last 20 that finished, bisection runs
-     * included), in seconds: the 25th, 50th and 90th percentile. Absent until a run finished.
+     * included), in seconds: the 10th, 25th, 50th and 90th percentile. Absent until a run finished.
      */
-    recentTestSeconds: object({ samples: schemas_number(), p25: schemas_number(), p50: schemas_number(), p90: schemas_number() }).optional(),
+    recentTestSeconds: object({ samples: schemas_number(), p10: schemas_number().optional(), p25: schemas_number(), p50: schemas_number(), p90: schemas_number() })
+        .optional(),
 });
 const ListQueuesResponse = object({
     /** The token's organisation (the org_url_slug of the flaky-test operations). */
@@ -53436,36 +53443,82 @@ function formatRange(range) {
     return low === high ? `~${low}` : `~${low}–${high}`;
 }
 /**
- * The queue's PRs in queue order with position, time in queue and ETA. The ETA assumes the runs
- * ahead pass: a PR being tested needs what is left of a run (25th–90th percentile of the recent
- * durations minus the time it has been testing); one waiting behind k others needs
- * floor(k / concurrency) + 1 more rounds, each taking a run's duration, and up to one round more.
+ * The queue's PRs in queue order with position, time in queue and ETA (bench/eta.ts measures it
+ * against the simulator; bench/README.md has the figures). The ETA plays the line forward with
+ * the recent run durations, a short one (10th percentile) for the low end and a long one (90th)
+ * for the high end:
+ * - a PR being tested needs what is left of its run (a run past the long duration may still take
+ *   up to half of long − short);
+ * - each lane (the whole queue in single mode) has `concurrency` slots, held by the runs in
+ *   progress until they end; a waiting PR takes the first slot that frees up and holds it for one
+ *   run (with batching, `batchingMinSize` waiting PRs share one run);
+ * - a PR lands after the PRs ahead of it in its lane (they merge in order), so its range never
+ *   starts or ends before theirs: this is what a passed PR waiting for those ahead gets;
+ * - each PR ahead that may fail restarts the runs behind it: the high end grows by one long run
+ *   times the expected failures ahead (the queue's failure rate over the last day per PR, 1 for
+ *   a PR whose run already failed);
+ * - a PR whose run failed (pending_failure) gets none: it may not land at all.
  */
 function boardRows(queue, summary, now) {
     const recent = summary?.recentTestSeconds;
-    const concurrency = Math.max(1, queue.concurrency);
-    let waiting = 0;
+    const short = recent ? (recent.p10 ?? recent.p25) * 1000 : 0;
+    const long = recent ? recent.p90 * 1000 : 0;
+    const failureRate = summary?.failureRateLastDay ?? 0;
+    const slots = Math.max(1, queue.concurrency);
+    const batch = queue.batch ? Math.max(1, queue.batchingMinSize) : 1;
+    const lanes = new Map();
     return queue.enqueuedPullRequests.map((pr, i) => {
         const since = Date.parse(pr.enqueuedAt ?? pr.stateChangedAt);
+        const key = pr.lane ?? 0;
+        let lane = lanes.get(key);
+        if (!lane)
+            lanes.set(key, (lane = { low: [], high: [], runs: new Set(), waiting: 0, unit: null, ahead: null, risk: 0 }));
+        const risk = lane.risk;
+        lane.risk += pr.state === 'pending_failure' ? 1 : pr.state === 'tests_passed' ? 0 : failureRate;
         let eta = null;
-        if (recent) {
-            const low = recent.p25 * 1000;
-            const high = recent.p90 * 1000;
-            if (pr.state === 'testing' || pr.state === 'tests_passed' || pr.state === 'pending_failure') {
-                const elapsed = now - Date.parse(pr.stateChangedAt);
-                eta =
-                    pr.state === 'testing'
-                        ? { lowMs: Math.max(0, low - elapsed), highMs: Math.max(0, high - elapsed) }
-                        : { lowMs: 0, highMs: high };
+        if (recent && pr.state === 'testing') {
+            const elapsed = now - Date.parse(pr.stateChangedAt);
+            eta = { lowMs: Math.max(0, short - elapsed), highMs: Math.max((long - short) / 2, long - elapsed) };
+            // The PRs of one run (a batch) hold one slot.
+            if (!pr.testRunId || !lane.runs.has(pr.testRunId)) {
+                if (pr.testRunId)
+                    lane.runs.add(pr.testRunId);
+                occupy(lane, eta.lowMs, eta.highMs, slots);
             }
-            else if (pr.state === 'pending') {
-                const rounds = Math.floor(waiting / concurrency) + 1;
-                waiting++;
-                eta = { lowMs: rounds * low, highMs: (rounds + 1) * high };
+        }
+        else if (recent && pr.state === 'pending') {
+            if (lane.waiting % batch === 0) {
+                const start = { lowMs: take(lane.low, slots), highMs: take(lane.high, slots) };
+                lane.unit = { lowMs: start.lowMs + short, highMs: start.highMs + long };
+                occupy(lane, lane.unit.lowMs, lane.unit.highMs, slots);
             }
+            lane.waiting++;
+            eta = lane.unit;
+        }
+        else if (recent && pr.state === 'tests_passed') {
+            eta = { lowMs: 0, highMs: 0 };
+        }
+        if (eta) {
+            eta = { lowMs: eta.lowMs, highMs: eta.highMs + risk * long };
+            if (lane.ahead)
+                eta = { lowMs: Math.max(eta.lowMs, lane.ahead.lowMs), highMs: Math.max(eta.highMs, lane.ahead.highMs) };
+            lane.ahead = eta;
         }
         return { position: i + 1, pr, inQueueMs: Math.max(0, now - since), eta };
     });
+}
+/** When the first slot frees up (0 while one is free), taking it. */
+function take(free, slots) {
+    return free.length < slots ? 0 : free.shift();
+}
+/** Marks a slot busy until lowMs / highMs. */
+function occupy(lane, lowMs, highMs, slots) {
+    for (const [free, at] of [[lane.low, lowMs], [lane.high, highMs]]) {
+        if (free.length >= slots)
+            free.shift();
+        free.push(at);
+        free.sort((a, b) => a - b);
+    }
 }
 /** `, position 2 of 5, 3m 10s in queue` for a PR of `queue` (only the time when it is not on the board). */
 function placeText(queue, pr, now) {
@@ -53479,7 +53532,8 @@ function boardLine(row) {
     const state = `${pr.state ?? '?'}${pr.stateReason && pr.state !== 'testing' ? ` (${pr.stateReason})` : ''}`;
     const run = pr.testRunId ? ` run ${pr.testRunId.slice(0, 8)}` : '';
     const eta = row.eta ? `  ETA ${formatRange(row.eta)}` : '';
-    return `${String(row.position).padStart(3)}. #${pr.prNumber} ${state}${run}  ${board_formatDuration(row.inQueueMs)} in queue${eta}  ${pr.prTitle}`;
+    const lane = pr.lane !== undefined ? `lane ${String(pr.lane).padEnd(2)} ` : '';
+    return `${String(row.position).padStart(3)}. ${lane}#${pr.prNumber} ${state}${run}  ${board_formatDuration(row.inQueueMs)} in queue${eta}  ${pr.prTitle}`;
 }
 /** The header line: which queue, its state and how busy it is. */
 function boardHeader(label, queue, summary) {

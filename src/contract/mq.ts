@@ -218,7 +218,13 @@ export const SubmittedPullRequest = z.object({
 });
 export type SubmittedPullRequest = z.infer<typeof SubmittedPullRequest>;
 
-export const QueueListItem = z.object({ ...PullRequestCore, noBatch: z.boolean() });
+export const QueueListItem = z.object({
+  ...PullRequestCore,
+  noBatch: z.boolean(),
+  // Railyard extension: in a parallel queue, the lane of a PR in the line (1 = the lane of the
+  // first PR of the line). PRs of different lanes are tested and merged independently.
+  lane: z.number().optional(),
+});
 export type QueueListItem = z.infer<typeof QueueListItem>;
 
 export const ListPullRequestsResponse = z.object({

@@ -50,5 +50,6 @@ export {
   nextDeadline,
   targetsOverlap,
 } from './model.js';
+export { laneNumbers } from './rules/lanes.js';
 export { readinessOf } from './rules/readiness.js';
 export { step } from './step.js';

@@ -115,3 +115,31 @@ describe('railyard mq submit says why a PR will wait', () => {
     expect(ready.readiness.waitingFor).toEqual([]);
   });
 });
+
+describe('railyard mq watch in a parallel queue', () => {
+  it('shows the lane of each PR: PRs with overlapping impacted targets share one, others test and merge on their own', async () => {
+    const REPO = ['--repo', 'acme/lanes'];
+    await ry(['mq', 'queue', 'create', ...REPO, '--mode', 'parallel', '--concurrency', '1']);
+    for (const [n, target] of [
+      [1, '//app'],
+      [2, '//docs'],
+      [3, '//app'],
+    ] as const) {
+      const pr = JSON.parse((await ry(['mq', 'submit', String(n), ...REPO, '--json'])).stdout);
+      await ry(['mq', 'impacted-targets', String(n), ...REPO, '--sha', pr.prSha, '--target', target]);
+    }
+    const list = await json(['mq', 'list', ...REPO]);
+    expect(list.pullRequests.map((p: { prNumber: number; state: string; lane: number }) => `#${p.prNumber} ${p.state} lane ${p.lane}`)).toEqual([
+      '#1 testing lane 1',
+      '#2 testing lane 2',
+      '#3 pending lane 1', // concurrency 1 per lane: waits for #1, not for #2
+    ]);
+    const watch = await railyard(['mq', 'watch', ...REPO, '--interval', '200ms', '--timeout', '1s'], env);
+    expect(watch.code, watch.stderr).toBe(0);
+    const lines = watch.stdout.trim().split('\n');
+    expect(lines).toHaveLength(3); // nothing changed within the second: one line per PR
+    expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d 1\. lane 1 {2}#1 testing run [0-9a-f]{8} /);
+    expect(lines[1]).toMatch(/ 2\. lane 2 {2}#2 testing run /);
+    expect(lines[2]).toMatch(/ 3\. lane 1 {2}#3 pending \(API_REQUESTED\) /);
+  });
+});
