@@ -53544,6 +53544,44 @@ function boardHeader(label, queue, summary) {
     return `${label} ${queue.branch}: ${queue.state}, ${queue.mode}, concurrency ${queue.concurrency}, ${queue.enqueuedPullRequests.length} in queue${runs}`;
 }
 
+;// CONCATENATED MODULE: ./src/watch/notices.ts
+/**
+ * From readiness.waitingFor; for a server without it, from the readiness fields and the queue's
+ * state (`queueState`, undefined when unknown).
+ */
+function submitNotices(pr, queueState, hints) {
+    const r = pr.readiness;
+    const waits = r?.waitingFor ? [...r.waitingFor] : [];
+    if (!r?.waitingFor) {
+        if (r?.requiresImpactedTargets && !r.hasImpactedTargets)
+            waits.push('impacted_targets');
+        if (queueState === 'paused')
+            waits.push('queue_paused');
+        if (pr.state === 'not_ready' && (queueState === 'draining' || queueState === 'switching_modes'))
+            waits.push(queueState === 'draining' ? 'queue_draining' : 'queue_switching_modes');
+    }
+    const n = `#${pr.prNumber}`;
+    const resume = hints.resume ? ` (${hints.resume})` : '';
+    const notices = [];
+    for (const reason of waits) {
+        if (reason === 'queue_paused')
+            notices.push({ level: 'notice', text: `the queue is paused: it starts and merges nothing, so ${n} waits until it is resumed${resume}` });
+        else if (reason === 'queue_draining')
+            notices.push({
+                level: 'notice',
+                text: `the queue is draining: it finishes the PRs it has and lets ${n} in only once it runs again${resume}`,
+            });
+        else if (reason === 'queue_switching_modes')
+            notices.push({ level: 'notice', text: `the queue is switching modes: ${n} enters once the PRs already in it are done` });
+        else if (reason === 'impacted_targets')
+            notices.push({
+                level: 'warning',
+                text: `the queue runs in parallel mode: ${n} waits until its impacted targets are uploaded (${hints.uploadTargets(pr)})`,
+            });
+    }
+    return notices;
+}
+
 ;// CONCATENATED MODULE: ./src/watch/wait.ts
 /**
  * The ONE wait loop of the CLI (`mq status --wait`, `mq submit --wait`) and the Action (`wait`):
@@ -53649,6 +53687,7 @@ async function waitForTerminal(options) {
 
 
 
+
 /** Reads what the runner gives an Action: INPUT_* variables, GITHUB_* variables, the event file. */
 function runEnvironment() {
     return {
@@ -53700,7 +53739,11 @@ class Step {
                     ...(s.noBatch ? { noBatch: true } : {}),
                 });
                 info(`Submitted #${s.prNumber} to the ${s.targetBranch} queue of ${repoName(s)}`);
-                await this.read(s);
+                // Say why it will wait (a paused or draining queue, impacted targets missing), as mq submit does.
+                for (const { level, text } of submitNotices(await this.read(s), undefined, {
+                    uploadTargets: () => 'this action with operation: impacted-targets, or railyard mq impacted-targets',
+                }))
+                    (level === 'warning' ? warning : notice)(text);
                 break;
             case 'cancel': {
                 // Nothing to cancel once the PR left the queue: say so, and let fail-on judge its state.

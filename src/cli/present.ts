@@ -57,39 +57,6 @@ export function waitSentence(reason: WaitReason): string {
   }
 }
 
-/**
- * What to tell someone who just submitted `pr` (printed on stderr, so `--json` stays clean): a
- * notice when the queue is paused or draining, a warning when the PR waits for impacted targets in
- * a parallel queue (the person has to act). From readiness.waitingFor;
- * for a server without it, from the readiness fields and the queue's state.
- */
-export function submitNotices(pr: SubmittedPullRequest, queueState: string | undefined): string[] {
-  const r = pr.readiness;
-  const waits: WaitReason[] = r?.waitingFor ? [...r.waitingFor] : [];
-  if (!r?.waitingFor) {
-    if (r?.requiresImpactedTargets && !r.hasImpactedTargets) waits.push('impacted_targets');
-    if (queueState === 'paused') waits.push('queue_paused');
-    if (pr.state === 'not_ready' && (queueState === 'draining' || queueState === 'switching_modes'))
-      waits.push(queueState === 'draining' ? 'queue_draining' : 'queue_switching_modes');
-  }
-  const n = `#${pr.prNumber}`;
-  const notices: string[] = [];
-  for (const reason of waits) {
-    if (reason === 'queue_paused')
-      notices.push(`Notice: the queue is paused: it starts and merges nothing, so ${n} waits until it is resumed (railyard mq queue resume)`);
-    else if (reason === 'queue_draining')
-      notices.push(`Notice: the queue is draining: it finishes the PRs it has and lets ${n} in only once it runs again (railyard mq queue resume)`);
-    else if (reason === 'queue_switching_modes')
-      notices.push(`Notice: the queue is switching modes: ${n} enters once the PRs already in it are done`);
-    else if (reason === 'impacted_targets')
-      notices.push(
-        `Warning: the queue runs in parallel mode: ${n} waits until its impacted targets are uploaded ` +
-          `(railyard mq impacted-targets ${pr.prNumber} --sha ${pr.prSha} --target T…, or --all / --none)`,
-      );
-  }
-  return notices;
-}
-
 export interface WaitResult {
   pr: SubmittedPullRequest;
   timedOut: boolean;

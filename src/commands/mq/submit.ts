@@ -45,9 +45,13 @@ export default class Submit extends BaseCommand {
     this.out(`Submitted #${number} to the ${flags.branch} queue of ${repo.host}/${repo.owner}/${repo.name}\n`);
     const pr = await client.call('getSubmittedPullRequest', key);
     // Why it will wait, when the queue or the PR holds it: on stderr, so --json output stays clean.
-    const { submitNotices } = await import('../../cli/present.js');
+    const { submitNotices } = await import('../../watch/notices.js');
     const state = pr.readiness?.waitingFor ? undefined : await this.queueState(client, key);
-    for (const line of submitNotices(pr, state)) this.notice(line);
+    const notices = submitNotices(pr, state, {
+      resume: 'railyard mq queue resume',
+      uploadTargets: (p) => `railyard mq impacted-targets ${p.prNumber} --sha ${p.prSha} --target T…, or --all / --none`,
+    });
+    for (const { level, text } of notices) this.notice(`${level === 'warning' ? 'Warning' : 'Notice'}: ${text}`);
     if (!flags.wait) return pr;
     const { waitForPr } = await import('../../cli/present.js');
     const result = await waitForPr(
