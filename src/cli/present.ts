@@ -39,6 +39,12 @@ export function describePr(pr: SubmittedPullRequest): Record<string, unknown> {
   };
 }
 
+/** `, waiting for the queue, which is paused` (empty when nothing holds the PR, or the server does not say). */
+function waitsText(pr: SubmittedPullRequest): string {
+  const waits = pr.readiness?.waitingFor;
+  return waits?.length ? `, waiting for ${waits.map(waitSentence).join(' and ')}` : '';
+}
+
 /** What a PR waits for, in words (readiness.waitingFor). */
 export function waitSentence(reason: WaitReason): string {
   switch (reason) {
@@ -94,7 +100,7 @@ export async function waitForPr(
       // The CLI's interval is what the user asked for: no backoff beyond it.
       maxIntervalMs: options.intervalMs,
       onState: (pr) => progress.log(`#${key.prNumber}: ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}`),
-      onPoll: async (pr) => progress.update(`#${key.prNumber} is ${pr.state ?? 'unknown'}${await placeOf(client, key, pr)}`),
+      onPoll: async (pr) => progress.update(`#${key.prNumber} is ${pr.state ?? 'unknown'}${await placeOf(client, key, pr)}${waitsText(pr)}`),
       onRetry: (error) => progress.log(`#${key.prNumber}: ${(error as Error).message}; still waiting`),
     });
     if (outcome.kind === 'terminal') return { pr: outcome.pr, timedOut: false };

@@ -92,7 +92,7 @@ describe('railyard mq watch', () => {
 });
 
 describe('railyard mq status --wait', () => {
-  it('shows the position and the time in queue while it waits', async () => {
+  it('shows the position, the time in queue and what holds the PR while it waits', async () => {
     await ok(server, 'updateQueue', { ...Q, state: 'paused' });
     await ok(server, 'submitPullRequest', { ...Q, pr: { number: 5 } });
     await ok(server, 'submitPullRequest', { ...Q, pr: { number: 6 } });
@@ -102,7 +102,7 @@ describe('railyard mq status --wait', () => {
     );
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(
-      /^#6: pending \(API_REQUESTED\)\n#6 is pending, position 2 of 2, \d+s in queue\n/,
+      /^#6: pending \(API_REQUESTED\)\n#6 is pending, position 2 of 2, \d+s in queue, waiting for the queue, which is paused\n/,
     );
     for (const n of [5, 6]) await ok(server, 'cancelPullRequest', { ...Q, pr: { number: n } });
     await ok(server, 'updateQueue', { ...Q, state: 'running' });
