@@ -50858,6 +50858,19 @@ const DIRECT_MERGE_MODES = ['off', 'always'];
 const OPTIMIZATION_MODES = ['off', 'bisection_skip_redundant_tests'];
 const MERGE_METHODS = ['merge_commit', 'squash', 'rebase'];
 const MERGEABILITY = ['unspecified', 'in_progress', 'mergeable', 'not_mergeable'];
+/**
+ * What a queued PR waits for (readiness.waitingFor, a Railyard extension): its base branch, its
+ * mergeability, its impacted targets (parallel mode), or the queue itself — paused (nothing starts
+ * or merges), draining or switching modes (no new PR enters until it runs again).
+ */
+const WAIT_REASONS = [
+    'base_branch',
+    'mergeability',
+    'impacted_targets',
+    'queue_paused',
+    'queue_draining',
+    'queue_switching_modes',
+];
 /** Where clients send requests unless told otherwise (Trunk's hosted API). */
 const DEFAULT_API_URL = 'https://api.trunk.io/v1';
 
@@ -50985,6 +50998,8 @@ const Readiness = object({
     requiresImpactedTargets: schemas_boolean(),
     doesBaseBranchMatch: schemas_boolean(),
     gitHubMergeability: schemas_enum(MERGEABILITY),
+    // Railyard extension (Trunk clients ignore it): what the PR waits for, while it is in the queue.
+    waitingFor: array(schemas_enum(WAIT_REASONS)).optional(),
 });
 const PullRequestCore = {
     id: schemas_string().optional(),
@@ -51012,7 +51027,13 @@ const SubmittedPullRequest = object({
     forceEnqueued: schemas_boolean(),
     isCurrentlySubmittedToQueue: schemas_boolean(),
 });
-const QueueListItem = object({ ...PullRequestCore, noBatch: schemas_boolean() });
+const QueueListItem = object({
+    ...PullRequestCore,
+    noBatch: schemas_boolean(),
+    // Railyard extension: in a parallel queue, the lane of a PR in the line (1 = the lane of the
+    // first PR of the line). PRs of different lanes are tested and merged independently.
+    lane: schemas_number().optional(),
+});
 const ListPullRequestsResponse = object({
     pullRequests: array(QueueListItem),
     nextCursor: schemas_string().optional(),
@@ -51397,9 +51418,10 @@ const QueueSummary = object({
     medianSecondsInQueueLastDay: schemas_number().min(0).nullable(),
     /**
      * How long the queue's recent test runs took (the last 20 that finished, bisection runs
-     * included), in seconds: the 25th, 50th and 90th percentile. Absent until a run finished.
+     * included), in seconds: the 10th, 25th, 50th and 90th percentile. Absent until a run finished.
      */
-    recentTestSeconds: object({ samples: schemas_number(), p25: schemas_number(), p50: schemas_number(), p90: schemas_number() }).optional(),
+    recentTestSeconds: object({ samples: schemas_number(), p10: schemas_number().optional(), p25: schemas_number(), p50: schemas_number(), p90: schemas_number() })
+        .optional(),
 });
 const ListQueuesResponse = object({
     /** The token's organisation (the org_url_slug of the flaky-test operations). */
@@ -51480,7 +51502,7 @@ const routes = {
         operationId: 'listPullRequests',
         method: 'POST',
         path: '/listPullRequests',
-        summary: 'List the pull requests of a merge queue, optionally by state or conclusion window',
+        summary: 'List the pull requests of a merge queue in queue order (the line, then PRs not ready, then concluded), optionally by state or conclusion window',
         tag: 'merge-queue',
         auth: true,
         retrySafe: true,
@@ -53421,36 +53443,82 @@ function formatRange(range) {
     return low === high ? `~${low}` : `~${low}–${high}`;
 }
 /**
- * The queue's PRs in queue order with position, time in queue and ETA. The ETA assumes the runs
- * ahead pass: a PR being tested needs what is left of a run (25th–90th percentile of the recent
- * durations minus the time it has been testing); one waiting behind k others needs
- * floor(k / concurrency) + 1 more rounds, each taking a run's duration, and up to one round more.
+ * The queue's PRs in queue order with position, time in queue and ETA (bench/eta.ts measures it
+ * against the simulator; bench/README.md has the figures). The ETA plays the line forward with
+ * the recent run durations, a short one (10th percentile) for the low end and a long one (90th)
+ * for the high end:
+ * - a PR being tested needs what is left of its run (a run past the long duration may still take
+ *   up to half of long − short);
+ * - each lane (the whole queue in single mode) has `concurrency` slots, held by the runs in
+ *   progress until they end; a waiting PR takes the first slot that frees up and holds it for one
+ *   run (with batching, `batchingMinSize` waiting PRs share one run);
+ * - a PR lands after the PRs ahead of it in its lane (they merge in order), so its range never
+ *   starts or ends before theirs: this is what a passed PR waiting for those ahead gets;
+ * - each PR ahead that may fail restarts the runs behind it: the high end grows by one long run
+ *   times the expected failures ahead (the queue's failure rate over the last day per PR, 1 for
+ *   a PR whose run already failed);
+ * - a PR whose run failed (pending_failure) gets none: it may not land at all.
  */
 function boardRows(queue, summary, now) {
     const recent = summary?.recentTestSeconds;
-    const concurrency = Math.max(1, queue.concurrency);
-    let waiting = 0;
+    const short = recent ? (recent.p10 ?? recent.p25) * 1000 : 0;
+    const long = recent ? recent.p90 * 1000 : 0;
+    const failureRate = summary?.failureRateLastDay ?? 0;
+    const slots = Math.max(1, queue.concurrency);
+    const batch = queue.batch ? Math.max(1, queue.batchingMinSize) : 1;
+    const lanes = new Map();
     return queue.enqueuedPullRequests.map((pr, i) => {
         const since = Date.parse(pr.enqueuedAt ?? pr.stateChangedAt);
+        const key = pr.lane ?? 0;
+        let lane = lanes.get(key);
+        if (!lane)
+            lanes.set(key, (lane = { low: [], high: [], runs: new Set(), waiting: 0, unit: null, ahead: null, risk: 0 }));
+        const risk = lane.risk;
+        lane.risk += pr.state === 'pending_failure' ? 1 : pr.state === 'tests_passed' ? 0 : failureRate;
         let eta = null;
-        if (recent) {
-            const low = recent.p25 * 1000;
-            const high = recent.p90 * 1000;
-            if (pr.state === 'testing' || pr.state === 'tests_passed' || pr.state === 'pending_failure') {
-                const elapsed = now - Date.parse(pr.stateChangedAt);
-                eta =
-                    pr.state === 'testing'
-                        ? { lowMs: Math.max(0, low - elapsed), highMs: Math.max(0, high - elapsed) }
-                        : { lowMs: 0, highMs: high };
+        if (recent && pr.state === 'testing') {
+            const elapsed = now - Date.parse(pr.stateChangedAt);
+            eta = { lowMs: Math.max(0, short - elapsed), highMs: Math.max((long - short) / 2, long - elapsed) };
+            // The PRs of one run (a batch) hold one slot.
+            if (!pr.testRunId || !lane.runs.has(pr.testRunId)) {
+                if (pr.testRunId)
+                    lane.runs.add(pr.testRunId);
+                occupy(lane, eta.lowMs, eta.highMs, slots);
             }
-            else if (pr.state === 'pending') {
-                const rounds = Math.floor(waiting / concurrency) + 1;
-                waiting++;
-                eta = { lowMs: rounds * low, highMs: (rounds + 1) * high };
+        }
+        else if (recent && pr.state === 'pending') {
+            if (lane.waiting % batch === 0) {
+                const start = { lowMs: take(lane.low, slots), highMs: take(lane.high, slots) };
+                lane.unit = { lowMs: start.lowMs + short, highMs: start.highMs + long };
+                occupy(lane, lane.unit.lowMs, lane.unit.highMs, slots);
             }
+            lane.waiting++;
+            eta = lane.unit;
+        }
+        else if (recent && pr.state === 'tests_passed') {
+            eta = { lowMs: 0, highMs: 0 };
+        }
+        if (eta) {
+            eta = { lowMs: eta.lowMs, highMs: eta.highMs + risk * long };
+            if (lane.ahead)
+                eta = { lowMs: Math.max(eta.lowMs, lane.ahead.lowMs), highMs: Math.max(eta.highMs, lane.ahead.highMs) };
+            lane.ahead = eta;
         }
         return { position: i + 1, pr, inQueueMs: Math.max(0, now - since), eta };
     });
+}
+/** When the first slot frees up (0 while one is free), taking it. */
+function take(free, slots) {
+    return free.length < slots ? 0 : free.shift();
+}
+/** Marks a slot busy until lowMs / highMs. */
+function occupy(lane, lowMs, highMs, slots) {
+    for (const [free, at] of [[lane.low, lowMs], [lane.high, highMs]]) {
+        if (free.length >= slots)
+            free.shift();
+        free.push(at);
+        free.sort((a, b) => a - b);
+    }
 }
 /** `, position 2 of 5, 3m 10s in queue` for a PR of `queue` (only the time when it is not on the board). */
 function placeText(queue, pr, now) {
@@ -53464,7 +53532,8 @@ function boardLine(row) {
     const state = `${pr.state ?? '?'}${pr.stateReason && pr.state !== 'testing' ? ` (${pr.stateReason})` : ''}`;
     const run = pr.testRunId ? ` run ${pr.testRunId.slice(0, 8)}` : '';
     const eta = row.eta ? `  ETA ${formatRange(row.eta)}` : '';
-    return `${String(row.position).padStart(3)}. #${pr.prNumber} ${state}${run}  ${board_formatDuration(row.inQueueMs)} in queue${eta}  ${pr.prTitle}`;
+    const lane = pr.lane !== undefined ? `lane ${String(pr.lane).padEnd(2)} ` : '';
+    return `${String(row.position).padStart(3)}. ${lane}#${pr.prNumber} ${state}${run}  ${board_formatDuration(row.inQueueMs)} in queue${eta}  ${pr.prTitle}`;
 }
 /** The header line: which queue, its state and how busy it is. */
 function boardHeader(label, queue, summary) {
@@ -53473,6 +53542,44 @@ function boardHeader(label, queue, summary) {
         ? `, recent runs ${formatRange({ lowMs: recent.p25 * 1000, highMs: recent.p90 * 1000 })}`
         : '';
     return `${label} ${queue.branch}: ${queue.state}, ${queue.mode}, concurrency ${queue.concurrency}, ${queue.enqueuedPullRequests.length} in queue${runs}`;
+}
+
+;// CONCATENATED MODULE: ./src/watch/notices.ts
+/**
+ * From readiness.waitingFor; for a server without it, from the readiness fields and the queue's
+ * state (`queueState`, undefined when unknown).
+ */
+function submitNotices(pr, queueState, hints) {
+    const r = pr.readiness;
+    const waits = r?.waitingFor ? [...r.waitingFor] : [];
+    if (!r?.waitingFor) {
+        if (r?.requiresImpactedTargets && !r.hasImpactedTargets)
+            waits.push('impacted_targets');
+        if (queueState === 'paused')
+            waits.push('queue_paused');
+        if (pr.state === 'not_ready' && (queueState === 'draining' || queueState === 'switching_modes'))
+            waits.push(queueState === 'draining' ? 'queue_draining' : 'queue_switching_modes');
+    }
+    const n = `#${pr.prNumber}`;
+    const resume = hints.resume ? ` (${hints.resume})` : '';
+    const notices = [];
+    for (const reason of waits) {
+        if (reason === 'queue_paused')
+            notices.push({ level: 'notice', text: `the queue is paused: it starts and merges nothing, so ${n} waits until it is resumed${resume}` });
+        else if (reason === 'queue_draining')
+            notices.push({
+                level: 'notice',
+                text: `the queue is draining: it finishes the PRs it has and lets ${n} in only once it runs again${resume}`,
+            });
+        else if (reason === 'queue_switching_modes')
+            notices.push({ level: 'notice', text: `the queue is switching modes: ${n} enters once the PRs already in it are done` });
+        else if (reason === 'impacted_targets')
+            notices.push({
+                level: 'warning',
+                text: `the queue runs in parallel mode: ${n} waits until its impacted targets are uploaded (${hints.uploadTargets(pr)})`,
+            });
+    }
+    return notices;
 }
 
 ;// CONCATENATED MODULE: ./src/watch/wait.ts
@@ -53580,6 +53687,7 @@ async function waitForTerminal(options) {
 
 
 
+
 /** Reads what the runner gives an Action: INPUT_* variables, GITHUB_* variables, the event file. */
 function runEnvironment() {
     return {
@@ -53631,7 +53739,11 @@ class Step {
                     ...(s.noBatch ? { noBatch: true } : {}),
                 });
                 info(`Submitted #${s.prNumber} to the ${s.targetBranch} queue of ${repoName(s)}`);
-                await this.read(s);
+                // Say why it will wait (a paused or draining queue, impacted targets missing), as mq submit does.
+                for (const { level, text } of submitNotices(await this.read(s), undefined, {
+                    uploadTargets: () => 'this action with operation: impacted-targets, or railyard mq impacted-targets',
+                }))
+                    (level === 'warning' ? warning : notice)(text);
                 break;
             case 'cancel': {
                 // Nothing to cancel once the PR left the queue: say so, and let fail-on judge its state.

@@ -13,6 +13,7 @@ import {
 } from './inputs.js';
 import { summaryTable, uploadSummaryTable } from './summary.js';
 import { formatDuration, placeText } from '../watch/board.js';
+import { submitNotices } from '../watch/notices.js';
 import { TERMINAL, waitForTerminal } from '../watch/wait.js';
 
 /** Reads what the runner gives an Action: INPUT_* variables, GITHUB_* variables, the event file. */
@@ -72,7 +73,11 @@ class Step {
           ...(s.noBatch ? { noBatch: true } : {}),
         });
         core.info(`Submitted #${s.prNumber} to the ${s.targetBranch} queue of ${repoName(s)}`);
-        await this.read(s);
+        // Say why it will wait (a paused or draining queue, impacted targets missing), as mq submit does.
+        for (const { level, text } of submitNotices(await this.read(s), undefined, {
+          uploadTargets: () => 'this action with operation: impacted-targets, or railyard mq impacted-targets',
+        }))
+          (level === 'warning' ? core.warning : core.notice)(text);
         break;
       case 'cancel': {
         // Nothing to cancel once the PR left the queue: say so, and let fail-on judge its state.

@@ -70,6 +70,11 @@ export abstract class BaseCommand extends Command {
     if (!this.jsonEnabled()) process.stdout.write(text);
   }
 
+  /** A notice or warning for the person: stderr, also with --json (stdout carries only the JSON). */
+  protected notice(text: string): void {
+    process.stderr.write(`${text}\n`);
+  }
+
   /** Ends a --wait: exit 0 when merged, 1 when failed, cancelled or still waiting at the timeout. */
   protected concludeWait(result: { pr: SubmittedPullRequest; timedOut: boolean }): SubmittedPullRequest {
     const { pr } = result;

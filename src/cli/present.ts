@@ -1,4 +1,4 @@
-import type { QueueListItem, SubmittedPullRequest } from '../contract/index.js';
+import type { QueueListItem, SubmittedPullRequest, WaitReason } from '../contract/index.js';
 import type { Client } from '../client/index.js';
 import type { Repo } from '../contract/index.js';
 import { placeText } from '../watch/board.js';
@@ -35,7 +35,32 @@ export function describePr(pr: SubmittedPullRequest): Record<string, unknown> {
       ? `base matches: ${pr.readiness.doesBaseBranchMatch}, mergeability: ${pr.readiness.gitHubMergeability}` +
         (pr.readiness.requiresImpactedTargets ? `, impacted targets: ${pr.readiness.hasImpactedTargets ? 'yes' : 'missing'}` : '')
       : undefined,
+    waitingFor: pr.readiness?.waitingFor?.length ? pr.readiness.waitingFor.map(waitSentence).join('; ') : undefined,
   };
+}
+
+/** `, waiting for the queue, which is paused` (empty when nothing holds the PR, or the server does not say). */
+function waitsText(pr: SubmittedPullRequest): string {
+  const waits = pr.readiness?.waitingFor;
+  return waits?.length ? `, waiting for ${waits.map(waitSentence).join(' and ')}` : '';
+}
+
+/** What a PR waits for, in words (readiness.waitingFor). */
+export function waitSentence(reason: WaitReason): string {
+  switch (reason) {
+    case 'base_branch':
+      return 'its base branch to be the queue\'s target branch';
+    case 'mergeability':
+      return 'the forge to call it mergeable';
+    case 'impacted_targets':
+      return 'its impacted targets (parallel queue)';
+    case 'queue_paused':
+      return 'the queue, which is paused';
+    case 'queue_draining':
+      return 'the queue, which is draining';
+    case 'queue_switching_modes':
+      return 'the queue, which is switching modes';
+  }
 }
 
 export interface WaitResult {
@@ -75,7 +100,7 @@ export async function waitForPr(
       // The CLI's interval is what the user asked for: no backoff beyond it.
       maxIntervalMs: options.intervalMs,
       onState: (pr) => progress.log(`#${key.prNumber}: ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}`),
-      onPoll: async (pr) => progress.update(`#${key.prNumber} is ${pr.state ?? 'unknown'}${await placeOf(client, key, pr)}`),
+      onPoll: async (pr) => progress.update(`#${key.prNumber} is ${pr.state ?? 'unknown'}${await placeOf(client, key, pr)}${waitsText(pr)}`),
       onRetry: (error) => progress.log(`#${key.prNumber}: ${(error as Error).message}; still waiting`),
     });
     if (outcome.kind === 'terminal') return { pr: outcome.pr, timedOut: false };

@@ -45,5 +45,20 @@ export type MergeMethod = (typeof MERGE_METHODS)[number];
 export const MERGEABILITY = ['unspecified', 'in_progress', 'mergeable', 'not_mergeable'] as const;
 export type Mergeability = (typeof MERGEABILITY)[number];
 
+/**
+ * What a queued PR waits for (readiness.waitingFor, a Railyard extension): its base branch, its
+ * mergeability, its impacted targets (parallel mode), or the queue itself — paused (nothing starts
+ * or merges), draining or switching modes (no new PR enters until it runs again).
+ */
+export const WAIT_REASONS = [
+  'base_branch',
+  'mergeability',
+  'impacted_targets',
+  'queue_paused',
+  'queue_draining',
+  'queue_switching_modes',
+] as const;
+export type WaitReason = (typeof WAIT_REASONS)[number];
+
 /** Where clients send requests unless told otherwise (Trunk's hosted API). */
 export const DEFAULT_API_URL = 'https://api.trunk.io/v1';

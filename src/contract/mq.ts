@@ -10,6 +10,7 @@ import {
   PULL_REQUEST_STATES,
   QUEUE_STATES,
   SETTABLE_QUEUE_STATES,
+  WAIT_REASONS,
 } from './constants.js';
 import type * as C from './constants.js';
 
@@ -183,6 +184,8 @@ export const Readiness = z.object({
   requiresImpactedTargets: z.boolean(),
   doesBaseBranchMatch: z.boolean(),
   gitHubMergeability: z.enum(MERGEABILITY),
+  // Railyard extension (Trunk clients ignore it): what the PR waits for, while it is in the queue.
+  waitingFor: z.array(z.enum(WAIT_REASONS)).optional(),
 });
 export type Readiness = z.infer<typeof Readiness>;
 
@@ -215,7 +218,13 @@ export const SubmittedPullRequest = z.object({
 });
 export type SubmittedPullRequest = z.infer<typeof SubmittedPullRequest>;
 
-export const QueueListItem = z.object({ ...PullRequestCore, noBatch: z.boolean() });
+export const QueueListItem = z.object({
+  ...PullRequestCore,
+  noBatch: z.boolean(),
+  // Railyard extension: in a parallel queue, the lane of a PR in the line (1 = the lane of the
+  // first PR of the line). PRs of different lanes are tested and merged independently.
+  lane: z.number().optional(),
+});
 export type QueueListItem = z.infer<typeof QueueListItem>;
 
 export const ListPullRequestsResponse = z.object({

@@ -33,9 +33,11 @@ export const QueueSummary = z.object({
   medianSecondsInQueueLastDay: z.number().min(0).nullable(),
   /**
    * How long the queue's recent test runs took (the last 20 that finished, bisection runs
-   * included), in seconds: the 25th, 50th and 90th percentile. Absent until a run finished.
+   * included), in seconds: the 10th, 25th, 50th and 90th percentile. Absent until a run finished.
    */
-  recentTestSeconds: z.object({ samples: z.number(), p25: z.number(), p50: z.number(), p90: z.number() }).optional(),
+  recentTestSeconds: z
+    .object({ samples: z.number(), p10: z.number().optional(), p25: z.number(), p50: z.number(), p90: z.number() })
+    .optional(),
 });
 export type QueueSummary = z.infer<typeof QueueSummary>;
 

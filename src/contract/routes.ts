@@ -99,7 +99,7 @@ export const routes = {
     operationId: 'listPullRequests',
     method: 'POST',
     path: '/listPullRequests',
-    summary: 'List the pull requests of a merge queue, optionally by state or conclusion window',
+    summary: 'List the pull requests of a merge queue in queue order (the line, then PRs not ready, then concluded), optionally by state or conclusion window',
     tag: 'merge-queue',
     auth: true,
     retrySafe: true,

@@ -45,9 +45,11 @@ export {
   defaultConfig,
   findEntry,
   isTerminal,
+  listOrder,
   newQueueModel,
   nextDeadline,
   targetsOverlap,
 } from './model.js';
+export { laneNumbers } from './rules/lanes.js';
 export { readinessOf } from './rules/readiness.js';
 export { step } from './step.js';

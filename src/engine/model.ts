@@ -73,6 +73,22 @@ export function activeEntries(model: QueueModel): Entry[] {
   return [...inRun, ...rest];
 }
 
+/**
+ * Every entry of the queue in the order a person reads it (listPullRequests): the line as
+ * `activeEntries` orders it (runs in the order they started, then the pending PRs by priority and
+ * submission), then the PRs waiting outside it (`not_ready`, by priority and submission), then the
+ * PRs that left the queue, in the order they left (then by submission).
+ */
+export function listOrder(model: QueueModel): Entry[] {
+  const active = activeEntries(model);
+  const line = active.filter((e) => e.state !== 'not_ready');
+  const waiting = active.filter((e) => e.state === 'not_ready');
+  const gone = model.entries
+    .filter((e) => isTerminal(e.state))
+    .sort((a, b) => (a.concludedAt ?? 0) - (b.concludedAt ?? 0) || a.seq - b.seq);
+  return [...line, ...waiting, ...gone];
+}
+
 export function compareEntries(a: Entry, b: Entry): number {
   return a.priority.value - b.priority.value || a.seq - b.seq;
 }

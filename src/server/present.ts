@@ -52,9 +52,10 @@ function core(entry: Entry) {
 }
 
 /** An item of getQueue.enqueuedPullRequests and listPullRequests.pullRequests. */
-export function presentListItem(entry: Entry): QueueListItem {
+export function presentListItem(entry: Entry, lane?: number): QueueListItem {
   const out = core(entry) as QueueListItem;
   out.noBatch = entry.noBatch;
+  if (lane !== undefined) out.lane = lane;
   return out;
 }
 

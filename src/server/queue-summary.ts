@@ -1,5 +1,5 @@
 import type { QueueSummary } from '../contract/index.js';
-import { isTerminal } from '../engine/index.js';
+import { isTerminal, type TestRun } from '../engine/index.js';
 import type { QueueHandle } from './service.js';
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -54,9 +54,14 @@ export function summariseQueue(q: QueueHandle, now: number): QueueSummary {
 
 const RECENT_RUNS = 20;
 
-/** How long the last RECENT_RUNS finished runs took (s): the 25th, 50th and 90th percentile (mq watch's ETA). */
+/** How long the last RECENT_RUNS finished runs took (s): the 10th, 25th, 50th and 90th percentile (mq watch's ETA). */
 function recentTestSeconds(model: QueueHandle['model']): QueueSummary['recentTestSeconds'] {
-  const finished = model.runs
+  return recentRunSeconds(model.runs);
+}
+
+/** recentTestSeconds over a list of runs (also bench/eta.ts, which keeps the runs the simulator prunes). */
+export function recentRunSeconds(runs: readonly TestRun[]): QueueSummary['recentTestSeconds'] {
+  const finished = runs
     .filter((r) => r.finishedAt !== null && (r.status === 'succeeded' || r.status === 'failed'))
     .sort((a, b) => (b.finishedAt as number) - (a.finishedAt as number))
     .slice(0, RECENT_RUNS)
@@ -64,7 +69,7 @@ function recentTestSeconds(model: QueueHandle['model']): QueueSummary['recentTes
     .sort((a, b) => a - b);
   if (!finished.length) return undefined;
   const at = (q: number) => Math.round(finished[Math.min(finished.length - 1, Math.floor(q * finished.length))] * 10) / 10;
-  return { samples: finished.length, p25: at(0.25), p50: at(0.5), p90: at(0.9) };
+  return { samples: finished.length, p10: at(0.1), p25: at(0.25), p50: at(0.5), p90: at(0.9) };
 }
 
 function median(values: number[]): number | null {

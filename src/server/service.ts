@@ -15,6 +15,8 @@ import {
   EngineRejection,
   findEntry,
   isTerminal,
+  laneNumbers,
+  listOrder,
   newQueueModel,
   readinessOf,
   step,
@@ -627,11 +629,11 @@ export class QueueService {
     const handle = this.require(org, repo, branch);
     if (!handle.getQueueBody) {
       const model = handle.model;
+      const line = activeEntries(model).filter((e) => e.state !== 'not_ready');
+      const lanes = laneNumbers(model, line);
       const body = {
         ...presentQueueSettings(model),
-        enqueuedPullRequests: activeEntries(model)
-          .filter((e) => e.state !== 'not_ready')
-          .map(presentListItem),
+        enqueuedPullRequests: line.map((e) => presentListItem(e, lanes.get(e.id))),
       };
       const buffer = Buffer.from(JSON.stringify(body));
       // Only cache if nothing changed meanwhile (building is synchronous, but stay safe).
@@ -833,7 +835,10 @@ export class QueueService {
     const take = options.take ?? 50;
     const since = options.since === undefined ? undefined : Date.parse(options.since);
     const until = options.until === undefined ? undefined : Date.parse(options.until);
-    let entries = [...handle.model.entries].sort((a, b) => a.seq - b.seq);
+    // Queue order as the engine sees it (the line, then the PRs not ready, then those that left):
+    // computed live, so a page after a change continues after the cursor's PR where it is now.
+    let entries = listOrder(handle.model);
+    const lanes = laneNumbers(handle.model, entries);
     if (options.cursor !== undefined && options.cursor !== '') {
       const at = entries.findIndex((e) => e.id === options.cursor);
       if (at < 0) throw badRequest('cursor: unknown cursor (pass the nextCursor of the previous page)');
@@ -859,7 +864,7 @@ export class QueueService {
       page.push(e);
     }
     const out: { pullRequests: ReturnType<typeof presentListItem>[]; nextCursor?: string } = {
-      pullRequests: page.map(presentListItem),
+      pullRequests: page.map((e) => presentListItem(e, lanes.get(e.id))),
     };
     if (more) out.nextCursor = page[page.length - 1].id;
     return out;

@@ -43,10 +43,21 @@ export interface BoardRow {
 }
 
 /**
- * The queue's PRs in queue order with position, time in queue and ETA. The ETA assumes the runs
- * ahead pass: a PR being tested needs what is left of a run (25th–90th percentile of the recent
- * durations minus the time it has been testing); one waiting behind k others needs
- * floor(k / concurrency) + 1 more rounds, each taking a run's duration, and up to one round more.
+ * The queue's PRs in queue order with position, time in queue and ETA (bench/eta.ts measures it
+ * against the simulator; bench/README.md has the figures). The ETA plays the line forward with
+ * the recent run durations, a short one (10th percentile) for the low end and a long one (90th)
+ * for the high end:
+ * - a PR being tested needs what is left of its run (a run past the long duration may still take
+ *   up to half of long − short);
+ * - each lane (the whole queue in single mode) has `concurrency` slots, held by the runs in
+ *   progress until they end; a waiting PR takes the first slot that frees up and holds it for one
+ *   run (with batching, `batchingMinSize` waiting PRs share one run);
+ * - a PR lands after the PRs ahead of it in its lane (they merge in order), so its range never
+ *   starts or ends before theirs: this is what a passed PR waiting for those ahead gets;
+ * - each PR ahead that may fail restarts the runs behind it: the high end grows by one long run
+ *   times the expected failures ahead (the queue's failure rate over the last day per PR, 1 for
+ *   a PR whose run already failed);
+ * - a PR whose run failed (pending_failure) gets none: it may not land at all.
  */
 export function boardRows(
   queue: GetQueueResponse,
@@ -54,28 +65,77 @@ export function boardRows(
   now: number,
 ): BoardRow[] {
   const recent = summary?.recentTestSeconds;
-  const concurrency = Math.max(1, queue.concurrency);
-  let waiting = 0;
+  const short = recent ? (recent.p10 ?? recent.p25) * 1000 : 0;
+  const long = recent ? recent.p90 * 1000 : 0;
+  const failureRate = summary?.failureRateLastDay ?? 0;
+  const slots = Math.max(1, queue.concurrency);
+  const batch = queue.batch ? Math.max(1, queue.batchingMinSize) : 1;
+  const lanes = new Map<number, LanePlay>();
   return queue.enqueuedPullRequests.map((pr, i) => {
     const since = Date.parse(pr.enqueuedAt ?? pr.stateChangedAt);
+    const key = pr.lane ?? 0;
+    let lane = lanes.get(key);
+    if (!lane) lanes.set(key, (lane = { low: [], high: [], runs: new Set(), waiting: 0, unit: null, ahead: null, risk: 0 }));
+    const risk = lane.risk;
+    lane.risk += pr.state === 'pending_failure' ? 1 : pr.state === 'tests_passed' ? 0 : failureRate;
     let eta: EtaRange | null = null;
-    if (recent) {
-      const low = recent.p25 * 1000;
-      const high = recent.p90 * 1000;
-      if (pr.state === 'testing' || pr.state === 'tests_passed' || pr.state === 'pending_failure') {
-        const elapsed = now - Date.parse(pr.stateChangedAt);
-        eta =
-          pr.state === 'testing'
-            ? { lowMs: Math.max(0, low - elapsed), highMs: Math.max(0, high - elapsed) }
-            : { lowMs: 0, highMs: high };
-      } else if (pr.state === 'pending') {
-        const rounds = Math.floor(waiting / concurrency) + 1;
-        waiting++;
-        eta = { lowMs: rounds * low, highMs: (rounds + 1) * high };
+    if (recent && pr.state === 'testing') {
+      const elapsed = now - Date.parse(pr.stateChangedAt);
+      eta = { lowMs: Math.max(0, short - elapsed), highMs: Math.max((long - short) / 2, long - elapsed) };
+      // The PRs of one run (a batch) hold one slot.
+      if (!pr.testRunId || !lane.runs.has(pr.testRunId)) {
+        if (pr.testRunId) lane.runs.add(pr.testRunId);
+        occupy(lane, eta.lowMs, eta.highMs, slots);
       }
+    } else if (recent && pr.state === 'pending') {
+      if (lane.waiting % batch === 0) {
+        const start = { lowMs: take(lane.low, slots), highMs: take(lane.high, slots) };
+        lane.unit = { lowMs: start.lowMs + short, highMs: start.highMs + long };
+        occupy(lane, lane.unit.lowMs, lane.unit.highMs, slots);
+      }
+      lane.waiting++;
+      eta = lane.unit;
+    } else if (recent && pr.state === 'tests_passed') {
+      eta = { lowMs: 0, highMs: 0 };
+    }
+    if (eta) {
+      eta = { lowMs: eta.lowMs, highMs: eta.highMs + risk * long };
+      if (lane.ahead) eta = { lowMs: Math.max(eta.lowMs, lane.ahead.lowMs), highMs: Math.max(eta.highMs, lane.ahead.highMs) };
+      lane.ahead = eta;
     }
     return { position: i + 1, pr, inQueueMs: Math.max(0, now - since), eta };
   });
+}
+
+/** One lane of the queue as boardRows plays it forward. */
+interface LanePlay {
+  /** When each busy slot frees up (ms from now), sorted: at the low end and at the high end. */
+  low: number[];
+  high: number[];
+  /** Runs already holding a slot. */
+  runs: Set<string>;
+  /** Waiting PRs seen so far. */
+  waiting: number;
+  /** When the run of the current batch of waiting PRs ends. */
+  unit: EtaRange | null;
+  /** The ETA of the PR ahead in the lane. */
+  ahead: EtaRange | null;
+  /** Expected failures among the PRs ahead. */
+  risk: number;
+}
+
+/** When the first slot frees up (0 while one is free), taking it. */
+function take(free: number[], slots: number): number {
+  return free.length < slots ? 0 : (free.shift() as number);
+}
+
+/** Marks a slot busy until lowMs / highMs. */
+function occupy(lane: LanePlay, lowMs: number, highMs: number, slots: number): void {
+  for (const [free, at] of [[lane.low, lowMs], [lane.high, highMs]] as const) {
+    if (free.length >= slots) free.shift();
+    free.push(at);
+    free.sort((a, b) => a - b);
+  }
 }
 
 /** `, position 2 of 5, 3m 10s in queue` for a PR of `queue` (only the time when it is not on the board). */
@@ -91,7 +151,8 @@ export function boardLine(row: BoardRow): string {
   const state = `${pr.state ?? '?'}${pr.stateReason && pr.state !== 'testing' ? ` (${pr.stateReason})` : ''}`;
   const run = pr.testRunId ? ` run ${pr.testRunId.slice(0, 8)}` : '';
   const eta = row.eta ? `  ETA ${formatRange(row.eta)}` : '';
-  return `${String(row.position).padStart(3)}. #${pr.prNumber} ${state}${run}  ${formatDuration(row.inQueueMs)} in queue${eta}  ${pr.prTitle}`;
+  const lane = pr.lane !== undefined ? `lane ${String(pr.lane).padEnd(2)} ` : '';
+  return `${String(row.position).padStart(3)}. ${lane}#${pr.prNumber} ${state}${run}  ${formatDuration(row.inQueueMs)} in queue${eta}  ${pr.prTitle}`;
 }
 
 /** The header line: which queue, its state and how busy it is. */

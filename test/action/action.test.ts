@@ -121,6 +121,8 @@ describe('the GitHub Action (dist/index.js)', () => {
     expect(run.summary).toMatch(/<table>/);
     expect(run.summary).toMatch(/#7 Sandbox PR #7/);
     expect(run.stdout).toMatch(/::add-mask::action-token/);
+    // The queue of these tests is paused: the step says why the PR will wait, as mq submit does.
+    expect(run.stdout).toContain('::notice::the queue is paused: it starts and merges nothing, so #7 waits until it is resumed');
   });
 
   it('status and cancel; fail-on makes a cancelled PR fail the step with the reason', async () => {

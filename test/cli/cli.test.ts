@@ -47,6 +47,7 @@ describe('mq queue commands', () => {
   it('deletes an empty queue; a non-empty one is refused (400) and kept', async () => {
     const other = ['--repo', 'github.com/acme/deletable'];
     await json(['mq', 'queue', 'create', ...other]);
+    await json(['mq', 'queue', 'pause', ...other]); // so #3 cannot merge (a 5 s run) before the queue is read on a loaded machine
     await json(['mq', 'submit', '3', ...other]);
     const refused = await railyard(['mq', 'queue', 'delete', ...other], env);
     expect(refused.code).toBe(1);

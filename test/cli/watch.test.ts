@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { boardRows } from '../../src/watch/board.js';
+import { boardLine, boardRows } from '../../src/watch/board.js';
 import type { GetQueueResponse, QueueListItem } from '../../src/contract/index.js';
 import { BIN, isolatedEnv, railyard } from '../support/cli.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -92,7 +92,7 @@ describe('railyard mq watch', () => {
 });
 
 describe('railyard mq status --wait', () => {
-  it('shows the position and the time in queue while it waits', async () => {
+  it('shows the position, the time in queue and what holds the PR while it waits', async () => {
     await ok(server, 'updateQueue', { ...Q, state: 'paused' });
     await ok(server, 'submitPullRequest', { ...Q, pr: { number: 5 } });
     await ok(server, 'submitPullRequest', { ...Q, pr: { number: 6 } });
@@ -102,7 +102,7 @@ describe('railyard mq status --wait', () => {
     );
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(
-      /^#6: pending \(API_REQUESTED\)\n#6 is pending, position 2 of 2, \d+s in queue\n/,
+      /^#6: pending \(API_REQUESTED\)\n#6 is pending, position 2 of 2, \d+s in queue, waiting for the queue, which is paused\n/,
     );
     for (const n of [5, 6]) await ok(server, 'cancelPullRequest', { ...Q, pr: { number: n } });
     await ok(server, 'updateQueue', { ...Q, state: 'running' });
@@ -162,18 +162,46 @@ describe('ETA of the board', () => {
     ({ concurrency: 2, enqueuedPullRequests: prs }) as unknown as GetQueueResponse;
   const summary = { recentTestSeconds: { samples: 10, p25: 100, p50: 120, p90: 200 } } as never;
 
-  it('counts down a testing PR and adds rounds of runs for the PRs waiting behind', () => {
+  it('counts down a testing PR; waiting PRs take the first slot that frees up and land after the PRs ahead', () => {
     const rows = boardRows(
       queue([item(1, 'testing', 40), item(2, 'pending', 5), item(3, 'pending', 5), item(4, 'pending', 5)]),
       summary,
       NOW,
     );
     expect(rows.map((r) => r.position)).toEqual([1, 2, 3, 4]);
+    // What is left of #1's run: 100 s (p25, this summary has no p10) to 200 s (p90), 40 s in.
     expect(rows[0].eta).toEqual({ lowMs: 60_000, highMs: 160_000 });
-    expect(rows[1].eta).toEqual({ lowMs: 100_000, highMs: 400_000 });
-    expect(rows[2].eta).toEqual({ lowMs: 100_000, highMs: 400_000 });
-    expect(rows[3].eta).toEqual({ lowMs: 200_000, highMs: 600_000 });
+    // Concurrency 2: #2 starts at once in the free slot; #3 when #1's run ends; #4 when #2's does.
+    expect(rows[1].eta).toEqual({ lowMs: 100_000, highMs: 200_000 });
+    expect(rows[2].eta).toEqual({ lowMs: 160_000, highMs: 360_000 });
+    expect(rows[3].eta).toEqual({ lowMs: 200_000, highMs: 400_000 });
     expect(rows[0].inQueueMs).toBe(600_000);
     expect(boardRows(queue([item(1, 'pending', 1)]), undefined, NOW)[0].eta).toBeNull();
+  });
+
+  it('plays each lane on its own, allows for the failures expected ahead, and gives no ETA to a PR whose run failed', () => {
+    const inLane = (pr: QueueListItem, lane: number) => ({ ...pr, lane });
+    const parallel = (prs: QueueListItem[]) =>
+      ({ concurrency: 1, mode: 'parallel', enqueuedPullRequests: prs }) as unknown as GetQueueResponse;
+    const withRate = { failureRateLastDay: 0.5, recentTestSeconds: { samples: 10, p10: 80, p25: 100, p50: 120, p90: 200 } } as never;
+    const rows = boardRows(
+      parallel([inLane(item(1, 'testing', 0), 1), inLane(item(2, 'pending', 0), 2), inLane(item(3, 'pending', 0), 1)]),
+      withRate,
+      NOW,
+    );
+    expect(rows[0].eta).toEqual({ lowMs: 80_000, highMs: 200_000 });
+    // Lane 2 has its own slot: #2 starts at once, whatever lane 1 does.
+    expect(rows[1].eta).toEqual({ lowMs: 80_000, highMs: 200_000 });
+    // #3 waits for #1's slot, and #1 may fail (rate 0.5): half a long run more at the high end.
+    expect(rows[2].eta).toEqual({ lowMs: 160_000, highMs: 500_000 });
+    expect(boardLine(rows[2])).toMatch(/^ {2}3\. lane 1 {2}#3 pending {2}10m 00s in queue {2}ETA ~2m 40s–8m 20s/);
+
+    const failing = boardRows(
+      parallel([inLane(item(1, 'pending_failure', 0), 1), inLane(item(2, 'testing', 0), 1)]),
+      { recentTestSeconds: { samples: 10, p10: 80, p25: 100, p50: 120, p90: 200 } } as never,
+      NOW,
+    );
+    expect(failing[0].eta).toBeNull();
+    expect(failing[1].eta).toEqual({ lowMs: 80_000, highMs: 400_000 }); // #1 will fail or be retried: one long run more
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nextDeadline } from '../../src/engine/index.js';
+import { findEntry, nextDeadline, readinessOf } from '../../src/engine/index.js';
 import { Harness, oracle } from './harness.js';
 
 describe('predictive testing', () => {
@@ -319,6 +319,25 @@ describe('queue states and outside events', () => {
     h.apply({ type: 'updateConfig', patch: { state: 'running' } });
     expect(h.target).toEqual([1]);
     expect(h.state(2)).toBe('testing');
+  });
+
+  it('readiness says what a PR waits for: the PR itself, a paused queue, a draining queue', () => {
+    const h = new Harness({}, 'parallel');
+    const waits = (n: number) => readinessOf(h.model, findEntry(h.model, n)!).waitingFor;
+    h.submit(1);
+    expect(waits(1)).toEqual(['impacted_targets']);
+    h.apply({ type: 'impactedTargets', prNumber: 1, sha: findEntry(h.model, 1)!.pr.headSha, targets: ['//a'] });
+    expect(h.state(1)).toBe('testing');
+    expect(waits(1)).toEqual([]);
+    h.apply({ type: 'updateConfig', patch: { state: 'paused' } });
+    expect(waits(1)).toEqual(['queue_paused']); // a paused queue merges nothing either
+    h.apply({ type: 'updateConfig', patch: { state: 'draining' } });
+    expect(waits(1)).toEqual([]); // admitted: the drain finishes it
+    h.submit(2, { targets: ['//b'] });
+    expect(h.state(2)).toBe('not_ready');
+    expect(waits(2)).toEqual(['queue_draining']);
+    h.finish(h.runOf(1).id, true);
+    expect(readinessOf(h.model, findEntry(h.model, 1)!).waitingFor).toBeUndefined(); // merged: it waits for nothing
   });
 
   it('draining finishes what is queued and admits nothing new', () => {

@@ -55,7 +55,8 @@ describe('persistence', () => {
     // New submissions continue the order, and an early upload still applies.
     await ok(b, 'submitPullRequest', { ...Q, pr: { number: 4 } });
     const list = await ok(b, 'listPullRequests', Q);
-    expect(list.pullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([1, 2, 3, 4]);
+    // Queue order: #2 in the line, then the PRs not ready (#3 urgent first), then #1 that left.
+    expect(list.pullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([2, 3, 4, 1]);
   });
 
   it('reports a run through getMergeQueueTestingDetails, and a server restarted mid-run finishes it without losing anything', async () => {

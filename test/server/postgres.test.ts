@@ -79,8 +79,9 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
     await ok(a, 'submitPullRequest', { ...Q, pr: { number: 2 } });
     await ok(b, 'submitPullRequest', { ...Q, pr: { number: 3 }, priority: 'high' });
     const order = async (s: TestServer) => (await ok(s, 'listPullRequests', Q)).pullRequests.map((p: { prNumber: number }) => p.prNumber);
-    expect(await order(a)).toEqual([1, 2, 3]);
-    expect(await order(b)).toEqual([1, 2, 3]);
+    // Queue order on both: #1 testing, then the high-priority #3 ahead of #2.
+    expect(await order(a)).toEqual([1, 3, 2]);
+    expect(await order(b)).toEqual([1, 3, 2]);
     expect((await call(b, 'createQueue', Q)).status).toBe(409);
 
     for (const n of [1, 2, 3]) await waitFor(n % 2 ? a : b, n, merged);

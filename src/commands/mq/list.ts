@@ -7,7 +7,10 @@ import type { QueueListItem } from '../../contract/index.js';
 
 export default class List extends BaseCommand {
   static override summary = 'List the pull requests of a merge queue';
-  static override description = '--since/--until select PRs that concluded (merged, failed, cancelled) in that window.';
+  static override description =
+    'In queue order, as the engine sees it: the line first (PRs being tested in the order their runs started, then the ' +
+    'waiting PRs by priority, urgent first, then by submission), then the PRs not ready yet, then those that left the ' +
+    'queue in the order they left. --since/--until select PRs that concluded (merged, failed, cancelled) in that window.';
   static override examples = [
     '<%= config.bin %> mq list --repo acme/web',
     '<%= config.bin %> mq list --state testing --format csv > testing.csv',
@@ -30,6 +33,7 @@ export default class List extends BaseCommand {
     const repo = await this.repo(flags.repo);
     const client = await this.client(flags);
     const all: QueueListItem[] = [];
+    const listed = new Set<string>();
     let cursor: string | undefined;
     do {
       const take = Math.min(100, flags.limit ? flags.limit - all.length : 100);
@@ -42,7 +46,13 @@ export default class List extends BaseCommand {
         ...(until ? { until } : {}),
         ...(cursor ? { cursor } : {}),
       });
-      all.push(...page.pullRequests);
+      // The order is live: a PR that moved between two pages may come twice; keep its first place.
+      for (const pr of page.pullRequests) {
+        const id = pr.id ?? `${pr.prNumber}@${pr.enqueuedAt ?? ''}`;
+        if (listed.has(id)) continue;
+        listed.add(id);
+        all.push(pr);
+      }
       cursor = page.nextCursor;
     } while (cursor && (!flags.limit || all.length < flags.limit));
     const { renderRows } = await import('../../cli/render.js');

@@ -1,11 +1,14 @@
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand, prNumber, queueFlags } from '../../cli/base-command.js';
 import { ConfigError, parseDuration } from '../../cli/config.js';
+import type { Client } from '../../client/index.js';
+import type { Repo } from '../../contract/index.js';
 
 export default class Submit extends BaseCommand {
   static override summary = 'Submit a pull request to a merge queue';
   static override description =
-    'Submitting a PR that is already queued updates its priority and --no-batch; a failed or cancelled PR is enqueued again.';
+    'Submitting a PR that is already queued updates its priority and --no-batch; a failed or cancelled PR is enqueued again. ' +
+    'When the PR will wait for the queue (paused, draining) or for its impacted targets (parallel queue), a notice on stderr says so.';
   static override examples = [
     '<%= config.bin %> mq submit 123 --repo acme/web',
     '<%= config.bin %> mq submit 123 --priority urgent --wait --timeout 2h',
@@ -40,9 +43,16 @@ export default class Submit extends BaseCommand {
       ...(flags['no-batch'] ? { noBatch: true } : {}),
     });
     this.out(`Submitted #${number} to the ${flags.branch} queue of ${repo.host}/${repo.owner}/${repo.name}\n`);
-    if (!flags.wait) {
-      return client.call('getSubmittedPullRequest', key);
-    }
+    const pr = await client.call('getSubmittedPullRequest', key);
+    // Why it will wait, when the queue or the PR holds it: on stderr, so --json output stays clean.
+    const { submitNotices } = await import('../../watch/notices.js');
+    const state = pr.readiness?.waitingFor ? undefined : await this.queueState(client, key);
+    const notices = submitNotices(pr, state, {
+      resume: 'railyard mq queue resume',
+      uploadTargets: (p) => `railyard mq impacted-targets ${p.prNumber} --sha ${p.prSha} --target T…, or --all / --none`,
+    });
+    for (const { level, text } of notices) this.notice(`${level === 'warning' ? 'Warning' : 'Notice'}: ${text}`);
+    if (!flags.wait) return pr;
     const { waitForPr } = await import('../../cli/present.js');
     const result = await waitForPr(
       client,
@@ -50,5 +60,14 @@ export default class Submit extends BaseCommand {
       { timeoutMs: parseDuration(flags.timeout, '--timeout'), intervalMs: parseDuration(flags.interval, '--interval') },
     );
     return this.concludeWait(result);
+  }
+
+  /** The queue's state, for a server whose readiness does not say what a PR waits for (undefined if unreadable). */
+  private async queueState(client: Client, key: { repo: Repo; targetBranch: string }) {
+    try {
+      return (await client.call('getQueue', { repo: key.repo, targetBranch: key.targetBranch })).state;
+    } catch {
+      return undefined;
+    }
   }
 }

@@ -8,12 +8,13 @@ import type { SubmittedPullRequest } from '../../contract/index.js';
 
 export default class Watch extends BaseCommand {
   static override summary =
-    'Watch a merge queue live: position, state, test run, time in queue and ETA of each pull request';
+    'Watch a merge queue live: position, lane, state, test run, time in queue and ETA of each pull request';
   static override description =
     'On a terminal the board is redrawn in place; piped, one line is printed per change. With pull request numbers, ' +
     'it ends when they have all settled: exit 0 when all merged, 1 when one failed or was cancelled or at the timeout ' +
-    "(as `mq status --wait`). Without, it runs until the timeout or Ctrl-C. The ETA is a range from the queue's recent " +
-    'test durations, assuming the runs ahead pass.';
+    "(as `mq status --wait`). Without, it runs until the timeout or Ctrl-C. In a parallel queue each PR shows its lane " +
+    "(PRs of different lanes are tested and merged independently). The ETA is a range from the queue's recent test " +
+    'durations and failure rate.';
   static override examples = [
     '<%= config.bin %> mq watch --repo acme/web',
     '<%= config.bin %> mq watch 123 124   # until both merged, failed or cancelled',
@@ -74,7 +75,7 @@ export default class Watch extends BaseCommand {
           drawn = lines.length;
         } else if (!this.jsonEnabled()) {
           for (const row of rows) {
-            const what = `${row.pr.state}|${row.position}|${row.pr.testRunId ?? ''}`;
+            const what = `${row.pr.state}|${row.position}|${row.pr.testRunId ?? ''}|${row.pr.lane ?? ''}`;
             if (seen.get(row.pr.prNumber) === what) continue;
             seen.set(row.pr.prNumber, what);
             this.out(`${stamp()} ${boardLine(row).trimStart()}\n`);

@@ -5,7 +5,7 @@
  * runs may be in progress in each lane (README, "The merge queue").
  */
 import { IN_RUN, isTerminal } from '../model.js';
-import type { Entry, QueueConfig, TestRun } from '../types.js';
+import type { Entry, QueueConfig, QueueModel, TestRun } from '../types.js';
 
 /**
  * Test slots in use per lane. The queue is one lane in single mode. In parallel mode a lane is a
@@ -46,6 +46,26 @@ export class Slots {
     else used.main++;
     this.used.set(lane, used);
   }
+}
+
+/**
+ * Parallel mode: a number for the lane of each admitted entry (entry id → 1, 2, …), numbered in
+ * the order of `ordered` (queue order), so the lane of the first PR of the line is 1. The numbers
+ * are for people reading the queue: lanes join and split as PRs come and go, and so do they.
+ * Empty in single mode (one lane).
+ */
+export function laneNumbers(model: QueueModel, ordered: readonly Entry[]): Map<string, number> {
+  const out = new Map<string, number>();
+  if (model.config.mode !== 'parallel') return out;
+  const laneOf = lanes(model.entries);
+  const numbers = new Map<string, number>();
+  for (const e of ordered) {
+    if (isTerminal(e.state) || e.state === 'not_ready') continue;
+    const lane = laneOf(e);
+    if (!numbers.has(lane)) numbers.set(lane, numbers.size + 1);
+    out.set(e.id, numbers.get(lane) as number);
+  }
+  return out;
 }
 
 /**

@@ -4,29 +4,54 @@
  * it is admitted (`pending`) while the queue takes new work (running or paused); a pending PR that
  * stops being ready goes back out. A mode switch completes once nothing is admitted any more.
  */
-import type { Readiness } from '../../contract/index.js';
+import type { Readiness, WaitReason } from '../../contract/index.js';
 import { isTerminal } from '../model.js';
 import type { Entry, QueueModel } from '../types.js';
 import type { WorkingCopy } from '../working-copy.js';
 
-/** Readiness as the contract reports it. */
+/** Readiness as the contract reports it, with what the PR waits for while it is in the queue (an extension). */
 export function readinessOf(model: QueueModel, entry: Entry): Readiness {
-  const requiresImpactedTargets = model.config.mode === 'parallel';
+  const readiness = facts(model, entry);
+  if (!isTerminal(entry.state)) readiness.waitingFor = waitingFor(model, entry, readiness);
+  return readiness;
+}
+
+/** The readiness fields of the v1 contract. */
+function facts(model: QueueModel, entry: Entry): Readiness {
   return {
     hasImpactedTargets: entry.impactedTargets !== null,
-    requiresImpactedTargets,
+    requiresImpactedTargets: model.config.mode === 'parallel',
     doesBaseBranchMatch: entry.pr.baseBranch === model.branch,
     gitHubMergeability: entry.pr.mergeability,
   };
 }
 
 function isReady(model: QueueModel, entry: Entry): boolean {
-  const r = readinessOf(model, entry);
-  return (
-    r.doesBaseBranchMatch &&
-    r.gitHubMergeability === 'mergeable' &&
-    (!r.requiresImpactedTargets || r.hasImpactedTargets === true)
-  );
+  return prWaitsFor(facts(model, entry)).length === 0;
+}
+
+/** What the PR itself lacks to enter the queue. */
+function prWaitsFor(r: Readiness): WaitReason[] {
+  const out: WaitReason[] = [];
+  if (!r.doesBaseBranchMatch) out.push('base_branch');
+  if (r.gitHubMergeability !== 'mergeable') out.push('mergeability');
+  if (r.requiresImpactedTargets && !r.hasImpactedTargets) out.push('impacted_targets');
+  return out;
+}
+
+/**
+ * Why a PR in the queue waits, besides the runs ahead of it: what it lacks to enter (while
+ * `not_ready`), and the queue's state — paused starts and merges nothing, so every PR waits;
+ * draining or switching modes admits no new PR, so one not admitted yet waits for it to run again.
+ */
+function waitingFor(model: QueueModel, entry: Entry, r: Readiness): WaitReason[] {
+  const notReady = entry.state === 'not_ready';
+  const out = notReady ? prWaitsFor(r) : [];
+  const state = model.config.state;
+  if (state === 'paused') out.push('queue_paused');
+  else if (notReady && state === 'draining') out.push('queue_draining');
+  else if (notReady && state === 'switching_modes') out.push('queue_switching_modes');
+  return out;
 }
 
 /** Whether PRs are admitted (pending or further): not-ready PRs wait outside and do not hold a mode switch. */
