@@ -53581,6 +53581,23 @@ function submitNotices(pr, queueState, hints) {
     }
     return notices;
 }
+/** What a PR waits for, in words (readiness.waitingFor). */
+function waitSentence(reason) {
+    switch (reason) {
+        case 'base_branch':
+            return "its base branch to be the queue's target branch";
+        case 'mergeability':
+            return 'the forge to call it mergeable';
+        case 'impacted_targets':
+            return 'its impacted targets (parallel queue)';
+        case 'queue_paused':
+            return 'the queue, which is paused';
+        case 'queue_draining':
+            return 'the queue, which is draining';
+        case 'queue_switching_modes':
+            return 'the queue, which is switching modes';
+    }
+}
 
 ;// CONCATENATED MODULE: ./src/watch/wait.ts
 /**

@@ -2,6 +2,7 @@ import type { QueueListItem, SubmittedPullRequest, WaitReason } from '../contrac
 import type { Client } from '../client/index.js';
 import type { Repo } from '../contract/index.js';
 import { placeText } from '../watch/board.js';
+import { waitSentence } from '../watch/notices.js';
 import { Progress } from './progress.js';
 import type { Column } from './render.js';
 
@@ -43,24 +44,6 @@ export function describePr(pr: SubmittedPullRequest): Record<string, unknown> {
 function waitsText(pr: SubmittedPullRequest): string {
   const waits = pr.readiness?.waitingFor;
   return waits?.length ? `, waiting for ${waits.map(waitSentence).join(' and ')}` : '';
-}
-
-/** What a PR waits for, in words (readiness.waitingFor). */
-export function waitSentence(reason: WaitReason): string {
-  switch (reason) {
-    case 'base_branch':
-      return 'its base branch to be the queue\'s target branch';
-    case 'mergeability':
-      return 'the forge to call it mergeable';
-    case 'impacted_targets':
-      return 'its impacted targets (parallel queue)';
-    case 'queue_paused':
-      return 'the queue, which is paused';
-    case 'queue_draining':
-      return 'the queue, which is draining';
-    case 'queue_switching_modes':
-      return 'the queue, which is switching modes';
-  }
 }
 
 export interface WaitResult {

@@ -51,3 +51,21 @@ export function submitNotices(pr: SubmittedPullRequest, queueState: string | und
   }
   return notices;
 }
+
+/** What a PR waits for, in words (readiness.waitingFor). */
+export function waitSentence(reason: WaitReason): string {
+  switch (reason) {
+    case 'base_branch':
+      return "its base branch to be the queue's target branch";
+    case 'mergeability':
+      return 'the forge to call it mergeable';
+    case 'impacted_targets':
+      return 'its impacted targets (parallel queue)';
+    case 'queue_paused':
+      return 'the queue, which is paused';
+    case 'queue_draining':
+      return 'the queue, which is draining';
+    case 'queue_switching_modes':
+      return 'the queue, which is switching modes';
+  }
+}

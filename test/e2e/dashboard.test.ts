@@ -113,6 +113,14 @@ if (missing && process.env.CI) {
       expect(await page.locator('[data-pr="4"]').textContent()).toContain('high');
       await shot('queue-paused');
 
+      // A waiting PR's page says what holds it.
+      await page.goto(`${origin()}#/pr/github.com/acme/web/main/1`);
+      await expect
+        .poll(() => page.getByTestId('waiting-for').textContent())
+        .toBe('Waiting for the queue, which is paused.');
+      await page.goBack();
+      await page.locator('[data-pr="4"]').waitFor();
+
       // Resume: #4 starts testing; the page shows it within 2 s, without a reload.
       let reloaded = false;
       page.on('framenavigated', () => (reloaded = true));

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { explainReason } from '../../src/contract/reasons.js';
+import { waitSentence } from '../../src/watch/notices.js';
 import { api, type Repo, type SubmittedPullRequest, type TestingDetailsResponse } from './api.js';
 import { enc, repoPath, since } from './format.js';
 import { useNow, usePoll } from './poll.js';
@@ -59,6 +60,11 @@ function PrBody({ data, repo, branch, now }: { data: PrData; repo: Repo; branch:
           {sentence} <span class="muted small">({pr.stateReason})</span>
         </p>
       )}
+      {pr.isCurrentlySubmittedToQueue && pr.readiness?.waitingFor?.length ? (
+        <p class="reason" data-testid="waiting-for">
+          Waiting for {pr.readiness.waitingFor.map(waitSentence).join(' and ')}.
+        </p>
+      ) : null}
       {data.history !== null && <Timeline history={data.history} prNumber={pr.prNumber} />}
       <Section title="Test run" id="run-h">
         {!run && (
