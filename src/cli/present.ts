@@ -1,4 +1,4 @@
-import type { QueueListItem, SubmittedPullRequest, WaitReason } from '../contract/index.js';
+import type { QueueListItem, SubmittedPullRequest } from '../contract/index.js';
 import type { Client } from '../client/index.js';
 import type { Repo } from '../contract/index.js';
 import { placeText } from '../watch/board.js';
