@@ -6,6 +6,8 @@ import { ConfigError, DEFAULT_API_URL, parseRepo, readConfig, repoFromGitOrigin,
 import { EXIT } from './exit.js';
 import { FORMATS, type Format } from './render.js';
 
+const repoText = (repo: Repo) => `${repo.host}/${repo.owner}/${repo.name}`;
+
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>;
 
 /** Shared flags and behaviour: --api-url/--token resolution, --json, errors → exit codes. */
@@ -52,14 +54,35 @@ export abstract class BaseCommand extends Command {
     });
   }
 
+  /**
+   * The repository a command is about: --repo, else the `origin` remote of the current checkout,
+   * else the saved `repo` of the config file. The checkout wins over the config: a saved repo is a
+   * default for outside any checkout, never a redirect of a checkout's own commands to another
+   * repository. When the two differ, a note on stderr says which one is used.
+   */
   protected async repo(flag: string | undefined): Promise<Repo> {
     if (flag) return parseRepo(flag);
     const config = await this.config_();
-    if (config.repo) return parseRepo(config.repo);
     const fromGit = repoFromGitOrigin();
-    if (fromGit) return fromGit;
-    throw new ConfigError('--repo: required (host/owner/name or owner/name) outside a git checkout with an origin remote');
+    if (fromGit) {
+      if (config.repo && !this.repoNoted) {
+        const saved = parseRepo(config.repo);
+        if (repoText(saved).toLowerCase() !== repoText(fromGit).toLowerCase()) {
+          this.repoNoted = true;
+          this.logToStderr(
+            `railyard: using ${repoText(fromGit)} from the origin remote of this checkout, not the saved repo ${repoText(saved)} (pass --repo to choose)`,
+          );
+        }
+      }
+      return fromGit;
+    }
+    if (config.repo) return parseRepo(config.repo);
+    throw new ConfigError(
+      '--repo: required (host/owner/name or owner/name) outside a git checkout with an origin remote (or run `railyard config set repo host/owner/name`)',
+    );
   }
+
+  private repoNoted = false;
 
   protected color(): boolean {
     return useColor(process.stdout);
@@ -108,7 +131,7 @@ export abstract class BaseCommand extends Command {
  * --repo: the repository a command is about, as host/owner/name or owner/name. `fallback` names
  * where it comes from without the flag (null: no fallback; `what` then says what it selects).
  */
-export function repoFlag(fallback: string | null = 'origin remote', what = 'repository') {
+export function repoFlag(fallback: string | null = 'origin remote, else the saved repo', what = 'repository') {
   const description = `${what}: host/owner/name or owner/name${fallback ? ` [default: ${fallback}]` : ''}`;
   return Flags.string({ char: 'r', description });
 }

@@ -1,0 +1,84 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isolatedEnv, railyard } from '../support/cli.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { tempDirSync } from '../support/tmp.js';
+
+let server: TestServer;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  server = await startTestServer({ tokens: { 'acme-token': 'acme', 'globex-token': 'globex' } });
+  env = isolatedEnv({ RAILYARD_API_URL: server.url, RAILYARD_TOKEN: 'acme-token' });
+  for (const name of ['web', 'api', 'local']) {
+    const created = await railyard(['mq', 'queue', 'create', '--repo', `github.com/acme/${name}`], env);
+    expect(created.code, created.stderr).toBe(0);
+  }
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+/** A git checkout whose `origin` is `url`. */
+function checkout(url: string): string {
+  const dir = tempDirSync('railyard-checkout-');
+  execFileSync('git', ['init', '-q', dir]);
+  execFileSync('git', ['-C', dir, 'remote', 'add', 'origin', url]);
+  return dir;
+}
+
+describe('which repository a command is about', () => {
+  it("the checkout's origin wins over a saved repo (with a note saying so); --repo wins over both", async () => {
+    const home = isolatedEnv({ RAILYARD_API_URL: server.url, RAILYARD_TOKEN: 'acme-token' });
+    expect((await railyard(['config', 'set', 'repo', 'github.com/acme/web'], home)).code).toBe(0);
+    const dir = checkout('git@github.com:acme/api.git');
+
+    const submitted = await railyard(['mq', 'submit', '31'], home, undefined, dir);
+    expect(submitted.code, submitted.stderr).toBe(0);
+    expect(submitted.stdout).toBe('Submitted #31 to the main queue of github.com/acme/api\n');
+    expect(submitted.stderr.trim()).toBe(
+      'railyard: using github.com/acme/api from the origin remote of this checkout, not the saved repo github.com/acme/web (pass --repo to choose)',
+    );
+    const inApi = await railyard(['mq', 'list', '--repo', 'acme/api', '--json'], home);
+    expect(JSON.parse(inApi.stdout).pullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([31]);
+    const inWeb = await railyard(['mq', 'list', '--repo', 'acme/web', '--json'], home);
+    expect(JSON.parse(inWeb.stdout).pullRequests).toEqual([]);
+
+    // An explicit --repo wins, silently.
+    const explicit = await railyard(['mq', 'submit', '32', '--repo', 'acme/web'], home, undefined, dir);
+    expect(explicit.stdout).toBe('Submitted #32 to the main queue of github.com/acme/web\n');
+    expect(explicit.stderr).toBe('');
+    // Outside any checkout, the saved repo is the default.
+    const outside = await railyard(['mq', 'status', '32', '--json'], home);
+    expect(outside.code, outside.stderr).toBe(0);
+    expect(JSON.parse(outside.stdout).prNumber).toBe(32);
+    expect(outside.stderr).toBe('');
+  });
+
+  it('no note when the saved repo is the checkout’s own', async () => {
+    const home = isolatedEnv({ RAILYARD_API_URL: server.url, RAILYARD_TOKEN: 'acme-token' });
+    expect((await railyard(['config', 'set', 'repo', 'acme/api'], home)).code).toBe(0);
+    const result = await railyard(['mq', 'queue', 'get', '--json'], home, undefined, checkout('https://github.com/acme/api.git'));
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toBe('');
+  });
+
+  it('a local-path origin under a Railyard git root (DIR/<host>/<owner>/<name>.git) is understood, as a path and as file://', async () => {
+    const root = tempDirSync('railyard-gitroot-');
+    const bare = join(root, 'github.com', 'acme', 'local.git');
+    mkdirSync(bare, { recursive: true });
+    execFileSync('git', ['init', '-q', '--bare', bare]);
+    for (const url of [bare, pathToFileURL(bare).href, bare.replace(/\.git$/, '')]) {
+      const result = await railyard(['mq', 'submit', '41'], env, undefined, checkout(url));
+      expect(result.code, `${url}: ${result.stderr}`).toBe(0);
+      expect(result.stdout, url).toBe('Submitted #41 to the main queue of github.com/acme/local\n');
+    }
+    // A path that is no git-root repository is not guessed at: --repo is asked for.
+    const plain = await railyard(['mq', 'submit', '41'], env, undefined, checkout(join(root, 'elsewhere', 'clone')));
+    expect(plain.code).toBe(2);
+    expect(plain.stderr).toContain('--repo: required');
+  });
+});
