@@ -82,3 +82,30 @@ describe('which repository a command is about', () => {
     expect(plain.stderr).toContain('--repo: required');
   });
 });
+
+describe('a wrong --api-url says what is likely wrong', () => {
+  it('https:// against the plain-HTTP server: one line naming the fix, no retries, no OpenSSL text', async () => {
+    const https = server.url.replace(/^http:/, 'https:');
+    const result = await railyard(['mq', 'queue', 'get', '--repo', 'acme/web', '--api-url', https], env);
+    expect(result.code).toBe(1);
+    const hostPort = new URL(server.url).host;
+    expect(result.stderr).toBe(`Error: getQueue: could not speak TLS to ${hostPort}: is it plain HTTP? Try --api-url ${server.url}\n`);
+    // --wait gives up at once too: the handshake fails the same way every time.
+    const waited = await railyard(['mq', 'status', '1', '--repo', 'acme/web', '--wait', '--timeout', '30s', '--api-url', https], env);
+    expect(waited.code).toBe(1);
+    expect(waited.stderr).toContain('could not speak TLS');
+    expect(waited.stderr).not.toMatch(/SSL|retrying|still waiting/);
+  });
+
+  it('an --api-url without /v1 that answers 404 gets a hint; a 404 under /v1 does not', async () => {
+    const origin = new URL(server.url).origin;
+    for (const url of [origin, `${origin}/`, `${origin}/v2`]) {
+      const result = await railyard(['mq', 'queue', 'get', '--repo', 'acme/web', '--api-url', url], env);
+      expect(result.code, url).toBe(1);
+      expect(result.stderr, url).toBe(`Error: getQueue: not found (404): no such endpoint: POST ${new URL(url).pathname.replace(/\/$/, '')}/getQueue (did you mean --api-url ${server.url}?)\n`);
+    }
+    const missing = await railyard(['mq', 'queue', 'get', '--repo', 'acme/nothing'], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).not.toContain('did you mean');
+  });
+});
