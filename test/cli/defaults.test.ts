@@ -42,10 +42,10 @@ describe('which repository a command is about', () => {
     expect(submitted.stderr.trim()).toBe(
       'railyard: using github.com/acme/api from the origin remote of this checkout, not the saved repo github.com/acme/web (pass --repo to choose)',
     );
-    const inApi = await railyard(['mq', 'list', '--repo', 'acme/api', '--json'], home);
-    expect(JSON.parse(inApi.stdout).pullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([31]);
-    const inWeb = await railyard(['mq', 'list', '--repo', 'acme/web', '--json'], home);
-    expect(JSON.parse(inWeb.stdout).pullRequests).toEqual([]);
+    const inApi = await railyard(['mq', 'status', '31', '--repo', 'acme/api', '--json'], home);
+    expect(JSON.parse(inApi.stdout).prNumber).toBe(31);
+    const inWeb = await railyard(['mq', 'status', '31', '--repo', 'acme/web'], home);
+    expect(inWeb.stderr).toContain('#31 was never submitted');
 
     // An explicit --repo wins, silently.
     const explicit = await railyard(['mq', 'submit', '32', '--repo', 'acme/web'], home, undefined, dir);
@@ -71,10 +71,10 @@ describe('which repository a command is about', () => {
     const bare = join(root, 'github.com', 'acme', 'local.git');
     mkdirSync(bare, { recursive: true });
     execFileSync('git', ['init', '-q', '--bare', bare]);
-    for (const url of [bare, pathToFileURL(bare).href, bare.replace(/\.git$/, '')]) {
-      const result = await railyard(['mq', 'submit', '41'], env, undefined, checkout(url));
+    for (const [i, url] of [bare, pathToFileURL(bare).href, bare.replace(/\.git$/, '')].entries()) {
+      const result = await railyard(['mq', 'submit', `${41 + i}`], env, undefined, checkout(url));
       expect(result.code, `${url}: ${result.stderr}`).toBe(0);
-      expect(result.stdout, url).toBe('Submitted #41 to the main queue of github.com/acme/local\n');
+      expect(result.stdout, url).toBe(`Submitted #${41 + i} to the main queue of github.com/acme/local\n`);
     }
     // A path that is no git-root repository is not guessed at: --repo is asked for.
     const plain = await railyard(['mq', 'submit', '41'], env, undefined, checkout(join(root, 'elsewhere', 'clone')));
@@ -107,5 +107,32 @@ describe('a wrong --api-url says what is likely wrong', () => {
     const missing = await railyard(['mq', 'queue', 'get', '--repo', 'acme/nothing'], env);
     expect(missing.code).toBe(1);
     expect(missing.stderr).not.toContain('did you mean');
+  });
+});
+
+describe("a token of the wrong organisation is named in the error", () => {
+  const globex = () => ({ ...env, RAILYARD_TOKEN: 'globex-token' });
+
+  it("queues of another organisation's repository: 404 naming the token's organisation, never the owner", async () => {
+    const get = await railyard(['mq', 'queue', 'get', '--repo', 'acme/web'], globex());
+    expect(get.code).toBe(1);
+    expect(get.stderr).toBe(
+      'Error: getQueue: not found (404): no merge queue for branch "main" in acme/web for the token\'s organisation "globex"\n',
+    );
+    const create = await railyard(['mq', 'queue', 'create', '--repo', 'acme/web'], globex());
+    expect(create.code).toBe(1);
+    expect(create.stderr).toBe('Error: createQueue: not found (404): repo: no repository acme/web for the token\'s organisation "globex"\n');
+    const metrics = await railyard(['mq', 'metrics', '--repo', 'github.com/acme/web'], globex());
+    expect(metrics.stderr).toContain('repo: no merge queue in github.com/acme/web for the token\'s organisation "globex"');
+    // The owner ("acme") is never named as an organisation.
+    for (const r of [get, create, metrics]) expect(r.stderr).not.toContain('"acme"');
+  });
+
+  it('flaky commands: an --org that is not the token\'s says whose the token is', async () => {
+    const result = await railyard(['flaky', 'list-unhealthy', '--repo', 'acme/web', '--org', 'acme'], globex());
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      'Error: listUnhealthyTests: not found (404): org_url_slug: "acme" is not the token\'s organisation "globex"\n',
+    );
   });
 });
