@@ -68,7 +68,7 @@ const GIT_ROOT_SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
  * bare repository: it ends in `.git`, or is one (HEAD and objects/ in it), or `<path>.git` exists.
  */
 export function repoFromLocalPath(path: string): Repo | null {
-  const trimmed = path.replace(/[/\\]+$/, '');
+  const trimmed = resolve(path); // normalised, no trailing separator
   const parts = trimmed.split(/[/\\]/).filter(Boolean);
   if (parts.length < 3) return null;
   const [host, owner, last] = parts.slice(-3) as [string, string, string];
