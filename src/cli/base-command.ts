@@ -1,3 +1,4 @@
+import { extname } from 'node:path';
 import { Command, Errors, Flags, type Interfaces } from '@oclif/core';
 import type { Client } from '../client/index.js';
 import type { Repo, SubmittedPullRequest } from '../contract/index.js';
@@ -145,14 +146,30 @@ export const queueFlags = {
 export const formatFlag = {
   format: Flags.string({
     char: 'f',
-    description: 'output format',
+    description: "output format [default: from --output's extension (.csv .tsv .md .json), else table]; json is the --json document",
     options: [...FORMATS],
-    default: 'table',
   }),
 };
 
-export function formatOf(flags: { format?: string }): Format {
-  return (flags.format ?? 'table') as Format;
+/** The format a file's extension names, e.g. `report.csv` → csv; undefined for any other name. */
+export function formatOfFile(path: string): Format | undefined {
+  const ext = extname(path).toLowerCase();
+  return ({ '.csv': 'csv', '.tsv': 'tsv', '.md': 'markdown', '.markdown': 'markdown', '.json': 'json' } as const)[ext as '.csv'];
+}
+
+/**
+ * --format, else the format --output's extension names, else table. A --format that contradicts the
+ * extension (`--format csv --output x.json`) is a usage error: a script would get a file that its
+ * name lies about.
+ */
+export function formatOf(flags: { format?: string; output?: string }): Format {
+  const inferred = flags.output ? formatOfFile(flags.output) : undefined;
+  if (flags.format && inferred && flags.format !== inferred) {
+    throw new ConfigError(
+      `--format: ${flags.format} contradicts --output ${flags.output} (a ${inferred} file): drop --format, or name the file to match`,
+    );
+  }
+  return (flags.format ?? inferred ?? 'table') as Format;
 }
 
 /** A PR number argument (digits only). */
