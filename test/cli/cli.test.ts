@@ -47,6 +47,8 @@ describe('mq queue commands', () => {
   it('deletes an empty queue; a non-empty one is refused (400) and kept', async () => {
     const other = ['--repo', 'github.com/acme/deletable'];
     await json(['mq', 'queue', 'create', ...other]);
+    // Paused: PR #3 stays in the queue (a sandbox run would merge it in 5 s, before the cancel on a loaded machine).
+    await json(['mq', 'queue', 'pause', ...other]);
     await json(['mq', 'submit', '3', ...other]);
     const refused = await railyard(['mq', 'queue', 'delete', ...other], env);
     expect(refused.code).toBe(1);
