@@ -51853,11 +51853,14 @@ class ApiError extends ClientError {
     name = 'ApiError';
     /** The server's stable error code (x-railyard-error-code); undefined from a server that sends none. */
     code;
+    /** A guess at what is wrong on the caller's side (e.g. an --api-url without /v1), part of the message. */
+    hint;
     constructor(operation, status, serverMessage, options) {
-        super(ApiError.describe(operation, status, serverMessage), operation, options);
+        super(ApiError.describe(operation, status, serverMessage) + (options?.hint ? ` (${options.hint})` : ''), operation, options);
         this.status = status;
         this.serverMessage = serverMessage;
         this.code = options?.code;
+        this.hint = options?.hint;
     }
     static describe(operation, status, serverMessage) {
         const detail = serverMessage ? `: ${serverMessage}` : '';
@@ -51884,6 +51887,19 @@ class NetworkError extends ClientError {
         this.causeMessage = causeMessage;
     }
 }
+/**
+ * An https:// base URL whose server answered the TLS handshake with something else: most likely a
+ * plain-HTTP server. One line that says so, instead of OpenSSL's text.
+ */
+class PlainHttpError extends NetworkError {
+    name = 'PlainHttpError';
+    constructor(operation, baseUrl, options) {
+        super(operation, baseUrl, 'not TLS', options);
+        const url = new URL(baseUrl);
+        url.protocol = 'http:';
+        this.message = `${operation}: could not speak TLS to ${new URL(baseUrl).host}: is it plain HTTP? Try --api-url ${url.href.replace(/\/$/, '')}`;
+    }
+}
 /** No answer within the time limit of one attempt. */
 class errors_TimeoutError extends ClientError {
     timeoutMs;
@@ -51897,11 +51913,11 @@ class errors_TimeoutError extends ClientError {
 class ResponseShapeError extends ClientError {
     name = 'ResponseShapeError';
 }
-/** Worth trying again later: 429, 5xx, network errors and timeouts. */
+/** Worth trying again later: 429, 5xx, network errors (not TLS spoken to a plain-HTTP server) and timeouts. */
 function isTransientError(error) {
     if (error instanceof ApiError)
         return error.status === 429 || error.status >= 500;
-    return error instanceof NetworkError || error instanceof errors_TimeoutError;
+    return (error instanceof NetworkError && !(error instanceof PlainHttpError)) || error instanceof errors_TimeoutError;
 }
 
 ;// CONCATENATED MODULE: ./src/client/index.ts
@@ -51916,12 +51932,43 @@ function causeOf(error) {
     for (let depth = 0; depth < 5 && current; depth++) {
         const e = current;
         if (e.code)
-            return { code: e.code, message: `${e.code}${e.message && !e.message.includes(e.code) ? ` ${e.message}` : ''}` };
+            return { code: e.code, message: firstLine(`${e.code}${e.message && !e.message.includes(e.code) ? ` ${e.message}` : ''}`) };
         if (!e.cause)
-            return { message: e.message ?? String(current) };
+            return { message: firstLine(e.message ?? String(current)) };
         current = e.cause;
     }
-    return { message: String(error) };
+    return { message: firstLine(String(error)) };
+}
+const firstLine = (text) => text.split('\n')[0].trim();
+/**
+ * True when a TLS handshake got an answer that is not TLS: an https:// URL pointing at a plain-HTTP
+ * server (OpenSSL's "wrong version number", or an HTTP answer read as a TLS record).
+ */
+function isPlainHttpAnswer(error) {
+    const { code, message } = causeOf(error);
+    return (code === 'ERR_SSL_WRONG_VERSION_NUMBER' ||
+        code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG' ||
+        code === 'ERR_SSL_HTTP_REQUEST' ||
+        (code === 'EPROTO' && /wrong version number|packet length too long|http request/i.test(message)));
+}
+/**
+ * Where a Trunk v1 API most likely is when `baseUrl` answered 404 to an operation: the same URL
+ * ending in /v1, or null when it already does.
+ */
+function likelyApiUrl(baseUrl) {
+    let url;
+    try {
+        url = new URL(baseUrl);
+    }
+    catch {
+        return null;
+    }
+    const segments = url.pathname.split('/').filter(Boolean);
+    if (segments.at(-1) === 'v1')
+        return null;
+    if (/^v\d+$/.test(segments.at(-1) ?? ''))
+        segments.pop();
+    return `${url.origin}/${[...segments, 'v1'].join('/')}`;
 }
 /** True when the request provably never reached the server, so even a write may be sent again. */
 function neverReachedServer(error) {
@@ -51961,7 +52008,8 @@ function createClient(options) {
                     jitter: (delay) => delay * (0.5 + Math.random() * 0.5),
                     retryOnTimeout: def.retrySafe,
                     // A write is sent again only when it provably never reached the server.
-                    shouldRetry: def.retrySafe ? undefined : ({ error }) => (error instanceof HTTPError ? false : neverReachedServer(error)),
+                    // Never for a TLS handshake with a plain-HTTP server: it fails the same way every time.
+                    shouldRetry: ({ error }) => isPlainHttpAnswer(error) ? false : def.retrySafe ? undefined : error instanceof HTTPError ? false : neverReachedServer(error),
                 },
                 hooks: {
                     beforeRetry: [
@@ -52004,6 +52052,8 @@ function createClient(options) {
             .then((text) => new ApiError(op, error.response.status, text.split('\n')[0].trim().slice(0, 500), {
             code: error.response.headers.get(ERROR_CODE_HEADER) ?? undefined,
             cause: error,
+            // An operation path that is not found at a base URL without /v1: most likely the URL is wrong.
+            hint: error.response.status === 404 && likelyApiUrl(baseUrl) ? `did you mean --api-url ${likelyApiUrl(baseUrl)}?` : undefined,
         }));
     }
     async function translate(op, error) {
@@ -52015,6 +52065,8 @@ function createClient(options) {
             return error;
         if (error instanceof Error && error.name === 'AbortError')
             return error;
+        if (error instanceof TypeError && isPlainHttpAnswer(error))
+            return new PlainHttpError(op, baseUrl, { cause: error });
         if (error instanceof TypeError)
             return new NetworkError(op, baseUrl, causeOf(error).message, { cause: error });
         return error;

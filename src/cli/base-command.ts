@@ -1,3 +1,4 @@
+import { extname } from 'node:path';
 import { Command, Errors, Flags, type Interfaces } from '@oclif/core';
 import type { Client } from '../client/index.js';
 import type { Repo, SubmittedPullRequest } from '../contract/index.js';
@@ -5,6 +6,8 @@ import { useColor } from './color.js';
 import { ConfigError, DEFAULT_API_URL, parseRepo, readConfig, repoFromGitOrigin, type Config } from './config.js';
 import { EXIT } from './exit.js';
 import { FORMATS, type Format } from './render.js';
+
+const repoText = (repo: Repo) => `${repo.host}/${repo.owner}/${repo.name}`;
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>;
 
@@ -52,14 +55,35 @@ export abstract class BaseCommand extends Command {
     });
   }
 
+  /**
+   * The repository a command is about: --repo, else the `origin` remote of the current checkout,
+   * else the saved `repo` of the config file. The checkout wins over the config: a saved repo is a
+   * default for outside any checkout, never a redirect of a checkout's own commands to another
+   * repository. When the two differ, a note on stderr says which one is used.
+   */
   protected async repo(flag: string | undefined): Promise<Repo> {
     if (flag) return parseRepo(flag);
     const config = await this.config_();
-    if (config.repo) return parseRepo(config.repo);
     const fromGit = repoFromGitOrigin();
-    if (fromGit) return fromGit;
-    throw new ConfigError('--repo: required (host/owner/name or owner/name) outside a git checkout with an origin remote');
+    if (fromGit) {
+      if (config.repo && !this.repoNoted) {
+        const saved = parseRepo(config.repo);
+        if (repoText(saved).toLowerCase() !== repoText(fromGit).toLowerCase()) {
+          this.repoNoted = true;
+          this.logToStderr(
+            `railyard: using ${repoText(fromGit)} from the origin remote of this checkout, not the saved repo ${repoText(saved)} (pass --repo to choose)`,
+          );
+        }
+      }
+      return fromGit;
+    }
+    if (config.repo) return parseRepo(config.repo);
+    throw new ConfigError(
+      '--repo: required (host/owner/name or owner/name) outside a git checkout with an origin remote (or run `railyard config set repo host/owner/name`)',
+    );
   }
+
+  private repoNoted = false;
 
   protected color(): boolean {
     return useColor(process.stdout);
@@ -113,7 +137,7 @@ export abstract class BaseCommand extends Command {
  * --repo: the repository a command is about, as host/owner/name or owner/name. `fallback` names
  * where it comes from without the flag (null: no fallback; `what` then says what it selects).
  */
-export function repoFlag(fallback: string | null = 'origin remote', what = 'repository') {
+export function repoFlag(fallback: string | null = 'origin remote, else the saved repo', what = 'repository') {
   const description = `${what}: host/owner/name or owner/name${fallback ? ` [default: ${fallback}]` : ''}`;
   return Flags.string({ char: 'r', description });
 }
@@ -127,14 +151,30 @@ export const queueFlags = {
 export const formatFlag = {
   format: Flags.string({
     char: 'f',
-    description: 'output format',
+    description: "output format [default: from --output's extension (.csv .tsv .md .json), else table]; json is the --json document",
     options: [...FORMATS],
-    default: 'table',
   }),
 };
 
-export function formatOf(flags: { format?: string }): Format {
-  return (flags.format ?? 'table') as Format;
+/** The format a file's extension names, e.g. `report.csv` → csv; undefined for any other name. */
+export function formatOfFile(path: string): Format | undefined {
+  const ext = extname(path).toLowerCase();
+  return ({ '.csv': 'csv', '.tsv': 'tsv', '.md': 'markdown', '.markdown': 'markdown', '.json': 'json' } as const)[ext as '.csv'];
+}
+
+/**
+ * --format, else the format --output's extension names, else table. A --format that contradicts the
+ * extension (`--format csv --output x.json`) is a usage error: a script would get a file that its
+ * name lies about.
+ */
+export function formatOf(flags: { format?: string; output?: string }): Format {
+  const inferred = flags.output ? formatOfFile(flags.output) : undefined;
+  if (flags.format && inferred && flags.format !== inferred) {
+    throw new ConfigError(
+      `--format: ${flags.format} contradicts --output ${flags.output} (a ${inferred} file): drop --format, or name the file to match`,
+    );
+  }
+  return (flags.format ?? inferred ?? 'table') as Format;
 }
 
 /** A PR number argument (digits only). */

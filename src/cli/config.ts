@@ -1,7 +1,9 @@
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Repo } from '../contract/index.js';
 import { ConfigError } from '../input-error.js';
 
@@ -57,9 +59,37 @@ export function parseRepo(text: string): Repo {
   throw new ConfigError(`--repo: expected host/owner/name or owner/name, got "${text}"`);
 }
 
-/** host/owner/name of a git remote URL (https, ssh or scp-like), or null. */
-export function repoFromRemoteUrl(url: string): Repo | null {
+/** A path segment the git forge accepts (src/forge/git/repo.ts). */
+const GIT_ROOT_SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+/**
+ * host/owner/name of a local repository path (or file:// URL) laid out as under a Railyard git root,
+ * `DIR/<host>/<owner>/<name>.git` (`railyard serve --git-root DIR`), or null. The path must name a
+ * bare repository: it ends in `.git`, or is one (HEAD and objects/ in it), or `<path>.git` exists.
+ */
+export function repoFromLocalPath(path: string): Repo | null {
+  const trimmed = resolve(path); // normalised, no trailing separator
+  const parts = trimmed.split(/[/\\]/).filter(Boolean);
+  if (parts.length < 3) return null;
+  const [host, owner, last] = parts.slice(-3) as [string, string, string];
+  const name = last.replace(/\.git$/, '');
+  const bare =
+    last.endsWith('.git') || existsSync(`${trimmed}.git`) || (existsSync(join(trimmed, 'HEAD')) && existsSync(join(trimmed, 'objects')));
+  if (!bare || ![host, owner, name].every((s) => GIT_ROOT_SEGMENT.test(s) && !s.includes('..'))) return null;
+  return { host, owner, name };
+}
+
+/** host/owner/name of a git remote URL (https, ssh, scp-like, or a git-root path / file:// URL), or null. */
+export function repoFromRemoteUrl(url: string, cwd = process.cwd()): Repo | null {
   const trimmed = url.trim();
+  if (/^file:\/\//i.test(trimmed)) {
+    try {
+      return repoFromLocalPath(fileURLToPath(trimmed));
+    } catch {
+      return null;
+    }
+  }
+  if (isAbsolute(trimmed) || /^\.\.?[/\\]/.test(trimmed)) return repoFromLocalPath(resolve(cwd, trimmed));
   let match = /^[a-z+]+:\/\/(?:[^@/]+@)?([^/:]+)(?::\d+)?\/(.+?)(?:\.git)?\/?$/i.exec(trimmed);
   if (!match) match = /^(?:[^@]+@)?([^:/]+):(.+?)(?:\.git)?\/?$/.exec(trimmed);
   if (!match) return null;
@@ -72,7 +102,7 @@ export function repoFromRemoteUrl(url: string): Repo | null {
 export function repoFromGitOrigin(cwd = process.cwd()): Repo | null {
   try {
     const url = execFileSync('git', ['remote', 'get-url', 'origin'], { cwd, stdio: ['ignore', 'pipe', 'ignore'], encoding: 'utf8' });
-    return repoFromRemoteUrl(url);
+    return repoFromRemoteUrl(url, cwd);
   } catch {
     return null;
   }

@@ -3,7 +3,7 @@ import { Flags } from '@oclif/core';
 import type { DetailedTestCase, QuarantinedTest, UnhealthyTestCase } from '../contract/index.js';
 import { ConfigError } from './config.js';
 import { Progress } from './progress.js';
-import type { Column } from './render.js';
+import { stateText, type Column } from './render.js';
 
 export const flakyFlags = {
   org: Flags.string({ char: 'o', description: 'organisation slug [env: RAILYARD_ORG]' }),
@@ -18,7 +18,7 @@ export async function resolveOrg(flag: string | undefined, config: { org?: strin
 
 export const testColumns: Column<UnhealthyTestCase | DetailedTestCase>[] = [
   { header: 'Test', get: (t) => t.name },
-  { header: 'Status', get: (t) => t.status.value },
+  { header: 'Status', get: (t) => stateText(t.status.value) },
   { header: 'Reason', get: (t) => t.status.reason },
   { header: 'File', get: (t) => t.file_path ?? '' },
   { header: 'Class', get: (t) => t.classname ?? '' },
@@ -38,7 +38,7 @@ export const failingColumns: Column<DetailedTestCase>[] = [
 
 export const quarantinedColumns: Column<QuarantinedTest>[] = [
   { header: 'Test', get: (t) => t.name },
-  { header: 'Status', get: (t) => t.status },
+  { header: 'Status', get: (t) => stateText(t.status) },
   { header: 'Setting', get: (t) => t.quarantine_setting },
   { header: 'Since', get: (t) => t.quarantined_at },
   { header: 'File', get: (t) => t.file ?? '' },

@@ -32,6 +32,20 @@ function tsvCell(text: string): string {
   return text.replace(/[\t\r\n]+/g, ' ');
 }
 
+/**
+ * How every table and line spells a state or status: lower-case snake case, as the merge-queue API
+ * spells a pull request's state (`not_ready`, `in_progress`). Upper-case wire values (a check's
+ * `SUCCESS`, a test's `FLAKY`) are lowered to match; --json and --format json keep the wire values.
+ */
+export function stateText(value: string): string {
+  return value.toLowerCase();
+}
+
+/** A command's result as `--format json` prints it: the same document as `--json` (piped). */
+export function renderJson(value: unknown): string {
+  return JSON.stringify(value, null, 2) + '\n';
+}
+
 /** Renders rows as a table (cli-table3), JSON, CSV (RFC 4180), Markdown or TSV. */
 export function renderRows<Row>(rows: readonly Row[], columns: readonly Column<Row>[], format: Format, color = false): string {
   if (format === 'json') {
@@ -63,9 +77,32 @@ export function renderRows<Row>(rows: readonly Row[], columns: readonly Column<R
   }
 }
 
-/** A record (one object) as a two-column key/value table, or JSON. */
+/** Whether a value has nothing to show (a compact key/value table leaves its row out). */
+function isEmpty(value: unknown): boolean {
+  return value === null || value === undefined || value === '' || (Array.isArray(value) && value.length === 0);
+}
+
+/**
+ * A record (one object) as key/value pairs. The table is compact, for people: two columns without
+ * borders or a header, the keys padded to the longest one, no row for an empty value, a list one
+ * item a line. CSV, TSV and Markdown keep every key (a `field`/`value` header, empty values as
+ * empty cells), so scripts always get the same rows; JSON is the object.
+ */
 export function renderRecord(record: Record<string, unknown>, format: Format, color = false): string {
   if (format === 'json') return JSON.stringify(record, null, 2) + '\n';
+  if (format === 'table') {
+    const entries = Object.entries(record).filter(([, value]) => !isEmpty(value));
+    if (entries.length === 0) return '(none)\n';
+    const width = Math.max(...entries.map(([key]) => key.length));
+    const lines: string[] = [];
+    for (const [key, value] of entries) {
+      const valueLines = (Array.isArray(value) ? value.map(cell) : [cell(value)]).flatMap((v) => v.split(/\r?\n/));
+      const label = key.padEnd(width);
+      lines.push(`${color ? `\x1b[36m${label}\x1b[39m` : label}  ${valueLines[0]}`.trimEnd());
+      for (const more of valueLines.slice(1)) lines.push(`${' '.repeat(width)}  ${more}`.trimEnd());
+    }
+    return lines.join('\n') + '\n';
+  }
   const rows = Object.entries(record).map(([key, value]) => ({ key, value }));
   return renderRows(
     rows,

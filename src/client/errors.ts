@@ -23,14 +23,18 @@ export class ApiError extends ClientError {
   /** The server's stable error code (x-railyard-error-code); undefined from a server that sends none. */
   readonly code: string | undefined;
 
+  /** A guess at what is wrong on the caller's side (e.g. an --api-url without /v1), part of the message. */
+  readonly hint: string | undefined;
+
   constructor(
     operation: string,
     readonly status: number,
     readonly serverMessage: string,
-    options?: { code?: string; cause?: unknown },
+    options?: { code?: string; cause?: unknown; hint?: string },
   ) {
-    super(ApiError.describe(operation, status, serverMessage), operation, options);
+    super(ApiError.describe(operation, status, serverMessage) + (options?.hint ? ` (${options.hint})` : ''), operation, options);
     this.code = options?.code;
+    this.hint = options?.hint;
   }
 
   private static describe(operation: string, status: number, serverMessage: string): string {
@@ -61,6 +65,20 @@ export class NetworkError extends ClientError {
   }
 }
 
+/**
+ * An https:// base URL whose server answered the TLS handshake with something else: most likely a
+ * plain-HTTP server. One line that says so, instead of OpenSSL's text.
+ */
+export class PlainHttpError extends NetworkError {
+  override name = 'PlainHttpError';
+  constructor(operation: string, baseUrl: string, options?: { cause?: unknown }) {
+    super(operation, baseUrl, 'not TLS', options);
+    const url = new URL(baseUrl);
+    url.protocol = 'http:';
+    this.message = `${operation}: could not speak TLS to ${new URL(baseUrl).host}: is it plain HTTP? Try --api-url ${url.href.replace(/\/$/, '')}`;
+  }
+}
+
 /** No answer within the time limit of one attempt. */
 export class TimeoutError extends ClientError {
   override name = 'TimeoutError';
@@ -78,8 +96,8 @@ export class ResponseShapeError extends ClientError {
   override name = 'ResponseShapeError';
 }
 
-/** Worth trying again later: 429, 5xx, network errors and timeouts. */
+/** Worth trying again later: 429, 5xx, network errors (not TLS spoken to a plain-HTTP server) and timeouts. */
 export function isTransientError(error: unknown): boolean {
   if (error instanceof ApiError) return error.status === 429 || error.status >= 500;
-  return error instanceof NetworkError || error instanceof TimeoutError;
+  return (error instanceof NetworkError && !(error instanceof PlainHttpError)) || error instanceof TimeoutError;
 }

@@ -12,9 +12,9 @@ import {
   type RouteDef,
 } from '../contract/index.js';
 
-import { ApiError, NetworkError, ResponseShapeError, TimeoutError } from './errors.js';
+import { ApiError, NetworkError, PlainHttpError, ResponseShapeError, TimeoutError } from './errors.js';
 
-export { ApiError, ClientError, isTransientError, NetworkError, ResponseShapeError, TimeoutError } from './errors.js';
+export { ApiError, ClientError, isTransientError, NetworkError, PlainHttpError, ResponseShapeError, TimeoutError } from './errors.js';
 
 export { DEFAULT_API_URL } from '../contract/constants.js';
 
@@ -36,11 +36,44 @@ function causeOf(error: unknown): { code?: string; message: string } {
   let current: unknown = error;
   for (let depth = 0; depth < 5 && current; depth++) {
     const e = current as { code?: string; cause?: unknown; message?: string };
-    if (e.code) return { code: e.code, message: `${e.code}${e.message && !e.message.includes(e.code) ? ` ${e.message}` : ''}` };
-    if (!e.cause) return { message: e.message ?? String(current) };
+    if (e.code) return { code: e.code, message: firstLine(`${e.code}${e.message && !e.message.includes(e.code) ? ` ${e.message}` : ''}`) };
+    if (!e.cause) return { message: firstLine(e.message ?? String(current)) };
     current = e.cause;
   }
-  return { message: String(error) };
+  return { message: firstLine(String(error)) };
+}
+
+const firstLine = (text: string) => text.split('\n')[0]!.trim();
+
+/**
+ * True when a TLS handshake got an answer that is not TLS: an https:// URL pointing at a plain-HTTP
+ * server (OpenSSL's "wrong version number", or an HTTP answer read as a TLS record).
+ */
+function isPlainHttpAnswer(error: unknown): boolean {
+  const { code, message } = causeOf(error);
+  return (
+    code === 'ERR_SSL_WRONG_VERSION_NUMBER' ||
+    code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG' ||
+    code === 'ERR_SSL_HTTP_REQUEST' ||
+    (code === 'EPROTO' && /wrong version number|packet length too long|http request/i.test(message))
+  );
+}
+
+/**
+ * Where a Trunk v1 API most likely is when `baseUrl` answered 404 to an operation: the same URL
+ * ending in /v1, or null when it already does.
+ */
+export function likelyApiUrl(baseUrl: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    return null;
+  }
+  const segments = url.pathname.split('/').filter(Boolean);
+  if (segments.at(-1) === 'v1') return null;
+  if (/^v\d+$/.test(segments.at(-1) ?? '')) segments.pop();
+  return `${url.origin}/${[...segments, 'v1'].join('/')}`;
 }
 
 /** True when the request provably never reached the server, so even a write may be sent again. */
@@ -103,7 +136,9 @@ export function createClient(options: ClientOptions): Client {
           jitter: (delay) => delay * (0.5 + Math.random() * 0.5),
           retryOnTimeout: def.retrySafe,
           // A write is sent again only when it provably never reached the server.
-          shouldRetry: def.retrySafe ? undefined : ({ error }) => (error instanceof HTTPError ? false : neverReachedServer(error)),
+          // Never for a TLS handshake with a plain-HTTP server: it fails the same way every time.
+          shouldRetry: ({ error }) =>
+            isPlainHttpAnswer(error) ? false : def.retrySafe ? undefined : error instanceof HTTPError ? false : neverReachedServer(error),
         },
         hooks: {
           beforeRetry: [
@@ -150,6 +185,8 @@ export function createClient(options: ClientOptions): Client {
           new ApiError(op, error.response.status, text.split('\n')[0].trim().slice(0, 500), {
             code: error.response.headers.get(ERROR_CODE_HEADER) ?? undefined,
             cause: error,
+            // An operation path that is not found at a base URL without /v1: most likely the URL is wrong.
+            hint: error.response.status === 404 && likelyApiUrl(baseUrl) ? `did you mean --api-url ${likelyApiUrl(baseUrl)}?` : undefined,
           }),
       );
   }
@@ -159,6 +196,7 @@ export function createClient(options: ClientOptions): Client {
     if (error instanceof KyTimeoutError) return new TimeoutError(op, timeoutMs, { cause: error });
     if (error instanceof ApiError || error instanceof ResponseShapeError) return error;
     if (error instanceof Error && error.name === 'AbortError') return error;
+    if (error instanceof TypeError && isPlainHttpAnswer(error)) return new PlainHttpError(op, baseUrl, { cause: error });
     if (error instanceof TypeError) return new NetworkError(op, baseUrl, causeOf(error).message, { cause: error });
     return error;
   }

@@ -16,6 +16,13 @@ export class HttpError extends Error {
   }
 }
 
+/**
+ * `for the token's organisation "acme"`: a 404 for a queue or repository names the organisation it
+ * was looked for in, so that a token of the wrong organisation says so. Only the caller's own
+ * organisation is named, never the one that owns the repository.
+ */
+export const ofTokenOrg = (org: string) => `for the token's organisation "${org}"`;
+
 export const badRequest = (message: string) => new HttpError(400, message);
 export const notFound = (message: string) => new HttpError(404, message);
 export const conflict = (message: string) => new HttpError(409, message);

@@ -31,7 +31,7 @@ import {
 import type { Forge } from '../forge/types.js';
 import { impactedTargetsKey, type Fence, type ImpactedTargetsWrite, type PrTransition, type Store, type StoredQueue } from '../store/index.js';
 import { LeaseLostError } from '../store/index.js';
-import { badRequest, conflict, HttpError, notFound, tooMany } from './errors.js';
+import { badRequest, conflict, HttpError, notFound, ofTokenOrg, tooMany } from './errors.js';
 import type { RepoOwners } from './ownership.js';
 import { presentListItem, presentQueueSettings, presentSubmitted } from './present.js';
 
@@ -335,7 +335,7 @@ export class QueueService {
   /** The queue or a 404 (also for another organisation's queue: existence is never revealed). */
   require(org: string, repo: Repo, branch: string): QueueHandle {
     const handle = this.find(org, repo, branch);
-    if (!handle) throw notFound(`no merge queue for branch "${branch}" in ${describeRepo(normaliseRepo(repo))}`);
+    if (!handle) throw notFound(`no merge queue for branch "${branch}" in ${describeRepo(normaliseRepo(repo))} ${ofTokenOrg(org)}`);
     return handle;
   }
 
@@ -560,7 +560,7 @@ export class QueueService {
     const problem = branchNameProblem(branch);
     if (problem) throw badRequest(`targetBranch: ${describeBranchProblem(branch, problem)}`);
     if (this.owners && !(await this.owners.claim(org, repo)))
-      throw notFound(`repo: no repository ${describeRepo(repo)} in this organisation`);
+      throw notFound(`repo: no repository ${describeRepo(repo)} ${ofTokenOrg(org)}`);
     const key = queueKey(org, repo, branch);
     await this.serialize(key, async () => {
       if (this.byKey.has(key)) throw conflict(`A merge queue already exists for branch "${branch}" in ${describeRepo(repo)}`);

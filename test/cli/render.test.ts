@@ -79,7 +79,11 @@ describe('inputs', () => {
     expect(repoFromRemoteUrl('https://github.com/acme/web.git')).toEqual({ host: 'github.com', owner: 'acme', name: 'web' });
     expect(repoFromRemoteUrl('git@github.com:acme/web.git')).toEqual({ host: 'github.com', owner: 'acme', name: 'web' });
     expect(repoFromRemoteUrl('ssh://git@ghe.example.com:2222/acme/web')).toEqual({ host: 'ghe.example.com', owner: 'acme', name: 'web' });
-    expect(repoFromRemoteUrl('/srv/git/web.git')).toBeNull();
+    // A git-root layout DIR/<host>/<owner>/<name>.git; too short a path, or one that is no bare repository, is not guessed at.
+    expect(repoFromRemoteUrl('/srv/git/github.com/acme/web.git')).toEqual({ host: 'github.com', owner: 'acme', name: 'web' });
+    expect(repoFromRemoteUrl('file:///srv/git/localhost/acme/web.git/')).toEqual({ host: 'localhost', owner: 'acme', name: 'web' });
+    expect(repoFromRemoteUrl('/acme/web.git')).toBeNull();
+    expect(repoFromRemoteUrl('/home/me/src/web')).toBeNull();
   });
 
   it('parses durations and splits long windows into ≤ 7-day calls', () => {

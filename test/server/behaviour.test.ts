@@ -76,7 +76,7 @@ describe('queues', () => {
     ] as const) {
       const a = await call(s, op, body);
       expect(a.status, op).toBe(404);
-      expect(a.text, op).toBe('no merge queue for branch "nope" in acme/web');
+      expect(a.text, op).toBe('no merge queue for branch "nope" in acme/web for the token\'s organisation "local"');
     }
   });
 

@@ -231,7 +231,7 @@ describe('repositories belong to organisations', () => {
 
     const create = await call(s, 'createQueue', Q, { token: 'token-b' });
     expect(create.status).toBe(404);
-    expect(create.text).toBe('repo: no repository acme/web in this organisation');
+    expect(create.text).toBe('repo: no repository acme/web for the token\'s organisation "beta"');
     // Another branch of the same repository is the same repository.
     expect(
       (await call(s, 'createQueue', { ...Q, targetBranch: 'develop' }, { token: 'token-b' })).status,

@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand, formatFlag, formatOf, repoFlag } from '../../cli/base-command.js';
-import { ConfigError, parseDuration } from '../../cli/config.js';
+import { ConfigError, parseTime } from '../../cli/config.js';
 import { flakyFlags } from '../../cli/flaky.js';
 import type { DetailedTestCase } from '../../contract/index.js';
 
@@ -19,30 +19,32 @@ export default class ListFailing extends BaseCommand {
     'Windows longer than 7 days are split into several calls and merged (a test that failed in several windows appears once).';
   static override examples = [
     '<%= config.bin %> flaky list-failing --org acme --repo acme/web --since 24h',
-    '<%= config.bin %> flaky list-failing --start 2026-11-01T00:00:00Z --end 2026-11-20T00:00:00Z --format csv --output failing.csv',
+    '<%= config.bin %> flaky list-failing --start 2026-11-01T00:00:00Z --end 2026-11-20T00:00:00Z --output failing.csv',
+    '<%= config.bin %> flaky list-failing --start 14d --end 7d --output last-week.json',
   ];
   static override flags = {
     repo: repoFlag(),
-    since: Flags.string({ description: 'window ending now, e.g. 24h or 7d', exclusive: ['start'] }),
-    start: Flags.string({ description: 'window start (ISO 8601, inclusive)', dependsOn: ['end'] }),
-    end: Flags.string({ description: 'window end (ISO 8601, exclusive)', dependsOn: ['start'] }),
+    since: Flags.string({ description: 'window from this time to now: a duration back from now (24h, 7d) or ISO 8601', exclusive: ['start'] }),
+    start: Flags.string({ description: 'window start, inclusive (ISO 8601, or a duration back from now)', dependsOn: ['end'] }),
+    end: Flags.string({ description: 'window end, exclusive (ISO 8601, or a duration back from now)', dependsOn: ['start'] }),
     ...flakyFlags,
     ...formatFlag,
   };
 
   async run() {
     const { flags } = await this.parse(ListFailing);
+    const format = formatOf(flags);
     let start: number;
     let end: number;
+    const now = Date.now();
     if (flags.start && flags.end) {
-      start = Date.parse(flags.start);
-      end = Date.parse(flags.end);
-      if (Number.isNaN(start)) throw new ConfigError(`--start: expected an ISO 8601 date-time, got "${flags.start}"`);
-      if (Number.isNaN(end)) throw new ConfigError(`--end: expected an ISO 8601 date-time, got "${flags.end}"`);
+      start = Date.parse(parseTime(flags.start, '--start', now));
+      end = Date.parse(parseTime(flags.end, '--end', now));
       if (end <= start) throw new ConfigError('--end: must be after --start');
     } else {
-      end = Date.now();
-      start = end - parseDuration(flags.since ?? '24h', '--since');
+      end = now;
+      start = Date.parse(parseTime(flags.since ?? '24h', '--since', now));
+      if (start >= end) throw new ConfigError('--since: must be in the past');
     }
     const { resolveOrg, collectPages, emit, failingColumns } = await import('../../cli/flaky.js');
     const org = await resolveOrg(flags.org, await this.config_());
@@ -58,8 +60,10 @@ export default class ListFailing extends BaseCommand {
       for (const test of tests) byId.set(test.id, test);
     }
     const tests = [...byId.values()];
-    const { renderRows } = await import('../../cli/render.js');
-    await emit(renderRows(tests, failingColumns, formatOf(flags), !flags.output && this.color()), flags.output, this.jsonEnabled());
-    return { tests };
+    const { renderJson, renderRows } = await import('../../cli/render.js');
+    const result = { tests };
+    const text = format === 'json' ? renderJson(result) : renderRows(tests, failingColumns, format, !flags.output && this.color());
+    await emit(text, flags.output, this.jsonEnabled());
+    return result;
   }
 }

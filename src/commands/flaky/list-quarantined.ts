@@ -16,6 +16,7 @@ export default class ListQuarantined extends BaseCommand {
 
   async run() {
     const { flags } = await this.parse(ListQuarantined);
+    const format = formatOf(flags);
     const { resolveOrg, collectPages, emit, quarantinedColumns } = await import('../../cli/flaky.js');
     const org = await resolveOrg(flags.org, await this.config_());
     const repo = await this.repo(flags.repo);
@@ -23,8 +24,10 @@ export default class ListQuarantined extends BaseCommand {
     const tests = await collectPages<QuarantinedTest>(async function* (onPage) {
       for await (const page of client.pages('listQuarantinedTests', { repo, org_url_slug: org }, { onPage })) yield page.quarantined_tests;
     }, 'quarantined tests');
-    const { renderRows } = await import('../../cli/render.js');
-    await emit(renderRows(tests, quarantinedColumns, formatOf(flags), !flags.output && this.color()), flags.output, this.jsonEnabled());
-    return { quarantined_tests: tests };
+    const { renderJson, renderRows } = await import('../../cli/render.js');
+    const result = { quarantined_tests: tests };
+    const text = format === 'json' ? renderJson(result) : renderRows(tests, quarantinedColumns, format, !flags.output && this.color());
+    await emit(text, flags.output, this.jsonEnabled());
+    return result;
   }
 }

@@ -18,6 +18,7 @@ export default class ListUnhealthy extends BaseCommand {
 
   async run() {
     const { flags } = await this.parse(ListUnhealthy);
+    const format = formatOf(flags);
     const { resolveOrg, collectPages, emit, testColumns } = await import('../../cli/flaky.js');
     const org = await resolveOrg(flags.org, await this.config_());
     const repo = await this.repo(flags.repo);
@@ -26,8 +27,10 @@ export default class ListUnhealthy extends BaseCommand {
     const tests = await collectPages<UnhealthyTestCase>(async function* (onPage) {
       for await (const page of client.pages('listUnhealthyTests', { repo, org_url_slug: org, status }, { onPage })) yield page.tests;
     }, `${flags.status} tests`);
-    const { renderRows } = await import('../../cli/render.js');
-    await emit(renderRows(tests, testColumns, formatOf(flags), !flags.output && this.color()), flags.output, this.jsonEnabled());
-    return { tests };
+    const { renderJson, renderRows } = await import('../../cli/render.js');
+    const result = { tests };
+    const text = format === 'json' ? renderJson(result) : renderRows(tests, testColumns, format, !flags.output && this.color());
+    await emit(text, flags.output, this.jsonEnabled());
+    return result;
   }
 }

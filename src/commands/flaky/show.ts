@@ -1,5 +1,5 @@
 import { Args } from '@oclif/core';
-import { BaseCommand, repoFlag } from '../../cli/base-command.js';
+import { BaseCommand, formatFlag, formatOf, repoFlag } from '../../cli/base-command.js';
 import { flakyFlags } from '../../cli/flaky.js';
 
 export default class Show extends BaseCommand {
@@ -9,19 +9,21 @@ export default class Show extends BaseCommand {
   static override flags = {
     repo: repoFlag(),
     ...flakyFlags,
+    ...formatFlag,
   };
 
   async run() {
     const { args, flags } = await this.parse(Show);
+    const format = formatOf(flags);
     const { resolveOrg, emit } = await import('../../cli/flaky.js');
     const org = await resolveOrg(flags.org, await this.config_());
     const client = await this.client(flags);
     const { test } = await client.call('getTestDetails', { repo: await this.repo(flags.repo), org_url_slug: org, test_id: args.testId });
-    const { renderRecord } = await import('../../cli/render.js');
+    const { renderJson, renderRecord, stateText } = await import('../../cli/render.js');
     const record = {
       name: test.name,
       id: test.id,
-      status: `${test.status.value} since ${test.status.timestamp}`,
+      status: `${stateText(test.status.value)} since ${test.status.timestamp}`,
       reason: test.status.reason,
       file: test.file_path,
       classname: test.classname,
@@ -36,7 +38,8 @@ export default class Show extends BaseCommand {
       mostCommonFailures: test.most_common_failures.map((f) => `${f.occurrence_count}× ${f.summary}`),
       link: test.html_url,
     };
-    await emit(renderRecord(record, 'table', !flags.output && this.color()), flags.output, this.jsonEnabled());
+    const text = format === 'json' ? renderJson({ test }) : renderRecord(record, format, !flags.output && this.color());
+    await emit(text, flags.output, this.jsonEnabled());
     return { test };
   }
 }

@@ -1,13 +1,13 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand, repoFlag } from '../../cli/base-command.js';
-import { ConfigError } from '../../cli/config.js';
+import { ConfigError, parseTime } from '../../cli/config.js';
 import type { UploadMeta } from '../../upload/reports.js';
 import type { Client } from '../../client/index.js';
 
 /** Flags of `flaky upload` and `flaky run`: which reports, and which CI job they come from. */
 export const uploadFlags = {
   junit: Flags.string({ char: 'j', description: 'JUnit XML report: path, directory or glob (repeatable)', multiple: true }),
-  repo: repoFlag('GITHUB_REPOSITORY, else origin remote'),
+  repo: repoFlag('GITHUB_REPOSITORY, else origin remote, else the saved repo'),
   org: Flags.string({ char: 'o', description: 'organisation slug [env: RAILYARD_ORG]' }),
   branch: Flags.string({ char: 'b', description: 'branch the tests ran on [default: GITHUB_HEAD_REF / GITHUB_REF_NAME, else the checked-out branch]' }),
   sha: Flags.string({ description: 'commit SHA the tests ran on [default: the PR head / GITHUB_SHA, else git HEAD]' }),
@@ -15,7 +15,7 @@ export const uploadFlags = {
   job: Flags.string({ description: 'CI job name [default: GITHUB_JOB]' }),
   attempt: Flags.integer({ description: 'CI run attempt, 1 for the first [default: GITHUB_RUN_ATTEMPT]', min: 1, max: 4_294_967_295 }),
   variant: Flags.string({ description: 'variant (e.g. an OS or shard kind): the same test in another variant is another test' }),
-  'started-at': Flags.string({ description: 'when the tests started (ISO 8601)' }),
+  'started-at': Flags.string({ description: 'when the tests started (ISO 8601, or a duration back from now: 10m)' }),
   codeowners: Flags.string({ description: 'CODEOWNERS file [default: .github/CODEOWNERS, CODEOWNERS or docs/CODEOWNERS in the git root]' }),
 };
 
@@ -46,7 +46,7 @@ export abstract class UploadCommand extends BaseCommand {
       ...(job ? { job } : {}),
       ...(attempt ? { attempt } : {}),
       ...(flags.variant ? { variant: flags.variant } : {}),
-      ...(flags['started-at'] ? { started_at: flags['started-at'] } : {}),
+      ...(flags['started-at'] ? { started_at: parseTime(flags['started-at'], '--started-at') } : {}),
       ...(codeowners !== null ? { codeowners } : {}),
     });
     const client = await this.client(flags);

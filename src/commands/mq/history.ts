@@ -26,7 +26,12 @@ export default class History extends BaseCommand {
       pr: { number },
     });
     const entries = [...new Set(history.transitions.map((t) => t.queueEntryId))];
-    const { renderRows } = await import('../../cli/render.js');
+    const { renderJson, renderRows } = await import('../../cli/render.js');
+    const format = formatOf(flags);
+    if (format === 'json') {
+      this.out(renderJson(history));
+      return history;
+    }
     this.out(
       renderRows<PullRequestTransition>(
         history.transitions,
@@ -38,7 +43,7 @@ export default class History extends BaseCommand {
           { header: 'Reason', get: (t) => t.reason ?? '' },
           { header: 'Test run', get: (t) => t.testRunId ?? '' },
         ],
-        formatOf(flags),
+        format,
         this.color(),
       ),
     );

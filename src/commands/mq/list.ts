@@ -55,9 +55,11 @@ export default class List extends BaseCommand {
       }
       cursor = page.nextCursor;
     } while (cursor && (!flags.limit || all.length < flags.limit));
-    const { renderRows } = await import('../../cli/render.js');
+    const { renderJson, renderRows } = await import('../../cli/render.js');
     const { prColumns } = await import('../../cli/present.js');
-    this.out(renderRows(all, prColumns, formatOf(flags), this.color()));
-    return { pullRequests: all };
+    const result = { pullRequests: all };
+    const format = formatOf(flags);
+    this.out(format === 'json' ? renderJson(result) : renderRows(all, prColumns, format, this.color()));
+    return result;
   }
 }

@@ -18,7 +18,7 @@ export default class TestingDetails extends BaseCommand {
       targetBranch: flags.branch,
       testRunId: args.testRunId,
     });
-    const { renderRecord } = await import('../../cli/render.js');
+    const { renderRecord, stateText } = await import('../../cli/render.js');
     this.out(
       renderRecord(
         {
@@ -27,7 +27,7 @@ export default class TestingDetails extends BaseCommand {
           sha: details.testBranchSha,
           createdAt: details.createdAt,
           requiredStatuses: details.requiredStatuses,
-          statuses: details.statusChecks.map((s) => `${s.context}: ${s.state ?? 'PENDING'}`),
+          statuses: details.statusChecks.map((s) => `${s.context}: ${stateText(s.state ?? 'PENDING')}`),
           testedPullRequests: details.testedPullRequests.map((p) => `#${p.prNumber} ${p.title}`),
           impactedTargets: details.impactedTargets,
         },

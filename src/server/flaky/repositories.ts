@@ -5,7 +5,7 @@ import { DEFAULT_SETTINGS } from '../../flaky/detect.js';
 import { repoKey } from '../../flaky/identity.js';
 import { quarantineMatches, type QuarantineMatch } from '../../flaky/quarantine.js';
 import type { FlakyStore, RepositoryRow } from '../../store/flaky.js';
-import { badRequest, notFound } from '../errors.js';
+import { badRequest, notFound, ofTokenOrg } from '../errors.js';
 
 /** A repository with test results, as the service uses it. */
 export interface Repository {
@@ -50,7 +50,7 @@ export async function findRepository(store: FlakyStore, org: string, repo: Repo)
 
 export async function requireRepository(store: FlakyStore, org: string, repo: Repo): Promise<Repository> {
   const found = await findRepository(store, org, repo);
-  if (!found) throw notFound(`repo: no test results for ${repoKey(repo)} in this organisation`);
+  if (!found) throw notFound(`repo: no test results for ${repoKey(repo)} ${ofTokenOrg(org)}`);
   return found;
 }
 

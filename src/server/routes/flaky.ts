@@ -1,6 +1,6 @@
 import type { Page, PageQuery, Repo } from '../../contract/index.js';
 import type { FlakyService } from '../flaky.js';
-import { notFound } from '../errors.js';
+import { notFound, ofTokenOrg } from '../errors.js';
 import { ownerKey, type RepoOwners } from '../ownership.js';
 import type { PageTokens } from '../page-tokens.js';
 import type { Handlers, OpsOfTag, RequestContext } from './types.js';
@@ -10,21 +10,21 @@ export type FlakyHandlers = Pick<Handlers, FlakyOps>;
 
 /** A flaky-test request names an organisation: it must be the token's (else 404, never revealing others). */
 export function requireOrg(ctx: RequestContext, slug: string): void {
-  if (slug !== ctx.org) throw notFound(`org_url_slug: no organisation "${slug}"`);
+  if (slug !== ctx.org) throw notFound(`org_url_slug: "${slug}" is not the token's organisation "${ctx.org}"`);
 }
 
-const noRepository = (repo: Repo) =>
-  notFound(`repo: no test results for ${ownerKey(repo)} in this organisation`);
+const noRepository = (repo: Repo, org: string) =>
+  notFound(`repo: no test results for ${ownerKey(repo)} ${ofTokenOrg(org)}`);
 
 /** The flaky-test operations (Trunk's and Railyard's extensions) over the flaky-test service. */
 export function flakyHandlers(flaky: FlakyService, owners: RepoOwners, tokens: PageTokens): FlakyHandlers {
   /** Reads: another organisation's repository is a 404. */
   const read = (org: string, repo: Repo) => {
-    if (!owners.allows(org, repo)) throw noRepository(repo);
+    if (!owners.allows(org, repo)) throw noRepository(repo, org);
   };
   /** Writes that store tests or settings make the organisation the repository's owner (first come). */
   const claim = async (org: string, repo: Repo) => {
-    if (!(await owners.claim(org, repo))) throw noRepository(repo);
+    if (!(await owners.claim(org, repo))) throw noRepository(repo, org);
   };
 
   /** A handler of the token's organisation, once the request's org_url_slug is checked to be it and the repository is its own. */

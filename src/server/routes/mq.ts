@@ -8,7 +8,7 @@ import {
   type TestingDetailsResponse,
 } from '../../contract/index.js';
 import { type ConfigPatch, type TestRun } from '../../engine/index.js';
-import { badRequest, notFound } from '../errors.js';
+import { badRequest, notFound, ofTokenOrg } from '../errors.js';
 import { METRICS_CONTENT_TYPE, renderMetrics } from '../metrics.js';
 import { summariseQueue } from '../queue-summary.js';
 import { normaliseRepo, type QueueHandle, type QueueService } from '../service.js';
@@ -203,7 +203,7 @@ export function mqHandlers(service: QueueService, now: () => number, checkLogPat
         queues = queues.filter(
           (q) => q.repo.host === repo.host && q.repo.owner === repo.owner && q.repo.name === repo.name,
         );
-        if (!queues.length) throw notFound(`repo: no merge queue in ${repo.host}/${repo.owner}/${repo.name}`);
+        if (!queues.length) throw notFound(`repo: no merge queue in ${repo.host}/${repo.owner}/${repo.name} ${ofTokenOrg(org)}`);
       } else if (input.repoHost !== undefined) {
         const host = input.repoHost.toLowerCase();
         queues = queues.filter((q) => q.repo.host === host);

@@ -9,7 +9,7 @@ export default class QueueGet extends BaseCommand {
     const { flags } = await this.parse(QueueGet);
     const client = await this.client(flags);
     const queue = await client.call('getQueue', { repo: await this.repo(flags.repo), targetBranch: flags.branch });
-    const { renderRecord, renderRows } = await import('../../../cli/render.js');
+    const { renderJson, renderRecord, renderRows } = await import('../../../cli/render.js');
     const { settingsRecord } = await import('../../../cli/queue.js');
     const { prColumns } = await import('../../../cli/present.js');
     const format = formatOf(flags);
@@ -18,7 +18,7 @@ export default class QueueGet extends BaseCommand {
       this.out(`\n${queue.enqueuedPullRequests.length} pull request(s) in the queue\n`);
       if (queue.enqueuedPullRequests.length) this.out(renderRows(queue.enqueuedPullRequests, prColumns, format, this.color()));
     } else {
-      this.out(format === 'json' ? JSON.stringify(queue, null, 2) + '\n' : renderRows(queue.enqueuedPullRequests, prColumns, format));
+      this.out(format === 'json' ? renderJson(queue) : renderRows(queue.enqueuedPullRequests, prColumns, format));
     }
     return queue;
   }

@@ -17,12 +17,12 @@ export default class QueueList extends BaseCommand {
     const { flags } = await this.parse(QueueList);
     const client = await this.client(flags);
     const answer = await client.call('listQueues', flags.repo ? { repo: parseRepo(flags.repo) } : {});
-    const { renderRows } = await import('../../../cli/render.js');
+    const { renderJson, renderRows } = await import('../../../cli/render.js');
     const { formatDuration } = await import('../../../watch/board.js');
     const format = formatOf(flags);
     this.out(
       format === 'json'
-        ? JSON.stringify(answer, null, 2) + '\n'
+        ? renderJson(answer)
         : renderRows<QueueSummary>(
             answer.queues,
             [
