@@ -78,7 +78,7 @@ describe('railyard mq submit says why a PR will wait', () => {
     expect(pr).toMatchObject({ prNumber: 2, state: 'pending', readiness: { waitingFor: ['queue_paused'] } });
     // #1 is being tested, but a paused queue merges nothing either.
     expect((await json(['mq', 'status', '1', ...REPO])).readiness.waitingFor).toEqual(['queue_paused']);
-    expect((await ry(['mq', 'status', '2', ...REPO])).stdout).toMatch(/waitingFor\s*│ the queue, which is paused/);
+    expect((await ry(['mq', 'status', '2', ...REPO])).stdout).toMatch(/^waitingFor +the queue, which is paused$/m);
     await ry(['mq', 'queue', 'resume', ...REPO]);
     expect((await json(['mq', 'status', '2', ...REPO])).readiness.waitingFor).toEqual([]);
   });
