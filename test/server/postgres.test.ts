@@ -2,6 +2,7 @@
  * The server on PostgreSQL: one server across restarts, and several replicas on one database
  * answering alike while exactly one drives each queue.
  */
+import { Client } from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { skipWithoutPostgres, startPostgres, type PostgresCluster } from '../support/postgres.js';
 import { startTestServer, type TestServer, type TestServerOptions } from '../support/server.js';
@@ -62,11 +63,14 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
     expect(before.queue.enqueuedPullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([1, 2]);
     await a.close();
 
-    const b = await server(url);
+    // Runs still testing when b starts (a run that is over by b's clock would finish at once and change the snapshot).
+    const b = await server(url, { sandbox: { testSeconds: 60 } });
     expect(await snapshot(b)).toEqual(before);
+    await b.close();
     // The restarted server re-attaches to the runs in flight and lands them.
-    await waitFor(b, 1, merged);
-    await waitFor(b, 2, merged);
+    const c = await server(url);
+    await waitFor(c, 1, merged);
+    await waitFor(c, 2, merged);
   });
 
   it('lets any replica answer any request, with one replica driving the queue', async () => {
@@ -93,6 +97,42 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
     // A queue deleted on one replica is gone on the other.
     await ok(b, 'deleteQueue', Q);
     expect((await call(a, 'getQueue', Q)).status).toBe(404);
+  });
+
+  it('answers on one replica every write the other has just acknowledged, also while its LISTEN connection is lost', async () => {
+    const url = await cluster.createDatabase();
+    const a = await server(url, { sandbox: { testSeconds: 600 } });
+    const b = await server(url, { sandbox: { testSeconds: 600 } });
+    await ok(a, 'createQueue', Q);
+    const rounds = async (from: number, to: number) => {
+      for (let n = from; n <= to; n++) {
+        const [writer, reader] = n % 2 ? [a, b] : [b, a];
+        const where = `written on ${writer === a ? 'a' : 'b'}, read on ${reader === a ? 'a' : 'b'}`;
+        await ok(writer, 'submitPullRequest', { ...Q, pr: { number: n } });
+        expect((await call(reader, 'getSubmittedPullRequest', { ...Q, pr: { number: n } })).status, `#${n} ${where}`).toBe(200);
+        await ok(writer, 'updateQueue', { ...Q, concurrency: n });
+        expect((await ok(reader, 'getQueue', Q)).concurrency, `concurrency ${n} ${where}`).toBe(n);
+        const other = { repo: REPO, targetBranch: `release-${n}` };
+        await ok(writer, 'createQueue', other);
+        expect((await call(reader, 'getQueue', other)).status, `queue ${other.targetBranch} ${where}`).toBe(200);
+        await ok(reader, 'deleteQueue', other);
+        expect((await call(writer, 'getQueue', other)).status, `queue ${other.targetBranch} deleted`).toBe(404);
+      }
+    };
+    await rounds(1, 30);
+    // Without their LISTEN connections the replicas ask the database, and listen again on the next renewal.
+    const admin = new Client({ connectionString: url });
+    await admin.connect();
+    const listening = `SELECT pid FROM pg_stat_activity WHERE application_name = 'railyard-listen' AND datname = current_database()`;
+    try {
+      expect((await admin.query(`SELECT pg_terminate_backend(pid) FROM (${listening}) l`)).rowCount).toBe(2);
+      await rounds(31, 40);
+      await new Promise((r) => setTimeout(r, 2000));
+      expect((await admin.query(listening)).rowCount).toBe(2);
+    } finally {
+      await admin.end();
+    }
+    await rounds(41, 50);
   });
 
   it('answers 503 while the database is down, loses nothing acknowledged, and recovers by itself', async () => {
