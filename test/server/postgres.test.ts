@@ -3,30 +3,21 @@
  * answering alike while exactly one drives each queue.
  */
 import { Client } from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { skipWithoutPostgres, startPostgres, type PostgresCluster } from '../support/postgres.js';
+import { describe, expect, it } from 'vitest';
+import { cleanupsAfterEach, postgresForFile } from '../support/hooks.js';
+import { skipWithoutPostgres } from '../support/postgres.js';
 import { startTestServer, type TestServer, type TestServerOptions } from '../support/server.js';
 import { call, ok, REPO } from './helpers.js';
 
 const noPostgres = skipWithoutPostgres();
 const Q = { repo: REPO, targetBranch: 'main' };
 
-let cluster: PostgresCluster;
-const cleanups: (() => Promise<void>)[] = [];
-
-beforeAll(async () => {
-  if (!noPostgres) cluster = await startPostgres();
-});
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-afterAll(async () => {
-  await cluster?.close();
-});
+const cluster = postgresForFile(noPostgres);
+const cleanup = cleanupsAfterEach();
 
 async function server(databaseUrl: string, opts: TestServerOptions = {}): Promise<TestServer> {
   const s = await startTestServer({ databaseUrl, sandbox: { testSeconds: 0.3 }, tickMs: 100, ...opts });
-  cleanups.push(() => s.close());
+  cleanup(() => s.close());
   return s;
 }
 
@@ -49,7 +40,7 @@ const merged = (pr: { state: string }) => pr.state === 'merged';
 
 describe.skipIf(noPostgres)('on PostgreSQL', () => {
   it('serves the same queue and pull requests after a restart, and merges them', async () => {
-    const url = await cluster.createDatabase();
+    const url = await cluster().createDatabase();
     const a = await server(url, { sandbox: { testSeconds: 60 } });
     await ok(a, 'createQueue', { ...Q, concurrency: 2 });
     await ok(a, 'updateQueue', { ...Q, requiredStatuses: ['build'] });
@@ -74,7 +65,7 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
   });
 
   it('lets any replica answer any request, with one replica driving the queue', async () => {
-    const url = await cluster.createDatabase();
+    const url = await cluster().createDatabase();
     const a = await server(url);
     const b = await server(url);
     await ok(a, 'createQueue', Q);
@@ -100,7 +91,7 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
   });
 
   it('answers on one replica every write the other has just acknowledged, also while its LISTEN connection is lost', async () => {
-    const url = await cluster.createDatabase();
+    const url = await cluster().createDatabase();
     const a = await server(url, { sandbox: { testSeconds: 600 } });
     const b = await server(url, { sandbox: { testSeconds: 600 } });
     await ok(a, 'createQueue', Q);
@@ -136,17 +127,17 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
   });
 
   it('answers 503 while the database is down, loses nothing acknowledged, and recovers by itself', async () => {
-    const url = await cluster.createDatabase();
+    const url = await cluster().createDatabase();
     const a = await server(url, { sandbox: { testSeconds: 0.5 }, leaseMs: 1000 });
     await ok(a, 'createQueue', Q);
     await ok(a, 'submitPullRequest', { ...Q, pr: { number: 1 } });
-    await cluster.stop();
+    await cluster().stop();
     try {
       const down = await call(a, 'submitPullRequest', { ...Q, pr: { number: 2 } });
       expect(down.status).toBe(503);
       expect(down.text).toMatch(/database is unavailable/);
     } finally {
-      await cluster.start();
+      await cluster().start();
     }
     let again = await call(a, 'submitPullRequest', { ...Q, pr: { number: 2 } });
     for (let i = 0; again.status === 503 && i < 50; i++) {
@@ -160,7 +151,7 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
   });
 
   it('hands the queues of a replica that stops to another one, which finishes their runs', async () => {
-    const url = await cluster.createDatabase();
+    const url = await cluster().createDatabase();
     const a = await server(url, { sandbox: { testSeconds: 1 }, leaseMs: 1000 });
     await ok(a, 'createQueue', { ...Q, concurrency: 3 });
     for (const n of [1, 2, 3]) await ok(a, 'submitPullRequest', { ...Q, pr: { number: n } });
