@@ -8,6 +8,10 @@
  *
  *   npx tsx bench/api-load.ts            # 10 s per target
  *   BENCH_SECONDS=20 BENCH_CONNECTIONS=32 npx tsx bench/api-load.ts
+ *   DATABASE=postgres npx tsx bench/api-load.ts   # the API server on a throwaway PostgreSQL cluster, as one replica
+ *
+ * On PostgreSQL it also prints the statements the server sent to the database per request (every
+ * pg client's queries counted in the server process: the pool's and the replica's LISTEN connection's).
  */
 import { fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -15,6 +19,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import Fastify from 'fastify';
+import { startPostgres } from '../test/support/postgres.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
@@ -22,26 +27,43 @@ const QUEUED = 1000;
 const TOKEN = 'bench-token';
 const REPO = { host: 'github.com', owner: 'acme', name: 'web' };
 const QUEUE = { repo: REPO, targetBranch: 'main' };
+const POSTGRES = process.env.DATABASE === 'postgres';
 
 interface Ready {
   bareUrl: string;
   apiUrl: string;
 }
 
+let queryCountUrl: string | undefined;
+const queryCount = async (): Promise<number> => ((await (await fetch(queryCountUrl!)).json()) as { queries: number }).queries;
+
 async function child(): Promise<void> {
-  const [{ buildServer }, { openStore }, { SandboxForge }] = await Promise.all([
+  const [{ buildServer }, { openStore }, { SandboxForge }, { Replicas }] = await Promise.all([
     import('../src/server/index.js'),
     import('../src/store/index.js'),
     import('../src/forge/sandbox.js'),
+    import('../src/server/replicas.js'),
   ]);
   const bare = Fastify();
   bare.get('/', () => ({ ok: true }));
+  let queries = 0;
+  if (process.env.BENCH_DATABASE_URL) {
+    const { Client } = await import('pg');
+    const query = Client.prototype.query;
+    Client.prototype.query = function (this: InstanceType<typeof Client>, ...args: unknown[]) {
+      queries++;
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
+  }
+  bare.get('/queries', () => ({ queries }));
   const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
 
   const dataDir = await mkdtemp(join(tmpdir(), 'railyard-bench-'));
-  const store = await openStore({ dataDir });
+  const databaseUrl = process.env.BENCH_DATABASE_URL;
+  const store = await openStore(databaseUrl ? { databaseUrl } : { dataDir });
+  const replicas = databaseUrl ? new Replicas(store, { databaseUrl }) : undefined;
   await store.addToken('local', TOKEN);
-  const app = await buildServer({ store, forge: new SandboxForge() });
+  const app = await buildServer({ store, forge: new SandboxForge(), replicas });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   const service = app.railyard.service;
   await service.createQueue('local', REPO, 'main');
@@ -59,23 +81,41 @@ async function child(): Promise<void> {
 /** Requests per second of one target, after the same 2 s warm-up for every target (JIT, caches). */
 async function measure(name: string, options: autocannon.Options): Promise<number> {
   await autocannon({ connections: CONNECTIONS, duration: 2, pipelining: 1, ...options });
+  const before = queryCountUrl ? await queryCount() : 0;
   const result = await autocannon({ connections: CONNECTIONS, duration: SECONDS, pipelining: 1, ...options });
+  // Requests autocannon gave up on at the end may still be answered: let them finish before counting.
+  const perRequest = queryCountUrl ? `   ${((await settle(queryCount) - before) / result.requests.total).toFixed(3)} queries/request` : '';
   const bad = result.non2xx + result.errors + result.timeouts;
   if (bad) throw new Error(`${name}: ${bad} failed requests (non-2xx ${result.non2xx}, errors ${result.errors})`);
   const rps = result.requests.average;
   const mb = result.throughput.average / 1024 / 1024;
   console.log(
-    `${name.padEnd(40)} ${rps.toFixed(0).padStart(8)} req/s   p50 ${String(result.latency.p50).padStart(4)} ms   p99 ${String(result.latency.p99).padStart(4)} ms   ${mb.toFixed(1)} MiB/s`,
+    `${name.padEnd(40)} ${rps.toFixed(0).padStart(8)} req/s   p50 ${String(result.latency.p50).padStart(4)} ms   p99 ${String(result.latency.p99).padStart(4)} ms   ${mb.toFixed(1)} MiB/s${perRequest}`,
   );
   return rps;
 }
 
+/** The value of `read` once it stops changing for 200 ms. */
+async function settle(read: () => Promise<number>): Promise<number> {
+  let last = await read();
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 200));
+    const now = await read();
+    if (now === last) return now;
+    last = now;
+  }
+}
+
 async function parent(): Promise<void> {
-  const proc = fork(new URL(import.meta.url).pathname, ['--child'], { stdio: 'inherit' });
+  const cluster = POSTGRES ? await startPostgres() : undefined;
+  const databaseUrl = await cluster?.createDatabase();
+  const env = { ...process.env, ...(databaseUrl ? { BENCH_DATABASE_URL: databaseUrl } : {}) };
+  const proc = fork(new URL(import.meta.url).pathname, ['--child'], { stdio: 'inherit', env });
   const ready = await new Promise<Ready>((resolve, reject) => {
     proc.once('message', (m) => resolve(m as Ready));
     proc.once('exit', (code) => reject(new Error(`server process exited (${code})`)));
   });
+  if (POSTGRES) queryCountUrl = `${ready.bareUrl}/queries`;
   const headers = { 'x-api-token': TOKEN, 'content-type': 'application/json' };
 
   // Sanity: the queue really holds 1,000 pull requests.
@@ -85,7 +125,7 @@ async function parent(): Promise<void> {
   if (queue.enqueuedPullRequests.length !== QUEUED) throw new Error(`expected ${QUEUED} queued PRs, got ${queue.enqueuedPullRequests.length}`);
   const queueBytes = Buffer.byteLength(JSON.stringify(queue));
 
-  console.log(`API load, ${SECONDS} s per target, ${CONNECTIONS} connections, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), Node ${process.version}`);
+  console.log(`API load on ${POSTGRES ? 'PostgreSQL (one replica)' : 'SQLite'}, ${SECONDS} s per target, ${CONNECTIONS} connections, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), Node ${process.version}`);
   console.log(`getQueue answer: ${QUEUED} queued PRs, ${(queueBytes / 1024).toFixed(0)} KiB`);
   const bare = await measure('bare Fastify route (constant)', { url: ready.bareUrl });
   const getPr = await measure('getSubmittedPullRequest', {
@@ -103,7 +143,10 @@ async function parent(): Promise<void> {
   const ratio = (x: number) => `${((x / bare) * 100).toFixed(0)} %`;
   console.log(`ratio getSubmittedPullRequest / bare: ${ratio(getPr)}  (goal >= 50 %)`);
   console.log(`ratio getQueue / bare:                ${ratio(getQueue)}  (goal >= 50 %)`);
+  const exited = new Promise((resolve) => proc.once('exit', resolve));
   proc.disconnect();
+  await exited;
+  await cluster?.close();
 }
 
 if (process.argv.includes('--child')) await child();

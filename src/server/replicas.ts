@@ -28,6 +28,20 @@ export interface ReplicaOptions {
  * Any replica answers any request: writes lock the queue's row, so they are serialized across
  * replicas exactly as one server serializes them, and each write announces `queueId:version` with
  * NOTIFY; the others reload their copy, and the driver carries out what the new version asks for.
+ *
+ * Read-your-writes across replicas: a client whose write replica A acknowledged may ask replica B
+ * next, while A's notification is still on its way to B; B must not answer from the older copy.
+ * Before each request B therefore sends a barrier (`SELECT 1`) on its LISTEN connection and waits
+ * for its answer and for the reloads the notifications received meanwhile started (`caughtUp`).
+ * PostgreSQL makes that exact: A's backend signals every listening backend when its transaction
+ * commits, before A hears that it committed, and a listening backend sends the notifications it
+ * was signalled before it answers its next command ("ReadyForQuery"), in commit order. So a barrier
+ * sent after A's acknowledgement comes back after A's notification. One barrier serves every
+ * request that arrived before it was sent, so under load most requests cost no database query at
+ * all, and none takes a connection of the pool. The copies are trusted this way only while the
+ * LISTEN connection is up and a full comparison (`syncAll`) has succeeded since it began listening
+ * and since the last failed reload; otherwise requests look the version up in the database (see
+ * QueueService.sync), as they always did.
  */
 export class Replicas implements ReplicaView {
   readonly id = `${process.pid}-${randomUUID()}`;
@@ -35,12 +49,22 @@ export class Replicas implements ReplicaView {
   private validUntil = 0;
   private timer: NodeJS.Timeout | null = null;
   private listener: Client | null = null;
+  /** Bumped by anything that may lose a notification: a new or lost LISTEN connection, a failed reload. */
+  private epoch = 0;
+  /** The epoch in which a full comparison with the database succeeded (copies trusted while it is current). */
+  private trustedEpoch = -1;
+  /** Reloads started by notifications, not finished yet (each resolves to whether it succeeded). */
+  private readonly reloading = new Set<Promise<boolean>>();
+  /** The barrier on the LISTEN connection now in flight, and the one that will be sent after it. */
+  private barrierInFlight: Promise<void> | null = null;
+  private barrierQueued: Promise<void> | null = null;
   private renewing: Promise<void> | null = null;
   private service: QueueService | null = null;
   private workers: QueueWorkers | undefined;
   private closed = false;
   private readonly leaseMs: number;
   private readonly renewMs: number;
+  private readonly barrierTimeoutMs: number;
   private readonly log: (message: string, error?: unknown) => void;
 
   constructor(
@@ -49,6 +73,7 @@ export class Replicas implements ReplicaView {
   ) {
     this.leaseMs = options.leaseMs ?? 5000;
     this.renewMs = options.renewMs ?? Math.max(100, Math.floor(this.leaseMs / 5));
+    this.barrierTimeoutMs = Math.max(1000, this.renewMs);
     this.log = options.log ?? ((message, error) => console.error(message, error ?? ''));
   }
 
@@ -80,19 +105,101 @@ export class Replicas implements ReplicaView {
     client.on('notification', (message) => {
       const [queueId, version] = (message.payload ?? '').split(':');
       if (!queueId || !this.service) return;
-      this.service
-        .refresh(queueId, Number(version) || undefined)
-        .catch((error: unknown) => this.log(`queue ${queueId}: reload failed`, error));
+      const reload = this.service.refresh(queueId, Number(version) || undefined).then(
+        () => true,
+        (error: unknown) => {
+          // This copy may now be stale with nothing to say so: stop trusting the copies until the next full comparison.
+          this.epoch++;
+          this.log(`queue ${queueId}: reload failed`, error);
+          return false;
+        },
+      );
+      this.reloading.add(reload);
+      void reload.then(() => this.reloading.delete(reload));
     });
-    client.on('error', (error) => {
-      // The periodic comparison keeps copies fresh meanwhile; listen again on the next renewal.
-      this.log('replica notifications: connection lost', error);
-      if (this.listener === client) this.listener = null;
+    const lost = (error?: unknown) => {
+      if (this.listener !== client) return;
+      // Requests look versions up in the database meanwhile; listen again on the next renewal.
+      this.listener = null;
+      this.epoch++;
+      if (!this.closed) this.log('replica notifications: connection lost', error);
       client.end().catch(() => undefined);
-    });
+    };
+    client.on('error', lost);
+    client.on('end', () => lost());
     await client.connect();
     await client.query(`LISTEN ${QUEUE_CHANNEL}`);
     this.listener = client;
+    this.epoch++;
+  }
+
+  /**
+   * Whether this replica's copies hold every write any replica acknowledged before the call
+   * (see the class comment); false when that cannot be known now, and the caller must ask the
+   * database. Never throws.
+   */
+  async caughtUp(): Promise<boolean> {
+    const listener = this.listener;
+    const epoch = this.epoch;
+    if (!listener || this.trustedEpoch !== epoch) return false;
+    try {
+      await this.barrier(listener);
+    } catch {
+      return false;
+    }
+    // The notifications that arrived before the barrier's answer have started their reloads.
+    const reloads = await Promise.all(this.reloading);
+    return reloads.every(Boolean) && this.epoch === epoch && this.listener === listener;
+  }
+
+  /**
+   * Resolves once a `SELECT 1` sent on the LISTEN connection after this call has been answered.
+   * Callers share barriers: one not sent yet (queued behind the one in flight) serves them all.
+   */
+  private barrier(listener: Client): Promise<void> {
+    if (this.barrierQueued) return this.barrierQueued;
+    if (!this.barrierInFlight) return this.sendBarrier(listener);
+    const queued = this.barrierInFlight.then(
+      () => {
+        this.barrierQueued = null;
+        return this.sendBarrier(listener);
+      },
+      (error: unknown) => {
+        this.barrierQueued = null;
+        throw error;
+      },
+    );
+    this.barrierQueued = queued;
+    return queued;
+  }
+
+  private sendBarrier(listener: Client): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer on the LISTEN connection in ${this.barrierTimeoutMs} ms`)), this.barrierTimeoutMs);
+    });
+    const sent = Promise.race([listener.query('SELECT 1'), timeout]).finally(() => clearTimeout(timer));
+    const inFlight: Promise<void> = sent.then(
+      () => undefined,
+      (error: unknown) => {
+        // A connection that does not answer cannot vouch for anything: drop it, listen again on the next renewal.
+        if (this.listener === listener) {
+          this.listener = null;
+          this.epoch++;
+          this.log('replica notifications: connection dropped', error);
+          listener.end().catch(() => undefined);
+        }
+        throw error;
+      },
+    );
+    this.barrierInFlight = inFlight;
+    // The in-flight barrier settles one way or the other; whoever queued behind it then sends the next.
+    void inFlight
+      .catch(() => undefined)
+      .then(() => {
+        if (this.barrierInFlight === inFlight) this.barrierInFlight = null;
+      });
+    return inFlight;
   }
 
   private renewOnce(): Promise<void> {
@@ -105,10 +212,14 @@ export class Replicas implements ReplicaView {
     const service = this.service;
     const asked = Date.now();
     let claimed: Map<string, number>;
+    // Copies are trusted if this comparison starts after LISTEN began and nothing lost a notification meanwhile.
+    let epoch = -1;
     try {
       if (!this.listener) await this.listen().catch(() => undefined);
+      epoch = this.listener ? this.epoch : -1;
       claimed = await this.store.claimLeases(this.id, this.leaseMs);
       await service.syncAll();
+      if (epoch === this.epoch) this.trustedEpoch = epoch;
     } catch (error) {
       if (Date.now() >= this.validUntil && this.held.size) {
         this.log('cannot renew queue leases: this replica stops driving its queues', error);
@@ -143,6 +254,7 @@ export class Replicas implements ReplicaView {
   /** Stops renewing and hands the leases back, so another replica takes the queues at once. */
   async close(): Promise<void> {
     this.closed = true;
+    this.epoch++;
     if (this.timer) clearInterval(this.timer);
     await this.renewing;
     this.held.clear();

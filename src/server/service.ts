@@ -58,6 +58,8 @@ export interface QueueHandle {
 export interface ReplicaView {
   /** The fence of the lease this replica holds on the queue, or undefined if another replica drives it. */
   fence(queueId: string): Fence | undefined;
+  /** Whether the copies here hold every write any replica acknowledged before the call (false: ask the database). */
+  caughtUp(): Promise<boolean>;
 }
 
 /** A getSubmittedPullRequest answer: the entry it is about and its JSON. */
@@ -236,9 +238,11 @@ export class QueueService {
    * Several replicas: brings this replica's copy of one queue up to the committed version (a
    * queue created, changed or deleted by another replica). Reads call it first, so an answer is
    * never older than a write another replica acknowledged. A no-op for a lone server.
+   * Usually the replica's LISTEN connection vouches for the copy (Replicas.caughtUp, one barrier
+   * shared by the requests in flight); only when it cannot is the version looked up here.
    */
   async sync(org: string, rawRepo: Repo, branch: string): Promise<void> {
-    if (!this.replicas) return;
+    if (!this.replicas || (await this.replicas.caughtUp())) return;
     const repo = normaliseRepo(rawRepo);
     const key = queueKey(org, repo, branch);
     const found = await this.store.findQueueVersion(org, repo, branch);
@@ -258,8 +262,18 @@ export class QueueService {
     for (const { id, version } of committed) await this.refresh(id, version);
   }
 
-  /** Several replicas: reloads a queue from the database if the copy here is older than `version` (or missing). */
+  /**
+   * Several replicas: reloads a queue from the database if the copy here is older than `version` (or missing).
+   * Reloads of one queue run one after the other, so a copy loaded before the queue was deleted (or
+   * changed) never lands after a later reload that saw the deletion.
+   */
   async refresh(queueId: string, version?: number): Promise<void> {
+    const local = this.byId.get(queueId);
+    if (local && version !== undefined && local.version >= version) return;
+    await this.serialize(`reload\n${queueId}`, async () => this.reload(queueId, version));
+  }
+
+  private async reload(queueId: string, version?: number): Promise<void> {
     const local = this.byId.get(queueId);
     if (local && version !== undefined && local.version >= version) return;
     const stored = await this.store.loadQueue(queueId);

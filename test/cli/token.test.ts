@@ -2,31 +2,29 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SQLITE_FILE } from '../../src/store/index.js';
 import { isolatedEnv, railyard } from '../support/cli.js';
+import { cleanupsAfterEach } from '../support/hooks.js';
 import { spawnServe, type ServeProcess } from '../support/serve.js';
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanup = cleanupsAfterEach();
 
 async function tempDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'railyard-test-'));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  cleanup(() => rm(dir, { recursive: true, force: true }));
   return dir;
 }
 
 function env(): Record<string, string> {
   const e = isolatedEnv();
-  cleanups.push(() => rm(e.HOME, { recursive: true, force: true }));
+  cleanup(() => rm(e.HOME, { recursive: true, force: true }));
   return e;
 }
 
 async function serve(args: string[], extraEnv: Record<string, string> = {}): Promise<ServeProcess> {
   const s = await spawnServe(args, { ...env(), ...extraEnv });
-  cleanups.push(() => s.kill());
+  cleanup(() => s.kill());
   return s;
 }
 

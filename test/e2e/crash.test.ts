@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isolatedEnv } from '../support/cli.js';
+import { cleanupsAfterEach } from '../support/hooks.js';
 import { spawnServe, type ServeProcess } from '../support/serve.js';
 import { tempDir } from '../support/tmp.js';
 import { call, ok, REPO } from '../server/helpers.js';
@@ -9,10 +10,7 @@ const TOKEN = 'ry_crash_test_token_0123456789abcdefghijklmnopqrstuv';
 const Q = { repo: REPO, targetBranch: 'main' };
 const WRITERS = 4;
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanup = cleanupsAfterEach();
 
 async function serve(dataDir: string): Promise<ServeProcess> {
   // The token comes from the environment (no warning); the sandbox lands PRs after 1 s of "CI".
@@ -20,7 +18,7 @@ async function serve(dataDir: string): Promise<ServeProcess> {
     ...isolatedEnv(),
     RAILYARD_SERVER_TOKEN: TOKEN,
   });
-  cleanups.push(() => s.kill());
+  cleanup(() => s.kill());
   return s;
 }
 
@@ -57,7 +55,7 @@ describe('kill -9', () => {
     { timeout: 120_000 },
     async () => {
       const dataDir = await tempDir();
-      cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+      cleanup(() => rm(dataDir, { recursive: true, force: true }));
       const first = await serve(dataDir);
       const server = { url: first.url, token: TOKEN, org: 'local', dataDir, close: async () => {} };
       await ok(server, 'createQueue', { ...Q, concurrency: 4 });

@@ -5,9 +5,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRepo, type FixtureRepo } from '../forge/fixture.js';
 import { isolatedEnv, railyard } from '../support/cli.js';
+import { cleanupsAfterEach } from '../support/hooks.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { ok } from '../server/helpers.js';
 
@@ -16,10 +17,7 @@ const REPO = { ...LOCATION };
 const Q = { repo: REPO, targetBranch: 'main' };
 const FLAGS = ['--repo', 'github.com/acme/app'];
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanup = cleanupsAfterEach();
 
 interface World {
   repo: FixtureRepo;
@@ -29,9 +27,9 @@ interface World {
 
 async function world(checks: Record<string, string>, files: Record<string, string> = { 'app.txt': 'app\n' }, dataDir?: string): Promise<World> {
   const repo = await createRepo({ location: LOCATION, checks, files });
-  cleanups.push(() => repo.cleanup());
+  cleanup(() => repo.cleanup());
   const server = await startTestServer({ gitRoot: repo.root, dataDir });
-  cleanups.push(() => server.close());
+  cleanup(() => server.close());
   const env = isolatedEnv({ RAILYARD_API_URL: server.url, RAILYARD_TOKEN: server.token });
   const cli = async (args: string[]) => {
     const r = await railyard(args, env);
@@ -193,7 +191,7 @@ describe('queue states and restarts', () => {
 
   it('a server restarted mid-run loses nothing and merges nothing twice', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'railyard-e2e-'));
-    cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+    cleanup(async () => rmSync(dataDir, { recursive: true, force: true }));
     const w = await world({ test: 'sleep 2' }, undefined, dataDir);
     for (const n of [1, 2]) w.repo.openPr(n, { [`f${n}.txt`]: `${n}\n` }, { title: `PR ${n}` });
     await w.cli(['mq', 'queue', 'create', ...FLAGS, '--concurrency', '2']);
@@ -202,7 +200,7 @@ describe('queue states and restarts', () => {
     await waitFor(w.server, 2, (p) => p.state === 'testing');
     await w.server.close();
     const again = await startTestServer({ gitRoot: w.repo.root, dataDir, tokens: { [w.server.token]: w.server.org } });
-    cleanups.push(() => again.close());
+    cleanup(() => again.close());
     expect((await waitFor(again, 1, settled)).state).toBe('merged');
     expect((await waitFor(again, 2, settled)).state).toBe('merged');
     expect(w.repo.log('main').map((c) => c.subject)).toEqual(['PR 2 (#2)', 'PR 1 (#1)', 'Initial commit']);

@@ -9,10 +9,11 @@ import { promisify } from 'node:util';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRepo } from '../forge/fixture.js';
 import { call, ok } from '../server/helpers.js';
-import { skipWithoutPostgres, startPostgres, type PostgresCluster } from '../support/postgres.js';
+import { cleanupsAfterEach, postgresForFile } from '../support/hooks.js';
+import { skipWithoutPostgres } from '../support/postgres.js';
 import type { TestServer } from '../support/server.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -23,17 +24,8 @@ const Q = { repo: LOCATION, targetBranch: 'main' };
 const TOKEN = 'failover-token';
 const PRS = 10;
 
-let cluster: PostgresCluster;
-const cleanups: (() => Promise<void> | void)[] = [];
-beforeAll(async () => {
-  if (!noPostgres) cluster = await startPostgres();
-});
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-afterAll(async () => {
-  await cluster?.close();
-});
+const cluster = postgresForFile(noPostgres);
+const cleanup = cleanupsAfterEach();
 
 interface Replica {
   child: ChildProcess;
@@ -43,14 +35,14 @@ interface Replica {
 
 async function replica(gitRoot: string, databaseUrl: string): Promise<Replica> {
   const dataDir = mkdtempSync(join(tmpdir(), 'railyard-replica-'));
-  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+  cleanup(() => rmSync(dataDir, { recursive: true, force: true }));
   const args = ['serve', '--port', '0', '--data-dir', dataDir, '--git-root', gitRoot, '--token', TOKEN, '--lease-seconds', '2'];
   const child = spawn(process.execPath, [join(ROOT, 'bin/run.js'), ...args], {
     cwd: ROOT,
     env: { ...process.env, RAILYARD_DATABASE_URL: databaseUrl },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  cleanups.push(() => {
+  cleanup(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -85,9 +77,9 @@ describe.skipIf(noPostgres || !hasBuild)('failover between replicas', () => {
       checks: { test: 'sleep 0.2' },
       files: { 'README.md': 'app\n' },
     });
-    cleanups.push(() => repo.cleanup());
+    cleanup(() => repo.cleanup());
     for (let n = 1; n <= PRS; n++) repo.openPr(n, { [`file-${n}.txt`]: `change ${n}\n` }, { title: `Change ${n}` });
-    const databaseUrl = await cluster.createDatabase();
+    const databaseUrl = await cluster().createDatabase();
 
     // The first replica creates the queue and drives it (it holds the lease before the second starts).
     const a = await replica(repo.root, databaseUrl);
@@ -151,7 +143,7 @@ async function railyard(args: string[], env: Record<string, string> = {}): Promi
 
 describe.skipIf(noPostgres || !hasBuild)('railyard serve and migrate on PostgreSQL', () => {
   it('migrates ahead of a rolling upgrade, once', async () => {
-    const databaseUrl = await cluster.createDatabase();
+    const databaseUrl = await cluster().createDatabase();
     const first = await railyard(['migrate', '--database-url', databaseUrl]);
     expect(first.code).toBe(0);
     expect(first.stdout).toMatch(/^Applied \d+ migration\(s\) to postgres:\/\/postgres@127\.0\.0\.1:\d+\/\w+: 001_core, /);
@@ -162,7 +154,7 @@ describe.skipIf(noPostgres || !hasBuild)('railyard serve and migrate on PostgreS
 
   it('says in one line, without the password, that the database cannot be reached, and exits non-zero', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'railyard-replica-'));
-    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    cleanup(() => rmSync(dataDir, { recursive: true, force: true }));
     const r = await railyard([
       'serve',
       '--sandbox',

@@ -2,9 +2,10 @@
  * Why a run failed, end to end: real bare repositories, the real server (git forge + runner) and
  * the real `railyard` binary. The failure reasons carry their detail and the check output is served.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRepo, type FixtureRepo } from '../forge/fixture.js';
 import { isolatedEnv, railyard } from '../support/cli.js';
+import { cleanupsAfterEach } from '../support/hooks.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { call, ok } from '../server/helpers.js';
 
@@ -12,19 +13,16 @@ const LOCATION = { host: 'github.com', owner: 'acme', name: 'app' };
 const Q = { repo: LOCATION, targetBranch: 'main' };
 const FLAGS = ['--repo', 'github.com/acme/app'];
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanup = cleanupsAfterEach();
 
 async function world(checks: Record<string, string>, files: Record<string, string>) {
   const repo: FixtureRepo = await createRepo({ location: LOCATION, checks, files });
-  cleanups.push(() => repo.cleanup());
+  cleanup(() => repo.cleanup());
   const server: TestServer = await startTestServer({
     gitRoot: repo.root,
     tokens: { 'tok-a': 'acme', 'tok-b': 'globex' },
   });
-  cleanups.push(() => server.close());
+  cleanup(() => server.close());
   const env = isolatedEnv({ RAILYARD_API_URL: server.url, RAILYARD_TOKEN: server.token });
   const cli = (args: string[]) => railyard(args, env);
   return { repo, server, cli };

@@ -4,8 +4,9 @@ import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { BODY_LIMIT_BYTES } from '../../src/contract/index.js';
 import { sandboxHeadSha } from '../../src/forge/sandbox.js';
+import { serversPerTest } from '../support/hooks.js';
 import type { TestServer, TestServerOptions } from '../support/server.js';
-import { call, ISO_MS, ok, Q, REPO, serversPerTest } from './helpers.js';
+import { call, ISO_MS, ok, Q, REPO } from './helpers.js';
 
 const server = serversPerTest();
 

@@ -2,7 +2,8 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SQLITE_FILE } from '../../src/store/index.js';
-import { call, ok, REPO, serversPerTest } from './helpers.js';
+import { serversPerTest } from '../support/hooks.js';
+import { call, ok, REPO } from './helpers.js';
 
 // A big flaky-test upload is one transaction, stored whole or not at all, and other requests keep
 // being answered while it is stored (issue 12 item 5).

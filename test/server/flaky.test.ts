@@ -8,9 +8,10 @@ import type { z } from 'zod';
 import { routes } from '../../src/contract/index.js';
 import { parseJUnit } from '../../src/flaky/junit.js';
 import { foldResults } from '../../src/flaky/results.js';
+import { serversPerTest } from '../support/hooks.js';
 import { skipWithoutPostgres, startPostgres, type PostgresCluster } from '../support/postgres.js';
 import { startTestServer, type TestServer, type TestServerOptions } from '../support/server.js';
-import { call, ISO_MS, ok, REPO, serversPerTest, shapeMismatches } from './helpers.js';
+import { call, ISO_MS, ok, REPO, shapeMismatches } from './helpers.js';
 
 // Flaky tests over real HTTP: reports go in through the upload extension, and every v1 flaky
 // operation is read back against the contract's schemas, with the server's clock under test control.

@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { oneLine } from '../../src/server/errors.js';
 import { SQLITE_FILE } from '../../src/store/index.js';
+import { serversPerTest } from '../support/hooks.js';
 import type { TestServer } from '../support/server.js';
 import { tempDir } from '../support/tmp.js';
-import { call, ok, Q, REPO, serversPerTest } from './helpers.js';
+import { call, ok, Q, REPO } from './helpers.js';
 
 const server = serversPerTest();
 

@@ -1,8 +1,7 @@
-import { afterEach } from 'vitest';
 import type { z } from 'zod';
 import { API_PREFIX, routes, type OperationName } from '../../src/contract/index.js';
 import { sandboxHeadSha } from '../../src/forge/sandbox.js';
-import { startTestServer, type TestServer, type TestServerOptions } from '../support/server.js';
+import type { TestServer } from '../support/server.js';
 
 export const REPO = { host: 'github.com', owner: 'acme', name: 'web' };
 export const ORG = 'local';
@@ -64,22 +63,6 @@ export async function seedValidRequests(server: TestServer): Promise<void> {
   await ok(server, 'createQueue', { repo: REPO, targetBranch: 'scratch' });
   await ok(server, 'submitPullRequest', { ...Q, pr: { number: 1 } });
   await ok(server, 'submitPullRequest', { ...Q, pr: { number: 2 } });
-}
-
-/**
- * Starts real servers for the tests of one file and closes each test's servers after it.
- * Call once at the top level of a test file: `const server = serversPerTest();`.
- */
-export function serversPerTest(): (opts?: TestServerOptions) => Promise<TestServer> {
-  const servers: TestServer[] = [];
-  afterEach(async () => {
-    await Promise.all(servers.splice(0).map((s) => s.close()));
-  });
-  return async (opts) => {
-    const s = await startTestServer(opts);
-    servers.push(s);
-    return s;
-  };
 }
 
 export interface Answer {

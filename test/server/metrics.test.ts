@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { BUCKETS } from '../../src/server/metrics.js';
+import { serversPerTest } from '../support/hooks.js';
 import type { TestServer } from '../support/server.js';
-import { call, ok, Q, serversPerTest } from './helpers.js';
+import { call, ok, Q } from './helpers.js';
 
 const server = serversPerTest();
 

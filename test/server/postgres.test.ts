@@ -2,30 +2,22 @@
  * The server on PostgreSQL: one server across restarts, and several replicas on one database
  * answering alike while exactly one drives each queue.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { skipWithoutPostgres, startPostgres, type PostgresCluster } from '../support/postgres.js';
+import { Client } from 'pg';
+import { describe, expect, it } from 'vitest';
+import { cleanupsAfterEach, postgresForFile } from '../support/hooks.js';
+import { skipWithoutPostgres } from '../support/postgres.js';
 import { startTestServer, type TestServer, type TestServerOptions } from '../support/server.js';
 import { call, ok, REPO } from './helpers.js';
 
 const noPostgres = skipWithoutPostgres();
 const Q = { repo: REPO, targetBranch: 'main' };
 
-let cluster: PostgresCluster;
-const cleanups: (() => Promise<void>)[] = [];
-
-beforeAll(async () => {
-  if (!noPostgres) cluster = await startPostgres();
-});
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-afterAll(async () => {
-  await cluster?.close();
-});
+const cluster = postgresForFile(noPostgres);
+const cleanup = cleanupsAfterEach();
 
 async function server(databaseUrl: string, opts: TestServerOptions = {}): Promise<TestServer> {
   const s = await startTestServer({ databaseUrl, sandbox: { testSeconds: 0.3 }, tickMs: 100, ...opts });
-  cleanups.push(() => s.close());
+  cleanup(() => s.close());
   return s;
 }
 
@@ -48,7 +40,7 @@ const merged = (pr: { state: string }) => pr.state === 'merged';
 
 describe.skipIf(noPostgres)('on PostgreSQL', () => {
   it('serves the same queue and pull requests after a restart, and merges them', async () => {
-    const url = await cluster.createDatabase();
+    const url = await cluster().createDatabase();
     const a = await server(url, { sandbox: { testSeconds: 60 } });
     await ok(a, 'createQueue', { ...Q, concurrency: 2 });
     await ok(a, 'updateQueue', { ...Q, requiredStatuses: ['build'] });
@@ -62,7 +54,8 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
     expect(before.queue.enqueuedPullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([1, 2]);
     await a.close();
 
-    const b = await server(url);
+    // Runs of 6 s by b's clock, still testing when b answers (a run already over would finish at once and change the snapshot).
+    const b = await server(url, { sandbox: { testSeconds: 6 } });
     expect(await snapshot(b)).toEqual(before);
     // The restarted server re-attaches to the runs in flight and lands them.
     await waitFor(b, 1, merged);
@@ -70,7 +63,7 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
   });
 
   it('lets any replica answer any request, with one replica driving the queue', async () => {
-    const url = await cluster.createDatabase();
+    const url = await cluster().createDatabase();
     const a = await server(url);
     const b = await server(url);
     await ok(a, 'createQueue', Q);
@@ -96,18 +89,54 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
     expect((await call(a, 'getQueue', Q)).status).toBe(404);
   });
 
+  it('answers on one replica every write the other has just acknowledged, also while its LISTEN connection is lost', async () => {
+    const url = await cluster().createDatabase();
+    const a = await server(url, { sandbox: { testSeconds: 600 } });
+    const b = await server(url, { sandbox: { testSeconds: 600 } });
+    await ok(a, 'createQueue', Q);
+    const rounds = async (from: number, to: number) => {
+      for (let n = from; n <= to; n++) {
+        const [writer, reader] = n % 2 ? [a, b] : [b, a];
+        const where = `written on ${writer === a ? 'a' : 'b'}, read on ${reader === a ? 'a' : 'b'}`;
+        await ok(writer, 'submitPullRequest', { ...Q, pr: { number: n } });
+        expect((await call(reader, 'getSubmittedPullRequest', { ...Q, pr: { number: n } })).status, `#${n} ${where}`).toBe(200);
+        await ok(writer, 'updateQueue', { ...Q, concurrency: n });
+        expect((await ok(reader, 'getQueue', Q)).concurrency, `concurrency ${n} ${where}`).toBe(n);
+        const other = { repo: REPO, targetBranch: `release-${n}` };
+        await ok(writer, 'createQueue', other);
+        expect((await call(reader, 'getQueue', other)).status, `queue ${other.targetBranch} ${where}`).toBe(200);
+        await ok(reader, 'deleteQueue', other);
+        expect((await call(writer, 'getQueue', other)).status, `queue ${other.targetBranch} deleted`).toBe(404);
+      }
+    };
+    await rounds(1, 30);
+    // Without their LISTEN connections the replicas ask the database, and listen again on the next renewal.
+    const admin = new Client({ connectionString: url });
+    await admin.connect();
+    const listening = `SELECT pid FROM pg_stat_activity WHERE application_name = 'railyard-listen' AND datname = current_database()`;
+    try {
+      expect((await admin.query(`SELECT pg_terminate_backend(pid) FROM (${listening}) l`)).rowCount).toBe(2);
+      await rounds(31, 40);
+      await new Promise((r) => setTimeout(r, 2000));
+      expect((await admin.query(listening)).rowCount).toBe(2);
+    } finally {
+      await admin.end();
+    }
+    await rounds(41, 50);
+  });
+
   it('answers 503 while the database is down, loses nothing acknowledged, and recovers by itself', async () => {
-    const url = await cluster.createDatabase();
+    const url = await cluster().createDatabase();
     const a = await server(url, { sandbox: { testSeconds: 0.5 }, leaseMs: 1000 });
     await ok(a, 'createQueue', Q);
     await ok(a, 'submitPullRequest', { ...Q, pr: { number: 1 } });
-    await cluster.stop();
+    await cluster().stop();
     try {
       const down = await call(a, 'submitPullRequest', { ...Q, pr: { number: 2 } });
       expect(down.status).toBe(503);
       expect(down.text).toMatch(/database is unavailable/);
     } finally {
-      await cluster.start();
+      await cluster().start();
     }
     let again = await call(a, 'submitPullRequest', { ...Q, pr: { number: 2 } });
     for (let i = 0; again.status === 503 && i < 50; i++) {
@@ -121,7 +150,7 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
   });
 
   it('hands the queues of a replica that stops to another one, which finishes their runs', async () => {
-    const url = await cluster.createDatabase();
+    const url = await cluster().createDatabase();
     const a = await server(url, { sandbox: { testSeconds: 1 }, leaseMs: 1000 });
     await ok(a, 'createQueue', { ...Q, concurrency: 3 });
     for (const n of [1, 2, 3]) await ok(a, 'submitPullRequest', { ...Q, pr: { number: n } });

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newQueueModel, step, type PrFacts, type QueueModel } from '../../src/engine/index.js';
 import { LeaseLostError, openStore, type Store } from '../../src/store/index.js';
-import { skipWithoutPostgres, startPostgres, type PostgresCluster } from '../support/postgres.js';
+import { postgresForFile } from '../support/hooks.js';
+import { skipWithoutPostgres } from '../support/postgres.js';
 
 const noPostgres = skipWithoutPostgres();
 const repo = { host: 'github.com', owner: 'acme', name: 'web' };
@@ -28,15 +29,10 @@ function submit(model: QueueModel, n: number): QueueModel {
   return step(model, { type: 'submit', prNumber: n, pr: facts(n) }, ctx()).model;
 }
 
-let cluster: PostgresCluster | undefined;
+const cluster = postgresForFile(noPostgres);
 const dirs: string[] = [];
 
-beforeAll(async () => {
-  if (!noPostgres) cluster = await startPostgres();
-});
-
 afterAll(async () => {
-  await cluster?.close();
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });
 });
 
@@ -54,7 +50,7 @@ const dialects = [
     name: 'postgres',
     skip: noPostgres,
     open: async () => {
-      const databaseUrl = await cluster!.createDatabase();
+      const databaseUrl = await cluster().createDatabase();
       return { reopen: () => openStore({ databaseUrl }) };
     },
   },
@@ -111,7 +107,7 @@ describe.each(dialects)('store on $name', ({ name, skip, open }) => {
 describe.skipIf(noPostgres)('store on postgres: several replicas', () => {
   let store: Store;
   beforeAll(async () => {
-    store = await openStore({ databaseUrl: await cluster!.createDatabase() });
+    store = await openStore({ databaseUrl: await cluster().createDatabase() });
     await store.insertQueue({ id: 'q1', org: 'acme', repo, model: newQueueModel('main') });
     await store.insertQueue({
       id: 'q2',

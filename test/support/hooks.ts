@@ -1,0 +1,51 @@
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { startPostgres, type PostgresCluster } from './postgres.js';
+import { startTestServer, type TestServer, type TestServerOptions } from './server.js';
+
+/**
+ * Cleanups that run after each test, the last registered first. Call once at the top level of a
+ * test file: `const cleanup = cleanupsAfterEach();`, then `cleanup(() => server.close())` in a test.
+ */
+export function cleanupsAfterEach(): (fn: () => unknown) => void {
+  const cleanups: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+  return (fn) => {
+    cleanups.push(fn);
+  };
+}
+
+/**
+ * A throwaway PostgreSQL cluster for the tests of one file: started before them, removed after
+ * them; none when `skip` (PostgreSQL tests skipped here). Call once at the top level of the file.
+ */
+export function postgresForFile(skip: boolean): () => PostgresCluster {
+  let cluster: PostgresCluster | undefined;
+  beforeAll(async () => {
+    if (!skip) cluster = await startPostgres();
+  });
+  afterAll(async () => {
+    await cluster?.close();
+  });
+  return () => {
+    if (!cluster) throw new Error('no PostgreSQL cluster: the tests that need it must be skipped');
+    return cluster;
+  };
+}
+
+/**
+ * Starts real servers for the tests of one file and closes each test's servers after it.
+ * Call once at the top level of a test file: `const server = serversPerTest();`.
+ */
+export function serversPerTest(): (opts?: TestServerOptions) => Promise<TestServer> {
+  const servers: TestServer[] = [];
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((s) => s.close()));
+  });
+  return async (opts) => {
+    const s = await startTestServer(opts);
+    servers.push(s);
+    return s;
+  };
+}
