@@ -125,10 +125,14 @@ export class QueueWorkers {
     };
   }
 
-  /** Runs `task` after the earlier start/merge tasks of the same queue (builds chain on each other). */
+  /**
+   * Runs `task` after the earlier start/merge tasks of the same queue (builds chain on each other).
+   * A task whose turn comes after close() is skipped: the executor is closed, and the next start
+   * re-attaches to the run or redoes the merge (recover).
+   */
   private enqueue(queue: QueueHandle, task: () => Promise<void>): void {
     const previous = this.chains.get(queue.id) ?? Promise.resolve();
-    const next = previous.then(task).catch((error: unknown) => this.log(`queue ${queue.id}: effect failed`, error));
+    const next = previous.then(() => (this.closed ? undefined : task())).catch((error: unknown) => this.log(`queue ${queue.id}: effect failed`, error));
     this.chains.set(queue.id, next);
     this.track(next);
   }

@@ -99,6 +99,26 @@ describe('persistence', () => {
   });
 });
 
+describe('shutdown', () => {
+  it('a server closed right after it re-attached to several runs stops at once (no run is started after close)', async () => {
+    const dir = await tempDir();
+    const sandbox = { testSeconds: 30 };
+    const a = await startTestServer({ dataDir: dir, sandbox });
+    cleanups.push(() => a.close());
+    await ok(a, 'createQueue', { ...Q, concurrency: 3 });
+    for (const n of [1, 2, 3]) await ok(a, 'submitPullRequest', { ...Q, pr: { number: n } });
+    for (const n of [1, 2, 3]) await waitFor(a, n, (p) => p.state === 'testing');
+    await a.close();
+
+    // The restarted server queues the three runs' builds one after the other; close comes first.
+    const b = await startTestServer({ dataDir: dir, sandbox });
+    cleanups.push(() => b.close());
+    const started = Date.now();
+    await b.close();
+    expect(Date.now() - started).toBeLessThan(5000); // a run takes 30 s: before, close waited for one
+  });
+});
+
 /** Polls getSubmittedPullRequest until `done` holds (at most 20 s). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function waitFor(s: TestServer, prNumber: number, done: (pr: any) => unknown): Promise<any> {
