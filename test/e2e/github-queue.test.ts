@@ -527,6 +527,41 @@ describe('serve --github with webhooks', { retry: 2 }, () => {
     expect(landed, `#1 ${landed.state} (${landed.stateReason ?? ''})`).toMatchObject({ state: 'merged', testRunId: slow.testRunId });
     expect(await messages(gh)).toEqual(['Web (#1)', 'Api (#2)', expect.any(String)]);
   });
+
+  it("the queue's own landing, seen late by the poll (git answers slowly), is not an outside push: the run behind it goes on", async () => {
+    const { gh, server } = await world({ ciStartSeconds: 120 });
+    // Every git ls-remote / fetch answer is 700 ms old when it arrives, so a poll often still sees
+    // main as it was before the landing when the landing is already done.
+    gh.setGitReadDelay(OWNER, NAME, 700);
+    gh.setCi(OWNER, NAME, () => []); // CI reports when the test says so
+    const { one, two } = await twoPrs(server, gh, {
+      queue: { concurrency: 2, createPrsForTestingBranches: false },
+    });
+    const octokit = new Octokit({ auth: GH_TOKEN, baseUrl: gh.apiUrl });
+    const pass = async (runId: string) =>
+      octokit.request('POST /repos/{owner}/{repo}/statuses/{sha}', {
+        owner: OWNER,
+        repo: NAME,
+        sha: await waitForTestCommit(server, gh, runId),
+        state: 'success',
+        context: 'ci',
+      });
+    const first = await waitFor(server, gh, one.number, (p) => p.state === 'testing' && Boolean(p.testRunId));
+    const second = await waitFor(server, gh, two.number, (p) => p.state === 'testing' && Boolean(p.testRunId));
+    await waitForTestCommit(server, gh, second.testRunId);
+    await pass(first.testRunId);
+    expect((await waitFor(server, gh, one.number, settled)).state).toBe('merged');
+    // Several polls later #2 still tests on top of #1 (a restart would say MANUAL_PUSH_TO_TARGET_BRANCH).
+    await new Promise((r) => setTimeout(r, 3000));
+    const still = await waitFor(server, gh, two.number, () => true);
+    expect(still, `#2 is ${still.state} (${still.stateReason ?? ''})`).toMatchObject({
+      state: 'testing',
+      testRunId: second.testRunId,
+    });
+    await pass(second.testRunId);
+    expect((await waitFor(server, gh, two.number, settled)).state).toBe('merged');
+    expect(await messages(gh)).toEqual(['Two (#2)', 'One (#1)', expect.any(String)]);
+  });
 });
 
 void API_TOKEN;
