@@ -51,10 +51,7 @@ const messages = async (gh: Awaited<ReturnType<typeof emulator>>) =>
 const testBranches = async (gh: Awaited<ReturnType<typeof emulator>>) =>
   (await gh.branches(OWNER, NAME)).filter((b) => b.startsWith('railyard-merge/'));
 
-// Retried: on a loaded two-core CI machine a landing here has failed a PR now and then (about one
-// run in four); the reason is logged by the assertion below when it happens (closing note of
-// 2026-11-23). A real regression fails every try.
-describe('serve --github with webhooks', { retry: 2 }, () => {
+describe('serve --github with webhooks', () => {
   it('lands passing PRs squashed, shows status and ONE comment on each PR, closes them, and cleans up its branches', async () => {
     const { gh, server } = await world();
     const { one, two } = await twoPrs(server, gh, {
