@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startGitHubEmulator, type GitHubEmulator } from '../support/github/index.js';
 import { BIN } from '../support/cli.js';
-import { ok } from '../server/helpers.js';
+import { call, ok } from '../server/helpers.js';
 import type { TestServer } from '../support/server.js';
 
 export const OWNER = 'acme';
@@ -221,6 +221,17 @@ export async function waitFor(
 }
 
 /** Polls `check` until it returns true (or throws after timeoutMs with `what`). */
+/** The SHA of a run's test commit, once it is built and pushed (getMergeQueueTestingDetails' testBranchSha). */
+export async function waitForTestCommit(server: TestServer, gh: GitHubEmulator, runId: string): Promise<string> {
+  let sha = '';
+  await until('the test commit', async () => {
+    const d = await call(server, 'getMergeQueueTestingDetails', { repo: repoOf(gh), targetBranch: 'main', testRunId: runId });
+    sha = d.json?.testBranchSha ?? '';
+    return d.status === 200 && sha !== '';
+  });
+  return sha;
+}
+
 export async function until(
   what: string,
   check: () => boolean | Promise<boolean>,
@@ -234,3 +245,52 @@ export async function until(
 }
 
 export const settled = (pr: { state: string }) => ['merged', 'failed', 'cancelled'].includes(pr.state);
+
+/** A pull request to open: its branch, title, author and the files its one commit writes. */
+export interface PrSpec {
+  head: string;
+  title: string;
+  files: Record<string, string>;
+  user?: string;
+}
+
+export interface TwoPrsOptions {
+  /** Default: `one` ("One", one.txt) and `two` ("Two", two.txt). */
+  prs?: [PrSpec, PrSpec];
+  /** Queue settings for createQueue (concurrency, mode, createPrsForTestingBranches, …). */
+  queue?: Record<string, unknown>;
+  /** Parallel mode: the impacted targets of each PR, set before it is submitted. */
+  impactedTargets?: [string[], string[]];
+  /**
+   * `in-line` (default): #1 is submitted and in the line (testing or done) before #2 is submitted,
+   * so #1 is ahead of #2 (GitHub computes mergeability lazily, and a not_ready PR rightly lets a
+   * later ready one pass). `both`: both at once. `none`: the queue exists, nothing is submitted.
+   */
+  submit?: 'in-line' | 'both' | 'none';
+}
+
+/** Opens two pull requests, creates the queue on `main` and submits them (see `submit`). */
+export async function twoPrs(server: TestServer, gh: GitHubEmulator, opts: TwoPrsOptions = {}) {
+  const specs = opts.prs ?? [
+    { head: 'one', title: 'One', files: { 'one.txt': '1\n' } },
+    { head: 'two', title: 'Two', files: { 'two.txt': '2\n' } },
+  ];
+  const one = await gh.createPullRequest(OWNER, NAME, specs[0]);
+  const two = await gh.createPullRequest(OWNER, NAME, specs[1]);
+  await createQueue(server, gh, opts.queue);
+  const mode = opts.submit ?? 'in-line';
+  if (mode === 'none') return { one, two };
+  for (const [i, pr] of [one, two].entries()) {
+    const targets = opts.impactedTargets?.[i];
+    if (targets)
+      await ok(server, 'setImpactedTargets', {
+        repo: repoOf(gh),
+        targetBranch: 'main',
+        pr: { number: pr.number, sha: pr.headSha },
+        impactedTargets: targets,
+      });
+    await submit(server, gh, pr.number);
+    if (i === 0 && mode === 'in-line') await waitFor(server, gh, pr.number, (p) => p.state === 'testing' || settled(p));
+  }
+  return { one, two };
+}

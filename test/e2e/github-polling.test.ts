@@ -14,8 +14,11 @@ import {
   startRailyard,
   submit,
   tempDir,
+  twoPrs,
   until,
   waitFor,
+  waitForTestCommit,
+  type PrSpec,
 } from './github-harness.js';
 
 afterEach(cleanup);
@@ -32,30 +35,23 @@ describe('serve --github without webhooks', () => {
     gh.createRepo(OWNER, NAME, { files: { 'README.md': 'app\n' } });
     gh.setCi(OWNER, NAME, () => [{ name: 'ci', conclusion: 'success', delayMs: 1200 }]);
     const server = await startRailyard(gh, { webhooks: false, dataDir: tempDir('railyard-gh-') });
-    const one = await gh.createPullRequest(OWNER, NAME, {
-      head: 'one',
-      title: 'One',
-      files: { 'one.txt': '1\n' },
-    });
-    const two = await gh.createPullRequest(OWNER, NAME, {
-      head: 'two',
-      title: 'Two',
-      files: { 'two.txt': '2\n' },
+    const { one, two } = await twoPrs(server, gh, {
+      queue: { concurrency: 2, createPrsForTestingBranches: false },
+      submit: 'both',
     });
     const three = await gh.createPullRequest(OWNER, NAME, {
       head: 'three',
       title: 'Three',
       files: { 'three.txt': '3\n' },
     });
-    await createQueue(server, gh, { concurrency: 2, createPrsForTestingBranches: false });
-    await submit(server, gh, one.number);
-    await submit(server, gh, two.number);
     const testing = await waitFor(
       server,
       gh,
       one.number,
       (p) => p.state === 'testing' && Boolean(p.testRunId),
     );
+    // The pushes come once #1's test commit is built on the old head (before, it is simply built on the new one).
+    await waitForTestCommit(server, gh, testing.testRunId);
     await gh.pushToPullRequest(OWNER, NAME, two.number, { 'two.txt': 'two\n' });
     await gh.pushCommit(OWNER, NAME, 'main', { 'hotfix.txt': 'fix\n' }, { message: 'Hotfix pushed by hand' });
     expect(await waitFor(server, gh, two.number, settled)).toMatchObject({
@@ -148,15 +144,11 @@ describe('serve --github without webhooks', () => {
     gh.setCi(OWNER, NAME, () => [{ name: 'ci', conclusion: 'success', delayMs: 1500 }]);
     const dataDir = tempDir('railyard-gh-');
     const first = await startRailyard(gh, { webhooks: false, dataDir });
-    for (const n of [1, 2])
-      await gh.createPullRequest(OWNER, NAME, {
-        head: `f${n}`,
-        title: `PR ${n}`,
-        files: { [`f${n}.txt`]: `${n}\n` },
-      });
-    await createQueue(first, gh, { concurrency: 2, createPrsForTestingBranches: false });
-    await submit(first, gh, 1);
-    await submit(first, gh, 2);
+    await twoPrs(first, gh, {
+      prs: [1, 2].map((n) => ({ head: `f${n}`, title: `PR ${n}`, files: { [`f${n}.txt`]: `${n}\n` } })) as [PrSpec, PrSpec],
+      queue: { concurrency: 2, createPrsForTestingBranches: false },
+      submit: 'both',
+    });
     await waitFor(first, gh, 2, (p) => p.state === 'testing' && Boolean(p.testRunId));
     await until('the test branches are on GitHub', async () => (await testBranches(gh)).length === 2);
     await first.kill();

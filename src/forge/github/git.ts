@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { git, type GitResult } from '../git/exec.js';
 import { repoDirFor } from '../git/repo.js';
@@ -14,13 +14,46 @@ export function cacheDirFor(dataDir: string, host: string, owner: string, name: 
   return repoDirFor(join(dataDir, 'github'), host.replace(/:/g, '_'), owner, name);
 }
 
-/** Creates the bare cache on first use. */
-export async function ensureCache(dir: string): Promise<void> {
-  if (existsSync(join(dir, 'HEAD'))) return;
-  await mkdir(dirname(dir), { recursive: true });
+/** Caches this process is creating: callers that ask at the same time share one creation. */
+const creating = new Map<string, Promise<void>>();
+
+/**
+ * Creates the bare cache on first use. The poll and the first test run of a new queue ask for it
+ * at about the same moment (and `git init` takes half a second on a loaded machine); two
+ * `git init`s in one directory race on its files (`config.lock`, hooks) and one fails, which
+ * failed the run (START_TEST_RUN_INVALID_EVENT). So a creation in progress is shared, and the
+ * cache is made aside and renamed into place: nobody, in this process or another, sees a half-made one.
+ */
+export function ensureCache(dir: string): Promise<void> {
+  if (existsSync(join(dir, 'HEAD'))) return Promise.resolve();
+  let made = creating.get(dir);
+  if (!made) {
+    made = createCache(dir).finally(() => creating.delete(dir));
+    creating.set(dir, made);
+  }
+  return made;
+}
+
+async function initCache(dir: string): Promise<void> {
   await git(dir, ['init', '--bare', '--quiet']);
   // Objects fetched from GitHub are kept; the queue's own commits are referenced by test branches.
   await git(dir, ['config', 'gc.auto', '0']);
+}
+
+async function createCache(dir: string): Promise<void> {
+  await mkdir(dirname(dir), { recursive: true });
+  const aside = await mkdtemp(`${dir}.new-`);
+  try {
+    await initCache(aside);
+    await rename(aside, dir);
+    return;
+  } catch (error) {
+    await rm(aside, { recursive: true, force: true });
+    if (existsSync(join(dir, 'HEAD'))) return; // another process made it meanwhile
+    // Not there: rename failed because a half-made directory is in the way (a crash of an older version).
+    if (!existsSync(dir)) throw error;
+  }
+  await initCache(dir);
 }
 
 /**

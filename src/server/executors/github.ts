@@ -732,11 +732,14 @@ export class GitHubExecutor implements Executor {
   private async pollRepo(queues: QueueHandle[], force = false): Promise<void> {
     const repo = queues[0].repo;
     const c = await this.ctx(repo);
+    const asked = new Map(this.targetHeads);
     const heads = await c.git((dir, url, token) => remoteHeads(dir, url, token));
     for (const q of queues) {
       const key = `${repoKey(repo)} ${q.model.branch}`;
       const now = heads.get(q.model.branch);
       const before = this.targetHeads.get(key);
+      // Our landing (or a push webhook) moved it while git asked: this answer may be older than that.
+      if (before !== asked.get(key)) continue;
       if (now) this.targetHeads.set(key, now);
       if (before !== undefined && now && now !== before && !this.own(repo).has(now))
         await this.dispatch(q, { type: 'targetMoved' });

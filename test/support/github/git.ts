@@ -61,6 +61,8 @@ export class GitRunner {
     query: string,
     remoteUser: string,
     beforeEnd?: () => Promise<void>,
+    /** The answer is held back this long after git wrote it (what it says was read before). */
+    holdMs = 0,
   ): Promise<void> {
     if (this.stopped) {
       res.statusCode = 503;
@@ -94,7 +96,8 @@ export class GitRunner {
       child.stderr.on('data', () => {});
       let head = Buffer.alloc(0);
       let headersDone = false;
-      child.stdout.on('data', (chunk: Buffer) => {
+      const held: Buffer[] = [];
+      const onData = (chunk: Buffer) => {
         if (headersDone) {
           res.write(chunk);
           return;
@@ -120,7 +123,8 @@ export class GitRunner {
         res.statusCode = status;
         const rest = head.subarray(end + sepLen);
         if (rest.length > 0) res.write(rest);
-      });
+      };
+      child.stdout.on('data', (chunk: Buffer) => (holdMs > 0 ? held.push(chunk) : onData(chunk)));
       child.on('error', () => {
         this.children.delete(child);
         if (!res.headersSent) res.statusCode = 500;
@@ -129,13 +133,18 @@ export class GitRunner {
       });
       child.on('close', () => {
         this.children.delete(child);
-        if (!headersDone && !res.headersSent) res.statusCode = 500;
         const end = () => {
           res.end();
           resolve();
         };
-        if (beforeEnd) beforeEnd().then(end, end);
-        else end();
+        const finish = () => {
+          for (const chunk of held) onData(chunk);
+          if (!headersDone && !res.headersSent) res.statusCode = 500;
+          if (beforeEnd) beforeEnd().then(end, end);
+          else end();
+        };
+        if (holdMs > 0 && !this.stopped) setTimeout(finish, holdMs);
+        else finish();
       });
     });
   }

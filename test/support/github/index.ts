@@ -145,6 +145,12 @@ export interface GitHubEmulator {
    * `mergeable: null`, as GitHub does, instead of the next GET waiting for the answer.
    */
   setMergeabilityDelay(owner: string, repo: string, ms: number): void;
+  /**
+   * Git reads (`git fetch`, `git ls-remote`: upload-pack) answer `ms` late (default 0): the refs
+   * are read when the request arrives and sent after the delay, so an answer can be older than a
+   * ref update made meanwhile, as on a slow network.
+   */
+  setGitReadDelay(owner: string, repo: string, ms: number): void;
   rerunCheck(
     owner: string,
     repo: string,
@@ -239,6 +245,7 @@ interface Repo extends RepoFacts {
   perms: Map<string, Permission>;
   ci: CiDecide;
   mergeabilityDelayMs: number;
+  gitReadDelayMs: number;
   refs: Map<string, string>;
   lock: Promise<unknown>;
 }
@@ -450,6 +457,7 @@ class Emulator implements GitHubEmulator {
       perms: new Map([[owner, 'admin']]),
       ci: defaultCi,
       mergeabilityDelayMs: 0,
+      gitReadDelayMs: 0,
       refs: new Map([[defaultBranch, sha]]),
       lock: Promise.resolve(),
     });
@@ -619,6 +627,10 @@ class Emulator implements GitHubEmulator {
 
   setMergeabilityDelay(owner: string, repo: string, ms: number): void {
     this.mustRepo(owner, repo).mergeabilityDelayMs = ms;
+  }
+
+  setGitReadDelay(owner: string, repo: string, ms: number): void {
+    this.mustRepo(owner, repo).gitReadDelayMs = ms;
   }
 
   async rerunCheck(
@@ -1529,6 +1541,7 @@ class Emulator implements GitHubEmulator {
       query,
       token.login,
       afterPush,
+      rest === '/git-upload-pack' && req.method === 'POST' ? r.gitReadDelayMs : 0,
     );
   }
 
