@@ -1,6 +1,6 @@
 /**
  * Flaky-test ingest and query benchmark against the real `railyard serve` (built binary, embedded
- * SQLite) over HTTP on 127.0.0.1:
+ * SQLite or PostgreSQL) over HTTP on 127.0.0.1:
  *   1. ingest: UPLOADS uploads of TESTS_PER_UPLOAD JUnit results each (default 2,000 × 500 =
  *      1,000,000 results over 100,000 distinct tests, spread over the last 7 days, 70 % on main),
  *      sent UPLOAD_CONCURRENCY at a time; reports results/s and the server's peak RSS (VmHWM);
@@ -12,12 +12,15 @@
  *   UPLOADS=200 npx tsx bench/flaky.ts      # a quick run
  *   PROFILE=/tmp/prof UPLOADS=200 npx tsx bench/flaky.ts   # and the server's CPU profile
  *   DATABASE=postgres npx tsx bench/flaky.ts  # the server on a throwaway PostgreSQL cluster
+ *   DATABASE=postgres EXPLAIN_MS=20 npx tsx bench/flaky.ts  # and the plans of its statements slower than 20 ms
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import pg from 'pg';
+import { startPostgres, type PostgresCluster } from '../test/support/postgres.js';
+import { spawnServe, type ServeProcess } from '../test/support/serve.js';
 
 const UPLOADS = Number(process.env.UPLOADS ?? 2000);
 const TESTS_PER_UPLOAD = Number(process.env.TESTS_PER_UPLOAD ?? 500);
@@ -66,40 +69,6 @@ function report(u: number): string {
   }
   parts.push('</testsuite>', '</testsuites>\n');
   return parts.join('\n');
-}
-
-interface Server {
-  url: string;
-  pid: number;
-  stop(): Promise<void>;
-}
-
-async function startServer(dataDir: string, databaseUrl?: string): Promise<Server> {
-  const bin = resolve(import.meta.dirname, '../bin/run.js');
-  // PROFILE=DIR writes the server's CPU profile there (node --cpu-prof) when it stops.
-  const profile = process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`] : [];
-  const database = databaseUrl ? ['--database-url', databaseUrl] : [];
-  const child = spawn(process.execPath, [...profile, bin, 'serve', '--sandbox', '--port', '0', '--data-dir', dataDir, '--token', TOKEN, ...database], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolveUrl, reject) => {
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match) resolveUrl(match[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`railyard serve exited (${code}) before listening: ${out}`)));
-  });
-  return {
-    url,
-    pid: child.pid!,
-    stop: () =>
-      new Promise((done) => {
-        child.once('exit', () => done());
-        child.kill('SIGTERM');
-      }),
-  };
 }
 
 /** POSTs `body` (JSON, or a string already serialized). */
@@ -155,12 +124,50 @@ async function timePages(api: string, name: string, op: string, body: Record<str
 
 const dataDir = await mkdtemp(join(tmpdir(), 'railyard-flaky-bench-'));
 // DATABASE=postgres: the same run against PostgreSQL (a throwaway cluster, removed afterwards).
-const cluster = process.env.DATABASE === 'postgres' ? await (await import('../test/support/postgres.js')).startPostgres() : null;
-const databaseUrl = cluster ? await cluster.createDatabase() : undefined;
-const server = await startServer(dataDir, databaseUrl);
-console.log(`database: ${cluster ? 'PostgreSQL 15 (throwaway cluster, fsync off)' : 'embedded SQLite'}`);
-const api = server.url;
+let cluster: PostgresCluster | null = null;
+let server: ServeProcess | null = null;
+// With DATABASE=postgres: STATEMENTS=1 prints the statements PostgreSQL spent most time on (pg_stat_statements);
+// EXPLAIN_MS=N logs the plan (with actual rows) of every statement slower than N ms (auto_explain), copied to
+// EXPLAIN_LOG (default ./flaky-explain.log) at the end.
+let dataDirectory: string | null = null;
 try {
+  cluster = process.env.DATABASE === 'postgres' ? await startPostgres() : null;
+  const databaseUrl = cluster ? await cluster.createDatabase() : undefined;
+  if (cluster && databaseUrl && (process.env.STATEMENTS || process.env.EXPLAIN_MS)) {
+    const admin = async (statements: string[]) => {
+      const client = new pg.Client({ connectionString: databaseUrl });
+      await client.connect();
+      try {
+        for (const statement of statements) await client.query(statement);
+      } finally {
+        await client.end();
+      }
+    };
+    await admin([`ALTER SYSTEM SET shared_preload_libraries = pg_stat_statements, auto_explain`]);
+    await cluster.stop();
+    await cluster.start();
+    await admin([
+      'CREATE EXTENSION pg_stat_statements',
+      ...(process.env.EXPLAIN_MS
+        ? [
+            `ALTER SYSTEM SET auto_explain.log_min_duration = ${Number(process.env.EXPLAIN_MS)}`,
+            'ALTER SYSTEM SET auto_explain.log_analyze = on',
+            'SELECT pg_reload_conf()',
+          ]
+        : []),
+    ]);
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    if (process.env.EXPLAIN_MS) dataDirectory = String((await client.query('SHOW data_directory')).rows[0].data_directory);
+    await client.end();
+  }
+  // PROFILE=DIR writes the server's CPU profile there (node --cpu-prof) when it stops.
+  const nodeArgs = process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`] : [];
+  const database = databaseUrl ? ['--database-url', databaseUrl] : [];
+  server = await spawnServe(['--sandbox', '--data-dir', dataDir, '--token', TOKEN, ...database], process.env, { nodeArgs });
+  console.log(`database: ${cluster ? 'PostgreSQL 15 (throwaway cluster, fsync off)' : 'embedded SQLite'}`);
+  const api = server.url;
+  const pid = server.child.pid!;
   console.log(
     `Flaky ingest: ${UPLOADS} uploads × ${TESTS_PER_UPLOAD} results over ${DISTINCT} distinct tests, ${CONCURRENCY} at a time; ` +
       `${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), Node ${process.version}`,
@@ -191,8 +198,8 @@ try {
   let results = 0;
   let lastShown = 0;
   const started = performance.now();
-  const cpuBefore = cpuSeconds(server.pid);
-  const mainBefore = cpuSeconds(server.pid, true);
+  const cpuBefore = cpuSeconds(pid);
+  const mainBefore = cpuSeconds(pid, true);
   const worker = async () => {
     for (let u = next++; u < UPLOADS; u = next++) {
       const answer = await post<{ tests: number }>(`${api}/flaky-tests/upload-test-results`, bodies[u]);
@@ -205,12 +212,12 @@ try {
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   const seconds = (performance.now() - started) / 1000;
-  const cpu = cpuSeconds(server.pid) - cpuBefore;
-  const mainCpu = cpuSeconds(server.pid, true) - mainBefore;
+  const cpu = cpuSeconds(pid) - cpuBefore;
+  const mainCpu = cpuSeconds(pid, true) - mainBefore;
   if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
   console.log(
     `ingest: ${results.toLocaleString('en')} results in ${seconds.toFixed(1)} s = ${Math.round(results / seconds).toLocaleString('en')} results/s ` +
-      `(${(xmlBytes / 1024 / 1024).toFixed(0)} MiB of XML); server peak RSS ${peakRssMiB(server.pid).toFixed(0)} MiB`,
+      `(${(xmlBytes / 1024 / 1024).toFixed(0)} MiB of XML); server peak RSS ${peakRssMiB(pid).toFixed(0)} MiB`,
   );
   console.log(
     `server CPU: ${cpu.toFixed(1)} s (${Math.round((cpu / seconds) * 100)} % of one core), ${((cpu / UPLOADS) * 1000).toFixed(1)} ms per upload, ` +
@@ -222,20 +229,33 @@ try {
   await timePages(api, 'list-failing-tests (7-day window)', 'flaky-tests/list-failing-tests', window);
   await timePages(api, 'list-unhealthy-tests FLAKY', 'flaky-tests/list-unhealthy-tests', { ...key, status: 'FLAKY' });
   await timePages(api, 'list-unhealthy-tests BROKEN', 'flaky-tests/list-unhealthy-tests', { ...key, status: 'BROKEN' });
-  console.log(`server peak RSS after queries: ${peakRssMiB(server.pid).toFixed(0)} MiB`);
+  console.log(`server peak RSS after queries: ${peakRssMiB(pid).toFixed(0)} MiB`);
   if (cluster && databaseUrl) {
     // Where PostgreSQL spent its reads: sequential scans of big tables point at a missing index.
-    const { Client } = await import('pg');
-    const db = new Client({ connectionString: databaseUrl });
+    const db = new pg.Client({ connectionString: databaseUrl });
     await db.connect();
     const tables = await db.query(
       `SELECT relname, seq_scan, seq_tup_read, idx_scan, n_tup_ins, n_tup_upd FROM pg_stat_user_tables ORDER BY seq_tup_read DESC LIMIT 6`,
     );
     console.table(tables.rows);
+    if (process.env.STATEMENTS) {
+      const top = await db.query(
+        `SELECT calls, round(total_exec_time::numeric, 0) AS total_ms, round(mean_exec_time::numeric, 2) AS mean_ms, rows,
+                left(regexp_replace(query, '\\s+', ' ', 'g'), 90) AS query
+         FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+         ORDER BY total_exec_time DESC LIMIT 15`,
+      );
+      console.table(top.rows);
+    }
     await db.end();
   }
 } finally {
-  await server.stop();
+  await server?.stop();
+  if (dataDirectory) {
+    const log = process.env.EXPLAIN_LOG ?? 'flaky-explain.log';
+    await copyFile(join(dataDirectory, '..', 'server.log'), log);
+    console.log(`plans of statements slower than ${process.env.EXPLAIN_MS} ms: ${log}`);
+  }
   await cluster?.close();
   await rm(dataDir, { recursive: true, force: true });
 }
