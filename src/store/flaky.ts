@@ -152,12 +152,19 @@ interface Flavour {
    * transactions of two uploads never overlap there.
    */
   advisoryLocks: boolean;
+  /**
+   * Rows or keys per statement that passes them as one array per column (PostgreSQL's `unnest`),
+   * or 0 where the database has no arrays (SQLite: multi-row VALUES and IN lists instead).
+   */
+  rowsPerArray: number;
 }
 
 /**
  * The one place where the store picks statements by database. SQLite allows 32,766 bound
  * parameters, PostgreSQL 65,535; 500 rows per statement measured fastest for ingest on SQLite
  * (bench/flaky.md) and stays well inside both. ON CONFLICT … DO NOTHING is shared by both.
+ * PostgreSQL takes rows and keys as arrays instead: a handful of parameters whatever the number of
+ * rows (a VALUES list of 500 rows of 10 columns binds 5,000 that it parses and plans every time).
  */
 function flavourOf(db: Kysely<SchemaTables>): Flavour {
   const adapter = db.getExecutor().adapter;
@@ -167,6 +174,7 @@ function flavourOf(db: Kysely<SchemaTables>): Flavour {
     keysPerList: 500,
     returning: adapter.supportsReturning,
     advisoryLocks: adapter instanceof PostgresAdapter,
+    rowsPerArray: adapter instanceof PostgresAdapter ? 5_000 : 0,
   };
 }
 
@@ -199,6 +207,13 @@ const override = (value: string | null): QuarantineOverride | null =>
 function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** Rows as one array per column, for `unnest`. */
+function columns<R, K extends keyof R>(rows: readonly R[], keys: readonly K[]): { [P in K]: Array<R[P]> } {
+  const out = {} as { [P in K]: Array<R[P]> };
+  for (const key of keys) out[key] = rows.map((row) => row[key]);
   return out;
 }
 
@@ -348,9 +363,33 @@ export class FlakyStore {
     return value - n + 1;
   }
 
-  /** Of the tests with these seqs, the ones a monitor ever marked (the partial index test_cases_marked). */
+  /**
+   * Of the tests with these seqs, the ones a monitor ever marked (the partial index test_cases_marked).
+   *
+   * On PostgreSQL this and `casesById` are written as a nested loop over the keys, each one read
+   * through its index (`unnest(keys) CROSS JOIN LATERAL (… WHERE key = k.key LIMIT 1)`: the LIMIT
+   * keeps the planner from flattening it into a join it may plan as a scan, and tells it that each
+   * key finds at most one test, where without statistics it guessed 181 — a cost high enough to
+   * JIT-compile the query, 5–40 ms, every upload). As `key IN (…)` the
+   * planner chose a sequential scan of test_cases whenever the table's statistics were missing or
+   * stale — right after the tests were stored, before autovacuum had analysed it: one scan of
+   * 100,000 tests (~50 ms) per upload, with the repository locked.
+   */
   async markedCases(seqs: readonly number[]): Promise<KnownCase[]> {
     const out: KnownCase[] = [];
+    const add = (row: { seq: unknown; rate_status: string; por_until: unknown }) =>
+      out.push({ seq: num(row.seq), rate_status: status(row.rate_status), por_until: numOrNull(row.por_until) });
+    if (this.flavour.rowsPerArray) {
+      await this.inChunks(seqs, this.flavour.rowsPerArray, async (chunk) => {
+        const { rows } = await sql<{ seq: string; rate_status: string; por_until: string | null }>`
+          SELECT c.seq, c.rate_status, c.por_until FROM unnest(${chunk}::bigint[]) AS k(seq)
+          CROSS JOIN LATERAL (SELECT seq, rate_status, por_until FROM test_cases WHERE seq = k.seq AND ${MARKED} LIMIT 1) AS c`.execute(
+          this.db,
+        );
+        rows.forEach(add);
+      });
+      return out;
+    }
     await this.inChunks(seqs, this.flavour.keysPerList, async (chunk) => {
       const rows = await this.db
         .selectFrom('test_cases')
@@ -358,12 +397,7 @@ export class FlakyStore {
         .where('seq', 'in', chunk)
         .where(MARKED)
         .execute();
-      for (const row of rows)
-        out.push({
-          seq: num(row.seq),
-          rate_status: status(row.rate_status),
-          por_until: numOrNull(row.por_until),
-        });
+      rows.forEach(add);
     });
     return out;
   }
@@ -371,24 +405,42 @@ export class FlakyStore {
   /** The stored tests among these ids, by id. */
   async casesById(ids: readonly string[]): Promise<Map<string, KnownCase>> {
     const out = new Map<string, KnownCase>();
+    const add = (row: { id: string; seq: unknown; rate_status: string; por_until: unknown }) =>
+      out.set(row.id, { seq: num(row.seq), rate_status: status(row.rate_status), por_until: numOrNull(row.por_until) });
+    if (this.flavour.rowsPerArray) {
+      await this.inChunks(ids, this.flavour.rowsPerArray, async (chunk) => {
+        const { rows } = await sql<{ id: string; seq: string; rate_status: string; por_until: string | null }>`
+          SELECT c.id, c.seq, c.rate_status, c.por_until FROM unnest(${chunk}::text[]) AS k(id)
+          CROSS JOIN LATERAL (SELECT id, seq, rate_status, por_until FROM test_cases WHERE id = k.id LIMIT 1) AS c`.execute(this.db);
+        rows.forEach(add);
+      });
+      return out;
+    }
     await this.inChunks(ids, this.flavour.keysPerList, async (chunk) => {
       const rows = await this.db
         .selectFrom('test_cases')
         .select(['id', 'seq', 'rate_status', 'por_until'])
         .where('id', 'in', chunk)
         .execute();
-      for (const row of rows)
-        out.set(row.id, {
-          seq: num(row.seq),
-          rate_status: status(row.rate_status),
-          por_until: numOrNull(row.por_until),
-        });
+      rows.forEach(add);
     });
     return out;
   }
 
   /** Stores new tests; `toRow` makes the rows of one statement at a time (an upload may bring 200,000). */
   async insertCases<T>(items: readonly T[], toRow: (item: T) => NewCase): Promise<void> {
+    if (this.flavour.rowsPerArray) {
+      await this.inChunks(items, this.flavour.rowsPerArray, async (chunk) => {
+        const c = columns(chunk.map(toRow), ['id', 'seq', 'repo_id', 'name', 'file', 'classname', 'parent', 'variant', 'first_seen_at']);
+        await sql`
+          INSERT INTO test_cases (id, seq, repo_id, name, file, classname, parent, variant, first_seen_at, rate_status)
+          SELECT *, 'healthy' FROM unnest(${c.id}::text[], ${c.seq}::bigint[], ${c.repo_id}::text[], ${c.name}::text[],
+            ${c.file}::text[], ${c.classname}::text[], ${c.parent}::text[], ${c.variant}::text[], ${c.first_seen_at}::bigint[])`.execute(
+          this.db,
+        );
+      });
+      return;
+    }
     await this.inChunks(items, this.flavour.rowsPerInsert(10), async (chunk) => {
       await this.db
         .insertInto('test_cases')
@@ -405,16 +457,36 @@ export class FlakyStore {
   }
 
   async insertResults<T>(items: readonly T[], toRow: (item: T) => NewResult): Promise<void> {
-    await this.inChunks(items, this.flavour.rowsPerInsert(8), async (chunk) => {
-      const rows = chunk.map((item) => {
-        const r = toRow(item);
-        return { ...r, stable: r.stable ? 1 : 0, excluded: r.excluded ? 1 : 0 };
+    const row = (item: T) => {
+      const r = toRow(item);
+      return { ...r, stable: r.stable ? 1 : 0, excluded: r.excluded ? 1 : 0 };
+    };
+    if (this.flavour.rowsPerArray) {
+      await this.inChunks(items, this.flavour.rowsPerArray, async (chunk) => {
+        const c = columns(chunk.map(row), ['test_seq', 'at', 'upload_seq', 'outcome', 'stable', 'excluded', 'duration_ms', 'attempts']);
+        await sql`
+          INSERT INTO flaky_results (test_seq, at, upload_seq, outcome, stable, excluded, duration_ms, attempts)
+          SELECT * FROM unnest(${c.test_seq}::bigint[], ${c.at}::bigint[], ${c.upload_seq}::bigint[], ${c.outcome}::text[],
+            ${c.stable}::integer[], ${c.excluded}::integer[], ${c.duration_ms}::bigint[], ${c.attempts}::integer[])`.execute(this.db);
       });
-      await this.db.insertInto('flaky_results').values(rows).execute();
+      return;
+    }
+    await this.inChunks(items, this.flavour.rowsPerInsert(8), async (chunk) => {
+      await this.db.insertInto('flaky_results').values(chunk.map(row)).execute();
     });
   }
 
   async insertFailures<T>(items: readonly T[], toRow: (item: T) => NewFailure): Promise<void> {
+    if (this.flavour.rowsPerArray) {
+      await this.inChunks(items, this.flavour.rowsPerArray, async (chunk) => {
+        const c = columns(chunk.map(toRow), ['test_seq', 'at', 'upload_seq', 'repo_id', 'pr_number', 'failure_key', 'failure_line']);
+        await sql`
+          INSERT INTO flaky_failures (test_seq, at, upload_seq, repo_id, pr_number, failure_key, failure_line)
+          SELECT * FROM unnest(${c.test_seq}::bigint[], ${c.at}::bigint[], ${c.upload_seq}::bigint[], ${c.repo_id}::text[],
+            ${c.pr_number}::bigint[], ${c.failure_key}::text[], ${c.failure_line}::text[])`.execute(this.db);
+      });
+      return;
+    }
     await this.inChunks(items, this.flavour.rowsPerInsert(7), async (chunk) => {
       await this.db.insertInto('flaky_failures').values(chunk.map(toRow)).execute();
     });
