@@ -195,6 +195,15 @@ type CaseFilter = (eb: Cases) => Expression<SqlBool>;
  */
 const MARKED = sql<SqlBool>`(rate_status <> 'healthy' OR por_until IS NOT NULL)`;
 
+/**
+ * The conditions of the partial indexes test_cases_status, test_cases_por and test_cases_override
+ * (migration 008), written literally and added to the queries that read them: SQLite uses a
+ * partial index only when the query's WHERE clause contains its condition (or, for IS NOT NULL,
+ * a comparison of the column).
+ */
+const NOT_HEALTHY = sql<SqlBool>`rate_status <> 'healthy'`;
+const POR_SET = sql<SqlBool>`por_until IS NOT NULL`;
+
 const num = (value: unknown): number => Number(value);
 const numOrNull = (value: unknown): number | null =>
   value === null || value === undefined ? null : Number(value);
@@ -614,8 +623,8 @@ export class FlakyStore {
   /** Flaky at `now` (effectiveStatus): the failure-rate monitor says flaky, or healthy with pass-on-retry active. */
   private flakyParts(now: number, extra: CaseFilter = (eb) => eb.lit(true)): CaseFilter[] {
     return [
-      (eb) => eb.and([extra(eb), eb('rate_status', '=', 'flaky')]),
-      (eb) => eb.and([extra(eb), eb('rate_status', '=', 'healthy'), eb('por_until', '>', now)]),
+      (eb) => eb.and([extra(eb), NOT_HEALTHY, eb('rate_status', '=', 'flaky')]),
+      (eb) => eb.and([extra(eb), eb('rate_status', '=', 'healthy'), POR_SET, eb('por_until', '>', now)]),
     ];
   }
 
@@ -631,7 +640,7 @@ export class FlakyStore {
         return (eb) => eb.and([eb('repo_id', '=', set.repoId), eb('seq', 'in', failed)]);
       }
       case 'broken':
-        return (eb) => eb.and([eb('repo_id', '=', set.repoId), eb('rate_status', '=', 'broken')]);
+        return (eb) => eb.and([eb('repo_id', '=', set.repoId), NOT_HEALTHY, eb('rate_status', '=', 'broken')]);
       case 'flaky':
         return this.testsIn(set.repoId, this.flakyParts(set.now));
       case 'quarantined': {
