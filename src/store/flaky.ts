@@ -102,6 +102,15 @@ export interface NewFailure {
   failure_line: string | null;
 }
 
+/** An upload to store with its results and failures; the store numbers it (`upload_seq` of its rows). */
+export interface UploadWrite<T> {
+  upload: Omit<NewUpload, 'seq'>;
+  results: readonly T[];
+  result: (item: T) => Omit<NewResult, 'upload_seq'>;
+  failures: readonly T[];
+  failure: (item: T) => Omit<NewFailure, 'upload_seq'>;
+}
+
 /** The monitor columns detection changes (only the keys present are written). */
 export interface MonitorChange {
   porSince?: number;
@@ -282,10 +291,17 @@ export class FlakyStore {
 
   // ---------------------------------------------------------------------- repositories
 
-  async findRepository(org: string, key: string): Promise<RepositoryRow | null> {
+  /**
+   * The repository; with `lock`, found and locked as `lockRepository` does in one statement (one
+   * round trip less while uploads of the repository wait; its row is read as before the lock).
+   */
+  async findRepository(org: string, key: string, lock = false): Promise<RepositoryRow | null> {
     const row = await this.db
       .selectFrom('flaky_repositories')
       .select(['id', 'org_slug', 'host', 'owner', 'name', 'settings', 'codeowners'])
+      .$if(lock && this.flavour.advisoryLocks, (q) =>
+        q.select(sql<unknown>`pg_advisory_xact_lock(hashtextextended('flaky:' || id, 0))`.as('locked')),
+      )
       .where('org_slug', '=', org)
       .where('repo_key', '=', key)
       .executeTakeFirst();
@@ -349,6 +365,7 @@ export class FlakyStore {
    */
   async lockRepository(repoId: string): Promise<void> {
     if (!this.flavour.advisoryLocks) return;
+    // The same key as findRepository's `'flaky:' || id`.
     await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`flaky:${repoId}`}, 0))`.execute(this.db);
   }
 
@@ -499,6 +516,64 @@ export class FlakyStore {
     await this.inChunks(items, this.flavour.rowsPerInsert(7), async (chunk) => {
       await this.db.insertInto('flaky_failures').values(chunk.map(toRow)).execute();
     });
+  }
+
+  /**
+   * Numbers an upload (the next upload seq) and stores it with its results and failures; returns
+   * its seq. On PostgreSQL that is one statement (data-modifying WITH over arrays, up to
+   * rowsPerArray results and failures; more follow in statements of their own), where it was four
+   * round trips made with the repository locked — and on a busy machine each round trip waits for
+   * both processes to get a core.
+   */
+  async storeUpload<T>(write: UploadWrite<T>): Promise<number> {
+    const size = this.flavour.rowsPerArray;
+    let seq: number;
+    let stored = 0;
+    if (!size) seq = await this.nextSeqs('upload', 1);
+    else {
+      const u = write.upload;
+      const r = columns(
+        write.results.slice(0, size).map((item) => {
+          const row = write.result(item);
+          return { ...row, stable: row.stable ? 1 : 0, excluded: row.excluded ? 1 : 0 };
+        }),
+        ['test_seq', 'at', 'outcome', 'stable', 'excluded', 'duration_ms', 'attempts'],
+      );
+      const f = columns(write.failures.slice(0, size).map(write.failure), [
+        'test_seq',
+        'at',
+        'repo_id',
+        'pr_number',
+        'failure_key',
+        'failure_line',
+      ]);
+      const { rows } = await sql<{ seq: string }>`
+        WITH s AS (UPDATE flaky_counters SET value = value + 1 WHERE name = 'upload' RETURNING value),
+        u AS (
+          INSERT INTO test_uploads (id, seq, repo_id, branch, sha, pr_number, job, attempt, variant, started_at, first_at, last_at, created_at, counts, excluded)
+          SELECT ${u.id}::text, s.value, ${u.repo_id}::text, ${u.branch}::text, ${u.sha}::text, ${u.pr_number}::bigint, ${u.job}::text,
+            ${u.attempt}::integer, ${u.variant}::text, ${u.started_at}::bigint, ${u.first_at}::bigint, ${u.last_at}::bigint,
+            ${u.created_at}::bigint, ${u.counts}::text, ${u.excluded ? 1 : 0}::integer
+          FROM s),
+        r AS (
+          INSERT INTO flaky_results (test_seq, at, upload_seq, outcome, stable, excluded, duration_ms, attempts)
+          SELECT r.test_seq, r.at, s.value, r.outcome, r.stable, r.excluded, r.duration_ms, r.attempts
+          FROM s, unnest(${r.test_seq}::bigint[], ${r.at}::bigint[], ${r.outcome}::text[], ${r.stable}::integer[], ${r.excluded}::integer[],
+            ${r.duration_ms}::bigint[], ${r.attempts}::integer[]) AS r(test_seq, at, outcome, stable, excluded, duration_ms, attempts)),
+        f AS (
+          INSERT INTO flaky_failures (test_seq, at, upload_seq, repo_id, pr_number, failure_key, failure_line)
+          SELECT f.test_seq, f.at, s.value, f.repo_id, f.pr_number, f.failure_key, f.failure_line
+          FROM s, unnest(${f.test_seq}::bigint[], ${f.at}::bigint[], ${f.repo_id}::text[], ${f.pr_number}::bigint[], ${f.failure_key}::text[],
+            ${f.failure_line}::text[]) AS f(test_seq, at, repo_id, pr_number, failure_key, failure_line))
+        SELECT value AS seq FROM s`.execute(this.db);
+      if (!rows.length) throw new Error('flaky_counters has no upload counter');
+      seq = num(rows[0].seq);
+      stored = size;
+    }
+    if (!size) await this.insertUpload({ ...write.upload, seq });
+    await this.insertResults(write.results.slice(stored), (item) => ({ ...write.result(item), upload_seq: seq }));
+    await this.insertFailures(write.failures.slice(stored), (item) => ({ ...write.failure(item), upload_seq: seq }));
+    return seq;
   }
 
   /** Earlier uploads of this commit that detection used (not excluded). */

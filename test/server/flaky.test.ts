@@ -638,6 +638,32 @@ describe('flaky paging', () => {
 });
 
 describe('flaky data and restarts', () => {
+  it('stores an upload of more rows than one statement takes whole: 12,000 results, 6,000 failures', async () => {
+    const clock = { now: T0 + 2 * DAY };
+    const s = await server(clock);
+    const cases: Case[] = Array.from({ length: 12_000 }, (_, i) => ({
+      name: `bulk ${String(i).padStart(5, '0')}`,
+      classname: 'bulk',
+      ...(i % 2 ? {} : { fail: `failed ${i}` }),
+    }));
+    expect(await upload(s, cases, { sha: sha(1), at: T0 + HOUR })).toMatchObject({
+      tests: 12_000,
+      failed: 6_000,
+      new_tests: 12_000,
+    });
+    expect(await upload(s, cases, { sha: sha(2), at: T0 + 2 * HOUR })).toMatchObject({ tests: 12_000, new_tests: 0 });
+    const window = { ...key, start_time: new Date(T0).toISOString(), end_time: new Date(T0 + DAY).toISOString() };
+    const first = await ok(s, 'listFailingTests', { ...window, page_query: page(100) });
+    expect(first.page.total_rows).toBe(6_000);
+    // The last failing test: its results and failures of both uploads were stored past the first 5,000 rows.
+    const last = await ok(s, 'listFailingTests', { ...window, page_query: page(100, first.page.last_page_token) });
+    const test = last.tests.find((t: { name: string }) => t.name === 'bulk 11998');
+    expect(test).toMatchObject({ failure_rate_last_7d: 1 });
+    expect(test.most_common_failures).toEqual([
+      { summary: 'failed <n>', occurrence_count: 2, last_occurrence: new Date(T0 + 2 * HOUR).toISOString() },
+    ]);
+  });
+
   it('survives a restart of the server on the same data dir', async () => {
     const clock = { now: T0 + 12 * HOUR };
     const dataDir = await mkdtemp(join(tmpdir(), 'railyard-flaky-'));
