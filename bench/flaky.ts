@@ -14,7 +14,7 @@
  *   DATABASE=postgres npx tsx bench/flaky.ts  # the server on a throwaway PostgreSQL cluster
  *   DATABASE=postgres EXPLAIN_MS=20 npx tsx bench/flaky.ts  # and the plans of its statements slower than 20 ms
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -93,6 +93,26 @@ function cpuSeconds(pid: number, thread = false): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/**
+ * CPU seconds PostgreSQL has used: the postmaster with the children it has reaped, and its live
+ * children (the backends serving the server's pool, autovacuum, the writers).
+ */
+function postgresCpuSeconds(postmaster: number): number {
+  const stat = (pid: number | string) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  const own = stat(postmaster);
+  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const fields = stat(entry);
+      if (Number(fields[1]) === postmaster) ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ticks / 100;
+}
+
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 
 async function timePages(api: string, name: string, op: string, body: Record<string, unknown>): Promise<void> {
@@ -156,10 +176,15 @@ try {
           ]
         : []),
     ]);
+  }
+  let postmaster: number | null = null;
+  if (cluster && databaseUrl) {
     const client = new pg.Client({ connectionString: databaseUrl });
     await client.connect();
-    if (process.env.EXPLAIN_MS) dataDirectory = String((await client.query('SHOW data_directory')).rows[0].data_directory);
+    const directory = String((await client.query('SHOW data_directory')).rows[0].data_directory);
     await client.end();
+    postmaster = Number(readFileSync(join(directory, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    if (process.env.EXPLAIN_MS) dataDirectory = directory;
   }
   // PROFILE=DIR writes the server's CPU profile there (node --cpu-prof) when it stops.
   const nodeArgs = process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`] : [];
@@ -199,6 +224,7 @@ try {
   let lastShown = 0;
   const started = performance.now();
   const cpuBefore = cpuSeconds(pid);
+  const databaseBefore = postmaster ? postgresCpuSeconds(postmaster) : 0;
   const mainBefore = cpuSeconds(pid, true);
   const worker = async () => {
     for (let u = next++; u < UPLOADS; u = next++) {
@@ -214,6 +240,7 @@ try {
   const seconds = (performance.now() - started) / 1000;
   const cpu = cpuSeconds(pid) - cpuBefore;
   const mainCpu = cpuSeconds(pid, true) - mainBefore;
+  const databaseCpu = postmaster ? postgresCpuSeconds(postmaster) - databaseBefore : 0;
   if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
   console.log(
     `ingest: ${results.toLocaleString('en')} results in ${seconds.toFixed(1)} s = ${Math.round(results / seconds).toLocaleString('en')} results/s ` +
@@ -224,6 +251,11 @@ try {
       `${((cpu / results) * 1e6).toFixed(1)} µs per result; its main thread ${mainCpu.toFixed(1)} s (${Math.round((mainCpu / seconds) * 100)} %), ` +
       `${((mainCpu / UPLOADS) * 1000).toFixed(1)} ms per upload`,
   );
+  if (postmaster)
+    console.log(
+      `PostgreSQL CPU: ${databaseCpu.toFixed(1)} s, ${((databaseCpu / UPLOADS) * 1000).toFixed(1)} ms per upload, ${((databaseCpu / results) * 1e6).toFixed(1)} µs per result; ` +
+        `server and PostgreSQL together ${(((cpu + databaseCpu) / results) * 1e6).toFixed(1)} µs per result`,
+    );
 
   const window = { ...key, start_time: new Date(NOW - 7 * DAY).toISOString(), end_time: new Date(NOW).toISOString() };
   await timePages(api, 'list-failing-tests (7-day window)', 'flaky-tests/list-failing-tests', window);
