@@ -652,8 +652,47 @@ export class FlakyStore {
     return out;
   }
 
-  /** Writes what detection changed, one statement per test. */
+  /**
+   * Writes what detection changed: on SQLite one statement per test; on PostgreSQL one per 100
+   * tests (UPDATE … FROM unnest, each column written only where the change has it), since every
+   * round trip is made with the repository locked and detection rewrites the reason of every
+   * flaky or broken test an upload on a stable branch ran. (100, not more: PostgreSQL joins the
+   * keys to test_cases, and from ~300 keys on a table of 100,000 tests its cost model prefers a
+   * hash join over a scan of the whole table — 100 ms — to a probe of the primary key per key.)
+   */
   async updateMonitors(changes: ReadonlyArray<{ id: string; change: MonitorChange }>): Promise<void> {
+    if (this.flavour.rowsPerArray) {
+      // One row per test (a test changed twice: the later change over the earlier, as statements in turn would).
+      const byId = new Map<string, MonitorChange>();
+      for (const { id, change } of changes) {
+        const merged: MonitorChange = { ...byId.get(id) };
+        for (const [key, value] of Object.entries(change)) if (value !== undefined) Object.assign(merged, { [key]: value });
+        byId.set(id, merged);
+      }
+      await this.inChunks([...byId], 100, async (chunk) => {
+        const set = <K extends keyof MonitorChange>(key: K) => chunk.map(([, change]) => change[key] !== undefined);
+        const value = <K extends keyof MonitorChange>(key: K) => chunk.map(([, change]) => change[key] ?? null);
+        await sql`
+          UPDATE test_cases AS t SET
+            por_since = CASE WHEN c.set_por_since THEN c.por_since ELSE t.por_since END,
+            por_until = CASE WHEN c.set_por_until THEN c.por_until ELSE t.por_until END,
+            por_reason = CASE WHEN c.set_por_reason THEN c.por_reason ELSE t.por_reason END,
+            rate_status = CASE WHEN c.set_rate_status THEN c.rate_status ELSE t.rate_status END,
+            rate_changed_at = CASE WHEN c.set_rate_changed_at THEN c.rate_changed_at ELSE t.rate_changed_at END,
+            rate_reason = CASE WHEN c.set_rate_reason THEN c.rate_reason ELSE t.rate_reason END
+          FROM unnest(${chunk.map(([id]) => id)}::text[],
+            ${set('porSince')}::boolean[], ${value('porSince')}::bigint[],
+            ${set('porUntil')}::boolean[], ${value('porUntil')}::bigint[],
+            ${set('porReason')}::boolean[], ${value('porReason')}::text[],
+            ${set('rateStatus')}::boolean[], ${value('rateStatus')}::text[],
+            ${set('rateChangedAt')}::boolean[], ${value('rateChangedAt')}::bigint[],
+            ${set('rateReason')}::boolean[], ${value('rateReason')}::text[])
+            AS c(id, set_por_since, por_since, set_por_until, por_until, set_por_reason, por_reason,
+                 set_rate_status, rate_status, set_rate_changed_at, rate_changed_at, set_rate_reason, rate_reason)
+          WHERE t.id = c.id`.execute(this.db);
+      });
+      return;
+    }
     await this.inChunks(changes, this.flavour.keysPerList, async (chunk) => {
       for (const { id, change } of chunk) {
         await this.db

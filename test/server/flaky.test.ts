@@ -457,6 +457,30 @@ describe('flaky tests: upload, classification and every endpoint', () => {
     expect(back.status.timestamp).toBe(new Date(clock.now - HOUR / 2).toISOString());
   });
 
+  it('a failure-rate verdict leaves pass-on-retry as it was: each monitor writes only its own columns', async () => {
+    const clock = { now: T0 + 12 * HOUR };
+    const s = await server(clock);
+    // Fails then passes on the first upload (pass-on-retry, active for 7 days), then fails 3 of the
+    // next 9 stable runs: at the 10th run the failure-rate monitor says flaky too (4 of 10).
+    await upload(s, [{ ...PAYS, fail: 'card declined' }, PAYS], { sha: sha(1), at: T0 + HOUR });
+    for (let i = 2; i <= 10; i++)
+      await upload(s, [i % 3 === 0 ? { ...PAYS, fail: `card declined ${i}` } : PAYS], { sha: sha(i), at: T0 + i * HOUR });
+    const pays = (await byName(s, 'FLAKY')).get('pays')!;
+    // Pass-on-retry, still active, comes first; its reason and time are intact.
+    expect(pays.status).toEqual({
+      value: 'flaky',
+      reason: `Inconsistent results on the same commit ${sha(1).slice(0, 7)} on main`,
+      timestamp: new Date(T0 + HOUR).toISOString(),
+    });
+    // Once it has recovered, the failure-rate verdict made at the 10th run shows.
+    clock.now = T0 + HOUR + 7 * DAY + 1;
+    expect((await byName(s, 'FLAKY')).get('pays')!.status).toEqual({
+      value: 'flaky',
+      reason: '4 of 10 runs (40%) failed on stable branches in the last 72 h: flaky (activates at 20%, resolves below 10%)',
+      timestamp: new Date(T0 + 10 * HOUR).toISOString(),
+    });
+  });
+
   it('an upload in which most tests failed is kept but changes no status (infrastructure outage guard)', async () => {
     const clock = { now: T0 + 20 * HOUR };
     const s = await server(clock);
