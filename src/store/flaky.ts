@@ -393,13 +393,13 @@ export class FlakyStore {
    * Of the tests with these seqs, the ones a monitor ever marked (the partial index test_cases_marked).
    *
    * On PostgreSQL this and `casesById` are written as a nested loop over the keys, each one read
-   * through its index (`unnest(keys) CROSS JOIN LATERAL (… WHERE key = k.key LIMIT 1)`: the LIMIT
-   * keeps the planner from flattening it into a join it may plan as a scan, and tells it that each
-   * key finds at most one test, where without statistics it guessed 181 — a cost high enough to
-   * JIT-compile the query, 5–40 ms, every upload). As `key IN (…)` the
-   * planner chose a sequential scan of test_cases whenever the table's statistics were missing or
-   * stale — right after the tests were stored, before autovacuum had analysed it: one scan of
-   * 100,000 tests (~50 ms) per upload, with the repository locked.
+   * through its index: `unnest(keys) CROSS JOIN LATERAL (… WHERE key = k.key LIMIT 1)`. As
+   * `key IN (…)` the planner chose a sequential scan of test_cases whenever the table's statistics
+   * were missing or stale — right after the tests were stored, before autovacuum had analysed it:
+   * one scan of 100,000 tests (~50 ms) per upload, with the repository locked. The LIMIT keeps the
+   * planner from flattening the subquery into a join it may plan as a scan, and tells it that a
+   * key finds at most one test (without statistics it guessed 181, a cost that JIT-compiled the
+   * query: 5–40 ms).
    */
   async markedCases(seqs: readonly number[]): Promise<KnownCase[]> {
     const out: KnownCase[] = [];
@@ -571,8 +571,11 @@ export class FlakyStore {
       stored = size;
     }
     if (!size) await this.insertUpload({ ...write.upload, seq });
-    await this.insertResults(write.results.slice(stored), (item) => ({ ...write.result(item), upload_seq: seq }));
-    await this.insertFailures(write.failures.slice(stored), (item) => ({ ...write.failure(item), upload_seq: seq }));
+    // The rows as made, numbered in place (a copy of each row per statement cost SQLite's ingest ~5 % more CPU).
+    const numbered = <R extends object>(row: R): R & { upload_seq: number } => Object.assign(row, { upload_seq: seq });
+    const rest = <I>(items: readonly I[]) => (stored ? items.slice(stored) : items);
+    await this.insertResults(rest(write.results), (item) => numbered(write.result(item)));
+    await this.insertFailures(rest(write.failures), (item) => numbered(write.failure(item)));
     return seq;
   }
 
