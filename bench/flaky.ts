@@ -13,6 +13,8 @@
  *   PROFILE=/tmp/prof UPLOADS=200 npx tsx bench/flaky.ts   # and the server's CPU profile
  *   DATABASE=postgres npx tsx bench/flaky.ts  # the server on a throwaway PostgreSQL cluster
  *   DATABASE=postgres EXPLAIN_MS=20 npx tsx bench/flaky.ts  # and the plans of its statements slower than 20 ms
+ *   DATABASE=postgres STATEMENTS=1 npx tsx bench/flaky.ts   # and the statements PostgreSQL spent most time on
+ *   BIN=/path/to/other/checkout/bin/run.js npx tsx bench/flaky.ts   # another build
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
@@ -189,7 +191,7 @@ try {
   // PROFILE=DIR writes the server's CPU profile there (node --cpu-prof) when it stops.
   const nodeArgs = process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`] : [];
   const database = databaseUrl ? ['--database-url', databaseUrl] : [];
-  server = await spawnServe(['--sandbox', '--data-dir', dataDir, '--token', TOKEN, ...database], process.env, { nodeArgs });
+  server = await spawnServe(['--sandbox', '--data-dir', dataDir, '--token', TOKEN, ...database], process.env, { nodeArgs, bin: process.env.BIN });
   console.log(`database: ${cluster ? 'PostgreSQL 15 (throwaway cluster, fsync off)' : 'embedded SQLite'}`);
   const api = server.url;
   const pid = server.child.pid!;
