@@ -12,11 +12,11 @@
  *   STORED=0 BIG=200000 npx tsx bench/flaky-stall.ts     # on an empty database
  *   BIN=/path/to/other/checkout/bin/run.js npx tsx bench/flaky-stall.ts   # another build
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { spawnServe, type ServeProcess } from '../test/support/serve.js';
 
 const STORED = Number(process.env.STORED ?? 400_000);
 const BIG = Number(process.env.BIG ?? 200_000);
@@ -55,38 +55,6 @@ function body(from: number, count: number, sha: string): string {
   });
 }
 
-async function startServer(dataDir: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const bin = process.env.BIN ?? resolve(import.meta.dirname, '../bin/run.js');
-  const child = spawn(
-    process.execPath,
-    [bin, 'serve', '--sandbox', '--port', '0', '--data-dir', dataDir, '--token', TOKEN],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  const url = await new Promise<string>((resolveUrl, reject) => {
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match) resolveUrl(match[1]);
-    });
-    child.once('exit', (code) =>
-      reject(new Error(`railyard serve exited (${code}) before listening: ${out}`)),
-    );
-  });
-  return {
-    url,
-    stop: () =>
-      new Promise((done) => {
-        child.once('exit', () => done());
-        child.kill('SIGTERM');
-        // An upload still being stored holds a graceful close: do not leave the server behind.
-        setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
-      }),
-  };
-}
-
 async function upload(api: string, json: string): Promise<void> {
   const res = await fetch(`${api}/flaky-tests/upload-test-results`, {
     method: 'POST',
@@ -102,9 +70,11 @@ const percentile = (sorted: number[], p: number) =>
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 const dataDir = await mkdtemp(join(tmpdir(), 'railyard-stall-bench-'));
-const server = await startServer(dataDir);
-const api = server.url;
+let server: ServeProcess | null = null;
 try {
+  // An upload still being stored holds a graceful close: stop() kills the server after 10 s.
+  server = await spawnServe(['--sandbox', '--data-dir', dataDir, '--token', TOKEN], process.env, { bin: process.env.BIN });
+  const api = server.url;
   console.log(
     `Flaky upload stall: ${BIG.toLocaleString('en')} new tests in one upload over ${STORED.toLocaleString('en')} stored; ${cpus().length} CPUs, Node ${process.version}`,
   );
@@ -154,6 +124,6 @@ try {
     `this client's own event-loop delay meanwhile: p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms, max ${(loop.max / 1e6).toFixed(1)} ms`,
   );
 } finally {
-  await server.stop();
+  await server?.stop();
   await rm(dataDir, { recursive: true, force: true });
 }

@@ -1,6 +1,6 @@
 /**
  * Flaky-test ingest and query benchmark against the real `railyard serve` (built binary, embedded
- * SQLite) over HTTP on 127.0.0.1:
+ * SQLite or PostgreSQL) over HTTP on 127.0.0.1:
  *   1. ingest: UPLOADS uploads of TESTS_PER_UPLOAD JUnit results each (default 2,000 × 500 =
  *      1,000,000 results over 100,000 distinct tests, spread over the last 7 days, 70 % on main),
  *      sent UPLOAD_CONCURRENCY at a time; reports results/s and the server's peak RSS (VmHWM);
@@ -12,12 +12,17 @@
  *   UPLOADS=200 npx tsx bench/flaky.ts      # a quick run
  *   PROFILE=/tmp/prof UPLOADS=200 npx tsx bench/flaky.ts   # and the server's CPU profile
  *   DATABASE=postgres npx tsx bench/flaky.ts  # the server on a throwaway PostgreSQL cluster
+ *   DATABASE=postgres EXPLAIN_MS=20 npx tsx bench/flaky.ts  # and the plans of its statements slower than 20 ms
+ *   DATABASE=postgres STATEMENTS=1 npx tsx bench/flaky.ts   # and the statements PostgreSQL spent most time on
+ *   BIN=/path/to/other/checkout/bin/run.js npx tsx bench/flaky.ts   # another build
  */
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import pg from 'pg';
+import { startPostgres, type PostgresCluster } from '../test/support/postgres.js';
+import { spawnServe, type ServeProcess } from '../test/support/serve.js';
 
 const UPLOADS = Number(process.env.UPLOADS ?? 2000);
 const TESTS_PER_UPLOAD = Number(process.env.TESTS_PER_UPLOAD ?? 500);
@@ -68,40 +73,6 @@ function report(u: number): string {
   return parts.join('\n');
 }
 
-interface Server {
-  url: string;
-  pid: number;
-  stop(): Promise<void>;
-}
-
-async function startServer(dataDir: string, databaseUrl?: string): Promise<Server> {
-  const bin = resolve(import.meta.dirname, '../bin/run.js');
-  // PROFILE=DIR writes the server's CPU profile there (node --cpu-prof) when it stops.
-  const profile = process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`] : [];
-  const database = databaseUrl ? ['--database-url', databaseUrl] : [];
-  const child = spawn(process.execPath, [...profile, bin, 'serve', '--sandbox', '--port', '0', '--data-dir', dataDir, '--token', TOKEN, ...database], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolveUrl, reject) => {
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match) resolveUrl(match[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`railyard serve exited (${code}) before listening: ${out}`)));
-  });
-  return {
-    url,
-    pid: child.pid!,
-    stop: () =>
-      new Promise((done) => {
-        child.once('exit', () => done());
-        child.kill('SIGTERM');
-      }),
-  };
-}
-
 /** POSTs `body` (JSON, or a string already serialized). */
 async function post<T = unknown>(url: string, body: unknown): Promise<T> {
   const json = typeof body === 'string' ? body : JSON.stringify(body);
@@ -122,6 +93,26 @@ function peakRssMiB(pid: number): number {
 function cpuSeconds(pid: number, thread = false): number {
   const fields = readFileSync(thread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * CPU seconds PostgreSQL has used: the postmaster with the children it has reaped, and its live
+ * children (the backends serving the server's pool, autovacuum, the writers).
+ */
+function postgresCpuSeconds(postmaster: number): number {
+  const stat = (pid: number | string) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  const own = stat(postmaster);
+  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const fields = stat(entry);
+      if (Number(fields[1]) === postmaster) ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ticks / 100;
 }
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
@@ -155,12 +146,55 @@ async function timePages(api: string, name: string, op: string, body: Record<str
 
 const dataDir = await mkdtemp(join(tmpdir(), 'railyard-flaky-bench-'));
 // DATABASE=postgres: the same run against PostgreSQL (a throwaway cluster, removed afterwards).
-const cluster = process.env.DATABASE === 'postgres' ? await (await import('../test/support/postgres.js')).startPostgres() : null;
-const databaseUrl = cluster ? await cluster.createDatabase() : undefined;
-const server = await startServer(dataDir, databaseUrl);
-console.log(`database: ${cluster ? 'PostgreSQL 15 (throwaway cluster, fsync off)' : 'embedded SQLite'}`);
-const api = server.url;
+let cluster: PostgresCluster | null = null;
+let server: ServeProcess | null = null;
+// With DATABASE=postgres: STATEMENTS=1 prints the statements PostgreSQL spent most time on (pg_stat_statements);
+// EXPLAIN_MS=N logs the plan (with actual rows) of every statement slower than N ms (auto_explain), copied to
+// EXPLAIN_LOG (default ./flaky-explain.log) at the end.
+let dataDirectory: string | null = null;
 try {
+  cluster = process.env.DATABASE === 'postgres' ? await startPostgres() : null;
+  const databaseUrl = cluster ? await cluster.createDatabase() : undefined;
+  if (cluster && databaseUrl && (process.env.STATEMENTS || process.env.EXPLAIN_MS)) {
+    const admin = async (statements: string[]) => {
+      const client = new pg.Client({ connectionString: databaseUrl });
+      await client.connect();
+      try {
+        for (const statement of statements) await client.query(statement);
+      } finally {
+        await client.end();
+      }
+    };
+    await admin([`ALTER SYSTEM SET shared_preload_libraries = pg_stat_statements, auto_explain`]);
+    await cluster.stop();
+    await cluster.start();
+    await admin([
+      'CREATE EXTENSION pg_stat_statements',
+      ...(process.env.EXPLAIN_MS
+        ? [
+            `ALTER SYSTEM SET auto_explain.log_min_duration = ${Number(process.env.EXPLAIN_MS)}`,
+            'ALTER SYSTEM SET auto_explain.log_analyze = on',
+            'SELECT pg_reload_conf()',
+          ]
+        : []),
+    ]);
+  }
+  let postmaster: number | null = null;
+  if (cluster && databaseUrl) {
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    const directory = String((await client.query('SHOW data_directory')).rows[0].data_directory);
+    await client.end();
+    postmaster = Number(readFileSync(join(directory, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    if (process.env.EXPLAIN_MS) dataDirectory = directory;
+  }
+  // PROFILE=DIR writes the server's CPU profile there (node --cpu-prof) when it stops.
+  const nodeArgs = process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`] : [];
+  const database = databaseUrl ? ['--database-url', databaseUrl] : [];
+  server = await spawnServe(['--sandbox', '--data-dir', dataDir, '--token', TOKEN, ...database], process.env, { nodeArgs, bin: process.env.BIN });
+  console.log(`database: ${cluster ? 'PostgreSQL 15 (throwaway cluster, fsync off)' : 'embedded SQLite'}`);
+  const api = server.url;
+  const pid = server.child.pid!;
   console.log(
     `Flaky ingest: ${UPLOADS} uploads × ${TESTS_PER_UPLOAD} results over ${DISTINCT} distinct tests, ${CONCURRENCY} at a time; ` +
       `${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), Node ${process.version}`,
@@ -191,8 +225,9 @@ try {
   let results = 0;
   let lastShown = 0;
   const started = performance.now();
-  const cpuBefore = cpuSeconds(server.pid);
-  const mainBefore = cpuSeconds(server.pid, true);
+  const cpuBefore = cpuSeconds(pid);
+  const databaseBefore = postmaster ? postgresCpuSeconds(postmaster) : 0;
+  const mainBefore = cpuSeconds(pid, true);
   const worker = async () => {
     for (let u = next++; u < UPLOADS; u = next++) {
       const answer = await post<{ tests: number }>(`${api}/flaky-tests/upload-test-results`, bodies[u]);
@@ -205,37 +240,56 @@ try {
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   const seconds = (performance.now() - started) / 1000;
-  const cpu = cpuSeconds(server.pid) - cpuBefore;
-  const mainCpu = cpuSeconds(server.pid, true) - mainBefore;
+  const cpu = cpuSeconds(pid) - cpuBefore;
+  const mainCpu = cpuSeconds(pid, true) - mainBefore;
+  const databaseCpu = postmaster ? postgresCpuSeconds(postmaster) - databaseBefore : 0;
   if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
   console.log(
     `ingest: ${results.toLocaleString('en')} results in ${seconds.toFixed(1)} s = ${Math.round(results / seconds).toLocaleString('en')} results/s ` +
-      `(${(xmlBytes / 1024 / 1024).toFixed(0)} MiB of XML); server peak RSS ${peakRssMiB(server.pid).toFixed(0)} MiB`,
+      `(${(xmlBytes / 1024 / 1024).toFixed(0)} MiB of XML); server peak RSS ${peakRssMiB(pid).toFixed(0)} MiB`,
   );
   console.log(
     `server CPU: ${cpu.toFixed(1)} s (${Math.round((cpu / seconds) * 100)} % of one core), ${((cpu / UPLOADS) * 1000).toFixed(1)} ms per upload, ` +
       `${((cpu / results) * 1e6).toFixed(1)} µs per result; its main thread ${mainCpu.toFixed(1)} s (${Math.round((mainCpu / seconds) * 100)} %), ` +
       `${((mainCpu / UPLOADS) * 1000).toFixed(1)} ms per upload`,
   );
+  if (postmaster)
+    console.log(
+      `PostgreSQL CPU: ${databaseCpu.toFixed(1)} s, ${((databaseCpu / UPLOADS) * 1000).toFixed(1)} ms per upload, ${((databaseCpu / results) * 1e6).toFixed(1)} µs per result; ` +
+        `server and PostgreSQL together ${(((cpu + databaseCpu) / results) * 1e6).toFixed(1)} µs per result`,
+    );
 
   const window = { ...key, start_time: new Date(NOW - 7 * DAY).toISOString(), end_time: new Date(NOW).toISOString() };
   await timePages(api, 'list-failing-tests (7-day window)', 'flaky-tests/list-failing-tests', window);
   await timePages(api, 'list-unhealthy-tests FLAKY', 'flaky-tests/list-unhealthy-tests', { ...key, status: 'FLAKY' });
   await timePages(api, 'list-unhealthy-tests BROKEN', 'flaky-tests/list-unhealthy-tests', { ...key, status: 'BROKEN' });
-  console.log(`server peak RSS after queries: ${peakRssMiB(server.pid).toFixed(0)} MiB`);
+  console.log(`server peak RSS after queries: ${peakRssMiB(pid).toFixed(0)} MiB`);
   if (cluster && databaseUrl) {
     // Where PostgreSQL spent its reads: sequential scans of big tables point at a missing index.
-    const { Client } = await import('pg');
-    const db = new Client({ connectionString: databaseUrl });
+    const db = new pg.Client({ connectionString: databaseUrl });
     await db.connect();
     const tables = await db.query(
       `SELECT relname, seq_scan, seq_tup_read, idx_scan, n_tup_ins, n_tup_upd FROM pg_stat_user_tables ORDER BY seq_tup_read DESC LIMIT 6`,
     );
     console.table(tables.rows);
+    if (process.env.STATEMENTS) {
+      const top = await db.query(
+        `SELECT calls, round(total_exec_time::numeric, 0) AS total_ms, round(mean_exec_time::numeric, 2) AS mean_ms, rows,
+                left(regexp_replace(query, '\\s+', ' ', 'g'), 90) AS query
+         FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+         ORDER BY total_exec_time DESC LIMIT 15`,
+      );
+      console.table(top.rows);
+    }
     await db.end();
   }
 } finally {
-  await server.stop();
+  await server?.stop();
+  if (dataDirectory) {
+    const log = process.env.EXPLAIN_LOG ?? 'flaky-explain.log';
+    await copyFile(join(dataDirectory, '..', 'server.log'), log);
+    console.log(`plans of statements slower than ${process.env.EXPLAIN_MS} ms: ${log}`);
+  }
   await cluster?.close();
   await rm(dataDir, { recursive: true, force: true });
 }

@@ -102,6 +102,15 @@ export interface NewFailure {
   failure_line: string | null;
 }
 
+/** An upload to store with its results and failures; the store numbers it (`upload_seq` of its rows). */
+export interface UploadWrite<T> {
+  upload: Omit<NewUpload, 'seq'>;
+  results: readonly T[];
+  result: (item: T) => Omit<NewResult, 'upload_seq'>;
+  failures: readonly T[];
+  failure: (item: T) => Omit<NewFailure, 'upload_seq'>;
+}
+
 /** The monitor columns detection changes (only the keys present are written). */
 export interface MonitorChange {
   porSince?: number;
@@ -152,12 +161,19 @@ interface Flavour {
    * transactions of two uploads never overlap there.
    */
   advisoryLocks: boolean;
+  /**
+   * Rows or keys per statement that passes them as one array per column (PostgreSQL's `unnest`),
+   * or 0 where the database has no arrays (SQLite: multi-row VALUES and IN lists instead).
+   */
+  rowsPerArray: number;
 }
 
 /**
  * The one place where the store picks statements by database. SQLite allows 32,766 bound
  * parameters, PostgreSQL 65,535; 500 rows per statement measured fastest for ingest on SQLite
  * (bench/flaky.md) and stays well inside both. ON CONFLICT … DO NOTHING is shared by both.
+ * PostgreSQL takes rows and keys as arrays instead: a handful of parameters whatever the number of
+ * rows (a VALUES list of 500 rows of 10 columns binds 5,000 that it parses and plans every time).
  */
 function flavourOf(db: Kysely<SchemaTables>): Flavour {
   const adapter = db.getExecutor().adapter;
@@ -167,6 +183,7 @@ function flavourOf(db: Kysely<SchemaTables>): Flavour {
     keysPerList: 500,
     returning: adapter.supportsReturning,
     advisoryLocks: adapter instanceof PostgresAdapter,
+    rowsPerArray: adapter instanceof PostgresAdapter ? 5_000 : 0,
   };
 }
 
@@ -187,6 +204,15 @@ type CaseFilter = (eb: Cases) => Expression<SqlBool>;
  */
 const MARKED = sql<SqlBool>`(rate_status <> 'healthy' OR por_until IS NOT NULL)`;
 
+/**
+ * The conditions of the partial indexes test_cases_status, test_cases_por and test_cases_override
+ * (migration 008), written literally and added to the queries that read them: SQLite uses a
+ * partial index only when the query's WHERE clause contains its condition (or, for IS NOT NULL,
+ * a comparison of the column).
+ */
+const NOT_HEALTHY = sql<SqlBool>`rate_status <> 'healthy'`;
+const POR_SET = sql<SqlBool>`por_until IS NOT NULL`;
+
 const num = (value: unknown): number => Number(value);
 const numOrNull = (value: unknown): number | null =>
   value === null || value === undefined ? null : Number(value);
@@ -199,6 +225,13 @@ const override = (value: string | null): QuarantineOverride | null =>
 function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** Rows as one array per column, for `unnest`. */
+function columns<R, K extends keyof R>(rows: readonly R[], keys: readonly K[]): { [P in K]: Array<R[P]> } {
+  const out = {} as { [P in K]: Array<R[P]> };
+  for (const key of keys) out[key] = rows.map((row) => row[key]);
   return out;
 }
 
@@ -258,10 +291,17 @@ export class FlakyStore {
 
   // ---------------------------------------------------------------------- repositories
 
-  async findRepository(org: string, key: string): Promise<RepositoryRow | null> {
+  /**
+   * The repository; with `lock`, found and locked as `lockRepository` does in one statement (one
+   * round trip less while uploads of the repository wait; its row is read as before the lock).
+   */
+  async findRepository(org: string, key: string, lock = false): Promise<RepositoryRow | null> {
     const row = await this.db
       .selectFrom('flaky_repositories')
       .select(['id', 'org_slug', 'host', 'owner', 'name', 'settings', 'codeowners'])
+      .$if(lock && this.flavour.advisoryLocks, (q) =>
+        q.select(sql<unknown>`pg_advisory_xact_lock(hashtextextended('flaky:' || id, 0))`.as('locked')),
+      )
       .where('org_slug', '=', org)
       .where('repo_key', '=', key)
       .executeTakeFirst();
@@ -325,6 +365,7 @@ export class FlakyStore {
    */
   async lockRepository(repoId: string): Promise<void> {
     if (!this.flavour.advisoryLocks) return;
+    // The same key as findRepository's `'flaky:' || id`.
     await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`flaky:${repoId}`}, 0))`.execute(this.db);
   }
 
@@ -348,9 +389,33 @@ export class FlakyStore {
     return value - n + 1;
   }
 
-  /** Of the tests with these seqs, the ones a monitor ever marked (the partial index test_cases_marked). */
+  /**
+   * Of the tests with these seqs, the ones a monitor ever marked (the partial index test_cases_marked).
+   *
+   * On PostgreSQL this and `casesById` are written as a nested loop over the keys, each one read
+   * through its index: `unnest(keys) CROSS JOIN LATERAL (… WHERE key = k.key LIMIT 1)`. As
+   * `key IN (…)` the planner chose a sequential scan of test_cases whenever the table's statistics
+   * were missing or stale — right after the tests were stored, before autovacuum had analysed it:
+   * one scan of 100,000 tests (~50 ms) per upload, with the repository locked. The LIMIT keeps the
+   * planner from flattening the subquery into a join it may plan as a scan, and tells it that a
+   * key finds at most one test (without statistics it guessed 181, a cost that JIT-compiled the
+   * query: 5–40 ms).
+   */
   async markedCases(seqs: readonly number[]): Promise<KnownCase[]> {
     const out: KnownCase[] = [];
+    const add = (row: { seq: unknown; rate_status: string; por_until: unknown }) =>
+      out.push({ seq: num(row.seq), rate_status: status(row.rate_status), por_until: numOrNull(row.por_until) });
+    if (this.flavour.rowsPerArray) {
+      await this.inChunks(seqs, this.flavour.rowsPerArray, async (chunk) => {
+        const { rows } = await sql<{ seq: string; rate_status: string; por_until: string | null }>`
+          SELECT c.seq, c.rate_status, c.por_until FROM unnest(${chunk}::bigint[]) AS k(seq)
+          CROSS JOIN LATERAL (SELECT seq, rate_status, por_until FROM test_cases WHERE seq = k.seq AND ${MARKED} LIMIT 1) AS c`.execute(
+          this.db,
+        );
+        rows.forEach(add);
+      });
+      return out;
+    }
     await this.inChunks(seqs, this.flavour.keysPerList, async (chunk) => {
       const rows = await this.db
         .selectFrom('test_cases')
@@ -358,12 +423,7 @@ export class FlakyStore {
         .where('seq', 'in', chunk)
         .where(MARKED)
         .execute();
-      for (const row of rows)
-        out.push({
-          seq: num(row.seq),
-          rate_status: status(row.rate_status),
-          por_until: numOrNull(row.por_until),
-        });
+      rows.forEach(add);
     });
     return out;
   }
@@ -371,24 +431,42 @@ export class FlakyStore {
   /** The stored tests among these ids, by id. */
   async casesById(ids: readonly string[]): Promise<Map<string, KnownCase>> {
     const out = new Map<string, KnownCase>();
+    const add = (row: { id: string; seq: unknown; rate_status: string; por_until: unknown }) =>
+      out.set(row.id, { seq: num(row.seq), rate_status: status(row.rate_status), por_until: numOrNull(row.por_until) });
+    if (this.flavour.rowsPerArray) {
+      await this.inChunks(ids, this.flavour.rowsPerArray, async (chunk) => {
+        const { rows } = await sql<{ id: string; seq: string; rate_status: string; por_until: string | null }>`
+          SELECT c.id, c.seq, c.rate_status, c.por_until FROM unnest(${chunk}::text[]) AS k(id)
+          CROSS JOIN LATERAL (SELECT id, seq, rate_status, por_until FROM test_cases WHERE id = k.id LIMIT 1) AS c`.execute(this.db);
+        rows.forEach(add);
+      });
+      return out;
+    }
     await this.inChunks(ids, this.flavour.keysPerList, async (chunk) => {
       const rows = await this.db
         .selectFrom('test_cases')
         .select(['id', 'seq', 'rate_status', 'por_until'])
         .where('id', 'in', chunk)
         .execute();
-      for (const row of rows)
-        out.set(row.id, {
-          seq: num(row.seq),
-          rate_status: status(row.rate_status),
-          por_until: numOrNull(row.por_until),
-        });
+      rows.forEach(add);
     });
     return out;
   }
 
   /** Stores new tests; `toRow` makes the rows of one statement at a time (an upload may bring 200,000). */
   async insertCases<T>(items: readonly T[], toRow: (item: T) => NewCase): Promise<void> {
+    if (this.flavour.rowsPerArray) {
+      await this.inChunks(items, this.flavour.rowsPerArray, async (chunk) => {
+        const c = columns(chunk.map(toRow), ['id', 'seq', 'repo_id', 'name', 'file', 'classname', 'parent', 'variant', 'first_seen_at']);
+        await sql`
+          INSERT INTO test_cases (id, seq, repo_id, name, file, classname, parent, variant, first_seen_at, rate_status)
+          SELECT *, 'healthy' FROM unnest(${c.id}::text[], ${c.seq}::bigint[], ${c.repo_id}::text[], ${c.name}::text[],
+            ${c.file}::text[], ${c.classname}::text[], ${c.parent}::text[], ${c.variant}::text[], ${c.first_seen_at}::bigint[])`.execute(
+          this.db,
+        );
+      });
+      return;
+    }
     await this.inChunks(items, this.flavour.rowsPerInsert(10), async (chunk) => {
       await this.db
         .insertInto('test_cases')
@@ -405,19 +483,100 @@ export class FlakyStore {
   }
 
   async insertResults<T>(items: readonly T[], toRow: (item: T) => NewResult): Promise<void> {
-    await this.inChunks(items, this.flavour.rowsPerInsert(8), async (chunk) => {
-      const rows = chunk.map((item) => {
-        const r = toRow(item);
-        return { ...r, stable: r.stable ? 1 : 0, excluded: r.excluded ? 1 : 0 };
+    const row = (item: T) => {
+      const r = toRow(item);
+      return { ...r, stable: r.stable ? 1 : 0, excluded: r.excluded ? 1 : 0 };
+    };
+    if (this.flavour.rowsPerArray) {
+      await this.inChunks(items, this.flavour.rowsPerArray, async (chunk) => {
+        const c = columns(chunk.map(row), ['test_seq', 'at', 'upload_seq', 'outcome', 'stable', 'excluded', 'duration_ms', 'attempts']);
+        await sql`
+          INSERT INTO flaky_results (test_seq, at, upload_seq, outcome, stable, excluded, duration_ms, attempts)
+          SELECT * FROM unnest(${c.test_seq}::bigint[], ${c.at}::bigint[], ${c.upload_seq}::bigint[], ${c.outcome}::text[],
+            ${c.stable}::integer[], ${c.excluded}::integer[], ${c.duration_ms}::bigint[], ${c.attempts}::integer[])`.execute(this.db);
       });
-      await this.db.insertInto('flaky_results').values(rows).execute();
+      return;
+    }
+    await this.inChunks(items, this.flavour.rowsPerInsert(8), async (chunk) => {
+      await this.db.insertInto('flaky_results').values(chunk.map(row)).execute();
     });
   }
 
   async insertFailures<T>(items: readonly T[], toRow: (item: T) => NewFailure): Promise<void> {
+    if (this.flavour.rowsPerArray) {
+      await this.inChunks(items, this.flavour.rowsPerArray, async (chunk) => {
+        const c = columns(chunk.map(toRow), ['test_seq', 'at', 'upload_seq', 'repo_id', 'pr_number', 'failure_key', 'failure_line']);
+        await sql`
+          INSERT INTO flaky_failures (test_seq, at, upload_seq, repo_id, pr_number, failure_key, failure_line)
+          SELECT * FROM unnest(${c.test_seq}::bigint[], ${c.at}::bigint[], ${c.upload_seq}::bigint[], ${c.repo_id}::text[],
+            ${c.pr_number}::bigint[], ${c.failure_key}::text[], ${c.failure_line}::text[])`.execute(this.db);
+      });
+      return;
+    }
     await this.inChunks(items, this.flavour.rowsPerInsert(7), async (chunk) => {
       await this.db.insertInto('flaky_failures').values(chunk.map(toRow)).execute();
     });
+  }
+
+  /**
+   * Numbers an upload (the next upload seq) and stores it with its results and failures; returns
+   * its seq. On PostgreSQL that is one statement (data-modifying WITH over arrays, up to
+   * rowsPerArray results and failures; more follow in statements of their own), where it was four
+   * round trips made with the repository locked — and on a busy machine each round trip waits for
+   * both processes to get a core.
+   */
+  async storeUpload<T>(write: UploadWrite<T>): Promise<number> {
+    const size = this.flavour.rowsPerArray;
+    let seq: number;
+    let stored = 0;
+    if (!size) seq = await this.nextSeqs('upload', 1);
+    else {
+      const u = write.upload;
+      const r = columns(
+        write.results.slice(0, size).map((item) => {
+          const row = write.result(item);
+          return { ...row, stable: row.stable ? 1 : 0, excluded: row.excluded ? 1 : 0 };
+        }),
+        ['test_seq', 'at', 'outcome', 'stable', 'excluded', 'duration_ms', 'attempts'],
+      );
+      const f = columns(write.failures.slice(0, size).map(write.failure), [
+        'test_seq',
+        'at',
+        'repo_id',
+        'pr_number',
+        'failure_key',
+        'failure_line',
+      ]);
+      const { rows } = await sql<{ seq: string }>`
+        WITH s AS (UPDATE flaky_counters SET value = value + 1 WHERE name = 'upload' RETURNING value),
+        u AS (
+          INSERT INTO test_uploads (id, seq, repo_id, branch, sha, pr_number, job, attempt, variant, started_at, first_at, last_at, created_at, counts, excluded)
+          SELECT ${u.id}::text, s.value, ${u.repo_id}::text, ${u.branch}::text, ${u.sha}::text, ${u.pr_number}::bigint, ${u.job}::text,
+            ${u.attempt}::integer, ${u.variant}::text, ${u.started_at}::bigint, ${u.first_at}::bigint, ${u.last_at}::bigint,
+            ${u.created_at}::bigint, ${u.counts}::text, ${u.excluded ? 1 : 0}::integer
+          FROM s),
+        r AS (
+          INSERT INTO flaky_results (test_seq, at, upload_seq, outcome, stable, excluded, duration_ms, attempts)
+          SELECT r.test_seq, r.at, s.value, r.outcome, r.stable, r.excluded, r.duration_ms, r.attempts
+          FROM s, unnest(${r.test_seq}::bigint[], ${r.at}::bigint[], ${r.outcome}::text[], ${r.stable}::integer[], ${r.excluded}::integer[],
+            ${r.duration_ms}::bigint[], ${r.attempts}::integer[]) AS r(test_seq, at, outcome, stable, excluded, duration_ms, attempts)),
+        f AS (
+          INSERT INTO flaky_failures (test_seq, at, upload_seq, repo_id, pr_number, failure_key, failure_line)
+          SELECT f.test_seq, f.at, s.value, f.repo_id, f.pr_number, f.failure_key, f.failure_line
+          FROM s, unnest(${f.test_seq}::bigint[], ${f.at}::bigint[], ${f.repo_id}::text[], ${f.pr_number}::bigint[], ${f.failure_key}::text[],
+            ${f.failure_line}::text[]) AS f(test_seq, at, repo_id, pr_number, failure_key, failure_line))
+        SELECT value AS seq FROM s`.execute(this.db);
+      if (!rows.length) throw new Error('flaky_counters has no upload counter');
+      seq = num(rows[0].seq);
+      stored = size;
+    }
+    if (!size) await this.insertUpload({ ...write.upload, seq });
+    // The rows as made, numbered in place (a copy of each row per statement cost SQLite's ingest ~5 % more CPU).
+    const numbered = <R extends object>(row: R): R & { upload_seq: number } => Object.assign(row, { upload_seq: seq });
+    const rest = <I>(items: readonly I[]) => (stored ? items.slice(stored) : items);
+    await this.insertResults(rest(write.results), (item) => numbered(write.result(item)));
+    await this.insertFailures(rest(write.failures), (item) => numbered(write.failure(item)));
+    return seq;
   }
 
   /** Earlier uploads of this commit that detection used (not excluded). */
@@ -496,8 +655,47 @@ export class FlakyStore {
     return out;
   }
 
-  /** Writes what detection changed, one statement per test. */
+  /**
+   * Writes what detection changed: on SQLite one statement per test; on PostgreSQL one per 100
+   * tests (UPDATE … FROM unnest, each column written only where the change has it), since every
+   * round trip is made with the repository locked and detection rewrites the reason of every
+   * flaky or broken test an upload on a stable branch ran. (100, not more: PostgreSQL joins the
+   * keys to test_cases, and from ~300 keys on a table of 100,000 tests its cost model prefers a
+   * hash join over a scan of the whole table — 100 ms — to a probe of the primary key per key.)
+   */
   async updateMonitors(changes: ReadonlyArray<{ id: string; change: MonitorChange }>): Promise<void> {
+    if (this.flavour.rowsPerArray) {
+      // One row per test (a test changed twice: the later change over the earlier, as statements in turn would).
+      const byId = new Map<string, MonitorChange>();
+      for (const { id, change } of changes) {
+        const merged: MonitorChange = { ...byId.get(id) };
+        for (const [key, value] of Object.entries(change)) if (value !== undefined) Object.assign(merged, { [key]: value });
+        byId.set(id, merged);
+      }
+      await this.inChunks([...byId], 100, async (chunk) => {
+        const set = <K extends keyof MonitorChange>(key: K) => chunk.map(([, change]) => change[key] !== undefined);
+        const value = <K extends keyof MonitorChange>(key: K) => chunk.map(([, change]) => change[key] ?? null);
+        await sql`
+          UPDATE test_cases AS t SET
+            por_since = CASE WHEN c.set_por_since THEN c.por_since ELSE t.por_since END,
+            por_until = CASE WHEN c.set_por_until THEN c.por_until ELSE t.por_until END,
+            por_reason = CASE WHEN c.set_por_reason THEN c.por_reason ELSE t.por_reason END,
+            rate_status = CASE WHEN c.set_rate_status THEN c.rate_status ELSE t.rate_status END,
+            rate_changed_at = CASE WHEN c.set_rate_changed_at THEN c.rate_changed_at ELSE t.rate_changed_at END,
+            rate_reason = CASE WHEN c.set_rate_reason THEN c.rate_reason ELSE t.rate_reason END
+          FROM unnest(${chunk.map(([id]) => id)}::text[],
+            ${set('porSince')}::boolean[], ${value('porSince')}::bigint[],
+            ${set('porUntil')}::boolean[], ${value('porUntil')}::bigint[],
+            ${set('porReason')}::boolean[], ${value('porReason')}::text[],
+            ${set('rateStatus')}::boolean[], ${value('rateStatus')}::text[],
+            ${set('rateChangedAt')}::boolean[], ${value('rateChangedAt')}::bigint[],
+            ${set('rateReason')}::boolean[], ${value('rateReason')}::text[])
+            AS c(id, set_por_since, por_since, set_por_until, por_until, set_por_reason, por_reason,
+                 set_rate_status, rate_status, set_rate_changed_at, rate_changed_at, set_rate_reason, rate_reason)
+          WHERE t.id = c.id`.execute(this.db);
+      });
+      return;
+    }
     await this.inChunks(changes, this.flavour.keysPerList, async (chunk) => {
       for (const { id, change } of chunk) {
         await this.db
@@ -542,8 +740,8 @@ export class FlakyStore {
   /** Flaky at `now` (effectiveStatus): the failure-rate monitor says flaky, or healthy with pass-on-retry active. */
   private flakyParts(now: number, extra: CaseFilter = (eb) => eb.lit(true)): CaseFilter[] {
     return [
-      (eb) => eb.and([extra(eb), eb('rate_status', '=', 'flaky')]),
-      (eb) => eb.and([extra(eb), eb('rate_status', '=', 'healthy'), eb('por_until', '>', now)]),
+      (eb) => eb.and([extra(eb), NOT_HEALTHY, eb('rate_status', '=', 'flaky')]),
+      (eb) => eb.and([extra(eb), eb('rate_status', '=', 'healthy'), POR_SET, eb('por_until', '>', now)]),
     ];
   }
 
@@ -559,7 +757,7 @@ export class FlakyStore {
         return (eb) => eb.and([eb('repo_id', '=', set.repoId), eb('seq', 'in', failed)]);
       }
       case 'broken':
-        return (eb) => eb.and([eb('repo_id', '=', set.repoId), eb('rate_status', '=', 'broken')]);
+        return (eb) => eb.and([eb('repo_id', '=', set.repoId), NOT_HEALTHY, eb('rate_status', '=', 'broken')]);
       case 'flaky':
         return this.testsIn(set.repoId, this.flakyParts(set.now));
       case 'quarantined': {

@@ -230,6 +230,9 @@ async function postgresDialect(options: { databaseUrl: string; poolSize?: number
     connectionTimeoutMillis: 10_000,
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
     application_name: 'railyard',
+    // Railyard's statements take milliseconds; JIT compiling one whose estimated cost passes
+    // jit_above_cost (a big table without statistics is enough) took 5–40 ms and never paid back.
+    options: '-c jit=off',
   });
   // A client that loses its connection (the database restarted) must not crash the server: the
   // query it was running fails (503 to its request), the pool drops it, the next query opens a new

@@ -449,6 +449,30 @@ describe('flaky tests: upload, classification and every endpoint', () => {
     expect(back.status.timestamp).toBe(new Date(clock.now - HOUR / 2).toISOString());
   });
 
+  it('a failure-rate verdict leaves pass-on-retry as it was: each monitor writes only its own columns', async () => {
+    const clock = { now: T0 + 12 * HOUR };
+    const s = await server(clock);
+    // Fails then passes on the first upload (pass-on-retry, active for 7 days), then fails 3 of the
+    // next 9 stable runs: at the 10th run the failure-rate monitor says flaky too (4 of 10).
+    await upload(s, [{ ...PAYS, fail: 'card declined' }, PAYS], { sha: sha(1), at: T0 + HOUR });
+    for (let i = 2; i <= 10; i++)
+      await upload(s, [i % 3 === 0 ? { ...PAYS, fail: `card declined ${i}` } : PAYS], { sha: sha(i), at: T0 + i * HOUR });
+    const pays = (await byName(s, 'FLAKY')).get('pays')!;
+    // Pass-on-retry, still active, comes first; its reason and time are intact.
+    expect(pays.status).toEqual({
+      value: 'flaky',
+      reason: `Inconsistent results on the same commit ${sha(1).slice(0, 7)} on main`,
+      timestamp: new Date(T0 + HOUR).toISOString(),
+    });
+    // Once it has recovered, the failure-rate verdict made at the 10th run shows.
+    clock.now = T0 + HOUR + 7 * DAY + 1;
+    expect((await byName(s, 'FLAKY')).get('pays')!.status).toEqual({
+      value: 'flaky',
+      reason: '4 of 10 runs (40%) failed on stable branches in the last 72 h: flaky (activates at 20%, resolves below 10%)',
+      timestamp: new Date(T0 + 10 * HOUR).toISOString(),
+    });
+  });
+
   it('an upload in which most tests failed is kept but changes no status (infrastructure outage guard)', async () => {
     const clock = { now: T0 + 20 * HOUR };
     const s = await server(clock);
@@ -630,6 +654,32 @@ describe('flaky paging', () => {
 });
 
 describe('flaky data and restarts', () => {
+  it('stores an upload of more rows than one statement takes whole: 12,000 results, 6,000 failures', async () => {
+    const clock = { now: T0 + 2 * DAY };
+    const s = await server(clock);
+    const cases: Case[] = Array.from({ length: 12_000 }, (_, i) => ({
+      name: `bulk ${String(i).padStart(5, '0')}`,
+      classname: 'bulk',
+      ...(i % 2 ? {} : { fail: `failed ${i}` }),
+    }));
+    expect(await upload(s, cases, { sha: sha(1), at: T0 + HOUR })).toMatchObject({
+      tests: 12_000,
+      failed: 6_000,
+      new_tests: 12_000,
+    });
+    expect(await upload(s, cases, { sha: sha(2), at: T0 + 2 * HOUR })).toMatchObject({ tests: 12_000, new_tests: 0 });
+    const window = { ...key, start_time: new Date(T0).toISOString(), end_time: new Date(T0 + DAY).toISOString() };
+    const first = await ok(s, 'listFailingTests', { ...window, page_query: page(100) });
+    expect(first.page.total_rows).toBe(6_000);
+    // The last failing test: its results and failures of both uploads were stored past the first 5,000 rows.
+    const last = await ok(s, 'listFailingTests', { ...window, page_query: page(100, first.page.last_page_token) });
+    const test = last.tests.find((t: { name: string }) => t.name === 'bulk 11998');
+    expect(test).toMatchObject({ failure_rate_last_7d: 1 });
+    expect(test.most_common_failures).toEqual([
+      { summary: 'failed <n>', occurrence_count: 2, last_occurrence: new Date(T0 + 2 * HOUR).toISOString() },
+    ]);
+  });
+
   it('survives a restart of the server on the same data dir', async () => {
     const clock = { now: T0 + 12 * HOUR };
     const dataDir = await mkdtemp(join(tmpdir(), 'railyard-flaky-'));

@@ -11,14 +11,27 @@ export interface ServeProcess {
   exit: Promise<number | null>;
   /** SIGKILL unless it already exited; waits for the exit. */
   kill(): Promise<void>;
+  /** SIGTERM (a graceful close), SIGKILL if it has not exited after `graceMs`; waits for the exit. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export interface SpawnOptions {
+  /** Another build's `bin/run.js` (default: this checkout's). */
+  bin?: string;
+  /** Arguments for node itself, before the script (e.g. `--cpu-prof`). */
+  nodeArgs?: string[];
 }
 
 /**
  * Runs the real `railyard serve` (the built binary) on 127.0.0.1 and a free port; resolves once it
  * listens. Pass `--data-dir` and `--sandbox` (or `--git-root`) in `args`. Kill it in the test's cleanup.
  */
-export function spawnServe(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], {
+export function spawnServe(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  options: SpawnOptions = {},
+): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), options.bin ?? BIN, 'serve', '--port', '0', ...args], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -29,11 +42,18 @@ export function spawnServe(args: string[], env: NodeJS.ProcessEnv = process.env)
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await exit;
   };
+  const stop = async (graceMs = 10_000) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    await exit;
+    clearTimeout(timer);
+  };
   return new Promise((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
       const m = /Railyard API listening on (http:\/\/127\.0\.0\.1:(\d+)\/v1)\n/.exec(stdout);
-      if (m && m[2] !== '0') resolve({ child, url: m[1], output: () => ({ stdout, stderr }), exit, kill });
+      if (m && m[2] !== '0') resolve({ child, url: m[1], output: () => ({ stdout, stderr }), exit, kill, stop });
     });
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     void exit.then((code) =>

@@ -5,7 +5,7 @@ import { readReports, type IngestOutcome, type IngestResult, type IngestTask } f
 import { countResults } from '../../flaky/results.js';
 import type { EarlierUpload, FlakyStore, KnownCase, MonitorChange } from '../../store/flaky.js';
 import { badRequest } from '../errors.js';
-import { ensureRepository, type Repository } from './repositories.js';
+import { lockRepository, type Repository } from './repositories.js';
 
 const HOUR = 60 * 60 * 1000;
 /** Test seqs kept in memory (~100 bytes each). */
@@ -82,8 +82,7 @@ export class Ingest {
     const prNumber = input.pr_number ?? null;
 
     const { response, added } = await this.store.transaction(async (tx) => {
-      const repository = await ensureRepository(tx, org, input.repo, now);
-      await tx.lockRepository(repository.id);
+      const repository = await lockRepository(tx, org, input.repo, now);
       const { settings } = repository;
       if (input.codeowners !== undefined) await tx.setCodeowners(repository.id, input.codeowners, now);
       const ran = counts.tests - counts.skipped;
@@ -129,46 +128,43 @@ export class Ingest {
       // Earlier uploads of this commit, for pass-on-retry: read before this one is stored.
       const sameCommit =
         excluded || !settings.pass_on_retry.enabled ? [] : await tx.uploadsOfCommit(repository.id, sha);
-      const uploadSeq = await tx.nextSeqs('upload', 1);
-      await tx.insertUpload({
-        id: uploadId,
-        seq: uploadSeq,
-        repo_id: repository.id,
-        branch: input.branch,
-        sha,
-        pr_number: prNumber,
-        job: input.job ?? null,
-        attempt: input.attempt ?? 1,
-        variant,
-        started_at: startedAt,
-        first_at: firstAt,
-        last_at: lastAt,
-        created_at: now,
-        counts: JSON.stringify(response),
-        excluded,
-      });
-      await tx.insertResults(tested, (r) => ({
-        test_seq: seqOf(r),
-        at: atOf(r),
-        upload_seq: uploadSeq,
-        outcome: r.outcome,
-        stable,
-        excluded,
-        duration_ms: r.durationMs,
-        attempts: r.attempts,
-      }));
-      await tx.insertFailures(
-        tested.filter((r) => r.outcome !== 'passed'),
-        (r) => ({
+      await tx.storeUpload({
+        upload: {
+          id: uploadId,
+          repo_id: repository.id,
+          branch: input.branch,
+          sha,
+          pr_number: prNumber,
+          job: input.job ?? null,
+          attempt: input.attempt ?? 1,
+          variant,
+          started_at: startedAt,
+          first_at: firstAt,
+          last_at: lastAt,
+          created_at: now,
+          counts: JSON.stringify(response),
+          excluded,
+        },
+        results: tested,
+        result: (r) => ({
           test_seq: seqOf(r),
           at: atOf(r),
-          upload_seq: uploadSeq,
+          outcome: r.outcome,
+          stable,
+          excluded,
+          duration_ms: r.durationMs,
+          attempts: r.attempts,
+        }),
+        failures: tested.filter((r) => r.outcome !== 'passed'),
+        failure: (r) => ({
+          test_seq: seqOf(r),
+          at: atOf(r),
           repo_id: repository.id,
           pr_number: prNumber,
           failure_key: r.failureKey,
           failure_line: r.failureLine,
         }),
-      );
+      });
       if (!excluded) await this.detect(tx, repository, input, tested, stable, atOf, known, sameCommit);
       return { response, added: fresh.map((r) => [r.id, seqOf(r)] as const) };
     });

@@ -67,6 +67,18 @@ export async function ensureRepository(
   return (await findRepository(store, org, repo))!;
 }
 
+/**
+ * The repository (created on first use), held by the caller's transaction until it ends
+ * (FlakyStore.lockRepository): the uploads of one repository are stored one after the other.
+ */
+export async function lockRepository(store: FlakyStore, org: string, repo: Repo, at: number): Promise<Repository> {
+  const found = await store.findRepository(org, repoKey(repo), true);
+  if (found) return toRepository(found);
+  const created = await ensureRepository(store, org, repo, at);
+  await store.lockRepository(created.id);
+  return created;
+}
+
 export async function updateSettings(
   store: FlakyStore,
   org: string,

@@ -6,6 +6,7 @@ import * as trust from './004_trust.js';
 import * as tokenUsage from './005_token_usage.js';
 import * as replicas from './006_replicas.js';
 import * as prHistory from './007_pr_history.js';
+import * as flakyPartialIndexes from './008_flaky_partial_indexes.js';
 
 /**
  * Every migration, in order. Kysely applies them by name (sorted), so add a new file
@@ -19,4 +20,5 @@ export const migrations: Record<string, Migration> = {
   '005_token_usage': tokenUsage,
   '006_replicas': replicas,
   '007_pr_history': prHistory,
+  '008_flaky_partial_indexes': flakyPartialIndexes,
 };
