@@ -10,33 +10,22 @@ import { sql, type Kysely } from 'kysely';
  * less per new test) and hold nothing a list does not want. The queries state the condition
  * literally (SQLite uses a partial index only when the query's WHERE says so).
  */
+const PARTIAL: [name: string, columns: string[], only: string][] = [
+  ['test_cases_status', ['repo_id', 'rate_status', 'seq'], "rate_status <> 'healthy'"],
+  ['test_cases_por', ['repo_id', 'por_until'], 'por_until IS NOT NULL'],
+  ['test_cases_override', ['repo_id', 'override'], 'override IS NOT NULL'],
+];
+
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.dropIndex('test_cases_status').execute();
-  await db.schema
-    .createIndex('test_cases_status')
-    .on('test_cases')
-    .columns(['repo_id', 'rate_status', 'seq'])
-    .where(sql<boolean>`rate_status <> 'healthy'`)
-    .execute();
-  await db.schema.dropIndex('test_cases_por').execute();
-  await db.schema
-    .createIndex('test_cases_por')
-    .on('test_cases')
-    .columns(['repo_id', 'por_until'])
-    .where(sql<boolean>`por_until IS NOT NULL`)
-    .execute();
-  await db.schema.dropIndex('test_cases_override').execute();
-  await db.schema
-    .createIndex('test_cases_override')
-    .on('test_cases')
-    .columns(['repo_id', 'override'])
-    .where(sql<boolean>`override IS NOT NULL`)
-    .execute();
+  for (const [name, columns, only] of PARTIAL) {
+    await db.schema.dropIndex(name).execute();
+    await db.schema.createIndex(name).on('test_cases').columns(columns).where(sql.raw<boolean>(only)).execute();
+  }
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const name of ['test_cases_status', 'test_cases_por', 'test_cases_override']) await db.schema.dropIndex(name).execute();
-  await db.schema.createIndex('test_cases_status').on('test_cases').columns(['repo_id', 'rate_status', 'seq']).execute();
-  await db.schema.createIndex('test_cases_por').on('test_cases').columns(['repo_id', 'por_until']).execute();
-  await db.schema.createIndex('test_cases_override').on('test_cases').columns(['repo_id', 'override']).execute();
+  for (const [name, columns] of PARTIAL) {
+    await db.schema.dropIndex(name).execute();
+    await db.schema.createIndex(name).on('test_cases').columns(columns).execute();
+  }
 }
