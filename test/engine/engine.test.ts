@@ -384,6 +384,38 @@ describe('queue states and outside events', () => {
     expect(h.runOf(1).id).not.toBe(run);
   });
 
+  it('a push to the target while a merge is in flight leaves that merge to its outcome (it lands once)', () => {
+    const h = new Harness({ concurrency: 2 });
+    h.autoMerge = false;
+    h.submit(1);
+    h.submit(2);
+    const run = h.runOf(1).id;
+    const behind = h.runOf(2).id;
+    h.finish(run, true);
+    expect(h.effects.at(-1)).toEqual({ type: 'merge', runId: run, prNumbers: [1] });
+    // Someone pushed on top of the landing before the server heard it succeed.
+    h.apply({ type: 'targetMoved' });
+    expect([...h.cancelled]).not.toContain(run);
+    expect([...h.cancelled]).toContain(behind);
+    expect(h.runOf(1).id).toBe(run);
+    h.apply({ type: 'mergeSucceeded', runId: run });
+    expect(h.state(1)).toBe('merged');
+    const starts = h.effects.flatMap((e) => (e.type === 'startTestRun' ? [h.model.runs.find((r) => r.id === e.runId)!] : []));
+    expect(starts.filter((r) => r.prNumbers.includes(1))).toHaveLength(1); // #1 was never tested again
+  });
+
+  it('a push to the target while a merge is in flight, and the merge refused: everything restarts', () => {
+    const h = new Harness();
+    h.autoMerge = false;
+    h.submit(1);
+    const run = h.runOf(1).id;
+    h.finish(run, true);
+    h.apply({ type: 'targetMoved' });
+    h.apply({ type: 'mergeFailed', runId: run, reason: 'target_moved' });
+    expect(h.state(1)).toBe('testing');
+    expect(h.runOf(1).id).not.toBe(run);
+  });
+
   it('times out a run after testingTimeoutMinutes', () => {
     const h = new Harness({ testingTimeoutMinutes: 30 });
     h.submit(1);

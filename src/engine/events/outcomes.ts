@@ -122,8 +122,14 @@ export function mergeFailed(w: WorkingCopy, { runId, reason }: MergeFailedEvent)
   for (const m of w.membersOf(runId)) w.setState(m, 'failed', 'GITHUB_API_MERGE_PR_FAILED');
 }
 
+/**
+ * The target moved outside the queue: every unit restarts, except one whose merge is in flight.
+ * Its outcome decides: it landed (mergeSucceeded) or the moved target refused it (mergeFailed with
+ * target_moved restarts everything then). Restarting it here would drop a landing that already
+ * happened, and test and land its PRs a second time.
+ */
 export function targetMoved(w: WorkingCopy, _event: TargetMovedEvent): void {
-  restartAll(w, 'MANUAL_PUSH_TO_TARGET_BRANCH');
+  for (const unit of w.units()) if (!unit.run.mergeRequested) w.restartUnit(unit, 'MANUAL_PUSH_TO_TARGET_BRANCH');
 }
 
 /** Every unit goes back to pending (the target moved under it). */
