@@ -51,17 +51,8 @@ export interface RepositoryRow {
   codeowners: string | null;
 }
 
-export interface NewCase {
-  id: string;
-  seq: number;
-  repo_id: string;
-  name: string;
-  file: string | null;
-  classname: string | null;
-  parent: string | null;
-  variant: string;
-  first_seen_at: number;
-}
+/** A test as an upload first stores it (detection's columns take their defaults). */
+export type NewCase = Pick<CaseRow, 'id' | 'seq' | 'repo_id' | 'name' | 'file' | 'classname' | 'parent' | 'variant' | 'first_seen_at'>;
 
 export interface NewUpload {
   id: string;
