@@ -220,7 +220,6 @@ export async function waitFor(
   }
 }
 
-/** Polls `check` until it returns true (or throws after timeoutMs with `what`). */
 /** The SHA of a run's test commit, once it is built and pushed (getMergeQueueTestingDetails' testBranchSha). */
 export async function waitForTestCommit(server: TestServer, gh: GitHubEmulator, runId: string): Promise<string> {
   let sha = '';
@@ -232,6 +231,7 @@ export async function waitForTestCommit(server: TestServer, gh: GitHubEmulator, 
   return sha;
 }
 
+/** Polls `check` until it returns true (or throws after timeoutMs with `what`). */
 export async function until(
   what: string,
   check: () => boolean | Promise<boolean>,
@@ -245,6 +245,27 @@ export async function until(
 }
 
 export const settled = (pr: { state: string }) => ['merged', 'failed', 'cancelled'].includes(pr.state);
+
+export interface OnePrOptions {
+  /** Queue settings for createQueue (createPrsForTestingBranches is false unless given). */
+  queue?: Record<string, unknown>;
+  draft?: boolean;
+  /** Submit it once the queue exists (default true). */
+  submit?: boolean;
+}
+
+/** Opens the pull request `feat` ("Feature", one commit writing f.txt), creates the queue on `main` and submits it. */
+export async function onePr(server: TestServer, gh: GitHubEmulator, opts: OnePrOptions = {}) {
+  const pr = await gh.createPullRequest(OWNER, NAME, {
+    head: 'feat',
+    title: 'Feature',
+    ...(opts.draft ? { draft: true } : {}),
+    files: { 'f.txt': 'f\n' },
+  });
+  await createQueue(server, gh, { createPrsForTestingBranches: false, ...opts.queue });
+  if (opts.submit ?? true) await submit(server, gh, pr.number);
+  return pr;
+}
 
 /** A pull request to open: its branch, title, author and the files its one commit writes. */
 export interface PrSpec {

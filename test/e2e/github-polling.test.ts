@@ -9,6 +9,7 @@ import {
   emulator,
   GH_TOKEN,
   NAME,
+  onePr,
   OWNER,
   settled,
   startRailyard,
@@ -114,12 +115,7 @@ describe('serve --github without webhooks', () => {
     const gh = await emulator();
     gh.createRepo(OWNER, NAME, { files: { 'README.md': 'app\n' } });
     const server = await startRailyard(gh, { webhooks: false, dataDir: tempDir('railyard-gh-') });
-    const pr = await gh.createPullRequest(OWNER, NAME, {
-      head: 'feat',
-      title: 'Feature',
-      files: { 'f.txt': 'f\n' },
-    });
-    await createQueue(server, gh, { createPrsForTestingBranches: false });
+    const pr = await onePr(server, gh, { submit: false });
     gh.resetRequestCount();
     gh.rateLimitNext(1, 'secondary', 1);
     await submit(server, gh, pr.number);

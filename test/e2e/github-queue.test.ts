@@ -15,6 +15,7 @@ import {
   emulator,
   GH_TOKEN,
   NAME,
+  onePr,
   OWNER,
   repoOf,
   settled,
@@ -120,13 +121,7 @@ describe('serve --github with webhooks', () => {
 
   it('merge_commit: the target gets the tested merge commits and GitHub sees the PR merged by itself', async () => {
     const { gh, server } = await world();
-    const pr = await gh.createPullRequest(OWNER, NAME, {
-      head: 'feat',
-      title: 'Feature',
-      files: { 'f.txt': 'f\n' },
-    });
-    await createQueue(server, gh, { mergeMethod: 'merge_commit', createPrsForTestingBranches: false });
-    await submit(server, gh, pr.number);
+    const pr = await onePr(server, gh, { queue: { mergeMethod: 'merge_commit' } });
     expect((await waitFor(server, gh, pr.number, settled)).state).toBe('merged');
     const log = await gh.log(OWNER, NAME, 'main');
     expect(log[0].message).toMatch(/^Merge pull request #1: Feature/);
@@ -177,13 +172,7 @@ describe('serve --github with webhooks', () => {
           ]
         : [{ name: 'slow', conclusion: 'success' }],
     );
-    const pr = await gh.createPullRequest(OWNER, NAME, {
-      head: 'feat',
-      title: 'Feature',
-      files: { 'f.txt': 'f\n' },
-    });
-    await createQueue(server, gh, { createPrsForTestingBranches: false });
-    await submit(server, gh, pr.number);
+    const pr = await onePr(server, gh);
     const testing = await waitFor(
       server,
       gh,
@@ -302,14 +291,7 @@ describe('serve --github with webhooks', () => {
 
   it('a draft PR stays not_ready until it is marked ready', async () => {
     const { gh, server } = await world();
-    const pr = await gh.createPullRequest(OWNER, NAME, {
-      head: 'feat',
-      title: 'Feature',
-      draft: true,
-      files: { 'f.txt': 'f\n' },
-    });
-    await createQueue(server, gh, { createPrsForTestingBranches: false });
-    await submit(server, gh, pr.number);
+    const pr = await onePr(server, gh, { draft: true });
     await new Promise((r) => setTimeout(r, 1000));
     expect((await waitFor(server, gh, pr.number, () => true)).state).toBe('not_ready');
     await gh.setDraft(OWNER, NAME, pr.number, false);
@@ -319,13 +301,7 @@ describe('serve --github with webhooks', () => {
   it('an outside push to the target during a run restarts it (MANUAL_PUSH_TO_TARGET_BRANCH) on the new head', async () => {
     const { gh, server } = await world();
     gh.setCi(OWNER, NAME, () => [{ name: 'ci', conclusion: 'success', delayMs: 1500 }]);
-    const pr = await gh.createPullRequest(OWNER, NAME, {
-      head: 'feat',
-      title: 'Feature',
-      files: { 'f.txt': 'f\n' },
-    });
-    await createQueue(server, gh, { createPrsForTestingBranches: false });
-    await submit(server, gh, pr.number);
+    const pr = await onePr(server, gh);
     const testing = await waitFor(
       server,
       gh,
@@ -414,12 +390,7 @@ describe('serve --github with webhooks', () => {
   it('a bad signature gets 401 and changes nothing; a redelivered webhook is handled once', async () => {
     const { gh, server } = await world();
     gh.setPermission(OWNER, NAME, 'writer', 'write');
-    const pr = await gh.createPullRequest(OWNER, NAME, {
-      head: 'feat',
-      title: 'Feature',
-      files: { 'f.txt': 'f\n' },
-    });
-    await createQueue(server, gh, { createPrsForTestingBranches: false });
+    const pr = await onePr(server, gh, { submit: false });
     const hook = server.url.replace(/\/v1$/, '/webhooks/github');
     const body = JSON.stringify({
       action: 'created',
@@ -481,13 +452,7 @@ describe('serve --github with webhooks', () => {
   it('with no CI reporting, the run fails after the grace period (TEST_RUN_NO_CHECKS_REPORTED)', async () => {
     const { gh, server } = await world({ ciStartSeconds: 1 });
     gh.setCi(OWNER, NAME, () => []);
-    const pr = await gh.createPullRequest(OWNER, NAME, {
-      head: 'feat',
-      title: 'Feature',
-      files: { 'f.txt': 'f\n' },
-    });
-    await createQueue(server, gh, { createPrsForTestingBranches: false });
-    await submit(server, gh, pr.number);
+    const pr = await onePr(server, gh);
     expect(await waitFor(server, gh, pr.number, settled)).toMatchObject({
       state: 'failed',
       stateReason: 'TEST_RUN_NO_CHECKS_REPORTED',
