@@ -623,7 +623,7 @@ export class GitHubExecutor implements Executor {
       const body = commentFor(entry, model);
       if (this.commentBodies.get(ckey) === body) return;
       const id = this.persisted.comments[ckey];
-      if (id === undefined) {
+      const post = async () => {
         const r = await client.request<{ id: number }>(
           owner,
           name,
@@ -632,7 +632,9 @@ export class GitHubExecutor implements Executor {
         );
         this.persisted.comments[ckey] = r.data.id;
         this.save();
-      } else {
+      };
+      if (id === undefined) await post();
+      else {
         try {
           await client.request(owner, name, 'PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', {
             comment_id: id,
@@ -640,15 +642,7 @@ export class GitHubExecutor implements Executor {
           });
         } catch (error) {
           if (statusOf(error) !== 404) throw error;
-          // Someone deleted it: start a new one.
-          const r = await client.request<{ id: number }>(
-            owner,
-            name,
-            'POST /repos/{owner}/{repo}/issues/{issue_number}/comments',
-            { issue_number: prNumber, body },
-          );
-          this.persisted.comments[ckey] = r.data.id;
-          this.save();
+          await post(); // someone deleted it: start a new one
         }
       }
       this.commentBodies.set(ckey, body);
