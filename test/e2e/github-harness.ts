@@ -220,6 +220,11 @@ export async function waitFor(
   }
 }
 
+/** Waits until PR `n` is being tested and has its test run. */
+export function waitForTesting(server: TestServer, gh: GitHubEmulator, n: number): Promise<Pr> {
+  return waitFor(server, gh, n, (p) => p.state === 'testing' && Boolean(p.testRunId));
+}
+
 /** The SHA of a run's test commit, once it is built and pushed (getMergeQueueTestingDetails' testBranchSha). */
 export async function waitForTestCommit(server: TestServer, gh: GitHubEmulator, runId: string): Promise<string> {
   let sha = '';

@@ -19,6 +19,7 @@ import {
   until,
   waitFor,
   waitForTestCommit,
+  waitForTesting,
   type PrSpec,
 } from './github-harness.js';
 
@@ -45,12 +46,7 @@ describe('serve --github without webhooks', () => {
       title: 'Three',
       files: { 'three.txt': '3\n' },
     });
-    const testing = await waitFor(
-      server,
-      gh,
-      one.number,
-      (p) => p.state === 'testing' && Boolean(p.testRunId),
-    );
+    const testing = await waitForTesting(server, gh, one.number);
     // The pushes come once #1's test commit is built on the old head (before, it is simply built on the new one).
     await waitForTestCommit(server, gh, testing.testRunId);
     await gh.pushToPullRequest(OWNER, NAME, two.number, { 'two.txt': 'two\n' });
@@ -145,7 +141,7 @@ describe('serve --github without webhooks', () => {
       queue: { concurrency: 2, createPrsForTestingBranches: false },
       submit: 'both',
     });
-    await waitFor(first, gh, 2, (p) => p.state === 'testing' && Boolean(p.testRunId));
+    await waitForTesting(first, gh, 2);
     await until('the test branches are on GitHub', async () => (await testBranches(gh)).length === 2);
     await first.kill();
     const again = await startRailyard(gh, { webhooks: false, dataDir });

@@ -27,6 +27,7 @@ import {
   WEBHOOK_SECRET,
   waitFor,
   waitForTestCommit,
+  waitForTesting,
 } from './github-harness.js';
 
 afterEach(cleanup);
@@ -173,12 +174,7 @@ describe('serve --github with webhooks', () => {
         : [{ name: 'slow', conclusion: 'success' }],
     );
     const pr = await onePr(server, gh);
-    const testing = await waitFor(
-      server,
-      gh,
-      pr.number,
-      (p) => p.state === 'testing' && Boolean(p.testRunId),
-    );
+    const testing = await waitForTesting(server, gh, pr.number);
     const details = await waitForTestCommit(server, gh, testing.testRunId);
     await until('the flaky check failed', () =>
       gh.checkRuns(OWNER, NAME, details).some((c) => c.name === 'flaky' && c.conclusion === 'failure'),
@@ -302,12 +298,7 @@ describe('serve --github with webhooks', () => {
     const { gh, server } = await world();
     gh.setCi(OWNER, NAME, () => [{ name: 'ci', conclusion: 'success', delayMs: 1500 }]);
     const pr = await onePr(server, gh);
-    const testing = await waitFor(
-      server,
-      gh,
-      pr.number,
-      (p) => p.state === 'testing' && Boolean(p.testRunId),
-    );
+    const testing = await waitForTesting(server, gh, pr.number);
     // Pushed once the test commit is built on the old head (pushed before, the run is simply built on the new one).
     await waitForTestCommit(server, gh, testing.testRunId);
     await gh.pushCommit(OWNER, NAME, 'main', { 'hotfix.txt': 'fix\n' }, { message: 'Hotfix pushed by hand' });
@@ -508,8 +499,8 @@ describe('serve --github with webhooks', () => {
         state: 'success',
         context: 'ci',
       });
-    const first = await waitFor(server, gh, one.number, (p) => p.state === 'testing' && Boolean(p.testRunId));
-    const second = await waitFor(server, gh, two.number, (p) => p.state === 'testing' && Boolean(p.testRunId));
+    const first = await waitForTesting(server, gh, one.number);
+    const second = await waitForTesting(server, gh, two.number);
     await waitForTestCommit(server, gh, second.testRunId);
     await pass(first.testRunId);
     expect((await waitFor(server, gh, one.number, settled)).state).toBe('merged');
