@@ -93,9 +93,9 @@ export interface NewFailure {
   failure_line: string | null;
 }
 
-/** An upload to store with its results and failures; the store numbers it (`upload_seq` of its rows). */
+/** An upload to store with its results and failures (`upload.seq` is the `upload_seq` of its rows). */
 export interface UploadWrite<T> {
-  upload: Omit<NewUpload, 'seq'>;
+  upload: NewUpload;
   results: readonly T[];
   result: (item: T) => Omit<NewResult, 'upload_seq'>;
   failures: readonly T[];
@@ -148,10 +148,11 @@ interface Flavour {
   /** UPDATE … RETURNING (SQLite ≥ 3.35, PostgreSQL); else update, then read back. */
   returning: boolean;
   /**
-   * Transaction-scoped advisory locks (PostgreSQL). SQLite needs none: it has one writer, so the
-   * transactions of two uploads never overlap there.
+   * The transactions of several uploads run at once (PostgreSQL), so the store locks what they
+   * share: the repository (advisory locks) and the tests detection reads and writes (row locks).
+   * SQLite needs no locks: it has one writer, so two uploads' transactions never overlap there.
    */
-  advisoryLocks: boolean;
+  concurrentWriters: boolean;
   /**
    * Rows or keys per statement that passes them as one array per column (PostgreSQL's `unnest`),
    * or 0 where the database has no arrays (SQLite: multi-row VALUES and IN lists instead).
@@ -173,7 +174,7 @@ function flavourOf(db: Kysely<SchemaTables>): Flavour {
     rowsPerInsert: (columns) => Math.min(500, Math.floor(maxParams / columns)),
     keysPerList: 500,
     returning: adapter.supportsReturning,
-    advisoryLocks: adapter instanceof PostgresAdapter,
+    concurrentWriters: adapter instanceof PostgresAdapter,
     rowsPerArray: adapter instanceof PostgresAdapter ? 5_000 : 0,
   };
 }
@@ -290,8 +291,8 @@ export class FlakyStore {
     const row = await this.db
       .selectFrom('flaky_repositories')
       .select(['id', 'org_slug', 'host', 'owner', 'name', 'settings', 'codeowners'])
-      .$if(lock && this.flavour.advisoryLocks, (q) =>
-        q.select(sql<unknown>`pg_advisory_xact_lock(hashtextextended('flaky:' || id, 0))`.as('locked')),
+      .$if(lock && this.flavour.concurrentWriters, (q) =>
+        q.select(sql<unknown>`pg_advisory_xact_lock_shared(hashtextextended('flaky:' || id, 0))`.as('locked')),
       )
       .where('org_slug', '=', org)
       .where('repo_key', '=', key)
@@ -350,17 +351,24 @@ export class FlakyStore {
   // ---------------------------------------------------------------------- ingest
 
   /**
-   * Holds the repository until this transaction ends: uploads of one repository are stored one
-   * after the other, so two of them never both take the same new test as theirs (which would fail
-   * the second on the unique id) and the outcome is the same as on SQLite.
+   * Holds the repository, shared with the other uploads of it, until this transaction ends
+   * (PostgreSQL's transaction-scoped advisory locks; SQLite has one writer and needs none). Uploads
+   * share it: what they both write they hold test by test (`insertCases`, `holdCases`). Until
+   * 2026-11-23 each upload held it alone, under the same key; shared, it still keeps every upload
+   * out while a replica not yet upgraded stores one, so a rolling upgrade stays safe.
    */
   async lockRepository(repoId: string): Promise<void> {
-    if (!this.flavour.advisoryLocks) return;
+    if (!this.flavour.concurrentWriters) return;
     // The same key as findRepository's `'flaky:' || id`.
-    await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`flaky:${repoId}`}, 0))`.execute(this.db);
+    await sql`SELECT pg_advisory_xact_lock_shared(hashtextextended(${`flaky:${repoId}`}, 0))`.execute(this.db);
   }
 
-  /** The first of `n` new sequence numbers of `name` (tests or uploads), in arrival order. */
+  /**
+   * The first of `n` new sequence numbers of `name` (tests or uploads). Called outside any
+   * transaction (the service does so before an upload's transaction begins): inside one, the
+   * counter's row would stay locked until that transaction ends and every upload of every
+   * repository would wait there. A number taken by an upload that then fails is not used again.
+   */
   async nextSeqs(name: 'test' | 'upload', n: number): Promise<number> {
     const bump = this.db
       .updateTable('flaky_counters')
@@ -378,6 +386,31 @@ export class FlakyStore {
       value = num(row.value);
     }
     return value - n + 1;
+  }
+
+  /**
+   * Holds these tests of the repository until the transaction ends (PostgreSQL: row locks, taken
+   * in ascending seq order so that two uploads sharing tests never wait for each other in a
+   * circle), and returns the detection state of the ones a monitor ever marked (the others are
+   * healthy), read after the locks: what an upload that held a test before this one decided.
+   * Detection is a function of each test's own results and state, so uploads holding disjoint tests
+   * (the shards of one CI run) store and detect in parallel, and ones sharing a test take turns.
+   */
+  async holdCases(repoId: string, seqs: readonly number[]): Promise<KnownCase[]> {
+    if (!this.flavour.concurrentWriters) return this.markedCases(seqs);
+    const out: KnownCase[] = [];
+    const sorted = [...seqs].sort((a, b) => a - b);
+    await this.inChunks(sorted, this.flavour.rowsPerArray, async (chunk) => {
+      // One index probe and lock per key (see markedCases for why the LATERAL … LIMIT 1); the
+      // LIMIT also keeps the outer filter out of the subquery, so unmarked tests are locked too.
+      const { rows } = await sql<{ seq: string; rate_status: string; por_until: string | null }>`
+        SELECT c.seq, c.rate_status, c.por_until FROM unnest(${chunk}::bigint[]) AS k(seq)
+        CROSS JOIN LATERAL (SELECT seq, rate_status, por_until FROM test_cases WHERE repo_id = ${repoId} AND seq = k.seq
+          LIMIT 1 FOR NO KEY UPDATE) AS c
+        WHERE ${MARKED}`.execute(this.db);
+      for (const row of rows) out.push({ seq: num(row.seq), rate_status: status(row.rate_status), por_until: numOrNull(row.por_until) });
+    });
+    return out;
   }
 
   /**
@@ -444,26 +477,37 @@ export class FlakyStore {
     return out;
   }
 
-  /** Stores new tests; `toRow` makes the rows of one statement at a time (an upload may bring 200,000). */
-  async insertCases<T>(items: readonly T[], toRow: (item: T) => NewCase): Promise<void> {
+  /**
+   * Stores new tests; `toRow` makes the rows of one statement at a time (an upload may bring
+   * 200,000). A test another upload stored first is left as it is (one still storing it is waited
+   * for): the ids of the tests this call stored are returned. On PostgreSQL the rows go in by ascending id,
+   * so two uploads storing the same new tests never wait for each other in a circle.
+   */
+  async insertCases<T extends { id: string }>(items: readonly T[], toRow: (item: T) => NewCase): Promise<Set<string>> {
+    const stored = new Set<string>();
     if (this.flavour.rowsPerArray) {
-      await this.inChunks(items, this.flavour.rowsPerArray, async (chunk) => {
+      const byId = [...items].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      await this.inChunks(byId, this.flavour.rowsPerArray, async (chunk) => {
         const c = columns(chunk.map(toRow), ['id', 'seq', 'repo_id', 'name', 'file', 'classname', 'parent', 'variant', 'first_seen_at']);
-        await sql`
+        const { rows } = await sql<{ id: string }>`
           INSERT INTO test_cases (id, seq, repo_id, name, file, classname, parent, variant, first_seen_at, rate_status)
           SELECT *, 'healthy' FROM unnest(${c.id}::text[], ${c.seq}::bigint[], ${c.repo_id}::text[], ${c.name}::text[],
-            ${c.file}::text[], ${c.classname}::text[], ${c.parent}::text[], ${c.variant}::text[], ${c.first_seen_at}::bigint[])`.execute(
-          this.db,
-        );
+            ${c.file}::text[], ${c.classname}::text[], ${c.parent}::text[], ${c.variant}::text[], ${c.first_seen_at}::bigint[])
+          ON CONFLICT (id) DO NOTHING RETURNING id`.execute(this.db);
+        for (const row of rows) stored.add(row.id);
       });
-      return;
+      return stored;
     }
     await this.inChunks(items, this.flavour.rowsPerInsert(10), async (chunk) => {
-      await this.db
+      const rows = await this.db
         .insertInto('test_cases')
         .values(chunk.map((item) => ({ ...toRow(item), rate_status: 'healthy' })))
+        .onConflict((oc) => oc.column('id').doNothing())
+        .returning('id')
         .execute();
+      for (const row of rows) stored.add(row.id);
     });
+    return stored;
   }
 
   async insertUpload(upload: NewUpload): Promise<void> {
@@ -510,19 +554,17 @@ export class FlakyStore {
   }
 
   /**
-   * Numbers an upload (the next upload seq) and stores it with its results and failures; returns
-   * its seq. On PostgreSQL that is one statement (data-modifying WITH over arrays, up to
-   * rowsPerArray results and failures; more follow in statements of their own), where it was four
-   * round trips made with the repository locked — and on a busy machine each round trip waits for
-   * both processes to get a core.
+   * Stores an upload with its results and failures. On PostgreSQL that is one statement
+   * (data-modifying WITH over arrays, up to rowsPerArray results and failures; more follow in
+   * statements of their own), where it was three round trips — and on a busy machine each round
+   * trip waits for both processes to get a core.
    */
-  async storeUpload<T>(write: UploadWrite<T>): Promise<number> {
+  async storeUpload<T>(write: UploadWrite<T>): Promise<void> {
     const size = this.flavour.rowsPerArray;
-    let seq: number;
+    const u = write.upload;
     let stored = 0;
-    if (!size) seq = await this.nextSeqs('upload', 1);
+    if (!size) await this.insertUpload(u);
     else {
-      const u = write.upload;
       const r = columns(
         write.results.slice(0, size).map((item) => {
           const row = write.result(item);
@@ -538,46 +580,39 @@ export class FlakyStore {
         'failure_key',
         'failure_line',
       ]);
-      const { rows } = await sql<{ seq: string }>`
-        WITH s AS (UPDATE flaky_counters SET value = value + 1 WHERE name = 'upload' RETURNING value),
-        u AS (
+      await sql`
+        WITH u AS (
           INSERT INTO test_uploads (id, seq, repo_id, branch, sha, pr_number, job, attempt, variant, started_at, first_at, last_at, created_at, counts, excluded)
-          SELECT ${u.id}::text, s.value, ${u.repo_id}::text, ${u.branch}::text, ${u.sha}::text, ${u.pr_number}::bigint, ${u.job}::text,
+          VALUES (${u.id}::text, ${u.seq}::bigint, ${u.repo_id}::text, ${u.branch}::text, ${u.sha}::text, ${u.pr_number}::bigint, ${u.job}::text,
             ${u.attempt}::integer, ${u.variant}::text, ${u.started_at}::bigint, ${u.first_at}::bigint, ${u.last_at}::bigint,
-            ${u.created_at}::bigint, ${u.counts}::text, ${u.excluded ? 1 : 0}::integer
-          FROM s),
+            ${u.created_at}::bigint, ${u.counts}::text, ${u.excluded ? 1 : 0}::integer)),
         r AS (
           INSERT INTO flaky_results (test_seq, at, upload_seq, outcome, stable, excluded, duration_ms, attempts)
-          SELECT r.test_seq, r.at, s.value, r.outcome, r.stable, r.excluded, r.duration_ms, r.attempts
-          FROM s, unnest(${r.test_seq}::bigint[], ${r.at}::bigint[], ${r.outcome}::text[], ${r.stable}::integer[], ${r.excluded}::integer[],
-            ${r.duration_ms}::bigint[], ${r.attempts}::integer[]) AS r(test_seq, at, outcome, stable, excluded, duration_ms, attempts)),
-        f AS (
-          INSERT INTO flaky_failures (test_seq, at, upload_seq, repo_id, pr_number, failure_key, failure_line)
-          SELECT f.test_seq, f.at, s.value, f.repo_id, f.pr_number, f.failure_key, f.failure_line
-          FROM s, unnest(${f.test_seq}::bigint[], ${f.at}::bigint[], ${f.repo_id}::text[], ${f.pr_number}::bigint[], ${f.failure_key}::text[],
-            ${f.failure_line}::text[]) AS f(test_seq, at, repo_id, pr_number, failure_key, failure_line))
-        SELECT value AS seq FROM s`.execute(this.db);
-      if (!rows.length) throw new Error('flaky_counters has no upload counter');
-      seq = num(rows[0].seq);
+          SELECT r.test_seq, r.at, ${u.seq}::bigint, r.outcome, r.stable, r.excluded, r.duration_ms, r.attempts
+          FROM unnest(${r.test_seq}::bigint[], ${r.at}::bigint[], ${r.outcome}::text[], ${r.stable}::integer[], ${r.excluded}::integer[],
+            ${r.duration_ms}::bigint[], ${r.attempts}::integer[]) AS r(test_seq, at, outcome, stable, excluded, duration_ms, attempts))
+        INSERT INTO flaky_failures (test_seq, at, upload_seq, repo_id, pr_number, failure_key, failure_line)
+        SELECT f.test_seq, f.at, ${u.seq}::bigint, f.repo_id, f.pr_number, f.failure_key, f.failure_line
+        FROM unnest(${f.test_seq}::bigint[], ${f.at}::bigint[], ${f.repo_id}::text[], ${f.pr_number}::bigint[], ${f.failure_key}::text[],
+          ${f.failure_line}::text[]) AS f(test_seq, at, repo_id, pr_number, failure_key, failure_line)`.execute(this.db);
       stored = size;
     }
-    if (!size) await this.insertUpload({ ...write.upload, seq });
     // The rows as made, numbered in place (a copy of each row per statement cost SQLite's ingest ~5 % more CPU).
-    const numbered = <R extends object>(row: R): R & { upload_seq: number } => Object.assign(row, { upload_seq: seq });
+    const numbered = <R extends object>(row: R): R & { upload_seq: number } => Object.assign(row, { upload_seq: u.seq });
     const rest = <I>(items: readonly I[]) => (stored ? items.slice(stored) : items);
     await this.insertResults(rest(write.results), (item) => numbered(write.result(item)));
     await this.insertFailures(rest(write.failures), (item) => numbered(write.failure(item)));
-    return seq;
   }
 
-  /** Earlier uploads of this commit that detection used (not excluded). */
-  async uploadsOfCommit(repoId: string, sha: string): Promise<EarlierUpload[]> {
+  /** The other uploads of this commit that detection used (not excluded), stored before upload `self`. */
+  async uploadsOfCommit(repoId: string, sha: string, self: number): Promise<EarlierUpload[]> {
     const rows = await this.db
       .selectFrom('test_uploads')
       .select(['seq', 'first_at', 'last_at'])
       .where('repo_id', '=', repoId)
       .where('sha', '=', sha)
       .where('excluded', '=', 0)
+      .where('seq', '!=', self)
       .execute();
     return rows.map((r) => ({ seq: num(r.seq), first_at: num(r.first_at), last_at: num(r.last_at) }));
   }

@@ -196,6 +196,30 @@ describe('flaky tests: upload, classification and every endpoint', () => {
     expect(answers.reduce((sum, a) => sum + a.new_tests, 0)).toBe(50);
   });
 
+  it('two uploads of one commit at the same moment see each other: a test failing in one and passing in the other is flaky', async () => {
+    const clock = { now: T0 + 12 * HOUR };
+    const s = await server(clock);
+    const tests = Array.from({ length: 30 }, (_, i) => ({ name: `retried ${i}`, classname: 'shards' }));
+    // Stored first, so that the uploads below find them stored and run side by side.
+    await upload(s, tests, { sha: sha(99), at: T0 });
+    // Ten commits, each uploaded twice at once (a CI re-run). Three more tests each time fail in
+    // one of the two and pass in the other: flaky only if the second of them reads the first.
+    for (let commit = 1; commit <= 10; commit++) {
+      const failing = (i: number) => i >= (commit - 1) * 3 && i < commit * 3;
+      await Promise.all(
+        [0, 1].map((n) =>
+          upload(s, n === 0 ? tests.map((t, i) => (failing(i) ? { ...t, fail: 'boom' } : t)) : tests, {
+            branch: 'feature/retry',
+            sha: sha(commit),
+            at: T0 + commit * HOUR,
+          }),
+        ),
+      );
+      const flaky = await byName(s, 'FLAKY');
+      expect([...flaky.keys()].sort(), `after commit ${commit}`).toEqual(names(tests.slice(0, commit * 3)));
+    }
+  });
+
   it('classifies: pass-on-retry and a 30 % stable-branch failure rate are flaky, 100 % is broken, with reasons and times', async () => {
     const clock = { now: T0 + 12 * HOUR };
     const s = await server(clock);

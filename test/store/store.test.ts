@@ -1,9 +1,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newQueueModel, step, type PrFacts, type QueueModel } from '../../src/engine/index.js';
-import { LeaseLostError, openStore, type Store } from '../../src/store/index.js';
+import { FlakyStore } from '../../src/store/flaky.js';
+import { LeaseLostError, openStore, type SchemaTables, type Store } from '../../src/store/index.js';
 import { postgresForFile } from '../support/hooks.js';
 import { skipWithoutPostgres } from '../support/postgres.js';
 
@@ -117,6 +119,73 @@ describe.skipIf(noPostgres)('store on postgres: several replicas', () => {
     });
   });
   afterAll(() => store.close());
+
+  it('stores the same 12,000 new tests from two uploads in opposite orders at once: each test once, neither waits for the other in a circle', async () => {
+    const flaky = new FlakyStore(store.db);
+    await flaky.ensureRepository('acme', 'github.com/acme/web', repo, 'repo-1', 0);
+    const tests = Array.from({ length: 12_000 }, (_, i) => ({ id: `test-${String(i).padStart(5, '0')}`, n: i }));
+    // Three statements each (5,000 rows apiece): stored in the order given, the second statement of
+    // each upload would wait for rows the other's first statement holds (PostgreSQL: deadlock).
+    const stored = await Promise.all(
+      [tests, [...tests].reverse()].map((order, upload) =>
+        flaky.transaction((tx) =>
+          tx.insertCases(order, (t) => ({
+            id: t.id,
+            seq: upload * 100_000 + t.n + 1,
+            repo_id: 'repo-1',
+            name: t.id,
+            file: null,
+            classname: null,
+            parent: null,
+            variant: '',
+            first_seen_at: 0,
+          })),
+        ),
+      ),
+    );
+    expect(stored[0].size + stored[1].size).toBe(12_000);
+    expect(new Set([...stored[0], ...stored[1]]).size).toBe(12_000);
+  });
+
+  it('uploads of a repository hold it together, and wait while a replica not yet upgraded holds it alone', async () => {
+    const flaky = new FlakyStore(store.db);
+    await flaky.ensureRepository('acme', 'github.com/acme/shared', { ...repo, name: 'shared' }, 'repo-2', 0);
+    const events: string[] = [];
+    /** A transaction that takes the repository as `take` does, then holds it until released. */
+    const holder = (take: (tx: Kysely<SchemaTables>) => Promise<unknown>, name: string) => {
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let taken!: () => void;
+      const holding = new Promise<void>((resolve) => (taken = resolve));
+      const done = store.db.transaction().execute(async (tx) => {
+        await take(tx);
+        events.push(`${name} holds`);
+        taken();
+        await released;
+        events.push(`${name} lets go`);
+      });
+      return { holding, release, done };
+    };
+    const upload = (tx: Kysely<SchemaTables>) => new FlakyStore(tx).findRepository('acme', 'github.com/acme/shared', true);
+    // Two uploads hold it at once.
+    const first = holder(upload, 'first');
+    await first.holding;
+    const second = holder(upload, 'second');
+    await second.holding;
+    first.release();
+    second.release();
+    await Promise.all([first.done, second.done]);
+    // A replica of before 2026-11-23 held it alone, under the same key: an upload waits for it.
+    const old = holder((tx) => sql`SELECT pg_advisory_xact_lock(hashtextextended('flaky:repo-2', 0))`.execute(tx), 'old');
+    await old.holding;
+    const third = holder(upload, 'third');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    old.release();
+    await third.holding;
+    third.release();
+    await Promise.all([old.done, third.done]);
+    expect(events).toEqual(['first holds', 'second holds', 'first lets go', 'second lets go', 'old holds', 'old lets go', 'third holds', 'third lets go']);
+  });
 
   it('serializes writes to one queue: the second writer sees the first one version later', async () => {
     const { version: start } = (await store.findQueueVersion('acme', repo, 'main'))!;

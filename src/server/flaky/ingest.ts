@@ -3,7 +3,7 @@ import type { UploadTestResultsRequest, UploadTestResultsResponse } from '../../
 import { branchMatcher, decideMonitors } from '../../flaky/detect.js';
 import { readReports, type IngestOutcome, type IngestResult, type IngestTask } from '../../flaky/ingest.js';
 import { countResults } from '../../flaky/results.js';
-import type { EarlierUpload, FlakyStore, KnownCase, MonitorChange } from '../../store/flaky.js';
+import type { FlakyStore, KnownCase, MonitorChange } from '../../store/flaky.js';
 import { badRequest } from '../errors.js';
 import { lockRepository, type Repository } from './repositories.js';
 
@@ -35,6 +35,40 @@ class SeqCache {
   }
 }
 
+/** Upload seqs taken from the database at a time. */
+const UPLOAD_SEQ_BLOCK = 64;
+
+/**
+ * Numbers from a database counter, taken a block at a time: one statement (and, on PostgreSQL, one
+ * commit) per block instead of per upload. Numbers of a block unused when the server stops are
+ * never used; uploads are numbered uniquely, not gaplessly or in arrival order across replicas.
+ */
+class SeqBlocks {
+  private next = 0;
+  private end = 0;
+  private refill: Promise<void> | null = null;
+
+  constructor(
+    private readonly take: (n: number) => Promise<number>,
+    private readonly size: number,
+  ) {}
+
+  async nextSeq(): Promise<number> {
+    while (this.next >= this.end) {
+      this.refill ??= this.take(this.size)
+        .then((first) => {
+          this.next = first;
+          this.end = first + this.size;
+        })
+        .finally(() => {
+          this.refill = null;
+        });
+      await this.refill;
+    }
+    return this.next++;
+  }
+}
+
 /** Reads an upload's reports somewhere else (a worker thread); the service reads them itself without one. */
 export type ReportReader = (task: IngestTask) => Promise<IngestOutcome>;
 
@@ -45,6 +79,7 @@ export type ReportReader = (task: IngestTask) => Promise<IngestOutcome>;
 export class Ingest {
   /** Test id → seq of stored tests: the pair never changes once committed, so uploads need not look it up. */
   private readonly seqOfId = new SeqCache();
+  private readonly uploadSeqs = new SeqBlocks((n) => this.store.nextSeqs('upload', n), UPLOAD_SEQ_BLOCK);
 
   constructor(
     private readonly store: FlakyStore,
@@ -81,43 +116,54 @@ export class Ingest {
     const sha = input.sha.toLowerCase();
     const prNumber = input.pr_number ?? null;
 
+    const tested = results.filter((r) => r.outcome !== 'skipped');
+
+    // Before the transaction: the seqs of the stored tests (a stored test keeps its seq for good)
+    // and the numbers this upload takes. Outside it, taking them waits for no lock the transaction
+    // holds, and the transaction never holds a pooled connection while asking for another.
+    const seqs = await this.storedSeqs(results);
+    const fresh = results.filter((r) => !seqs.has(r.id));
+    const uploadSeq = await this.uploadSeqs.nextSeq();
+    let nextTestSeq = fresh.length ? await this.store.nextSeqs('test', fresh.length) : 0;
+
     const { response, added } = await this.store.transaction(async (tx) => {
       const repository = await lockRepository(tx, org, input.repo, now);
       const { settings } = repository;
-      if (input.codeowners !== undefined) await tx.setCodeowners(repository.id, input.codeowners, now);
       const ran = counts.tests - counts.skipped;
       const excluded =
         ran >= settings.infra_failure_min_tests &&
         counts.failed / Math.max(ran, 1) >= settings.infra_failure_threshold;
       const stable = branchMatcher(settings.failure_rate.branches)(input.branch);
 
-      const known = await this.knownCases(tx, results);
-      const fresh = results.filter((r) => !known.has(r.id));
+      // The new tests. One that another upload stored since the lookup above keeps that upload's seq.
+      const added: Array<readonly [string, number]> = [];
       if (fresh.length) {
-        let seq = await tx.nextSeqs('test', fresh.length);
-        for (const r of fresh) known.set(r.id, { seq: seq++, rate_status: 'healthy', por_until: null });
+        const seqOfFresh = new Map(fresh.map((r) => [r.id, nextTestSeq++]));
+        const stored = await tx.insertCases(fresh, (r) => ({
+          id: r.id,
+          seq: seqOfFresh.get(r.id)!,
+          repo_id: repository.id,
+          name: r.name,
+          file: r.file,
+          classname: r.classname,
+          parent: r.parent,
+          variant: r.variant,
+          first_seen_at: atOf(r),
+        }));
+        for (const r of fresh) if (stored.has(r.id)) added.push([r.id, seqOfFresh.get(r.id)!]);
+        for (const [id, seq] of added) seqs.set(id, seq);
+        const late = fresh.filter((r) => !stored.has(r.id)).map((r) => r.id);
+        for (const [id, found] of await tx.casesById(late)) seqs.set(id, found.seq);
       }
-      const seqOf = (r: IngestResult) => known.get(r.id)!.seq;
-      await tx.insertCases(fresh, (r) => ({
-        id: r.id,
-        seq: seqOf(r),
-        repo_id: repository.id,
-        name: r.name,
-        file: r.file,
-        classname: r.classname,
-        parent: r.parent,
-        variant: r.variant,
-        first_seen_at: atOf(r),
-      }));
+      const seqOf = (r: IngestResult) => seqs.get(r.id)!;
 
       const response: UploadTestResultsResponse = {
         upload_id: uploadId,
         files: input.reports.length,
         ...counts,
-        new_tests: fresh.length,
+        new_tests: added.length,
         excluded_from_detection: excluded,
       };
-      const tested = results.filter((r) => r.outcome !== 'skipped');
       let firstAt = startedAt;
       let lastAt = startedAt;
       for (const r of tested) {
@@ -125,12 +171,10 @@ export class Ingest {
         if (at < firstAt) firstAt = at;
         if (at > lastAt) lastAt = at;
       }
-      // Earlier uploads of this commit, for pass-on-retry: read before this one is stored.
-      const sameCommit =
-        excluded || !settings.pass_on_retry.enabled ? [] : await tx.uploadsOfCommit(repository.id, sha);
       await tx.storeUpload({
         upload: {
           id: uploadId,
+          seq: uploadSeq,
           repo_id: repository.id,
           branch: input.branch,
           sha,
@@ -165,8 +209,15 @@ export class Ingest {
           failure_line: r.failureLine,
         }),
       });
-      if (!excluded) await this.detect(tx, repository, input, tested, stable, atOf, known, sameCommit);
-      return { response, added: fresh.map((r) => [r.id, seqOf(r)] as const) };
+      if (!excluded) {
+        const isNew = new Set(added.map(([id]) => id));
+        await this.detect(tx, repository, input, { tested, stable, atOf, seqOf, isNew, uploadSeq });
+      }
+      // Last, and only when it changed: the write holds the repository's row until the upload
+      // commits. An upload holding it waits for nothing more, so uploads never wait in a circle.
+      if (input.codeowners !== undefined && input.codeowners !== repository.codeownersText)
+        await tx.setCodeowners(repository.id, input.codeowners, now);
+      return { response, added };
     });
     for (const [id, seq] of added) this.rememberSeq(id, seq);
     return response;
@@ -176,46 +227,48 @@ export class Ingest {
     this.seqOfId.set(id, seq);
   }
 
-  /**
-   * The stored tests among an upload's, with their seq and what detection decided so far. Tests
-   * whose seq is known need only be read if a monitor ever marked them; the others are read by id.
-   */
-  private async knownCases(
-    tx: FlakyStore,
-    results: readonly IngestResult[],
-  ): Promise<Map<string, KnownCase>> {
-    const known = new Map<string, KnownCase>();
-    const idOfSeq = new Map<number, string>();
+  /** The seqs of the stored tests among an upload's: from memory, else read by id. */
+  private async storedSeqs(results: readonly IngestResult[]): Promise<Map<string, number>> {
+    const seqs = new Map<string, number>();
+    const unknown: string[] = [];
     for (const r of results) {
       const seq = this.seqOfId.get(r.id);
-      if (seq === undefined) continue;
-      idOfSeq.set(seq, r.id);
-      known.set(r.id, { seq, rate_status: 'healthy', por_until: null });
+      if (seq === undefined) unknown.push(r.id);
+      else seqs.set(r.id, seq);
     }
-    for (const marked of await tx.markedCases([...idOfSeq.keys()]))
-      known.set(idOfSeq.get(marked.seq)!, marked);
-    const stored = await tx.casesById(results.filter((r) => !known.has(r.id)).map((r) => r.id));
-    for (const [id, found] of stored) {
-      known.set(id, found);
+    for (const [id, found] of await this.store.casesById(unknown)) {
+      seqs.set(id, found.seq);
       this.rememberSeq(id, found.seq);
     }
-    return known;
+    return seqs;
   }
 
-  /** Runs the monitors for the tests of one upload and stores what changed. */
+  /**
+   * Runs the monitors for the tests of one upload and stores what changed. The tests are held
+   * (FlakyStore.holdCases) before anything detection depends on is read.
+   */
   private async detect(
     tx: FlakyStore,
     repository: Repository,
     input: UploadTestResultsRequest,
-    tested: readonly IngestResult[],
-    stable: boolean,
-    atOf: (r: IngestResult) => number,
-    known: ReadonlyMap<string, KnownCase>,
-    sameCommit: readonly EarlierUpload[],
+    upload: {
+      tested: readonly IngestResult[];
+      stable: boolean;
+      atOf: (r: IngestResult) => number;
+      seqOf: (r: IngestResult) => number;
+      /** The tests this upload stored: nobody else can see them yet, and they are healthy. */
+      isNew: ReadonlySet<string>;
+      uploadSeq: number;
+    },
   ): Promise<void> {
     const { settings } = repository;
+    const { tested, stable, atOf, seqOf } = upload;
     const sha = input.sha.toLowerCase();
-    const seqOf = (r: IngestResult) => known.get(r.id)!.seq;
+    const state = new Map<number, KnownCase>();
+    const held = tested.filter((r) => !upload.isNew.has(r.id)).map(seqOf);
+    for (const marked of await tx.holdCases(repository.id, held)) state.set(marked.seq, marked);
+    const before = (r: IngestResult): KnownCase =>
+      state.get(seqOf(r)) ?? { seq: seqOf(r), rate_status: 'healthy', por_until: null };
 
     // Pass-on-retry: passed and failed on this commit, in this upload or together with earlier ones.
     const evidence = new Set<number>();
@@ -226,7 +279,7 @@ export class Ingest {
         else passedHere.set(seqOf(r), r.outcome === 'passed');
       }
       const seen = [...passedHere.keys()];
-      for (const earlier of sameCommit) {
+      for (const earlier of await tx.uploadsOfCommit(repository.id, sha, upload.uploadSeq)) {
         for (const o of await tx.outcomesIn(earlier, seen)) {
           if (o.outcome === 'flaky' || passedHere.get(o.seq) !== (o.outcome === 'passed'))
             evidence.add(o.seq);
@@ -246,20 +299,20 @@ export class Ingest {
       let counted = tested;
       if (fr.flaky_activation > 0) {
         const failed = await tx.failedIn(tested.map(seqOf), since, until);
-        counted = tested.filter((r) => failed.has(seqOf(r)) || known.get(r.id)!.rate_status !== 'healthy');
+        counted = tested.filter((r) => failed.has(seqOf(r)) || before(r).rate_status !== 'healthy');
       }
       rates = await tx.stableRates(counted.map(seqOf), since, until);
     }
 
     const changes: Array<{ id: string; change: MonitorChange }> = [];
     for (const r of tested) {
-      const before = known.get(r.id)!;
+      const { seq, rate_status, por_until } = before(r);
       const change = decideMonitors(
-        { rateStatus: before.rate_status, porUntil: before.por_until },
+        { rateStatus: rate_status, porUntil: por_until },
         {
           at: atOf(r),
-          passedAndFailed: evidence.has(before.seq),
-          rate: rates.get(before.seq),
+          passedAndFailed: evidence.has(seq),
+          rate: rates.get(seq),
           sha,
           branch: input.branch,
         },

@@ -14,6 +14,8 @@ export interface Repository {
   repo: Repo;
   settings: RepositorySettings;
   codeowners: CodeOwners | null;
+  /** The CODEOWNERS file as uploaded (null when none was). */
+  codeownersText: string | null;
   /** How its tests are quarantined (the quarantine rule over its settings). */
   quarantine: QuarantineMatch[];
 }
@@ -39,6 +41,7 @@ function toRepository(row: RepositoryRow): Repository {
     repo: row.repo,
     settings,
     codeowners: row.codeowners ? new CodeOwners(row.codeowners) : null,
+    codeownersText: row.codeowners,
     quarantine: quarantineMatches(settings),
   };
 }
@@ -68,8 +71,8 @@ export async function ensureRepository(
 }
 
 /**
- * The repository (created on first use), held by the caller's transaction until it ends
- * (FlakyStore.lockRepository): the uploads of one repository are stored one after the other.
+ * The repository (created on first use), held by the caller's transaction until it ends, shared
+ * with the other uploads of it (FlakyStore.lockRepository).
  */
 export async function lockRepository(store: FlakyStore, org: string, repo: Repo, at: number): Promise<Repository> {
   const found = await store.findRepository(org, repoKey(repo), true);
