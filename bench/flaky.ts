@@ -18,6 +18,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import http from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -73,13 +74,38 @@ function report(u: number): string {
   return parts.join('\n');
 }
 
-/** POSTs `body` (JSON, or a string already serialized). */
-async function post<T = unknown>(url: string, body: unknown): Promise<T> {
-  const json = typeof body === 'string' ? body : JSON.stringify(body);
-  const res = await fetch(url, { method: 'POST', headers: { 'x-api-token': TOKEN, 'content-type': 'application/json' }, body: json });
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`${url} answered ${res.status}: ${text}`);
-  return JSON.parse(text) as T;
+/**
+ * node:http with kept-alive connections rather than fetch: the client shares this machine's two
+ * cores with the server and PostgreSQL, and fetch spent ~1.7 ms of CPU per 60 KB upload (3.4 µs per
+ * result, a tenth of what the server and PostgreSQL spent).
+ */
+const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+
+/** POSTs `body` (JSON, or a body already serialized). */
+function post<T = unknown>(url: string, body: unknown): Promise<T> {
+  const payload = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
+  return new Promise<T>((resolve, reject) => {
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'x-api-token': TOKEN, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (res.statusCode !== 200) reject(new Error(`${url} answered ${res.statusCode}: ${text}`));
+          else resolve(JSON.parse(text) as T);
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
 }
 
 /** The server's peak resident set size (MiB), from /proc. */
@@ -211,14 +237,14 @@ try {
     const main = unit(u, -1) < 0.7;
     const content = report(u);
     xmlBytes += content.length;
-    return JSON.stringify({
+    return Buffer.from(JSON.stringify({
       ...key,
       branch: main ? 'main' : `feature/change-${u}`,
       sha: (u * 2654435761).toString(16).padStart(12, '0'),
       ...(main ? {} : { pr_number: 1 + (u % 400) }),
       started_at: new Date(START + Math.floor((u * (7 * DAY - 120_000)) / UPLOADS)).toISOString(),
       reports: [{ name: `reports/junit-${u}.xml`, content }],
-    });
+    }));
   });
 
   let next = 0;
@@ -228,6 +254,7 @@ try {
   const cpuBefore = cpuSeconds(pid);
   const databaseBefore = postmaster ? postgresCpuSeconds(postmaster) : 0;
   const mainBefore = cpuSeconds(pid, true);
+  const clientBefore = process.cpuUsage();
   const worker = async () => {
     for (let u = next++; u < UPLOADS; u = next++) {
       const answer = await post<{ tests: number }>(`${api}/flaky-tests/upload-test-results`, bodies[u]);
@@ -242,6 +269,8 @@ try {
   const seconds = (performance.now() - started) / 1000;
   const cpu = cpuSeconds(pid) - cpuBefore;
   const mainCpu = cpuSeconds(pid, true) - mainBefore;
+  const clientUsage = process.cpuUsage(clientBefore);
+  const clientCpu = (clientUsage.user + clientUsage.system) / 1e6;
   const databaseCpu = postmaster ? postgresCpuSeconds(postmaster) - databaseBefore : 0;
   if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
   console.log(
@@ -251,7 +280,7 @@ try {
   console.log(
     `server CPU: ${cpu.toFixed(1)} s (${Math.round((cpu / seconds) * 100)} % of one core), ${((cpu / UPLOADS) * 1000).toFixed(1)} ms per upload, ` +
       `${((cpu / results) * 1e6).toFixed(1)} µs per result; its main thread ${mainCpu.toFixed(1)} s (${Math.round((mainCpu / seconds) * 100)} %), ` +
-      `${((mainCpu / UPLOADS) * 1000).toFixed(1)} ms per upload`,
+      `${((mainCpu / UPLOADS) * 1000).toFixed(1)} ms per upload; this client ${((clientCpu / results) * 1e6).toFixed(1)} µs per result`,
   );
   if (postmaster)
     console.log(

@@ -21,6 +21,14 @@ describe('test ids', () => {
     );
   });
 
+  it('are the same UUID v5 for names longer than any before them, and for short ones after those', () => {
+    const expected = (name: string) =>
+      uuidv5(JSON.stringify(['org', 'github.com/acme/widgets', '', '', '', name, '']), TEST_ID_NAMESPACE);
+    for (const name of ['short', 'é'.repeat(3000), 'ü'.repeat(9000), 'after the long ones', '']) {
+      expect(testId('org', REPO, { file: null, classname: null, parent: null, name, variant: '' })).toBe(expected(name));
+    }
+  });
+
   it('differ when any part differs, and the repository is case-insensitive', () => {
     const t = { file: 'src/a.test.ts', classname: 'A', parent: 'suite', name: 'works', variant: '' };
     const base = testIds('org', REPO)(t);
