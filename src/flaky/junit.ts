@@ -229,11 +229,18 @@ function textOf(node: Node): string | null {
   return joined === '' ? null : joined;
 }
 
-/** Seconds as written by JUnit producers ("1.5", "1,234.5", "" or garbage) → milliseconds. */
+/** The longest duration taken as written: a year. */
+const MAX_DURATION_MS = 365 * 24 * 3600 * 1000;
+
+/**
+ * Seconds as written by JUnit producers ("1.5", "1,234.5", "" or garbage) → milliseconds; 0 (not
+ * known) for garbage, negatives and anything over a year. A `time="1e300"` once made a number no
+ * integer column holds, and PostgreSQL refused the whole upload.
+ */
 export function parseDurationMs(value: string | null): number {
   if (!value) return 0;
-  const seconds = Number(value.replace(/,/g, ''));
-  return Number.isFinite(seconds) && seconds > 0 ? Math.round(seconds * 1000) : 0;
+  const ms = Math.round(Number(value.replace(/,/g, '')) * 1000);
+  return ms > 0 && ms <= MAX_DURATION_MS ? ms : 0;
 }
 
 /**

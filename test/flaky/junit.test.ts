@@ -534,6 +534,13 @@ describe('Maven Surefire rerunFailingTestsCount=2', () => {
 });
 
 describe('hostile and broken reports', () => {
+  it('reads durations as written up to a year; garbage, negatives and absurd values (1e300) are 0, not known', () => {
+    const times = ['1.5', '1,234.5', '0.0004', '31536000', '31536000.001', '1e300', 'Infinity', '-3', 'abc', ''];
+    const xml = `<testsuite name="s">${times.map((t, i) => `<testcase classname="c" name="t${i}" time="${t}"/>`).join('')}</testsuite>`;
+    const { cases } = parseJUnit(xml, 'times.xml');
+    expect(cases.map((c) => c.durationMs)).toEqual([1500, 1_234_500, 0, 31_536_000_000, 0, 0, 0, 0, 0, 0]);
+  });
+
   it('a truncated report fails with the file name and the line where it ends', () => {
     const error = parseError(read('hostile/truncated.xml'), 'hostile/truncated.xml');
     expect(error.file).toBe('hostile/truncated.xml');

@@ -571,6 +571,12 @@ describe('flaky tests: upload, classification and every endpoint', () => {
     expect(own.new_tests).toBe(1);
   });
 
+  it('takes a report with an absurd duration (time="1e300"): the duration is not known, the upload is stored', async () => {
+    const s = await server({ now: T0 + HOUR });
+    const xml = '<testsuite name="s"><testcase classname="c" name="slow" time="1e300"/><testcase classname="c" name="fast" time="0.5"/></testsuite>';
+    expect(await upload(s, xml, { sha: sha(1), at: T0 })).toMatchObject({ tests: 2, passed: 2, new_tests: 2 });
+  });
+
   it('malformed XML anywhere in an upload stores nothing and names the file and line', async () => {
     const clock = { now: T0 + 12 * HOUR };
     const s = await server(clock);
