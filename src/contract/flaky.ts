@@ -148,7 +148,8 @@ export const UploadTestResultsRequest = z.object({
   sha: z.string().trim().regex(/^[0-9a-fA-F]{4,64}$/, 'must be a commit SHA (hex)'),
   pr_number: looseInt(1, 4_294_967_295).optional(),
   job: z.string().trim().max(256).optional(),
-  attempt: looseInt(1, 4_294_967_295).optional(),
+  /** Stored as a 32-bit integer (PostgreSQL's `integer`): a CI attempt number is far below. */
+  attempt: looseInt(1, 2_147_483_647).optional(),
   variant: z.string().trim().max(256).optional(),
   started_at: DateTimeInput.optional(),
   /** Text of the repository's CODEOWNERS file; stored for the repository when sent. */

@@ -577,6 +577,22 @@ describe('flaky tests: upload, classification and every endpoint', () => {
     expect(await upload(s, xml, { sha: sha(1), at: T0 })).toMatchObject({ tests: 2, passed: 2, new_tests: 2 });
   });
 
+  it('refuses an attempt number no 32-bit integer holds with a 400 that names it, and takes the largest one that fits', async () => {
+    const s = await server({ now: T0 + HOUR });
+    const request = (attempt: number) => ({
+      repo: REPO,
+      org_url_slug: ORG,
+      branch: 'main',
+      sha: sha(1),
+      attempt,
+      reports: [{ name: 'junit.xml', content: junit([PAYS]) }],
+    });
+    const refused = await call(s, 'uploadTestResults', request(2_147_483_648), { token: 'token-a' });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toMatch(/attempt/);
+    expect((await call(s, 'uploadTestResults', request(2_147_483_647), { token: 'token-a' })).status).toBe(200);
+  });
+
   it('malformed XML anywhere in an upload stores nothing and names the file and line', async () => {
     const clock = { now: T0 + 12 * HOUR };
     const s = await server(clock);
