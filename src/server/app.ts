@@ -149,6 +149,21 @@ function describeRequestError(error: z.ZodError): string {
   return describeZodError(error);
 }
 
+/**
+ * The path of the first string in a request holding a NUL character (U+0000), or null. No field
+ * takes one: PostgreSQL's text cannot hold it (it answered such a repository name with a 500), no
+ * repository, branch or test name contains one, and both databases must give the same answers.
+ */
+function nulPath(value: unknown, path: string[] = []): string | null {
+  if (typeof value === 'string') return value.includes('\0') ? path.join('.') || 'body' : null;
+  if (typeof value !== 'object' || value === null) return null;
+  for (const [key, item] of Object.entries(value)) {
+    const found = nulPath(item, [...path, key]);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
 /** Large answers that are served again unchanged (getQueue of a long queue) go out gzipped to clients that accept it. */
 const GZIP_FROM_BYTES = 16 * 1024;
 /** The gzip of each such answer, kept for as long as the answer itself is. */
@@ -391,6 +406,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
           const raw = def.method === 'GET' ? request.query : (request.body ?? {});
           const parsed = schema.safeParse(raw, { reportInput: true });
           if (!parsed.success) throw new HttpError(400, describeRequestError(parsed.error));
+          const nul = nulPath(parsed.data);
+          if (nul !== null) throw new HttpError(400, `${nul}: must not contain a NUL character (U+0000)`);
           input = parsed.data;
         }
         const result = await handler(input as never, { org: request.org, request, reply });

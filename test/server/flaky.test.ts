@@ -593,6 +593,20 @@ describe('flaky tests: upload, classification and every endpoint', () => {
     expect((await call(s, 'uploadTestResults', request(2_147_483_647), { token: 'token-a' })).status).toBe(200);
   });
 
+  it('refuses a NUL character in any field with a 400 that names the field (PostgreSQL cannot store one)', async () => {
+    const s = await server({ now: T0 + HOUR });
+    await upload(s, [PAYS], { sha: sha(1), at: T0 });
+    const settings = await call(s, 'getRepositorySettings', { ...key, repo: { ...REPO, name: 'we\u0000b' } }, { token: 'token-a' });
+    expect([settings.status, settings.text]).toEqual([400, 'repo.name: must not contain a NUL character (U+0000)']);
+    const uploaded = await call(
+      s,
+      'uploadTestResults',
+      { ...key, branch: 'main\u0000', sha: sha(2), reports: [{ name: 'junit.xml', content: junit([PAYS]) }] },
+      { token: 'token-a' },
+    );
+    expect([uploaded.status, uploaded.text]).toEqual([400, 'branch: must not contain a NUL character (U+0000)']);
+  });
+
   it('malformed XML anywhere in an upload stores nothing and names the file and line', async () => {
     const clock = { now: T0 + 12 * HOUR };
     const s = await server(clock);
