@@ -1,24 +1,17 @@
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BODY_LIMIT_BYTES } from '../../src/contract/index.js';
 import { sandboxHeadSha } from '../../src/forge/sandbox.js';
-import { serversPerTest } from '../support/hooks.js';
-import { skipWithoutPostgres, startPostgres, type PostgresCluster } from '../support/postgres.js';
+import { eachDatabase, serversPerTest } from '../support/hooks.js';
 import type { TestServer, TestServerOptions } from '../support/server.js';
 import { call, ISO_MS, ok, Q, REPO } from './helpers.js';
 
 const startServer = serversPerTest();
 
-/**
- * The database of the servers started now: the embedded SQLite, or a fresh database of a
- * throwaway PostgreSQL cluster (the tests of stored state run on both, below).
- */
-let database: (() => Promise<Pick<TestServerOptions, 'databaseUrl'>>) | null = null;
-
 async function server(opts?: TestServerOptions): Promise<TestServer> {
-  return startServer({ ...opts, ...(await database?.()) });
+  return startServer({ ...opts, ...(await database()) });
 }
 
 async function withQueue(opts?: TestServerOptions): Promise<TestServer> {
@@ -323,23 +316,7 @@ function persistenceSuite(): void {
   });
 }
 
-describe('on SQLite', () => {
-  persistenceSuite();
-});
-
-const noPostgres = skipWithoutPostgres();
-describe.skipIf(noPostgres)('on PostgreSQL', () => {
-  let cluster: PostgresCluster;
-  beforeAll(async () => {
-    cluster = await startPostgres();
-    database = async () => ({ databaseUrl: await cluster.createDatabase() });
-  });
-  afterAll(async () => {
-    database = null;
-    await cluster?.close();
-  });
-  persistenceSuite();
-});
+const database = eachDatabase(persistenceSuite);
 
 describe('compression', () => {
   /** getQueue over node:http, which (unlike fetch) shows the encoding and leaves the body as sent. */

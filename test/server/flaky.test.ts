@@ -3,14 +3,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { routes } from '../../src/contract/index.js';
 import { parseJUnit } from '../../src/flaky/junit.js';
 import { foldResults } from '../../src/flaky/results.js';
-import { serversPerTest } from '../support/hooks.js';
-import { skipWithoutPostgres, startPostgres, type PostgresCluster } from '../support/postgres.js';
-import { startTestServer, type TestServer, type TestServerOptions } from '../support/server.js';
+import { eachDatabase, serversPerTest } from '../support/hooks.js';
+import { startTestServer, type TestServer } from '../support/server.js';
 import { call, ISO_MS, ok, REPO, shapeMismatches } from './helpers.js';
 
 // Flaky tests over real HTTP: reports go in through the upload extension, and every v1 flaky
@@ -48,15 +47,10 @@ function junit(cases: Case[]): string {
 
 const startServer = serversPerTest();
 
-/**
- * The database of the servers started now: the embedded SQLite, or a fresh database of a
- * throwaway PostgreSQL cluster (the same suite runs on both, below).
- */
-let database: (() => Promise<Pick<TestServerOptions, 'databaseUrl'>>) | null = null;
 
 /** A server whose clock reads `clock.now` (ms). */
 async function server(clock: { now: number }) {
-  return startServer({ tokens: { 'token-a': ORG, 'token-b': 'other' }, now: () => clock.now, ...(await database?.()) });
+  return startServer({ tokens: { 'token-a': ORG, 'token-b': 'other' }, now: () => clock.now, ...(await database()) });
 }
 
 interface UploadOptions {
@@ -743,7 +737,7 @@ describe('flaky data and restarts', () => {
   it('survives a restart of the server on the same data dir', async () => {
     const clock = { now: T0 + 12 * HOUR };
     const dataDir = await mkdtemp(join(tmpdir(), 'railyard-flaky-'));
-    const db = await database?.();
+    const db = await database();
     try {
       const s = await startTestServer({ dataDir, tokens: { 'token-a': ORG }, now: () => clock.now, ...db });
       await seed(s);
@@ -788,20 +782,4 @@ describe('Playwright projects', () => {
 });
 }
 
-describe('on SQLite', () => {
-  flakySuite();
-});
-
-const noPostgres = skipWithoutPostgres();
-describe.skipIf(noPostgres)('on PostgreSQL', () => {
-  let cluster: PostgresCluster;
-  beforeAll(async () => {
-    cluster = await startPostgres();
-    database = async () => ({ databaseUrl: await cluster.createDatabase() });
-  });
-  afterAll(async () => {
-    database = null;
-    await cluster?.close();
-  });
-  flakySuite();
-});
+const database = eachDatabase(flakySuite);

@@ -8,14 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { routes, type OperationName } from '../../src/contract/index.js';
 import { newQueueModel } from '../../src/engine/index.js';
 import { migrations } from '../../src/store/migrations/index.js';
 import { SQLITE_FILE } from '../../src/store/store.js';
 import { createRepo, type FixtureRepo } from '../forge/fixture.js';
 import { railyard, unwrapOclif } from '../support/cli.js';
-import { skipWithoutPostgres, startPostgres, type PostgresCluster } from '../support/postgres.js';
+import { eachDatabase } from '../support/hooks.js';
 import { startTestServer, type TestServer, type TestServerOptions } from '../support/server.js';
 import { call, ok, REPO } from './helpers.js';
 
@@ -28,17 +28,8 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-/** Makes a PostgreSQL database for a test (the tests of stored state run on both databases, below). */
-let newDatabase: (() => Promise<string>) | null = null;
-/** The running test's database, shared by its restarts; none on SQLite. */
-let testDatabase: Promise<string> | undefined;
-afterEach(() => {
-  testDatabase = undefined;
-});
-
 async function server(opts: TestServerOptions = {}): Promise<TestServer> {
-  if (newDatabase) testDatabase ??= newDatabase();
-  const s = await startTestServer({ ...opts, ...(testDatabase ? { databaseUrl: await testDatabase } : {}) });
+  const s = await startTestServer({ ...opts, ...(await database()) });
   cleanups.push(() => s.close());
   return s;
 }
@@ -370,23 +361,7 @@ function storedStateSuite(): void {
   });
 }
 
-describe('on SQLite', () => {
-  storedStateSuite();
-});
-
-const noPostgres = skipWithoutPostgres();
-describe.skipIf(noPostgres)('on PostgreSQL', () => {
-  let cluster: PostgresCluster;
-  beforeAll(async () => {
-    cluster = await startPostgres();
-    newDatabase = () => cluster.createDatabase();
-  });
-  afterAll(async () => {
-    newDatabase = null;
-    await cluster?.close();
-  });
-  storedStateSuite();
-});
+const database = eachDatabase(storedStateSuite);
 
 describe('railyard serve --org-repos', () => {
   it('refuses a malformed value or two organisations for one repository before starting (exit 2)', async () => {

@@ -1,5 +1,5 @@
-import { afterAll, afterEach, beforeAll } from 'vitest';
-import { startPostgres, type PostgresCluster } from './postgres.js';
+import { afterAll, afterEach, beforeAll, describe } from 'vitest';
+import { skipWithoutPostgres, startPostgres, type PostgresCluster } from './postgres.js';
 import { startTestServer, type TestServer, type TestServerOptions } from './server.js';
 
 /**
@@ -47,5 +47,38 @@ export function serversPerTest(): (opts?: TestServerOptions) => Promise<TestServ
     const s = await startTestServer(opts);
     servers.push(s);
     return s;
+  };
+}
+
+/**
+ * Declares `suite` twice: 'on SQLite', and 'on PostgreSQL' on a throwaway cluster (skipped, saying
+ * why, on a machine without PostgreSQL; with CI set it must run). Call once at the top level of a
+ * test file: `const database = eachDatabase(suite);`. A server started in the suite takes
+ * `await database()`: nothing on SQLite; on PostgreSQL the running test's own database, made on
+ * first use and shared by every server the test starts (a restart finds what it stored).
+ */
+export function eachDatabase(suite: () => void): () => Promise<Pick<TestServerOptions, 'databaseUrl'>> {
+  let newDatabase: (() => Promise<string>) | null = null;
+  let current: Promise<string> | undefined;
+  afterEach(() => {
+    current = undefined;
+  });
+  describe('on SQLite', suite);
+  describe.skipIf(skipWithoutPostgres())('on PostgreSQL', () => {
+    let cluster: PostgresCluster | undefined;
+    beforeAll(async () => {
+      cluster = await startPostgres();
+      newDatabase = () => cluster!.createDatabase();
+    });
+    afterAll(async () => {
+      newDatabase = null;
+      await cluster?.close();
+    });
+    suite();
+  });
+  return async () => {
+    if (!newDatabase) return {};
+    current ??= newDatabase();
+    return { databaseUrl: await current };
   };
 }
