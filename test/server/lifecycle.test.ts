@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { routes } from '../../src/contract/index.js';
+import { eachDatabase } from '../support/hooks.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { call, ok, REPO, shapeMismatches } from './helpers.js';
 
@@ -25,79 +26,84 @@ afterEach(async () => {
 });
 
 async function start(dataDir: string): Promise<TestServer> {
-  const s = await startTestServer({ dataDir });
+  const s = await startTestServer({ dataDir, ...(await database()) });
   cleanups.push(() => s.close());
   return s;
 }
 
-describe('persistence', () => {
-  it('serves the same queues, pull requests, settings and impacted targets after a restart', async () => {
-    const dir = await tempDir();
-    const a = await start(dir);
-    await ok(a, 'createQueue', { ...Q, mode: 'parallel', concurrency: 2 });
-    await ok(a, 'updateQueue', { ...Q, batch: true, requiredStatuses: ['ci'] });
-    for (const n of [1, 2, 3]) await ok(a, 'submitPullRequest', { ...Q, pr: { number: n }, priority: n === 3 ? 'urgent' : undefined });
-    const sha2 = (await ok(a, 'getSubmittedPullRequest', { ...Q, pr: { number: 2 } })).prSha;
-    await ok(a, 'setImpactedTargets', { ...Q, pr: { number: 2, sha: sha2 }, impactedTargets: ['//a'] });
-    await ok(a, 'setImpactedTargets', { ...Q, pr: { number: 9, sha: 'abc' }, impactedTargets: 'ALL' });
-    await ok(a, 'cancelPullRequest', { ...Q, pr: { number: 1 } });
-    const snapshot = async (s: TestServer) => ({
-      queue: await ok(s, 'getQueue', Q),
-      list: await ok(s, 'listPullRequests', Q),
-      prs: await Promise.all([1, 2, 3].map((n) => ok(s, 'getSubmittedPullRequest', { ...Q, pr: { number: n } }))),
+/** Restarts, once per database: a restarted server (on PostgreSQL, a replica) finds what was stored. */
+function persistenceSuite(): void {
+  describe('persistence', () => {
+    it('serves the same queues, pull requests, settings and impacted targets after a restart', async () => {
+      const dir = await tempDir();
+      const a = await start(dir);
+      await ok(a, 'createQueue', { ...Q, mode: 'parallel', concurrency: 2 });
+      await ok(a, 'updateQueue', { ...Q, batch: true, requiredStatuses: ['ci'] });
+      for (const n of [1, 2, 3]) await ok(a, 'submitPullRequest', { ...Q, pr: { number: n }, priority: n === 3 ? 'urgent' : undefined });
+      const sha2 = (await ok(a, 'getSubmittedPullRequest', { ...Q, pr: { number: 2 } })).prSha;
+      await ok(a, 'setImpactedTargets', { ...Q, pr: { number: 2, sha: sha2 }, impactedTargets: ['//a'] });
+      await ok(a, 'setImpactedTargets', { ...Q, pr: { number: 9, sha: 'abc' }, impactedTargets: 'ALL' });
+      await ok(a, 'cancelPullRequest', { ...Q, pr: { number: 1 } });
+      const snapshot = async (s: TestServer) => ({
+        queue: await ok(s, 'getQueue', Q),
+        list: await ok(s, 'listPullRequests', Q),
+        prs: await Promise.all([1, 2, 3].map((n) => ok(s, 'getSubmittedPullRequest', { ...Q, pr: { number: n } }))),
+      });
+      const before = await snapshot(a);
+      expect(before.queue.enqueuedPullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([2]);
+      await a.close();
+
+      const b = await start(dir);
+      expect(await snapshot(b)).toEqual(before);
+      // New submissions continue the order, and an early upload still applies.
+      await ok(b, 'submitPullRequest', { ...Q, pr: { number: 4 } });
+      const list = await ok(b, 'listPullRequests', Q);
+      // Queue order: #2 in the line, then the PRs not ready (#3 urgent first), then #1 that left.
+      expect(list.pullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([2, 3, 4, 1]);
     });
-    const before = await snapshot(a);
-    expect(before.queue.enqueuedPullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([2]);
-    await a.close();
 
-    const b = await start(dir);
-    expect(await snapshot(b)).toEqual(before);
-    // New submissions continue the order, and an early upload still applies.
-    await ok(b, 'submitPullRequest', { ...Q, pr: { number: 4 } });
-    const list = await ok(b, 'listPullRequests', Q);
-    // Queue order: #2 in the line, then the PRs not ready (#3 urgent first), then #1 that left.
-    expect(list.pullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([2, 3, 4, 1]);
-  });
+    it('reports a run through getMergeQueueTestingDetails, and a server restarted mid-run finishes it without losing anything', async () => {
+      const dir = await tempDir();
+      const a = await startTestServer({ dataDir: dir, sandbox: { testSeconds: 3 }, ...(await database()) });
+      cleanups.push(() => a.close());
+      await ok(a, 'createQueue', Q);
+      await ok(a, 'updateQueue', { ...Q, requiredStatuses: ['build', 'test'] });
+      await ok(a, 'submitPullRequest', { ...Q, pr: { number: 1 } });
+      const pr = await waitFor(a, 1, (p) => p.state === 'testing' && p.testRunId);
+      const waitForBranch = async () => {
+        for (let i = 0; i < 50; i++) {
+          const d = await ok(a, 'getMergeQueueTestingDetails', { ...Q, testRunId: pr.testRunId });
+          if (d.testBranch) return d;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        throw new Error('the run never got a test branch');
+      };
+      const details = await waitForBranch();
+      expect(shapeMismatches(routes.getMergeQueueTestingDetails.response as z.ZodType, details)).toEqual([]);
+      expect(details).toMatchObject({
+        testBranch: `railyard-merge/pr-1/${pr.testRunId}`,
+        testBranchSha: expect.stringMatching(/^[0-9a-f]{40}$/),
+        status: 'in_progress',
+        requiredStatuses: ['build', 'test'],
+        testedPullRequests: [{ prNumber: 1, prUrl: 'https://github.com/acme/web/pull/1', title: 'Sandbox PR #1' }],
+      });
+      expect((await call(a, 'getMergeQueueTestingDetails', { ...Q, testRunId: 'other' })).status).toBe(404);
+      await a.close();
 
-  it('reports a run through getMergeQueueTestingDetails, and a server restarted mid-run finishes it without losing anything', async () => {
-    const dir = await tempDir();
-    const a = await startTestServer({ dataDir: dir, sandbox: { testSeconds: 3 } });
-    cleanups.push(() => a.close());
-    await ok(a, 'createQueue', Q);
-    await ok(a, 'updateQueue', { ...Q, requiredStatuses: ['build', 'test'] });
-    await ok(a, 'submitPullRequest', { ...Q, pr: { number: 1 } });
-    const pr = await waitFor(a, 1, (p) => p.state === 'testing' && p.testRunId);
-    const waitForBranch = async () => {
-      for (let i = 0; i < 50; i++) {
-        const d = await ok(a, 'getMergeQueueTestingDetails', { ...Q, testRunId: pr.testRunId });
-        if (d.testBranch) return d;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      throw new Error('the run never got a test branch');
-    };
-    const details = await waitForBranch();
-    expect(shapeMismatches(routes.getMergeQueueTestingDetails.response as z.ZodType, details)).toEqual([]);
-    expect(details).toMatchObject({
-      testBranch: `railyard-merge/pr-1/${pr.testRunId}`,
-      testBranchSha: expect.stringMatching(/^[0-9a-f]{40}$/),
-      status: 'in_progress',
-      requiredStatuses: ['build', 'test'],
-      testedPullRequests: [{ prNumber: 1, prUrl: 'https://github.com/acme/web/pull/1', title: 'Sandbox PR #1' }],
+      // Restarted before the run finished: the run is re-attached (same id) and the PR lands once.
+      const b = await startTestServer({ dataDir: dir, sandbox: { testSeconds: 3 }, ...(await database()) });
+      cleanups.push(() => b.close());
+      const merged = await waitFor(b, 1, (p) => p.state === 'merged');
+      expect(merged.testRunId).toBe(pr.testRunId);
+      const after = await ok(b, 'getMergeQueueTestingDetails', { ...Q, testRunId: pr.testRunId });
+      expect(after).toMatchObject({ status: 'succeeded', testBranchSha: details.testBranchSha });
+      const list = await ok(b, 'listPullRequests', { ...Q, state: 'merged' });
+      expect(list.pullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([1]);
     });
-    expect((await call(a, 'getMergeQueueTestingDetails', { ...Q, testRunId: 'other' })).status).toBe(404);
-    await a.close();
-
-    // Restarted before the run finished: the run is re-attached (same id) and the PR lands once.
-    const b = await startTestServer({ dataDir: dir, sandbox: { testSeconds: 3 } });
-    cleanups.push(() => b.close());
-    const merged = await waitFor(b, 1, (p) => p.state === 'merged');
-    expect(merged.testRunId).toBe(pr.testRunId);
-    const after = await ok(b, 'getMergeQueueTestingDetails', { ...Q, testRunId: pr.testRunId });
-    expect(after).toMatchObject({ status: 'succeeded', testBranchSha: details.testBranchSha });
-    const list = await ok(b, 'listPullRequests', { ...Q, state: 'merged' });
-    expect(list.pullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([1]);
   });
-});
+}
+
+const database = eachDatabase(persistenceSuite);
 
 describe('shutdown', () => {
   it('a server closed right after it re-attached to several runs stops at once (no run is started after close)', async () => {
