@@ -23,7 +23,7 @@ import {
   type StatusResponse,
 } from '../contract/index.js';
 import type { Forge } from '../forge/types.js';
-import { isDatabaseUnavailable, LeaseLostError, type Store } from '../store/index.js';
+import { isDatabaseBusy, isDatabaseUnavailable, LeaseLostError, type Store } from '../store/index.js';
 import { TokenAuth } from './auth.js';
 import { HttpError, oneLine } from './errors.js';
 import { FlakyService } from './flaky.js';
@@ -153,9 +153,14 @@ function describeRequestError(error: z.ZodError): string {
  * The path of the first string in a request holding a NUL character (U+0000), or null. No field
  * takes one: PostgreSQL's text cannot hold it (it answered such a repository name with a 500), no
  * repository, branch or test name contains one, and both databases must give the same answers.
+ * Report contents are not fields: the JUnit reader turns the characters XML forbids, NUL among
+ * them (captured output holds such bytes), into U+FFFD before anything is stored.
  */
 function nulPath(value: unknown, path: string[] = []): string | null {
-  if (typeof value === 'string') return value.includes('\0') ? path.join('.') || 'body' : null;
+  if (typeof value === 'string') {
+    const reportContent = path.length === 3 && path[0] === 'reports' && path[2] === 'content';
+    return value.includes('\0') && !reportContent ? path.join('.') || 'body' : null;
+  }
   if (typeof value !== 'object' || value === null) return null;
   for (const [key, item] of Object.entries(value)) {
     const found = nulPath(item, [...path, key]);
@@ -353,6 +358,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       code = 'unavailable';
       reply.header('retry-after', '5');
       request.log.warn({ err: error, reqId: request.id }, 'database unavailable');
+    } else if (isDatabaseBusy(error)) {
+      status = 503;
+      message = `the database gave up waiting for other writes (${(error as { message?: string }).message ?? 'busy'}); nothing was changed, try again`;
+      code = 'unavailable';
+      reply.header('retry-after', '1');
+      request.log.warn({ err: error, reqId: request.id }, 'database busy');
     } else if (error instanceof LeaseLostError) {
       status = 503;
       message = 'this replica lost the lease of the queue mid-write; nothing was changed, try again';

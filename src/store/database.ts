@@ -56,6 +56,22 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return false;
 }
 
+/**
+ * PostgreSQL gave up on a statement that waited for other transactions (deadlock, serialization
+ * failure, lock or statement timeout): nothing was committed and the same request may well
+ * succeed at once, so the server answers 503 with a short Retry-After, not 500.
+ */
+const BUSY_CODES = new Set(['40P01', '40001', '55P03', '57014']);
+
+export function isDatabaseBusy(error: unknown): boolean {
+  for (let e = error, depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
+    const { code } = e as { code?: unknown };
+    if (typeof code === 'string' && BUSY_CODES.has(code)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
 /** The innermost reason of an error chain, on one line (a refused connection says which address). */
 function rootReason(error: unknown): string {
   let e: unknown = error;

@@ -2,4 +2,4 @@ export { openStore, hashToken, impactedTargetsKey, isPostgresUrl, LeaseLostError
 export type { Db, Fence, QueueTransaction, StoreKind, StoreOptions, StoredQueue, ImpactedTargetsWrite, TokenInfo, PrTransition } from './store.js';
 export type { SchemaTables } from './schema.js';
 export { migrations } from './migrations/index.js';
-export { isDatabaseUnavailable, openDatabase, redactUrl } from './database.js';
+export { isDatabaseBusy, isDatabaseUnavailable, openDatabase, redactUrl } from './database.js';

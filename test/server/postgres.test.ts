@@ -149,6 +149,34 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
     await waitFor(a, 2, merged);
   });
 
+  it('answers 503 with Retry-After when an upload waits past the statement timeout for a test held elsewhere, and stores none of it', async () => {
+    const url = await cluster().createDatabase();
+    const s = await server(url, { statementTimeoutMs: 1000 });
+    const report = (sha: string) => ({
+      repo: REPO,
+      org_url_slug: s.org,
+      branch: 'main',
+      sha,
+      reports: [{ name: 'junit.xml', content: '<testsuite name="s"><testcase classname="c" name="held"/><testcase classname="c" name="free"/></testsuite>' }],
+    });
+    await ok(s, 'uploadTestResults', report('a'.repeat(40)));
+    // Another writer (a ticket being linked, an upload running the test) holds the test's row.
+    const holder = new Client({ connectionString: url });
+    await holder.connect();
+    cleanup(() => holder.end());
+    await holder.query('BEGIN');
+    await holder.query(`SELECT 1 FROM test_cases WHERE name = 'held' FOR UPDATE`);
+    const waited = await call(s, 'uploadTestResults', report('b'.repeat(40)));
+    await holder.query('ROLLBACK');
+    expect(waited.status).toBe(503);
+    expect(waited.headers.get('retry-after')).toBe('1');
+    expect(waited.text).toMatch(/^the database gave up waiting for other writes \(.*\); nothing was changed, try again$/);
+    const { rows } = await holder.query('SELECT count(*)::int AS n FROM test_uploads');
+    expect(rows[0].n).toBe(1);
+    // Let go, the same upload goes in.
+    await ok(s, 'uploadTestResults', report('b'.repeat(40)));
+  });
+
   it('hands the queues of a replica that stops to another one, which finishes their runs', async () => {
     const url = await cluster().createDatabase();
     const a = await server(url, { sandbox: { testSeconds: 1 }, leaseMs: 1000 });

@@ -26,6 +26,8 @@ export interface TestServerOptions {
   orgRepos?: string[];
   /** PostgreSQL instead of SQLite: the server runs as one replica among any others on this database. */
   databaseUrl?: string;
+  /** PostgreSQL's statement_timeout for the server's connections (`serve --statement-timeout`). */
+  statementTimeoutMs?: number;
   /** Replicas: lease length (default 5 s, short in tests that fail over). */
   leaseMs?: number;
   /** HTTP timeouts (ms), e.g. short ones to test slow clients. */
@@ -52,7 +54,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const tokens = opts.tokens ?? { 'test-token': 'local' };
   const entries = Object.entries(tokens);
   if (!entries.length) throw new Error('startTestServer: tokens must not be empty');
-  const store = opts.databaseUrl ? await openStore({ databaseUrl: opts.databaseUrl, poolSize: 5 }) : await openStore({ dataDir });
+  const store = opts.databaseUrl ? await openStore({ databaseUrl: opts.databaseUrl, poolSize: 5, statementTimeoutMs: opts.statementTimeoutMs }) : await openStore({ dataDir });
   const replicas = opts.databaseUrl ? new Replicas(store, { databaseUrl: opts.databaseUrl, leaseMs: opts.leaseMs }) : undefined;
   for (const [token, org] of entries) await store.addToken(org, token);
   const { forge, workers } = await createBackend({

@@ -11,7 +11,7 @@ export const uploadFlags = {
   org: Flags.string({ char: 'o', description: 'organisation slug [env: RAILYARD_ORG]' }),
   branch: Flags.string({ char: 'b', description: 'branch the tests ran on [default: GITHUB_HEAD_REF / GITHUB_REF_NAME, else the checked-out branch]' }),
   sha: Flags.string({ description: 'commit SHA the tests ran on [default: the PR head / GITHUB_SHA, else git HEAD]' }),
-  pr: Flags.integer({ description: 'pull request number [default: from the GitHub event]', min: 1, max: 4_294_967_295 }),
+  pr: Flags.integer({ description: 'pull request number [default: from the GitHub event]', min: 1, max: 2_147_483_647 }),
   job: Flags.string({ description: 'CI job name [default: GITHUB_JOB]' }),
   attempt: Flags.integer({ description: 'CI run attempt, 1 for the first [default: GITHUB_RUN_ATTEMPT]', min: 1, max: 4_294_967_295 }),
   variant: Flags.string({ description: 'variant (e.g. an OS or shard kind): the same test in another variant is another test' }),
