@@ -352,11 +352,17 @@ export class FlakyStore {
       .execute();
   }
 
+  /**
+   * Stores the repository's CODEOWNERS file unless it is stored already. The comparison is made
+   * by the database against the row as it is now (PostgreSQL rechecks it after waiting for a
+   * writer), so an unchanged file neither locks the row nor loses to a change made meanwhile.
+   */
   async setCodeowners(repoId: string, codeowners: string, at: number): Promise<void> {
     await this.db
       .updateTable('flaky_repositories')
       .set({ codeowners, updated_at: at })
       .where('id', '=', repoId)
+      .where('codeowners', 'is distinct from', codeowners)
       .execute();
   }
 
@@ -376,10 +382,11 @@ export class FlakyStore {
   }
 
   /**
-   * The first of `n` new sequence numbers of `name` (tests or uploads). Called outside any
-   * transaction (the service does so before an upload's transaction begins): inside one, the
-   * counter's row would stay locked until that transaction ends and every upload of every
-   * repository would wait there. A number taken by an upload that then fails is not used again.
+   * The first of `n` new sequence numbers of `name`. Inside a transaction the counter's row stays
+   * locked until it ends: the service numbers new tests that way, so they are committed in the
+   * order of their numbers (page tokens rely on it), and takes upload numbers, which need only be
+   * unique, outside any transaction, so that uploads of known tests never wait there. A number
+   * taken by an upload that then fails is not used again.
    */
   async nextSeqs(name: 'test' | 'upload', n: number): Promise<number> {
     const bump = this.db
@@ -616,7 +623,7 @@ export class FlakyStore {
     await this.insertFailures(rest(write.failures), (item) => numbered(write.failure(item)));
   }
 
-  /** The other uploads of this commit that detection used (not excluded), stored before upload `self`. */
+  /** The other stored uploads of this commit that detection used (not excluded): every one but `self`. */
   async uploadsOfCommit(repoId: string, sha: string, self: number): Promise<EarlierUpload[]> {
     const rows = await this.db
       .selectFrom('test_uploads')

@@ -183,7 +183,7 @@ export interface FlakyFailuresTable {
   failure_line: Nullable<string>;
 }
 
-/** Sequence numbers handed out in arrival order: `test` and `upload`. */
+/** Sequence numbers of `test` (committed in the order of their numbers) and `upload` (unique only). */
 export interface FlakyCountersTable {
   name: string;
   value: number;

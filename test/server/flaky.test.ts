@@ -254,6 +254,27 @@ describe('flaky tests: upload, classification and every endpoint', () => {
     expect(flaky.get('logs in')!.codeowners).toEqual(['@acme/everyone']);
   });
 
+  it('keeps the CODEOWNERS file of the latest upload that sent one; an upload without one leaves it', async () => {
+    const s = await server({ now: T0 + 12 * HOUR });
+    const ownersOfMigrates = async () => {
+      const answer = await ok(s, 'listFailingTests', {
+        ...key,
+        start_time: new Date(T0).toISOString(),
+        end_time: new Date(T0 + DAY).toISOString(),
+        page_query: page(10),
+      });
+      return answer.tests.find((t: { name: string }) => t.name === 'migrates')?.codeowners;
+    };
+    const failing = [{ ...MIGRATES, fail: dbFailure(1) }];
+    await upload(s, failing, { sha: sha(1), at: T0 + HOUR, codeowners: CODEOWNERS });
+    expect(await ownersOfMigrates()).toEqual(['@acme/db-team']);
+    await upload(s, failing, { sha: sha(2), at: T0 + 2 * HOUR, codeowners: '* @acme/platform\n' });
+    expect(await ownersOfMigrates()).toEqual(['@acme/platform']);
+    await upload(s, failing, { sha: sha(3), at: T0 + 3 * HOUR, codeowners: '* @acme/platform\n' });
+    await upload(s, failing, { sha: sha(4), at: T0 + 4 * HOUR });
+    expect(await ownersOfMigrates()).toEqual(['@acme/platform']);
+  });
+
   it('list-failing-tests: distinct tests failed in [start, end), with rates and grouped failures', async () => {
     const clock = { now: T0 + 12 * HOUR };
     const s = await server(clock);
@@ -599,6 +620,9 @@ describe('flaky tests: upload, classification and every endpoint', () => {
       { token: 'token-a' },
     );
     expect([uploaded.status, uploaded.text]).toEqual([400, 'branch: must not contain a NUL character (U+0000)']);
+    // A report is not a field: its NUL bytes (captured output, a failure message) are read as U+FFFD.
+    const report = junit([{ ...LOGIN, fail: 'got \u0000 instead of a name' }]).replace('</testsuite>', '<system-out>bin\u0000ary</system-out></testsuite>');
+    expect(await upload(s, report, { sha: sha(3), at: T0 })).toMatchObject({ tests: 1, failed: 1 });
   });
 
   it('malformed XML anywhere in an upload stores nothing and names the file and line', async () => {

@@ -147,6 +147,46 @@ describe.skipIf(noPostgres)('store on postgres: several replicas', () => {
     expect(new Set([...stored[0], ...stored[1]]).size).toBe(12_000);
   });
 
+  it('holds tests row by row: an upload of other tests goes on, one sharing a test waits, opposite orders never deadlock', async () => {
+    const flaky = new FlakyStore(store.db);
+    await flaky.ensureRepository('acme', 'github.com/acme/held', { ...repo, name: 'held' }, 'repo-3', 0);
+    const seqs = Array.from({ length: 12_000 }, (_, i) => 200_000 + i);
+    await flaky.transaction((tx) =>
+      tx.insertCases(
+        seqs.map((seq) => ({ id: `held-${seq}` })),
+        (t) => ({ id: t.id, seq: Number(t.id.slice(5)), repo_id: 'repo-3', name: t.id, file: null, classname: null, parent: null, variant: '', first_seen_at: 0 }),
+      ),
+    );
+    const events: string[] = [];
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let taken!: () => void;
+    const holding = new Promise<void>((resolve) => (taken = resolve));
+    const first = flaky.transaction(async (tx) => {
+      await tx.holdCases('repo-3', seqs.slice(0, 6_000));
+      events.push('first holds its tests');
+      taken();
+      await released;
+      events.push('first lets go');
+    });
+    await holding;
+    await flaky.transaction(async (tx) => {
+      await tx.holdCases('repo-3', seqs.slice(6_000));
+      events.push('other tests held meanwhile');
+    });
+    const sharing = flaky.transaction(async (tx) => {
+      await tx.holdCases('repo-3', [seqs[6_000], seqs[5_999]]);
+      events.push('a shared test held');
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    release();
+    await Promise.all([first, sharing]);
+    expect(events).toEqual(['first holds its tests', 'other tests held meanwhile', 'first lets go', 'a shared test held']);
+    // Three statements each, in opposite orders as given: held in the given order, the second
+    // statement of each would wait for rows the other's first one holds (PostgreSQL: deadlock).
+    await Promise.all([seqs, [...seqs].reverse()].map((order) => flaky.transaction((tx) => tx.holdCases('repo-3', order))));
+  });
+
   it('uploads of a repository hold it together, and wait while a replica not yet upgraded holds it alone', async () => {
     const flaky = new FlakyStore(store.db);
     await flaky.ensureRepository('acme', 'github.com/acme/shared', { ...repo, name: 'shared' }, 'repo-2', 0);

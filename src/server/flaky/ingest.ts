@@ -119,12 +119,11 @@ export class Ingest {
     const tested = results.filter((r) => r.outcome !== 'skipped');
 
     // Before the transaction: the seqs of the stored tests (a stored test keeps its seq for good)
-    // and the numbers this upload takes. Outside it, taking them waits for no lock the transaction
+    // and the upload's number. Outside it, taking the number waits for no lock the transaction
     // holds, and the transaction never holds a pooled connection while asking for another.
     const seqs = await this.storedSeqs(results);
     const fresh = results.filter((r) => !seqs.has(r.id));
     const uploadSeq = await this.uploadSeqs.nextSeq();
-    let nextTestSeq = fresh.length ? await this.store.nextSeqs('test', fresh.length) : 0;
 
     const { response, added } = await this.store.transaction(async (tx) => {
       const repository = await lockRepository(tx, org, input.repo, now);
@@ -136,8 +135,12 @@ export class Ingest {
       const stable = branchMatcher(settings.failure_rate.branches)(input.branch);
 
       // The new tests. One that another upload stored since the lookup above keeps that upload's seq.
+      // They are numbered inside the transaction: the counter's row stays locked until this upload
+      // commits, so new tests are committed in the order of their numbers, and a page token (a
+      // keyset over them) never passes a test that appears later.
       const added: Array<readonly [string, number]> = [];
       if (fresh.length) {
+        let nextTestSeq = await tx.nextSeqs('test', fresh.length);
         const seqOfFresh = new Map(fresh.map((r) => [r.id, nextTestSeq++]));
         const stored = await tx.insertCases(fresh, (r) => ({
           id: r.id,
@@ -213,10 +216,9 @@ export class Ingest {
         const isNew = new Set(added.map(([id]) => id));
         await this.detect(tx, repository, input, { tested, stable, atOf, seqOf, isNew, uploadSeq });
       }
-      // Last, and only when it changed: the write holds the repository's row until the upload
-      // commits. An upload holding it waits for nothing more, so uploads never wait in a circle.
-      if (input.codeowners !== undefined && input.codeowners !== repository.codeownersText)
-        await tx.setCodeowners(repository.id, input.codeowners, now);
+      // Last: a change holds the repository's row until the upload commits, and an upload
+      // holding it waits for nothing more, so uploads never wait for each other in a circle.
+      if (input.codeowners !== undefined) await tx.setCodeowners(repository.id, input.codeowners, now);
       return { response, added };
     });
     for (const [id, seq] of added) this.rememberSeq(id, seq);

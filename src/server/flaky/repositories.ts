@@ -14,8 +14,6 @@ export interface Repository {
   repo: Repo;
   settings: RepositorySettings;
   codeowners: CodeOwners | null;
-  /** The CODEOWNERS file as uploaded (null when none was). */
-  codeownersText: string | null;
   /** How its tests are quarantined (the quarantine rule over its settings). */
   quarantine: QuarantineMatch[];
 }
@@ -41,7 +39,6 @@ function toRepository(row: RepositoryRow): Repository {
     repo: row.repo,
     settings,
     codeowners: row.codeowners ? new CodeOwners(row.codeowners) : null,
-    codeownersText: row.codeowners,
     quarantine: quarantineMatches(settings),
   };
 }
