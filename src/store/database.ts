@@ -56,13 +56,14 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return false;
 }
 
-/**
- * PostgreSQL gave up on a statement that waited for other transactions (deadlock, serialization
- * failure, lock or statement timeout): nothing was committed and the same request may well
- * succeed at once, so the server answers 503 with a short Retry-After, not 500.
- */
+/** Deadlock, serialization failure, lock timeout, statement timeout. */
 const BUSY_CODES = new Set(['40P01', '40001', '55P03', '57014']);
 
+/**
+ * Whether PostgreSQL gave up on a statement that waited for other transactions: nothing was
+ * committed and the same request may well succeed at once, so the server answers 503 with a short
+ * Retry-After, not 500.
+ */
 export function isDatabaseBusy(error: unknown): boolean {
   for (let e = error, depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
     const { code } = e as { code?: unknown };

@@ -6,7 +6,7 @@ import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseJUnit } from '../../src/flaky/junit.js';
 import { countResults, foldResults } from '../../src/flaky/results.js';
-import { isolatedEnv, railyard } from '../support/cli.js';
+import { isolatedEnv, railyard, unwrapOclif } from '../support/cli.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const FIXTURES = resolve(import.meta.dirname, '../fixtures/junit');
@@ -108,6 +108,12 @@ describe('railyard flaky upload', () => {
     expect(result.stderr).toMatch(/--junit: no file matches "reports\/\*\*\/\*\.xml"/);
     const noneGiven = await railyard(['flaky', 'upload', ...key('none')], env);
     expect(noneGiven.code).toBe(2);
+  });
+
+  it('an --attempt the server cannot store is a usage error (exit 2) before anything is sent', async () => {
+    const result = await railyard(['flaky', 'upload', ...key('attempt'), '--attempt', '2147483648', `${FIXTURES}/jest-junit.xml`], env);
+    expect(result.code).toBe(2);
+    expect(unwrapOclif(result.stderr)).toMatch(/--attempt.*2147483647/);
   });
 
   it('a malformed report: the server says which file and line (exit 1) and stores nothing of the upload', async () => {
