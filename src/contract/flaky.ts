@@ -196,8 +196,15 @@ export const RepositorySettings = z.object({
   infra_failure_threshold: Fraction,
   /** …when they have at least this many tests. */
   infra_failure_min_tests: z.number().int().min(1).max(1_000_000),
-  /** Where linked tickets live; `{id}` is replaced by the ticket id. */
-  ticket_url_template: z.string().includes('{id}'),
+  /**
+   * Where linked tickets live; `{id}` is replaced by the ticket id. Only http(s) URLs: the dashboard
+   * renders the result as a link, and `javascript:` or `data:` there would run in its page.
+   */
+  ticket_url_template: z
+    .string()
+    .max(2048)
+    .refine((t) => /^https?:\/\/[^\s/]/i.test(t), { message: 'must be an http:// or https:// URL, e.g. https://jira.example.com/browse/{id}' })
+    .refine((t) => t.includes('{id}'), { message: 'must contain {id} (where the ticket id goes)' }),
 });
 export type RepositorySettings = z.infer<typeof RepositorySettings>;
 

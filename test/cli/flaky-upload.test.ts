@@ -215,6 +215,7 @@ describe('railyard flaky settings and quarantine', () => {
       ['--flaky-activation', '150%'],
       ['--recovery-days', '99'],
       ['--ticket-url-template', 'https://t.example/'],
+      ['--ticket-url-template', 'javascript:alert(1)//{id}'],
       ['--branches', ','],
     ]) {
       const result = await railyard(['flaky', 'settings', '--repo', 'acme/settings', ...bad], env);

@@ -3,6 +3,7 @@ import type { QueueListItem, TestingDetailsResponse } from '../../src/contract/i
 import { explainReason } from '../../src/contract/reasons.js';
 import type { PullRequestHistoryResponse } from '../../src/contract/index.js';
 import { lastLines, layout, transitionsOf } from '../../web/src/model.js';
+import { safeHref } from '../../web/src/format.js';
 
 const pr = (
   prNumber: number,
@@ -145,5 +146,15 @@ describe("a PR's history, read leniently for the timeline", () => {
     ])
       expect(explainReason(code)).not.toBe(code);
     expect(explainReason('SOMETHING_NEW')).toBe('SOMETHING_NEW');
+  });
+});
+
+describe('safeHref', () => {
+  it('lets http(s) links through and refuses every other scheme (a stored javascript: ticket link is never a link)', () => {
+    expect(safeHref('https://jira.example.com/browse/KAN-1')).toBe('https://jira.example.com/browse/KAN-1');
+    expect(safeHref('http://tracker.intranet/1')).toBe('http://tracker.intranet/1');
+    for (const bad of ['javascript:alert(1)//KAN-1', ' JavaScript:alert(1)', 'data:text/html,x', 'vbscript:x', '/relative', '', null, undefined]) {
+      expect(safeHref(bad), String(bad)).toBeNull();
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError, type DetailedTestCase, type Repo, type UnhealthyTestCase } from './api.js';
-import { percent, repoPath, enc } from './format.js';
+import { percent, repoPath, enc, safeHref } from './format.js';
 import { usePoll } from './poll.js';
 import { BarChart, DailyRateChart, ErrorBox, Section, State } from './ui.js';
 
@@ -291,9 +291,13 @@ function TestDetail({ repo, org, testId }: { repo: Repo; org: string; testId: st
               <p>
                 Ticket:{' '}
                 {t.ticket ? (
-                  <a href={t.ticket.html_url} rel="noreferrer noopener">
-                    {t.ticket.html_url}
-                  </a>
+                  safeHref(t.ticket.html_url) ? (
+                    <a href={safeHref(t.ticket.html_url)!} rel="noreferrer noopener">
+                      {t.ticket.html_url}
+                    </a>
+                  ) : (
+                    <span title="not an http(s) link: fix the ticket URL template in the repository settings">{t.ticket.html_url}</span>
+                  )
                 ) : (
                   'none'
                 )}

@@ -59,3 +59,18 @@ export function repoPath(repo: { host: string; owner: string; name: string }): s
   return `${enc(repo.host)}/${enc(repo.owner)}/${enc(repo.name)}`;
 }
 export const enc = encodeURIComponent;
+
+/**
+ * `url` when it is an absolute http(s) URL, else null. Links built from stored settings (a ticket
+ * URL template) are rendered only through this: a `javascript:` or `data:` URL would run in the
+ * dashboard's page when clicked, whatever the server let through.
+ */
+export function safeHref(url: string | null | undefined): string | null {
+  if (!url) return null;
+  try {
+    const u = new URL(url);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u.href : null;
+  } catch {
+    return null;
+  }
+}

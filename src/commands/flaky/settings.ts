@@ -73,6 +73,7 @@ export default class Settings extends BaseCommand {
     if (Object.keys(rate).length) change.failure_rate = rate;
     if (flags['ticket-url-template'] !== undefined) {
       const template = flags['ticket-url-template'];
+      if (!/^https?:\/\/[^\s/]/i.test(template)) throw new ConfigError(`--ticket-url-template: must be an http:// or https:// URL, got "${template}"`);
       if (!template.includes('{id}')) throw new ConfigError(`--ticket-url-template: must contain {id}, got "${template}"`);
       change.ticket_url_template = template;
     }

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Repo } from '../../contract/index.js';
 import type { PrFacts } from '../../engine/types.js';
 import type { Forge, PrLandingState } from '../types.js';
+import { repoPlaceProblem } from './place.js';
 import { containedIn, getPullRequest, repoDirFor } from './repo.js';
 
 /**
@@ -15,9 +16,17 @@ export class GitForge implements Forge {
 
   constructor(readonly gitRoot: string) {}
 
-  /** `DIR/<host>/<owner>/<name>.git`; throws on names that could escape the root. */
+  /**
+   * `DIR/<host>/<owner>/<name>.git`; throws on names that could escape the root, and on a
+   * repository that is not a place of its own (a symlink to another owner's: see ./place.ts).
+   */
   repoDir(repo: Repo): string {
-    return repoDirFor(this.gitRoot, repo.host, repo.owner, repo.name);
+    const dir = repoDirFor(this.gitRoot, repo.host, repo.owner, repo.name);
+    if (existsSync(dir)) {
+      const problem = repoPlaceProblem(this.gitRoot, dir);
+      if (problem) throw new Error(`repo: ${repo.host}/${repo.owner}/${repo.name} is refused: ${problem}`);
+    }
+    return dir;
   }
 
   /** Whether the repository exists under the git root. */

@@ -30,5 +30,6 @@ export {
 } from './repo.js';
 export type { ChecksConfig, PullRefState, RepoChange, RepoSnapshot, TestBranch, TreeMerge, WatchOptions } from './repo.js';
 export { buildTestCommit } from './build.js';
+export { repoPlaceProblem } from './place.js';
 export { GitForge } from './forge.js';
 export type { BuildTestCommitInput, BuiltTestCommit, TestUnit } from './build.js';

@@ -1,0 +1,147 @@
+/**
+ * Trust, second pass (issue 26): what a token of one organisation could still learn or plant.
+ * Links only to http(s) (a `javascript:` ticket template), repositories of the git root that are
+ * symlinks to another owner's, and repository ownership that must not show through the answers.
+ * Real server over HTTP, real git repositories.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRepo, type FixtureRepo } from '../forge/fixture.js';
+import { startTestServer, type TestServer, type TestServerOptions } from '../support/server.js';
+import { call, ok, REPO } from './helpers.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function server(opts: TestServerOptions = {}): Promise<TestServer> {
+  const s = await startTestServer(opts);
+  cleanups.push(() => s.close());
+  return s;
+}
+
+async function repo(location: { host: string; owner: string; name: string }, root?: string): Promise<FixtureRepo> {
+  const r = await createRepo({ location, checks: { test: 'true' }, root });
+  cleanups.push(() => r.cleanup());
+  return r;
+}
+
+const junit = (names: string[]) =>
+  `<?xml version="1.0"?><testsuites><testsuite name="s">${names.map((n) => `<testcase name="${n}" classname="c"/>`).join('')}</testsuite></testsuites>`;
+
+describe('ticket links are http(s) only', () => {
+  it('updateRepositorySettings refuses a javascript:, data: or relative ticket_url_template with 400 naming the field, and keeps the old one', async () => {
+    const s = await server();
+    const key = { repo: REPO, org_url_slug: s.org };
+    await ok(s, 'uploadTestResults', {
+      ...key,
+      branch: 'main',
+      sha: 'a'.repeat(40),
+      reports: [{ name: 'junit.xml', content: junit(['t1']) }],
+    });
+    await ok(s, 'updateRepositorySettings', { ...key, settings: { ticket_url_template: 'https://jira.example.com/browse/{id}' } });
+    for (const bad of [
+      'javascript:alert(document.cookie)//{id}',
+      'JavaScript:alert(1)//{id}',
+      ' javascript:alert(1)//{id}',
+      'data:text/html,<script>alert(1)</script>{id}',
+      'vbscript:msgbox({id})',
+      '//evil.example/{id}',
+      '/browse/{id}',
+    ]) {
+      const r = await call(s, 'updateRepositorySettings', { ...key, settings: { ticket_url_template: bad } });
+      expect(r.status, bad).toBe(400);
+      expect(r.text, bad).toBe(
+        'settings.ticket_url_template: must be an http:// or https:// URL, e.g. https://jira.example.com/browse/{id}',
+      );
+    }
+    const noId = await call(s, 'updateRepositorySettings', { ...key, settings: { ticket_url_template: 'https://jira.example.com/' } });
+    expect(noId.status).toBe(400);
+    expect(noId.text).toBe('settings.ticket_url_template: must contain {id} (where the ticket id goes)');
+
+    const settings = await ok(s, 'getRepositorySettings', key);
+    expect(settings.ticket_url_template).toBe('https://jira.example.com/browse/{id}');
+    // http:// stays possible (an intranet tracker).
+    await ok(s, 'updateRepositorySettings', { ...key, settings: { ticket_url_template: 'http://tracker.intranet/{id}' } });
+  });
+});
+
+describe('repositories of the git root are places of their own', () => {
+  const ACME = { host: 'github.com', owner: 'acme', name: 'web' };
+  const TWO_ORGS = { 'token-a': 'alpha', 'token-b': 'beta' };
+  const pins = ['alpha=github.com/acme/*', 'beta=github.com/evil/*'];
+
+  /** acme/web with PR #7 (pushed by the attacker through the link), beta's link planted by `plant`. */
+  async function attack(plant: (root: string) => void) {
+    const acme = await repo(ACME);
+    acme.openPr(7, { 'evil.txt': 'landed by another organisation\n' }, { title: 'Evil' });
+    plant(acme.root);
+    const before = acme.headOf('main');
+    const s = await server({ gitRoot: acme.root, tokens: TWO_ORGS, orgRepos: pins, tickMs: 50, pollMs: 50 });
+    return { acme, s, before };
+  }
+
+  it.each([
+    ['a symlinked repository (evil/web.git -> ../acme/web.git)', (root: string) => {
+      mkdirSync(join(root, 'github.com', 'evil'));
+      symlinkSync('../acme/web.git', join(root, 'github.com', 'evil', 'web.git'));
+    }],
+    ['a symlinked owner directory (evil -> acme)', (root: string) => {
+      symlinkSync('acme', join(root, 'github.com', 'evil'));
+    }],
+    ['an absolute symlink to the repository', (root: string) => {
+      mkdirSync(join(root, 'github.com', 'evil'));
+      symlinkSync(join(root, 'github.com', 'acme', 'web.git'), join(root, 'github.com', 'evil', 'web.git'));
+    }],
+  ])('%s: the other organisation cannot submit or land a PR in acme/web', async (_what, plant) => {
+    const { acme, s, before } = await attack(plant);
+    const EVIL = { repo: { ...ACME, owner: 'evil' }, targetBranch: 'main' };
+    await ok(s, 'createQueue', EVIL, 'token-b');
+    const submit = await call(s, 'submitPullRequest', { ...EVIL, pr: { number: 7 } }, { token: 'token-b' });
+    expect(submit.status).toBe(404);
+    // The answer does not say where the link points.
+    expect(submit.text).not.toMatch(/acme/);
+    // Give the queue every chance to act: nothing lands in acme/web.
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(acme.headOf('main')).toBe(before);
+    expect(acme.read('main', 'evil.txt')).toBeNull();
+  });
+
+  it('a repository whose refs are a symlink into another owner\'s repository is refused too', async () => {
+    const { acme, s, before } = await attack((root) => {
+      const evil = join(root, 'github.com', 'evil', 'web.git');
+      mkdirSync(evil, { recursive: true });
+      execFileSync('git', ['init', '-q', '--bare', evil]);
+      rmSync(join(evil, 'refs'), { recursive: true });
+      symlinkSync('../../acme/web.git/refs', join(evil, 'refs'));
+      rmSync(join(evil, 'objects'), { recursive: true });
+      symlinkSync('../../acme/web.git/objects', join(evil, 'objects'));
+    });
+    const EVIL = { repo: { ...ACME, owner: 'evil' }, targetBranch: 'main' };
+    await ok(s, 'createQueue', EVIL, 'token-b');
+    expect((await call(s, 'submitPullRequest', { ...EVIL, pr: { number: 7 } }, { token: 'token-b' })).status).toBe(404);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(acme.headOf('main')).toBe(before);
+  });
+
+  it('the repository itself still works for its owner', async () => {
+    const { acme, s } = await attack((root) => {
+      mkdirSync(join(root, 'github.com', 'evil'));
+      symlinkSync('../acme/web.git', join(root, 'github.com', 'evil', 'web.git'));
+    });
+    const Q = { repo: ACME, targetBranch: 'main' };
+    await ok(s, 'createQueue', Q, 'token-a');
+    await ok(s, 'submitPullRequest', { ...Q, pr: { number: 7 } }, 'token-a');
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const pr = await ok(s, 'getSubmittedPullRequest', { ...Q, pr: { number: 7 } }, 'token-a');
+      if (pr.state === 'merged') break;
+      if (Date.now() > deadline || pr.state === 'failed') throw new Error(`#7 is ${pr.state} (${pr.stateReason ?? ''})`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(acme.read('main', 'evil.txt')).toBe('landed by another organisation\n');
+  });
+});
