@@ -38,6 +38,13 @@ async function waitFor(s: TestServer, prNumber: number, done: (pr: PrAnswer) => 
 
 const merged = (pr: { state: string }) => pr.state === 'merged';
 
+/** What the servers of a test that breaks the database on purpose reported: asserted on, not printed. */
+function expectedFailures(): { log: (message: string, error?: unknown) => void; lines: string[] } {
+  const lines: string[] = [];
+  const log = (message: string, error?: unknown) => lines.push(`${message}: ${error instanceof Error ? error.message : String(error ?? '')}`);
+  return { log, lines };
+}
+
 describe.skipIf(noPostgres)('on PostgreSQL', () => {
   it('serves the same queue and pull requests after a restart, and merges them', async () => {
     const url = await cluster().createDatabase();
@@ -91,8 +98,9 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
 
   it('answers on one replica every write the other has just acknowledged, also while its LISTEN connection is lost', async () => {
     const url = await cluster().createDatabase();
-    const a = await server(url, { sandbox: { testSeconds: 600 } });
-    const b = await server(url, { sandbox: { testSeconds: 600 } });
+    const failures = expectedFailures();
+    const a = await server(url, { sandbox: { testSeconds: 600 }, log: failures.log });
+    const b = await server(url, { sandbox: { testSeconds: 600 }, log: failures.log });
     await ok(a, 'createQueue', Q);
     const rounds = async (from: number, to: number) => {
       for (let n = from; n <= to; n++) {
@@ -123,11 +131,14 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
       await admin.end();
     }
     await rounds(41, 50);
+    // Each replica said that it lost its notifications, and why.
+    expect(failures.lines.filter((l) => l.startsWith('replica notifications: connection lost: terminating connection due to administrator command'))).toHaveLength(2);
   });
 
   it('answers 503 while the database is down, loses nothing acknowledged, and recovers by itself', async () => {
     const url = await cluster().createDatabase();
-    const a = await server(url, { sandbox: { testSeconds: 0.5 }, leaseMs: 1000 });
+    const failures = expectedFailures();
+    const a = await server(url, { sandbox: { testSeconds: 0.5 }, leaseMs: 1000, log: failures.log });
     await ok(a, 'createQueue', Q);
     await ok(a, 'submitPullRequest', { ...Q, pr: { number: 1 } });
     await cluster().stop();
@@ -147,6 +158,8 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
     // The lease lapsed while the database was down; the replica takes it back and lands both.
     await waitFor(a, 1, merged);
     await waitFor(a, 2, merged);
+    // The lost connection was reported (not printed as a stack trace among the suite's output).
+    expect(failures.lines.some((l) => l.startsWith('replica notifications: connection lost'))).toBe(true);
   });
 
   it('answers 503 with Retry-After when an upload waits past the statement timeout for a test held elsewhere, and stores none of it', async () => {

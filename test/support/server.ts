@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { Writable } from 'node:stream';
 import { buildServer, type ServerDeps } from '../../src/server/index.js';
 import { parseOrgRepoPin } from '../../src/server/ownership.js';
 import { Replicas } from '../../src/server/replicas.js';
@@ -34,6 +35,12 @@ export interface TestServerOptions {
   timeouts?: ServerDeps['timeouts'];
   /** Limits per organisation and per queue. */
   limits?: ServerDeps['limits'];
+  /**
+   * Where the workers and replicas report failures (default: stderr). A test that provokes
+   * failures on purpose (a database stopped, connections terminated) collects them here and
+   * asserts on them, so that a stack trace on the suite's stderr always means something.
+   */
+  log?: (message: string, error?: unknown) => void;
 }
 
 export interface TestServer {
@@ -55,7 +62,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const entries = Object.entries(tokens);
   if (!entries.length) throw new Error('startTestServer: tokens must not be empty');
   const store = opts.databaseUrl ? await openStore({ databaseUrl: opts.databaseUrl, poolSize: 5, statementTimeoutMs: opts.statementTimeoutMs }) : await openStore({ dataDir });
-  const replicas = opts.databaseUrl ? new Replicas(store, { databaseUrl: opts.databaseUrl, leaseMs: opts.leaseMs }) : undefined;
+  const replicas = opts.databaseUrl ? new Replicas(store, { databaseUrl: opts.databaseUrl, leaseMs: opts.leaseMs, log: opts.log }) : undefined;
   for (const [token, org] of entries) await store.addToken(org, token);
   const { forge, workers } = await createBackend({
     dataDir,
@@ -63,6 +70,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     sandbox: opts.sandbox,
     tickMs: opts.tickMs ?? 200,
     pollMs: opts.pollMs ?? 200,
+    log: opts.log,
   });
   // Flaky-test reports are read on worker threads from the built worker (`npm test` builds first).
   const reportWorker = resolve(import.meta.dirname, '../../build/flaky/ingest-worker.js');
@@ -75,6 +83,8 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     forge,
     workers,
     logLevel: 'error',
+    // The server's own error lines (JSON, one a line) go to the same place as the workers' reports.
+    ...(opts.log ? { logStream: logLines(opts.log) } : {}),
     now: opts.now,
     reportWorker,
     orgRepos,
@@ -99,4 +109,24 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       if (ownDir) await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A stream of the server's JSON log lines handed one by one to `log` (message, then the error's message). */
+function logLines(log: (message: string, error?: unknown) => void): Writable {
+  let rest = '';
+  return new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      const lines = (rest + chunk.toString()).split('\n');
+      rest = lines.pop() ?? '';
+      for (const line of lines.filter(Boolean)) {
+        try {
+          const entry = JSON.parse(line) as { msg?: string; err?: { message?: string } };
+          log(entry.msg ?? line, entry.err?.message);
+        } catch {
+          log(line);
+        }
+      }
+      done();
+    },
+  });
 }
