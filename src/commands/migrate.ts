@@ -1,4 +1,5 @@
 import { Command, Flags } from '@oclif/core';
+import { DATABASE_URL_WARNING, databaseUrlFlags, resolveDatabaseUrl } from '../cli/database-url.js';
 
 export default class Migrate extends Command {
   static override summary = 'Bring the database schema up to date, then exit';
@@ -24,26 +25,27 @@ export default class Migrate extends Command {
       description: 'Directory of the embedded database (SQLite)',
       default: './.railyard',
     }),
-    'database-url': Flags.string({
-      description: 'PostgreSQL URL (postgres://USER:PASSWORD@HOST:PORT/DB) instead of the embedded SQLite',
-      env: 'RAILYARD_DATABASE_URL',
-      helpValue: 'URL',
-    }),
+    ...databaseUrlFlags,
   };
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Migrate);
     const { openDatabase, redactUrl } = await import('../store/index.js');
     let store: Awaited<ReturnType<typeof openDatabase>>;
+    let databaseUrl: string | undefined;
     try {
-      store = await openDatabase(flags['data-dir'], flags['database-url']);
+      const given = await resolveDatabaseUrl(flags);
+      if (given.warn) this.logToStderr(DATABASE_URL_WARNING);
+      databaseUrl = given.url;
+      store = await openDatabase(flags['data-dir'], databaseUrl);
     } catch (error) {
       process.stderr.write(`railyard migrate: ${error instanceof Error ? error.message : String(error)}\n`);
       this.exit(2);
     }
-    const where = flags['database-url'] ? redactUrl(flags['database-url']) : `${flags['data-dir']} (SQLite)`;
+    const where = databaseUrl ? redactUrl(databaseUrl) : `${flags['data-dir']} (SQLite)`;
     await store.close();
-    if (store.migrated.length) this.log(`Applied ${store.migrated.length} migration(s) to ${where}: ${store.migrated.join(', ')}`);
+    if (store.migrated.length)
+      this.log(`Applied ${store.migrated.length} migration(s) to ${where}: ${store.migrated.join(', ')}`);
     else this.log(`The schema of ${where} is up to date.`);
   }
 }

@@ -3,6 +3,7 @@ import { Command, Flags } from '@oclif/core';
 import type { GitHubAuth } from '../forge/github/client.js';
 import type { GitHubBackendOptions } from '../server/runtime.js';
 import { withoutTrailingSlashes } from '../contract/common.js';
+import { DATABASE_URL_WARNING, databaseUrlFlags, resolveDatabaseUrl } from '../cli/database-url.js';
 import type { LogLevel } from '../server/index.js';
 
 function parseOrgToken(value: string): { org: string; token: string } {
@@ -26,6 +27,26 @@ async function readTokenFile(path: string | undefined): Promise<string[]> {
     .filter((line) => line && !line.startsWith('#'));
   if (!tokens.length) throw new Error(`--token-file: ${path} holds no token`);
   return tokens;
+}
+
+/** Why the server cannot listen on host:port, in one line. */
+function listenError(error: unknown, port: number): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') return `port ${port} is in use: stop the other server or use --port 0`;
+  if (code === 'EACCES') return `port ${port} needs privileges: use a port above 1023 or --port 0`;
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return `--host: cannot listen on this machine's address (${code})`;
+  return `cannot listen on port ${port}: ${error instanceof Error ? error.message : String(error)}`;
+}
+
+/** Null when host:port can be listened on now, else the one-line reason (port 0 always can). */
+async function portInUse(host: string, port: number): Promise<string | null> {
+  if (port === 0) return null;
+  const { createServer } = await import('node:net');
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', (error) => resolve(listenError(error, port)));
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(null)));
+  });
 }
 
 function seconds(flag: string, value: string, min: number): number {
@@ -143,11 +164,7 @@ export default class Serve extends Command {
       description: 'Directory of the embedded database (SQLite), run logs and repository caches',
       default: './.railyard',
     }),
-    'database-url': Flags.string({
-      description: 'Use PostgreSQL instead of the embedded SQLite (postgres://USER:PASSWORD@HOST:PORT/DB); several replicas may share it',
-      env: 'RAILYARD_DATABASE_URL',
-      helpValue: 'URL',
-    }),
+    ...databaseUrlFlags,
     'database-pool-size': Flags.integer({
       description: 'PostgreSQL: connections in the pool',
       default: 10,
@@ -295,6 +312,20 @@ export default class Serve extends Command {
         exit: 2,
       });
     }
+    let databaseUrl: string | undefined;
+    try {
+      const given = await resolveDatabaseUrl(flags);
+      if (given.warn) this.logToStderr(DATABASE_URL_WARNING);
+      databaseUrl = given.url;
+    } catch (error) {
+      this.error(error instanceof Error ? error.message : String(error), { exit: 2 });
+    }
+    // Before anything is created (a data dir, a first token): a port another server holds is one line, not a stack.
+    const inUse = await portInUse(flags.host, flags.port);
+    if (inUse) {
+      process.stderr.write(`railyard serve: ${inUse}\n`);
+      this.exit(1);
+    }
     let github: GitHubBackendOptions | undefined;
     if (flags.github) {
       try {
@@ -336,7 +367,6 @@ export default class Serve extends Command {
       this.error(error instanceof Error ? error.message : String(error), { exit: 2 });
     }
 
-    const databaseUrl = flags['database-url'];
     let store: Awaited<ReturnType<typeof openDatabase>>;
     try {
       store = await openDatabase(flags['data-dir'], databaseUrl, flags['database-pool-size'], flags['database-statement-timeout']);
@@ -370,7 +400,15 @@ export default class Serve extends Command {
       logStream,
     });
     logError = (message, error) => app.log.error({ err: error }, message);
-    await app.listen({ host: flags.host, port: flags.port });
+    try {
+      await app.listen({ host: flags.host, port: flags.port });
+    } catch (error) {
+      // Taken between the check and now, or not ours to bind: one line, then a clean stop.
+      process.stderr.write(`railyard serve: ${listenError(error, flags.port)}\n`);
+      await app.close().catch(() => undefined);
+      await store.close().catch(() => undefined);
+      this.exit(1);
+    }
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : flags.port;
     const host = flags.host.includes(':') ? `[${flags.host}]` : flags.host;

@@ -1,5 +1,7 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -36,10 +38,11 @@ describe('railyard token', () => {
     const dir = await tempDir();
     const e = env();
     const created = await railyard(
-      ['token', 'create', '--data-dir', dir, '--org', 'team-a', '--label', 'CI of web'],
+      ['token', 'create', '--data-dir', dir, '--org', 'team-a', '--label', 'CI of web', '--create-database'],
       e,
     );
     expect(created.code).toBe(0);
+    expect(created.stderr).toContain(`in ${join(dir, SQLITE_FILE)}`);
     const token = created.stdout.trim();
     expect(token).toMatch(/^ry_[A-Za-z0-9_-]{43,}$/); // ≥ 32 random bytes
     expect(created.stderr).toMatch(/shown only this once/);
@@ -85,6 +88,27 @@ describe('railyard token', () => {
     expect(again.stderr).toMatch(/no token/);
   });
 
+  it('refuses to list, create or revoke tokens of a database that does not exist, and creates none', async () => {
+    const dir = await tempDir();
+    const e = env();
+    const file = join(dir, 'typo', SQLITE_FILE);
+    for (const args of [['list'], ['create', '--org', 'team-a'], ['revoke', 'abcdef012345']]) {
+      const r = await railyard(['token', ...args, '--data-dir', join(dir, 'typo')], e);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toContain(`--data-dir: no database at ${file}`);
+      expect(r.stderr).toContain('--create-database');
+    }
+    expect(existsSync(join(dir, 'typo'))).toBe(false);
+    // --json prints what a script needs, the token included.
+    const made = await railyard(['token', 'create', '--data-dir', dir, '--create-database', '--json'], e);
+    expect(made.code).toBe(0);
+    const doc = JSON.parse(made.stdout);
+    expect(doc).toMatchObject({ org: 'local', label: null, database: join(dir, SQLITE_FILE) });
+    expect(doc.token).toMatch(/^ry_/);
+    expect(doc.id).toMatch(/^[0-9a-f]{12}$/);
+  });
+
   it('serve reads tokens from --token-file and RAILYARD_SERVER_TOKEN, and warns about --token on the command line', async () => {
     const dir = await tempDir();
     const file = join(dir, 'token');
@@ -125,5 +149,25 @@ describe('railyard token', () => {
     );
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/--token-file: cannot read\s[\s\S]*nope \(ENOENT\)/);
+  });
+});
+
+describe('railyard serve', () => {
+  it('on a port in use says so in one line before it creates anything (no data dir, no token)', async () => {
+    const dir = await tempDir();
+    const holder = createServer();
+    await new Promise<void>((r) => holder.listen(0, '127.0.0.1', r));
+    cleanup(() => new Promise<void>((r) => holder.close(() => r())));
+    const port = (holder.address() as AddressInfo).port;
+    const r = await railyard(
+      ['serve', '--sandbox', '--port', String(port), '--data-dir', join(dir, 'data')],
+      env(),
+    );
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim()).toBe(
+      `railyard serve: port ${port} is in use: stop the other server or use --port 0`,
+    );
+    expect(existsSync(join(dir, 'data'))).toBe(false);
   });
 });

@@ -6,7 +6,7 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -170,11 +170,21 @@ describe.skipIf(noPostgres || !hasBuild)('railyard serve and migrate on PostgreS
       .trim()
       .split('\n')
       .filter((l) => l.trim() && !l.includes('npm warn'));
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(
+    // The URL on the command line showed its password in ps: a warning says so, then the one-line error.
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^warning: a database URL on the command line shows its password .*--database-url-file/);
+    expect(lines[1]).toMatch(
       /^railyard serve: cannot reach the database at postgres:\/\/railyard:\*\*\*@127\.0\.0\.1:1\/railyard: .*ECONNREFUSED/,
     );
     expect(r.stderr).not.toContain('s3cret');
+    // From a file, the same URL is not in ps and draws no warning.
+    const urlFile = join(dataDir, 'database-url');
+    writeFileSync(urlFile, 'postgres://railyard:s3cret@127.0.0.1:1/railyard\n', { mode: 0o600 });
+    const fromFile = await railyard(['serve', '--sandbox', '--port', '0', '--data-dir', dataDir, '--database-url-file', urlFile]);
+    expect(fromFile.code).toBe(2);
+    expect(fromFile.stderr.split('\n').filter((l) => l.trim() && !l.includes('npm warn'))).toEqual([
+      expect.stringMatching(/^railyard serve: cannot reach the database at postgres:\/\/railyard:\*\*\*@/),
+    ]);
     const wrong = await railyard(['serve', '--sandbox', '--data-dir', dataDir, '--database-url', 'mysql://db/x']);
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toContain('--database-url: expected postgres://');

@@ -61,8 +61,16 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const tokens = opts.tokens ?? { 'test-token': 'local' };
   const entries = Object.entries(tokens);
   if (!entries.length) throw new Error('startTestServer: tokens must not be empty');
-  const store = opts.databaseUrl ? await openStore({ databaseUrl: opts.databaseUrl, poolSize: 5, statementTimeoutMs: opts.statementTimeoutMs }) : await openStore({ dataDir });
-  const replicas = opts.databaseUrl ? new Replicas(store, { databaseUrl: opts.databaseUrl, leaseMs: opts.leaseMs, log: opts.log }) : undefined;
+  const store = opts.databaseUrl
+    ? await openStore({
+        databaseUrl: opts.databaseUrl,
+        poolSize: 5,
+        statementTimeoutMs: opts.statementTimeoutMs,
+      })
+    : await openStore({ dataDir });
+  const replicas = opts.databaseUrl
+    ? new Replicas(store, { databaseUrl: opts.databaseUrl, leaseMs: opts.leaseMs, log: opts.log })
+    : undefined;
   for (const [token, org] of entries) await store.addToken(org, token);
   const { forge, workers } = await createBackend({
     dataDir,
@@ -74,7 +82,8 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   });
   // Flaky-test reports are read on worker threads from the built worker (`npm test` builds first).
   const reportWorker = resolve(import.meta.dirname, '../../build/flaky/ingest-worker.js');
-  if (!existsSync(reportWorker)) throw new Error(`startTestServer: ${reportWorker} is missing; run npm run build`);
+  if (!existsSync(reportWorker))
+    throw new Error(`startTestServer: ${reportWorker} is missing; run npm run build`);
   const orgRepos = (opts.orgRepos ?? []).map(parseOrgRepoPin);
   // The dashboard at / is the built one (build/web), when it was built.
   const webRoot = resolve(import.meta.dirname, '../../build/web');

@@ -1,4 +1,5 @@
 import { Command, Flags } from '@oclif/core';
+import { fail, EXIT } from '../../cli/exit.js';
 
 export default class TokenCreate extends Command {
   static override summary = 'Create an API token for an organisation (printed once; only its hash is stored)';
@@ -10,26 +11,50 @@ export default class TokenCreate extends Command {
 
   static override examples = [
     '<%= config.bin %> token create --data-dir /var/lib/railyard --org team-a --label "CI of web"',
+    '<%= config.bin %> token create --data-dir ./new-server --create-database --org local',
   ];
 
   static override flags = {
     'data-dir': Flags.string({ description: 'Directory of the database', default: './.railyard' }),
     org: Flags.string({ description: 'Organisation the token belongs to', default: 'local' }),
     label: Flags.string({ description: 'What the token is for (shown by token list)' }),
+    'create-database': Flags.boolean({
+      description:
+        'Create the database in --data-dir if there is none yet (else a missing database is an error)',
+      default: false,
+    }),
+    json: Flags.boolean({
+      description: 'Print JSON: {"id", "org", "label", "token", "database"}',
+      default: false,
+    }),
   };
 
   async run(): Promise<void> {
     const { flags } = await this.parse(TokenCreate);
-    const [{ openStore, hashToken, TOKEN_ID_LENGTH }, { newToken }] = await Promise.all([
+    const [{ openStore, hashToken, TOKEN_ID_LENGTH }, { newToken, tokenDatabase }] = await Promise.all([
       import('../../store/index.js'),
       import('../../cli/tokens.js'),
     ]);
-    const store = await openStore({ dataDir: flags['data-dir'] });
+    const database = await tokenDatabase(flags['data-dir'], flags['create-database']).catch((error: Error) =>
+      fail(this, error.message, EXIT.usage),
+    );
+    const store = await openStore({ dataDir: database.dataDir });
     try {
       const token = newToken();
       await store.addToken(flags.org, token, flags.label);
+      const id = hashToken(token).slice(0, TOKEN_ID_LENGTH);
+      if (flags.json) {
+        this.log(
+          JSON.stringify(
+            { id, org: flags.org, label: flags.label ?? null, token, database: database.file },
+            null,
+            2,
+          ),
+        );
+        return;
+      }
       this.logToStderr(
-        `Created token ${hashToken(token).slice(0, TOKEN_ID_LENGTH)} for organisation "${flags.org}". It is shown only this once:`,
+        `Created token ${id} for organisation "${flags.org}" in ${database.file}. It is shown only this once:`,
       );
       this.log(token);
     } finally {

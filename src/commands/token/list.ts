@@ -1,4 +1,5 @@
 import { Command, Flags } from '@oclif/core';
+import { fail, EXIT } from '../../cli/exit.js';
 
 export default class TokenList extends Command {
   static override summary =
@@ -18,11 +19,14 @@ export default class TokenList extends Command {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(TokenList);
-    const [{ openStore }, { formatTime }] = await Promise.all([
+    const [{ openStore }, { formatTime, tokenDatabase }] = await Promise.all([
       import('../../store/index.js'),
       import('../../cli/tokens.js'),
     ]);
-    const store = await openStore({ dataDir: flags['data-dir'] });
+    const database = await tokenDatabase(flags['data-dir'], false).catch((error: Error) =>
+      fail(this, error.message, EXIT.usage),
+    );
+    const store = await openStore({ dataDir: database.dataDir });
     try {
       const tokens = await store.describeTokens(flags.org);
       if (flags.json) {
@@ -30,7 +34,11 @@ export default class TokenList extends Command {
         return;
       }
       if (!tokens.length) {
-        this.log(flags.org ? `No tokens for organisation "${flags.org}".` : 'No tokens.');
+        this.log(
+          flags.org
+            ? `No tokens for organisation "${flags.org}" in ${database.file}.`
+            : `No tokens in ${database.file}.`,
+        );
         return;
       }
       const rows = [

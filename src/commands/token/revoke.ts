@@ -1,4 +1,5 @@
 import { Args, Command, Flags } from '@oclif/core';
+import { fail, EXIT } from '../../cli/exit.js';
 
 export default class TokenRevoke extends Command {
   static override summary =
@@ -20,19 +21,23 @@ export default class TokenRevoke extends Command {
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(TokenRevoke);
-    const [{ openStore, hashToken }, { TOKEN_PREFIX }] = await Promise.all([
+    const [{ openStore, hashToken }, { TOKEN_PREFIX, tokenDatabase }] = await Promise.all([
       import('../../store/index.js'),
       import('../../cli/tokens.js'),
     ]);
     const given = args.token.trim();
     const id = given.startsWith(TOKEN_PREFIX) ? hashToken(given) : given.toLowerCase();
     if (!/^[0-9a-f]{6,64}$/.test(id)) {
-      this.error(
+      fail(
+        this,
         `token: expected a token id of at least 6 hex digits (see token list) or a token starting ${TOKEN_PREFIX}, got "${given}"`,
-        { exit: 2 },
+        2,
       );
     }
-    const store = await openStore({ dataDir: flags['data-dir'] });
+    const database = await tokenDatabase(flags['data-dir'], false).catch((error: Error) =>
+      fail(this, error.message, EXIT.usage),
+    );
+    const store = await openStore({ dataDir: database.dataDir });
     let matched;
     try {
       matched = await store.revokeToken(id, flags.org);
@@ -40,13 +45,16 @@ export default class TokenRevoke extends Command {
       await store.close();
     }
     if (matched.length === 0)
-      this.error(`no token ${given}${flags.org ? ` in organisation "${flags.org}"` : ''}: see token list`, {
-        exit: 1,
-      });
+      fail(
+        this,
+        `no token ${given}${flags.org ? ` in organisation "${flags.org}"` : ''} in ${database.file}: see token list`,
+        1,
+      );
     if (matched.length > 1) {
-      this.error(
+      fail(
+        this,
         `"${given}" names ${matched.length} tokens (${matched.map((t) => t.id).join(', ')}): give more of the id; nothing revoked`,
-        { exit: 1 },
+        1,
       );
     }
     this.log(`Revoked token ${matched[0].id} of organisation "${matched[0].org}".`);
