@@ -1,0 +1,460 @@
+// The GitLab emulator's state: users, tokens, projects (bare repositories), merge requests,
+// pipelines, jobs, commit statuses and notes, plus the git plumbing and background-work tracking
+// the other modules (mr.ts, ci.ts, hooks.ts, rest.ts, githttp.ts) build on.
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { appendFileSync, chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { GitRunner } from '../github/git.js';
+import { initialCommit, PRE_RECEIVE } from './repo-init.js';
+
+export const ZERO = '0000000000000000000000000000000000000000';
+
+/** GitLab's access levels (`Gitlab::Access`). */
+export const ACCESS = { none: 0, guest: 10, reporter: 20, developer: 30, maintainer: 40, owner: 50 } as const;
+
+export type MrState = 'opened' | 'closed' | 'merged' | 'locked';
+export type MergeStatus = 'unchecked' | 'checking' | 'can_be_merged' | 'cannot_be_merged';
+/** What keeps an MR from being mergeable besides git (approvals, discussions, external checks). */
+export type MergeBlocker = 'not_approved' | 'discussions_not_resolved' | 'blocked_status' | null;
+export type JobStatus = 'created' | 'pending' | 'running' | 'success' | 'failed' | 'canceled' | 'skipped';
+
+export interface User {
+  id: number;
+  username: string;
+  name: string;
+  createdAt: number;
+}
+export interface TokenInfo {
+  userId: number;
+  /** Access level on projects where the user is not a member (default Maintainer for tokens). */
+  defaultAccess: number;
+}
+export interface ProtectedBranch {
+  id: number;
+  name: string;
+  pushAccessLevel: number;
+  mergeAccessLevel: number;
+  allowForcePush: boolean;
+}
+export interface Mr {
+  id: number;
+  iid: number;
+  projectId: number;
+  sourceProjectId: number;
+  sourceBranch: string;
+  targetBranch: string;
+  title: string;
+  description: string;
+  authorId: number;
+  state: MrState;
+  draft: boolean;
+  sha: string;
+  createdAt: number;
+  updatedAt: number;
+  mergedAt: number | null;
+  mergedById: number | null;
+  closedAt: number | null;
+  closedById: number | null;
+  mergeStatus: MergeStatus;
+  /** `${targetSha}:${sha}` of the last finished check, and whether it conflicted. */
+  checkedKey: string | null;
+  conflict: boolean;
+  blocker: MergeBlocker;
+}
+export interface Pipeline {
+  id: number;
+  iid: number;
+  projectId: number;
+  sha: string;
+  beforeSha: string;
+  ref: string;
+  status: JobStatus;
+  source: 'push' | 'external' | 'api';
+  userId: number;
+  createdAt: number;
+  updatedAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+}
+/** A job of a pipeline, or an external commit status (GitLab stores both as commit statuses). */
+export interface Status {
+  id: number;
+  kind: 'build' | 'external';
+  pipelineId: number;
+  projectId: number;
+  sha: string;
+  ref: string;
+  name: string;
+  stage: string;
+  status: JobStatus;
+  allowFailure: boolean;
+  description: string | null;
+  targetUrl: string | null;
+  userId: number;
+  retried: boolean;
+  createdAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+}
+export interface Note {
+  id: number;
+  projectId: number;
+  iid: number;
+  body: string;
+  authorId: number;
+  system: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+export interface CiJob {
+  name: string;
+  /** The job's end state. */
+  status: 'success' | 'failed' | 'canceled';
+  delayMs?: number;
+  stage?: string;
+  allowFailure?: boolean;
+}
+export interface CiPush {
+  project: string;
+  branch: string;
+  sha: string;
+  files: (path: string) => Promise<string | null>;
+}
+export type CiDecide = (push: CiPush) => CiJob[];
+
+export interface Project {
+  id: number;
+  /** Full namespace path, e.g. `acme/platform`. */
+  namespace: string;
+  path: string;
+  pathWithNamespace: string;
+  dir: string;
+  defaultBranch: string;
+  createdAt: number;
+  lastActivityAt: number;
+  forkedFromId: number | null;
+  members: Map<number, number>;
+  protectedBranches: ProtectedBranch[];
+  refs: Map<string, string>;
+  mrs: Map<number, Mr>;
+  nextIid: number;
+  nextPipelineIid: number;
+  onlyAllowMergeIfPipelineSucceeds: boolean;
+  ci: CiDecide;
+  mergeabilityDelayMs: number;
+  lock: Promise<unknown>;
+}
+
+const defaultCi: CiDecide = () => [{ name: 'test', status: 'success', delayMs: 50 }];
+
+/** The emulator's state and the git work on it; see README.md next to this file. */
+export class World {
+  readonly git = new GitRunner();
+  readonly reposRoot: string;
+  readonly users = new Map<number, User>();
+  readonly tokens = new Map<string, TokenInfo>();
+  readonly projects = new Map<number, Project>();
+  readonly pipelines: Pipeline[] = [];
+  readonly statuses: Status[] = [];
+  readonly notes = new Map<number, Note>();
+  web = '';
+  closed = false;
+  private nextId = 1;
+  private readonly background = new Set<Promise<unknown>>();
+  private readonly timers = new Map<NodeJS.Timeout, () => void>();
+
+  constructor(readonly root: string) {
+    this.reposRoot = join(root, 'repos');
+    mkdirSync(this.reposRoot);
+  }
+
+  id(): number {
+    return this.nextId++;
+  }
+
+  // --- users and access ------------------------------------------------------------------------
+
+  /** The user with this name, created on first mention. */
+  user(username: string): User {
+    for (const u of this.users.values()) if (u.username === username) return u;
+    const u: User = {
+      id: 100 + this.users.size + 1,
+      username,
+      name: titleCase(username),
+      createdAt: Date.now(),
+    };
+    this.users.set(u.id, u);
+    for (const p of this.projects.values()) this.writeAccess(p);
+    return u;
+  }
+
+  mustUser(id: number): User {
+    const u = this.users.get(id);
+    if (!u) throw new Error(`no user ${id}`);
+    return u;
+  }
+
+  /** The access level `userId` has on `p`: membership, else the token default, else none. */
+  accessLevel(p: Project, userId: number): number {
+    const m = p.members.get(userId);
+    if (m !== undefined) return m;
+    let best: number = ACCESS.none;
+    for (const t of this.tokens.values()) if (t.userId === userId) best = Math.max(best, t.defaultAccess);
+    return best;
+  }
+
+  // --- projects --------------------------------------------------------------------------------
+
+  projectByPath(path: string): Project | undefined {
+    const lower = path.toLowerCase();
+    for (const p of this.projects.values()) if (p.pathWithNamespace.toLowerCase() === lower) return p;
+    return undefined;
+  }
+
+  mustProject(path: string): Project {
+    const p = this.projectByPath(path);
+    if (!p) throw new Error(`no project ${path}`);
+    return p;
+  }
+
+  createProject(
+    fullPath: string,
+    opts: { defaultBranch?: string; files?: Record<string, string>; owner?: string; forkOf?: Project } = {},
+  ): Project {
+    const parts = fullPath.split('/').filter(Boolean);
+    if (parts.length < 2) throw new Error(`a project path has a namespace: ${fullPath}`);
+    if (this.projectByPath(fullPath)) throw new Error(`project ${fullPath} exists`);
+    const path = parts[parts.length - 1];
+    const namespace = parts.slice(0, -1).join('/');
+    const dir = join(this.reposRoot, ...parts.slice(0, -1), `${path}.git`);
+    mkdirSync(dir, { recursive: true });
+    const env = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
+    const defaultBranch = opts.forkOf?.defaultBranch ?? opts.defaultBranch ?? 'main';
+    execFileSync('git', ['init', '-q', '--bare', '-b', defaultBranch, dir], { env });
+    // GitLab keeps refs/merge-requests/* and refs/pipelines/* to itself: fetchable, never pushable.
+    appendFileSync(
+      join(dir, 'config'),
+      '[receive]\n\thideRefs = refs/merge-requests\n\thideRefs = refs/pipelines\n' +
+        '[uploadpack]\n\thideRefs = refs/pipelines\n[http]\n\treceivepack = true\n[gc]\n\tauto = 0\n',
+    );
+    writeFileSync(join(dir, 'hooks', 'pre-receive'), PRE_RECEIVE);
+    chmodSync(join(dir, 'hooks', 'pre-receive'), 0o755);
+    const refs = new Map<string, string>();
+    if (opts.forkOf) {
+      execFileSync('git', ['--git-dir', dir, 'fetch', '-q', opts.forkOf.dir, '+refs/heads/*:refs/heads/*'], {
+        env,
+      });
+      for (const [b, sha] of opts.forkOf.refs) refs.set(b, sha);
+    } else {
+      refs.set(
+        defaultBranch,
+        initialCommit(dir, this.root, defaultBranch, opts.files ?? { 'README.md': `# ${path}\n` }),
+      );
+    }
+    const now = Date.now();
+    const p: Project = {
+      id: 1000 + this.projects.size + 1,
+      namespace,
+      path,
+      pathWithNamespace: `${namespace}/${path}`,
+      dir,
+      defaultBranch,
+      createdAt: now,
+      lastActivityAt: now,
+      forkedFromId: opts.forkOf?.id ?? null,
+      members: new Map(),
+      protectedBranches: [],
+      refs,
+      mrs: new Map(),
+      nextIid: 1,
+      nextPipelineIid: 1,
+      onlyAllowMergeIfPipelineSucceeds: false,
+      ci: defaultCi,
+      mergeabilityDelayMs: 0,
+      lock: Promise.resolve(),
+    };
+    if (opts.owner) p.members.set(this.user(opts.owner).id, ACCESS.owner);
+    this.projects.set(p.id, p);
+    this.writeAccess(p);
+    this.writeProtected(p);
+    return p;
+  }
+
+  cloneUrl(p: Project): string {
+    return `${this.web}/${p.pathWithNamespace}.git`;
+  }
+
+  webUrl(p: Project): string {
+    return `${this.web}/${p.pathWithNamespace}`;
+  }
+
+  /** The push rules the pre-receive hook reads: who may push at which level. */
+  writeAccess(p: Project): void {
+    const lines = [...this.users.values()].map((u) => `${u.username} ${this.accessLevel(p, u.id)}`);
+    writeFileSync(join(p.dir, 'railyard-access'), lines.join('\n') + '\n');
+  }
+
+  writeProtected(p: Project): void {
+    const lines = p.protectedBranches.map(
+      (b) => `${b.name}\t${b.pushAccessLevel}\t${b.allowForcePush ? 1 : 0}`,
+    );
+    writeFileSync(join(p.dir, 'railyard-protected'), lines.length ? lines.join('\n') + '\n' : '');
+  }
+
+  // --- git -------------------------------------------------------------------------------------
+
+  locked<T>(p: Project, fn: () => Promise<T>): Promise<T> {
+    const run = p.lock.then(fn, fn);
+    p.lock = run.catch(() => undefined);
+    return run;
+  }
+
+  async resolve(p: Project, rev: string): Promise<string | null> {
+    const res = await this.git.run(
+      ['--git-dir', p.dir, 'rev-parse', '--verify', '--quiet', `${rev}^{commit}`],
+      {
+        okCodes: [1, 128],
+      },
+    );
+    return res.code === 0 ? res.stdout : null;
+  }
+
+  async isAncestor(p: Project, a: string, b: string): Promise<boolean> {
+    const res = await this.git.run(['--git-dir', p.dir, 'merge-base', '--is-ancestor', a, b], {
+      okCodes: [1, 128],
+    });
+    return res.code === 0;
+  }
+
+  async readFile(p: Project, sha: string, path: string): Promise<string | null> {
+    const res = await this.git.run(['--git-dir', p.dir, 'cat-file', 'blob', `${sha}:${path}`], {
+      okCodes: [128],
+    });
+    return res.code === 0 ? res.stdout : null;
+  }
+
+  async commitFiles(
+    p: Project,
+    parent: string,
+    files: Record<string, string | null>,
+    message: string,
+    author: string,
+  ): Promise<string> {
+    const index = join(this.root, `index-${randomUUID()}`);
+    const env = { GIT_INDEX_FILE: index };
+    try {
+      await this.git.git(p.dir, ['read-tree', parent], { env });
+      const lines: string[] = [];
+      for (const [path, content] of Object.entries(files)) {
+        if (content === null) lines.push(`0 ${ZERO}\t${path}`);
+        else
+          lines.push(
+            `100644 ${await this.git.git(p.dir, ['hash-object', '-w', '--stdin'], { input: content })}\t${path}`,
+          );
+      }
+      if (lines.length > 0)
+        await this.git.git(p.dir, ['update-index', '--add', '--remove', '--index-info'], {
+          env,
+          input: lines.join('\n') + '\n',
+        });
+      const tree = await this.git.git(p.dir, ['write-tree'], { env });
+      return await this.git.git(p.dir, ['commit-tree', tree, '-p', parent, '-m', message], {
+        env: commitEnv(author),
+      });
+    } finally {
+      rmSync(index, { force: true });
+    }
+  }
+
+  async commitJson(p: Project, sha: string) {
+    const out = await this.git.git(p.dir, [
+      'show',
+      '-s',
+      '--format=%H%x00%an%x00%ae%x00%aI%x00%cI%x00%B',
+      sha,
+    ]);
+    const [id, an, ae, ad, cd, msg] = out.split('\x00');
+    const message = (msg ?? '').trimEnd();
+    return { id, an, ae, ad, cd, message, title: message.split('\n')[0] };
+  }
+
+  /** The branches as git has them now (`branch → sha`). */
+  async heads(p: Project): Promise<Map<string, string>> {
+    const out = await this.git.git(p.dir, [
+      'for-each-ref',
+      '--format=%(objectname) %(refname:lstrip=2)',
+      'refs/heads',
+    ]);
+    const now = new Map<string, string>();
+    for (const line of out.split('\n')) {
+      if (!line) continue;
+      const i = line.indexOf(' ');
+      now.set(line.slice(i + 1), line.slice(0, i));
+    }
+    return now;
+  }
+
+  // --- background work -------------------------------------------------------------------------
+
+  track<T>(pr: Promise<T>): Promise<T> {
+    this.background.add(pr);
+    const done = () => this.background.delete(pr);
+    pr.then(done, done);
+    return pr;
+  }
+
+  later(ms: number, fn: () => void): void {
+    if (this.closed) return;
+    let done!: () => void;
+    this.track(new Promise<void>((resolve) => (done = resolve)));
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      try {
+        if (!this.closed) fn();
+      } finally {
+        done();
+      }
+    }, ms);
+    this.timers.set(t, done);
+  }
+
+  async idle(): Promise<void> {
+    while (this.background.size > 0) await Promise.allSettled([...this.background]);
+  }
+
+  async stop(): Promise<void> {
+    this.closed = true;
+    for (const [t, done] of this.timers) {
+      clearTimeout(t);
+      done();
+    }
+    this.timers.clear();
+    await this.git.stop();
+    await Promise.allSettled([...this.background]);
+  }
+}
+
+export function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+function titleCase(username: string): string {
+  return username.replace(/[-_.]+/g, ' ').replace(/\b\w/g, (c) => c.toUpperCase());
+}
+
+export function emailOf(username: string): string {
+  return `${username.replace(/[^A-Za-z0-9._-]/g, '')}@example.com`;
+}
+
+export function commitEnv(username: string): Record<string, string> {
+  const now = `${Math.floor(Date.now() / 1000)} +0000`;
+  return {
+    GIT_AUTHOR_NAME: titleCase(username),
+    GIT_AUTHOR_EMAIL: emailOf(username),
+    GIT_AUTHOR_DATE: now,
+    GIT_COMMITTER_NAME: titleCase(username),
+    GIT_COMMITTER_EMAIL: emailOf(username),
+    GIT_COMMITTER_DATE: now,
+  };
+}
