@@ -5,9 +5,10 @@ import { createHash, randomBytes, randomUUID, verify as verifySig } from 'node:c
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { rmSync } from 'node:fs';
-import { EmulatorWebhooks } from './webhooks.js';
+import { EmulatorProtection } from './protection.js';
 import { pullRoutes } from './routes-pulls.js';
 import { repoRoutes } from './routes-repo.js';
+import { rulesRoutes } from './routes-rules.js';
 import { APP_EVENTS, APP_PERMISSIONS, iso, nodeId, userJson } from './json.js';
 import {
   commitEnv,
@@ -25,7 +26,7 @@ import {
   type TokenInfo,
 } from './types.js';
 
-export abstract class EmulatorHttp extends EmulatorWebhooks {
+export abstract class EmulatorHttp extends EmulatorProtection {
   readonly routes: Route[] = this.buildRoutes();
 
   // --- internals: HTTP -----------------------------------------------------------------------
@@ -140,6 +141,7 @@ export abstract class EmulatorHttp extends EmulatorWebhooks {
     // Octokit sends `heads/x` as `heads%2Fx`; GitHub reads both.
     const path = url.pathname.slice(this.prefix.length).replace(/%2F/gi, '/') || '/';
     const method = req.method ?? 'GET';
+    const startedAt = Date.now();
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
@@ -207,7 +209,7 @@ export abstract class EmulatorHttp extends EmulatorWebhooks {
         Object.assign(out, this.rateHeaders(rateKey, false));
       }
     }
-    this.requests.push({ method, path, status, token: tokenText });
+    this.requests.push({ method, path, status, token: tokenText, at: startedAt, ms: Date.now() - startedAt });
     if (this.validator && status !== 304) {
       const v = this.validator.response(method, route?.template ?? path, status, answer.body);
       if (v) this.schemaViolations.push(`${method} ${path} ${status}: ${v}`);
@@ -456,6 +458,7 @@ export abstract class EmulatorHttp extends EmulatorWebhooks {
     };
     pullRoutes(this, add);
     repoRoutes(this, add);
+    rulesRoutes(this, add);
     return routes;
   }
 }

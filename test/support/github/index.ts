@@ -19,9 +19,15 @@ import {
   type EmulatorOptions,
   type GitHubEmulator,
   type Permission,
+  type PrShown,
 } from './types.js';
 
 export type {
+  BranchRules,
+  DeliveryFate,
+  DeliveryFilter,
+  PrShown,
+  ReviewState,
   CheckConclusion,
   CiCheck,
   CiDecide,
@@ -127,6 +133,7 @@ class Emulator extends EmulatorHttp implements GitHubEmulator {
       suites: new Map(),
       comments: new Map(),
       perms: new Map([[owner, 'admin']]),
+      rules: new Map(),
       ci: defaultCi,
       mergeabilityDelayMs: 0,
       gitReadDelayMs: 0,
@@ -220,6 +227,44 @@ class Emulator extends EmulatorHttp implements GitHubEmulator {
     p.draft = draft;
     p.updatedAt = Date.now();
     this.prEvent(r, p, draft ? 'converted_to_draft' : 'ready_for_review', p.user);
+  }
+
+  async setBase(owner: string, repo: string, number: number, base: string): Promise<void> {
+    const r = this.mustRepo(owner, repo);
+    const p = this.mustPr(r, number);
+    if (p.base === base) return;
+    if ((await this.resolve(r, `refs/heads/${base}`)) === null) throw new Error(`setBase: no branch ${base}`);
+    const oldSha = (await this.resolve(r, `refs/heads/${p.base}`)) ?? ZERO;
+    const changes = { base: { ref: { from: p.base }, sha: { from: oldSha } } };
+    p.base = base;
+    p.updatedAt = Date.now();
+    this.prEvent(r, p, 'edited', p.user, { changes });
+  }
+
+  shown(owner: string, repo: string, number: number): PrShown[] {
+    return [...this.mustPr(this.mustRepo(owner, repo), number).shown];
+  }
+
+  finalShownAt(
+    owner: string,
+    repo: string,
+    number: number,
+    opts: { context?: string; comment?: RegExp } = {},
+  ): { status: number | null; closed: number | null; comment: number | null; all: number | null } {
+    const context = opts.context ?? 'railyard/merge-queue';
+    const final = opts.comment ?? /\b(merged|failed|cancelled)\b/i;
+    let status: number | null = null;
+    let closed: number | null = null;
+    let comment: number | null = null;
+    for (const s of this.shown(owner, repo, number)) {
+      if (status === null && s.kind === 'status' && s.context === context && s.state !== 'pending')
+        status = s.at;
+      if (closed === null && s.kind === 'closed') closed = s.at;
+      if (comment === null && s.kind === 'comment' && final.test(s.body)) comment = s.at;
+    }
+    const all =
+      status !== null && closed !== null && comment !== null ? Math.max(status, closed, comment) : null;
+    return { status, closed, comment, all };
   }
 
   getPullRequest(owner: string, repo: string, number: number) {

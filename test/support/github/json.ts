@@ -396,3 +396,48 @@ export function commentJson(u: Urls, repo: RepoFacts, c: CommentFacts) {
     },
   };
 }
+
+/** A commit as git shows it (what EmulatorState.commitJson reads). */
+export interface RawCommit {
+  sha: string;
+  tree: string;
+  parents: string[];
+  an: string;
+  ae: string;
+  ad: string;
+  cn: string;
+  ce: string;
+  cd: string;
+  message: string;
+}
+
+/** The "commit" shape (GET branches/{branch}, the status webhook). */
+export function commitObjectJson(u: Urls, repo: RepoFacts, c: RawCommit) {
+  const api = `${u.api}/repos/${repo.owner}/${repo.name}`;
+  const web = `${u.web}/${repo.owner}/${repo.name}`;
+  return {
+    sha: c.sha,
+    node_id: nodeId('Commit', Number.parseInt(c.sha.slice(0, 8), 16)),
+    commit: {
+      author: { name: c.an, email: c.ae, date: c.ad },
+      committer: { name: c.cn, email: c.ce, date: c.cd },
+      message: c.message,
+      tree: { sha: c.tree, url: `${api}/git/trees/${c.tree}` },
+      url: `${api}/git/commits/${c.sha}`,
+      comment_count: 0,
+      verification: {
+        verified: false,
+        reason: 'unsigned',
+        signature: null,
+        payload: null,
+        verified_at: null,
+      },
+    },
+    url: `${api}/commits/${c.sha}`,
+    html_url: `${web}/commit/${c.sha}`,
+    comments_url: `${api}/commits/${c.sha}/comments`,
+    author: null,
+    committer: null,
+    parents: c.parents.map((p) => ({ sha: p, url: `${api}/commits/${p}`, html_url: `${web}/commit/${p}` })),
+  };
+}

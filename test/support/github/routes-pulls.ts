@@ -154,6 +154,19 @@ export function pullRoutes(e: EmulatorHttp, add: AddRoute): void {
         if (p.draft) throw new HttpError(405, 'Pull Request is still a draft');
         if (sha !== undefined && sha !== p.headSha)
           throw new HttpError(409, 'Head branch was modified. Review and try the merge again.');
+        const rules = r.rules.get(p.base);
+        const waits = e.blockedBy(r, p);
+        if (rules && waits.length > 0 && !(rules.bypass ?? []).includes(c.token!.login)) {
+          const need = rules.requiredApprovals ?? 0;
+          throw new HttpError(
+            405,
+            waits[0].startsWith('required check ')
+              ? `Required status check "${waits[0].slice('required check '.length)}" is expected.`
+              : waits[0] === 'unresolved conversations'
+                ? 'All comments must be resolved.'
+                : `At least ${need} approving review${need === 1 ? ' is' : 's are'} required by reviewers with write access.`,
+          );
+        }
         const baseSha = (await e.resolve(r, `refs/heads/${p.base}`))!;
         const title =
           typeof commit_title === 'string'
@@ -180,6 +193,7 @@ export function pullRoutes(e: EmulatorHttp, add: AddRoute): void {
         p.mergedAt = Date.now();
         p.mergedBy = c.token!.login;
         p.mergeCommitSha = newSha;
+        p.shown.push({ at: p.mergedAt, kind: 'merged' });
         e.setClosed(r, p, c.token!.login);
         await e.syncRefs(r, c.token!.login);
         return {

@@ -38,6 +38,11 @@ export function repoRoutes(e: EmulatorHttp, add: AddRoute): void {
         if ((await e.resolve(r, sha)) === null) throw new HttpError(422, 'Object does not exist');
         if (force !== true && !(await e.isAncestor(r, current, sha)))
           throw new HttpError(422, 'Update is not a fast forward');
+        // A branch rule refuses it with the same status: only the ref, read again, tells the two apart.
+        const refused = ref.startsWith('refs/heads/')
+          ? e.refusal(r, ref.slice('refs/heads/'.length), c.token!.login, sha)
+          : null;
+        if (refused !== null) throw new HttpError(422, refused);
         const upd = await e.git.run(['--git-dir', r.dir, 'update-ref', ref, sha, current], {
           okCodes: [1, 128],
         });
@@ -204,6 +209,9 @@ export function repoRoutes(e: EmulatorHttp, add: AddRoute): void {
         throw validation('IssueComment', 'body', 'missing_field');
       cm.body = c.body.body;
       cm.updatedAt = Date.now();
+      r.prs
+        .get(cm.number)
+        ?.shown.push({ at: cm.updatedAt, kind: 'comment', id: cm.id, body: cm.body, edit: true });
       return { status: 200, body: commentJson(e.urls, r, cm) };
     },
   );

@@ -57,9 +57,9 @@ export abstract class EmulatorState {
   readonly repos = new Map<string, Repo>();
   readonly rateUsed = new Map<string, { used: number; reset: number }>();
   forced: Array<{ kind: 'primary' | 'secondary'; retryAfter: number; status: 403 | 429 }> = [];
-  webhook: { url: string; secret: string } | null = null;
+  webhook: { url: string; secret: string; contentType: 'json' | 'form' } | null = null;
   deliveryChain: Promise<unknown> = Promise.resolve();
-  readonly bodies = new Map<string, { event: string; body: string }>();
+  readonly bodies = new Map<string, { event: string; body: string; contentType: 'json' | 'form' }>();
   readonly background = new Set<Promise<unknown>>();
   /** Pending CI timers and the resolver of the promise idle() waits on for each. */
   readonly timers = new Map<NodeJS.Timeout, () => void>();
@@ -210,6 +210,7 @@ export abstract class EmulatorState {
         } else if (p.headSha !== after) {
           const old = p.headSha;
           p.headSha = after;
+          p.heads.add(after);
           p.updatedAt = Date.now();
           await this.git.git(r.dir, ['update-ref', `refs/pull/${p.number}/head`, after]);
           this.prEvent(r, p, 'synchronize', actor, { before: old, after });
@@ -220,6 +221,7 @@ export abstract class EmulatorState {
         p.mergedAt = Date.now();
         p.mergedBy = actor;
         p.mergeCommitSha = after;
+        p.shown.push({ at: p.mergedAt, kind: 'merged' });
         this.setClosed(r, p, actor);
       }
     }
@@ -255,6 +257,10 @@ export abstract class EmulatorState {
       conflict: false,
       pendingKey: null,
       pending: null,
+      heads: new Set([headSha]),
+      reviews: [],
+      unresolvedConversations: 0,
+      shown: [],
     };
     r.prs.set(number, p);
     r.openIssues++;
@@ -268,6 +274,7 @@ export abstract class EmulatorState {
     p.closedAt = Date.now();
     p.updatedAt = p.closedAt;
     r.openIssues = Math.max(0, r.openIssues - 1);
+    p.shown.push({ at: p.closedAt, kind: 'closed', merged: p.merged });
     this.prEvent(r, p, 'closed', actor);
   }
 
@@ -282,6 +289,7 @@ export abstract class EmulatorState {
       updatedAt: now,
     };
     r.comments.set(c.id, c);
+    p.shown.push({ at: now, kind: 'comment', id: c.id, body, edit: false });
     this.emit(r, 'issue_comment', {
       action: 'created',
       issue: this.issueJson(r, p),
@@ -311,6 +319,9 @@ export abstract class EmulatorState {
       createdAt: Date.now(),
     };
     r.statuses.push(s);
+    for (const p of r.prs.values())
+      if (p.heads.has(sha))
+        p.shown.push({ at: s.createdAt, kind: 'status', sha, context, state, description });
     this.statusEvent(r, s);
     return s;
   }
@@ -370,6 +381,7 @@ export abstract class EmulatorState {
       mergeable = !p.conflict;
       if (p.conflict) state = 'dirty';
       else if (p.draft) state = 'draft';
+      else if (this.blockedBy(r, p).length > 0) state = 'blocked';
       else if (this.combinedState(r, p.headSha) === 'failure') state = 'unstable';
       else state = 'clean';
     }
@@ -470,4 +482,6 @@ export abstract class EmulatorState {
     actor: string,
   ): Promise<Record<string, unknown> | null>;
   abstract runCi(r: Repo, branch: string, sha: string): void;
+  /** What the base branch's rules still wait for on this PR (empty: nothing, or no rules). */
+  abstract blockedBy(r: Repo, p: Pr): string[];
 }

@@ -35,9 +35,55 @@ export interface CiPush {
 export type CiDecide = (push: CiPush) => CiCheck[];
 export type Permission = 'admin' | 'write' | 'read' | 'none';
 
+/**
+ * Branch rules on one branch: a ruleset (default) or classic branch protection. What GitHub does
+ * with them here: `mergeable_state: "blocked"` while a PR into the branch misses approvals, has
+ * changes requested, misses a required check on its head or has unresolved conversations; ref
+ * updates refused with 422 (REST) for actors not in `bypass` when `requirePullRequest` is set, or
+ * when a required check has not succeeded on the new commit.
+ */
+export interface BranchRules {
+  /** 'ruleset': listed by GET rules/branches/{branch}; 'classic': shown by GET branches/{branch}. Default 'ruleset'. */
+  kind?: 'ruleset' | 'classic';
+  /** Approving reviews a PR needs (latest review per reviewer counts). */
+  requiredApprovals?: number;
+  /** Check run names / status contexts that must have succeeded on a PR's head (and on a pushed commit). */
+  requiredChecks?: string[];
+  /** Unresolved review conversations block (see setUnresolvedConversations). */
+  requireConversationResolution?: boolean;
+  /** Direct updates of the branch are refused ("Changes must be made through a pull request."). */
+  requirePullRequest?: boolean;
+  /** Logins that may update the branch anyway (a ruleset's bypass list, classic "allow specified actors"). */
+  bypass?: string[];
+}
+export type ReviewState = 'APPROVED' | 'CHANGES_REQUESTED' | 'COMMENTED' | 'DISMISSED';
+
+/**
+ * What happens to a delivery about to be sent: sent ('send', default), lost ('drop': recorded with
+ * status 0 and `lost: true`, never sent), held until releaseDeliveries ('hold'), or sent twice with
+ * the same delivery id ('duplicate').
+ */
+export type DeliveryFate = 'send' | 'drop' | 'hold' | 'duplicate';
+export type DeliveryFilter = (d: {
+  event: string;
+  action?: string;
+  payload: Record<string, unknown>;
+}) => DeliveryFate;
+
+/** One thing GitHub showed on a pull request, with when (ms since the epoch). */
+export type PrShown =
+  | { at: number; kind: 'status'; sha: string; context: string; state: string; description: string | null }
+  | { at: number; kind: 'comment'; id: number; body: string; edit: boolean }
+  | { at: number; kind: 'closed'; merged: boolean }
+  | { at: number; kind: 'merged' };
+
 export interface Delivery {
   id: string;
   event: string;
+  /** The delivery never reached the receiver (a DeliveryFilter said 'drop'). */
+  lost?: boolean;
+  /** When it was sent (ms since the epoch; 0 if lost). */
+  sentAt?: number;
   /** HTTP status of the last attempt (0: no answer). */
   status: number;
   action?: string;
@@ -48,6 +94,9 @@ export interface RequestRecord {
   path: string;
   status: number;
   token: string | null;
+  /** When the request arrived (ms since the epoch) and how long the answer took. */
+  at: number;
+  ms: number;
 }
 
 export interface GitHubEmulator {
@@ -132,7 +181,8 @@ export interface GitHubEmulator {
     name: string,
     conclusion: CheckConclusion,
   ): Promise<void>;
-  setWebhook(url: string, secret: string): void;
+  /** `contentType: 'form'` sends `application/x-www-form-urlencoded` with the JSON in `payload=` (GitHub's default for hooks made by hand). */
+  setWebhook(url: string, secret: string, opts?: { contentType?: 'json' | 'form' }): void;
   readonly deliveries: Delivery[];
   redeliver(id: string): Promise<number>;
   readonly requests: RequestRecord[];
@@ -157,6 +207,41 @@ export interface GitHubEmulator {
   idle(): Promise<void>;
   /** The tokens issued to installations so far (newest last), for expiry tests. */
   readonly installationTokens: Array<{ token: string; installationId: number; expiresAt: number }>;
+
+  // --- round 3: branch rules, reviews, delivery faults, what the PR showed when ---
+  /** Sets (or with null removes) the rules of a branch. */
+  protectBranch(owner: string, repo: string, branch: string, rules: BranchRules | null): void;
+  /** A review by `user` on the PR's current head (`pull_request_review` submitted webhook). */
+  review(owner: string, repo: string, number: number, user: string, state: ReviewState): Promise<void>;
+  /** How many review conversations on the PR are unresolved (blocks with requireConversationResolution). */
+  setUnresolvedConversations(owner: string, repo: string, number: number, count: number): void;
+  /** Changes the PR's base branch, as a user editing it would (`pull_request` edited). */
+  setBase(owner: string, repo: string, number: number, base: string): Promise<void>;
+  /** Decides the fate of each delivery about to be sent (null: all sent). */
+  setDeliveryFilter(filter: DeliveryFilter | null): void;
+  /** Sends the held deliveries (in the order held, or newest first) and resolves with the receiver's statuses. */
+  releaseDeliveries(opts?: { newestFirst?: boolean }): Promise<number[]>;
+  /** How many deliveries are held. */
+  readonly heldDeliveries: number;
+  /**
+   * Sends a recorded delivery's body again, signed, as someone who captured it would: with the same
+   * delivery id (default, like redeliver), another id, or (null) no X-GitHub-Delivery header.
+   */
+  replay(id: string, opts?: { deliveryId?: string | null }): Promise<number>;
+  /** What GitHub showed on the PR, in order. */
+  shown(owner: string, repo: string, number: number): PrShown[];
+  /**
+   * When GitHub first showed the PR's final state: a final (not pending) commit status of `context`
+   * (default `railyard/merge-queue`) on one of its heads, the PR closed (or merged), and a comment
+   * whose body matches `comment` (default: says merged, failed or cancelled); `all` is the latest
+   * of the three, null while one is missing.
+   */
+  finalShownAt(
+    owner: string,
+    repo: string,
+    number: number,
+    opts?: { context?: string; comment?: RegExp },
+  ): { status: number | null; closed: number | null; comment: number | null; all: number | null };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -195,6 +280,12 @@ export interface Pr
   conflict: boolean;
   pendingKey: string | null;
   pending: Promise<void> | null;
+  /** Every head the PR had (statuses on any of them are shown on the PR). */
+  heads: Set<string>;
+  reviews: Array<{ id: number; user: string; state: ReviewState; commitId: string; at: number }>;
+  unresolvedConversations: number;
+  /** What GitHub showed on it, in order (statuses, comments, closing, merging). */
+  shown: PrShown[];
 }
 export interface SuiteState {
   id: number;
@@ -217,6 +308,8 @@ export interface Repo extends RepoFacts {
   gitReadDelayMs: number;
   refs: Map<string, string>;
   lock: Promise<unknown>;
+  /** Branch name → its rules. */
+  rules: Map<string, BranchRules>;
 }
 export interface Answer {
   status: number;

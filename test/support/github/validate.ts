@@ -26,6 +26,9 @@ export const SERVED_OPERATIONS: Array<[string, string]> = [
   ['get', '/repos/{owner}/{repo}/collaborators/{username}/permission'],
   ['get', '/repos/{owner}/{repo}/installation'],
   ['post', '/app/installations/{installation_id}/access_tokens'],
+  ['get', '/repos/{owner}/{repo}/rules/branches/{branch}'],
+  ['get', '/repos/{owner}/{repo}/branches/{branch}'],
+  ['get', '/repos/{owner}/{repo}/pulls/{pull_number}/reviews'],
 ];
 
 export type ApiStyle = 'ghes' | 'dotcom';

@@ -1,10 +1,12 @@
 // The emulator's webhooks: payloads built in event order (some need git reads first), signed with
 // the hook's secret and delivered one at a time; every delivery is recorded and can be redelivered.
+// Faults for tests: a filter loses, holds (to deliver late or out of order) or duplicates
+// deliveries; replay() re-sends a captured delivery with the same id, another id or none.
 import { randomUUID } from 'node:crypto';
 import { sign as signPayload } from '@octokit/webhooks-methods';
-import { iso, nodeId, pullJson, repoJson, userJson } from './json.js';
+import { commitObjectJson, iso, nodeId, pullJson, repoJson, userJson } from './json.js';
 import { EmulatorCi } from './ci.js';
-import { ZERO, type Delivery, type Pr, type Repo } from './types.js';
+import { ZERO, type Delivery, type DeliveryFilter, type Pr, type Repo } from './types.js';
 import type { StatusFacts } from './json.js';
 
 export abstract class EmulatorWebhooks extends EmulatorCi {
@@ -40,7 +42,10 @@ export abstract class EmulatorWebhooks extends EmulatorCi {
     }
     if (!this.webhook) return;
     const id = randomUUID();
-    const body = JSON.stringify(full);
+    const json = JSON.stringify(full);
+    // Form-encoded hooks carry the JSON in `payload=`; the signature covers the body as sent.
+    const body =
+      this.webhook.contentType === 'form' ? new URLSearchParams({ payload: json }).toString() : json;
     const d: Delivery = {
       id,
       event,
@@ -48,27 +53,47 @@ export abstract class EmulatorWebhooks extends EmulatorCi {
       payload: full,
       ...(typeof payload.action === 'string' ? { action: payload.action } : {}),
     };
-    this.bodies.set(id, { event, body });
+    this.bodies.set(id, { event, body, contentType: this.webhook.contentType });
+    const fate = this.deliveryFilter?.({ event, action: d.action, payload: full }) ?? 'send';
+    if (fate === 'drop') {
+      d.lost = true;
+      d.sentAt = 0;
+      this.deliveries.push(d);
+      return;
+    }
+    if (fate === 'hold') {
+      this.held.push(d);
+      return;
+    }
     const run = this.deliveryChain.then(async () => {
       if (this.closed) return;
+      d.sentAt = Date.now();
       d.status = await this.post(id, event, body);
+      if (fate === 'duplicate') d.status = await this.post(id, event, body);
       this.deliveries.push(d);
     });
     this.deliveryChain = run.catch(() => undefined);
     this.track(run);
   }
+  deliveryFilter: DeliveryFilter | null = null;
+  readonly held: Delivery[] = [];
 
-  async post(id: string, event: string, body: string): Promise<number> {
+  async post(
+    id: string | null,
+    event: string,
+    body: string,
+    contentType = this.bodies.get(id ?? '')?.contentType ?? 'json',
+  ): Promise<number> {
     const hook = this.webhook;
     if (!hook || this.closed) return 0;
     try {
       const res = await fetch(hook.url, {
         method: 'POST',
         headers: {
-          'content-type': 'application/json',
+          'content-type': contentType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json',
           'user-agent': 'GitHub-Hookshot/emulator',
           'x-github-event': event,
-          'x-github-delivery': id,
+          ...(id === null ? {} : { 'x-github-delivery': id }),
           'x-github-hook-id': '1',
           'x-github-hook-installation-target-type': 'repository',
           'x-hub-signature-256': await signPayload(hook.secret, body),
@@ -173,7 +198,6 @@ export abstract class EmulatorWebhooks extends EmulatorCi {
     const run = (async () => {
       const c = await this.commitJson(r, snapshot.sha);
       const api = `${this.urls.api}/repos/${r.owner}/${r.name}`;
-      const web = `${this.urls.web}/${r.owner}/${r.name}`;
       const containing = (
         await this.git.git(r.dir, [
           'for-each-ref',
@@ -194,35 +218,7 @@ export abstract class EmulatorWebhooks extends EmulatorCi {
         context: snapshot.context,
         description: snapshot.description,
         state: snapshot.state,
-        commit: {
-          sha: c.sha,
-          node_id: nodeId('Commit', Number.parseInt(c.sha.slice(0, 8), 16)),
-          commit: {
-            author: { name: c.an, email: c.ae, date: c.ad },
-            committer: { name: c.cn, email: c.ce, date: c.cd },
-            message: c.message,
-            tree: { sha: c.tree, url: `${api}/git/trees/${c.tree}` },
-            url: `${api}/git/commits/${c.sha}`,
-            comment_count: 0,
-            verification: {
-              verified: false,
-              reason: 'unsigned',
-              signature: null,
-              payload: null,
-              verified_at: null,
-            },
-          },
-          url: `${api}/commits/${c.sha}`,
-          html_url: `${web}/commit/${c.sha}`,
-          comments_url: `${api}/commits/${c.sha}/comments`,
-          author: null,
-          committer: null,
-          parents: c.parents.map((p) => ({
-            sha: p,
-            url: `${api}/commits/${p}`,
-            html_url: `${web}/commit/${p}`,
-          })),
-        },
+        commit: commitObjectJson(this.urls, r, c),
         branches: containing.map((b) => ({
           name: b,
           commit: { sha: snapshot.sha, url: `${api}/commits/${snapshot.sha}` },
@@ -237,8 +233,37 @@ export abstract class EmulatorWebhooks extends EmulatorCi {
   }
   // --- webhooks ------------------------------------------------------------------------------
 
-  setWebhook(url: string, secret: string): void {
-    this.webhook = { url, secret };
+  setWebhook(url: string, secret: string, opts: { contentType?: 'json' | 'form' } = {}): void {
+    this.webhook = { url, secret, contentType: opts.contentType ?? 'json' };
+  }
+
+  setDeliveryFilter(filter: DeliveryFilter | null): void {
+    this.deliveryFilter = filter;
+  }
+
+  get heldDeliveries(): number {
+    return this.held.length;
+  }
+
+  async releaseDeliveries(opts: { newestFirst?: boolean } = {}): Promise<number[]> {
+    const list = this.held.splice(0);
+    if (opts.newestFirst) list.reverse();
+    const statuses: number[] = [];
+    for (const d of list) {
+      const b = this.bodies.get(d.id)!;
+      d.sentAt = Date.now();
+      d.status = await this.post(d.id, d.event, b.body);
+      this.deliveries.push(d);
+      statuses.push(d.status);
+    }
+    return statuses;
+  }
+
+  async replay(id: string, opts: { deliveryId?: string | null } = {}): Promise<number> {
+    const b = this.bodies.get(id);
+    if (!b) throw new Error(`no delivery ${id}`);
+    const as = opts.deliveryId === undefined ? id : opts.deliveryId;
+    return this.post(as, b.event, b.body, b.contentType);
   }
 
   async redeliver(id: string): Promise<number> {
