@@ -42,6 +42,14 @@ export abstract class EmulatorState {
   readonly deliveries: Delivery[] = [];
   readonly requests: RequestRecord[] = [];
   readonly schemaViolations: string[] = [];
+  readonly branchMoves: Array<{
+    at: number;
+    owner: string;
+    repo: string;
+    branch: string;
+    before: string | null;
+    after: string | null;
+  }> = [];
   readonly installationTokens: Array<{ token: string; installationId: number; expiresAt: number }> = [];
 
   readonly style: 'ghes' | 'dotcom';
@@ -200,6 +208,7 @@ export abstract class EmulatorState {
     actor: string,
   ): Promise<void> {
     r.pushedAt = Date.now();
+    this.branchMoves.push({ at: r.pushedAt, owner: r.owner, repo: r.name, branch, before, after });
     const forced = before !== null && after !== null && !(await this.isAncestor(r, before, after));
     this.emit(r, 'push', this.pushPayload(r, branch, before, after, forced, actor));
     for (const p of r.prs.values()) {

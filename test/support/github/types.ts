@@ -228,6 +228,15 @@ export interface GitHubEmulator {
    * delivery id (default, like redeliver), another id, or (null) no X-GitHub-Delivery header.
    */
   replay(id: string, opts?: { deliveryId?: string | null }): Promise<number>;
+  /** Every branch change (push, ref update, merge, deletion) with its time, oldest first. */
+  readonly branchMoves: Array<{
+    at: number;
+    owner: string;
+    repo: string;
+    branch: string;
+    before: string | null;
+    after: string | null;
+  }>;
   /** What GitHub showed on the PR, in order. */
   shown(owner: string, repo: string, number: number): PrShown[];
   /**
