@@ -50750,6 +50750,12 @@ const MODES = ['single', 'parallel'];
 const DIRECT_MERGE_MODES = ['off', 'always'];
 const OPTIMIZATION_MODES = ['off', 'bisection_skip_redundant_tests'];
 const MERGE_METHODS = ['merge_commit', 'squash', 'rebase'];
+/**
+ * Railyard extension (queue setting `flakyPolicy`): which failing tests do not fail a test run —
+ * none (`off`, Trunk's behaviour), tests quarantined on the target branch, or also tests the
+ * monitors mark flaky there. A test whose file a PR of the run changes is never ignored.
+ */
+const FLAKY_POLICIES = ['off', 'ignore_quarantined', 'ignore_flaky'];
 const MERGEABILITY = ['unspecified', 'in_progress', 'mergeable', 'not_mergeable'];
 /**
  * What a queued PR waits for (readiness.waitingFor, a Railyard extension): its base branch, its
@@ -50780,6 +50786,16 @@ const Mode = looseEnum(MODES);
 const DirectMergeMode = looseEnum(DIRECT_MERGE_MODES);
 const OptimizationMode = looseEnum(OPTIMIZATION_MODES);
 const MergeMethod = looseEnum(MERGE_METHODS);
+const FlakyPolicy = looseEnum(FLAKY_POLICIES);
+/** Marks a field of a Trunk operation as a Railyard addition in the OpenAPI document. */
+const extension = (schema, description) => schema.meta({ 'x-railyard-extension': true, description });
+/** The flaky-aware queue settings (Railyard extensions, docs/decisions.md "Round 3"), as updateQueue accepts them. */
+const FlakySettingsInput = {
+    flakyPolicy: extension(FlakyPolicy.optional(), 'Which failing tests do not fail a test run: off, ignore_quarantined, ignore_flaky'),
+    flakyReportGraceSeconds: extension(looseInt(0, 3600).optional(), 'How long a failed check waits for its uploaded test results before it counts as an ordinary failure'),
+    flakyRetries: extension(looseInt(0, 3).optional(), 'Retries of a failure whose failing tests all have flake history'),
+    probationThreshold: extension(schemas_number().min(0).max(1).nullable().optional(), 'PRs whose riskEstimate is above this are tested alone, off the line, before they join it; null = off'),
+};
 // ---------------------------------------------------------------- priority
 const PRIORITY_NAMES = { urgent: 0, high: 10, medium: 100, low: 200 };
 const DEFAULT_PRIORITY = 'medium';
@@ -50878,6 +50894,7 @@ const UpdateQueueRequest = object({
     enqueueingLabel: NonEmptyString.optional(),
     labelCommandsEnabled: schemas_boolean().optional(),
     stateLabelsEnabled: schemas_boolean().optional(),
+    ...FlakySettingsInput,
 });
 const MetricsQuery = object({
     repo: schemas_string()
@@ -50913,6 +50930,7 @@ const PullRequestCore = {
     testRunId: schemas_string().optional(),
     /** When this submission entered the queue. */
     enqueuedAt: DateTimeOutput.optional(),
+    riskEstimate: extension(schemas_number().min(0).max(1).optional(), "The PR's failure probability estimated from the queue's own history (absent until estimated)"),
 };
 const SubmittedPullRequest = object({
     ...PullRequestCore,
@@ -50955,6 +50973,10 @@ const QueueSettings = object({
     enqueueingLabel: schemas_string(),
     labelCommandsEnabled: schemas_boolean(),
     stateLabelsEnabled: schemas_boolean(),
+    flakyPolicy: extension(schemas_enum(FLAKY_POLICIES), 'Which failing tests do not fail a test run'),
+    flakyReportGraceSeconds: extension(schemas_number(), 'Seconds a failed check waits for its test results'),
+    flakyRetries: extension(schemas_number(), 'Retries of a failure whose failing tests all have flake history'),
+    probationThreshold: extension(schemas_number().nullable(), 'Risk above which a PR is tested alone first; null = off'),
 });
 const GetQueueResponse = QueueSettings.extend({ enqueuedPullRequests: array(QueueListItem) });
 const CHECK_RUN_STATUSES = ['QUEUED', 'IN_PROGRESS', 'COMPLETED'];
@@ -51070,7 +51092,15 @@ const QUEUED_REASONS = (/* unused pure expression or super */ null && ([
     'SKIP_THE_LINE_INTERRUPTED',
     'BISECTION_REQUIRED',
     'BISECTION_TEST_RUN_PASSED',
+    /** Railyard: its run failed only on tests with flake history; the same commit is tested again (flakyRetries). */
+    'FLAKY_FAILURE_RETRIED',
+    /** Railyard: its riskEstimate is above probationThreshold; it is tested alone, off the line, first. */
+    'PROBATION_REQUIRED',
+    /** Railyard: it passed its probation run and joins the line. */
+    'PROBATION_PASSED',
 ]));
+/** Railyard: why a run counts as passed although a check failed (flakyPolicy); the history names the tests. */
+const PASSED_REASONS = (/* unused pure expression or super */ null && (['FLAKY_FAILURES_IGNORED']));
 const MERGED_REASONS = (/* unused pure expression or super */ null && (['MERGE_GRAPH_MERGE', 'MANUAL_MERGE', 'MERGE_GRAPH_DIRECT_MERGE']));
 /** Submission reasons (webhook `submitted_reason`) used as the reason code of a fresh entry. */
 const SUBMITTED_REASONS = (/* unused pure expression or super */ null && (['USER_REQUESTED', 'TRUNK_ADMIN_REQUESTED', 'API_REQUESTED']));

@@ -42,6 +42,14 @@ export type OptimizationMode = (typeof OPTIMIZATION_MODES)[number];
 export const MERGE_METHODS = ['merge_commit', 'squash', 'rebase'] as const;
 export type MergeMethod = (typeof MERGE_METHODS)[number];
 
+/**
+ * Railyard extension (queue setting `flakyPolicy`): which failing tests do not fail a test run —
+ * none (`off`, Trunk's behaviour), tests quarantined on the target branch, or also tests the
+ * monitors mark flaky there. A test whose file a PR of the run changes is never ignored.
+ */
+export const FLAKY_POLICIES = ['off', 'ignore_quarantined', 'ignore_flaky'] as const;
+export type FlakyPolicy = (typeof FLAKY_POLICIES)[number];
+
 export const MERGEABILITY = ['unspecified', 'in_progress', 'mergeable', 'not_mergeable'] as const;
 export type Mergeability = (typeof MERGEABILITY)[number];
 

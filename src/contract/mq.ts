@@ -3,6 +3,7 @@ import { branchNameProblem, describeBranchProblem } from './branch-name.js';
 import { DateTimeInput, DateTimeOutput, looseEnum, looseInt, NonEmptyString, Repo, U32_MAX } from './common.js';
 import {
   DIRECT_MERGE_MODES,
+  FLAKY_POLICIES,
   MERGE_METHODS,
   MERGEABILITY,
   MODES,
@@ -30,6 +31,26 @@ export const Mode = looseEnum(MODES);
 export const DirectMergeMode = looseEnum(DIRECT_MERGE_MODES);
 export const OptimizationMode = looseEnum(OPTIMIZATION_MODES);
 export const MergeMethod = looseEnum(MERGE_METHODS);
+export type FlakyPolicy = C.FlakyPolicy;
+export const FlakyPolicy = looseEnum(FLAKY_POLICIES);
+
+/** Marks a field of a Trunk operation as a Railyard addition in the OpenAPI document. */
+const extension = <T extends z.ZodType>(schema: T, description: string): T =>
+  schema.meta({ 'x-railyard-extension': true, description });
+
+/** The flaky-aware queue settings (Railyard extensions, docs/decisions.md "Round 3"), as updateQueue accepts them. */
+const FlakySettingsInput = {
+  flakyPolicy: extension(FlakyPolicy.optional(), 'Which failing tests do not fail a test run: off, ignore_quarantined, ignore_flaky'),
+  flakyReportGraceSeconds: extension(
+    looseInt(0, 3600).optional(),
+    'How long a failed check waits for its uploaded test results before it counts as an ordinary failure',
+  ),
+  flakyRetries: extension(looseInt(0, 3).optional(), 'Retries of a failure whose failing tests all have flake history'),
+  probationThreshold: extension(
+    z.number().min(0).max(1).nullable().optional(),
+    'PRs whose riskEstimate is above this are tested alone, off the line, before they join it; null = off',
+  ),
+};
 
 // ---------------------------------------------------------------- priority
 
@@ -165,6 +186,7 @@ export const UpdateQueueRequest = z.object({
   enqueueingLabel: NonEmptyString.optional(),
   labelCommandsEnabled: z.boolean().optional(),
   stateLabelsEnabled: z.boolean().optional(),
+  ...FlakySettingsInput,
 });
 export type UpdateQueueRequest = z.infer<typeof UpdateQueueRequest>;
 
@@ -208,6 +230,10 @@ const PullRequestCore = {
   testRunId: z.string().optional(),
   /** When this submission entered the queue. */
   enqueuedAt: DateTimeOutput.optional(),
+  riskEstimate: extension(
+    z.number().min(0).max(1).optional(),
+    "The PR's failure probability estimated from the queue's own history (absent until estimated)",
+  ),
 };
 
 export const SubmittedPullRequest = z.object({
@@ -257,6 +283,10 @@ export const QueueSettings = z.object({
   enqueueingLabel: z.string(),
   labelCommandsEnabled: z.boolean(),
   stateLabelsEnabled: z.boolean(),
+  flakyPolicy: extension(z.enum(FLAKY_POLICIES), 'Which failing tests do not fail a test run'),
+  flakyReportGraceSeconds: extension(z.number(), 'Seconds a failed check waits for its test results'),
+  flakyRetries: extension(z.number(), 'Retries of a failure whose failing tests all have flake history'),
+  probationThreshold: extension(z.number().nullable(), 'Risk above which a PR is tested alone first; null = off'),
 });
 export type QueueSettings = z.infer<typeof QueueSettings>;
 
@@ -394,8 +424,18 @@ export const QUEUED_REASONS = [
   'SKIP_THE_LINE_INTERRUPTED',
   'BISECTION_REQUIRED',
   'BISECTION_TEST_RUN_PASSED',
+  /** Railyard: its run failed only on tests with flake history; the same commit is tested again (flakyRetries). */
+  'FLAKY_FAILURE_RETRIED',
+  /** Railyard: its riskEstimate is above probationThreshold; it is tested alone, off the line, first. */
+  'PROBATION_REQUIRED',
+  /** Railyard: it passed its probation run and joins the line. */
+  'PROBATION_PASSED',
 ] as const;
 export type QueuedReason = (typeof QUEUED_REASONS)[number];
+
+/** Railyard: why a run counts as passed although a check failed (flakyPolicy); the history names the tests. */
+export const PASSED_REASONS = ['FLAKY_FAILURES_IGNORED'] as const;
+export type PassedReason = (typeof PASSED_REASONS)[number];
 
 export const MERGED_REASONS = ['MERGE_GRAPH_MERGE', 'MANUAL_MERGE', 'MERGE_GRAPH_DIRECT_MERGE'] as const;
 export type MergedReason = (typeof MERGED_REASONS)[number];

@@ -44,6 +44,11 @@ const SENTENCES: Record<string, string> = {
   SKIP_THE_LINE_INTERRUPTED: 'an urgent PR skipped the line ahead of it',
   BISECTION_REQUIRED: 'its batch failed, so it is tested in smaller groups to find the culprit',
   BISECTION_TEST_RUN_PASSED: 'its group passed during bisection',
+  FLAKY_FAILURE_RETRIED: 'its run failed only on tests known to be flaky, so the same commit is tested again',
+  PROBATION_REQUIRED: 'it looks risky, so it is tested alone before it joins the line',
+  PROBATION_PASSED: 'it passed its test alone and joins the line',
+  // Passed
+  FLAKY_FAILURES_IGNORED: 'its run failed only on quarantined or known-flaky tests, which the queue ignores',
   // Merges
   MERGE_GRAPH_MERGE: 'its tests passed and the queue merged it',
   MANUAL_MERGE: 'it was merged by hand',

@@ -24,11 +24,18 @@
  *   cannot land directly rejoins the line (bisection.ts); an urgent PR interrupts the non-urgent
  *   tests it would wait behind; a unit whose own PRs or base no longer hold goes back to pending,
  *   and the reason passes on to what was built on it.
+ * - Flake-aware verdicts (flaky-verdict.ts, applied when a run finishes): a failure only of
+ *   quarantined (or known-flaky) tests counts as passed under `flakyPolicy`; one only of tests
+ *   with flake history is tested again on the same base up to `flakyRetries` times; a test a PR of
+ *   the run changes is never ignored or retried.
  * - Failures, bisection and known failures (bisection.ts): a failed unit waits until the culprit
  *   can only be in it, then fails (one PR) or is split in halves tested off the line; a
  *   combination already known to fail is not tested again.
  * - Merging (merging.ts): one merge at a time, of the first passing unit whose base has landed
  *   (or, optimistically, is still ahead of it in the line).
+ * - Probation (probation.ts): a pending PR whose `riskEstimate` is above `probationThreshold` is
+ *   first tested alone off the line, as a group of one on the bisection slots; it joins the line
+ *   (or lands directly) only after that run passed.
  * - Scheduling and batching (scheduling.ts): pending PRs start runs in queue order while slots
  *   are free, bisection groups first, in batches when batching, each on the target plus the part
  *   of the line ahead that it depends on.
@@ -51,5 +58,7 @@ export {
   targetsOverlap,
 } from './model.js';
 export { laneNumbers } from './rules/lanes.js';
+export { flakyVerdict } from './rules/flaky-verdict.js';
+export { needsProbation } from './rules/probation.js';
 export { readinessOf } from './rules/readiness.js';
 export { step } from './step.js';

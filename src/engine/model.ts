@@ -38,6 +38,10 @@ export function defaultConfig(mode: Mode = 'single', concurrency = 1): QueueConf
     enqueueingLabel: 'railyard-merge-queue-submit',
     labelCommandsEnabled: true,
     stateLabelsEnabled: false,
+    flakyPolicy: 'off',
+    flakyReportGraceSeconds: 120,
+    flakyRetries: 0,
+    probationThreshold: null,
   };
 }
 

@@ -8,6 +8,7 @@ import * as outcomes from './events/outcomes.js';
 import { cancelOrphanRuns, invalidate, preempt } from './rules/invalidation.js';
 import { releaseBisections, resolveFailures } from './rules/bisection.js';
 import { requestMerge } from './rules/merging.js';
+import { startProbation } from './rules/probation.js';
 import { applyReadiness, completeModeSwitch } from './rules/readiness.js';
 import { startRuns } from './rules/scheduling.js';
 import type { EngineEvent, QueueModel, StepContext, StepResult } from './types.js';
@@ -66,6 +67,7 @@ function settle(w: WorkingCopy): void {
     invalidate(w);
     resolveFailures(w);
     requestMerge(w);
+    startProbation(w);
     startRuns(w);
     if (w.effects.length === before) break;
   }

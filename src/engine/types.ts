@@ -2,10 +2,12 @@ import type {
   CancellationReason,
   DirectMergeMode,
   FailureReason,
+  FlakyPolicy,
   ImpactedTargets,
   Mergeability,
   MergedReason,
   MergeMethod,
+  PassedReason,
   Mode,
   OptimizationMode,
   PullRequestState,
@@ -42,6 +44,14 @@ export interface QueueConfig {
   enqueueingLabel: string;
   labelCommandsEnabled: boolean;
   stateLabelsEnabled: boolean;
+  /** Which failing tests do not fail a run (rules/flaky-verdict.ts); `off` = Trunk's behaviour. */
+  flakyPolicy: FlakyPolicy;
+  /** For the shell: how long a failed check waits for its uploaded results before it reports the run. */
+  flakyReportGraceSeconds: number;
+  /** Retries (same commit) of a failure whose failing tests all have flake history; 0..3. */
+  flakyRetries: number;
+  /** PRs whose `riskEstimate` is above this are tested alone first (rules/probation.ts); null = off. */
+  probationThreshold: number | null;
 }
 
 /** What the forge knows about a pull request. */
@@ -62,6 +72,7 @@ export type ReasonCode =
   | CancellationReason
   | QueuedReason
   | MergedReason
+  | PassedReason
   | 'API_REQUESTED'
   | 'AWAITING_READINESS'
   | 'QUEUE_NOT_ACCEPTING';
@@ -102,6 +113,28 @@ export interface Entry {
   bisectKnownFailure?: { base: number[]; prs: number[] } | null;
   /** Split out of a failed batch in this submission; stays set after its group passed and it went back to the main line. */
   bisected?: boolean;
+  /** The PR's estimated failure probability (0..1), from the shell; null/undefined = not estimated. */
+  riskEstimate?: number | null;
+  /**
+   * Probation (rules/probation.ts): `testing` while it is tested alone off the line (its
+   * `bisectGroup` is the probation group), `passed` once that run passed; null = never on probation.
+   */
+  probation?: 'testing' | 'passed' | null;
+}
+
+/**
+ * One failing test of a failed run, as the shell read it from the uploaded results, with what the
+ * flaky-test data says of it on the target branch.
+ */
+export interface FailedTest {
+  /** For people (the history lists the names of ignored tests). */
+  name: string;
+  /** Quarantined on the target branch. */
+  quarantined: boolean;
+  /** Has flake history on the target branch (the monitors mark it flaky, or it was quarantined). */
+  flaky: boolean;
+  /** A PR the run's test commit contains (its own or its base, not landed) changes the test's file. */
+  changedByPr: boolean;
 }
 
 export type TestRunStatus = 'in_progress' | 'succeeded' | 'failed' | 'cancelled';
@@ -137,6 +170,16 @@ export interface TestRun {
   restartedAt?: number | null;
   /** Bisection runs: the queue landed a merge after this run started, so its commit is no longer the target plus its PRs. */
   landedSince?: boolean;
+  /** 1 for a first test; n + 1 for the retry of a run whose attempt was n (rules/flaky-verdict.ts). */
+  attempt?: number;
+  /** The failed run this one tests again (same PRs, same base, same queue position). */
+  retryOf?: string | null;
+  /** The failing tests the shell reported when the run finished failed (undefined = not known). */
+  failures?: FailedTest[] | null;
+  /** The run failed only on these tests and counts as passed (flakyPolicy). */
+  flakyIgnored?: string[] | null;
+  /** A probation run: one risky PR tested alone on the target, off the line (rules/probation.ts). */
+  isProbation?: boolean;
 }
 
 /** The whole state of one queue: what the engine decides on. Plain data, serialisable. */
@@ -156,6 +199,8 @@ export interface SubmitEvent {
   priority?: ResolvedPriority;
   noBatch?: boolean;
   pr: PrFacts;
+  /** The PR's estimated failure probability; undefined = keep (on resubmit) or none. */
+  riskEstimate?: number | null;
 }
 export interface CancelEvent {
   type: 'cancel';
@@ -216,6 +261,11 @@ export interface TestRunFinishedEvent {
   reason?: FailureReason;
   /** For people (the engine does not read it): which checks failed, kept in the PR's history. */
   detail?: string;
+  /**
+   * The failing tests of every failed check, when each failed check's results were uploaded
+   * (rules/flaky-verdict.ts). Absent when any failed check has none: an ordinary failure.
+   */
+  failures?: FailedTest[];
 }
 /** The target branch moved to the run's commit: its `mergePrNumbers` landed. */
 export interface MergeSucceededEvent {

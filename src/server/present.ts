@@ -48,6 +48,7 @@ function core(entry: Entry) {
   if (entry.reason !== null) out.stateReason = entry.reason;
   if (entry.testRunId !== null) out.testRunId = entry.testRunId;
   out.enqueuedAt = isoTime(entry.submittedAt);
+  if (entry.riskEstimate !== null && entry.riskEstimate !== undefined) out.riskEstimate = entry.riskEstimate;
   return out;
 }
 

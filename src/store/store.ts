@@ -17,6 +17,7 @@ import {
   type Transaction,
 } from 'kysely';
 import type { ImpactedTargets, PullRequestState, Repo } from '../contract/index.js';
+import { defaultConfig } from '../engine/model.js';
 import type { Entry, QueueConfig, QueueModel, TestRun } from '../engine/types.js';
 import { migrations } from './migrations/index.js';
 import type { QueuesTable, SchemaTables } from './schema.js';
@@ -567,7 +568,8 @@ export class Store {
       repo: { host: q.repo_host, owner: q.repo_owner, name: q.repo_name },
       model: {
         branch: q.branch,
-        config: JSON.parse(q.config) as QueueConfig,
+        // Settings added later (the flaky-aware ones) take their defaults on queues stored before them.
+        config: { ...flakyDefaults(), ...(JSON.parse(q.config) as QueueConfig) },
         entries: entries.map((r) => JSON.parse(r.data) as Entry),
         runs: runs.map((r) => JSON.parse(r.data) as TestRun),
         nextSeq: Number(q.next_seq),
@@ -820,4 +822,10 @@ export class Store {
       at: Number(r.at),
     }));
   }
+}
+
+/** The settings a queue stored before the flaky-aware queue lacks, at their defaults (behaviour unchanged). */
+function flakyDefaults(): Pick<QueueConfig, 'flakyPolicy' | 'flakyReportGraceSeconds' | 'flakyRetries' | 'probationThreshold'> {
+  const { flakyPolicy, flakyReportGraceSeconds, flakyRetries, probationThreshold } = defaultConfig();
+  return { flakyPolicy, flakyReportGraceSeconds, flakyRetries, probationThreshold };
 }

@@ -1,6 +1,6 @@
 import { resolvePriority } from '../../src/contract/index.js';
 import { findEntry, newQueueModel, step, targetsOverlap } from '../../src/engine/index.js';
-import type { ConfigPatch, Effect, Entry, EngineEvent, PrFacts, QueueModel, TestRun } from '../../src/engine/index.js';
+import type { ConfigPatch, Effect, Entry, EngineEvent, FailedTest, PrFacts, QueueModel, TestRun } from '../../src/engine/index.js';
 import type { PriorityInput } from '../../src/contract/index.js';
 
 export function facts(prNumber: number, branch = 'main'): PrFacts {
@@ -37,6 +37,8 @@ export class Harness {
   now = Date.parse('2026-01-05T09:00:00Z');
   private ids = 0;
   readonly effects: Effect[] = [];
+  /** Every effect with the time it was asked for. */
+  readonly log: { at: number; effect: Effect }[] = [];
   readonly merges: MergeRecord[] = [];
   readonly target: number[] = [];
   /** Runs the shell has been asked to start and not cancelled: runId → true. */
@@ -60,6 +62,7 @@ export class Harness {
     const result = step(this.model, event, { now: this.now, newId: () => `id-${++this.ids}` });
     this.model = result.model;
     this.effects.push(...result.effects);
+    for (const effect of result.effects) this.log.push({ at: this.now, effect });
     for (const effect of result.effects) {
       if (effect.type === 'startTestRun') {
         this.started.add(effect.runId);
@@ -98,15 +101,16 @@ export class Harness {
     this.apply({ type: 'mergeSucceeded', runId });
   }
 
-  submit(prNumber: number, options: { priority?: PriorityInput; noBatch?: boolean; targets?: string[] | 'ALL' } = {}): void {
+  submit(
+    prNumber: number,
+    options: { priority?: PriorityInput; noBatch?: boolean; targets?: string[] | 'ALL'; riskEstimate?: number } = {},
+  ): void {
     const pr = facts(prNumber);
-    if (options.targets !== undefined) {
-      // Impacted targets are uploaded first (as the merge action does), then the PR is submitted.
-      this.apply({ type: 'submit', prNumber, pr, priority: options.priority === undefined ? undefined : resolvePriority(options.priority), noBatch: options.noBatch });
-      this.apply({ type: 'impactedTargets', prNumber, sha: pr.headSha, targets: options.targets });
-    } else {
-      this.apply({ type: 'submit', prNumber, pr, priority: options.priority === undefined ? undefined : resolvePriority(options.priority), noBatch: options.noBatch });
-    }
+    const priority = options.priority === undefined ? undefined : resolvePriority(options.priority);
+    const risk = options.riskEstimate === undefined ? {} : { riskEstimate: options.riskEstimate };
+    this.apply({ type: 'submit', prNumber, pr, priority, noBatch: options.noBatch, ...risk });
+    // Impacted targets are uploaded for the head SHA (as the merge action does).
+    if (options.targets !== undefined) this.apply({ type: 'impactedTargets', prNumber, sha: pr.headSha, targets: options.targets });
   }
 
   run(runId: string): TestRun {
@@ -119,8 +123,9 @@ export class Harness {
     return this.model.runs.filter((r) => r.status === 'in_progress');
   }
 
-  finish(runId: string, passed: boolean): void {
-    this.apply({ type: 'testRunFinished', runId, passed });
+  /** Ends a run; a failure may name its failing tests (flake-aware verdicts). */
+  finish(runId: string, passed: boolean, failures?: FailedTest[]): void {
+    this.apply({ type: 'testRunFinished', runId, passed, ...(failures ? { failures } : {}) });
   }
 
   /** Finishes every run in flight with `outcome(run)`, until nothing runs; time moves by `stepMs` each round. */

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { PriorityInput } from '../../src/contract/index.js';
-import type { ConfigPatch, TestRun } from '../../src/engine/index.js';
+import type { ConfigPatch, FailedTest, TestRun } from '../../src/engine/index.js';
 import { Harness } from './harness.js';
 
 const settings = fc.record({
@@ -15,6 +15,9 @@ const settings = fc.record({
   pendingFailureDepth: fc.integer({ min: 0, max: 2 }),
   testingTimeoutMinutes: fc.constantFrom(0, 45),
   optimizationMode: fc.constantFrom('off' as const, 'bisection_skip_redundant_tests' as const),
+  flakyPolicy: fc.constantFrom('off' as const, 'ignore_quarantined' as const, 'ignore_flaky' as const),
+  flakyRetries: fc.integer({ min: 0, max: 2 }),
+  probationThreshold: fc.constantFrom(null, 0.3, 0.6),
 });
 
 const prSpec = fc.record({
@@ -22,12 +25,19 @@ const prSpec = fc.record({
   priority: fc.constantFrom<PriorityInput | undefined>(undefined, 'urgent', 'high', 'medium', 'low', 42),
   noBatch: fc.boolean(),
   targets: fc.constantFrom<string[] | 'ALL'>(['a'], ['b'], ['c'], ['a', 'b'], 'ALL', []),
+  riskEstimate: fc.constantFrom<number | undefined>(undefined, 0.1, 0.5, 0.9),
 });
+
+/** The failing tests a failed run reports (with flakes on): any mix of quarantined, flaky and changed tests. */
+const failingTests = fc.array(
+  fc.record({ quarantined: fc.boolean(), flaky: fc.boolean(), changedByPr: fc.boolean() }),
+  { maxLength: 3 },
+);
 
 /** What the world does next: submit, finish a run (by its index among runs in flight), cancel, restart, tick, push. */
 const action = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('submit' as const) }) },
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant('finish' as const), pick: fc.nat(), flake: fc.boolean() }) },
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant('finish' as const), pick: fc.nat(), flake: fc.boolean(), tests: failingTests }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel' as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('restart' as const), pick: fc.nat() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('tick' as const), minutes: fc.integer({ min: 1, max: 30 }) }) },
@@ -37,8 +47,15 @@ const action = fc.oneof(
 
 interface Scenario {
   config: ConfigPatch & { mode: 'single' | 'parallel' };
-  prs: { broken: boolean; priority?: PriorityInput; noBatch: boolean; targets: string[] | 'ALL' }[];
-  actions: { kind: string; pick?: number; flake?: boolean; minutes?: number; state?: 'paused' | 'running' | 'draining' }[];
+  prs: { broken: boolean; priority?: PriorityInput; noBatch: boolean; targets: string[] | 'ALL'; riskEstimate?: number }[];
+  actions: {
+    kind: string;
+    pick?: number;
+    flake?: boolean;
+    tests?: Omit<FailedTest, 'name'>[];
+    minutes?: number;
+    state?: 'paused' | 'running' | 'draining';
+  }[];
   flakes: boolean;
 }
 
@@ -55,14 +72,17 @@ function play(s: Scenario): Harness {
       case 'submit':
         if (next < s.prs.length) {
           const p = s.prs[next++];
-          h.submit(next, { priority: p.priority, noBatch: p.noBatch, targets: p.targets });
+          h.submit(next, { priority: p.priority, noBatch: p.noBatch, targets: p.targets, riskEstimate: p.riskEstimate });
         }
         break;
       case 'finish': {
         const running = h.inProgress();
         if (running.length) {
           const run = running[(a.pick ?? 0) % running.length];
-          h.finish(run.id, passes(run, a.flake ?? false));
+          const passed = passes(run, a.flake ?? false);
+          // With flakes, a failure names failing tests of any kind: a real breakage may show only in a quarantined test.
+          const failures = s.flakes && !passed ? a.tests?.map((t, i) => ({ name: `t${i}`, ...t })) : undefined;
+          h.finish(run.id, passed, failures);
         }
         break;
       }
@@ -90,7 +110,7 @@ function play(s: Scenario): Harness {
   // Then the world calms down: everything is submitted, the queue runs, runs finish without flakes.
   while (next < s.prs.length) {
     const p = s.prs[next++];
-    h.submit(next, { priority: p.priority, noBatch: p.noBatch, targets: p.targets });
+    h.submit(next, { priority: p.priority, noBatch: p.noBatch, targets: p.targets, riskEstimate: p.riskEstimate });
   }
   h.apply({ type: 'updateConfig', patch: { state: 'running' } });
   h.settle((run) => passes(run, false), 60_000, 5_000);
@@ -129,6 +149,35 @@ function checkSafety(h: Harness, s: Scenario): void {
   expect(h.maxInFlight.bisection).toBeLessThanOrEqual(config.bisectionConcurrency ?? 1);
   // Every state change went through a transition with a timestamp.
   expect(h.model.entries.filter((e) => !Number.isFinite(e.stateChangedAt))).toEqual([]);
+  checkFlakyRules(h);
+}
+
+/** The flake-aware rules: an ignored failure never involves a changed test; probation PRs land only after passing. */
+function checkFlakyRules(h: Harness): void {
+  for (const run of h.model.runs) {
+    if (!run.flakyIgnored) continue;
+    expect(run.status).toBe('succeeded');
+    expect(run.failures?.length ?? 0, `run ${run.id} ignored failures it was not told of`).toBeGreaterThan(0);
+    expect(run.failures?.filter((t) => t.changedByPr) ?? [], `run ${run.id} ignored a test the PR changes`).toEqual([]);
+  }
+  // A retry tests the same PRs on the same base as the run it repeats.
+  for (const run of h.model.runs) {
+    if (!run.retryOf) continue;
+    const first = h.run(run.retryOf);
+    expect([first.status, run.prNumbers, run.basePrNumbers]).toEqual(['failed', first.prNumbers, first.basePrNumbers]);
+  }
+  // A PR put on probation lands only after a probation run of it alone, started after, passed.
+  const probationSince = new Map<string, number>();
+  for (const { at, effect } of h.log) {
+    if (effect.type !== 'stateChanged') continue;
+    if (effect.reason === 'PROBATION_REQUIRED') probationSince.set(effect.entryId, at);
+    if (effect.to !== 'merged' || !probationSince.has(effect.entryId)) continue;
+    const since = probationSince.get(effect.entryId) as number;
+    const passed = h.model.runs.some(
+      (r) => r.isProbation && r.status === 'succeeded' && r.prNumbers.length === 1 && r.prNumbers[0] === effect.prNumber && r.startedAt >= since && (r.finishedAt ?? Infinity) <= at,
+    );
+    expect(passed, `#${effect.prNumber} landed from probation without passing it`).toBe(true);
+  }
 }
 
 describe('engine properties (fast-check)', () => {

@@ -58,6 +58,10 @@ function persistenceSuite(): void {
         enqueueingLabel: q.enqueueingLabel,
         labelCommandsEnabled: true,
         stateLabelsEnabled: false,
+        flakyPolicy: 'off',
+        flakyReportGraceSeconds: 120,
+        flakyRetries: 0,
+        probationThreshold: null,
         enqueuedPullRequests: [],
       });
       const dup = await call(s, 'createQueue', { ...Q, mode: 'parallel' });
@@ -67,6 +71,18 @@ function persistenceSuite(): void {
       await ok(s, 'createQueue', { repo: { ...REPO, name: 'api' }, targetBranch: 'main', mode: 'PARALLEL', concurrency: '3' });
       const other = await ok(s, 'getQueue', { repo: { ...REPO, name: 'api' }, targetBranch: 'main' });
       expect(other).toMatchObject({ mode: 'parallel', concurrency: 3, bisectionConcurrency: 3 });
+    });
+
+    it('keeps the flaky-aware settings (extensions) and refuses values out of range, naming the field', async () => {
+      const s = await withQueue();
+      const set = { flakyPolicy: 'IGNORE_QUARANTINED', flakyReportGraceSeconds: 30, flakyRetries: 2, probationThreshold: 0.25 };
+      expect(await ok(s, 'updateQueue', { ...Q, ...set })).toMatchObject({ ...set, flakyPolicy: 'ignore_quarantined' });
+      expect(await ok(s, 'getQueue', Q)).toMatchObject({ flakyPolicy: 'ignore_quarantined', flakyRetries: 2, probationThreshold: 0.25 });
+      for (const [field, value] of [['flakyRetries', 4], ['flakyPolicy', 'sometimes'], ['probationThreshold', 1.5], ['flakyReportGraceSeconds', -1]] as const) {
+        const bad = await call(s, 'updateQueue', { ...Q, [field]: value });
+        expect([bad.status, bad.text.split(':')[0]]).toEqual([400, field]);
+      }
+      expect(await ok(s, 'updateQueue', { ...Q, probationThreshold: null })).toMatchObject({ probationThreshold: null, flakyRetries: 2 });
     });
 
     it('answers 404 for a missing queue on every queue operation', async () => {

@@ -20,12 +20,13 @@ import {
 import type { WorkingCopy } from '../working-copy.js';
 
 /** A new submission enters `not_ready`; resubmitting a queued PR rewrites its priority and batching, nothing else. */
-export function submit(w: WorkingCopy, { prNumber, pr, priority, noBatch }: SubmitEvent): void {
+export function submit(w: WorkingCopy, { prNumber, pr, priority, noBatch, riskEstimate }: SubmitEvent): void {
   const existing = findEntry(w.model, prNumber);
   if (existing && !isTerminal(existing.state)) {
     const patch: Partial<Entry> = { pr };
     if (priority) patch.priority = priority;
     if (noBatch !== undefined) patch.noBatch = noBatch;
+    if (riskEstimate !== undefined) patch.riskEstimate = riskEstimate;
     w.update(existing, patch);
     return;
   }
@@ -51,6 +52,7 @@ export function submit(w: WorkingCopy, { prNumber, pr, priority, noBatch }: Subm
     bisectGroup: null,
     bisectKnownFailure: null,
     bisected: false,
+    ...(riskEstimate !== undefined && riskEstimate !== null ? { riskEstimate } : {}),
   });
 }
 

@@ -5,7 +5,9 @@
  */
 import type { FailureReason, QueuedReason } from '../../contract/index.js';
 import { findEntry, isTerminal } from '../model.js';
+import { flakyVerdict, retryRun } from '../rules/flaky-verdict.js';
 import type {
+  FailedTest,
   MergeFailedEvent,
   MergeSucceededEvent,
   TargetMovedEvent,
@@ -64,7 +66,7 @@ export function testRunStartFailed(
 
 export function testRunFinished(
   w: WorkingCopy,
-  { runId, passed, checks, reason }: TestRunFinishedEvent,
+  { runId, passed, checks, reason, failures }: TestRunFinishedEvent,
 ): void {
   const run = w.run(runId);
   if (!run || run.status !== 'in_progress') return;
@@ -74,26 +76,40 @@ export function testRunFinished(
     passed,
     passed ? null : (reason ?? 'TEST_RUN_REQUIRED_STATUS_FAILED'),
     checks ?? run.checks,
+    passed ? undefined : failures,
   );
 }
 
-/** A run's verdict: its PRs pass (`tests_passed`) or wait to be judged (`pending_failure`). */
+/**
+ * A run's verdict: its PRs pass (`tests_passed`) or wait to be judged (`pending_failure`); a
+ * failure only of known-flaky tests may count as passed or be retried (rules/flaky-verdict.ts).
+ */
 function finishRun(
   w: WorkingCopy,
   run: TestRun,
   passed: boolean,
   reason: FailureReason | null,
   checks: TestRun['checks'],
+  failures?: FailedTest[],
 ): void {
   const members = w.membersOf(run.id);
-  w.updateRun(run, {
-    status: passed ? 'succeeded' : 'failed',
+  const verdict = passed ? null : flakyVerdict(w.config, run, reason as FailureReason, failures);
+  const ignored = verdict?.kind === 'ignore' ? verdict.tests : null;
+  const succeeded = passed || ignored !== null;
+  const finished = w.updateRun(run, {
+    status: succeeded ? 'succeeded' : 'failed',
     finishedAt: w.ctx.now,
-    failureReason: reason,
+    failureReason: succeeded ? null : reason,
     checks,
+    ...(failures ? { failures } : {}),
+    ...(ignored ? { flakyIgnored: ignored } : {}),
   });
+  if (verdict?.kind === 'retry') {
+    retryRun(w, finished);
+    return;
+  }
   for (const m of members) {
-    if (passed) w.setState(m, 'tests_passed', null);
+    if (succeeded) w.setState(m, 'tests_passed', ignored ? 'FLAKY_FAILURES_IGNORED' : null);
     else w.setState(m, 'pending_failure', reason);
   }
 }

@@ -116,7 +116,8 @@ export function startBisections(w: WorkingCopy, pending: Entry[], slots: Slots):
       continue;
     }
     if (!slots.free(members[0], true)) continue;
-    w.launch(members, base, true);
+    const run = w.launch(members, base, true);
+    if (members[0].probation === 'testing') w.updateRun(run, { isProbation: true }); // rules/probation.ts
     slots.take(members[0], true);
   }
 }
@@ -134,9 +135,11 @@ export function releaseBisections(w: WorkingCopy): void {
     if (!unit.run.isBisection || unit.run.status !== 'succeeded' || unit.run.mergeRequested) continue;
     if (landsDirectly(w, unit, line)) continue; // requestMerge lands it
     for (const m of unit.members) {
-      w.setState(w.current(m), 'pending', 'BISECTION_TEST_RUN_PASSED', {
+      const probation = m.probation === 'testing'; // rules/probation.ts: it joins the line
+      w.setState(w.current(m), 'pending', probation ? 'PROBATION_PASSED' : 'BISECTION_TEST_RUN_PASSED', {
         bisectGroup: null,
         bisectKnownFailure: null,
+        ...(probation ? { probation: 'passed' as const } : {}),
       });
     }
   }

@@ -3,6 +3,7 @@ import { BaseCommand, queueFlags } from '../../../cli/base-command.js';
 import { ConfigError } from '../../../cli/config.js';
 import {
   DIRECT_MERGE_MODES,
+  FLAKY_POLICIES,
   MERGE_METHODS,
   MODES,
   OPTIMIZATION_MODES,
@@ -39,6 +40,10 @@ const FIELDS = {
   'enqueueing-label': 'enqueueingLabel',
   'label-commands-enabled': 'labelCommandsEnabled',
   'state-labels-enabled': 'stateLabelsEnabled',
+  'flaky-policy': 'flakyPolicy',
+  'flaky-report-grace-seconds': 'flakyReportGraceSeconds',
+  'flaky-retries': 'flakyRetries',
+  'probation-threshold': 'probationThreshold',
 } as const;
 
 export default class QueueUpdate extends BaseCommand {
@@ -74,6 +79,13 @@ export default class QueueUpdate extends BaseCommand {
     'enqueueing-label': Flags.string({ description: 'label that submits a PR' }),
     'label-commands-enabled': toggle('accept label commands'),
     'state-labels-enabled': toggle('label PRs with their queue state'),
+    'flaky-policy': Flags.string({ description: 'failing tests that do not fail a run (Railyard extension)', options: [...FLAKY_POLICIES] }),
+    'flaky-report-grace-seconds': Flags.integer({ description: 'seconds a failed check waits for its test results (Railyard extension)', min: 0, max: 3600 }),
+    'flaky-retries': Flags.integer({ description: 'retries of a failure of known-flaky tests only (Railyard extension)', min: 0, max: 3 }),
+    'probation-threshold': Flags.string({
+      description: 'risk (0..1) above which a PR is tested alone first, or "off" (Railyard extension)',
+      helpValue: 'X|off',
+    }),
   };
 
   async run() {
@@ -88,6 +100,12 @@ export default class QueueUpdate extends BaseCommand {
         body[field] = list;
       } else if (flag === 'delete-required-statuses') {
         if (value) body[field] = true;
+      } else if (flag === 'probation-threshold') {
+        const text = String(value).trim();
+        const number = Number(text);
+        if (text !== 'off' && (text === '' || !(number >= 0 && number <= 1)))
+          throw new ConfigError(`--probation-threshold: expected a number from 0 to 1 or "off", got "${text}"`);
+        body[field] = text === 'off' ? null : number;
       } else body[field] = value;
     }
     if (Object.keys(body).length === 0) {
