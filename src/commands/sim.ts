@@ -16,6 +16,20 @@ const number = (description: string, defaultValue: number, range: { min?: number
     },
   })();
 
+/** A number flag without a default: absent means the feature it belongs to is off. */
+const optionalNumber = (description: string, range: { min?: number; max?: number } = {}) =>
+  Flags.custom<number>({
+    description,
+    helpValue: 'N',
+    parse: async (text, _ctx, opts) => {
+      const value = Number(text);
+      if (text.trim() === '' || !Number.isFinite(value)) throw new Error(`--${opts.name}: expected a number, got "${text}"`);
+      if (range.min !== undefined && value < range.min) throw new Error(`--${opts.name}: must be ≥ ${range.min}, got ${value}`);
+      if (range.max !== undefined && value > range.max) throw new Error(`--${opts.name}: must be ≤ ${range.max}, got ${value}`);
+      return value;
+    },
+  })();
+
 export default class Sim extends Command {
   static override enableJsonFlag = true;
 
@@ -37,6 +51,14 @@ export default class Sim extends Command {
     {
       description: 'Latency at 8 PRs/hour with batches of 4 and bisection that skips known results',
       command: '<%= config.bin %> sim --arrival-rate 8 --batch-size 4 --skip-redundant --hours 200',
+    },
+    {
+      description: 'Flakes at 5 % per run, 80 % of them on quarantined tests, which the queue ignores',
+      command: '<%= config.bin %> sim --backlog 500 --keep-backlog --arrival-rate 0 --flake-rate 0.05 --quarantine-coverage 0.8 --flaky-policy ignore_quarantined',
+    },
+    {
+      description: 'Batches of 4; 10 % of PRs fail with p = 35 % and are tested alone first (probation)',
+      command: '<%= config.bin %> sim --backlog 500 --keep-backlog --arrival-rate 0 --batch-size 4 --risk-share 0.1 --risk-failure-rate 0.35 --probation-threshold 0.2',
     },
     {
       description: 'Parallel mode with 4 disjoint lanes, as JSON',
@@ -65,6 +87,20 @@ export default class Sim extends Command {
     optimistic: Flags.boolean({ description: 'optimistic merging (canOptimisticallyMerge)', default: false }),
     'pending-failure-depth': Flags.integer({ description: 'successors a failure waits for (pendingFailureDepth)', default: 0, min: 0 }),
     'skip-redundant': Flags.boolean({ description: 'bisection never re-runs a known combination (bisection_skip_redundant_tests)', default: false }),
+    'quarantine-coverage': optionalNumber(
+      'share of flaky failures whose failing test is known: quarantined (--flaky-policy) or with flake history (--flaky-retries) [default: 0]',
+      { min: 0, max: 1 },
+    ),
+    'flaky-policy': Flags.string({ description: 'failing tests that do not fail a run (flakyPolicy) [default: off]', options: ['off', 'ignore_quarantined', 'ignore_flaky'] }),
+    'flaky-retries': Flags.integer({ description: 'retries of a failure of known-flaky tests only (flakyRetries) [default: 0]', min: 0, max: 3 }),
+    'breakage-in-known-tests': optionalNumber(
+      'share of broken PRs whose breakage shows only in a known-flaky test (retried by mistake; ignored = a quarantine escape) [default: 0.05]',
+      { min: 0, max: 1 },
+    ),
+    'risk-share': optionalNumber('share S of PRs in a risky class (the rest get the rate that keeps the mean at --failure-rate)', { min: 0, max: 1 }),
+    'risk-failure-rate': optionalNumber('failure probability P of the risky class [default: --failure-rate]', { min: 0, max: 1 }),
+    'risk-accuracy': optionalNumber('how often a PR\'s risk estimate names its true class [default: 1]', { min: 0, max: 1 }),
+    'probation-threshold': optionalNumber('PRs estimated above this are tested alone first (probationThreshold)', { min: 0, max: 1 }),
   };
 
   async run() {
@@ -99,6 +135,15 @@ export default class Sim extends Command {
         optimistic: flags.optimistic,
         pendingFailureDepth: flags['pending-failure-depth'],
         skipRedundant: flags['skip-redundant'],
+        // Absent flags stay absent: the features are off and the JSON keeps its earlier shape.
+        quarantineCoverage: flags['quarantine-coverage'],
+        flakyPolicy: flags['flaky-policy'] as 'off' | 'ignore_quarantined' | 'ignore_flaky' | undefined,
+        flakyRetries: flags['flaky-retries'],
+        breakageInKnownTests: flags['breakage-in-known-tests'],
+        riskShare: flags['risk-share'],
+        riskFailureRate: flags['risk-failure-rate'],
+        riskAccuracy: flags['risk-accuracy'],
+        probationThreshold: flags['probation-threshold'],
       });
     } catch (error) {
       if (error instanceof RangeError) this.fail(error.message);

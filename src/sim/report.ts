@@ -14,6 +14,9 @@ export function renderSimResult(r: SimResult): string {
     ...(o.optimistic ? ['optimistic'] : []),
     ...(o.pendingFailureDepth > 0 ? [`pending failure depth ${o.pendingFailureDepth}`] : []),
     ...(o.skipRedundant ? ['skip redundant'] : []),
+    ...(o.flakyPolicy && o.flakyPolicy !== 'off' ? [`flaky policy ${o.flakyPolicy}`] : []),
+    ...(o.flakyRetries ? [`flaky retries ${o.flakyRetries}`] : []),
+    ...(o.probationThreshold !== undefined && o.probationThreshold !== null ? [`probation above ${o.probationThreshold}`] : []),
   ].join(', ');
   const load = [
     `${o.arrivalRate} PRs/h`,
@@ -21,6 +24,8 @@ export function renderSimResult(r: SimResult): string {
     `T ${o.ciMinutes} min${o.ciJitter ? ` ±${Math.round(o.ciJitter * 100)} %` : ''}`,
     `p ${o.failureRate}`,
     `f ${o.flakeRate}`,
+    ...(o.quarantineCoverage !== undefined ? [`flakes known ${Math.round(o.quarantineCoverage * 100)} %`] : []),
+    ...(o.riskShare !== undefined ? [`${Math.round(o.riskShare * 100)} % of PRs at p ${o.riskFailureRate ?? o.failureRate} (accuracy ${o.riskAccuracy ?? 1})`] : []),
     `${fixed(r.measuredHours)} h measured`,
     `seed ${o.seed}`,
   ].join(', ');
@@ -35,6 +40,13 @@ export function renderSimResult(r: SimResult): string {
     ['failed but not broken (flakes)', String(r.failedNotBroken)],
     ['test runs (bisection) / cancelled', `${r.ciRuns} (${r.bisectionRuns}) / ${r.cancelledRuns}`],
     ['main slots busy', `${fixed(r.mainSlotUtilisation * 100, 0)} %`],
+    ...(r.flakyIgnored !== undefined
+      ? [
+          ['flaky failures ignored / retries (of real failures)', `${r.flakyIgnored} / ${r.retries} (${r.retriesOfRealFailures})`],
+          ['quarantine escapes (broken PRs landed)', String(r.quarantineEscapes)],
+          ['probation runs (slots busy)', `${r.probationRuns} (${fixed(r.probationSlotsBusy, 2)})`],
+        ]
+      : []),
     ['still queued at the end', String(r.waitingAtEnd)],
     [`bound (${b.model.replace('_', ' ')}${b.lanes > 1 ? ` × ${b.lanes} lanes` : ''}, p_eff ${fixed(b.effectiveFailureRate, 3)})`, `${fixed(b.mergedPerHour, 2)} merged/h, ${fixed(b.resolvedPerHour, 2)} resolved/h`],
     ['merged / bound', r.boundRatio === null ? '—' : `${fixed(r.boundRatio * 100, 0)} %`],

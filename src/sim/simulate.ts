@@ -8,8 +8,19 @@
  * none of the PRs its test commit contains (basePrNumbers ∪ prNumbers) is broken and it does not
  * flake (probability f per run). Runs take T minutes, or T·(1 ± jitter) uniformly with
  * `ciJitter` > 0. Merges land instantly (same virtual time, after the step that asked for them).
+ *
+ * The flaky-aware queue (options of FlakySimOptions; every one absent = off, and the JSON keeps
+ * the shape it had before them): a failed run reports its failing tests — one per broken PR it
+ * contains, one for a flake. A flake's test is known (quarantined, with flake history) with
+ * probability `quarantineCoverage`; a broken PR's test is known with `breakageInKnownTests`
+ * (drawn once per PR: such a breakage landing through an ignored run is a quarantine escape).
+ * With `riskShare`, a share S of PRs is broken with `riskFailureRate` and the rest with the rate
+ * that keeps the mean at `failureRate`; each PR's riskEstimate is its class's rate, the right
+ * class with probability `riskAccuracy`. These draws come from streams of their own, so the
+ * other figures of a seed do not move when they are on.
  */
-import type { Effect, EngineEvent, QueueModel, TestRun } from '../engine/index.js';
+import type { FlakyPolicy } from '../contract/constants.js';
+import type { Effect, EngineEvent, FailedTest, QueueModel, TestRun } from '../engine/index.js';
 import { isTerminal, newQueueModel, nextDeadline, step } from '../engine/index.js';
 import { analyticBounds, type Bounds } from './bounds.js';
 import { EventHeap } from './heap.js';
@@ -51,6 +62,55 @@ export interface SimOptions {
   maxPrs: number | null;
 }
 
+/** The flaky-aware queue's inputs (docs/decisions.md "Round 3", "Simulator flags"); absent = off. */
+export interface FlakySimOptions {
+  /** C: share of flaky failures whose failing test is known (quarantined, with flake history). */
+  quarantineCoverage?: number;
+  flakyPolicy?: FlakyPolicy;
+  flakyRetries?: number;
+  /** Share of broken PRs whose breakage shows only in a known (quarantined / flaky) test; default 0.05. */
+  breakageInKnownTests?: number;
+  /** S: share of PRs in the risky class. */
+  riskShare?: number;
+  /** P: failure probability of the risky class. */
+  riskFailureRate?: number;
+  /** A: how often a PR's estimate is its true class's rate; default 1. */
+  riskAccuracy?: number;
+  probationThreshold?: number | null;
+}
+
+const FLAKY_KEYS = [
+  'quarantineCoverage',
+  'flakyPolicy',
+  'flakyRetries',
+  'breakageInKnownTests',
+  'riskShare',
+  'riskFailureRate',
+  'riskAccuracy',
+  'probationThreshold',
+] as const satisfies readonly (keyof FlakySimOptions)[];
+
+/** Whether any flaky-aware input is given. */
+export const flakyFeaturesOn = (o: FlakySimOptions): boolean => FLAKY_KEYS.some((k) => o[k] !== undefined);
+
+/** The figures of the flaky-aware queue (in the result only when one of its inputs is given). */
+export interface FlakySimFigures {
+  /** Test runs whose failure counted as passed (flakyPolicy). */
+  flakyIgnored: number;
+  /** Retries started (flakyRetries). */
+  retries: number;
+  /** Retries of a run that had failed because a PR in it was broken (retried by mistake). */
+  retriesOfRealFailures: number;
+  /** Test runs that finished failed because a PR in them was broken (what retriesOfRealFailures is a share of). */
+  runsFailedForReal: number;
+  /** Broken PRs that landed through an ignored failure of a known test (counted in mergedBroken too). */
+  quarantineEscapes: number;
+  /** Probation runs started (counted in ciRuns and bisectionRuns too). */
+  probationRuns: number;
+  /** Mean probation runs in flight over the measured time (the slots probation used). */
+  probationSlotsBusy: number;
+}
+
 export const DEFAULT_OPTIONS: SimOptions = {
   arrivalRate: 10,
   backlog: 0,
@@ -74,8 +134,8 @@ export const DEFAULT_OPTIONS: SimOptions = {
   maxPrs: null,
 };
 
-export interface SimResult {
-  options: SimOptions;
+export interface SimResult extends Partial<FlakySimFigures> {
+  options: SimOptions & FlakySimOptions;
   /** Virtual hours the figures cover: from the warm-up to `hours`, or to the last event when the queue emptied for good. */
   measuredHours: number;
   submitted: number;
@@ -113,7 +173,7 @@ export interface SimResult {
 
 type SimEvent =
   | { time: number; seq: number; kind: 'arrival' }
-  | { time: number; seq: number; kind: 'finish'; runId: string; passed: boolean }
+  | { time: number; seq: number; kind: 'finish'; runId: string; passed: boolean; failures?: FailedTest[] }
   | { time: number; seq: number; kind: 'merge'; runId: string }
   | { time: number; seq: number; kind: 'tick' };
 
@@ -123,6 +183,8 @@ interface PrInfo {
   broken: boolean;
   lane: number;
   submittedAt: number;
+  /** Flaky-aware sim: its breakage shows only in a known test. */
+  breakageKnown?: boolean;
 }
 
 const MINUTE = 60_000;
@@ -171,9 +233,14 @@ export interface SimHooks {
   afterStep?: (now: number, event: EngineEvent, model: QueueModel, effects: Effect[]) => void;
 }
 
-export function simulate(partial: Partial<SimOptions> = {}, hooks: SimHooks = {}): SimResult {
-  const options: SimOptions = { ...DEFAULT_OPTIONS, ...partial };
+export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, hooks: SimHooks = {}): SimResult {
+  const options: SimOptions & FlakySimOptions = { ...DEFAULT_OPTIONS, ...partial };
   validate(options);
+  const flaky = flakyFeaturesOn(options);
+  validateFlaky(options);
+  const coverage = options.quarantineCoverage ?? 0;
+  const knownBreakage = options.breakageInKnownTests ?? 0.05;
+  const classRates = riskClassRates(options);
   const wallStart = performance.now();
   const parallel = options.mode === 'parallel';
   const lanes = parallel ? options.lanes : 1;
@@ -185,6 +252,9 @@ export function simulate(partial: Partial<SimOptions> = {}, hooks: SimHooks = {}
   const prRandom = rng(options.seed, 1);
   const arrivalRandom = rng(options.seed, 2);
   const runRandom = rng(options.seed, 3);
+  // The flaky-aware queue's draws: PR attributes (risk class, estimate, known breakage), failing tests.
+  const attrRandom = rng(options.seed, 4);
+  const testRandom = rng(options.seed, 5);
 
   let model = newQueueModel('main', options.mode);
   let ids = 0;
@@ -206,6 +276,17 @@ export function simulate(partial: Partial<SimOptions> = {}, hooks: SimHooks = {}
   const scheduledTicks = new Set<number>();
   const timesInQueue: number[] = [];
   const stats = { merged: 0, failed: 0, failedNotBroken: 0, mergedBroken: 0, cancelled: 0, ciRuns: 0, bisectionRuns: 0, cancelledRuns: 0 };
+  const figures: FlakySimFigures = { flakyIgnored: 0, retries: 0, retriesOfRealFailures: 0, runsFailedForReal: 0, quarantineEscapes: 0, probationRuns: 0, probationSlotsBusy: 0 };
+  /** Runs that failed because a broken PR was in them (for retries of real failures). */
+  const failedForReal = new Set<string>();
+  const probationStarted = new Map<string, number>();
+  let probationBusy = 0;
+  const probationEnded = (runId: string) => {
+    const started = probationStarted.get(runId);
+    if (started === undefined) return;
+    probationStarted.delete(runId);
+    probationBusy += Math.max(0, now - Math.max(started, warmup));
+  };
   let nextPr = 1;
   let exhausted = false;
 
@@ -223,20 +304,31 @@ export function simulate(partial: Partial<SimOptions> = {}, hooks: SimHooks = {}
       switch (effect.type) {
         case 'startTestRun': {
           const run = findRun(effect.runId);
-          const broken = [...run.basePrNumbers, ...run.prNumbers].some((pr) => prs.get(pr)?.broken);
+          const brokenPrs = [...run.basePrNumbers, ...run.prNumbers].filter((pr) => prs.get(pr)?.broken);
+          const broken = brokenPrs.length > 0;
           const flaked = runRandom() < options.flakeRate;
           const duration = options.ciJitter > 0 ? T * (1 + options.ciJitter * (2 * runRandom() - 1)) : T;
-          schedule({ time: now + duration, kind: 'finish', runId: run.id, passed: !broken && !flaked });
+          const passed = !broken && !flaked;
+          const failures = flaky && !passed ? failingTests(brokenPrs, flaked) : undefined;
+          schedule({ time: now + duration, kind: 'finish', runId: run.id, passed, ...(failures ? { failures } : {}) });
           if (!run.isBisection) mainStarted.set(run.id, now);
+          if (run.isProbation) probationStarted.set(run.id, now);
           if (measuring()) {
             stats.ciRuns++;
             if (run.isBisection) stats.bisectionRuns++;
+            if (run.retryOf) {
+              figures.retries++;
+              if (failedForReal.has(run.retryOf)) figures.retriesOfRealFailures++;
+            }
+            if (run.isProbation) figures.probationRuns++;
           }
+          if (broken) failedForReal.add(run.id);
           break;
         }
         case 'cancelTestRun':
           cancelledRuns.add(effect.runId);
           mainEnded(effect.runId);
+          probationEnded(effect.runId);
           if (measuring()) stats.cancelledRuns++;
           break;
         case 'merge':
@@ -252,6 +344,7 @@ export function simulate(partial: Partial<SimOptions> = {}, hooks: SimHooks = {}
           if (effect.to === 'merged') {
             stats.merged++;
             if (pr.broken) stats.mergedBroken++;
+            if (pr.broken && pr.breakageKnown) figures.quarantineEscapes++;
             if (pr.submittedAt >= warmup) timesInQueue.push((now - pr.submittedAt) / MINUTE);
           } else if (effect.to === 'failed') {
             stats.failed++;
@@ -283,15 +376,40 @@ export function simulate(partial: Partial<SimOptions> = {}, hooks: SimHooks = {}
     if (steps % PRUNE_EVERY === 0) model = pruneModel(model);
   };
 
+  /** One failing test per broken PR the run contains, and one for a flake; each known or not. */
+  const failingTests = (brokenPrs: number[], flaked: boolean): FailedTest[] => {
+    const out: FailedTest[] = brokenPrs.map((pr) => {
+      const known = prs.get(pr)?.breakageKnown === true;
+      return { name: `breakage of #${pr}`, quarantined: known, flaky: known, changedByPr: false };
+    });
+    if (flaked) {
+      const known = testRandom() < coverage;
+      out.push({ name: 'flake', quarantined: known, flaky: known, changedByPr: false });
+    }
+    return out;
+  };
+
   const createPr = () => {
     if (options.maxPrs !== null && nextPr > options.maxPrs) {
       exhausted = true;
       return;
     }
     const prNumber = nextPr++;
-    const broken = prRandom() < options.failureRate;
+    // With risk classes, the class is drawn first (own stream); the broken draw keeps its place in the PR stream.
+    const risky = classRates ? attrRandom() < (options.riskShare as number) : false;
+    const rate = classRates ? (risky ? classRates.risky : classRates.rest) : options.failureRate;
+    const broken = prRandom() < rate;
     const lane = Math.floor(prRandom() * lanes);
-    prs.set(prNumber, { broken, lane, submittedAt: now });
+    const info: PrInfo = { broken, lane, submittedAt: now };
+    let riskEstimate: number | undefined;
+    if (flaky) {
+      info.breakageKnown = broken && attrRandom() < knownBreakage;
+      if (classRates) {
+        const right = attrRandom() < (options.riskAccuracy ?? 1);
+        riskEstimate = risky === right ? classRates.risky : classRates.rest;
+      }
+    }
+    prs.set(prNumber, info);
     const pr = {
       headSha: prNumber.toString(16).padStart(40, '0'),
       headBranch: `sim/${prNumber}`,
@@ -301,7 +419,7 @@ export function simulate(partial: Partial<SimOptions> = {}, hooks: SimHooks = {}
       mergeability: 'mergeable' as const,
       open: true,
     };
-    apply({ type: 'submit', prNumber, pr });
+    apply({ type: 'submit', prNumber, pr, ...(riskEstimate !== undefined ? { riskEstimate } : {}) });
     if (parallel) apply({ type: 'impactedTargets', prNumber, sha: pr.headSha, targets: [`lane-${lane}`] });
   };
 
@@ -317,6 +435,13 @@ export function simulate(partial: Partial<SimOptions> = {}, hooks: SimHooks = {}
       canOptimisticallyMerge: options.optimistic,
       pendingFailureDepth: options.pendingFailureDepth,
       optimizationMode: options.skipRedundant ? 'bisection_skip_redundant_tests' : 'off',
+      ...(flaky
+        ? {
+            flakyPolicy: options.flakyPolicy ?? 'off',
+            flakyRetries: options.flakyRetries ?? 0,
+            probationThreshold: options.probationThreshold ?? null,
+          }
+        : {}),
     },
   });
 
@@ -343,7 +468,13 @@ export function simulate(partial: Partial<SimOptions> = {}, hooks: SimHooks = {}
       case 'finish':
         if (cancelledRuns.delete(event.runId)) break; // the engine ignores results of cancelled runs
         mainEnded(event.runId);
-        apply({ type: 'testRunFinished', runId: event.runId, passed: event.passed });
+        probationEnded(event.runId);
+        apply({ type: 'testRunFinished', runId: event.runId, passed: event.passed, ...(event.failures ? { failures: event.failures } : {}) });
+        if (flaky && !event.passed && measuring()) {
+          if (model.runs.find((r) => r.id === event.runId)?.flakyIgnored) figures.flakyIgnored++;
+          if (failedForReal.has(event.runId)) figures.runsFailedForReal++;
+        }
+        failedForReal.delete(event.runId); // a retry of it has started by now, if there is one
         break;
       case 'merge':
         apply({ type: 'mergeSucceeded', runId: event.runId });
@@ -358,6 +489,7 @@ export function simulate(partial: Partial<SimOptions> = {}, hooks: SimHooks = {}
   const finishedAt = ranDry ? Math.min(end, Math.max(lastEvent, warmup)) : end;
   now = finishedAt;
   for (const runId of [...mainStarted.keys()]) mainEnded(runId);
+  for (const runId of [...probationStarted.keys()]) probationEnded(runId);
 
   const measuredHours = Math.max(0, finishedAt - warmup) / HOUR;
   timesInQueue.sort((a, b) => a - b);
@@ -370,6 +502,19 @@ export function simulate(partial: Partial<SimOptions> = {}, hooks: SimHooks = {}
     batchSize: options.batchSize ?? 1,
     lanes,
     antiFlake: options.optimistic && options.pendingFailureDepth >= 1,
+    ...(flaky
+      ? {
+          flaky: {
+            quarantineCoverage: coverage,
+            flakyPolicy: options.flakyPolicy ?? 'off',
+            flakyRetries: options.flakyRetries ?? 0,
+            riskShare: classRates ? (options.riskShare as number) : 0,
+            riskFailureRate: classRates ? classRates.risky : options.failureRate,
+            riskAccuracy: options.riskAccuracy ?? 1,
+            probationThreshold: options.probationThreshold ?? null,
+          },
+        }
+      : {}),
   });
   const perHour = (n: number) => (measuredHours > 0 ? n / measuredHours : 0);
   const mergedPerHour = perHour(stats.merged);
@@ -392,9 +537,37 @@ export function simulate(partial: Partial<SimOptions> = {}, hooks: SimHooks = {}
     ciRunsPerMerged: stats.merged > 0 ? stats.ciRuns / stats.merged : null,
     bounds,
     boundRatio: bounds.mergedPerHour > 0 ? mergedPerHour / bounds.mergedPerHour : null,
+    ...(flaky ? { ...figures, probationSlotsBusy: measuredHours > 0 ? probationBusy / (measuredHours * HOUR) : 0 } : {}),
     engineSteps: steps,
     wallMs: performance.now() - wallStart,
   };
+}
+
+/** With `riskShare`: the failure rates of the risky class and of the rest (which keeps the mean at `failureRate`). */
+function riskClassRates(o: SimOptions & FlakySimOptions): { risky: number; rest: number } | null {
+  if (o.riskShare === undefined || o.riskShare === 0) return null;
+  const risky = o.riskFailureRate ?? o.failureRate;
+  const rest = o.riskShare >= 1 ? risky : (o.failureRate - o.riskShare * risky) / (1 - o.riskShare);
+  if (rest < 0)
+    throw new RangeError(
+      `--risk-share ${o.riskShare} at --risk-failure-rate ${risky} already exceeds --failure-rate ${o.failureRate}: the other PRs would need a negative rate`,
+    );
+  return { risky, rest };
+}
+
+function validateFlaky(o: FlakySimOptions): void {
+  const share = (name: string, v: number | undefined) => {
+    if (v !== undefined && !(v >= 0 && v <= 1)) throw new RangeError(`--${name}: must be in [0, 1]`);
+  };
+  share('quarantine-coverage', o.quarantineCoverage);
+  share('breakage-in-known-tests', o.breakageInKnownTests);
+  share('risk-share', o.riskShare);
+  share('risk-failure-rate', o.riskFailureRate);
+  share('risk-accuracy', o.riskAccuracy);
+  share('probation-threshold', o.probationThreshold ?? undefined);
+  if (o.flakyRetries !== undefined && !(Number.isInteger(o.flakyRetries) && o.flakyRetries >= 0 && o.flakyRetries <= 3))
+    throw new RangeError('--flaky-retries: must be an integer from 0 to 3');
+  if (o.riskFailureRate !== undefined && o.riskShare === undefined) throw new RangeError('--risk-failure-rate: give --risk-share too');
 }
 
 function validate(o: SimOptions): void {
