@@ -4,6 +4,7 @@ import type { Client } from '../client/index.js';
 import type { Repo, SubmittedPullRequest } from '../contract/index.js';
 import { useColor } from './color.js';
 import { ConfigError, DEFAULT_API_URL, parseRepo, readConfig, repoFromGitOrigin, type Config } from './config.js';
+import { printable } from './escape.js';
 import { EXIT } from './exit.js';
 import { FORMATS, type Format } from './render.js';
 
@@ -128,7 +129,7 @@ export abstract class BaseCommand extends Command {
     if (error.oclif?.exit !== undefined && !(error instanceof ConfigError) && !(error instanceof ApiError)) {
       return super.catch(error);
     }
-    this.logToStderr(`Error: ${error.message}`);
+    this.logToStderr(`Error: ${printable(error.message)}`);
     this.exit(exit);
   }
 }

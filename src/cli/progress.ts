@@ -1,3 +1,5 @@
+import { printable } from './escape.js';
+
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
 /**
@@ -23,6 +25,7 @@ export class Progress {
   private readonly enabled: boolean;
 
   update(text: string): void {
+    text = printable(text);
     this.text = text;
     if (!this.enabled) return;
     if (this.tty) {
@@ -39,6 +42,7 @@ export class Progress {
 
   /** A line that stays (a state change), printed above the spinner. */
   log(line: string): void {
+    line = printable(line);
     if (this.tty) this.stream.write('\r\x1b[K');
     this.stream.write(`${line}\n`);
     if (this.tty && this.timer) this.draw();

@@ -1,5 +1,6 @@
 import Table from 'cli-table3';
 import { stringify } from 'csv-stringify/sync';
+import { printable } from './escape.js';
 
 export const FORMATS = ['table', 'json', 'csv', 'markdown', 'tsv'] as const;
 export type Format = (typeof FORMATS)[number];
@@ -25,7 +26,7 @@ export function guardFormula(text: string): string {
 }
 
 function markdownCell(text: string): string {
-  return text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, '<br>');
+  return printable(text, '\n').replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, '<br>');
 }
 
 function tsvCell(text: string): string {
@@ -71,7 +72,7 @@ export function renderRows<Row>(rows: readonly Row[], columns: readonly Column<R
         style: color ? { head: ['cyan'], border: ['grey'] } : { head: [], border: [] },
         wordWrap: true,
       });
-      for (const r of body) table.push(r);
+      for (const r of body) table.push(r.map((text) => printable(text)));
       return table.toString() + '\n';
     }
   }
@@ -96,7 +97,8 @@ export function renderRecord(record: Record<string, unknown>, format: Format, co
     const width = Math.max(...entries.map(([key]) => key.length));
     const lines: string[] = [];
     for (const [key, value] of entries) {
-      const valueLines = (Array.isArray(value) ? value.map(cell) : [cell(value)]).flatMap((v) => v.split(/\r?\n/));
+      // One list item a line; a line break inside a value (a title from the server) is shown escaped, never followed.
+      const valueLines = (Array.isArray(value) ? value.map(cell) : [cell(value)]).map((v) => printable(v));
       const label = key.padEnd(width);
       lines.push(`${color ? `\x1b[36m${label}\x1b[39m` : label}  ${valueLines[0]}`.trimEnd());
       for (const more of valueLines.slice(1)) lines.push(`${' '.repeat(width)}  ${more}`.trimEnd());

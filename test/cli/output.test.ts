@@ -151,3 +151,30 @@ describe('tables for people', () => {
     }
   });
 });
+
+describe('text from the server', () => {
+  it('is printed for people with its control characters escaped, and exactly in JSON', async () => {
+    // A queue whose owner holds an ESC sequence (it would retitle the terminal and hide the rest) and whose name holds CR/LF.
+    const repo = { host: 'github.com', owner: 'ev\x1b]0;pwned\x07il', name: 'we\r\nb' };
+    const created = await fetch(`${server.url}/createQueue`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-token': 'out-token' },
+      body: JSON.stringify({ repo, targetBranch: 'main' }),
+    });
+    expect(created.status).toBe(200);
+    const table = (await ok(['mq', 'queue', 'list'])).stdout;
+    expect(table).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+    expect(table).toContain('github.com/ev\\e]0;pwned\\x07il/we\\r\\nb');
+    // Markdown escapes the backslashes of those escapes once more (so that they render as written).
+    const markdown = (await ok(['mq', 'queue', 'list', '--format', 'markdown'])).stdout;
+    expect(markdown).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+    expect(markdown).toContain('github.com/ev\\\\e]0;pwned\\\\x07il/we\\\\r<br>b');
+    const json = JSON.parse((await ok(['mq', 'queue', 'list', '--json'])).stdout);
+    expect(json.queues.map((q: { repo: unknown }) => q.repo)).toContainEqual(repo);
+    // The same in an error that quotes the server.
+    const missing = await railyard(['mq', 'status', '1', '--repo', 'github.com/ev\x1b[2Jil/web'], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).not.toContain('\x1b');
+  });
+});
+

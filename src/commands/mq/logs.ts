@@ -1,6 +1,7 @@
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand, prNumber, queueFlags } from '../../cli/base-command.js';
 import { ConfigError } from '../../cli/config.js';
+import { printable } from '../../cli/escape.js';
 import type { PullRequestTransition } from '../../contract/index.js';
 
 interface CheckLog {
@@ -107,7 +108,8 @@ export default class Logs extends BaseCommand {
             ? c.log
             : `${c.log}\n`;
     }
-    this.out(text);
+    // A check's output is the PR's code talking: its lines stay lines, but nothing in it drives the terminal.
+    this.out(printable(text, '\n\t'));
     return {
       prNumber: number,
       state: pr.state,

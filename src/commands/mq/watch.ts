@@ -1,6 +1,7 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand, prNumber, queueFlags } from '../../cli/base-command.js';
 import { parseDuration } from '../../cli/config.js';
+import { printable } from '../../cli/escape.js';
 import { EXIT } from '../../cli/exit.js';
 import { isTerminalState } from '../../contract/constants.js';
 import type { SubmittedPullRequest } from '../../contract/index.js';
@@ -71,14 +72,14 @@ export default class Watch extends BaseCommand {
           for (const [n, pr] of settled)
             lines.push(`     #${n} ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}`);
           if (!rows.length) lines.push('     (the queue is empty)');
-          process.stdout.write((drawn ? `\x1b[${drawn}A\x1b[J` : '') + lines.join('\n') + '\n');
+          process.stdout.write((drawn ? `\x1b[${drawn}A\x1b[J` : '') + lines.map((l) => printable(l)).join('\n') + '\n');
           drawn = lines.length;
         } else if (!this.jsonEnabled()) {
           for (const row of rows) {
             const what = `${row.pr.state}|${row.position}|${row.pr.testRunId ?? ''}|${row.pr.lane ?? ''}`;
             if (seen.get(row.pr.prNumber) === what) continue;
             seen.set(row.pr.prNumber, what);
-            this.out(`${stamp()} ${boardLine(row).trimStart()}\n`);
+            this.out(`${stamp()} ${printable(boardLine(row).trimStart())}\n`);
           }
           for (const [n, pr] of settled) {
             const what = `${pr.state}`;
