@@ -163,10 +163,12 @@ describe('text from the server', () => {
     });
     expect(created.status).toBe(200);
     const table = (await ok(['mq', 'queue', 'list'])).stdout;
+    // eslint-disable-next-line no-control-regex
     expect(table).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
     expect(table).toContain('github.com/ev\\e]0;pwned\\x07il/we\\r\\nb');
     // Markdown escapes the backslashes of those escapes once more (so that they render as written).
     const markdown = (await ok(['mq', 'queue', 'list', '--format', 'markdown'])).stdout;
+    // eslint-disable-next-line no-control-regex
     expect(markdown).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
     expect(markdown).toContain('github.com/ev\\\\e]0;pwned\\\\x07il/we\\\\r<br>b');
     const json = JSON.parse((await ok(['mq', 'queue', 'list', '--json'])).stdout);
