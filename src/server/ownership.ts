@@ -1,10 +1,13 @@
 import type { Repo } from '../contract/index.js';
 import type { Store } from '../store/index.js';
 
-/** `serve --org-repos ORG=host/owner/name`: repositories pinned to an organisation; `*` matches one segment. */
+/**
+ * `serve --org-repos ORG=host/owner/name`: repositories pinned to an organisation; `*` matches one
+ * segment. An owner may be a GitLab namespace path and covers the subgroups under it.
+ */
 export interface OrgRepoPin {
   org: string;
-  /** host, owner, name: lower case, or `*`. */
+  /** host, owner, name: lower case, or `*`; the owner may have several segments (`group/subgroup`). */
   segments: [string, string, string];
 }
 
@@ -13,25 +16,34 @@ export function ownerKey(repo: Repo): string {
   return `${repo.host.trim()}/${repo.owner.trim()}/${repo.name.trim()}`.toLowerCase();
 }
 
-/** Parses one `--org-repos` value, `ORG=host/owner/name` with `*` for a whole segment; throws a one-line message. */
+/**
+ * Parses one `--org-repos` value, `ORG=host/owner/name` with `*` for a whole segment; throws a
+ * one-line message. The owner may be a GitLab namespace path of several segments
+ * (`gitlab.com/acme/platform/*`); it covers that namespace and its subgroups, and `*` any owner.
+ */
 export function parseOrgRepoPin(value: string): OrgRepoPin {
   const at = value.indexOf('=');
   const usage = `--org-repos: expected ORG=host/owner/name (each of host, owner, name may be *), got ${JSON.stringify(value.slice(0, 200))}`;
   if (at <= 0) throw new Error(usage);
   const org = value.slice(0, at).trim();
-  const segments = value
+  const parts = value
     .slice(at + 1)
     .trim()
     .toLowerCase()
     .split('/');
-  if (!org || segments.length !== 3 || segments.some((s) => s === '')) throw new Error(usage);
-  for (const s of segments) {
+  if (!org || parts.length < 3 || parts.some((s) => s === '')) throw new Error(usage);
+  for (const s of parts) {
     if (s !== '*' && s.includes('*'))
       throw new Error(
         `--org-repos: "*" stands for a whole segment, not part of one ("${s}" in ${value.slice(0, 200)})`,
       );
   }
-  return { org, segments: segments as OrgRepoPin['segments'] };
+  const segments: OrgRepoPin['segments'] = [
+    parts[0]!,
+    parts.slice(1, -1).join('/'),
+    parts[parts.length - 1]!,
+  ];
+  return { org, segments };
 }
 
 const pinText = (p: OrgRepoPin) => `${p.org}=${p.segments.join('/')}`;
@@ -42,7 +54,7 @@ export function conflictingPins(pins: readonly OrgRepoPin[]): string | null {
     for (let j = i + 1; j < pins.length; j++) {
       const [a, b] = [pins[i]!, pins[j]!];
       if (a.org === b.org) continue;
-      if (a.segments.every((s, k) => s === '*' || b.segments[k] === '*' || s === b.segments[k])) {
+      if (a.segments.every((s, k) => fieldsOverlap(s, b.segments[k]!))) {
         return `--org-repos: ${pinText(a)} and ${pinText(b)} both match the same repositories; give each repository one organisation`;
       }
     }
@@ -50,9 +62,41 @@ export function conflictingPins(pins: readonly OrgRepoPin[]): string | null {
   return null;
 }
 
-function pinMatches(pin: OrgRepoPin, key: string): boolean {
-  const parts = key.split('/');
-  return pin.segments.every((s, i) => s === '*' || s === parts[i]);
+/**
+ * Whether two pin fields can match the same value: `*` matches anything; owners segment-wise on
+ * their common prefix (an owner pin also covers the subgroups under it).
+ */
+function fieldsOverlap(a: string, b: string): boolean {
+  if (a === '*' || b === '*') return true;
+  const x = a.split('/');
+  const y = b.split('/');
+  return x.slice(0, Math.min(x.length, y.length)).every((s, i) => s === '*' || y[i] === '*' || s === y[i]);
+}
+
+function fieldMatches(pin: string, value: string): boolean {
+  if (pin === '*') return true;
+  const p = pin.split('/');
+  const v = value.split('/');
+  return p.length === v.length && p.every((s, i) => s === '*' || s === v[i]);
+}
+
+/** An owner pin covers that namespace and every subgroup under it (`acme` covers `acme/platform`). */
+function ownerMatches(pin: string, owner: string): boolean {
+  if (pin === '*') return true;
+  const p = pin.split('/');
+  const v = owner.split('/');
+  return v.length >= p.length && p.every((s, i) => s === '*' || s === v[i]);
+}
+
+/** Whether a pin covers the repository (exported for its test). */
+export function pinMatches(pin: OrgRepoPin, repo: Repo): boolean {
+  const [host, owner, name] = [repo.host, repo.owner, repo.name].map((f) => f.trim().toLowerCase()) as [
+    string,
+    string,
+    string,
+  ];
+  const [h, o, n] = pin.segments;
+  return fieldMatches(h, host) && ownerMatches(o, owner) && fieldMatches(n, name);
 }
 
 /**
@@ -75,9 +119,8 @@ export class RepoOwners {
 
   /** The owning organisation, or undefined while nobody owns the repository. */
   ownerOf(repo: Repo): string | undefined {
-    const key = ownerKey(repo);
-    for (const pin of this.pins) if (pinMatches(pin, key)) return pin.org;
-    return this.claimed.get(key);
+    for (const pin of this.pins) if (pinMatches(pin, repo)) return pin.org;
+    return this.claimed.get(ownerKey(repo));
   }
 
   /** Whether `org` may see the repository: it owns it, or nobody does yet. */
