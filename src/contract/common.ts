@@ -22,7 +22,9 @@ export function looseEnum<const T extends readonly [string, ...string[]]>(values
 export function looseInt(min: number, max: number) {
   return z.preprocess(
     (input) => (typeof input === 'string' && /^\s*\d+\s*$/.test(input) ? Number(input) : input),
-    z.number().int().min(min).max(max),
+    // The bounds before int(): zod's int() carries its own (the safe-integer range), and the first
+    // issue is the one answered, so `1e300` is told this field's bound, not 2^53 - 1.
+    z.number().min(min).max(max).int(),
   );
 }
 

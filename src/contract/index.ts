@@ -5,3 +5,4 @@ export * from './flaky.js';
 export * from './routes.js';
 export * from './errors.js';
 export * from './queues.js';
+export * from './json-depth.js';

@@ -17,6 +17,8 @@ import {
   API_PREFIX,
   BODY_LIMIT_BYTES,
   describeZodError,
+  JSON_TOO_DEEP_MESSAGE,
+  jsonTooDeep,
   routes,
   type OperationName,
   type RouteDef,
@@ -195,6 +197,8 @@ function parseJsonBody(
 ): void {
   // Lenient: any Content-Type (or none) is read as JSON; an empty body is an empty object.
   if (text.trim() === '') return done(null, {});
+  // Depth first: JSON.parse of a deeply nested 20 MiB body holds the thread for seconds.
+  if (jsonTooDeep(text)) return done(new HttpError(400, JSON_TOO_DEEP_MESSAGE));
   try {
     done(null, JSON.parse(text));
   } catch (error) {
@@ -327,7 +331,6 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   });
   deps.workers?.attach(service);
   await deps.replicas?.start(service, deps.workers);
-  if (deps.workers?.executor.routes) await deps.workers.executor.routes(app);
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody);
@@ -377,6 +380,10 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     refusals.set(request, oneLine(message));
     return reply.code(status).header(ERROR_CODE_HEADER, code).type(TEXT_TYPE).send(oneLine(message));
   });
+
+  // The executor's own routes (webhooks) after the error handler: a scope registered before it
+  // keeps Fastify's default one, which answered the webhook's 413 in JSON.
+  if (deps.workers?.executor.routes) await deps.workers.executor.routes(app);
 
   const authHook = (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
     const check = () => {

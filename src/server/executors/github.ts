@@ -3,7 +3,7 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { verify } from '@octokit/webhooks-methods';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { resolvePriority, type FailureReason, type Repo } from '../../contract/index.js';
+import { JSON_TOO_DEEP_MESSAGE, jsonTooDeep, resolvePriority, type FailureReason, type Repo } from '../../contract/index.js';
 import { findEntry, isTerminal, type Entry, type QueueModel, type TestRun } from '../../engine/index.js';
 import {
   buildTestCommit,
@@ -938,6 +938,7 @@ export class GitHubExecutor implements Executor {
         const delivery = String(request.headers['x-github-delivery'] ?? '');
         if (delivery && this.deliveries.has(delivery))
           return text(reply, 200, `delivery ${delivery} was handled already`);
+        if (jsonTooDeep(body)) return text(reply, 400, JSON_TOO_DEEP_MESSAGE);
         let payload: unknown;
         try {
           payload = JSON.parse(body);
