@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_BRANCH_NAME_BYTES } from './branch-name.js';
 
 /** Largest value of a u32, the upper bound the v1 OpenAPI document uses for integers. */
 export const U32_MAX = 4_294_967_295;
@@ -30,12 +31,51 @@ export function looseInt(min: number, max: number) {
 
 export const NonEmptyString = z.string().trim().min(1);
 
+/**
+ * Bounds of a repository's names (decisions.md, "Round 3"): a DNS host name; GitHub's own limits
+ * for an account and a repository name. A GitLab owner is a namespace path (`group/subgroup`) of up
+ * to 255 characters: the schema takes the widest bound any forge allows, and the server holds each
+ * owner to the bound of the forge serving its host (`Forge.ownerMaxLength`, REPO_OWNER_MAX unless
+ * the forge widens it), so one 400 names the bound that applies.
+ */
+export const REPO_HOST_MAX = 253;
+export const REPO_OWNER_MAX = 39;
+export const REPO_NAMESPACE_MAX = 255;
+export const REPO_NAME_MAX = 100;
+
 export const Repo = z.object({
-  host: NonEmptyString,
-  owner: NonEmptyString,
-  name: NonEmptyString,
+  host: NonEmptyString.max(REPO_HOST_MAX),
+  owner: NonEmptyString.max(REPO_NAMESPACE_MAX).meta({
+    description: `At most ${REPO_OWNER_MAX} characters (a GitHub account), or ${REPO_NAMESPACE_MAX} on a host served by a forge with longer owners (a GitLab namespace path).`,
+  }),
+  name: NonEmptyString.max(REPO_NAME_MAX),
 });
 export type Repo = z.infer<typeof Repo>;
+
+/** `repo.owner: must be at most 39 characters` when `owner` is longer than `max` (the forge's bound), else null. */
+export function ownerTooLong(owner: string, max = REPO_OWNER_MAX, field = 'repo.owner'): string | null {
+  return owner.length > max ? `${field}: must be at most ${max} characters` : null;
+}
+
+/** `owner/name` as the GET operations take a repository (`repo=acme/web`), bounded like Repo. */
+export const OwnerSlashName = z
+  .string()
+  .max(REPO_NAMESPACE_MAX + 1 + REPO_NAME_MAX)
+  .regex(/^[^/\s]+\/[^/\s]+$/, 'must be owner/name');
+
+/** A short identifier (check and status names, labels, ticket ids, run ids, cursors): at most 1,024 characters. */
+export const SHORT_STRING_MAX = 1024;
+export const ShortString = NonEmptyString.max(SHORT_STRING_MAX);
+
+/**
+ * A branch name as reported (a PR's branch, an upload's branch): at most 255 UTF-8 bytes, like a
+ * queue's target branch, but not held to git's rules (CI systems report names like `pull/12/merge`).
+ */
+export const BranchNameInput = NonEmptyString.refine(
+  // The length first: a UTF-16 unit is at least one byte, so a long name is never encoded.
+  (name) => name.length <= MAX_BRANCH_NAME_BYTES && new TextEncoder().encode(name).length <= MAX_BRANCH_NAME_BYTES,
+  { message: `must be at most ${MAX_BRANCH_NAME_BYTES} bytes` },
+);
 
 /** ISO 8601 timestamp as accepted on input (any offset); normalised by the server. */
 export const DateTimeInput = z.string().refine((s) => !Number.isNaN(Date.parse(s)), {

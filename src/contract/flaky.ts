@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { DateTimeInput, DateTimeOutput, looseEnum, looseInt, NonEmptyString, Repo } from './common.js';
+import {
+  BranchNameInput,
+  DateTimeInput,
+  DateTimeOutput,
+  looseEnum,
+  looseInt,
+  Repo,
+  ShortString,
+} from './common.js';
 
 /** Longest window list-failing-tests accepts: 7 days. */
 export const MAX_FAILING_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
@@ -9,7 +17,7 @@ export type TestStatus = (typeof TEST_STATUSES)[number];
 
 export const PageQuery = z.object({
   page_size: looseInt(1, 100),
-  page_token: z.string().optional(),
+  page_token: z.string().max(1024).optional(),
 });
 export type PageQuery = z.infer<typeof PageQuery>;
 
@@ -23,7 +31,7 @@ export const Page = z.object({
 });
 export type Page = z.infer<typeof Page>;
 
-const FlakyKey = { repo: Repo, org_url_slug: NonEmptyString };
+const FlakyKey = { repo: Repo, org_url_slug: ShortString };
 
 export const ListFailingTestsRequest = z
   .object({ ...FlakyKey, start_time: DateTimeInput, end_time: DateTimeInput, page_query: PageQuery })
@@ -51,7 +59,7 @@ export type ListQuarantinedTestsRequest = z.infer<typeof ListQuarantinedTestsReq
 
 export const LinkTicketRequest = z.object({
   test_case_id: z.uuid(),
-  external_ticket_id: NonEmptyString,
+  external_ticket_id: ShortString,
   repo: Repo,
 });
 export type LinkTicketRequest = z.infer<typeof LinkTicketRequest>;
@@ -136,7 +144,7 @@ export const MAX_REPORTS_PER_UPLOAD = 1000;
 
 export const UploadReport = z.object({
   /** The report's path as the uploader saw it: named in errors. */
-  name: NonEmptyString,
+  name: ShortString,
   /** The JUnit XML text. */
   content: z.string(),
 });
@@ -144,7 +152,7 @@ export type UploadReport = z.infer<typeof UploadReport>;
 
 export const UploadTestResultsRequest = z.object({
   ...FlakyKey,
-  branch: NonEmptyString,
+  branch: BranchNameInput,
   sha: z.string().trim().regex(/^[0-9a-fA-F]{4,64}$/, 'must be a commit SHA (hex)'),
   pr_number: looseInt(1, 4_294_967_295).optional(),
   job: z.string().trim().max(256).optional(),
@@ -185,7 +193,7 @@ export const RepositorySettings = z.object({
   failure_rate: z.object({
     enabled: z.boolean(),
     /** Branch globs: `*` matches any characters including `/`, `?` one character. */
-    branches: z.array(NonEmptyString).min(1).max(10),
+    branches: z.array(ShortString).min(1).max(10),
     window_hours: z.number().int().min(1).max(720),
     min_sample: z.number().int().min(1).max(100_000),
     flaky_activation: Fraction,

@@ -1,6 +1,19 @@
 import { z } from 'zod';
 import { branchNameProblem, describeBranchProblem } from './branch-name.js';
-import { DateTimeInput, DateTimeOutput, looseEnum, looseInt, NonEmptyString, Repo, U32_MAX } from './common.js';
+import {
+  BranchNameInput,
+  DateTimeInput,
+  DateTimeOutput,
+  looseEnum,
+  looseInt,
+  NonEmptyString,
+  OwnerSlashName,
+  Repo,
+  REPO_HOST_MAX,
+  SHORT_STRING_MAX,
+  ShortString,
+  U32_MAX,
+} from './common.js';
 import {
   DIRECT_MERGE_MODES,
   FLAKY_POLICIES,
@@ -113,7 +126,7 @@ export type PullRequestActionRequest = z.infer<typeof PullRequestActionRequest>;
 export const GetSubmittedPullRequestRequest = z.object({
   ...QueueKey,
   pr: z
-    .object({ number: PrNumber.optional(), branch: NonEmptyString.optional() })
+    .object({ number: PrNumber.optional(), branch: BranchNameInput.optional() })
     .refine((pr) => (pr.number === undefined) !== (pr.branch === undefined), {
       message: 'give exactly one of number or branch',
     }),
@@ -127,25 +140,28 @@ export const ListPullRequestsRequest = z.object({
   state: PullRequestState.optional(),
   since: DateTimeInput.optional(),
   until: DateTimeInput.optional(),
-  cursor: z.string().optional(),
+  cursor: z.string().max(SHORT_STRING_MAX).optional(),
   take: looseInt(1, 100).optional(),
 });
 export type ListPullRequestsRequest = z.infer<typeof ListPullRequestsRequest>;
 
+/** The longest impacted target accepted (a Bazel label or a path; far below in practice). */
+export const MAX_IMPACTED_TARGET_CHARS = 4096;
+
 export const ImpactedTargets = z.union([
-  z.array(z.string()),
-  z.string().refine((s) => s.toUpperCase() === 'ALL', { message: 'must be a list of targets or "ALL"' }).transform(() => 'ALL' as const),
+  z.array(z.string().max(MAX_IMPACTED_TARGET_CHARS)),
+  z.string().max(3).refine((s) => s.toUpperCase() === 'ALL', { message: 'must be a list of targets or "ALL"' }).transform(() => 'ALL' as const),
 ]);
 export type ImpactedTargets = string[] | 'ALL';
 
 export const SetImpactedTargetsRequest = z.object({
   ...QueueKey,
-  pr: z.object({ number: looseInt(1, U32_MAX), sha: NonEmptyString }),
+  pr: z.object({ number: looseInt(1, U32_MAX), sha: ShortString }),
   impactedTargets: ImpactedTargets,
 });
 export type SetImpactedTargetsRequest = z.infer<typeof SetImpactedTargetsRequest>;
 
-export const TestingDetailsRequest = z.object({ ...QueueKey, testRunId: NonEmptyString });
+export const TestingDetailsRequest = z.object({ ...QueueKey, testRunId: ShortString });
 export type TestingDetailsRequest = z.infer<typeof TestingDetailsRequest>;
 
 export const QueueKeyRequest = z.object(QueueKey);
@@ -180,10 +196,10 @@ export const UpdateQueueRequest = z.object({
   directMergeMode: DirectMergeMode.optional(),
   optimizationMode: OptimizationMode.optional(),
   mergeMethod: MergeMethod.optional(),
-  requiredStatuses: z.array(NonEmptyString).optional(),
+  requiredStatuses: z.array(ShortString).max(256).optional(),
   deleteRequiredStatuses: z.boolean().optional(),
   extensionEnabled: z.boolean().optional(),
-  enqueueingLabel: NonEmptyString.optional(),
+  enqueueingLabel: ShortString.optional(),
   labelCommandsEnabled: z.boolean().optional(),
   stateLabelsEnabled: z.boolean().optional(),
   ...FlakySettingsInput,
@@ -191,11 +207,8 @@ export const UpdateQueueRequest = z.object({
 export type UpdateQueueRequest = z.infer<typeof UpdateQueueRequest>;
 
 export const MetricsQuery = z.object({
-  repo: z
-    .string()
-    .regex(/^[^/\s]+\/[^/\s]+$/, 'must be owner/name')
-    .optional(),
-  repoHost: NonEmptyString.optional(),
+  repo: OwnerSlashName.optional(),
+  repoHost: NonEmptyString.max(REPO_HOST_MAX).optional(),
 });
 export type MetricsQuery = z.infer<typeof MetricsQuery>;
 
@@ -367,11 +380,11 @@ export const CHECK_LOG_MAX_BYTES = 1024 * 1024;
 
 /** Query of getCheckRunLog (a GET, so a check run's `url` can point at it). */
 export const CheckRunLogQuery = z.object({
-  repoHost: NonEmptyString,
-  repo: z.string().regex(/^[^/\s]+\/[^/\s]+$/, 'must be owner/name'),
+  repoHost: NonEmptyString.max(REPO_HOST_MAX),
+  repo: OwnerSlashName,
   targetBranch: TargetBranch,
-  testRunId: NonEmptyString,
-  check: NonEmptyString,
+  testRunId: ShortString,
+  check: ShortString,
 });
 export type CheckRunLogQuery = z.infer<typeof CheckRunLogQuery>;
 

@@ -274,13 +274,40 @@ function failedAttempt(node: Node, kind: 'failure' | 'error'): Attempt {
   return { outcome: 'failed', kind, message: attr(node, 'message'), text: textOf(node) };
 }
 
+/** Test names, classnames, file paths and suite paths longer than this many UTF-8 bytes are cut (decisions "Round 3"). */
+export const MAX_NAME_BYTES = 4096;
+const ELLIPSIS = '\u2026';
+
+/**
+ * `text` cut to at most MAX_NAME_BYTES UTF-8 bytes, ending in `…` when cut (never inside a
+ * surrogate pair). A report is never refused for one long name; the test id is derived from the
+ * cut name, so the same long name is the same test in every upload.
+ */
+export function cutName<T extends string | null>(text: T): T {
+  // A UTF-16 unit is at most 3 UTF-8 bytes: short names are never measured.
+  if (text === null || text.length * 3 <= MAX_NAME_BYTES) return text;
+  const encoder = new TextEncoder();
+  if (text.length <= MAX_NAME_BYTES && encoder.encode(text).length <= MAX_NAME_BYTES) return text;
+  const room = MAX_NAME_BYTES - encoder.encode(ELLIPSIS).length;
+  let bytes = 0;
+  let end = 0;
+  while (end < text.length) {
+    const code = text.codePointAt(end)!;
+    const size = code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
+    if (bytes + size > room) break;
+    bytes += size;
+    end += code >= 0x10000 ? 2 : 1;
+  }
+  return (text.slice(0, end) + ELLIPSIS) as T;
+}
+
 function parseCase(
   node: Node,
   suites: { name: string | null; file: string | null; timestamp: number | null; project?: string | null }[],
 ): JUnitCase {
-  const name = attr(node, 'name') ?? '';
-  const classname = attr(node, 'classname') ?? attr(node, 'class');
-  let file = attr(node, 'file') ?? attr(node, 'filepath');
+  const name = cutName(attr(node, 'name') ?? '');
+  const classname = cutName(attr(node, 'classname') ?? attr(node, 'class'));
+  let file = cutName(attr(node, 'file') ?? attr(node, 'filepath'));
   for (let i = suites.length - 1; !file && i >= 0; i--) file = suites[i].file;
   if (!file && classname && PATH_LIKE.test(classname)) file = classname;
   const names = suites.map((s) => s.name).filter((n): n is string => Boolean(n));
@@ -325,7 +352,7 @@ function parseCase(
     name,
     classname,
     file,
-    parent: names.length ? names.join(' › ') : null,
+    parent: names.length ? cutName(names.join(' › ')) : null,
     variant: suites[0]?.project ?? null,
     timestamp,
     durationMs: parseDurationMs(attr(node, 'time')),
@@ -362,10 +389,10 @@ export function parseJUnit(xml: string, file = 'report.xml'): JUnitReport {
   const walkSuite = (suite: Node, stack: Frame[]) => {
     suiteCount++;
     const frame: Frame = {
-      name: attr(suite, 'name'),
-      file: attr(suite, 'file') ?? attr(suite, 'filepath'),
+      name: cutName(attr(suite, 'name')),
+      file: cutName(attr(suite, 'file') ?? attr(suite, 'filepath')),
       timestamp: parseTimestamp(attr(suite, 'timestamp')),
-      project: playwright ? attr(suite, 'hostname') : null,
+      project: playwright ? cutName(attr(suite, 'hostname')) : null,
     };
     const next = [...stack, frame];
     for (const c of kids(suite, 'testcase')) cases.push(parseCase(c, next));

@@ -16,6 +16,11 @@ export type PrLandingState = { state: 'open' } | { state: 'merged' | 'closed'; d
 export interface Forge {
   /** Short name for logs and notes, e.g. `sandbox` or `git`. */
   readonly kind: string;
+  /**
+   * The longest `repo.owner` this forge has on `host` (decisions "Round 3"): unset means
+   * REPO_OWNER_MAX (39, GitHub's); GitLab widens it to REPO_NAMESPACE_MAX (a namespace path).
+   */
+  ownerMaxLength?(host: string): number;
   /** The facts of PR `prNumber` of `repo` as seen by the queue of `queueBranch`; null when it does not exist. */
   getPullRequest(repo: Repo, prNumber: number, queueBranch: string): Promise<PrFacts | null>;
   /**

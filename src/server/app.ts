@@ -31,6 +31,7 @@ import { HttpError, oneLine } from './errors.js';
 import { FlakyService } from './flaky.js';
 import { flakyHandlers } from './routes/flaky.js';
 import { RepoOwners, type OrgRepoPin } from './ownership.js';
+import { repoOwnerProblem } from './repo-bounds.js';
 import { PageTokens } from './page-tokens.js';
 import { builtWorkerFile, reportReaderPool } from './report-reader.js';
 import { mqHandlers } from './routes/mq.js';
@@ -422,6 +423,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
         let input: unknown;
         if (schema) {
           const raw = def.method === 'GET' ? request.query : (request.body ?? {});
+          // Before the schema: its bound is the widest any forge allows, this one the forge's own.
+          const tooLong = repoOwnerProblem(deps.forge, raw);
+          if (tooLong !== null) throw new HttpError(400, tooLong);
           const parsed = schema.safeParse(raw, { reportInput: true });
           if (!parsed.success) throw new HttpError(400, describeRequestError(parsed.error));
           const nul = nulPath(parsed.data);
