@@ -31909,6 +31909,189 @@ module.exports = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("tls");
 
 module.exports = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("util");
 
+/***/ }),
+
+/***/ 6919:
+/***/ ((__unused_webpack_module, exports) => {
+
+var __webpack_unused_export__;
+
+/*!
+ * content-type
+ * Copyright(c) 2015 Douglas Christopher Wilson
+ * MIT Licensed
+ */
+__webpack_unused_export__ = ({ value: true });
+__webpack_unused_export__ = format;
+exports.qg = parse;
+const TEXT_REGEXP = /^[\u0009\u0020-\u007e\u0080-\u00ff]*$/;
+const TOKEN_REGEXP = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/**
+ * RegExp to match chars that must be quoted-pair in RFC 9110 sec 5.6.4
+ */
+const QUOTE_REGEXP = /[\\"]/g;
+/**
+ * RegExp to match type in RFC 9110 sec 8.3.1
+ *
+ * media-type = type "/" subtype
+ * type       = token
+ * subtype    = token
+ */
+const TYPE_REGEXP = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/**
+ * Null object perf optimization. Faster than `Object.create(null)` and `{ __proto__: null }`.
+ */
+const NullObject = /* @__PURE__ */ (() => {
+    const C = function () { };
+    C.prototype = Object.create(null);
+    return C;
+})();
+/**
+ * Format an object into a `Content-Type` header.
+ */
+function format(obj) {
+    const { type, parameters } = obj;
+    if (!type || !TYPE_REGEXP.test(type)) {
+        throw new TypeError(`Invalid type: ${type}`);
+    }
+    let result = type;
+    if (parameters) {
+        for (const param of Object.keys(parameters)) {
+            if (!TOKEN_REGEXP.test(param)) {
+                throw new TypeError(`Invalid parameter name: ${param}`);
+            }
+            result += `; ${param}=${qstring(parameters[param])}`;
+        }
+    }
+    return result;
+}
+/**
+ * Parse a `Content-Type` header.
+ */
+function parse(header, options) {
+    const stopChar = options?.comma === true ? COMMA : 65536; // Sentinel for "no stop char".
+    const len = header.length;
+    let index = skipOWS(header, options?.start ?? 0, len);
+    const valueStart = index;
+    index = skipValue(header, index, len, stopChar);
+    const valueEnd = trailingOWS(header, valueStart, index);
+    const type = header.slice(valueStart, valueEnd).toLowerCase();
+    if (options?.parameters === false) {
+        return { type, index, parameters: new NullObject() };
+    }
+    return parseParameters(header, type, index, len, stopChar);
+}
+const SP = 32; // " "
+const HTAB = 9; // "\t"
+const SEMI = 59; // ";"
+const EQ = 61; // "="
+const DQUOTE = 34; // '"'
+const BSLASH = 92; // "\\"
+const COMMA = 44; // ","
+/**
+ * Parses the parameters of a `Content-Type` header starting at the given index.
+ */
+function parseParameters(header, type, index, len, stopChar) {
+    const parameters = new NullObject();
+    parameter: while (index < len) {
+        if (header.charCodeAt(index) === stopChar)
+            break;
+        index = skipOWS(header, index + 1 /* Skip over ; */, len);
+        const keyStart = index;
+        while (index < len) {
+            const code = header.charCodeAt(index);
+            if (code === stopChar)
+                break parameter;
+            if (code === SEMI)
+                continue parameter;
+            if (code === EQ) {
+                const keyEnd = trailingOWS(header, keyStart, index);
+                const key = header.slice(keyStart, keyEnd).toLowerCase();
+                index = skipOWS(header, index + 1, len);
+                if (index < len && header.charCodeAt(index) === DQUOTE) {
+                    index++;
+                    let value = "";
+                    while (index < len) {
+                        const code = header.charCodeAt(index++);
+                        if (code === DQUOTE) {
+                            index = skipValue(header, index, len, stopChar);
+                            if (parameters[key] === undefined)
+                                parameters[key] = value;
+                            break;
+                        }
+                        if (code === BSLASH && index < len) {
+                            value += header[index++];
+                            continue;
+                        }
+                        value += String.fromCharCode(code);
+                    }
+                    continue parameter;
+                }
+                const valueStart = index;
+                index = skipValue(header, index, len, stopChar);
+                if (parameters[key] === undefined) {
+                    const valueEnd = trailingOWS(header, valueStart, index);
+                    parameters[key] = header.slice(valueStart, valueEnd);
+                }
+                continue parameter;
+            }
+            index++;
+        }
+    }
+    return { type, index, parameters };
+}
+/**
+ * Skip over characters until a semicolon or other exit character.
+ */
+function skipValue(str, index, len, stopChar) {
+    while (index < len) {
+        const code = str.charCodeAt(index);
+        if (code === SEMI || code === stopChar)
+            break;
+        index++;
+    }
+    return index;
+}
+/**
+ * Skip optional whitespace (OWS) in an HTTP header value.
+ *
+ * OWS is defined in RFC 9110 sec 5.6.3 as SP (" ") or HTAB ("\t").
+ */
+function skipOWS(header, index, len) {
+    while (index < len) {
+        const char = header.charCodeAt(index);
+        if (char !== SP && char !== HTAB)
+            break;
+        index++;
+    }
+    return index;
+}
+/**
+ * Trim optional whitespace (OWS) from the end of a substring.
+ *
+ * OWS is defined in RFC 9110 sec 5.6.3 as SP (" ") or HTAB ("\t").
+ */
+function trailingOWS(header, start, end) {
+    while (end > start) {
+        const char = header.charCodeAt(end - 1);
+        if (char !== SP && char !== HTAB)
+            break;
+        end--;
+    }
+    return end;
+}
+/**
+ * Serialize a parameter value.
+ */
+function qstring(str) {
+    if (TOKEN_REGEXP.test(str))
+        return str;
+    if (TEXT_REGEXP.test(str))
+        return `"${str.replace(QUOTE_REGEXP, "\\$&")}"`;
+    throw new TypeError(`Invalid parameter value: ${str}`);
+}
+//# sourceMappingURL=index.js.map
+
 /***/ })
 
 /******/ });
@@ -35568,298 +35751,8 @@ function withDefaults(oldDefaults, newDefaults) {
 var endpoint = withDefaults(null, DEFAULTS);
 
 
-;// CONCATENATED MODULE: ./node_modules/content-type/dist/index.js
-/*!
- * content-type
- * Copyright(c) 2015 Douglas Christopher Wilson
- * MIT Licensed
- */
-const SP = 32; // " "
-const HTAB = 9; // "\t"
-const SEMI = 59; // ";"
-const EQ = 61; // "="
-const DQUOTE = 34; // '"'
-const BSLASH = 92; // "\\"
-const COMMA = 44; // ","
-const LOWER_CASE = 1;
-const OWS = 2;
-const SEMI_FLAG = 4;
-const COMMA_FLAG = 8;
-const TOKEN_FLAG = 16;
-const NON_ASCII = 0xff00;
-const CASE_FLAGS = LOWER_CASE | NON_ASCII;
-/**
- * Character flags used to normalize HTTP field values while scanning.
- * Out-of-range reads intentionally coerce to zero in bitwise expressions.
- */
-const CHAR_MAP = new Uint8Array(0x100);
-CHAR_MAP[HTAB] |= OWS;
-CHAR_MAP[SP] |= OWS;
-CHAR_MAP[SEMI] |= SEMI_FLAG;
-CHAR_MAP[COMMA] |= COMMA_FLAG;
-for (let code = 0x80 /* non-ASCII */; code <= 0xff; code++) {
-    CHAR_MAP[code] |= LOWER_CASE;
-}
-for (const char of "!#$%&'*+-.^_`|~") {
-    CHAR_MAP[char.charCodeAt(0)] |= TOKEN_FLAG;
-}
-for (let code = 0x30 /* 0 */; code <= 0x39 /* 9 */; code++) {
-    CHAR_MAP[code] |= TOKEN_FLAG;
-}
-for (let code = 0x41 /* A */; code <= 0x5a /* Z */; code++) {
-    CHAR_MAP[code] |= LOWER_CASE | TOKEN_FLAG;
-}
-for (let code = 0x61 /* a */; code <= 0x7a /* z */; code++) {
-    CHAR_MAP[code] |= TOKEN_FLAG;
-}
-/**
- * Null object perf optimization. Faster than `Object.create(null)` and `{ __proto__: null }`.
- */
-const NullObject = /* @__PURE__ */ (() => {
-    const C = function () { };
-    C.prototype = Object.create(null);
-    return C;
-})();
-/**
- * Validate a type string against RFC 9110.
- */
-function isTypeValid(type, start = 0, end = type.length) {
-    let hasSlash = false;
-    for (let index = start; index < end; index++) {
-        const code = type.charCodeAt(index);
-        if (code === 47 /* / */) {
-            if (hasSlash || index === start || index >= end - 1)
-                return false;
-            hasSlash = true;
-        }
-        else if (!isTokenCode(code)) {
-            return false;
-        }
-    }
-    return hasSlash;
-}
-/**
- * Validate a token against RFC 9110.
- */
-function isTokenValid(token, start = 0, end = token.length) {
-    if (start >= end)
-        return false;
-    for (let index = start; index < end; index++) {
-        if (!isTokenCode(token.charCodeAt(index)))
-            return false;
-    }
-    return true;
-}
-/**
- * Check whether a character code belongs to the token production in RFC 9110.
- */
-function isTokenCode(code) {
-    return (CHAR_MAP[code] & TOKEN_FLAG) !== 0;
-}
-/**
- * Serialize a parameter value.
- */
-function parameterValue(str) {
-    const len = str.length;
-    if (len === 0)
-        return '""';
-    let index = 0;
-    while (index < len && isTokenCode(str.charCodeAt(index)))
-        index++;
-    if (index === len)
-        return str;
-    let result = '"';
-    let start = 0;
-    while (index < len) {
-        const code = str.charCodeAt(index);
-        if (code !== HTAB && (code < SP || code === 127 || code > 255)) {
-            throw new TypeError(`Invalid parameter value: ${str}`);
-        }
-        if (code === 34 /* " */ || code === 92 /* \\ */) {
-            result += `${str.slice(start, index)}\\`;
-            start = index;
-        }
-        index++;
-    }
-    return `${result}${str.slice(start)}"`;
-}
-/**
- * Format an object into a `Content-Type` header.
- */
-function format(obj) {
-    const { type, parameters } = obj;
-    if (!type || !isTypeValid(type)) {
-        throw new TypeError(`Invalid type: ${type}`);
-    }
-    let result = type;
-    if (parameters) {
-        for (const param of Object.keys(parameters)) {
-            if (!isTokenValid(param)) {
-                throw new TypeError(`Invalid parameter name: ${param}`);
-            }
-            result += `; ${param}=${parameterValue(parameters[param])}`;
-        }
-    }
-    return result;
-}
-/**
- * Parse a `Content-Type` header.
- */
-function dist_parse(header, options) {
-    const stopFlags = SEMI_FLAG | (options?.comma === true ? COMMA_FLAG : 0);
-    const len = header.length;
-    let valueStart = options?.start ?? 0;
-    while ((CHAR_MAP[header.charCodeAt(valueStart)] & OWS) !== 0) {
-        valueStart++;
-    }
-    let index = valueStart;
-    let typeFlags = 0;
-    let whitespace = -1;
-    let stop = options?.parameters === false ? COMMA_FLAG : 0;
-    while (index < len) {
-        const code = header.charCodeAt(index);
-        const flags = CHAR_MAP[code];
-        if ((flags & stopFlags) !== 0) {
-            stop |= flags & COMMA_FLAG;
-            break;
-        }
-        if ((flags & OWS) !== 0) {
-            if (whitespace === -1)
-                whitespace = index;
-        }
-        else {
-            whitespace = -1;
-        }
-        typeFlags |= (code & NON_ASCII) | flags;
-        index++;
-    }
-    const valueEnd = whitespace === -1 ? index : whitespace;
-    const value = header.slice(valueStart, valueEnd);
-    const type = (typeFlags & CASE_FLAGS) === 0 ? value : value.toLowerCase();
-    if (index === len || stop !== 0) {
-        return { type, index, parameters: new NullObject() };
-    }
-    return parseParameters(header, type, index, len, stopFlags);
-}
-/**
- * Parses the parameters of a `Content-Type` header starting at the given index.
- */
-function parseParameters(header, type, index, len, stopFlags) {
-    const parameters = new NullObject();
-    parameter: while (index < len) {
-        index++; // Skip over ;
-        while ((CHAR_MAP[header.charCodeAt(index)] & OWS) !== 0) {
-            index++;
-        }
-        const keyStart = index;
-        let keyFlags = 0;
-        let keyWhitespace = -1;
-        while (index < len) {
-            const code = header.charCodeAt(index);
-            const flags = CHAR_MAP[code];
-            if ((flags & stopFlags) !== 0) {
-                if ((flags & COMMA_FLAG) !== 0)
-                    break parameter;
-                continue parameter;
-            }
-            if (code === EQ) {
-                const keyEnd = keyWhitespace === -1 ? index : keyWhitespace;
-                const value = header.slice(keyStart, keyEnd);
-                const key = (keyFlags & CASE_FLAGS) === 0 ? value : value.toLowerCase();
-                index++;
-                while ((CHAR_MAP[header.charCodeAt(index)] & OWS) !== 0) {
-                    index++;
-                }
-                if (index < len && header.charCodeAt(index) === DQUOTE) {
-                    const quotedStart = ++index;
-                    let escaped = false;
-                    while (index < len) {
-                        const code = header.charCodeAt(index);
-                        if (code === DQUOTE) {
-                            if (parameters[key] === undefined) {
-                                parameters[key] = escaped
-                                    ? unescapeQuotedPairs(header, quotedStart, index)
-                                    : header.slice(quotedStart, index);
-                            }
-                            index++;
-                            let stop = 0;
-                            // Discard characters between quote and delimiter.
-                            while (index < len) {
-                                const code = header.charCodeAt(index);
-                                const flags = CHAR_MAP[code];
-                                if ((flags & stopFlags) !== 0) {
-                                    stop = flags & COMMA_FLAG;
-                                    break;
-                                }
-                                index++;
-                            }
-                            if (stop !== 0)
-                                break parameter;
-                            continue parameter;
-                        }
-                        if (code === BSLASH && index + 1 < len) {
-                            escaped = true;
-                            index += 2;
-                            continue;
-                        }
-                        index++;
-                    }
-                    continue parameter;
-                }
-                const valueStart = index;
-                let stop = 0;
-                let valueWhitespace = -1;
-                while (index < len) {
-                    const code = header.charCodeAt(index);
-                    const flags = CHAR_MAP[code];
-                    if ((flags & stopFlags) !== 0) {
-                        stop = flags & COMMA_FLAG;
-                        break;
-                    }
-                    if ((flags & OWS) !== 0) {
-                        if (valueWhitespace === -1)
-                            valueWhitespace = index;
-                    }
-                    else {
-                        valueWhitespace = -1;
-                    }
-                    index++;
-                }
-                if (parameters[key] === undefined) {
-                    const valueEnd = valueWhitespace === -1 ? index : valueWhitespace;
-                    parameters[key] = header.slice(valueStart, valueEnd);
-                }
-                if (stop !== 0)
-                    break parameter;
-                continue parameter;
-            }
-            if ((flags & OWS) !== 0) {
-                if (keyWhitespace === -1)
-                    keyWhitespace = index;
-            }
-            else {
-                keyWhitespace = -1;
-            }
-            keyFlags |= (code & NON_ASCII) | flags;
-            index++;
-        }
-    }
-    return { type, index, parameters };
-}
-/**
- * Remove backslashes from quoted pairs in a known-terminated quoted string body.
- */
-function unescapeQuotedPairs(str, start, end) {
-    let result = "";
-    for (let index = start; index < end; index++) {
-        if (str.charCodeAt(index) === BSLASH) {
-            result += str.slice(start, index);
-            start = ++index;
-        }
-    }
-    return result + str.slice(start, end);
-}
-//# sourceMappingURL=index.js.map
+// EXTERNAL MODULE: ./node_modules/@octokit/request/node_modules/content-type/dist/index.js
+var dist = __nccwpck_require__(6919);
 ;// CONCATENATED MODULE: ./node_modules/json-with-bigint/json-with-bigint.js
 const intRegex = /^-?\d+$/;
 const noiseValue = /^-?\d+n+$/; // Noise - strings that match the custom format before being converted to it
@@ -36639,7 +36532,7 @@ async function getResponseData(response) {
   if (!contentType) {
     return response.text().catch(noop);
   }
-  const mimetype = dist_parse(contentType);
+  const mimetype = (0,dist/* parse */.qg)(contentType);
   if (isJSONResponse(mimetype)) {
     let text = "";
     try {
@@ -50662,7 +50555,77 @@ function preprocess(fn, schema) {
     });
 }
 
+;// CONCATENATED MODULE: ./src/contract/branch-name.ts
+/**
+ * Branch names a queue may target and a pull request may be based on: the rules of
+ * `git check-ref-format --branch`, plus three of Railyard's own (no `refs/` prefix, no leading
+ * `-`, at most 255 bytes). One pass over the name, no regular expression: the time is linear in
+ * the length whatever the input.
+ */
+/** Longest branch name accepted, in UTF-8 bytes (a ref is a file: most file systems stop at 255). */
+const MAX_BRANCH_NAME_BYTES = 255;
+/** Characters git never allows in a ref name, besides control characters and space. */
+const FORBIDDEN = new Set(['~', '^', ':', '?', '*', '[', '\\']);
+/**
+ * Why `name` is not a valid branch name (the rule it breaks, for an error message), or null when
+ * it is one. `name` is the short name (`main`, `release/1.x`), never `refs/heads/...`.
+ */
+function branchNameProblem(name) {
+    if (name.length === 0)
+        return 'must not be empty';
+    // Cheap bound before the byte count: a UTF-16 unit is at most 3 UTF-8 bytes.
+    if (name.length > MAX_BRANCH_NAME_BYTES || new TextEncoder().encode(name).length > MAX_BRANCH_NAME_BYTES) {
+        return `must be at most ${MAX_BRANCH_NAME_BYTES} bytes`;
+    }
+    if (name.startsWith('refs/'))
+        return 'must be a branch name, not a ref: drop the "refs/..." prefix (e.g. main)';
+    if (name.startsWith('-'))
+        return 'must not start with "-"';
+    if (name === '@')
+        return 'must not be "@"';
+    if (name === 'HEAD')
+        return 'must not be "HEAD"';
+    let componentStart = 0;
+    for (let i = 0; i < name.length; i++) {
+        const c = name[i];
+        const code = name.charCodeAt(i);
+        if (code < 0x20 || code === 0x7f)
+            return 'must not contain control characters';
+        if (c === ' ')
+            return 'must not contain spaces';
+        if (FORBIDDEN.has(c))
+            return `must not contain "${c}"`;
+        if (c === '.' && name[i + 1] === '.')
+            return 'must not contain ".."';
+        if (c === '@' && name[i + 1] === '{')
+            return 'must not contain "@{"';
+        if (c === '/') {
+            if (i === componentStart)
+                return 'must not start with "/" or contain "//"';
+            if (name.endsWith('.lock', i))
+                return 'must not have a part between slashes ending in ".lock"';
+            componentStart = i + 1;
+        }
+        else if (c === '.' && i === componentStart) {
+            return 'must not have a part between slashes starting with "."';
+        }
+    }
+    if (name.endsWith('/'))
+        return 'must not end with "/"';
+    if (name.endsWith('.lock'))
+        return 'must not have a part between slashes ending in ".lock"';
+    if (name.endsWith('.'))
+        return 'must not end with "."';
+    return null;
+}
+/** The message for an invalid branch name: the name (when short enough to echo) and the rule. */
+function describeBranchProblem(name, problem) {
+    const shown = name.length <= 100 ? ` ${JSON.stringify(name)}` : '';
+    return `branch name${shown} is not valid: it ${problem}`;
+}
+
 ;// CONCATENATED MODULE: ./src/contract/common.ts
+
 
 /** Largest value of a u32, the upper bound the v1 OpenAPI document uses for integers. */
 const U32_MAX = 4_294_967_295;
@@ -50678,14 +50641,48 @@ function looseEnum(values) {
 }
 /** An integer that may also arrive as a string of digits (the official uploader sends strings). */
 function looseInt(min, max) {
-    return preprocess((input) => (typeof input === 'string' && /^\s*\d+\s*$/.test(input) ? Number(input) : input), schemas_number().int().min(min).max(max));
+    return preprocess((input) => (typeof input === 'string' && /^\s*\d+\s*$/.test(input) ? Number(input) : input), 
+    // The bounds before int(): zod's int() carries its own (the safe-integer range), and the first
+    // issue is the one answered, so `1e300` is told this field's bound, not 2^53 - 1.
+    schemas_number().min(min).max(max).int());
 }
 const NonEmptyString = schemas_string().trim().min(1);
+/**
+ * Bounds of a repository's names (decisions.md, "Round 3"): a DNS host name; GitHub's own limits
+ * for an account and a repository name. A GitLab owner is a namespace path (`group/subgroup`) of up
+ * to 255 characters: the schema takes the widest bound any forge allows, and the server holds each
+ * owner to the bound of the forge serving its host (`Forge.ownerMaxLength`, REPO_OWNER_MAX unless
+ * the forge widens it), so one 400 names the bound that applies.
+ */
+const REPO_HOST_MAX = 253;
+const REPO_OWNER_MAX = 39;
+const REPO_NAMESPACE_MAX = 255;
+const REPO_NAME_MAX = 100;
 const Repo = object({
-    host: NonEmptyString,
-    owner: NonEmptyString,
-    name: NonEmptyString,
+    host: NonEmptyString.max(REPO_HOST_MAX),
+    owner: NonEmptyString.max(REPO_NAMESPACE_MAX).meta({
+        description: `At most ${REPO_OWNER_MAX} characters (a GitHub account), or ${REPO_NAMESPACE_MAX} on a host served by a forge with longer owners (a GitLab namespace path).`,
+    }),
+    name: NonEmptyString.max(REPO_NAME_MAX),
 });
+/** `repo.owner: must be at most 39 characters` when `owner` is longer than `max` (the forge's bound), else null. */
+function ownerTooLong(owner, max = REPO_OWNER_MAX, field = 'repo.owner') {
+    return owner.length > max ? `${field}: must be at most ${max} characters` : null;
+}
+/** `owner/name` as the GET operations take a repository (`repo=acme/web`), bounded like Repo. */
+const OwnerSlashName = schemas_string()
+    .max(REPO_NAMESPACE_MAX + 1 + REPO_NAME_MAX)
+    .regex(/^[^/\s]+\/[^/\s]+$/, 'must be owner/name');
+/** A short identifier (check and status names, labels, ticket ids, run ids, cursors): at most 1,024 characters. */
+const SHORT_STRING_MAX = 1024;
+const ShortString = NonEmptyString.max(SHORT_STRING_MAX);
+/**
+ * A branch name as reported (a PR's branch, an upload's branch): at most 255 UTF-8 bytes, like a
+ * queue's target branch, but not held to git's rules (CI systems report names like `pull/12/merge`).
+ */
+const BranchNameInput = NonEmptyString.refine(
+// The length first: a UTF-16 unit is at least one byte, so a long name is never encoded.
+(name) => name.length <= MAX_BRANCH_NAME_BYTES && new TextEncoder().encode(name).length <= MAX_BRANCH_NAME_BYTES, { message: `must be at most ${MAX_BRANCH_NAME_BYTES} bytes` });
 /** ISO 8601 timestamp as accepted on input (any offset); normalised by the server. */
 const DateTimeInput = schemas_string().refine((s) => !Number.isNaN(Date.parse(s)), {
     message: 'must be an ISO 8601 date-time',
@@ -50756,75 +50753,6 @@ function withoutTrailingSlashes(url) {
     while (end > 0 && url[end - 1] === '/')
         end--;
     return url.slice(0, end);
-}
-
-;// CONCATENATED MODULE: ./src/contract/branch-name.ts
-/**
- * Branch names a queue may target and a pull request may be based on: the rules of
- * `git check-ref-format --branch`, plus three of Railyard's own (no `refs/` prefix, no leading
- * `-`, at most 255 bytes). One pass over the name, no regular expression: the time is linear in
- * the length whatever the input.
- */
-/** Longest branch name accepted, in UTF-8 bytes (a ref is a file: most file systems stop at 255). */
-const MAX_BRANCH_NAME_BYTES = 255;
-/** Characters git never allows in a ref name, besides control characters and space. */
-const FORBIDDEN = new Set(['~', '^', ':', '?', '*', '[', '\\']);
-/**
- * Why `name` is not a valid branch name (the rule it breaks, for an error message), or null when
- * it is one. `name` is the short name (`main`, `release/1.x`), never `refs/heads/...`.
- */
-function branchNameProblem(name) {
-    if (name.length === 0)
-        return 'must not be empty';
-    // Cheap bound before the byte count: a UTF-16 unit is at most 3 UTF-8 bytes.
-    if (name.length > MAX_BRANCH_NAME_BYTES || new TextEncoder().encode(name).length > MAX_BRANCH_NAME_BYTES) {
-        return `must be at most ${MAX_BRANCH_NAME_BYTES} bytes`;
-    }
-    if (name.startsWith('refs/'))
-        return 'must be a branch name, not a ref: drop the "refs/..." prefix (e.g. main)';
-    if (name.startsWith('-'))
-        return 'must not start with "-"';
-    if (name === '@')
-        return 'must not be "@"';
-    if (name === 'HEAD')
-        return 'must not be "HEAD"';
-    let componentStart = 0;
-    for (let i = 0; i < name.length; i++) {
-        const c = name[i];
-        const code = name.charCodeAt(i);
-        if (code < 0x20 || code === 0x7f)
-            return 'must not contain control characters';
-        if (c === ' ')
-            return 'must not contain spaces';
-        if (FORBIDDEN.has(c))
-            return `must not contain "${c}"`;
-        if (c === '.' && name[i + 1] === '.')
-            return 'must not contain ".."';
-        if (c === '@' && name[i + 1] === '{')
-            return 'must not contain "@{"';
-        if (c === '/') {
-            if (i === componentStart)
-                return 'must not start with "/" or contain "//"';
-            if (name.endsWith('.lock', i))
-                return 'must not have a part between slashes ending in ".lock"';
-            componentStart = i + 1;
-        }
-        else if (c === '.' && i === componentStart) {
-            return 'must not have a part between slashes starting with "."';
-        }
-    }
-    if (name.endsWith('/'))
-        return 'must not end with "/"';
-    if (name.endsWith('.lock'))
-        return 'must not have a part between slashes ending in ".lock"';
-    if (name.endsWith('.'))
-        return 'must not end with "."';
-    return null;
-}
-/** The message for an invalid branch name: the name (when short enough to echo) and the rule. */
-function describeBranchProblem(name, problem) {
-    const shown = name.length <= 100 ? ` ${JSON.stringify(name)}` : '';
-    return `branch name${shown} is not valid: it ${problem}`;
 }
 
 ;// CONCATENATED MODULE: ./src/contract/constants.ts
@@ -50943,7 +50871,7 @@ const SubmitPullRequestRequest = object({
 const PullRequestActionRequest = object({ ...QueueKey, pr: PrRef });
 const GetSubmittedPullRequestRequest = object({
     ...QueueKey,
-    pr: object({ number: PrNumber.optional(), branch: NonEmptyString.optional() })
+    pr: object({ number: PrNumber.optional(), branch: BranchNameInput.optional() })
         .refine((pr) => (pr.number === undefined) !== (pr.branch === undefined), {
         message: 'give exactly one of number or branch',
     }),
@@ -50955,19 +50883,21 @@ const ListPullRequestsRequest = object({
     state: PullRequestState.optional(),
     since: DateTimeInput.optional(),
     until: DateTimeInput.optional(),
-    cursor: schemas_string().optional(),
+    cursor: schemas_string().max(SHORT_STRING_MAX).optional(),
     take: looseInt(1, 100).optional(),
 });
+/** The longest impacted target accepted (a Bazel label or a path; far below in practice). */
+const MAX_IMPACTED_TARGET_CHARS = 4096;
 const ImpactedTargets = union([
-    array(schemas_string()),
-    schemas_string().refine((s) => s.toUpperCase() === 'ALL', { message: 'must be a list of targets or "ALL"' }).transform(() => 'ALL'),
+    array(schemas_string().max(MAX_IMPACTED_TARGET_CHARS)),
+    schemas_string().max(3).refine((s) => s.toUpperCase() === 'ALL', { message: 'must be a list of targets or "ALL"' }).transform(() => 'ALL'),
 ]);
 const SetImpactedTargetsRequest = object({
     ...QueueKey,
-    pr: object({ number: looseInt(1, U32_MAX), sha: NonEmptyString }),
+    pr: object({ number: looseInt(1, U32_MAX), sha: ShortString }),
     impactedTargets: ImpactedTargets,
 });
-const TestingDetailsRequest = object({ ...QueueKey, testRunId: NonEmptyString });
+const TestingDetailsRequest = object({ ...QueueKey, testRunId: ShortString });
 const QueueKeyRequest = object(QueueKey);
 const CreateQueueRequest = object({
     ...QueueKey,
@@ -50995,19 +50925,17 @@ const UpdateQueueRequest = object({
     directMergeMode: DirectMergeMode.optional(),
     optimizationMode: OptimizationMode.optional(),
     mergeMethod: MergeMethod.optional(),
-    requiredStatuses: array(NonEmptyString).optional(),
+    requiredStatuses: array(ShortString).max(256).optional(),
     deleteRequiredStatuses: schemas_boolean().optional(),
     extensionEnabled: schemas_boolean().optional(),
-    enqueueingLabel: NonEmptyString.optional(),
+    enqueueingLabel: ShortString.optional(),
     labelCommandsEnabled: schemas_boolean().optional(),
     stateLabelsEnabled: schemas_boolean().optional(),
     ...FlakySettingsInput,
 });
 const MetricsQuery = object({
-    repo: schemas_string()
-        .regex(/^[^/\s]+\/[^/\s]+$/, 'must be owner/name')
-        .optional(),
-    repoHost: NonEmptyString.optional(),
+    repo: OwnerSlashName.optional(),
+    repoHost: NonEmptyString.max(REPO_HOST_MAX).optional(),
 });
 // ---------------------------------------------------------------- responses
 const Readiness = object({
@@ -51149,11 +51077,11 @@ const PullRequestHistoryResponse = object({
 const CHECK_LOG_MAX_BYTES = (/* unused pure expression or super */ null && (1024 * 1024));
 /** Query of getCheckRunLog (a GET, so a check run's `url` can point at it). */
 const CheckRunLogQuery = object({
-    repoHost: NonEmptyString,
-    repo: schemas_string().regex(/^[^/\s]+\/[^/\s]+$/, 'must be owner/name'),
+    repoHost: NonEmptyString.max(REPO_HOST_MAX),
+    repo: OwnerSlashName,
     targetBranch: TargetBranch,
-    testRunId: NonEmptyString,
-    check: NonEmptyString,
+    testRunId: ShortString,
+    check: ShortString,
 });
 // ---------------------------------------------------------------- reason codes
 const FAILURE_REASONS = (/* unused pure expression or super */ null && ([
@@ -51220,7 +51148,7 @@ const MAX_FAILING_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
 const TEST_STATUSES = ['healthy', 'flaky', 'broken'];
 const PageQuery = object({
     page_size: looseInt(1, 100),
-    page_token: schemas_string().optional(),
+    page_token: schemas_string().max(1024).optional(),
 });
 const Page = object({
     total_rows: schemas_number().int().min(0),
@@ -51230,7 +51158,7 @@ const Page = object({
     last_page_token: schemas_string(),
     page_index: schemas_number().int().min(0),
 });
-const FlakyKey = { repo: Repo, org_url_slug: NonEmptyString };
+const FlakyKey = { repo: Repo, org_url_slug: ShortString };
 const ListFailingTestsRequest = object({ ...FlakyKey, start_time: DateTimeInput, end_time: DateTimeInput, page_query: PageQuery })
     .superRefine((req, ctx) => {
     const start = Date.parse(req.start_time);
@@ -51249,7 +51177,7 @@ const GetTestDetailsRequest = object({ ...FlakyKey, test_id: schemas_uuid() });
 const ListQuarantinedTestsRequest = object({ ...FlakyKey, page_query: PageQuery });
 const LinkTicketRequest = object({
     test_case_id: schemas_uuid(),
-    external_ticket_id: NonEmptyString,
+    external_ticket_id: ShortString,
     repo: Repo,
 });
 const TestStatusObject = object({
@@ -51313,13 +51241,13 @@ const ListQuarantinedTestsResponse = object({
 const MAX_REPORTS_PER_UPLOAD = 1000;
 const UploadReport = object({
     /** The report's path as the uploader saw it: named in errors. */
-    name: NonEmptyString,
+    name: ShortString,
     /** The JUnit XML text. */
     content: schemas_string(),
 });
 const UploadTestResultsRequest = object({
     ...FlakyKey,
-    branch: NonEmptyString,
+    branch: BranchNameInput,
     sha: schemas_string().trim().regex(/^[0-9a-fA-F]{4,64}$/, 'must be a commit SHA (hex)'),
     pr_number: looseInt(1, 4_294_967_295).optional(),
     job: schemas_string().trim().max(256).optional(),
@@ -51355,7 +51283,7 @@ const RepositorySettings = object({
     failure_rate: object({
         enabled: schemas_boolean(),
         /** Branch globs: `*` matches any characters including `/`, `?` one character. */
-        branches: array(NonEmptyString).min(1).max(10),
+        branches: array(ShortString).min(1).max(10),
         window_hours: schemas_number().int().min(1).max(720),
         min_sample: schemas_number().int().min(1).max(100_000),
         flaky_activation: Fraction,
@@ -51858,6 +51786,7 @@ function errorCodeForStatus(status) {
 }
 
 ;// CONCATENATED MODULE: ./src/contract/index.ts
+
 
 
 
