@@ -167,13 +167,6 @@ export type TestingDetailsRequest = z.infer<typeof TestingDetailsRequest>;
 export const QueueKeyRequest = z.object(QueueKey);
 export type QueueKeyRequest = z.infer<typeof QueueKeyRequest>;
 
-export const CreateQueueRequest = z.object({
-  ...QueueKey,
-  mode: Mode.optional(),
-  concurrency: looseInt(1, U32_MAX).optional(),
-});
-export type CreateQueueRequest = z.infer<typeof CreateQueueRequest>;
-
 const positive = () => looseInt(1, U32_MAX).optional();
 const nonNegative = () => looseInt(0, U32_MAX).optional();
 
@@ -205,6 +198,26 @@ export const UpdateQueueRequest = z.object({
   ...FlakySettingsInput,
 });
 export type UpdateQueueRequest = z.infer<typeof UpdateQueueRequest>;
+
+/** The updateQueue fields createQueue also applies (a Railyard extension; Trunk's createQueue takes only mode and concurrency). */
+const { repo: _repo, targetBranch: _branch, mode: _mode, concurrency: _concurrency, ...settingsShape } = UpdateQueueRequest.shape;
+const createExtensions = Object.fromEntries(
+  Object.entries(settingsShape).map(([name, field]) => [
+    name,
+    field.meta({
+      'x-railyard-extension': true,
+      description: 'Railyard extension: applied to the new queue as updateQueue would apply it',
+    }),
+  ]),
+) as { [K in keyof typeof settingsShape]: (typeof settingsShape)[K] };
+
+export const CreateQueueRequest = z.object({
+  ...QueueKey,
+  mode: Mode.optional(),
+  concurrency: looseInt(1, U32_MAX).optional(),
+  ...createExtensions,
+});
+export type CreateQueueRequest = z.infer<typeof CreateQueueRequest>;
 
 export const MetricsQuery = z.object({
   repo: OwnerSlashName.optional(),

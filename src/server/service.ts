@@ -569,7 +569,15 @@ export class QueueService {
 
   // ------------------------------------------------------------ queues
 
-  async createQueue(org: string, rawRepo: Repo, branch: string, mode?: Mode, concurrency?: number): Promise<void> {
+  /** Creates a queue; `settings` (any updateQueue field, an extension) are applied before it is stored, all or nothing. */
+  async createQueue(
+    org: string,
+    rawRepo: Repo,
+    branch: string,
+    mode?: Mode,
+    concurrency?: number,
+    settings: ConfigPatch = {},
+  ): Promise<void> {
     const repo = normaliseRepo(rawRepo);
     const problem = branchNameProblem(branch);
     if (problem) throw badRequest(`targetBranch: ${describeBranchProblem(branch, problem)}`);
@@ -584,7 +592,9 @@ export class QueueService {
           `organisation "${org}" already has ${max} merge queues, the limit of this server: delete one first (the server's operator sets the limit with --max-queues-per-org)`,
         );
       }
-      const model = newQueueModel(branch, mode, concurrency);
+      let model = newQueueModel(branch, mode, concurrency);
+      const patch = Object.fromEntries(Object.entries(settings).filter(([, v]) => v !== undefined)) as ConfigPatch;
+      if (Object.keys(patch).length > 0) model = this.runEngine(model, [{ type: 'updateConfig', patch }]).model;
       const handle: QueueHandle = {
         id: this.newId(),
         org,

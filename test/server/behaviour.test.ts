@@ -85,6 +85,44 @@ function persistenceSuite(): void {
       expect(await ok(s, 'updateQueue', { ...Q, probationThreshold: null })).toMatchObject({ probationThreshold: null, flakyRetries: 2 });
     });
 
+    it('createQueue applies every updateQueue setting it is given (an extension), all or nothing', async () => {
+      const s = await server();
+      await ok(s, 'createQueue', {
+        ...Q,
+        concurrency: 2,
+        mergeMethod: 'merge_commit',
+        batch: true,
+        batchingMinSize: 3,
+        requiredStatuses: ['ci', 'lint'],
+        testingTimeoutMinutes: 45,
+        commentsEnabled: false,
+        state: 'paused',
+      });
+      expect(await ok(s, 'getQueue', Q)).toMatchObject({
+        concurrency: 2,
+        mergeMethod: 'merge_commit',
+        batch: true,
+        batchingMinSize: 3,
+        requiredStatuses: ['ci', 'lint'],
+        testingTimeoutMinutes: 45,
+        commentsEnabled: false,
+        state: 'paused',
+      });
+      // A bad setting creates nothing.
+      const other = { repo: { ...REPO, name: 'api' }, targetBranch: 'main' };
+      const bad = await call(s, 'createQueue', { ...other, mergeMethod: 'octopus' });
+      expect(bad.status).toBe(400);
+      expect(bad.text).toMatch(/mergeMethod/);
+      expect((await call(s, 'getQueue', other)).status).toBe(404);
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      const doc: any = await (await fetch(`${s.url}/openapi.json`)).json();
+      const props = doc.paths['/v1/createQueue'].post.requestBody.content['application/json'].schema.properties;
+      expect(props.mergeMethod['x-railyard-extension']).toBe(true);
+      expect(props.concurrency['x-railyard-extension']).toBeUndefined();
+      // The flaky-aware settings are updateQueue fields too.
+      expect(props.flakyPolicy['x-railyard-extension']).toBe(true);
+    });
+
     it('answers 404 for a missing queue on every queue operation', async () => {
       const s = await server();
       const missing = { repo: REPO, targetBranch: 'nope' };

@@ -161,7 +161,8 @@ export function mqHandlers(service: QueueService, now: () => number, checkLogPat
     },
     async createQueue(input, { org }) {
       await service.sync(org, input.repo, input.targetBranch);
-      await service.createQueue(org, input.repo, input.targetBranch, input.mode, input.concurrency);
+      const { repo, targetBranch, mode, concurrency, ...settings } = input;
+      await service.createQueue(org, repo, targetBranch, mode, concurrency, settings satisfies ConfigPatch);
       return {};
     },
     async deleteQueue(input, { org }) {
