@@ -3,3 +3,5 @@ export type { Db, Fence, QueueTransaction, StoreKind, StoreOptions, StoredQueue,
 export type { SchemaTables } from './schema.js';
 export { migrations } from './migrations/index.js';
 export { isDatabaseBusy, isDatabaseUnavailable, openDatabase, redactUrl } from './database.js';
+export { ForgeEventsStore } from './forge-events.js';
+export type { ForgeEventKind } from './forge-events.js';

@@ -205,6 +205,17 @@ export interface ServerSecretsTable {
   created_at: Millis;
 }
 
+/** A webhook delivery or command comment a forge driver acted on (migration 011). */
+export interface ForgeEventsTable {
+  forge: string;
+  /** `host/owner/name`, lower case. */
+  repo_key: string;
+  /** `delivery` | `comment`. */
+  kind: string;
+  key: string;
+  at: Millis;
+}
+
 export interface SchemaTables {
   organisations: OrganisationsTable;
   api_tokens: ApiTokensTable;
@@ -222,6 +233,7 @@ export interface SchemaTables {
   flaky_counters: FlakyCountersTable;
   repo_owners: RepoOwnersTable;
   server_secrets: ServerSecretsTable;
+  forge_events: ForgeEventsTable;
 }
 
 export type { Generated };

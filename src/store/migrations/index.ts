@@ -7,6 +7,7 @@ import * as tokenUsage from './005_token_usage.js';
 import * as replicas from './006_replicas.js';
 import * as prHistory from './007_pr_history.js';
 import * as flakyPartialIndexes from './008_flaky_partial_indexes.js';
+import * as forgeEvents from './011_forge_events.js';
 
 /**
  * Every migration, in order. Kysely applies them by name (sorted), so add a new file
@@ -21,4 +22,5 @@ export const migrations: Record<string, Migration> = {
   '006_replicas': replicas,
   '007_pr_history': prHistory,
   '008_flaky_partial_indexes': flakyPartialIndexes,
+  '011_forge_events': forgeEvents,
 };
