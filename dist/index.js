@@ -50899,11 +50899,6 @@ const SetImpactedTargetsRequest = object({
 });
 const TestingDetailsRequest = object({ ...QueueKey, testRunId: ShortString });
 const QueueKeyRequest = object(QueueKey);
-const CreateQueueRequest = object({
-    ...QueueKey,
-    mode: Mode.optional(),
-    concurrency: looseInt(1, U32_MAX).optional(),
-});
 const positive = () => looseInt(1, U32_MAX).optional();
 const nonNegative = () => looseInt(0, U32_MAX).optional();
 const UpdateQueueRequest = object({
@@ -50932,6 +50927,21 @@ const UpdateQueueRequest = object({
     labelCommandsEnabled: schemas_boolean().optional(),
     stateLabelsEnabled: schemas_boolean().optional(),
     ...FlakySettingsInput,
+});
+/** The updateQueue fields createQueue also applies (a Railyard extension; Trunk's createQueue takes only mode and concurrency). */
+const { repo: _repo, targetBranch: _branch, mode: _mode, concurrency: _concurrency, ...settingsShape } = UpdateQueueRequest.shape;
+const createExtensions = Object.fromEntries(Object.entries(settingsShape).map(([name, field]) => [
+    name,
+    field.meta({
+        'x-railyard-extension': true,
+        description: 'Railyard extension: applied to the new queue as updateQueue would apply it',
+    }),
+]));
+const CreateQueueRequest = object({
+    ...QueueKey,
+    mode: Mode.optional(),
+    concurrency: looseInt(1, U32_MAX).optional(),
+    ...createExtensions,
 });
 const MetricsQuery = object({
     repo: OwnerSlashName.optional(),
