@@ -20,23 +20,51 @@ export function builtWorkerFile(): string | undefined {
 }
 
 export interface ReportReaderOptions {
-  /** Worker threads; default one fewer than the cores, at least one. */
+  /** Worker threads; default one fewer than the cores, at least two (so a second organisation always finds one). */
   threads?: number;
   /** Told once if the workers cannot run (e.g. the entry fails to load): reports are then read in-thread. */
   onBroken?: (error: Error) => void;
+}
+
+interface Job {
+  task: IngestTask;
+  resolve: (outcome: IngestOutcome) => void;
+  reject: (error: unknown) => void;
 }
 
 /**
  * A pool of worker threads running `workerFile` (piscina). Threads start with the first upload
  * and stop after a minute without one. If a worker fails outside a task, the pool is given up and
  * every upload, including the ones waiting, is read on the calling thread: slower, never stuck.
+ *
+ * Fair between organisations: uploads wait in one queue per organisation, served round-robin, and
+ * an organisation has at most `threads - 1` uploads on the workers (one with two threads): one
+ * organisation's huge upload, or many, never makes another's wait for them — a free worker is
+ * always left for the next organisation.
  */
 export function reportReaderPool(workerFile: string, options: ReportReaderOptions = {}): ReportReaderPool {
-  const threads = options.threads ?? Math.max(1, availableParallelism() - 1);
+  const threads = options.threads ?? Math.max(2, availableParallelism() - 1);
+  const perOrg = Math.max(1, threads - 1);
   let pool: Promise<Piscina> | undefined;
   let broken: Error | undefined;
-  /** The uploads waiting on a worker: read in-thread if the pool breaks under them. */
-  const waiting = new Set<() => void>();
+  /** Waiting uploads by organisation; the map's order is the round-robin order. */
+  const waiting = new Map<string, Job[]>();
+  /** Uploads on the workers, by organisation. */
+  const running = new Map<string, number>();
+  let runningTotal = 0;
+
+  const readHere = (job: Job) => {
+    try {
+      job.resolve(readReports(job.task));
+    } catch (error) {
+      job.reject(error);
+    }
+  };
+  /** Every waiting upload, read in-thread: the pool broke under them. */
+  const fallBackAll = () => {
+    for (const jobs of waiting.values()) for (const job of jobs) readHere(job);
+    waiting.clear();
+  };
 
   const start = async () => {
     const { Piscina } = await import('piscina');
@@ -45,39 +73,70 @@ export function reportReaderPool(workerFile: string, options: ReportReaderOption
       if (broken) return;
       broken = error;
       options.onBroken?.(error);
-      for (const fallBack of waiting) fallBack();
+      fallBackAll();
       void created.destroy().catch(() => undefined);
     });
     return created;
   };
+
+  const run = (workers: Piscina, job: Job) => {
+    const { org } = job.task;
+    running.set(org, (running.get(org) ?? 0) + 1);
+    runningTotal++;
+    let done = false;
+    const finish = () => {
+      if (done) return false;
+      done = true;
+      runningTotal--;
+      const left = (running.get(org) ?? 1) - 1;
+      if (left) running.set(org, left);
+      else running.delete(org);
+      pump(workers);
+      return true;
+    };
+    workers.run(job.task).then(
+      (outcome: IngestOutcome) => {
+        if (finish()) job.resolve(outcome);
+      },
+      (error: unknown) => {
+        if (!finish()) return;
+        if (broken) readHere(job);
+        else job.reject(error);
+      },
+    );
+  };
+
+  /** Starts waiting uploads while workers are free: the next organisation in turn that is under its share. */
+  const pump = (workers: Piscina) => {
+    if (broken) return fallBackAll();
+    while (runningTotal < threads) {
+      let next: string | undefined;
+      for (const org of waiting.keys()) {
+        if ((running.get(org) ?? 0) < perOrg) {
+          next = org;
+          break;
+        }
+      }
+      if (next === undefined) return;
+      const jobs = waiting.get(next)!;
+      const job = jobs.shift()!;
+      // Served: to the back of the round-robin order (or out of it when it has no more).
+      waiting.delete(next);
+      if (jobs.length) waiting.set(next, jobs);
+      run(workers, job);
+    }
+  };
+
   return {
     async read(task) {
       if (broken) return readReports(task);
       const workers = await (pool ??= start());
-      // Per-upload listeners only (a race against one long-lived promise would keep every answer).
+      if (broken) return readReports(task);
       return new Promise<IngestOutcome>((resolve, reject) => {
-        const fallBack = () => {
-          if (!waiting.delete(fallBack)) return; // already answered
-          try {
-            resolve(readReports(task));
-          } catch (error) {
-            reject(error);
-          }
-        };
-        waiting.add(fallBack);
-        workers.run(task).then(
-          (outcome: IngestOutcome) => {
-            waiting.delete(fallBack);
-            resolve(outcome);
-          },
-          (error: unknown) => {
-            if (broken) fallBack();
-            else {
-              waiting.delete(fallBack);
-              reject(error);
-            }
-          },
-        );
+        const jobs = waiting.get(task.org);
+        if (jobs) jobs.push({ task, resolve, reject });
+        else waiting.set(task.org, [{ task, resolve, reject }]);
+        pump(workers);
       });
     },
     async close() {
