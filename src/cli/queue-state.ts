@@ -8,11 +8,15 @@ export abstract class QueueStateCommand extends BaseCommand {
   async run() {
     const { flags } = await this.parse(this.constructor as typeof QueueStateCommand);
     const client = await this.client(flags);
-    const queue = await client.call('updateQueue', {
-      repo: await this.repo(flags.repo),
-      targetBranch: flags.branch,
-      state: this.target,
-    });
+    const repo = await this.repo(flags.repo);
+    // Draining a paused queue starts its tests again: say so (a person may have meant to keep it paused).
+    const before = this.target === 'draining' ? (await client.call('getQueue', { repo, targetBranch: flags.branch })).state : undefined;
+    const queue = await client.call('updateQueue', { repo, targetBranch: flags.branch, state: this.target });
+    if (before === 'paused') {
+      this.notice(
+        `The ${flags.branch} queue was paused: draining resumes testing and merging of the pull requests in it (and admits no new ones); run \`railyard mq queue pause\` to stop again`,
+      );
+    }
     this.out(`The ${flags.branch} queue is ${queue.state}\n`);
     return queue;
   }

@@ -595,7 +595,7 @@ export class QueueService {
       let model = newQueueModel(branch, mode, concurrency);
       const patch = Object.fromEntries(Object.entries(settings).filter(([, v]) => v !== undefined)) as ConfigPatch;
       if (Object.keys(patch).length > 0) model = this.runEngine(model, [{ type: 'updateConfig', patch }]).model;
-      const handle: QueueHandle = {
+      let handle: QueueHandle = {
         id: this.newId(),
         org,
         repo,
@@ -606,7 +606,13 @@ export class QueueService {
         version: 0,
       };
       try {
-        await this.store.insertQueue(handle);
+        const { id, revived } = await this.store.insertQueue(handle);
+        if (revived) {
+          // The queue existed before: its concluded PRs (a merged PR stays merged) and their history come back.
+          const stored = await this.store.loadQueue(id);
+          if (!stored) throw new Error(`queue ${id} vanished while it was re-created`);
+          handle = { ...handle, id, model: stored.model, impactedTargets: stored.impactedTargets, version: stored.version };
+        }
       } catch (error) {
         // Another replica created it between our check and the insert (the unique key says so).
         if (this.replicas && (await this.store.findQueueVersion(org, repo, branch))) {

@@ -36,6 +36,8 @@ export interface QueuesTable {
   updated_at: Millis;
   /** Bumped by every committed step: a replica whose copy has another version reloads it. */
   version: Generated<number>;
+  /** When the queue was deleted (012): its row and history stay, and a re-create brings them back. Null while it exists. */
+  deleted_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /** Which replica drives a queue (PostgreSQL with several replicas), until when, and its fencing number. */

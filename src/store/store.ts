@@ -521,7 +521,7 @@ export class Store {
   // ------------------------------------------------------------ queues
 
   async loadQueues(): Promise<StoredQueue[]> {
-    const queues = await this.db.selectFrom('queues').selectAll().orderBy('created_at').execute();
+    const queues = await this.db.selectFrom('queues').selectAll().where('deleted_at', 'is', null).orderBy('created_at').execute();
     const out: StoredQueue[] = [];
     for (const q of queues) out.push(await this.queueFrom(this.db, q));
     return out;
@@ -529,13 +529,13 @@ export class Store {
 
   /** One queue as committed, or undefined if it was deleted. */
   async loadQueue(queueId: string): Promise<StoredQueue | undefined> {
-    const q = await this.db.selectFrom('queues').selectAll().where('id', '=', queueId).executeTakeFirst();
+    const q = await this.db.selectFrom('queues').selectAll().where('id', '=', queueId).where('deleted_at', 'is', null).executeTakeFirst();
     return q && this.queueFrom(this.db, q);
   }
 
   /** Every queue's id and version (a replica compares them with its copies). */
   async queueVersions(): Promise<{ id: string; version: number }[]> {
-    const rows = await this.db.selectFrom('queues').select(['id', 'version']).execute();
+    const rows = await this.db.selectFrom('queues').select(['id', 'version']).where('deleted_at', 'is', null).execute();
     return rows.map((r) => ({ id: r.id, version: Number(r.version) }));
   }
 
@@ -549,6 +549,7 @@ export class Store {
       .where('repo_owner', '=', repo.owner)
       .where('repo_name', '=', repo.name)
       .where('branch', '=', branch)
+      .where('deleted_at', 'is', null)
       .executeTakeFirst();
     return row && { id: row.id, version: Number(row.version) };
   }
@@ -580,10 +581,36 @@ export class Store {
     };
   }
 
-  async insertQueue(queue: { id: string; org: string; repo: Repo; model: QueueModel }): Promise<void> {
+  /**
+   * Creates a queue, or brings back the deleted queue of the same organisation, repository and
+   * branch with its pull requests and history (012) under the new config: answers the id used
+   * (the deleted queue's when it came back; the caller then loads it).
+   */
+  async insertQueue(queue: { id: string; org: string; repo: Repo; model: QueueModel }): Promise<{ id: string; revived: boolean }> {
     const now = Date.now();
-    await this.db.transaction().execute(async (trx) => {
+    return this.db.transaction().execute(async (trx) => {
       await this.ensureOrganisationIn(trx, queue.org);
+      const deleted = await trx
+        .selectFrom('queues')
+        .select(['id', 'version'])
+        .where('org_slug', '=', queue.org)
+        .where('repo_host', '=', queue.repo.host)
+        .where('repo_owner', '=', queue.repo.owner)
+        .where('repo_name', '=', queue.repo.name)
+        .where('branch', '=', queue.model.branch)
+        .where('deleted_at', 'is not', null)
+        .executeTakeFirst();
+      if (deleted) {
+        await trx
+          .updateTable('queues')
+          .set({ config: JSON.stringify(queue.model.config), deleted_at: null, updated_at: now, version: Number(deleted.version) + 1 })
+          .where('id', '=', deleted.id)
+          .execute();
+        if (this.kind === 'postgres') {
+          await trx.insertInto('queue_leases').values({ queue_id: deleted.id }).onConflict((oc) => oc.column('queue_id').doNothing()).execute();
+        }
+        return { id: deleted.id, revived: true };
+      }
       await trx
         .insertInto('queues')
         .values({
@@ -600,17 +627,23 @@ export class Store {
         })
         .execute();
       if (this.kind === 'postgres') await trx.insertInto('queue_leases').values({ queue_id: queue.id }).execute();
+      return { id: queue.id, revived: false };
     });
   }
 
+  /**
+   * Deletes a queue (an empty one: every PR in it concluded). Its row stays, marked deleted, with
+   * its pull requests, test runs and history: a re-create brings them back (insertQueue).
+   */
   async deleteQueue(queueId: string): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('impacted_targets').where('queue_id', '=', queueId).execute();
-      await trx.deleteFrom('pr_transitions').where('queue_id', '=', queueId).execute();
-      await trx.deleteFrom('test_runs').where('queue_id', '=', queueId).execute();
-      await trx.deleteFrom('pull_requests').where('queue_id', '=', queueId).execute();
-      if (this.kind === 'postgres') await trx.deleteFrom('queue_leases').where('queue_id', '=', queueId).execute();
-      await trx.deleteFrom('queues').where('id', '=', queueId).execute();
+      // The lease row stays with the queue's row: a re-create goes on with the same holder and fencing number.
+      await trx
+        .updateTable('queues')
+        .set((eb) => ({ deleted_at: Date.now(), version: eb('version', '+', 1) }))
+        .where('id', '=', queueId)
+        .execute();
     });
   }
 
@@ -640,7 +673,7 @@ export class Store {
   async transactQueue<T>(queueId: string, fn: (tx: QueueTransaction) => Promise<T>): Promise<T> {
     if (this.kind !== 'postgres') throw new Error('transactQueue needs PostgreSQL');
     return this.db.transaction().execute(async (trx) => {
-      const row = await trx.selectFrom('queues').selectAll().where('id', '=', queueId).forUpdate().executeTakeFirst();
+      const row = await trx.selectFrom('queues').selectAll().where('id', '=', queueId).where('deleted_at', 'is', null).forUpdate().executeTakeFirst();
       let version = row ? Number(row.version) : -1;
       const tx: QueueTransaction = {
         version,

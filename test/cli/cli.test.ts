@@ -50,12 +50,20 @@ describe('mq queue commands', () => {
     // Paused: PR #3 stays in the queue (a sandbox run would merge it in 5 s, before the cancel on a loaded machine).
     await json(['mq', 'queue', 'pause', ...other]);
     await json(['mq', 'submit', '3', ...other]);
-    const refused = await railyard(['mq', 'queue', 'delete', ...other], env);
+    // Without a terminal to ask on, deleting needs --yes (and deletes nothing without it).
+    const unasked = await railyard(['mq', 'queue', 'delete', ...other], env);
+    expect(unasked.code).toBe(2);
+    expect(unasked.stderr).toContain('--yes: required to delete the main queue of github.com/acme/deletable without a terminal to ask on');
+    const refused = await railyard(['mq', 'queue', 'delete', ...other, '--yes'], env);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/400.*not empty/);
     expect((await json(['mq', 'queue', 'get', ...other])).enqueuedPullRequests).toHaveLength(1);
     await json(['mq', 'cancel', '3', ...other]);
-    expect(await json(['mq', 'queue', 'delete', ...other])).toEqual({});
+    // Draining a paused queue says that testing resumes.
+    const drained = await railyard(['mq', 'queue', 'drain', ...other], env);
+    expect(drained.code).toBe(0);
+    expect(drained.stderr).toMatch(/was paused: draining resumes testing/);
+    expect(await json(['mq', 'queue', 'delete', ...other, '--yes'])).toEqual({});
     const gone = await railyard(['mq', 'queue', 'get', ...other], env);
     expect(gone.code).toBe(1);
     expect(gone.stderr).toMatch(/404/);

@@ -157,6 +157,30 @@ function storedStateSuite(): void {
       const restarted = await server({ dataDir: dir, tokens: { [s.token]: s.org } });
       expect((await call(restarted, 'submitPullRequest', { ...Q, pr: { number: 501 } })).status).toBe(400);
     });
+
+    it('sandbox: deleting and re-creating the queue keeps its history, and a PR it merged stays merged', async () => {
+      const s = await server({ sandbox: { testSeconds: 0 } });
+      await ok(s, 'createQueue', Q);
+      await ok(s, 'submitPullRequest', { ...Q, pr: { number: 1 } });
+      await waitFor(s, Q, 1, 'merged');
+      await ok(s, 'submitPullRequest', { ...Q, pr: { number: 2 } });
+      await ok(s, 'cancelPullRequest', { ...Q, pr: { number: 2 } });
+      await ok(s, 'deleteQueue', Q);
+      expect((await call(s, 'getQueue', Q)).status).toBe(404);
+      await ok(s, 'createQueue', { ...Q, concurrency: 3 });
+      // The new settings, none of the old PRs in the queue, but their story is still there.
+      const queue = await ok(s, 'getQueue', Q);
+      expect(queue).toMatchObject({ concurrency: 3, enqueuedPullRequests: [] });
+      const one = await ok(s, 'getSubmittedPullRequest', { ...Q, pr: { number: 1 } });
+      expect(one.state).toBe('merged');
+      // Merged through the deleted queue: never again (it used to be accepted and sit not_ready forever).
+      const again = await call(s, 'submitPullRequest', { ...Q, pr: { number: 1 } });
+      expect(again.status).toBe(400);
+      expect(again.text).toMatch(/^pull request #1 is already merged: the main queue merged it at /);
+      // A cancelled one may come back, as before.
+      await ok(s, 'submitPullRequest', { ...Q, pr: { number: 2 } });
+      await waitFor(s, Q, 2, 'merged');
+    });
   });
 
   describe('only branches are targets', () => {

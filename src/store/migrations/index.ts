@@ -8,6 +8,7 @@ import * as replicas from './006_replicas.js';
 import * as prHistory from './007_pr_history.js';
 import * as flakyPartialIndexes from './008_flaky_partial_indexes.js';
 import * as forgeEvents from './011_forge_events.js';
+import * as queueHistory from './012_queue_history.js';
 
 /**
  * Every migration, in order. Kysely applies them by name (sorted), so add a new file
@@ -23,4 +24,5 @@ export const migrations: Record<string, Migration> = {
   '007_pr_history': prHistory,
   '008_flaky_partial_indexes': flakyPartialIndexes,
   '011_forge_events': forgeEvents,
+  '012_queue_history': queueHistory,
 };
