@@ -30,6 +30,11 @@ export default class Demo extends Command {
         'When the queue has settled, keep the demo server up and print the address of its web dashboard (and the token to paste) until Ctrl-C',
       default: false,
     }),
+    'checks-sandbox': Flags.string({
+      description: 'How the checks are isolated, as for serve: none, or bwrap (bubblewrap must be installed)',
+      options: ['none', 'bwrap'],
+      default: 'none',
+    }),
     json: Flags.boolean({
       description: 'Print the outcome as one JSON object at the end (progress still goes to stderr)',
       default: false,
@@ -46,10 +51,15 @@ export default class Demo extends Command {
     const out = flags.json ? process.stderr : process.stdout;
     const color = useColor(out);
     const c = new Chalk({ level: color ? 1 : 0 });
+    const checksSandbox = flags['checks-sandbox'] as 'none' | 'bwrap';
+    const { isolationProblem } = await import('../runner/index.js');
+    const problem = await isolationProblem({ sandbox: checksSandbox });
+    if (problem) this.error(problem, { exit: 2 });
     try {
       const result = await runDemo({
         keep: flags.keep,
         open: flags.open,
+        checksSandbox,
         timeoutMs: flags['timeout-seconds'] * 1000,
         out,
         live: Boolean(out.isTTY) && process.env.TERM !== 'dumb',

@@ -218,6 +218,24 @@ export default class Serve extends Command {
       description: 'Serve the bare repositories at DIR/<host>/<owner>/<name>.git: PR N is refs/pull/N/head, checks come from railyard.json',
       helpValue: 'DIR',
     }),
+    'checks-sandbox': Flags.string({
+      description:
+        'Git root: how checks (code from pull requests) are isolated. none: a directory and, when serving as root, a uid of their own, ' +
+        'an allowlisted environment; bwrap: also inside bubblewrap (apt-get install bubblewrap), seeing only system directories and their checkout',
+      options: ['none', 'bwrap'],
+      default: 'none',
+    }),
+    'checks-dir': Flags.string({
+      description: 'Git root: where each check gets its directory (checkout, HOME, TMPDIR); never inside --data-dir (default: the OS temp dir)',
+      helpValue: 'DIR',
+    }),
+    'checks-timeout-minutes': Flags.integer({ description: 'Git root: wall-clock limit of one check (0 = none)', default: 60, min: 0 }),
+    'checks-output-mib': Flags.integer({ description: 'Git root: output kept per check; the rest is cut with a note in its log', default: 16, min: 1 }),
+    'checks-uid-base': Flags.integer({
+      description: 'Git root, serving as root: checks run as uids from this one up (one per running check), never as root',
+      default: 61184,
+      min: 1,
+    }),
     github: Flags.boolean({
       description: 'Serve repositories that live on GitHub (github.com or GitHub Enterprise Server); see README "Running on GitHub"',
       default: false,
@@ -355,10 +373,32 @@ export default class Serve extends Command {
       import('../server/runtime.js'),
     ]);
     let backend: Awaited<ReturnType<typeof runtime.createBackend>>;
+    const checks = {
+      sandbox: flags['checks-sandbox'] as 'none' | 'bwrap',
+      parentDir: flags['checks-dir'],
+      uidBase: flags['checks-uid-base'],
+      timeoutMs: flags['checks-timeout-minutes'] * 60_000,
+      maxOutputBytes: flags['checks-output-mib'] * 1024 * 1024,
+      hide: [flags['token-file'], flags['database-url-file']].filter((f): f is string => f !== undefined),
+    };
+    if (flags['git-root'] !== undefined) {
+      const { checksDirProblem, gitRootExposure, isolationProblem } = await import('../runner/index.js');
+      const problem = checksDirProblem(checks.parentDir ?? (await import('node:os')).tmpdir(), flags['data-dir']) ?? (await isolationProblem(checks));
+      if (problem) this.error(problem, { exit: 2 });
+      const exposed = checks.sandbox === 'none' && process.getuid?.() === 0 ? gitRootExposure(flags['git-root']) : null;
+      if (exposed) this.logToStderr(`warning: ${exposed}`);
+      if (checks.sandbox === 'none' && process.getuid?.() !== 0) {
+        this.logToStderr(
+          'warning: checks run code from pull requests as this server\'s own user, who can read --data-dir (the database, every run\'s logs): ' +
+            'use --checks-sandbox bwrap, or run the server as root so that each check runs as a uid of its own',
+        );
+      }
+    }
     try {
       backend = await runtime.createBackend({
         dataDir: flags['data-dir'],
         gitRoot: flags['git-root'],
+        checks,
         github,
         sandbox: { testSeconds: flags['sandbox-test-seconds'], failPrs, failureRate, seed: flags.seed },
         log: (message, error) => logError(message, error),

@@ -21,6 +21,8 @@ export interface DemoOptions {
   live: boolean;
   /** Keep the server up after the outcome, with the web dashboard, until SIGINT/SIGTERM. */
   open?: boolean;
+  /** How the demo's checks are isolated (`serve --checks-sandbox`); default none. */
+  checksSandbox?: 'none' | 'bwrap';
   paint: {
     bold(s: string): string;
     dim(s: string): string;
@@ -67,6 +69,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const backend = await createBackend({
       dataDir: join(root, 'data'),
       gitRoot: join(root, 'git'),
+      checks: { sandbox: options.checksSandbox ?? 'none' },
       tickMs: 250,
       pollMs: 300,
     });

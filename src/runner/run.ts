@@ -1,11 +1,23 @@
 import { spawn } from 'node:child_process';
-import { openSync, closeSync } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { appendFile, mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { cleanEnv, git } from '../forge/git/exec.js';
+import { git } from '../forge/git/exec.js';
 import { ChecksConfigError } from '../forge/git/errors.js';
-import { addTempWorktree } from './worktree.js';
+import {
+  acquireIdentity,
+  checkCommand,
+  checkEnv,
+  createCheckDir,
+  DEFAULT_CHECK_OUTPUT_BYTES,
+  DEFAULT_CHECK_TIMEOUT_MS,
+  killAllOf,
+  unreachableBy,
+  type CheckDir,
+  type CheckIdentity,
+  type CheckIsolationOptions,
+} from './isolation.js';
 
 export type CheckOutcome = 'success' | 'failure' | 'timed_out' | 'cancelled';
 
@@ -40,10 +52,19 @@ export interface RunChecksOptions {
   failFast?: boolean;
   /** Between SIGTERM and SIGKILL to the check's process group (default 2000 ms). */
   killGraceMs?: number;
-  /** Where the temporary worktrees go (default: the OS temp dir). */
+  /**
+   * Where each check's directory (clone of the commit, HOME, TMPDIR) goes (default: the OS temp
+   * dir). Never the data dir; when checks run as their own uid, it must be reachable by others (0711).
+   */
   worktreeParent?: string;
-  /** Extra environment for the commands (besides CI=true, RAILYARD_SHA, RAILYARD_CHECK). */
+  /** What railyard.json declares (`env`); the rest of the environment is an allowlist (isolation.ts). */
   env?: Record<string, string>;
+  /** Sandbox, uid pool and hidden paths (isolation.ts). */
+  isolation?: CheckIsolationOptions;
+  /** Wall-clock limit of one check (default 1 hour; 0 = none): it ends `timed_out`. */
+  checkTimeoutMs?: number;
+  /** Output kept per check (default 16 MiB): the rest is cut, with a note in the log. */
+  maxOutputBytes?: number;
   onCheckStarted?: (name: string, info: { logPath: string }) => void;
   onCheckFinished?: (name: string, result: CheckResult) => void;
 }
@@ -107,8 +128,9 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
 }
 
 type StopReason = 'timeout' | 'cancel' | 'failFast';
+type CheckStop = StopReason | 'checkTimeout';
 
-const outcomeOfStop: Record<StopReason, CheckOutcome> = { timeout: 'timed_out', cancel: 'cancelled', failFast: 'cancelled' };
+const outcomeOfStop: Record<CheckStop, CheckOutcome> = { timeout: 'timed_out', cancel: 'cancelled', failFast: 'cancelled', checkTimeout: 'timed_out' };
 
 /**
  * Run the required checks of a test commit. Each check runs as `sh -c <command>` in its own
@@ -150,36 +172,64 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
     return { outcome: outcomeOfStop[reason], exitCode: null, durationMs: 0, logPath };
   };
 
+  const isolation = opts.isolation ?? {};
+  const checkTimeout = opts.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
+  const maxOutput = opts.maxOutputBytes ?? DEFAULT_CHECK_OUTPUT_BYTES;
+  const parentDir = opts.worktreeParent ?? isolation.parentDir ?? os.tmpdir();
+
   const runOne = async (name: string): Promise<CheckResult> => {
     const logPath = path.join(opts.logDir, files.get(name)!);
     if (stopped) return notRun(name, logPath, stopped);
-    let wt;
+    let identity: CheckIdentity | null = null;
+    let dir: CheckDir | undefined;
     try {
-      wt = await addTempWorktree(opts.repoDir, opts.sha, opts.worktreeParent);
+      identity = await acquireIdentity(isolation.uidBase);
+      const unreachable = identity ? unreachableBy(parentDir, identity.uid) : null;
+      if (unreachable) throw new Error(unreachable);
+      dir = await createCheckDir(parentDir, opts.repoDir, opts.sha, identity);
     } catch (err) {
-      await appendFile(logPath, `[railyard] ${name}: could not create a worktree of ${opts.sha}: ${(err as Error).message}\n`, { mode: 0o600 });
+      identity?.release();
+      await appendFile(logPath, `[railyard] ${name}: could not prepare a checkout of ${opts.sha}: ${(err as Error).message}\n`, { mode: 0o600 });
       return { outcome: 'failure', exitCode: null, durationMs: 0, logPath };
     }
     try {
       if (stopped) return await notRun(name, logPath, stopped);
-      const fd = openSync(logPath, 'w', 0o600);
+      const log = createWriteStream(logPath, { mode: 0o600 });
+      const logClosed = new Promise<void>((resolve) => log.once('close', () => resolve()));
       const started = Date.now();
-      let child;
-      try {
-        child = spawn('sh', ['-c', opts.checks[name]!], {
-          cwd: wt.dir,
-          detached: true, // own process group: kill(-pid) reaches every descendant
-          stdio: ['ignore', fd, fd],
-          env: { ...cleanEnv(), GIT_TERMINAL_PROMPT: '0', CI: 'true', RAILYARD_SHA: opts.sha, RAILYARD_CHECK: name, ...opts.env },
-        });
-      } finally {
-        closeSync(fd);
-      }
+      const { file, args } = checkCommand(isolation.sandbox ?? 'none', dir, opts.checks[name]!, isolation.hide);
+      const child = spawn(file, args, {
+        cwd: dir.work,
+        detached: true, // own process group: kill(-pid) reaches every descendant
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: checkEnv({ home: dir.home, tmp: dir.tmp, sha: opts.sha, check: name }, opts.env),
+        ...(identity ? { uid: identity.uid, gid: identity.gid } : {}),
+      });
+      // Output as it comes, up to the limit; past it the check goes on and its output is dropped.
+      let written = 0;
+      let cut = false;
+      const onData = (chunk: Buffer): void => {
+        if (cut) return;
+        if (written + chunk.length > maxOutput) {
+          log.write(chunk.subarray(0, maxOutput - written));
+          log.write(`\n[railyard] ${name}: output cut at ${maxOutput} bytes (the per-check output limit); the check goes on\n`);
+          cut = true;
+          return;
+        }
+        written += chunk.length;
+        log.write(chunk);
+      };
+      child.stdout?.on('data', onData);
+      child.stderr?.on('data', onData);
+      const streamsDone = Promise.all(
+        [child.stdout, child.stderr].map((s) => (s ? new Promise<void>((resolve) => s.once('close', () => resolve())) : undefined)),
+      );
       opts.onCheckStarted?.(name, { logPath });
       const pid = child.pid;
-      let stopReason: StopReason | null = null;
+      let stopReason: CheckStop | null = null;
       let killTimer: NodeJS.Timeout | null = null;
-      const onStop = (reason: StopReason): void => {
+      const onStop = (reason: CheckStop): void => {
+        if (stopReason) return;
         stopReason = reason;
         if (pid === undefined) return;
         killGroup(pid, 'SIGTERM');
@@ -187,6 +237,7 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
       };
       stopListeners.add(onStop);
       if (stopped) onStop(stopped);
+      const ownDeadline = checkTimeout > 0 ? setTimeout(() => onStop('checkTimeout'), checkTimeout) : null;
       const { code, error } = await new Promise<{ code: number | null; error?: Error }>((resolve) => {
         child.once('error', (e) => resolve({ code: null, error: e }));
         child.once('exit', (c) => resolve({ code: c }));
@@ -194,15 +245,31 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
       const durationMs = Date.now() - started;
       stopListeners.delete(onStop);
       if (killTimer) clearTimeout(killTimer);
-      // Whatever the check left running in its group (background jobs, a child ignoring SIGTERM).
+      if (ownDeadline) clearTimeout(ownDeadline);
+      // Whatever the check left running in its group (background jobs, a child ignoring SIGTERM),
+      // and with a uid of its own, whatever left the group (setsid, daemons).
       if (pid !== undefined) killGroup(pid, 'SIGKILL');
-      const reason = stopReason as StopReason | null;
+      if (identity) await killAllOf(identity);
+      // Output still buffered in the pipes (a background job holding them is dead by now).
+      await Promise.race([streamsDone, new Promise((r) => setTimeout(r, 1000))]);
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      log.end();
+      await logClosed;
+      const reason = stopReason as CheckStop | null;
       const outcome: CheckOutcome = reason ? outcomeOfStop[reason] : code === 0 ? 'success' : 'failure';
-      const how = error ? `could not start: ${error.message}` : reason ? `${outcome} (${reason === 'timeout' ? 'testing timeout reached' : 'run cancelled'})` : `${outcome} (exit code ${code})`;
+      const why =
+        reason === 'checkTimeout'
+          ? `the per-check limit of ${Math.round(checkTimeout / 1000)} s reached`
+          : reason === 'timeout'
+            ? 'testing timeout reached'
+            : 'run cancelled';
+      const how = error ? `could not start: ${error.message}` : reason ? `${outcome} (${why})` : `${outcome} (exit code ${code})`;
       await appendFile(logPath, `\n[railyard] ${name}: ${how} after ${durationMs} ms\n`);
       return { outcome, exitCode: reason ? null : code, durationMs, logPath };
     } finally {
-      await wt.remove();
+      await dir.remove();
+      identity?.release();
     }
   };
 

@@ -1,10 +1,10 @@
-import { existsSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { GitForge } from '../forge/git/index.js';
 import { SandboxForge } from '../forge/sandbox.js';
 import type { Forge } from '../forge/types.js';
 import { GitHubClient, GitHubForge, type GitHubAuth } from '../forge/github/index.js';
-import { GitExecutor } from './executors/git.js';
+import { GitExecutor, type GitExecutorOptions } from './executors/git.js';
 import { GitHubExecutor } from './executors/github.js';
 import { SandboxExecutor, type SandboxOutcomes } from './executors/sandbox.js';
 import { QueueWorkers } from './workers.js';
@@ -16,6 +16,8 @@ export interface BackendOptions {
   sandbox?: Partial<SandboxOutcomes>;
   /** Repositories on GitHub (serve --github). */
   github?: GitHubBackendOptions;
+  /** Git forge: how checks are isolated and limited (`serve --checks-*`). */
+  checks?: GitExecutorOptions['checks'];
   /** Clock ticks and repository polls (ms); default 1000 / 500. */
   tickMs?: number;
   pollMs?: number;
@@ -50,7 +52,12 @@ export async function createBackend(options: BackendOptions): Promise<{ forge: F
     const root = resolve(options.gitRoot);
     if (!existsSync(root) || !statSync(root).isDirectory()) throw new Error(`--git-root: ${root} is not a directory`);
     const forge = new GitForge(root);
-    const executor = new GitExecutor(forge, { dataDir: resolve(options.dataDir), pollMs: options.pollMs ?? 500, log: options.log });
+    // Checks run code from pull requests: the data dir (database, logs of every run) is the server's alone.
+    const dataDir = resolve(options.dataDir);
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    chmodSync(dataDir, 0o700);
+    const checks = { ...options.checks, hide: [dataDir, ...(options.checks?.hide ?? [])] };
+    const executor = new GitExecutor(forge, { dataDir, pollMs: options.pollMs ?? 500, log: options.log, checks });
     return { forge, workers: new QueueWorkers(executor, { tickMs: options.tickMs, log: options.log }) };
   }
   const executor = new SandboxExecutor({ ...DEFAULT_SANDBOX, ...options.sandbox });

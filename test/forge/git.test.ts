@@ -289,6 +289,8 @@ describe('readChecksConfig', () => {
     const r = await repo({ checks: { unit: 'npm test', lint: 'npm run lint' } });
     expect(await readChecksConfig(r.dir, 'main')).toEqual({ checks: { unit: 'npm test', lint: 'npm run lint' } });
     expect(await readChecksConfig(r.dir, r.headOf('main')!)).toEqual({ checks: { unit: 'npm test', lint: 'npm run lint' } });
+    r.commitOn('main', { 'railyard.json': '{"checks": {"unit": "npm test"}, "env": {"NODE_ENV": "test", "FEATURE_X": ""}}' });
+    expect(await readChecksConfig(r.dir, 'main')).toEqual({ checks: { unit: 'npm test' }, env: { NODE_ENV: 'test', FEATURE_X: '' } });
   });
 
   it.each([
@@ -297,6 +299,11 @@ describe('readChecksConfig', () => {
     ['no checks key', '{"check": {}}', 'START_TEST_RUN_CONFIG_PARSING_FAILURE', /checks: required/],
     ['a non-string command', '{"checks": {"unit": 3}}', 'START_TEST_RUN_CONFIG_PARSING_FAILURE', /checks\.unit: must be a non-empty shell command/],
     ['empty checks', '{"checks": {}}', 'START_TEST_RUN_NO_REQUIRED_STATUSES', /no checks defined/],
+    ['env not an object', '{"checks": {"u": "true"}, "env": ["A=1"]}', 'START_TEST_RUN_CONFIG_PARSING_FAILURE', /env: must be an object/],
+    ['env with a bad name', '{"checks": {"u": "true"}, "env": {"A-B": "1"}}', 'START_TEST_RUN_CONFIG_PARSING_FAILURE', /env: "A-B" is not a variable name/],
+    ['env setting HOME', '{"checks": {"u": "true"}, "env": {"HOME": "/root"}}', 'START_TEST_RUN_CONFIG_PARSING_FAILURE', /env\.HOME: set by the runner for every check/],
+    ['env setting LD_PRELOAD', '{"checks": {"u": "true"}, "env": {"LD_PRELOAD": "x.so"}}', 'START_TEST_RUN_CONFIG_PARSING_FAILURE', /env\.LD_PRELOAD: set by the runner/],
+    ['env with a number', '{"checks": {"u": "true"}, "env": {"N": 1}}', 'START_TEST_RUN_CONFIG_PARSING_FAILURE', /env\.N: must be a string/],
   ])('%s → %s', async (_label, text, reason, message) => {
     const r = await repo({ checks: null });
     if (text !== null) r.commitOn('main', { 'railyard.json': text });

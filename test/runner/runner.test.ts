@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -14,8 +14,10 @@ afterEach(async () => {
 async function setup(files: Record<string, string> = {}) {
   const repo = await createRepo({ files: { 'data.txt': 'hello from the test commit\n', ...files } });
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'railyard-run-'));
+  // As root, checks run as a uid of their own: it must reach its directory (never list the others').
+  chmodSync(tmp, 0o711);
   const wtParent = path.join(tmp, 'wt');
-  execFileSync('mkdir', ['-p', wtParent]);
+  execFileSync('mkdir', ['-p', '-m', '0711', wtParent]);
   cleanups.push(() => repo.cleanup(), () => rmSync(tmp, { recursive: true, force: true }));
   const sha = repo.headOf('main')!;
   return { repo, sha, logDir: path.join(tmp, 'logs'), wtParent };
@@ -135,12 +137,13 @@ describe('runChecks', () => {
   it('runs checks in parallel up to the concurrency bound', async () => {
     const { repo, sha, logDir } = await setup();
     // six worktrees of one repo created at once (git itself races on $GIT_DIR/worktrees)
-    const checks = Object.fromEntries(['a', 'b', 'c', 'd', 'e', 'f'].map((n) => [n, 'sleep 0.6']));
+    // (each check also gets a clone of its own: the sleep dwarfs that, serial or not)
+    const checks = Object.fromEntries(['a', 'b', 'c', 'd', 'e', 'f'].map((n) => [n, 'sleep 1.2']));
     const t0 = Date.now();
     const res = await runChecks({ repoDir: repo.dir, sha, logDir, timeoutMs: 0, required: null, concurrency: 6, checks });
     const elapsed = Date.now() - t0;
     expect(Object.values(res.results).map((r) => r.outcome)).toEqual(Array(6).fill('success'));
-    expect(elapsed).toBeLessThan(2500); // serial would be ≥ 3.6 s
+    expect(elapsed).toBeLessThan(4500); // serial would be ≥ 7.2 s
   });
 
   it('rejects a required status with no check, before running anything', async () => {

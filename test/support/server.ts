@@ -41,6 +41,8 @@ export interface TestServerOptions {
    * asserts on them, so that a stack trace on the suite's stderr always means something.
    */
   log?: (message: string, error?: unknown) => void;
+  /** Git forge: how checks are isolated and limited (`serve --checks-*`). */
+  checks?: BackendOptions['checks'];
 }
 
 export interface TestServer {
@@ -75,6 +77,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const { forge, workers } = await createBackend({
     dataDir,
     gitRoot: opts.gitRoot,
+    checks: opts.checks,
     sandbox: opts.sandbox,
     tickMs: opts.tickMs ?? 200,
     pollMs: opts.pollMs ?? 200,

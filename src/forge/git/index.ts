@@ -23,6 +23,7 @@ export {
   prBaseConfigKey,
   pruneTestBranches,
   readChecksConfig,
+  RUNNER_ENV,
   repoDirFor,
   snapshot,
   testBranchName,

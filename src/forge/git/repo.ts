@@ -361,7 +361,13 @@ export async function casUpdateBranch(repoDir: string, branch: string, expectedO
 export interface ChecksConfig {
   /** Status name → shell command, in file order. */
   checks: Record<string, string>;
+  /** `env`: variables the checks get besides the runner's allowlist (src/runner/isolation.ts). */
+  env?: Record<string, string>;
 }
+
+const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Set by the runner for every check: a railyard.json cannot change them. */
+export const RUNNER_ENV: readonly string[] = ['HOME', 'TMPDIR', 'CI', 'RAILYARD_SHA', 'RAILYARD_CHECK', 'LD_PRELOAD', 'LD_LIBRARY_PATH'];
 
 /**
  * Parse `railyard.json` at the root of `branchOrSha` (a branch name or a full commit SHA):
@@ -402,7 +408,17 @@ export function parseChecksConfig(text: string, where = CHECKS_CONFIG_FILE): Che
   if (Object.keys(out).length === 0) {
     throw new ChecksConfigError('START_TEST_RUN_NO_REQUIRED_STATUSES', `${CHECKS_CONFIG_FILE} (${where}): checks: no checks defined`);
   }
-  return { checks: out };
+  const env = (data as Record<string, unknown>).env;
+  if (env === undefined) return { checks: out };
+  if (typeof env !== 'object' || env === null || Array.isArray(env)) fail('env: must be an object of "<NAME>": "<value>"');
+  const vars: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env as Record<string, unknown>)) {
+    if (!ENV_NAME_RE.test(name)) fail(`env: "${name}" is not a variable name`);
+    if (RUNNER_ENV.includes(name)) fail(`env.${name}: set by the runner for every check`);
+    if (typeof value !== 'string') fail(`env.${name}: must be a string`);
+    vars[name] = value as string;
+  }
+  return { checks: out, env: vars };
 }
 
 // ------------------------------------------------------------------ test branches

@@ -1,4 +1,5 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
+import os from 'node:os';
 import { join } from 'node:path';
 import type { FailureReason } from '../../contract/index.js';
 import { findEntry, isTerminal, type Entry, type TestRun } from '../../engine/index.js';
@@ -18,7 +19,7 @@ import {
   type RepoSnapshot,
   type TestUnit,
 } from '../../forge/git/index.js';
-import { logFileNames, runChecks, type CheckResult } from '../../runner/index.js';
+import { logFileNames, prepareChecksRoot, runChecks, type CheckIsolationOptions, type CheckResult } from '../../runner/index.js';
 import type { QueueHandle, QueueService } from '../service.js';
 import type { Executor, MergeOutcome, Report } from '../workers.js';
 
@@ -27,6 +28,8 @@ export interface GitExecutorOptions {
   dataDir: string;
   /** How often repositories are polled for pushes, closed PRs and target moves (default 1000 ms). */
   pollMs?: number;
+  /** How checks are isolated and limited (src/runner/isolation.ts); parentDir defaults to the OS temp dir. */
+  checks?: CheckIsolationOptions & { timeoutMs?: number; maxOutputBytes?: number };
   log?: (message: string, error?: unknown) => void;
 }
 
@@ -55,6 +58,8 @@ const unitOf = (entry: Entry): TestUnit => ({ prNumber: entry.prNumber, headSha:
 export class GitExecutor implements Executor {
   readonly kind = 'git';
   private readonly controllers = new Map<string, AbortController>();
+  /** Runs under way (close waits for them: their checks' directories must be gone). */
+  private readonly inflight = new Set<Promise<void>>();
   /** Target SHAs the queue produced itself, per repository directory. */
   private readonly ownHeads = new Map<string, Set<string>>();
   private readonly snapshots = new Map<string, RepoSnapshot>();
@@ -73,16 +78,14 @@ export class GitExecutor implements Executor {
   private worktreeDir: Promise<string> | null = null;
 
   /**
-   * Where checks run: `<dataDir>/worktrees`, never the system's temp dir. What a server killed
-   * mid-run left there is removed once, before the first run of this start (git forgets those
-   * worktrees through `worktree add --force` and `prune`).
+   * Where checks run: a directory of this server's under the OS temp dir (or `checks.parentDir`),
+   * never inside the data dir (a check must not reach the database or other runs' logs). What a
+   * server killed mid-run left there is removed once, before the first run of this start.
    */
   private worktrees(): Promise<string> {
     this.worktreeDir ??= (async () => {
-      const dir = join(this.options.dataDir, 'worktrees');
-      await rm(dir, { recursive: true, force: true });
-      await mkdir(dir, { recursive: true, mode: 0o700 });
-      return dir;
+      await rm(join(this.options.dataDir, 'worktrees'), { recursive: true, force: true }); // where older versions ran checks
+      return prepareChecksRoot(this.options.checks?.parentDir ?? os.tmpdir(), this.options.dataDir);
     })();
     return this.worktreeDir;
   }
@@ -121,6 +124,9 @@ export class GitExecutor implements Executor {
     const repoDir = this.forge.repoDir(queue.repo);
     const controller = new AbortController();
     this.controllers.set(run.id, controller);
+    let finished!: () => void;
+    const inflight = new Promise<void>((resolve) => (finished = resolve));
+    this.inflight.add(inflight);
     try {
       const config = await readChecksConfig(repoDir, queue.model.branch);
       let sha = run.sha;
@@ -148,6 +154,10 @@ export class GitExecutor implements Executor {
         logDir: join(this.options.dataDir, 'runs', run.id),
         worktreeParent: await this.worktrees(),
         signal: controller.signal,
+        env: config.env,
+        isolation: this.options.checks,
+        checkTimeoutMs: this.options.checks?.timeoutMs,
+        maxOutputBytes: this.options.checks?.maxOutputBytes,
       });
       if (result.cancelled || controller.signal.aborted) return;
       const checks = Object.fromEntries(Object.entries(result.results).map(([name, r]) => [name, r.outcome === 'success' ? 'success' : 'failure'] as const));
@@ -178,6 +188,8 @@ export class GitExecutor implements Executor {
       await report({ type: 'testRunStartFailed', runId: run.id, reason, prNumber, detail });
     } finally {
       this.controllers.delete(run.id);
+      this.inflight.delete(inflight);
+      finished();
     }
   }
 
@@ -310,5 +322,11 @@ export class GitExecutor implements Executor {
     if (this.watchTimer) clearTimeout(this.watchTimer);
     for (const c of this.controllers.values()) c.abort();
     await this.polling;
+    await Promise.race([Promise.all(this.inflight), new Promise((r) => setTimeout(r, 10_000).unref())]);
+    if (this.worktreeDir) {
+      const dir = await this.worktreeDir.catch(() => null);
+      // Runs still finishing remove their own directories; this one goes once they are out.
+      if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
+    }
   }
 }
