@@ -51404,7 +51404,100 @@ const ListQueuesResponse = object({
     queues: array(QueueSummary),
 });
 
+;// CONCATENATED MODULE: ./src/contract/webhooks.ts
+
+
+// Railyard extension (not in Trunk's v1 contract, where webhooks are configured in Trunk's web
+// app): the outgoing webhook endpoints of the token's organisation and their delivery log.
+// README "Outgoing webhooks".
+const WEBHOOK_KINDS = ['standard', 'slack'];
+const WebhookIdRequest = object({
+    /** The endpoint id (`ep_…`) createWebhook answered. */
+    id: schemas_string().min(1).max(100),
+});
+const CreateWebhookRequest = object({
+    /** Where events are POSTed: https:// (http:// only when the server allows it). */
+    url: schemas_string().min(1).max(2048),
+    /** standard (signed JSON, Trunk's payloads) or slack (a Slack incoming-webhook URL). */
+    kind: schemas_enum(WEBHOOK_KINDS).optional(),
+    /** Event types to send (default: every event; for slack, the PR outcomes and flaky-test changes). */
+    events: array(schemas_string().min(1).max(100)).max(100).optional(),
+    /** Only events of these repositories (default: every repository). */
+    repos: array(Repo).max(100).optional(),
+    description: schemas_string().max(500).optional(),
+});
+const WebhookEndpoint = object({
+    id: schemas_string(),
+    url: schemas_string(),
+    kind: schemas_enum(WEBHOOK_KINDS),
+    description: schemas_string().nullable(),
+    /** null: every event. */
+    events: array(schemas_string()).nullable(),
+    /** `host/owner/name`; null: every repository. */
+    repos: array(schemas_string()).nullable(),
+    /** disabled by `webhook disable`, or by the server after failing for days (disabledReason says which). */
+    state: schemas_enum(['enabled', 'disabled']),
+    disabledReason: schemas_string().nullable(),
+    /** Since when every attempt failed (null while deliveries succeed). */
+    failingSince: schemas_string().nullable(),
+    createdAt: schemas_string(),
+});
+const CreateWebhookResponse = object({
+    endpoint: WebhookEndpoint,
+    /** The signing secret (`whsec_…`): shown in this answer only. */
+    secret: schemas_string(),
+});
+const ListWebhooksRequest = object({});
+const ListWebhooksResponse = object({ endpoints: array(WebhookEndpoint), eventTypes: array(schemas_string()) });
+const WebhookEndpointResponse = object({ endpoint: WebhookEndpoint });
+const TestWebhookResponse = object({
+    /** The `webhook-id` of the test event. */
+    webhookId: schemas_string(),
+});
+const RotateWebhookSecretRequest = WebhookIdRequest.extend({
+    /** How long the old secret keeps signing beside the new one (hours, 0..168; default 24). */
+    overlapHours: schemas_number().min(0).max(168).optional(),
+});
+const RotateWebhookSecretResponse = object({
+    secret: schemas_string(),
+    previousSecretValidUntil: schemas_string(),
+});
+const ListWebhookDeliveriesRequest = WebhookIdRequest.extend({
+    limit: schemas_number().int().min(1).max(500).optional(),
+    /** Only deliveries older than this delivery id (paging). */
+    before: schemas_number().int().min(1).optional(),
+});
+const WebhookAttempt = object({
+    attempt: schemas_number().int(),
+    at: schemas_string(),
+    /** HTTP status, null when no answer came (the error says why). */
+    status: schemas_number().int().nullable(),
+    latencyMs: schemas_number(),
+    error: schemas_string().nullable(),
+    /** The start of the answer's body (at most 1 KiB). */
+    response: schemas_string().nullable(),
+});
+const WebhookDelivery = object({
+    id: schemas_number().int(),
+    /** The `webhook-id` header: the same on every attempt and replay. */
+    webhookId: schemas_string(),
+    type: schemas_string(),
+    state: schemas_enum(['pending', 'succeeded', 'failed']),
+    attempts: schemas_number().int(),
+    nextAttemptAt: schemas_string().nullable(),
+    lastStatus: schemas_number().int().nullable(),
+    lastError: schemas_string().nullable(),
+    createdAt: schemas_string(),
+    finishedAt: schemas_string().nullable(),
+    payload: unknown(),
+    log: array(WebhookAttempt),
+});
+const ListWebhookDeliveriesResponse = object({ deliveries: array(WebhookDelivery) });
+const ReplayWebhookDeliveryRequest = object({ deliveryId: schemas_number().int().min(1) });
+const ReplayWebhookDeliveryResponse = object({ deliveryId: schemas_number().int(), webhookId: schemas_string() });
+
 ;// CONCATENATED MODULE: ./src/contract/routes.ts
+
 
 
 
@@ -51728,6 +51821,115 @@ const routes = {
         response: GetTestFailureHistoryResponse,
         extension: true,
     }),
+    // Railyard extensions: outgoing webhooks (README "Outgoing webhooks").
+    createWebhook: route({
+        operationId: 'createWebhook',
+        method: 'POST',
+        path: '/createWebhook',
+        summary: "Create an outgoing webhook endpoint of the token's organisation; the answer holds its signing secret, shown only there",
+        tag: 'webhooks',
+        auth: true,
+        retrySafe: false,
+        request: CreateWebhookRequest,
+        response: CreateWebhookResponse,
+        extension: true,
+    }),
+    listWebhooks: route({
+        operationId: 'listWebhooks',
+        method: 'POST',
+        path: '/listWebhooks',
+        summary: "The outgoing webhook endpoints of the token's organisation (never their secrets) and the event types there are",
+        tag: 'webhooks',
+        auth: true,
+        retrySafe: true,
+        request: ListWebhooksRequest,
+        response: ListWebhooksResponse,
+        extension: true,
+    }),
+    testWebhook: route({
+        operationId: 'testWebhook',
+        method: 'POST',
+        path: '/testWebhook',
+        summary: 'Send a test event (webhook.test) to one endpoint',
+        tag: 'webhooks',
+        auth: true,
+        retrySafe: false,
+        request: WebhookIdRequest,
+        response: TestWebhookResponse,
+        extension: true,
+    }),
+    disableWebhook: route({
+        operationId: 'disableWebhook',
+        method: 'POST',
+        path: '/disableWebhook',
+        summary: 'Stop delivering to an endpoint (events wait until it is enabled again)',
+        tag: 'webhooks',
+        auth: true,
+        retrySafe: false,
+        request: WebhookIdRequest,
+        response: WebhookEndpointResponse,
+        extension: true,
+    }),
+    enableWebhook: route({
+        operationId: 'enableWebhook',
+        method: 'POST',
+        path: '/enableWebhook',
+        summary: 'Deliver to an endpoint again (also one the server disabled after it failed for days)',
+        tag: 'webhooks',
+        auth: true,
+        retrySafe: false,
+        request: WebhookIdRequest,
+        response: WebhookEndpointResponse,
+        extension: true,
+    }),
+    deleteWebhook: route({
+        operationId: 'deleteWebhook',
+        method: 'POST',
+        path: '/deleteWebhook',
+        summary: 'Delete an endpoint and its delivery log',
+        tag: 'webhooks',
+        auth: true,
+        retrySafe: false,
+        request: WebhookIdRequest,
+        response: EmptyResponse,
+        extension: true,
+    }),
+    rotateWebhookSecret: route({
+        operationId: 'rotateWebhookSecret',
+        method: 'POST',
+        path: '/rotateWebhookSecret',
+        summary: 'A new signing secret; the old one signs too (a second signature) for overlapHours',
+        tag: 'webhooks',
+        auth: true,
+        retrySafe: false,
+        request: RotateWebhookSecretRequest,
+        response: RotateWebhookSecretResponse,
+        extension: true,
+    }),
+    listWebhookDeliveries: route({
+        operationId: 'listWebhookDeliveries',
+        method: 'POST',
+        path: '/listWebhookDeliveries',
+        summary: 'The delivery log of an endpoint, newest first: each event with its attempts (status, latency, the start of the answer)',
+        tag: 'webhooks',
+        auth: true,
+        retrySafe: true,
+        request: ListWebhookDeliveriesRequest,
+        response: ListWebhookDeliveriesResponse,
+        extension: true,
+    }),
+    replayWebhookDelivery: route({
+        operationId: 'replayWebhookDelivery',
+        method: 'POST',
+        path: '/replayWebhookDelivery',
+        summary: 'Send a delivered or failed event again (same webhook-id)',
+        tag: 'webhooks',
+        auth: true,
+        retrySafe: false,
+        request: ReplayWebhookDeliveryRequest,
+        response: ReplayWebhookDeliveryResponse,
+        extension: true,
+    }),
     status: route({
         operationId: 'status',
         method: 'GET',
@@ -51796,6 +51998,7 @@ function errorCodeForStatus(status) {
 }
 
 ;// CONCATENATED MODULE: ./src/contract/index.ts
+
 
 
 

@@ -270,6 +270,18 @@ export default class Serve extends Command {
     }),
     'sandbox-failure-rate': Flags.string({ description: 'Sandbox: probability (0..1) that a run fails for no reason', default: '0' }),
     seed: Flags.integer({ description: 'Sandbox: seed of the random failures (same seed, same outcomes)', default: 1 }),
+    'webhook-allow-private': Flags.boolean({
+      description: 'Outgoing webhooks may go to loopback, private and link-local addresses (refused by default)',
+      default: false,
+    }),
+    'webhook-allow-http': Flags.boolean({
+      description: 'Outgoing webhook endpoints may be plain http:// URLs (https:// only by default)',
+      default: false,
+    }),
+    'public-url': Flags.string({
+      description: "The dashboard's address as people reach it, for links in webhook payloads (default: the listen address)",
+      helpValue: 'URL',
+    }),
     'log-level': Flags.string({
       description:
         'Least severe log lines written to stdout (info: one line per request and per queue event)',
@@ -436,6 +448,11 @@ export default class Serve extends Command {
       orgRepos,
       replicas,
       limits: { queuesPerOrg: flags['max-queues-per-org'], prsPerQueue: flags['max-prs-per-queue'] },
+      webhooks: {
+        allowPrivate: flags['webhook-allow-private'],
+        allowHttp: flags['webhook-allow-http'],
+        ...(flags['public-url'] ? { publicUrl: flags['public-url'] } : {}),
+      },
       logLevel,
       logStream,
     });

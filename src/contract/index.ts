@@ -6,3 +6,4 @@ export * from './routes.js';
 export * from './errors.js';
 export * from './queues.js';
 export * from './json-depth.js';
+export * from './webhooks.js';

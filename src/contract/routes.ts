@@ -3,6 +3,7 @@ import { EmptyResponse } from './common.js';
 import * as fl from './flaky.js';
 import * as mq from './mq.js';
 import * as qs from './queues.js';
+import * as wh from './webhooks.js';
 
 export const StatusResponse = z.object({
   overallStatus: z.object({
@@ -36,7 +37,7 @@ export interface RouteDef {
   /** Path below the `/v1` prefix, e.g. `/submitPullRequest`. */
   readonly path: string;
   readonly summary: string;
-  readonly tag: 'merge-queue' | 'flaky-tests' | 'service';
+  readonly tag: 'merge-queue' | 'flaky-tests' | 'webhooks' | 'service';
   readonly auth: boolean;
   readonly retrySafe: boolean;
   readonly request: z.ZodType | null;
@@ -351,6 +352,117 @@ export const routes = {
     retrySafe: true,
     request: fl.GetTestFailureHistoryRequest,
     response: fl.GetTestFailureHistoryResponse,
+    extension: true,
+  }),
+  // Railyard extensions: outgoing webhooks (README "Outgoing webhooks").
+  createWebhook: route({
+    operationId: 'createWebhook',
+    method: 'POST',
+    path: '/createWebhook',
+    summary:
+      "Create an outgoing webhook endpoint of the token's organisation; the answer holds its signing secret, shown only there",
+    tag: 'webhooks',
+    auth: true,
+    retrySafe: false,
+    request: wh.CreateWebhookRequest,
+    response: wh.CreateWebhookResponse,
+    extension: true,
+  }),
+  listWebhooks: route({
+    operationId: 'listWebhooks',
+    method: 'POST',
+    path: '/listWebhooks',
+    summary:
+      "The outgoing webhook endpoints of the token's organisation (never their secrets) and the event types there are",
+    tag: 'webhooks',
+    auth: true,
+    retrySafe: true,
+    request: wh.ListWebhooksRequest,
+    response: wh.ListWebhooksResponse,
+    extension: true,
+  }),
+  testWebhook: route({
+    operationId: 'testWebhook',
+    method: 'POST',
+    path: '/testWebhook',
+    summary: 'Send a test event (webhook.test) to one endpoint',
+    tag: 'webhooks',
+    auth: true,
+    retrySafe: false,
+    request: wh.WebhookIdRequest,
+    response: wh.TestWebhookResponse,
+    extension: true,
+  }),
+  disableWebhook: route({
+    operationId: 'disableWebhook',
+    method: 'POST',
+    path: '/disableWebhook',
+    summary: 'Stop delivering to an endpoint (events wait until it is enabled again)',
+    tag: 'webhooks',
+    auth: true,
+    retrySafe: false,
+    request: wh.WebhookIdRequest,
+    response: wh.WebhookEndpointResponse,
+    extension: true,
+  }),
+  enableWebhook: route({
+    operationId: 'enableWebhook',
+    method: 'POST',
+    path: '/enableWebhook',
+    summary: 'Deliver to an endpoint again (also one the server disabled after it failed for days)',
+    tag: 'webhooks',
+    auth: true,
+    retrySafe: false,
+    request: wh.WebhookIdRequest,
+    response: wh.WebhookEndpointResponse,
+    extension: true,
+  }),
+  deleteWebhook: route({
+    operationId: 'deleteWebhook',
+    method: 'POST',
+    path: '/deleteWebhook',
+    summary: 'Delete an endpoint and its delivery log',
+    tag: 'webhooks',
+    auth: true,
+    retrySafe: false,
+    request: wh.WebhookIdRequest,
+    response: EmptyResponse,
+    extension: true,
+  }),
+  rotateWebhookSecret: route({
+    operationId: 'rotateWebhookSecret',
+    method: 'POST',
+    path: '/rotateWebhookSecret',
+    summary: 'A new signing secret; the old one signs too (a second signature) for overlapHours',
+    tag: 'webhooks',
+    auth: true,
+    retrySafe: false,
+    request: wh.RotateWebhookSecretRequest,
+    response: wh.RotateWebhookSecretResponse,
+    extension: true,
+  }),
+  listWebhookDeliveries: route({
+    operationId: 'listWebhookDeliveries',
+    method: 'POST',
+    path: '/listWebhookDeliveries',
+    summary: 'The delivery log of an endpoint, newest first: each event with its attempts (status, latency, the start of the answer)',
+    tag: 'webhooks',
+    auth: true,
+    retrySafe: true,
+    request: wh.ListWebhookDeliveriesRequest,
+    response: wh.ListWebhookDeliveriesResponse,
+    extension: true,
+  }),
+  replayWebhookDelivery: route({
+    operationId: 'replayWebhookDelivery',
+    method: 'POST',
+    path: '/replayWebhookDelivery',
+    summary: 'Send a delivered or failed event again (same webhook-id)',
+    tag: 'webhooks',
+    auth: true,
+    retrySafe: false,
+    request: wh.ReplayWebhookDeliveryRequest,
+    response: wh.ReplayWebhookDeliveryResponse,
     extension: true,
   }),
   status: route({

@@ -40,6 +40,10 @@ import { DEFAULT_LIMITS, QueueService, type EffectHandler, type ServerLimits } f
 import { builtWebRoot, serveDashboard } from './web.js';
 import type { QueueWorkers } from './workers.js';
 import type { Replicas } from './replicas.js';
+import { webhookHandlers } from './routes/webhooks.js';
+import { Deliverer, type WebhookOptions } from './webhooks/deliverer.js';
+import { queueEventBuilder } from './webhooks/events.js';
+import { WebhookService } from './webhooks/service.js';
 
 export interface ServerDeps {
   store: Store;
@@ -71,6 +75,8 @@ export interface ServerDeps {
   limits?: Partial<ServerLimits>;
   /** The built web dashboard served at `/` (default: build/web next to the built server; `false`: none). */
   webRoot?: string | false;
+  /** Outgoing webhooks: address rules, the dashboard's public URL, retry timing (default: https only, public addresses only). */
+  webhooks?: Partial<WebhookOptions>;
 }
 
 /** How long the server waits on a client (ms). */
@@ -280,6 +286,18 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     limits: { ...DEFAULT_LIMITS, ...deps.limits },
     events: app.log,
   });
+  // Outgoing webhooks: queue steps write their events to the outbox; the deliverer sends them.
+  const webhookOptions: WebhookOptions = { allowPrivate: false, allowHttp: false, ...deps.webhooks };
+  const dashboardUrl = () => {
+    if (webhookOptions.publicUrl) return webhookOptions.publicUrl;
+    const address = app.server.address();
+    if (!address || typeof address === 'string') return 'http://127.0.0.1';
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    return `http://${host}:${address.port}`;
+  };
+  deps.store.webhooks.queueEvents = queueEventBuilder(dashboardUrl);
+  const deliverer = new Deliverer(deps.store, webhookOptions, app.log);
+  const webhooks = new WebhookService(deps.store, webhookOptions, now);
   app.decorate('railyard', { service, auth });
   app.decorateRequest('org', '');
   // Shutting down: answers still in flight close their connection, so close() need not wait
@@ -328,8 +346,10 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     await deps.replicas?.close();
     await deps.workers?.close();
     await service.drain();
+    await deliverer.close();
     await reports?.close();
   });
+  await deliverer.start();
   deps.workers?.attach(service);
   await deps.replicas?.start(service, deps.workers);
 
@@ -406,6 +426,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const handlers: Handlers = {
     ...mqHandlers(service, now, deps.workers?.executor.checkLogPath?.bind(deps.workers.executor)),
     ...flakyHandlers(new FlakyService(deps.store, now, reports?.read), owners, pageTokens),
+    ...webhookHandlers(webhooks),
     status: () => STATUS,
   };
 

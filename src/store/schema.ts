@@ -218,6 +218,73 @@ export interface ForgeEventsTable {
   at: Millis;
 }
 
+/** An outgoing webhook endpoint of an organisation (009). */
+export interface WebhookEndpointsTable {
+  id: string;
+  org_slug: string;
+  url: string;
+  /** standard | slack */
+  kind: string;
+  description: Nullable<string>;
+  /** JSON list of event types, or null for every event. */
+  events: Nullable<string>;
+  /** JSON list of `host/owner/name` (lower case), or null for every repository. */
+  repos: Nullable<string>;
+  /** `whsec_…`: kept as is, since it signs (README "Outgoing webhooks"). */
+  secret: string;
+  /** The secret before the last rotation, still signing until previous_secret_until. */
+  previous_secret: Nullable<string>;
+  previous_secret_until: Nullable<number>;
+  /** enabled | disabled */
+  state: string;
+  disabled_reason: Nullable<string>;
+  /** Since when every attempt failed (null after a success). */
+  failing_since: Nullable<number>;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+/** The outbox: one event, written in the transaction of the change it reports (009). */
+export interface WebhookMessagesTable {
+  /** `msg_…`: the `webhook-id` of every delivery of the event, retries included. */
+  id: string;
+  org_slug: string;
+  type: string;
+  /** The JSON body, as sent. */
+  payload: string;
+  created_at: Millis;
+}
+
+/** One event for one endpoint (009). */
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  endpoint_id: string;
+  message_id: string;
+  order_key: string;
+  /** pending | succeeded | failed */
+  state: string;
+  attempts: ColumnType<number, number | undefined, number>;
+  next_at: Millis;
+  lease_until: ColumnType<number, number | undefined, number>;
+  leased_by: Nullable<string>;
+  last_status: Nullable<number>;
+  last_error: Nullable<string>;
+  created_at: Millis;
+  finished_at: Nullable<number>;
+}
+
+/** One attempt of a delivery: the delivery log (009). */
+export interface WebhookAttemptsTable {
+  delivery_id: number;
+  n: number;
+  at: Millis;
+  status: Nullable<number>;
+  latency_ms: number;
+  error: Nullable<string>;
+  /** The start of the answer's body (bounded). */
+  response: Nullable<string>;
+}
+
 export interface SchemaTables {
   organisations: OrganisationsTable;
   api_tokens: ApiTokensTable;
@@ -236,6 +303,10 @@ export interface SchemaTables {
   repo_owners: RepoOwnersTable;
   server_secrets: ServerSecretsTable;
   forge_events: ForgeEventsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_messages: WebhookMessagesTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
 
 export type { Generated };

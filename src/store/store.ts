@@ -21,6 +21,7 @@ import { defaultConfig } from '../engine/model.js';
 import type { Entry, QueueConfig, QueueModel, TestRun } from '../engine/types.js';
 import { migrations } from './migrations/index.js';
 import type { QueuesTable, SchemaTables } from './schema.js';
+import { WebhookStore } from './webhooks.js';
 
 export type StoreOptions =
   /** Embedded SQLite at `<dataDir>/railyard.sqlite` (created if missing). */
@@ -262,7 +263,9 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     ({ dialect, stop } = sqliteDialect(file));
   }
   const db = new Kysely<SchemaTables>({ dialect });
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  // Numbers are reserved per feature and land in any order: a database that already has 011 still
+  // gets 009 when it arrives (each migration touches only its own tables).
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, allowUnorderedMigrations: true });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     await stop?.();
@@ -386,6 +389,9 @@ export class Store {
   /** The migrations this open applied (empty when the schema was already current). */
   migrated: string[] = [];
 
+  /** Outgoing webhooks: endpoints, the outbox each queue step writes to, deliveries (webhooks.ts). */
+  readonly webhooks: WebhookStore;
+
   constructor(
     readonly db: Db,
     readonly kind: StoreKind = 'sqlite',
@@ -398,7 +404,9 @@ export class Store {
     readonly pause: () => Promise<void> = () => new Promise<void>((resume) => setImmediate(resume)),
     /** Stops what runs beside the database (the SQLite checkpointer) before it is closed. */
     private readonly beforeClose?: () => Promise<void>,
-  ) {}
+  ) {
+    this.webhooks = new WebhookStore(db, kind);
+  }
 
   async close(): Promise<void> {
     await this.beforeClose?.();
@@ -776,6 +784,8 @@ export class Store {
           }));
           await trx.insertInto('pr_transitions').values(rows).execute();
         }
+        // The events of these changes go to the webhook outbox in this same transaction.
+        await this.webhooks.writeQueueStep(trx, queueId, after, transitions);
       }
       if (configChanged) {
         await trx

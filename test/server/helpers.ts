@@ -54,6 +54,16 @@ export const validRequests: Record<OperationName, Record<string, unknown>> = {
   setTestQuarantine: { repo: REPO, org_url_slug: ORG, test_id: TEST_ID, setting: 'ALWAYS_QUARANTINE' },
   checkQuarantine: { repo: REPO, org_url_slug: ORG, test_ids: [TEST_ID] },
   getTestFailureHistory: { repo: REPO, org_url_slug: ORG, test_id: TEST_ID, days: 7 },
+  // Outgoing webhooks: the server of these tests allows no private address, and a .invalid name is never looked up.
+  createWebhook: { url: 'https://hooks.railyard.invalid/in', events: ['webhook.test'] },
+  listWebhooks: {},
+  testWebhook: { id: 'ep_missing' },
+  disableWebhook: { id: 'ep_missing' },
+  enableWebhook: { id: 'ep_missing' },
+  deleteWebhook: { id: 'ep_missing' },
+  rotateWebhookSecret: { id: 'ep_missing', overlapHours: 1 },
+  listWebhookDeliveries: { id: 'ep_missing', limit: 5 },
+  replayWebhookDelivery: { deliveryId: 1 },
   status: {},
 };
 

@@ -43,6 +43,8 @@ export interface TestServerOptions {
   log?: (message: string, error?: unknown) => void;
   /** Git forge: how checks are isolated and limited (`serve --checks-*`). */
   checks?: BackendOptions['checks'];
+  /** Outgoing webhooks (tests deliver to 127.0.0.1: pass allowPrivate and allowHttp). */
+  webhooks?: ServerDeps['webhooks'];
 }
 
 export interface TestServer {
@@ -103,6 +105,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     replicas,
     timeouts: opts.timeouts,
     limits: opts.limits,
+    webhooks: opts.webhooks,
     webRoot: existsSync(webRoot) ? webRoot : false,
   });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });

@@ -1,0 +1,569 @@
+/**
+ * Outgoing webhooks in the database: endpoints (with their signing secrets), the outbox
+ * (`webhook_messages`, written inside the transaction of the change that causes the event), the
+ * deliveries and their attempts. Every SQL statement of webhooks is here; what an event says is
+ * decided by the server (src/server/webhooks/events.ts), which hands this store pure builders.
+ */
+import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import { v7 as uuidv7 } from 'uuid';
+import type { Repo } from '../contract/index.js';
+import type { QueueModel } from '../engine/types.js';
+import type { SchemaTables } from './schema.js';
+import type { PrTransition, StoreKind } from './store.js';
+
+type Db = Kysely<SchemaTables> | Transaction<SchemaTables>;
+
+/** One event for the outbox: its type, its JSON body, and what orders and filters it. */
+export interface OutboxEvent {
+  type: string;
+  payload: Record<string, unknown>;
+  /** Events of one endpoint with the same key are delivered in the order they were written. */
+  orderKey: string;
+  /** `host/owner/name` in lower case, for endpoints filtered by repository (null: any filter passes). */
+  repoKey: string | null;
+}
+
+/** The queue a change belongs to, as the event builder needs it. */
+export interface QueueIdentity {
+  id: string;
+  org: string;
+  repo: Repo;
+  branch: string;
+}
+
+/** Turns one committed queue step into events (pure: the server's src/server/webhooks/events.ts). */
+export type QueueEventBuilder = (queue: QueueIdentity, after: QueueModel, transitions: readonly PrTransition[]) => OutboxEvent[];
+
+export type EndpointKind = 'standard' | 'slack';
+export type EndpointState = 'enabled' | 'disabled';
+
+export interface WebhookEndpoint {
+  id: string;
+  org: string;
+  url: string;
+  kind: EndpointKind;
+  description: string | null;
+  /** null: every event. */
+  events: string[] | null;
+  /** null: every repository. */
+  repos: string[] | null;
+  state: EndpointState;
+  disabledReason: string | null;
+  failingSince: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** An endpoint with what signs its deliveries. */
+export interface EndpointSecrets extends WebhookEndpoint {
+  secret: string;
+  previousSecret: string | null;
+  previousSecretUntil: number | null;
+}
+
+export interface NewEndpoint {
+  org: string;
+  url: string;
+  kind: EndpointKind;
+  description: string | null;
+  events: string[] | null;
+  repos: string[] | null;
+  secret: string;
+}
+
+/** A delivery a replica claimed: what to send where. */
+export interface ClaimedDelivery {
+  id: number;
+  messageId: string;
+  type: string;
+  payload: string;
+  messageCreatedAt: number;
+  attempts: number;
+  endpoint: EndpointSecrets;
+}
+
+export type DeliveryState = 'pending' | 'succeeded' | 'failed';
+
+export interface AttemptRecord {
+  n: number;
+  at: number;
+  status: number | null;
+  latencyMs: number;
+  error: string | null;
+  response: string | null;
+}
+
+export interface DeliveryRecord {
+  id: number;
+  endpointId: string;
+  messageId: string;
+  type: string;
+  state: DeliveryState;
+  attempts: number;
+  nextAt: number | null;
+  lastStatus: number | null;
+  lastError: string | null;
+  createdAt: number;
+  finishedAt: number | null;
+  payload: string;
+  log: AttemptRecord[];
+}
+
+export interface AttemptOutcome {
+  deliveryId: number;
+  endpointId: string;
+  at: number;
+  ok: boolean;
+  status: number | null;
+  latencyMs: number;
+  error: string | null;
+  response: string | null;
+  /** When to try again; null: give up (the delivery fails). */
+  retryAt: number | null;
+}
+
+interface EndpointRow {
+  id: string;
+  org_slug: string;
+  url: string;
+  kind: string;
+  description: string | null;
+  events: string | null;
+  repos: string | null;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: number | null;
+  state: string;
+  disabled_reason: string | null;
+  failing_since: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+const numOrNull = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+
+function endpointOf(r: EndpointRow): EndpointSecrets {
+  return {
+    id: r.id,
+    org: r.org_slug,
+    url: r.url,
+    kind: r.kind as EndpointKind,
+    description: r.description,
+    events: r.events === null ? null : (JSON.parse(r.events) as string[]),
+    repos: r.repos === null ? null : (JSON.parse(r.repos) as string[]),
+    state: r.state as EndpointState,
+    disabledReason: r.disabled_reason,
+    failingSince: numOrNull(r.failing_since),
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
+    secret: r.secret,
+    previousSecret: r.previous_secret,
+    previousSecretUntil: numOrNull(r.previous_secret_until),
+  };
+}
+
+/** The endpoint without its secrets (what the API answers). */
+export function publicEndpoint(e: EndpointSecrets | WebhookEndpoint): WebhookEndpoint {
+  const { id, org, url, kind, description, events, repos, state, disabledReason, failingSince, createdAt, updatedAt } = e;
+  return { id, org, url, kind, description, events, repos, state, disabledReason, failingSince, createdAt, updatedAt };
+}
+
+/** Whether an endpoint wants an event. */
+export function endpointWants(e: Pick<WebhookEndpoint, 'events' | 'repos'>, type: string, repoKey: string | null): boolean {
+  if (e.events !== null && !e.events.includes(type)) return false;
+  if (e.repos !== null && repoKey !== null && !e.repos.includes(repoKey)) return false;
+  return true;
+}
+
+const ENDPOINT_COLUMNS = [
+  'id',
+  'org_slug',
+  'url',
+  'kind',
+  'description',
+  'events',
+  'repos',
+  'secret',
+  'previous_secret',
+  'previous_secret_until',
+  'state',
+  'disabled_reason',
+  'failing_since',
+  'created_at',
+  'updated_at',
+] as const;
+
+/** Rows per multi-row INSERT (SQLite allows 32,766 parameters; PostgreSQL 65,535). */
+const CHUNK = 200;
+
+export class WebhookStore {
+  /** Emits `written` after events were put in the outbox (the deliverer looks at once). */
+  readonly signals = new EventEmitter();
+  /** Set by the server: without it, queue changes write no events (e.g. `railyard token`). */
+  queueEvents: QueueEventBuilder | null = null;
+
+  constructor(
+    private readonly db: Kysely<SchemaTables>,
+    readonly kind: StoreKind,
+  ) {
+    this.signals.setMaxListeners(0);
+  }
+
+  // ------------------------------------------------------------------ the outbox
+
+  /**
+   * Called inside the transaction that commits a queue step (store.ts): the step's events go to
+   * the outbox with it, one delivery per endpoint that wants them. Nothing when no endpoint exists.
+   */
+  async writeQueueStep(trx: Db, queueId: string, after: QueueModel, transitions: readonly PrTransition[]): Promise<void> {
+    const build = this.queueEvents;
+    if (!build || !transitions.length) return;
+    const queue = await trx
+      .selectFrom('queues')
+      .select(['org_slug', 'repo_host', 'repo_owner', 'repo_name', 'branch'])
+      .where('id', '=', queueId)
+      .executeTakeFirst();
+    if (!queue) return;
+    const endpoints = await this.enabledEndpoints(trx, queue.org_slug);
+    if (!endpoints.length) return;
+    const repo = { host: queue.repo_host, owner: queue.repo_owner, name: queue.repo_name };
+    const events = build({ id: queueId, org: queue.org_slug, repo, branch: queue.branch }, after, transitions);
+    await this.insertEvents(trx, queue.org_slug, events, endpoints);
+  }
+
+  /** Writes events of `org` to the outbox inside `trx` (flaky-test changes, test events). */
+  async writeEvents(trx: Db, org: string, events: readonly OutboxEvent[], only?: string): Promise<string[]> {
+    if (!events.length) return [];
+    let endpoints = await this.enabledEndpoints(trx, org);
+    if (only !== undefined) endpoints = endpoints.filter((e) => e.id === only);
+    if (!endpoints.length) return [];
+    return this.insertEvents(trx, org, events, endpoints, only !== undefined);
+  }
+
+  private async enabledEndpoints(trx: Db, org: string): Promise<Pick<WebhookEndpoint, 'id' | 'events' | 'repos'>[]> {
+    const rows = await trx
+      .selectFrom('webhook_endpoints')
+      .select(['id', 'events', 'repos'])
+      .where('org_slug', '=', org)
+      .where('state', '=', 'enabled')
+      .orderBy('id')
+      .execute();
+    return rows.map((r) => ({
+      id: r.id,
+      events: r.events === null ? null : (JSON.parse(r.events) as string[]),
+      repos: r.repos === null ? null : (JSON.parse(r.repos) as string[]),
+    }));
+  }
+
+  private async insertEvents(
+    trx: Db,
+    org: string,
+    events: readonly OutboxEvent[],
+    endpoints: readonly Pick<WebhookEndpoint, 'id' | 'events' | 'repos'>[],
+    force = false,
+  ): Promise<string[]> {
+    const now = Date.now();
+    const messages: { id: string; org_slug: string; type: string; payload: string; created_at: number }[] = [];
+    const deliveries: { endpoint_id: string; message_id: string; order_key: string; state: string; next_at: number; created_at: number }[] = [];
+    for (const event of events) {
+      const targets = endpoints.filter((e) => force || endpointWants(e, event.type, event.repoKey));
+      if (!targets.length) continue;
+      const id = `msg_${uuidv7().replaceAll('-', '')}`;
+      messages.push({ id, org_slug: org, type: event.type, payload: JSON.stringify(event.payload), created_at: now });
+      for (const e of targets)
+        deliveries.push({ endpoint_id: e.id, message_id: id, order_key: event.orderKey, state: 'pending', next_at: now, created_at: now });
+    }
+    for (let i = 0; i < messages.length; i += CHUNK) await trx.insertInto('webhook_messages').values(messages.slice(i, i + CHUNK)).execute();
+    // In event order: the ids number the deliveries in the order they must go out.
+    for (let i = 0; i < deliveries.length; i += CHUNK) await trx.insertInto('webhook_deliveries').values(deliveries.slice(i, i + CHUNK)).execute();
+    if (messages.length) setTimeout(() => this.signals.emit('written'), 2).unref();
+    return messages.map((m) => m.id);
+  }
+
+  // ------------------------------------------------------------------ endpoints
+
+  async createEndpoint(e: NewEndpoint): Promise<EndpointSecrets> {
+    const now = Date.now();
+    const row: EndpointRow = {
+      id: `ep_${randomBytes(12).toString('hex')}`,
+      org_slug: e.org,
+      url: e.url,
+      kind: e.kind,
+      description: e.description,
+      events: e.events === null ? null : JSON.stringify(e.events),
+      repos: e.repos === null ? null : JSON.stringify(e.repos),
+      secret: e.secret,
+      previous_secret: null,
+      previous_secret_until: null,
+      state: 'enabled',
+      disabled_reason: null,
+      failing_since: null,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.db.transaction().execute(async (trx) => {
+      const org = await trx.selectFrom('organisations').select('slug').where('slug', '=', e.org).executeTakeFirst();
+      if (!org) await trx.insertInto('organisations').values({ slug: e.org, created_at: now }).execute();
+      await trx.insertInto('webhook_endpoints').values(row).execute();
+    });
+    return endpointOf(row);
+  }
+
+  async listEndpoints(org: string): Promise<WebhookEndpoint[]> {
+    const rows = await this.db.selectFrom('webhook_endpoints').select(ENDPOINT_COLUMNS).where('org_slug', '=', org).orderBy('created_at').orderBy('id').execute();
+    return rows.map((r) => publicEndpoint(endpointOf(r as EndpointRow)));
+  }
+
+  async findEndpoint(org: string, id: string): Promise<EndpointSecrets | undefined> {
+    const row = await this.db.selectFrom('webhook_endpoints').select(ENDPOINT_COLUMNS).where('org_slug', '=', org).where('id', '=', id).executeTakeFirst();
+    return row && endpointOf(row as EndpointRow);
+  }
+
+  /** Enables or disables an endpoint; false when there is no such endpoint. */
+  async setEndpointState(org: string, id: string, state: EndpointState, reason: string | null): Promise<boolean> {
+    const result = await this.db
+      .updateTable('webhook_endpoints')
+      .set({ state, disabled_reason: state === 'disabled' ? reason : null, failing_since: null, updated_at: Date.now() })
+      .where('org_slug', '=', org)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (state === 'enabled') {
+      // What waited while it was off goes out now.
+      await this.db.updateTable('webhook_deliveries').set({ next_at: Date.now() }).where('endpoint_id', '=', id).where('state', '=', 'pending').execute();
+      this.signals.emit('written');
+    }
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** New secret; the old one keeps signing (a second signature) until `until`. */
+  async rotateSecret(org: string, id: string, secret: string, until: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('webhook_endpoints')
+      .set((eb) => ({ previous_secret: eb.ref('secret'), previous_secret_until: until, secret, updated_at: Date.now() }))
+      .where('org_slug', '=', org)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async deleteEndpoint(org: string, id: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const found = await trx.selectFrom('webhook_endpoints').select('id').where('org_slug', '=', org).where('id', '=', id).executeTakeFirst();
+      if (!found) return false;
+      const ids = trx.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', id);
+      await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', ids).execute();
+      await trx.deleteFrom('webhook_deliveries').where('endpoint_id', '=', id).execute();
+      await trx.deleteFrom('webhook_endpoints').where('id', '=', id).execute();
+      return true;
+    });
+  }
+
+  // ------------------------------------------------------------------ delivering
+
+  /**
+   * Claims up to `limit` due deliveries for `holder` until now + leaseMs: only the first pending
+   * delivery of each (endpoint, order key), of enabled endpoints, none of `busyEndpoints`. On
+   * PostgreSQL the rows are locked with SKIP LOCKED, so replicas claiming at once take different
+   * ones; on SQLite the server is the database's only writer.
+   */
+  async claim(holder: string, limit: number, now: number, leaseMs: number, busyEndpoints: readonly string[] = []): Promise<ClaimedDelivery[]> {
+    if (limit <= 0) return [];
+    const busy = busyEndpoints.length ? sql`AND d.endpoint_id NOT IN (${sql.join(busyEndpoints)})` : sql``;
+    const lock = this.kind === 'postgres' ? sql`FOR UPDATE OF d SKIP LOCKED` : sql``;
+    return this.db.transaction().execute(async (trx) => {
+      const { rows } = await sql<{ id: number }>`
+        SELECT d.id FROM webhook_deliveries d
+        JOIN webhook_endpoints ep ON ep.id = d.endpoint_id
+        WHERE d.state = 'pending' AND d.next_at <= ${now} AND d.lease_until <= ${now} AND ep.state = 'enabled' ${busy}
+          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e
+                          WHERE e.endpoint_id = d.endpoint_id AND e.order_key = d.order_key AND e.state = 'pending' AND e.id < d.id)
+        ORDER BY d.next_at, d.id LIMIT ${limit} ${lock}`.execute(trx);
+      if (!rows.length) return [];
+      const ids = rows.map((r) => Number(r.id));
+      await trx.updateTable('webhook_deliveries').set({ lease_until: now + leaseMs, leased_by: holder }).where('id', 'in', ids).execute();
+      const claimed = await trx
+        .selectFrom('webhook_deliveries as d')
+        .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
+        .innerJoin('webhook_endpoints as ep', 'ep.id', 'd.endpoint_id')
+        .select(['d.id as delivery_id', 'd.attempts', 'm.id as message_id', 'm.type', 'm.payload', 'm.created_at as message_created_at'])
+        .select(ENDPOINT_COLUMNS.map((c) => `ep.${c}` as const))
+        .where('d.id', 'in', ids)
+        .orderBy('d.id')
+        .execute();
+      return claimed.map((r) => ({
+        id: Number(r.delivery_id),
+        messageId: r.message_id,
+        type: r.type,
+        payload: r.payload,
+        messageCreatedAt: Number(r.message_created_at),
+        attempts: Number(r.attempts),
+        endpoint: endpointOf(r as unknown as EndpointRow),
+      }));
+    });
+  }
+
+  /** Forgets the claims of a replica that stopped (SQLite at start: the only writer, so every claim). */
+  async releaseClaims(holder?: string): Promise<void> {
+    let q = this.db.updateTable('webhook_deliveries').set({ lease_until: 0, leased_by: null }).where('state', '=', 'pending');
+    if (holder !== undefined) q = q.where('leased_by', '=', holder);
+    await q.execute();
+  }
+
+  /**
+   * Records one attempt: the delivery succeeds, waits for `retryAt`, or fails for good. The
+   * endpoint's failing_since follows (a success clears it and sends what waited at once).
+   * Answers whether the endpoint has been failing for longer than `disableAfterMs` (then it is disabled).
+   */
+  async recordAttempt(o: AttemptOutcome, disableAfterMs: number): Promise<{ disabled: boolean; failingSince: number | null }> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx.selectFrom('webhook_deliveries').select(['attempts']).where('id', '=', o.deliveryId).executeTakeFirst();
+      if (!row) return { disabled: false, failingSince: null };
+      const n = Number(row.attempts) + 1;
+      await trx
+        .insertInto('webhook_attempts')
+        .values({ delivery_id: o.deliveryId, n, at: o.at, status: o.status, latency_ms: Math.round(o.latencyMs), error: o.error, response: o.response })
+        .execute();
+      const state: DeliveryState = o.ok ? 'succeeded' : o.retryAt === null ? 'failed' : 'pending';
+      await trx
+        .updateTable('webhook_deliveries')
+        .set({
+          attempts: n,
+          state,
+          next_at: o.retryAt ?? o.at,
+          lease_until: 0,
+          leased_by: null,
+          last_status: o.status,
+          last_error: o.error,
+          finished_at: state === 'pending' ? null : o.at,
+        })
+        .where('id', '=', o.deliveryId)
+        .execute();
+      if (o.ok) {
+        const ep = await trx.selectFrom('webhook_endpoints').select('failing_since').where('id', '=', o.endpointId).executeTakeFirst();
+        if (ep && ep.failing_since !== null) {
+          await trx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', o.endpointId).execute();
+          // The endpoint is back: what waits for a retry goes out now, not at its backed-off time.
+          await trx
+            .updateTable('webhook_deliveries')
+            .set({ next_at: o.at })
+            .where('endpoint_id', '=', o.endpointId)
+            .where('state', '=', 'pending')
+            .where('next_at', '>', o.at)
+            .execute();
+        }
+        return { disabled: false, failingSince: null };
+      }
+      await trx
+        .updateTable('webhook_endpoints')
+        .set({ failing_since: o.at })
+        .where('id', '=', o.endpointId)
+        .where('failing_since', 'is', null)
+        .execute();
+      const ep = await trx.selectFrom('webhook_endpoints').select(['failing_since', 'state']).where('id', '=', o.endpointId).executeTakeFirst();
+      const since = numOrNull(ep?.failing_since);
+      if (ep && ep.state === 'enabled' && since !== null && o.at - since >= disableAfterMs) {
+        await trx
+          .updateTable('webhook_endpoints')
+          .set({
+            state: 'disabled',
+            disabled_reason: `every delivery failed since ${new Date(since).toISOString()} (last: ${o.error ?? `HTTP ${o.status}`})`,
+            updated_at: o.at,
+          })
+          .where('id', '=', o.endpointId)
+          .execute();
+        return { disabled: true, failingSince: since };
+      }
+      return { disabled: false, failingSince: since };
+    });
+  }
+
+  /** The earliest time a pending delivery of an enabled endpoint is due (for the deliverer's sleep), or null. */
+  async nextDue(): Promise<number | null> {
+    const row = await this.db
+      .selectFrom('webhook_deliveries')
+      .select((eb) => eb.fn.min('next_at').as('next'))
+      .where('state', '=', 'pending')
+      .executeTakeFirst();
+    return numOrNull(row?.next);
+  }
+
+  // ------------------------------------------------------------------ the delivery log
+
+  /** The latest deliveries of an endpoint (newest first), each with its attempts; `before`: older than this id. */
+  async listDeliveries(endpointId: string, limit: number, before?: number): Promise<DeliveryRecord[]> {
+    let q = this.db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
+      .select(['d.id', 'd.endpoint_id', 'd.message_id', 'm.type', 'm.payload', 'd.state', 'd.attempts', 'd.next_at', 'd.last_status', 'd.last_error', 'd.created_at', 'd.finished_at'])
+      .where('d.endpoint_id', '=', endpointId)
+      .orderBy('d.id', 'desc')
+      .limit(limit);
+    if (before !== undefined) q = q.where('d.id', '<', before);
+    const rows = await q.execute();
+    const ids = rows.map((r) => Number(r.id));
+    const attempts = ids.length
+      ? await this.db.selectFrom('webhook_attempts').selectAll().where('delivery_id', 'in', ids).orderBy('delivery_id').orderBy('n').execute()
+      : [];
+    const log = new Map<number, AttemptRecord[]>();
+    for (const a of attempts) {
+      const list = log.get(Number(a.delivery_id)) ?? [];
+      list.push({ n: Number(a.n), at: Number(a.at), status: numOrNull(a.status), latencyMs: Number(a.latency_ms), error: a.error, response: a.response });
+      log.set(Number(a.delivery_id), list);
+    }
+    return rows.map((r) => ({
+      id: Number(r.id),
+      endpointId: r.endpoint_id,
+      messageId: r.message_id,
+      type: r.type,
+      state: r.state as DeliveryState,
+      attempts: Number(r.attempts),
+      nextAt: r.state === 'pending' ? Number(r.next_at) : null,
+      lastStatus: numOrNull(r.last_status),
+      lastError: r.last_error,
+      createdAt: Number(r.created_at),
+      finishedAt: numOrNull(r.finished_at),
+      payload: r.payload,
+      log: log.get(Number(r.id)) ?? [],
+    }));
+  }
+
+  /** The endpoint (of `org`) a delivery belongs to, or undefined. */
+  async deliveryEndpoint(org: string, deliveryId: number): Promise<{ endpointId: string; messageId: string; orderKey: string } | undefined> {
+    const row = await this.db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_endpoints as ep', 'ep.id', 'd.endpoint_id')
+      .select(['d.endpoint_id', 'd.message_id', 'd.order_key'])
+      .where('d.id', '=', deliveryId)
+      .where('ep.org_slug', '=', org)
+      .executeTakeFirst();
+    return row && { endpointId: row.endpoint_id, messageId: row.message_id, orderKey: row.order_key };
+  }
+
+  /** Sends a delivered (or failed) event again: a new delivery of the same message (same webhook-id). */
+  async replay(org: string, deliveryId: number): Promise<number | undefined> {
+    const found = await this.deliveryEndpoint(org, deliveryId);
+    if (!found) return undefined;
+    const now = Date.now();
+    const row = await this.db
+      .insertInto('webhook_deliveries')
+      .values({ endpoint_id: found.endpointId, message_id: found.messageId, order_key: found.orderKey, state: 'pending', next_at: now, created_at: now })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    this.signals.emit('written');
+    return Number(row.id);
+  }
+
+  /** Deletes finished deliveries (and messages no delivery refers to any more) older than `before`. */
+  async prune(before: number): Promise<void> {
+    const old = this.db.selectFrom('webhook_deliveries').select('id').where('state', '<>', 'pending').where('created_at', '<', before);
+    await this.db.deleteFrom('webhook_attempts').where('delivery_id', 'in', old).execute();
+    await this.db.deleteFrom('webhook_deliveries').where('state', '<>', 'pending').where('created_at', '<', before).execute();
+    await this.db
+      .deleteFrom('webhook_messages')
+      .where('created_at', '<', before)
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('webhook_deliveries').select('id').whereRef('webhook_deliveries.message_id', '=', 'webhook_messages.id'))))
+      .execute();
+  }
+}

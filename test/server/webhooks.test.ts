@@ -1,0 +1,236 @@
+/**
+ * Outgoing webhooks end to end: a real server over HTTP delivers to receivers on 127.0.0.1 that
+ * verify the signatures with the `svix` and `standardwebhooks` packages; payloads are checked
+ * against Trunk's event schemas (test/support/trunk-webhook-schemas.ts); failing, stalling and
+ * recovering receivers; the delivery log, replays, rotation, and the address rules.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import { describe, expect, it } from 'vitest';
+import { cleanupsAfterEach, eachDatabase, serversPerTest } from '../support/hooks.js';
+import { RAILYARD_EVENT_SCHEMAS, TRUNK_EVENT_SCHEMAS } from '../support/trunk-webhook-schemas.js';
+import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
+import type { TestServer } from '../support/server.js';
+import { call, ok, Q } from './helpers.js';
+
+const cleanup = cleanupsAfterEach();
+const server = serversPerTest();
+/** Tests deliver to 127.0.0.1 over plain HTTP; retries come quickly. */
+const LOCAL = { allowPrivate: true, allowHttp: true, retrySchedule: [200, 300, 400, 500, 600], timeoutMs: 1000, pollMs: 50 };
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+(addFormats as unknown as (a: Ajv) => void)(ajv);
+const validators = new Map(Object.entries({ ...TRUNK_EVENT_SCHEMAS, ...RAILYARD_EVENT_SCHEMAS }).map(([type, s]) => [type, ajv.compile(s)]));
+
+function schemaErrors(payload: Record<string, unknown>): string[] {
+  const type = String(payload.type);
+  const validate = validators.get(type);
+  if (!validate) return [`no schema for event type ${type}`];
+  if (validate(payload)) return [];
+  return (ajv.errorsText(validate.errors) || 'invalid').split(', ').map((e) => `${type}: ${e}`);
+}
+
+async function until<T>(what: string, get: () => T | Promise<T>, timeoutMs = 20_000): Promise<NonNullable<T>> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await get();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function receiver(): Promise<Receiver> {
+  const r = await startReceiver();
+  cleanup(() => r.close());
+  return r;
+}
+
+async function endpoint(s: TestServer, r: Receiver, extra: Record<string, unknown> = {}): Promise<string> {
+  const created = await ok(s, 'createWebhook', { url: r.url, ...extra });
+  expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
+  r.secrets.push(created.secret);
+  return created.endpoint.id as string;
+}
+
+const typesOf = (r: Receiver, pr: number) => r.delivered.filter((d) => d.json.pr_number === pr).map((d) => String(d.json.type));
+
+const database = eachDatabase(() => {
+  it("delivers every event of a PR's way through the queue, signed, valid against Trunk's schemas, in order", async () => {
+    const r = await receiver();
+    const s = await server({ sandbox: { testSeconds: 1 }, webhooks: LOCAL, ...(await database()) });
+    await endpoint(s, r);
+    await ok(s, 'createQueue', Q);
+    await ok(s, 'submitPullRequest', { ...Q, pr: { number: 1 } });
+    await ok(s, 'submitPullRequest', { ...Q, pr: { number: 2 } });
+    await until('both merged events', () => typesOf(r, 1).includes('pull_request.merged') && typesOf(r, 2).includes('pull_request.merged'));
+
+    for (const pr of [1, 2]) {
+      const seen = typesOf(r, pr);
+      const order = ['pull_request.submitted', 'pull_request.queued', 'pull_request.testing', 'pull_request.merged'].map((t) => seen.indexOf(t));
+      expect(order.every((i) => i >= 0), seen.join(' ')).toBe(true);
+      expect([...order].sort((a, b) => a - b)).toEqual(order);
+    }
+    for (const d of r.delivered) {
+      expect(d.verified, d.body).toBe(true);
+      expect(d.headers['svix-id']).toBe(d.headers['webhook-id']);
+      expect(d.headers['svix-signature']).toBe(d.headers['webhook-signature']);
+      expect(schemaErrors(d.json)).toEqual([]);
+    }
+    const merged = r.delivered.find((d) => d.json.type === 'pull_request.merged' && d.json.pr_number === 1)!.json;
+    expect(merged).toMatchObject({ action: 'merged', status: 'merged', repository: Q.repo, target_branch: 'main', merged_reason: 'MERGE_GRAPH_MERGE' });
+    expect(String(merged.http_details_url)).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#\/pr\/github\.com\/acme\/web\/main\/1$/);
+    const ids = r.delivered.map((d) => d.headers['webhook-id']);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+});
+
+describe('delivery', () => {
+  it('retries a failing and a stalling receiver with the same webhook-id, logs every attempt, and replays', async () => {
+    const r = await receiver();
+    const s = await server({ webhooks: LOCAL });
+    const id = await endpoint(s, r);
+    r.mode = { kind: 'status', status: 503 };
+    const { webhookId } = await ok(s, 'testWebhook', { id });
+    await until('two refused attempts', () => r.all.length >= 2);
+    r.mode = { kind: 'stall' };
+    const stalledAt = r.all.length;
+    await until('a stalled attempt', () => r.all.length > stalledAt);
+    r.mode = { kind: 'ok' };
+    await until('the delivery', () => r.delivered.length === 1);
+    expect(r.delivered[0].headers['webhook-id']).toBe(webhookId);
+    expect(new Set(r.all.map((d) => d.headers['webhook-id']))).toEqual(new Set([webhookId]));
+    expect(r.delivered[0].verified).toBe(true);
+
+    const log = await until('the log to show the success', async () => {
+      const { deliveries } = await ok(s, 'listWebhookDeliveries', { id });
+      return deliveries[0]?.state === 'succeeded' ? deliveries : null;
+    });
+    expect(log).toHaveLength(1);
+    const attempts = log[0].log as { status: number | null; error: string | null; response: string | null; latencyMs: number }[];
+    expect(attempts[0]).toMatchObject({ status: 503, error: 'HTTP 503', response: 'receiver says no' });
+    expect(attempts.some((a) => a.status === null && /ETIMEDOUT|no answer within/.test(a.error ?? ''))).toBe(true);
+    expect(attempts[attempts.length - 1]).toMatchObject({ status: 200, error: null, response: 'ok' });
+    expect(log[0].webhookId).toBe(webhookId);
+
+    const replay = await ok(s, 'replayWebhookDelivery', { deliveryId: log[0].id });
+    expect(replay.webhookId).toBe(webhookId);
+    await until('the replay', () => r.delivered.length === 2);
+    expect(r.delivered[1].headers['webhook-id']).toBe(webhookId);
+  });
+
+  it('disables an endpoint that keeps failing, with the reason in its visible state', async () => {
+    const r = await receiver();
+    const s = await server({ webhooks: { ...LOCAL, retrySchedule: [100, 100, 100, 100, 100, 100], disableAfterMs: 400 } });
+    const id = await endpoint(s, r);
+    r.mode = { kind: 'status', status: 500 };
+    await ok(s, 'testWebhook', { id });
+    const listed = await until('the endpoint disabled', async () => {
+      const { endpoints } = await ok(s, 'listWebhooks', {});
+      return endpoints[0].state === 'disabled' ? endpoints[0] : null;
+    });
+    expect(listed.disabledReason).toMatch(/^every delivery failed since .* \(last: HTTP 500\)$/);
+    const attemptsThen = r.all.length;
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(r.all.length).toBe(attemptsThen);
+    r.mode = { kind: 'ok' };
+    await ok(s, 'enableWebhook', { id });
+    await until('the delivery after enabling', () => r.delivered.length === 1);
+  });
+
+  it('signs with both secrets during a rotation overlap; the old one is no longer accepted after it', async () => {
+    const r = await receiver();
+    const s = await server({ webhooks: LOCAL });
+    const id = await endpoint(s, r);
+    const old = r.secrets[0];
+    const rotated = await ok(s, 'rotateWebhookSecret', { id, overlapHours: 1 });
+    await ok(s, 'testWebhook', { id });
+    await until('the delivery', () => r.delivered.length === 1);
+    expect(String(r.delivered[0].headers['webhook-signature']).split(' ')).toHaveLength(2);
+    for (const secret of [old, rotated.secret]) {
+      r.secrets = [secret];
+      r.all.length = 0;
+      r.delivered.length = 0;
+      await ok(s, 'testWebhook', { id });
+      await until('the delivery', () => r.delivered.length === 1);
+      expect(r.delivered[0].verified).toBe(true);
+    }
+    await ok(s, 'rotateWebhookSecret', { id, overlapHours: 0 });
+    r.secrets = [rotated.secret];
+    r.delivered.length = 0;
+    await ok(s, 'testWebhook', { id });
+    await until('the delivery', () => r.delivered.length === 1);
+    expect(r.delivered[0].verified).toBe(false);
+  });
+
+  it('sends an endpoint only the events and repositories it asked for; other organisations see none of it', async () => {
+    const r = await receiver();
+    const s = await server({ sandbox: { testSeconds: 0 }, webhooks: LOCAL, tokens: { 'test-token': 'local', 'other-token': 'other' } });
+    const id = await endpoint(s, r, { events: ['pull_request.merged'], repos: [Q.repo] });
+    await ok(s, 'createQueue', Q);
+    await ok(s, 'createQueue', { repo: { ...Q.repo, name: 'api' }, targetBranch: 'main' });
+    await ok(s, 'submitPullRequest', { ...Q, pr: { number: 1 } });
+    await ok(s, 'submitPullRequest', { repo: { ...Q.repo, name: 'api' }, targetBranch: 'main', pr: { number: 7 } });
+    await until('the merged event', () => r.delivered.length >= 1);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(r.delivered.map((d) => [d.json.type, d.json.pr_number])).toEqual([['pull_request.merged', 1]]);
+    for (const op of ['testWebhook', 'listWebhookDeliveries', 'disableWebhook', 'deleteWebhook'] as const) {
+      const a = await call(s, op, { id }, { token: 'other-token' });
+      expect(a.status, op).toBe(404);
+    }
+    expect((await ok(s, 'listWebhooks', {}, 'other-token')).endpoints).toEqual([]);
+  });
+});
+
+describe('addresses (an API token must not make the server probe its own network)', () => {
+  it('refuses http:// and private, loopback and link-local addresses without the server flags', async () => {
+    const s = await server();
+    for (const [url, message] of [
+      ['http://hooks.example.com/in', /^url: must be https:\/\/ \(plain http:\/\/ needs the server flag --webhook-allow-http\)$/],
+      ['https://127.0.0.1/in', /^url: 127\.0\.0\.1 is a loopback, private or link-local address/],
+      ['https://[::1]:8443/in', /^url: ::1 is a loopback/],
+      ['https://169.254.169.254/latest/meta-data', /^url: 169\.254\.169\.254 is/],
+      ['https://10.1.2.3/in', /^url: 10\.1\.2\.3 is/],
+      ['https://[::ffff:192.168.0.1]/in', /is a loopback, private or link-local address/],
+      ['ftp://hooks.example.com/in', /^url: must be https:\/\//],
+    ] as const) {
+      const a = await call(s, 'createWebhook', { url });
+      expect(a.status, url).toBe(400);
+      expect(a.text, url).toMatch(message);
+    }
+  });
+
+  it('checks names after DNS resolution at delivery time: localhost is refused and the receiver gets nothing', async () => {
+    const r = await receiver();
+    const s = await server({ webhooks: { ...LOCAL, allowPrivate: false } });
+    const port = new URL(r.url).port;
+    const { endpoint: ep } = await ok(s, 'createWebhook', { url: `http://localhost:${port}/hook` });
+    await ok(s, 'testWebhook', { id: ep.id });
+    const { deliveries } = await until('a refused attempt', async () => {
+      const answer = await ok(s, 'listWebhookDeliveries', { id: ep.id });
+      return answer.deliveries[0]?.log.length ? answer : null;
+    });
+    expect(deliveries[0].log[0].error).toMatch(/^refused: localhost is a loopback name$/);
+    expect(r.all).toEqual([]);
+  });
+
+  it('does not follow a redirect', async () => {
+    const r = await receiver();
+    const redirector = createServer((_req, res) => {
+      res.writeHead(307, { location: r.url }).end();
+    });
+    await new Promise<void>((done) => redirector.listen(0, '127.0.0.1', () => done()));
+    cleanup(() => new Promise<void>((done) => redirector.close(() => done())));
+    const s = await server({ webhooks: LOCAL });
+    const { endpoint: ep } = await ok(s, 'createWebhook', { url: `http://127.0.0.1:${(redirector.address() as AddressInfo).port}/in` });
+    await ok(s, 'testWebhook', { id: ep.id });
+    const { deliveries } = await until('an attempt', async () => {
+      const answer = await ok(s, 'listWebhookDeliveries', { id: ep.id });
+      return answer.deliveries[0]?.log.length ? answer : null;
+    });
+    expect(deliveries[0].log[0]).toMatchObject({ status: 307, error: 'HTTP 307 (redirects are not followed)' });
+    expect(r.all).toEqual([]);
+  });
+});
