@@ -22,12 +22,12 @@ import {
   routes,
   type OperationName,
   type RouteDef,
-  type StatusResponse,
 } from '../contract/index.js';
 import type { Forge } from '../forge/types.js';
 import { isDatabaseBusy, isDatabaseUnavailable, LeaseLostError, type Store } from '../store/index.js';
 import { TokenAuth } from './auth.js';
 import { HttpError, oneLine } from './errors.js';
+import { DatabaseHealth, DEFAULT_HEALTH, type HealthOptions } from './health.js';
 import { FlakyService } from './flaky.js';
 import { flakyHandlers } from './routes/flaky.js';
 import { RepoOwners, type OrgRepoPin } from './ownership.js';
@@ -73,6 +73,8 @@ export interface ServerDeps {
   timeouts?: Partial<ServerTimeouts>;
   /** Limits per organisation and per queue; unset ones are DEFAULT_LIMITS. */
   limits?: Partial<ServerLimits>;
+  /** How `/v1/status` probes the database; unset ones are DEFAULT_HEALTH. */
+  health?: Partial<HealthOptions>;
   /** The built web dashboard served at `/` (default: build/web next to the built server; `false`: none). */
   webRoot?: string | false;
   /** Outgoing webhooks: address rules, the dashboard's public URL, retry timing (default: https only, public addresses only). */
@@ -121,13 +123,6 @@ declare module 'fastify' {
 const JSON_TYPE = 'application/json; charset=utf-8';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
 
-const STATUS: StatusResponse = {
-  overallStatus: { type: 'up', color: 'green', overallStatusDescription: 'All systems operational' },
-  statuses: [
-    { name: 'Merge queue API', color: 'green', statusDescription: 'Operational' },
-    { name: 'Flaky tests API', color: 'green', statusDescription: 'Operational' },
-  ],
-};
 
 /**
  * Every request schema, compiled once per process: z.compile builds a specialised validator with
@@ -271,6 +266,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     return503OnClosing: true,
   });
 
+  const health = new DatabaseHealth(() => deps.store.ping(), Date.now, { ...DEFAULT_HEALTH, ...deps.health });
   const auth = new TokenAuth(deps.store, now, (error) => app.log.error({ err: error }, 'could not record when a token was last used'));
   await auth.reload();
   const owners = await RepoOwners.load(deps.store, deps.orgRepos);
@@ -377,6 +373,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       message = error.message;
       code = errorCodeForStatus(status);
     } else if (isDatabaseUnavailable(error)) {
+      health.markDown('the database is unreachable');
       status = 503;
       message = 'the database is unavailable right now; nothing was changed, try again shortly';
       code = 'unavailable';
@@ -427,7 +424,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     ...mqHandlers(service, now, deps.workers?.executor.checkLogPath?.bind(deps.workers.executor)),
     ...flakyHandlers(new FlakyService(deps.store, now, reports?.read), owners, pageTokens),
     ...webhookHandlers(webhooks),
-    status: () => STATUS,
+    status: (_input, { reply }) => {
+      const { httpStatus, body } = health.status();
+      // A load balancer takes the replica out on the 503; the body keeps Trunk's shape (impacted, red).
+      if (httpStatus !== 200) reply.code(httpStatus).header('retry-after', '5').header(ERROR_CODE_HEADER, 'unavailable' satisfies ErrorCode);
+      return body;
+    },
   };
 
   const allowed = new Map<string, string>();

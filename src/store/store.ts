@@ -413,6 +413,11 @@ export class Store {
     await this.db.destroy();
   }
 
+  /** One trivial query: resolves when the database answers (`/v1/status`'s health probe). */
+  async ping(): Promise<void> {
+    await sql`select 1`.execute(this.db);
+  }
+
   // ------------------------------------------------------------ organisations and tokens
 
   private async ensureOrganisationIn(trx: Transaction<SchemaTables>, slug: string): Promise<void> {
