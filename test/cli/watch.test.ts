@@ -77,15 +77,39 @@ describe('railyard mq watch', () => {
     ]);
   });
 
+  it('a failed PR: mq status shows the detail and the next commands; mq restart says to resubmit', async () => {
+    // A queue of its own: the other tests count the runs of main.
+    const D = { ...Q, targetBranch: 'develop' };
+    const DEVELOP = [...REPO, '--branch', 'develop'];
+    await ok(server, 'createQueue', D);
+    await ok(server, 'submitPullRequest', { ...D, pr: { number: 3 } });
+    await railyard(['mq', 'watch', '3', ...DEVELOP, '--interval', '100ms', '--json'], env);
+    const status = await railyard(['mq', 'status', '3', ...DEVELOP], env);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(/^reason +TEST_RUN_REQUIRED_STATUS_FAILED$/m);
+    expect(status.stdout).toMatch(/^detail +\S/m);
+    expect(status.stdout).toContain('railyard mq logs 3 --repo github.com/acme/web --branch develop (what failed)');
+    const restart = await railyard(['mq', 'restart', '3', ...DEVELOP], env);
+    expect(restart.code).toBe(1);
+    expect(restart.stderr).toContain(
+      'Error: #3 is failed (TEST_RUN_REQUIRED_STATUS_FAILED): restart re-tests a PR in the queue; resubmit it with `railyard mq submit 3 --repo github.com/acme/web --branch develop`',
+    );
+    await ok(server, 'deleteQueue', D);
+  });
+
   it('gives up at the timeout with exit 1 and says which PRs are still in the queue', async () => {
     await ok(server, 'updateQueue', { ...Q, state: 'paused' });
     await ok(server, 'submitPullRequest', { ...Q, pr: { number: 4 } });
     const result = await railyard(
-      ['mq', 'watch', '4', ...REPO, '--interval', '100ms', '--timeout', '1s'],
+      ['mq', 'watch', '4', ...REPO, '--interval', '100ms', '--timeout', '1500ms', '--heartbeat', '400ms'],
       env,
     );
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('#4 still in the queue at the timeout');
+    // Piped and nothing changing: a heartbeat line says what it still waits for, so a CI log never goes silent.
+    const lines = result.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d +1\. #4 pending/);
+    expect(lines.filter((l) => /^\d\d:\d\d:\d\d still +1\. #4 pending .* in queue/.test(l)).length).toBeGreaterThanOrEqual(1);
     await ok(server, 'cancelPullRequest', { ...Q, pr: { number: 4 } });
     await ok(server, 'updateQueue', { ...Q, state: 'running' });
   });

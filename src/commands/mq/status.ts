@@ -29,9 +29,22 @@ export default class Status extends BaseCommand {
       const result = await waitForPr(client, { repo, targetBranch: flags.branch, prNumber: number }, { timeoutMs, intervalMs });
       return this.concludeWait(result);
     }
-    const pr = await client.call('getSubmittedPullRequest', { repo, targetBranch: flags.branch, pr: { number } });
+    const key = { repo, targetBranch: flags.branch, pr: { number } };
+    const pr = await client.call('getSubmittedPullRequest', key);
     const { renderRecord } = await import('../../cli/render.js');
-    this.out(renderRecord(describePr(pr), 'table', this.color()));
+    const view = describePr(pr);
+    if (pr.state === 'failed' || pr.state === 'cancelled') {
+      // The reason code alone does not say what to do: the detail sentence of its history, and where to look next.
+      const history = await client.call('getPullRequestHistory', key).catch(() => undefined);
+      const current = history?.transitions.filter((t) => t.queueEntryId === pr.id) ?? [];
+      const detail = [...current].reverse().find((t) => t.detail)?.detail;
+      const where = `${flags.repo ? ` --repo ${flags.repo}` : ''}${flags.branch !== 'main' ? ` --branch ${flags.branch}` : ''}`;
+      Object.assign(view, {
+        detail,
+        next: `railyard mq logs ${number}${where} (what failed), railyard mq submit ${number}${where} (try again)`,
+      });
+    }
+    this.out(renderRecord(view, 'table', this.color()));
     return pr;
   }
 }

@@ -27,6 +27,10 @@ export default class Watch extends BaseCommand {
     ...queueFlags,
     interval: Flags.string({ description: 'how often to look', default: '2s' }),
     timeout: Flags.string({ description: 'stop after this long (0 = never)', default: '1h' }),
+    heartbeat: Flags.string({
+      description: 'piped: with no change for this long, a line says what is still waited for (a CI log never goes silent)',
+      default: '30s',
+    }),
   };
 
   async run() {
@@ -34,6 +38,8 @@ export default class Watch extends BaseCommand {
     const prs = (argv as string[]).map(prNumber);
     const intervalMs = parseDuration(flags.interval, '--interval');
     const timeoutMs = flags.timeout === '0' ? 0 : parseDuration(flags.timeout, '--timeout');
+    const heartbeatMs = parseDuration(flags.heartbeat, '--heartbeat');
+    let lastLineAt = Date.now();
     const repo = await this.repo(flags.repo);
     const client = await this.client(flags);
     const { boardHeader, boardLine, boardRows } = await import('../../watch/board.js');
@@ -65,6 +71,7 @@ export default class Watch extends BaseCommand {
           else if (!tty && seen.get(n) !== pr.state) {
             seen.set(n, pr.state ?? '');
             this.out(`${stamp()} #${n} ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}\n`);
+            lastLineAt = now;
           }
         }
         if (tty) {
@@ -80,12 +87,25 @@ export default class Watch extends BaseCommand {
             if (seen.get(row.pr.prNumber) === what) continue;
             seen.set(row.pr.prNumber, what);
             this.out(`${stamp()} ${printable(boardLine(row).trimStart())}\n`);
+            lastLineAt = now;
           }
           for (const [n, pr] of settled) {
             const what = `${pr.state}`;
             if (seen.get(n) === what) continue;
             seen.set(n, what);
             this.out(`${stamp()} #${n} ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}\n`);
+            lastLineAt = now;
+          }
+          if (now - lastLineAt >= heartbeatMs) {
+            // Nothing changed for a while: say where each watched PR stands (the queue, when none is named).
+            const watched = prs.length ? rows.filter((r) => prs.includes(r.pr.prNumber)) : [];
+            const lines = watched.length ? watched.map((r) => `still ${boardLine(r).trimStart()}`) : [`still watching ${boardHeader(repoLabel(repo), queue, summary)}`];
+            for (const n of prs) {
+              if (settled.has(n) || watched.some((r) => r.pr.prNumber === n)) continue;
+              lines.push(`still waiting for #${n}: ${seen.get(n) || 'not in the queue yet'}`);
+            }
+            for (const line of lines) this.out(`${stamp()} ${printable(line)}\n`);
+            lastLineAt = now;
           }
         }
         const done = prs.length > 0 && prs.every((n) => settled.has(n));
