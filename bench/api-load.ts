@@ -38,10 +38,10 @@ let queryCountUrl: string | undefined;
 const queryCount = async (): Promise<number> => ((await (await fetch(queryCountUrl!)).json()) as { queries: number }).queries;
 
 async function child(): Promise<void> {
-  const [{ buildServer }, { openStore }, { SandboxForge }, { Replicas }] = await Promise.all([
+  const [{ buildServer }, { openStore }, { createSandboxDriver }, { Replicas }] = await Promise.all([
     import('../src/server/index.js'),
     import('../src/store/index.js'),
-    import('../src/forge/sandbox.js'),
+    import('../src/forge/sandbox/index.js'),
     import('../src/server/replicas.js'),
   ]);
   const bare = Fastify();
@@ -63,7 +63,7 @@ async function child(): Promise<void> {
   const store = await openStore(databaseUrl ? { databaseUrl } : { dataDir });
   const replicas = databaseUrl ? new Replicas(store, { databaseUrl }) : undefined;
   await store.addToken('local', TOKEN);
-  const app = await buildServer({ store, forge: new SandboxForge(), replicas });
+  const app = await buildServer({ store, driver: createSandboxDriver(), replicas });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   const service = app.railyard.service;
   await service.createQueue('local', REPO, 'main');

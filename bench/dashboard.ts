@@ -14,7 +14,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { sandboxHeadSha } from '../src/forge/sandbox.js';
+import { sandboxHeadSha } from '../src/forge/sandbox/index.js';
 import { buildServer } from '../src/server/index.js';
 import { createBackend } from '../src/server/runtime.js';
 import { openStore } from '../src/store/index.js';
@@ -37,10 +37,10 @@ const dir = await mkdtemp(join(tmpdir(), 'railyard-bench-dashboard-'));
 const store = await openStore({ dataDir: dir });
 await store.addToken('local', TOKEN);
 // Tests take an hour: the line stays as it is while the page is measured.
-const { forge, workers } = await createBackend({ dataDir: dir, sandbox: { testSeconds: 3600 }, tickMs: 200 });
+const { driver, workers } = await createBackend({ dataDir: dir, sandbox: { testSeconds: 3600 }, tickMs: 200 });
 const app = await buildServer({
   store,
-  forge,
+  driver,
   workers,
   webRoot: resolve(import.meta.dirname, '../build/web'),
 });

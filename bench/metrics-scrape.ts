@@ -19,17 +19,17 @@ const PRS_PER_QUEUE = 3;
 const TOKEN = 'bench-token';
 
 async function child(): Promise<void> {
-  const [{ buildServer, renderMetrics }, { openStore }, { SandboxForge }] = await Promise.all([
+  const [{ buildServer, renderMetrics }, { openStore }, { createSandboxDriver }] = await Promise.all([
     import('../src/server/index.js'),
     import('../src/store/index.js'),
-    import('../src/forge/sandbox.js'),
+    import('../src/forge/sandbox/index.js'),
   ]);
   const store = await openStore({ sqlitePath: ':memory:' });
   await store.addToken('local', TOKEN);
   // The limits are raised: the bench measures an organisation past the default of 1,000 queues.
   const app = await buildServer({
     store,
-    forge: new SandboxForge(),
+    driver: createSandboxDriver(),
     logLevel: 'silent',
     limits: { queuesPerOrg: QUEUES, prsPerQueue: 10_000 },
   });

@@ -442,7 +442,7 @@ export default class Serve extends Command {
       : undefined;
     const app = await buildServer({
       store,
-      forge: backend.forge,
+      driver: backend.driver,
       workers: backend.workers,
       version: this.config.version,
       orgRepos,

@@ -73,7 +73,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       tickMs: 250,
       pollMs: 300,
     });
-    app = await buildServer({ store, forge: backend.forge, workers: backend.workers });
+    app = await buildServer({ store, driver: backend.driver, workers: backend.workers });
     const address = await app.listen({ host: '127.0.0.1', port: 0 });
     say(`• server listening on ${address}/v1 (embedded SQLite in ${join(root, 'data')})`);
     if (options.open) say(`• web dashboard on ${address}/ (API token ${token}) — open it now to watch the queue live`);

@@ -39,6 +39,8 @@
  * - Scheduling and batching (scheduling.ts): pending PRs start runs in queue order while slots
  *   are free, bisection groups first, in batches when batching, each on the target plus the part
  *   of the line ahead that it depends on.
+ * - Basis (basis.ts): a new run is built on the test commit of the unit just ahead when that
+ *   commit holds exactly its base, else on the target head; `startTestRun` names which.
  * - Lanes (lanes.ts): in parallel mode PRs whose impacted targets overlap share a lane; the slot
  *   limits apply per lane.
  * After the last round, a pending mode switch completes once nothing is admitted (readiness.ts).
@@ -57,6 +59,7 @@ export {
   nextDeadline,
   targetsOverlap,
 } from './model.js';
+export { testBasis } from './rules/basis.js';
 export { laneNumbers } from './rules/lanes.js';
 export { flakyVerdict } from './rules/flaky-verdict.js';
 export { needsProbation } from './rules/probation.js';

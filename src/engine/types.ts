@@ -298,10 +298,17 @@ export type EngineEvent =
   | MergeFailedEvent
   | TargetMovedEvent;
 
+/**
+ * What the test commit of a run is built on (rules/basis.ts): the test commit of the run `runId`
+ * (which holds exactly this run's unmerged base), or the target head with the run's unmerged
+ * base PRs applied first. Either way the run's own PRs go on top, in order.
+ */
+export type TestBasis = { on: 'run'; runId: string } | { on: 'target' };
+
 /** Something the shell must do. Outcomes come back as events. */
 export type Effect =
   | { type: 'stateChanged'; entryId: string; prNumber: number; from: PullRequestState | null; to: PullRequestState; reason: ReasonCode | null }
-  | { type: 'startTestRun'; runId: string }
+  | { type: 'startTestRun'; runId: string; basis: TestBasis }
   | { type: 'cancelTestRun'; runId: string }
   | { type: 'merge'; runId: string; prNumbers: number[] };
 

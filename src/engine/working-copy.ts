@@ -11,6 +11,7 @@ import {
   type QueuedReason,
 } from '../contract/index.js';
 import { findEntry, IN_RUN, isTerminal, unionTargets } from './model.js';
+import { basisOf } from './rules/basis.js';
 import {
   EngineRejection,
   type Effect,
@@ -127,6 +128,12 @@ export class WorkingCopy {
 
   run(runId: string): TestRun | undefined {
     return this.runs.find((r) => r.id === runId);
+  }
+
+  /** A run by id, searched from the newest (the runs a new run is built on are recent). */
+  lastRun(runId: string): TestRun | undefined {
+    for (let i = this.runs.length - 1; i >= 0; i--) if (this.runs[i].id === runId) return this.runs[i];
+    return undefined;
   }
 
   membersOf(runId: string): Entry[] {
@@ -250,7 +257,8 @@ export class WorkingCopy {
   /** Creates a run for `members` on `basePrNumbers`, asks the shell to start it and moves the members to testing. */
   launch(members: Entry[], basePrNumbers: number[], isBisection: boolean): TestRun {
     const run = this.createRun(members, basePrNumbers, isBisection);
-    this.effects.push({ type: 'startTestRun', runId: run.id });
+    const basis = basisOf(run, { entry: (pr) => this.find(pr), run: (id) => this.lastRun(id) });
+    this.effects.push({ type: 'startTestRun', runId: run.id, basis });
     for (const m of members) {
       // Keep why a retest happens (e.g. PREREQUISITE_MERGE_ITEM_FAILED) as the reason of the new test.
       const reason = m.reason && (QUEUED_REASONS as readonly string[]).includes(m.reason) ? m.reason : null;

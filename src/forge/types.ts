@@ -1,5 +1,22 @@
-import type { Repo } from '../contract/index.js';
-import type { PrFacts } from '../engine/types.js';
+/**
+ * The forge driver interface: what the server asks of the place where code and pull requests
+ * live. Each forge is one folder under src/forge/ (sandbox/, git/, github/) exporting one
+ * `ForgeDriver`, made of roles:
+ *
+ * - source   — the facts of a pull request and whether it already landed;
+ * - builder  — the test commit of a run, built on what the engine named (TestBasis);
+ * - ci       — the checks of a test commit: run them (git), read the forge's CI (github), or
+ *              simulate them (sandbox);
+ * - lander   — the compare-and-swap that moves the target branch to a tested commit;
+ * - events   — changes made outside the queue (webhooks, polling) turned into engine events, and
+ *              the HTTP routes the driver needs (declared as data; the server mounts them);
+ * - reporter — what the forge shows of the queue: statuses, comments, draft pull requests.
+ *
+ * A driver never imports Fastify or the queue service: the server hands it a `DriverHost`.
+ * The server picks a driver through src/forge/registry.ts (one line per forge).
+ */
+import type { PriorityInput, Repo } from '../contract/index.js';
+import type { EngineEvent, PrFacts, QueueModel, TestBasis, TestRun } from '../engine/types.js';
 
 /**
  * Where an open pull request stands against the branch it would land in: `open` (there is
@@ -8,14 +25,31 @@ import type { PrFacts } from '../engine/types.js';
  */
 export type PrLandingState = { state: 'open' } | { state: 'merged' | 'closed'; detail: string };
 
-/**
- * Where pull requests live. The server asks it for the facts of a PR on submit and refreshes
- * them when a PR is read. Implementations: the sandbox forge (./sandbox.ts) and the git forge
- * (./git/). Test-run and merge methods are added with the engine's effects.
- */
-export interface Forge {
-  /** Short name for logs and notes, e.g. `sandbox` or `git`. */
-  readonly kind: string;
+/** A queue as a driver sees it. `model` is the committed model: read it again after an await. */
+export interface DriverQueue {
+  readonly id: string;
+  readonly org: string;
+  readonly repo: Repo;
+  readonly model: QueueModel;
+}
+
+/** What the server offers a driver. */
+export interface DriverHost {
+  /** The queues this server drives (with several replicas: those whose lease it holds). */
+  queues(): DriverQueue[];
+  /** Feeds an event to a queue's engine through its single writer; failures are logged, not thrown. */
+  dispatch(queue: DriverQueue, event: EngineEvent): Promise<void>;
+  /**
+   * A command from the forge (e.g. a `/railyard merge` comment), with the same checks as the API.
+   * Throws an error whose message is for people when it is refused.
+   */
+  command(queue: DriverQueue, prNumber: number, command: ForgeCommand): Promise<void>;
+}
+
+export type ForgeCommand = { type: 'submit'; priority?: PriorityInput } | { type: 'cancel' } | { type: 'restart' };
+
+/** The facts of pull requests. */
+export interface Source {
   /**
    * The longest `repo.owner` this forge has on `host` (decisions "Round 3"): unset means
    * REPO_OWNER_MAX (39, GitHub's); GitLab widens it to REPO_NAMESPACE_MAX (a namespace path).
@@ -31,4 +65,85 @@ export interface Forge {
    * submit a PR that is not `open` (400 naming the state).
    */
   landingState?(repo: Repo, prNumber: number, facts: PrFacts, targetBranch: string): Promise<PrLandingState>;
+}
+
+/** A test commit, built and where the forge's CI can see it. */
+export interface BuiltRun {
+  branch: string;
+  sha: string;
+}
+
+/**
+ * Builds test commits. May throw MergeConflictError (a PR conflicts) or ChecksConfigError (the
+ * repository cannot be tested): the server reports them as the run's start failure.
+ */
+export interface Builder {
+  /** Builds (and publishes) the test commit of `run` on `basis`; null when `signal` aborted it. */
+  build(queue: DriverQueue, run: TestRun, basis: TestBasis, signal: AbortSignal): Promise<BuiltRun | null>;
+  /** One line naming what a conflicting PR conflicts with (default: the error's message). */
+  describeFailure?(queue: DriverQueue, run: TestRun, error: unknown): Promise<string | undefined>;
+}
+
+/** The verdict of a run's checks. */
+export interface CiVerdict {
+  passed: boolean;
+  checks: Record<string, 'success' | 'failure' | 'pending'>;
+  reason?: 'TEST_RUN_REQUIRED_STATUS_FAILED' | 'TEST_RUN_TIMEOUT' | 'TEST_RUN_NO_CHECKS_REPORTED';
+  /** One line for people when it did not pass. */
+  detail?: string;
+}
+
+/** Runs or reads the checks of a test commit. */
+export interface Ci {
+  /**
+   * The verdict on `sha` (the test commit of `run`); null when `signal` aborted it. `reattached`:
+   * the commit was built before this server started (a restart, or another replica built it).
+   */
+  verdict(queue: DriverQueue, run: TestRun, sha: string, signal: AbortSignal, reattached: boolean): Promise<CiVerdict | null>;
+  /** Where the output of a check of a run is kept (null: the run has no such check); drivers without logs leave it out. */
+  logPath?(queue: DriverQueue, run: TestRun, check: string): string | null;
+}
+
+export type MergeOutcome = 'merged' | 'target_moved' | 'error';
+
+/** Lands tested commits. Must be idempotent: a merge that already landed is `merged`. */
+export interface Lander {
+  land(queue: DriverQueue, run: TestRun, prNumbers: readonly number[]): Promise<MergeOutcome>;
+}
+
+/** An HTTP route of a driver, mounted by the server as is (e.g. `POST /webhooks/github`). */
+export interface DriverRoute {
+  method: 'POST';
+  /** Outside /v1, e.g. `/webhooks/github`. */
+  path: string;
+  /** Gets the raw body (any content type, for signatures) and answers in plain text. */
+  handle(request: { headers: Readonly<Record<string, string | string[] | undefined>>; body: string }): Promise<{ status: number; text: string }>;
+}
+
+/** Changes made outside the queue. */
+export interface Events {
+  /** Starts watching (polling, webhook handling) for the queues the host drives. */
+  start(host: DriverHost): void;
+  routes?: readonly DriverRoute[];
+}
+
+/** What the forge shows of the queue. */
+export interface Reporter {
+  /** An entry changed state. */
+  stateChanged(queue: DriverQueue, prNumber: number): void;
+  /** A run's test commit was published as `branch`. */
+  runStarted?(queue: DriverQueue, run: TestRun, branch: string): void;
+}
+
+/** One forge: its roles, and close() to stop timers and wait for work in flight. */
+export interface ForgeDriver {
+  /** Short name for logs, e.g. `sandbox`, `git`, `github`. */
+  readonly kind: string;
+  readonly source: Source;
+  readonly builder: Builder;
+  readonly ci: Ci;
+  readonly lander: Lander;
+  readonly events?: Events;
+  readonly reporter?: Reporter;
+  close(): Promise<void>;
 }

@@ -23,7 +23,7 @@ import {
   type OperationName,
   type RouteDef,
 } from '../contract/index.js';
-import type { Forge } from '../forge/types.js';
+import type { DriverRoute, ForgeDriver } from '../forge/types.js';
 import { isDatabaseBusy, isDatabaseUnavailable, LeaseLostError, type Store } from '../store/index.js';
 import { TokenAuth } from './auth.js';
 import { HttpError, oneLine } from './errors.js';
@@ -47,7 +47,8 @@ import { WebhookService } from './webhooks/service.js';
 
 export interface ServerDeps {
   store: Store;
-  forge: Forge;
+  /** The forge driver (src/forge/registry.ts): PR facts for the API; with `workers`, everything else. */
+  driver: ForgeDriver;
   /** Reported in the OpenAPI document. */
   version?: string;
   /** Server log level; default `error`, so only unexpected errors are logged. At `info`: one line per request and per queue event. */
@@ -56,7 +57,7 @@ export interface ServerDeps {
   logStream?: NodeJS.WritableStream;
   /** Where engine effects are carried out (test runs, merges); see QueueService. */
   onEffects?: EffectHandler;
-  /** The queue workers (sandbox or git executor): run tests, merge, tick; closed with the server. */
+  /** The queue workers driving `driver`: run tests, merge, tick; closed with the server. */
   workers?: QueueWorkers;
   /** The clock (tests and the simulator may pass their own). */
   now?: () => number;
@@ -239,6 +240,28 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
  * `x-api-token`, organisation scoping, the 20 MiB limit and plain-text one-line errors.
  * Call `app.close()` to stop (it waits for in-flight commands); closing the store is the caller's.
  */
+/**
+ * Mounts a route a driver declared (e.g. `POST /webhooks/github`): in a scope of its own, the body
+ * reaches the driver as the raw text (any content type: signatures are over the raw bytes) and
+ * the driver's answer goes back as plain text.
+ */
+async function mountDriverRoute(app: FastifyInstance, route: DriverRoute): Promise<void> {
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    const raw = (_req: unknown, body: string, done: (err: Error | null, body?: unknown) => void) => done(null, body);
+    scope.addContentTypeParser('*', { parseAs: 'string' }, raw);
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, raw);
+    scope.route({
+      method: route.method,
+      url: route.path,
+      handler: async (request, reply) => {
+        const answer = await route.handle({ headers: request.headers, body: typeof request.body === 'string' ? request.body : '' });
+        return reply.code(answer.status).type('text/plain; charset=utf-8').send(answer.text);
+      },
+    });
+  });
+}
+
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const now = deps.now ?? Date.now;
   const logLevel = deps.logLevel ?? 'error';
@@ -273,7 +296,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const pageTokens = await PageTokens.load(deps.store);
   const service = await QueueService.load({
     store: deps.store,
-    forge: deps.forge,
+    forge: deps.driver,
     owners,
     onEffects: deps.onEffects ?? deps.workers?.handle,
     now,
@@ -399,9 +422,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     return reply.code(status).header(ERROR_CODE_HEADER, code).type(TEXT_TYPE).send(oneLine(message));
   });
 
-  // The executor's own routes (webhooks) after the error handler: a scope registered before it
+  // The driver's own routes (webhooks) after the error handler: a scope registered before it
   // keeps Fastify's default one, which answered the webhook's 413 in JSON.
-  if (deps.workers?.executor.routes) await deps.workers.executor.routes(app);
+  if (deps.workers) for (const route of deps.driver.events?.routes ?? []) await mountDriverRoute(app, route);
 
   const authHook = (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
     const check = () => {
@@ -421,7 +444,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   };
 
   const handlers: Handlers = {
-    ...mqHandlers(service, now, deps.workers?.executor.checkLogPath?.bind(deps.workers.executor)),
+    ...mqHandlers(service, now, deps.workers ? deps.driver.ci.logPath?.bind(deps.driver.ci) : undefined),
     ...flakyHandlers(new FlakyService(deps.store, now, reports?.read), owners, pageTokens),
     ...webhookHandlers(webhooks),
     status: (_input, { reply }) => {
@@ -447,7 +470,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
         if (schema) {
           const raw = def.method === 'GET' ? request.query : (request.body ?? {});
           // Before the schema: its bound is the widest any forge allows, this one the forge's own.
-          const tooLong = repoOwnerProblem(deps.forge, raw);
+          const tooLong = repoOwnerProblem(deps.driver.source, raw);
           if (tooLong !== null) throw new HttpError(400, tooLong);
           const parsed = schema.safeParse(raw, { reportInput: true });
           if (!parsed.success) throw new HttpError(400, describeRequestError(parsed.error));

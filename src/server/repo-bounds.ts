@@ -5,10 +5,10 @@
  * the raw input, before the schema, so a 10 MB owner is told 39 like a 40-character one.
  */
 import { ownerTooLong, REPO_OWNER_MAX } from '../contract/index.js';
-import type { Forge } from '../forge/types.js';
+import type { Source } from '../forge/types.js';
 
 /** `repo.owner: must be at most 39 characters`, or null: for `repo: {host, owner}` and for `repo: "owner/name"` with `repoHost`. */
-export function repoOwnerProblem(forge: Forge, input: unknown): string | null {
+export function repoOwnerProblem(forge: Source, input: unknown): string | null {
   if (typeof input !== 'object' || input === null) return null;
   const { repo, repoHost } = input as { repo?: unknown; repoHost?: unknown };
   const bound = (host: string) => forge.ownerMaxLength?.(host) ?? REPO_OWNER_MAX;

@@ -20,6 +20,7 @@ import {
   newQueueModel,
   readinessOf,
   step,
+  testBasis,
   type ConfigPatch,
   type Effect,
   type EngineEvent,
@@ -28,7 +29,7 @@ import {
   type QueueModel,
   type StepContext,
 } from '../engine/index.js';
-import type { Forge } from '../forge/types.js';
+import type { ForgeDriver, Source } from '../forge/types.js';
 import { impactedTargetsKey, type Fence, type ImpactedTargetsWrite, type PrTransition, type Store, type StoredQueue } from '../store/index.js';
 import { LeaseLostError } from '../store/index.js';
 import { badRequest, conflict, HttpError, notFound, ofTokenOrg, tooMany } from './errors.js';
@@ -73,7 +74,8 @@ export type EffectHandler = (queue: QueueHandle, effects: readonly Effect[], ser
 
 export interface QueueServiceOptions {
   store: Store;
-  forge: Forge;
+  /** The forge driver: its source reads PR facts (its other roles are the workers' business). */
+  forge: Pick<ForgeDriver, 'kind' | 'source'>;
   /** Which organisation each repository belongs to; without it, every organisation sees only its own queues. */
   owners?: RepoOwners;
   /** Where the engine's effects are carried out (test runs, merges). Today only stateChanged happens. */
@@ -194,7 +196,8 @@ export class QueueService {
   /** getSubmittedPullRequest answers per model version (a new version starts with none). */
   private readonly submittedAnswers = new WeakMap<QueueModel, Map<string, SubmittedAnswer>>();
   private readonly store: Store;
-  private readonly forge: Forge;
+  private readonly source: Source;
+  private readonly forgeKind: string;
   private readonly owners?: RepoOwners;
   private readonly onEffects?: EffectHandler;
   private readonly now: () => number;
@@ -207,7 +210,8 @@ export class QueueService {
   private constructor(options: QueueServiceOptions) {
     this.replicas = options.replicas;
     this.store = options.store;
-    this.forge = options.forge;
+    this.source = options.forge.source;
+    this.forgeKind = options.forge.kind;
     this.owners = options.owners;
     this.onEffects = options.onEffects;
     this.now = options.now ?? Date.now;
@@ -678,13 +682,13 @@ export class QueueService {
   private async facts(handle: QueueHandle, prNumber: number): Promise<PrFacts> {
     let facts: PrFacts | null;
     try {
-      facts = await this.forge.getPullRequest(handle.repo, prNumber, handle.model.branch);
+      facts = await this.source.getPullRequest(handle.repo, prNumber, handle.model.branch);
     } catch (error) {
       // A forge behind HTTP (GitHub) that failed: say so instead of a bare internal error.
       const status = (error as { status?: unknown } | null)?.status;
       if (typeof status !== 'number') throw error;
       const detail = error instanceof Error ? error.message.split('\n')[0] : String(error);
-      throw new HttpError(502, `${this.forge.kind}: reading pull request #${prNumber} failed (${status}: ${detail})`);
+      throw new HttpError(502, `${this.forgeKind}: reading pull request #${prNumber} failed (${status}: ${detail})`);
     }
     if (!facts) throw notFound(`pull request #${prNumber} does not exist in ${describeRepo(handle.repo)}`);
     return facts;
@@ -715,7 +719,7 @@ export class QueueService {
       );
     // Nothing lands twice: a PR the forge reports merged or closed, or whose head or changes are
     // already in the target, is refused.
-    const landing = await this.forge.landingState?.(queue.repo, prNumber, facts, queue.model.branch);
+    const landing = await this.source.landingState?.(queue.repo, prNumber, facts, queue.model.branch);
     if (landing && landing.state !== 'open') {
       throw badRequest(
         `pull request #${prNumber} is ${landing.state === 'merged' ? 'already merged' : 'closed'}: ${landing.detail}`,
@@ -844,7 +848,7 @@ export class QueueService {
     const handle = this.require(org, repo, branch);
     const { entry } = this.submittedAnswer(handle, pr);
     if (!isTerminal(entry.state)) {
-      const fresh = await this.forge.getPullRequest(handle.repo, entry.prNumber, handle.model.branch);
+      const fresh = await this.source.getPullRequest(handle.repo, entry.prNumber, handle.model.branch);
       if (fresh && !sameFacts(fresh, entry.pr)) {
         const prNumber = entry.prNumber;
         await this.write(org, repo, branch, (h) => this.commit(h, [{ type: 'prUpdated', prNumber, pr: fresh }]));
@@ -911,7 +915,7 @@ export function effectsBetween(before: QueueModel | null, after: QueueModel): Ef
   const effects: Effect[] = [];
   for (const run of after.runs) {
     const was = old.get(run.id);
-    if (run.status === 'in_progress' && was?.status !== 'in_progress') effects.push({ type: 'startTestRun', runId: run.id });
+    if (run.status === 'in_progress' && was?.status !== 'in_progress') effects.push({ type: 'startTestRun', runId: run.id, basis: testBasis(after, run) });
     if (run.mergeRequested && !was?.mergeRequested)
       effects.push({ type: 'merge', runId: run.id, prNumbers: run.mergePrNumbers ?? run.prNumbers });
   }

@@ -1,35 +1,15 @@
-import type { FastifyInstance } from 'fastify';
-import { findEntry, isTerminal, nextDeadline, type Effect, type EngineEvent, type QueueModel, type TestRun } from '../engine/index.js';
+/**
+ * The queue workers of a server: they hand the engine's effects to the forge driver (build a test
+ * commit, read or run its checks, land, show a state change) and feed the outcomes back as events.
+ */
+import { ChecksConfigError, MergeConflictError } from '../forge/errors.js';
+import type { DriverHost, DriverQueue, ForgeDriver, MergeOutcome } from '../forge/types.js';
+import type { FailureReason } from '../contract/index.js';
+import { findEntry, isTerminal, nextDeadline, testBasis, type Effect, type EngineEvent, type QueueModel, type TestBasis, type TestRun } from '../engine/index.js';
 import type { EffectHandler, QueueHandle, QueueService } from './service.js';
 
 /** Feeds the outcome of an effect back into the queue's engine (through its single writer). */
 export type Report = (event: EngineEvent) => Promise<void>;
-
-export type MergeOutcome = 'merged' | 'target_moved' | 'error';
-
-/**
- * Carries out test runs and merges for one kind of forge. The engine decides; an executor acts
- * and reports. Implementations must tolerate being asked again for a run after a restart
- * (re-attach or redo) and must make `merge` idempotent (a merge that already landed is `merged`).
- */
-export interface Executor {
-  readonly kind: string;
-  /** Builds the test commit of `run` and runs its checks; reports testRunStarted / testRunStartFailed / testRunFinished. */
-  start(queue: QueueHandle, run: TestRun, report: Report): Promise<void>;
-  /** Stops a run (its result is no longer wanted). */
-  cancel(queue: QueueHandle, runId: string): void;
-  /** Lands the run's commit on the target branch. */
-  merge(queue: QueueHandle, run: TestRun, prNumbers: readonly number[]): Promise<MergeOutcome>;
-  /** Where the output of a check of a run is kept (null: the run has no such check); executors without logs leave it out. */
-  checkLogPath?(queue: QueueHandle, run: TestRun, check: string): string | null;
-  /** Starts watching the forge for changes made outside the queue (pushes, closed PRs, target moves). */
-  watch?(queues: () => QueueHandle[], service: QueueService): void;
-  /** An entry changed state (the forge may show it on the pull request). */
-  stateChanged?(queue: QueueHandle, prNumber: number): void;
-  /** Extra HTTP routes of the forge (e.g. `POST /webhooks/github`), registered on the server. */
-  routes?: (app: FastifyInstance) => Promise<void>;
-  close(): Promise<void>;
-}
 
 export interface WorkersOptions {
   /** How often queues are checked for batch waits and timeouts that expired (default 1000 ms). */
@@ -48,13 +28,15 @@ export class QueueWorkers {
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly chains = new Map<string, Promise<void>>();
+  /** Runs being built or checked here: aborted when the engine cancels them or the server stops. */
+  private readonly controllers = new Map<string, AbortController>();
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly tickMs: number;
   private readonly now: () => number;
   private readonly log: (message: string, error?: unknown) => void;
 
   constructor(
-    readonly executor: Executor,
+    readonly driver: ForgeDriver,
     options: WorkersOptions = {},
   ) {
     this.tickMs = options.tickMs ?? 1000;
@@ -73,7 +55,7 @@ export class QueueWorkers {
   attach(service: QueueService): void {
     this.service = service;
     for (const queue of service.queues()) if (service.drives(queue.id)) this.recover(queue);
-    this.executor.watch?.(() => service.queues().filter((q) => service.drives(q.id)), service);
+    this.driver.events?.start(this.host(service));
     this.timer = setInterval(() => this.tick(), this.tickMs);
     this.timer.unref();
   }
@@ -83,14 +65,14 @@ export class QueueWorkers {
    * anyway, the new driver re-attaches to them).
    */
   release(queue: QueueHandle): void {
-    for (const run of queue.model.runs) if (run.status === 'in_progress') this.executor.cancel(queue, run.id);
+    for (const run of queue.model.runs) if (run.status === 'in_progress') this.cancel(run.id);
   }
 
   /** Re-attaches to what was in flight: after a restart, or when this replica starts driving the queue. */
   recover(queue: QueueHandle): void {
     const model = queue.model;
     for (const run of model.runs) {
-      if (run.status === 'in_progress') this.carryOut(queue, { type: 'startTestRun', runId: run.id });
+      if (run.status === 'in_progress') this.carryOut(queue, { type: 'startTestRun', runId: run.id, basis: testBasis(model, run) });
       else if (run.mergeRequested && membersPending(model, run)) {
         this.carryOut(queue, {
           type: 'merge',
@@ -151,18 +133,18 @@ export class QueueWorkers {
           const run = queue.model.runs.find((r) => r.id === effect.runId);
           if (!run || run.status !== 'in_progress') return; // cancelled before it could start
           // Only the build is chained; the checks run on their own so that runs test in parallel.
-          let started!: () => void;
-          const built = new Promise<void>((resolve) => (started = resolve));
-          const running = this.executor.start(queue, run, async (event) => {
-            await report(event);
-            if (event.type !== 'testRunFinished') started();
-          });
-          this.track(running.catch((error: unknown) => this.log(`run ${run.id} failed`, error)).finally(() => started()));
-          await built;
+          let built!: () => void;
+          const done = new Promise<void>((resolve) => (built = resolve));
+          this.track(
+            this.test(queue, run, effect.basis, report, built)
+              .catch((error: unknown) => this.log(`run ${run.id} failed`, error))
+              .finally(() => built()),
+          );
+          await done;
         });
         break;
       case 'cancelTestRun':
-        this.executor.cancel(queue, effect.runId);
+        this.cancel(effect.runId);
         break;
       case 'merge':
         this.enqueue(queue, async () => {
@@ -170,7 +152,7 @@ export class QueueWorkers {
           if (!run) return;
           let outcome: MergeOutcome;
           try {
-            outcome = await this.executor.merge(queue, run, effect.prNumbers);
+            outcome = await this.driver.lander.land(queue, run, effect.prNumbers);
           } catch (error) {
             this.log(`merge of run ${run.id} failed`, error);
             outcome = 'error';
@@ -180,16 +162,93 @@ export class QueueWorkers {
         });
         break;
       case 'stateChanged':
-        this.executor.stateChanged?.(queue, effect.prNumber);
+        this.driver.reporter?.stateChanged(queue, effect.prNumber);
         break;
     }
+  }
+
+  /**
+   * Builds the test commit of `run` on `basis` (unless it was built before a restart), reports it
+   * started, then waits for the verdict of its checks and reports it. `built` is called once the
+   * build is over (the next build of the queue may start). A run that could not be built or
+   * checked reports why (testRunStartFailed); an aborted one reports nothing.
+   */
+  private async test(queue: QueueHandle, run: TestRun, basis: TestBasis, report: Report, built: () => void): Promise<void> {
+    const controller = new AbortController();
+    this.controllers.set(run.id, controller);
+    const { signal } = controller;
+    try {
+      let sha = run.sha;
+      const reattached = sha !== null;
+      if (sha === null) {
+        const made = await this.driver.builder.build(queue, run, basis, signal);
+        if (!made || signal.aborted) return;
+        sha = made.sha;
+        await report({ type: 'testRunStarted', runId: run.id, branch: made.branch, sha });
+        this.driver.reporter?.runStarted?.(queue, run, made.branch);
+      }
+      built();
+      const verdict = await this.driver.ci.verdict(queue, run, sha, signal, reattached);
+      if (!verdict || signal.aborted) return;
+      await report({
+        type: 'testRunFinished',
+        runId: run.id,
+        passed: verdict.passed,
+        checks: verdict.checks,
+        ...(verdict.reason ? { reason: verdict.reason } : {}),
+        ...(verdict.passed || verdict.detail === undefined ? {} : { detail: verdict.detail }),
+      });
+    } catch (error) {
+      if (signal.aborted) return;
+      let reason: FailureReason = 'START_TEST_RUN_INVALID_EVENT';
+      let prNumber: number | undefined;
+      if (error instanceof MergeConflictError) {
+        reason = error.reason;
+        prNumber = error.prNumber;
+      } else if (error instanceof ChecksConfigError) {
+        reason = error.reason;
+      } else {
+        this.log(`run ${run.id}: could not start`, error);
+      }
+      const detail = await this.driver.builder.describeFailure?.(queue, run, error);
+      await report({ type: 'testRunStartFailed', runId: run.id, reason, prNumber, ...(detail === undefined ? {} : { detail }) });
+    } finally {
+      this.controllers.delete(run.id);
+    }
+  }
+
+  /** Stops a run (its result is no longer wanted). */
+  private cancel(runId: string): void {
+    this.controllers.get(runId)?.abort();
+  }
+
+  /** What the driver may do with the queues: see them, send events, and relay commands. */
+  private host(service: QueueService): DriverHost {
+    const find = (queue: DriverQueue) => service.byQueueId(queue.id) ?? (queue as QueueHandle);
+    return {
+      queues: () => service.queues().filter((q) => service.drives(q.id)),
+      dispatch: async (queue, event) => {
+        try {
+          await service.dispatch(queue.id, event);
+        } catch (error) {
+          this.log(`queue ${queue.id}: ${event.type} failed`, error);
+        }
+      },
+      command: async (queue, prNumber, command) => {
+        const q = find(queue);
+        if (command.type === 'submit') await service.submit(q.org, q.repo, q.model.branch, prNumber, { priority: command.priority });
+        else if (command.type === 'cancel') await service.cancel(q.org, q.repo, q.model.branch, prNumber);
+        else await service.restart(q.org, q.repo, q.model.branch, prNumber);
+      },
+    };
   }
 
   /** Stops ticking and watching, cancels nothing (runs are re-attached on the next start), waits for reports in flight. */
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.closed = true;
-    await this.executor.close();
+    for (const c of this.controllers.values()) c.abort();
+    await this.driver.close();
     await Promise.allSettled([...this.inFlight]);
   }
 }

@@ -5,8 +5,9 @@
  * statistics. It never decides anything the engine decides.
  *
  * Outcomes: PR n is really broken with probability p (drawn when it is created). A run passes iff
- * none of the PRs its test commit contains (basePrNumbers ∪ prNumbers) is broken and it does not
- * flake (probability f per run). Runs take T minutes, or T·(1 ± jitter) uniformly with
+ * none of the PRs its test commit contains is broken and it does not flake (probability f per
+ * run). What the commit contains follows the basis the engine names in `startTestRun`: the commit
+ * of the run it is built on plus the run's own PRs, or the target plus basePrNumbers ∪ prNumbers. Runs take T minutes, or T·(1 ± jitter) uniformly with
  * `ciJitter` > 0. Merges land instantly (same virtual time, after the step that asked for them).
  *
  * The flaky-aware queue (options of FlakySimOptions; every one absent = off, and the JSON keeps
@@ -264,6 +265,8 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
   const heap = new EventHeap<SimEvent>();
   const prs = new Map<number, PrInfo>();
   const cancelledRuns = new Set<string>();
+  /** Per started run: the PRs its test commit holds (runs built on it start from these). */
+  const builtContents = new Map<string, number[]>();
   /** Main (non-bisection) runs in flight: runId → start time, for slot utilisation. */
   const mainStarted = new Map<string, number>();
   let mainBusy = 0;
@@ -304,7 +307,18 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
       switch (effect.type) {
         case 'startTestRun': {
           const run = findRun(effect.runId);
-          const brokenPrs = [...run.basePrNumbers, ...run.prNumbers].filter((pr) => prs.get(pr)?.broken);
+          // What the test commit holds, built on the basis the engine named: the commit of the run
+          // below (those of its PRs this run's base names: a wrong basis would lose some) plus the
+          // run's own PRs, or the target plus basePrNumbers ∪ prNumbers.
+          let contents: number[];
+          if (effect.basis.on === 'run') {
+            const below = builtContents.get(effect.basis.runId);
+            if (below === undefined) throw new Error(`sim: run ${run.id} is built on run ${effect.basis.runId}, which never started`);
+            const base = new Set(run.basePrNumbers);
+            contents = [...below.filter((pr) => base.has(pr)), ...run.prNumbers];
+          } else contents = [...run.basePrNumbers, ...run.prNumbers];
+          builtContents.set(run.id, contents);
+          const brokenPrs = contents.filter((pr) => prs.get(pr)?.broken);
           const broken = brokenPrs.length > 0;
           const flaked = runRandom() < options.flakeRate;
           const duration = options.ciJitter > 0 ? T * (1 + options.ciJitter * (2 * runRandom() - 1)) : T;

@@ -378,6 +378,22 @@ describe('serve --github with webhooks', () => {
     expect((await waitFor(server, gh, one.number, settled)).state).toBe('merged');
   });
 
+  it('/railyard merge --priority asap queues nothing and answers with the allowed values', async () => {
+    const { gh, server } = await world();
+    gh.setPermission(OWNER, NAME, 'writer', 'write');
+    const pr = await onePr(server, gh, { submit: false });
+    await gh.comment(OWNER, NAME, pr.number, 'writer', '/railyard merge --priority asap');
+    await until('the command answered', async () => gh.comments(OWNER, NAME, pr.number).length > 1);
+    const answer = gh.comments(OWNER, NAME, pr.number).at(-1)!.body;
+    expect(answer).toContain('--priority asap');
+    expect(answer).toMatch(/urgent, high, medium, low or a number from 0 to 255/);
+    const read = await call(server, 'getSubmittedPullRequest', { repo: repoOf(gh), targetBranch: 'main', pr: { number: pr.number } });
+    expect(read.status).toBe(404);
+    // A good value still works, in any case.
+    await gh.comment(OWNER, NAME, pr.number, 'writer', '/railyard merge --priority URGENT');
+    expect((await waitFor(server, gh, pr.number, () => true)).priorityName).toBe('urgent');
+  });
+
   it('a bad signature gets 401 and changes nothing; a redelivered webhook is handled once', async () => {
     const { gh, server } = await world();
     gh.setPermission(OWNER, NAME, 'writer', 'write');

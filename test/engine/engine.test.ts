@@ -107,7 +107,7 @@ describe('priorities', () => {
     // #3's batch stops waiting: it is tested once, not interrupted for #2 (which waits for a bisection slot).
     h.now += 5 * 60_000;
     const effects = h.apply({ type: 'tick' });
-    expect(effects.filter((e) => e.type !== 'stateChanged')).toEqual([{ type: 'startTestRun', runId: h.runOf(3).id }]);
+    expect(effects.filter((e) => e.type !== 'stateChanged')).toEqual([{ type: 'startTestRun', runId: h.runOf(3).id, basis: { on: 'target' } }]);
     h.settle(oracle(new Set([1])));
     expect(h.state(1)).toBe('failed');
     expect(h.target).toEqual([3, 2]);
@@ -259,6 +259,37 @@ describe('optimistic merging and pending failure depth', () => {
     h.finish(h.runOf(2).id, true);
     expect(h.state(1)).toBe('failed');
     expect(h.state(2)).toBe('testing');
+  });
+});
+
+describe('what a test commit is built on (basis)', () => {
+  const basisOf = (h: Harness, runId: string) => {
+    const effect = h.effects.find((e) => e.type === 'startTestRun' && e.runId === runId);
+    return effect?.type === 'startTestRun' ? effect.basis : undefined;
+  };
+
+  it('builds each run on the test commit of the unit just ahead, and the first on the target', () => {
+    const h = new Harness({ concurrency: 3 });
+    for (const n of [1, 2, 3]) h.submit(n);
+    expect(basisOf(h, h.runOf(1).id)).toEqual({ on: 'target' });
+    expect(basisOf(h, h.runOf(2).id)).toEqual({ on: 'run', runId: h.runOf(1).id });
+    expect(basisOf(h, h.runOf(3).id)).toEqual({ on: 'run', runId: h.runOf(2).id });
+    // #1 lands, then #4 comes: it is built on the run of #3, which holds #2 and #3 on top of the target.
+    h.finish(h.runOf(1).id, true);
+    h.submit(4);
+    expect(h.runOf(4).basePrNumbers).toEqual([2, 3]);
+    expect(basisOf(h, h.runOf(4).id)).toEqual({ on: 'run', runId: h.runOf(3).id });
+  });
+
+  it('goes back to the target when the unit ahead does not hold exactly the base (parallel lanes joining)', () => {
+    const h = new Harness({ concurrency: 5 }, 'parallel');
+    h.submit(1, { targets: ['//a'] });
+    h.submit(2, { targets: ['//b'] });
+    h.submit(3, { targets: ['//a', '//b'] });
+    expect(h.runOf(3).basePrNumbers).toEqual([1, 2]);
+    // The run of #2 holds only #2 (another lane than #1): #3 is built on the target plus #1 and #2.
+    expect(basisOf(h, h.runOf(2).id)).toEqual({ on: 'target' });
+    expect(basisOf(h, h.runOf(3).id)).toEqual({ on: 'target' });
   });
 });
 

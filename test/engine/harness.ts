@@ -46,6 +46,13 @@ export class Harness {
   readonly cancelled = new Set<string>();
   readonly targetAtStart = new Map<string, number[]>();
   /**
+   * What each started run's test commit holds when built the way the engine's basis says: the
+   * target plus the unmerged base, or the commit of the named run; either way plus its own PRs.
+   */
+  readonly built = new Map<string, number[]>();
+  /** The unmerged part of each started run's base, when it started. */
+  readonly baseAtStart = new Map<string, number[]>();
+  /**
    * The most runs of one kind (main, bisection) in progress in one lane right after a run of that
    * kind started in it. In single mode the queue is one lane, so this is the most runs at once.
    */
@@ -67,6 +74,12 @@ export class Harness {
       if (effect.type === 'startTestRun') {
         this.started.add(effect.runId);
         this.targetAtStart.set(effect.runId, [...this.target]);
+        const run = this.run(effect.runId);
+        const base = run.basePrNumbers.filter((pr) => findEntry(this.model, pr)?.state !== 'merged');
+        this.baseAtStart.set(run.id, base);
+        const below = effect.basis.on === 'run' ? this.built.get(effect.basis.runId) : [...this.target, ...base];
+        if (!below) throw new Error(`run ${run.id} is built on run ${effect.basis.on === 'run' ? effect.basis.runId : ''}, which never started`);
+        this.built.set(run.id, [...below, ...run.prNumbers]);
       }
       if (effect.type === 'cancelTestRun') this.cancelled.add(effect.runId);
     }

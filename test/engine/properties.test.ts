@@ -135,6 +135,18 @@ function checkSafety(h: Harness, s: Scenario): void {
     for (const pr of commit) expect(m.targetAfter).toContain(pr);
     if (config.mode === 'single') expect([...m.targetAfter].sort()).toEqual(commit.sort());
   }
+  // Every test commit, built on what the engine named (rules/basis.ts), holds its unmerged base and
+  // its own PRs, and nothing but those and landed PRs. In single mode a main-line commit holds
+  // exactly the target it started from plus those (bisection groups are tested off the line: one
+  // built on another group's commit may miss what landed since, and lands only if it did not).
+  for (const [runId, built] of h.built) {
+    const run = h.run(runId);
+    const base = h.baseAtStart.get(runId) ?? [];
+    const want = [...(h.targetAtStart.get(runId) ?? []), ...base, ...run.prNumbers];
+    for (const pr of [...base, ...run.prNumbers]) expect(built, `test commit of run ${runId}`).toContain(pr);
+    for (const pr of built) expect([...h.target, ...want], `test commit of run ${runId}`).toContain(pr);
+    if (config.mode === 'single' && !run.isBisection) expect([...built].sort(), `test commit of run ${runId}`).toEqual([...want].sort());
+  }
   // No PR merges twice.
   expect(new Set(h.target).size).toBe(h.target.length);
   // A cancelled or failed PR never merges; a merged PR is on the target.

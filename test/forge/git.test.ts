@@ -19,7 +19,6 @@ import {
   type RepoChange,
   watchRepo,
 } from '../../src/forge/git/index.js';
-import type { Forge } from '../../src/forge/types.js';
 import { createRepo, type FixtureRepo } from './fixture.js';
 
 const repos: FixtureRepo[] = [];
@@ -346,7 +345,7 @@ describe('GitForge', () => {
   it('finds PRs of repositories laid out as <root>/<host>/<owner>/<name>.git', async () => {
     const r = await repo({ location: { host: 'github.com', owner: 'acme', name: 'app' } });
     const head = r.openPr(4, { 'f.txt': 'f\n' }, { title: 'Add f', author: 'Dee' });
-    const forge: Forge = new GitForge(r.root);
+    const forge = new GitForge(r.root);
     expect(forge.kind).toBe('git');
     expect(await forge.getPullRequest({ host: 'github.com', owner: 'acme', name: 'app' }, 4, 'main')).toMatchObject({ headSha: head, title: 'Add f', author: 'Dee' });
     expect(await forge.getPullRequest({ host: 'github.com', owner: 'acme', name: 'app' }, 5, 'main')).toBeNull();

@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { BODY_LIMIT_BYTES } from '../../src/contract/index.js';
-import { sandboxHeadSha } from '../../src/forge/sandbox.js';
+import { sandboxHeadSha } from '../../src/forge/sandbox/index.js';
 import { eachDatabase, serversPerTest } from '../support/hooks.js';
 import type { TestServer, TestServerOptions } from '../support/server.js';
 import { call, ISO_MS, ok, Q, REPO } from './helpers.js';

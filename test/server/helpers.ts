@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { API_PREFIX, routes, type OperationName } from '../../src/contract/index.js';
-import { sandboxHeadSha } from '../../src/forge/sandbox.js';
+import { sandboxHeadSha } from '../../src/forge/sandbox/index.js';
 import type { TestServer } from '../support/server.js';
 
 export const REPO = { host: 'github.com', owner: 'acme', name: 'web' };

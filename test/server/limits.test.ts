@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH, REPO_NAMESPACE_MAX } from '../../src/contract/index.js';
 import { cutName, MAX_NAME_BYTES } from '../../src/flaky/junit.js';
 import { testId } from '../../src/flaky/identity.js';
-import type { Forge } from '../../src/forge/types.js';
+import type { Source } from '../../src/forge/types.js';
 import { repoOwnerProblem } from '../../src/server/repo-bounds.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { call, ok, ORG, Q, REPO, seedValidRequests, SHA1 } from './helpers.js';
@@ -111,8 +111,7 @@ describe('string bounds of the contract (decisions "Round 3")', () => {
   });
 
   it('a forge with longer owners (GitLab namespaces) widens the owner bound to 255 on its hosts only', () => {
-    const gitlabLike: Forge = {
-      kind: 'gitlab-like',
+    const gitlabLike: Source = {
       ownerMaxLength: (host) => (host === 'gitlab.example' ? REPO_NAMESPACE_MAX : 39),
       getPullRequest: async () => null,
     };

@@ -76,7 +76,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     ? new Replicas(store, { databaseUrl: opts.databaseUrl, leaseMs: opts.leaseMs, log: opts.log })
     : undefined;
   for (const [token, org] of entries) await store.addToken(org, token);
-  const { forge, workers } = await createBackend({
+  const { driver, workers } = await createBackend({
     dataDir,
     gitRoot: opts.gitRoot,
     checks: opts.checks,
@@ -94,7 +94,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const webRoot = resolve(import.meta.dirname, '../../build/web');
   const app = await buildServer({
     store,
-    forge,
+    driver,
     workers,
     logLevel: 'error',
     // The server's own error lines (JSON, one a line) go to the same place as the workers' reports.

@@ -1,7 +1,13 @@
+/**
+ * Test commits of the git forge (shared with the GitHub forge, which builds in a bare cache): a run's
+ * commit is built on the basis the engine named, applying each PR the way the queue's merge method
+ * lands it, so that what is tested is what lands.
+ */
 import type { MergeMethod } from '../../contract/index.js';
+import { findEntry, type Entry, type QueueModel, type TestBasis, type TestRun } from '../../engine/index.js';
 import { MergeConflictError } from './errors.js';
 import { git, RAILYARD_IDENTITY } from './exec.js';
-import { commitIdent, mergeTrees } from './repo.js';
+import { commitIdent, mergeTrees, testBranchName } from './repo.js';
 
 /** One pull request of a test commit. */
 export interface TestUnit {
@@ -11,6 +17,45 @@ export interface TestUnit {
   title: string;
   /** Author name (informational; squash commits take name and email from the head commit). */
   author: string;
+}
+
+/** A PR of the queue as a unit of a test commit (its tested head, title and author). */
+export const unitOf = (entry: Entry): TestUnit => ({ prNumber: entry.prNumber, headSha: entry.pr.headSha, title: entry.pr.title, author: entry.pr.author });
+
+/**
+ * Where the test commit of `run` starts and what goes on it, as the engine's basis says: on the
+ * test commit of the named run (its own PRs on top), or on `targetHead` with the unmerged base
+ * PRs applied first. A named run without a commit (it could not be built) falls back to the target.
+ */
+export function planTestCommit(model: QueueModel, run: TestRun, basis: TestBasis, targetHead: string): { baseSha: string; units: TestUnit[] } {
+  const entryOf = (pr: number) => {
+    const e = findEntry(model, pr);
+    if (!e) throw new Error(`run ${run.id}: pull request #${pr} is not in the queue`);
+    return e;
+  };
+  const own = run.prNumbers.map((pr) => unitOf(entryOf(pr)));
+  if (basis.on === 'run') {
+    const below = model.runs.find((r) => r.id === basis.runId);
+    if (below?.sha) return { baseSha: below.sha, units: own };
+  }
+  const base = run.basePrNumbers.map(entryOf).filter((e) => e.state !== 'merged');
+  return { baseSha: targetHead, units: [...base.map(unitOf), ...own] };
+}
+
+/**
+ * The test commit of `run` in the bare repository `repoDir`, built on `basis` as the engine named
+ * it (`targetHead`: the target's current head). The git and GitHub forges both build this way.
+ */
+export async function buildRunCommit(repoDir: string, model: QueueModel, run: TestRun, basis: TestBasis, targetHead: string): Promise<BuiltTestCommit> {
+  const { baseSha, units } = planTestCommit(model, run, basis, targetHead);
+  return buildTestCommit({
+    repoDir,
+    targetBranch: model.branch,
+    baseSha,
+    units,
+    mergeMethod: run.mergeMethod,
+    branchName: testBranchName([...run.basePrNumbers, ...run.prNumbers], run.id),
+  });
 }
 
 export interface BuildTestCommitInput {

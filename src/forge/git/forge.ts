@@ -1,17 +1,17 @@
+/** The git forge's source: PR facts and landing state read from bare repositories under the git root. */
 import { existsSync } from 'node:fs';
 import type { Repo } from '../../contract/index.js';
 import type { PrFacts } from '../../engine/types.js';
-import type { Forge, PrLandingState } from '../types.js';
+import type { PrLandingState, Source } from '../types.js';
 import { repoPlaceProblem } from './place.js';
 import { containedIn, getPullRequest, repoDirFor } from './repo.js';
 
 /**
- * The git forge behind `railyard serve --git-root DIR`: maps a contract `Repo` to its bare
- * repository and answers the server's Forge questions. Everything else (test commits, merging,
- * snapshots, checks config) is the repo-level API of ./repo.ts and ./build.ts, called with
- * `forge.repoDir(repo)`.
+ * The git forge's source role (`railyard serve --git-root DIR`): maps a contract `Repo` to its
+ * bare repository and reads PR facts from it. The other roles (runs.ts, lander.ts, events.ts)
+ * find repositories through `repoDir(repo)`.
  */
-export class GitForge implements Forge {
+export class GitForge implements Source {
   readonly kind = 'git';
 
   constructor(readonly gitRoot: string) {}

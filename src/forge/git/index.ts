@@ -15,6 +15,7 @@ export {
   diffSnapshots,
   getPullRequest,
   headOf,
+  isAncestor,
   listTestBranches,
   maintainRepo,
   mergeabilityOf,
@@ -30,7 +31,8 @@ export {
   watchRepo,
 } from './repo.js';
 export type { ChecksConfig, PullRefState, RepoChange, RepoSnapshot, TestBranch, TreeMerge, WatchOptions } from './repo.js';
-export { buildTestCommit } from './build.js';
+export { buildRunCommit, buildTestCommit, planTestCommit, unitOf } from './build.js';
 export { repoPlaceProblem } from './place.js';
 export { GitForge } from './forge.js';
+export { createGitDriver, type GitDriverOptions } from './driver.js';
 export type { BuildTestCommitInput, BuiltTestCommit, TestUnit } from './build.js';

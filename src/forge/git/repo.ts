@@ -189,6 +189,12 @@ export async function getPullRequest(repoDir: string, prNumber: number, queueBra
   };
 }
 
+/** Whether `ancestor` is reachable from `descendant` (false also when either is unknown). */
+export async function isAncestor(repoDir: string, ancestor: string, descendant: string): Promise<boolean> {
+  const r = await git(repoDir, ['merge-base', '--is-ancestor', ancestor, descendant], { okCodes: [0, 1, 128] });
+  return r.code === 0;
+}
+
 /**
  * Whether a PR head is already in `branch`: `head` when the commit itself is (merged with a merge
  * commit or fast-forward), `changes` when merging it would change nothing (squashed or rebased
@@ -201,10 +207,7 @@ export async function containedIn(
 ): Promise<'head' | 'changes' | null> {
   const target = await headOf(repoDir, branch);
   if (!target) return null;
-  const ancestor = await git(repoDir, ['merge-base', '--is-ancestor', headSha, target], {
-    okCodes: [0, 1, 128],
-  });
-  if (ancestor.code === 0) return 'head';
+  if (await isAncestor(repoDir, headSha, target)) return 'head';
   const [merged, tree] = await Promise.all([
     mergeTrees(repoDir, target, headSha),
     git(repoDir, ['rev-parse', '--verify', '--quiet', `${target}^{tree}`]),

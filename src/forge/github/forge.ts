@@ -1,5 +1,5 @@
 import type { Repo } from '../../contract/index.js';
-import type { Forge } from '../types.js';
+import type { Source } from '../types.js';
 import { statusOf, type GitHubClient } from './client.js';
 import { factsOf, type GitHubPrFacts, type GitHubPull } from './facts.js';
 import { cacheDirFor } from './git.js';
@@ -40,7 +40,7 @@ export function mergeableUnknown(pull: GitHubPull): boolean {
  * The GitHub forge: pull requests read over the REST API (`GET /repos/{o}/{r}/pulls/{n}`, with
  * ETags), git over smart HTTP from the repository's `clone_url` into a bare cache per repository.
  */
-export class GitHubForge implements Forge {
+export class GitHubForge implements Source {
   readonly kind = 'github';
   private readonly repos = new Map<string, Promise<RepoInfo>>();
   private readonly recent = new Map<string, { at: number; pull: GitHubPull }>();

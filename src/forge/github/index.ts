@@ -4,6 +4,7 @@
  */
 export { GitHubClient, statusOf, type GitHubAuth, type GitHubClientOptions } from './client.js';
 export { GitHubForge, mergeableUnknown, type GitHubForgeOptions, type RepoInfo } from './forge.js';
+export { createGitHubDriver, type GitHubSettings } from './driver.js';
 export {
   factsOf,
   engineFacts,

@@ -1,7 +1,8 @@
+/** The sandbox's source role: every PR exists, open and mergeable, with a head derived from its name. */
 import { hash } from 'node:crypto';
-import type { Repo } from '../contract/index.js';
-import type { PrFacts } from '../engine/types.js';
-import type { Forge } from './types.js';
+import type { Repo } from '../../contract/index.js';
+import type { PrFacts } from '../../engine/types.js';
+import type { Source } from '../types.js';
 
 /** The deterministic head SHA the sandbox gives PR `prNumber` of `repo` (40 hex digits). */
 export function sandboxHeadSha(repo: Repo, prNumber: number): string {
@@ -17,9 +18,7 @@ export function sandboxHeadSha(repo: Repo, prNumber: number): string {
  * Simulated pull requests, for trying the API and for demos: every PR number exists, is open,
  * mergeable and based on the queue's branch, with a head SHA derived from repo and number.
  */
-export class SandboxForge implements Forge {
-  readonly kind = 'sandbox';
-
+export class SandboxSource implements Source {
   async getPullRequest(repo: Repo, prNumber: number, queueBranch: string): Promise<PrFacts | null> {
     return {
       headSha: sandboxHeadSha(repo, prNumber),

@@ -1,7 +1,12 @@
+/**
+ * The sandbox's builder, CI and lander (`serve --sandbox`): simulated test runs for trying the
+ * API, demos and the dashboard. A run "builds" a commit named after its contents, finishes
+ * `testSeconds` after it started (also after a restart, counted from the stored start time) and
+ * fails when it contains a PR of `--sandbox-fail` or by a seeded coin flip. Merges always land.
+ */
 import { createHash } from 'node:crypto';
 import type { TestRun } from '../../engine/index.js';
-import type { QueueHandle } from '../service.js';
-import type { Executor, MergeOutcome, Report } from '../workers.js';
+import type { Builder, BuiltRun, Ci, CiVerdict, Lander, MergeOutcome } from '../types.js';
 
 export interface SandboxOutcomes {
   /** How long a run takes (default 5 s). */
@@ -14,6 +19,8 @@ export interface SandboxOutcomes {
   seed: number;
 }
 
+export const DEFAULT_SANDBOX: SandboxOutcomes = { testSeconds: 5, failPrs: new Set(), failureRate: 0, seed: 1 };
+
 /** A number in [0, 1) derived from the seed and the run (stable across restarts: re-attached runs end the same). */
 function uniform(seed: number, runId: string): number {
   const digest = createHash('sha256').update(`${seed}:${runId}`).digest();
@@ -23,16 +30,7 @@ function uniform(seed: number, runId: string): number {
 /** The checks the sandbox reports for every run. */
 export const SANDBOX_CHECKS = ['build', 'test'] as const;
 
-/**
- * Simulated CI for `serve --sandbox`: each run finishes `testSeconds` after it started (also after
- * a server restart, counted from the stored start time) and fails when it contains a PR of
- * `--sandbox-fail` or by a seeded coin flip. Merges always land.
- */
-export class SandboxExecutor implements Executor {
-  readonly kind = 'sandbox';
-  private readonly timers = new Map<string, NodeJS.Timeout>();
-  private readonly waiting = new Map<string, () => void>();
-
+export class SandboxRuns implements Builder, Ci, Lander {
   constructor(
     private readonly outcomes: SandboxOutcomes,
     private readonly now: () => number = Date.now,
@@ -44,40 +42,30 @@ export class SandboxExecutor implements Executor {
     return uniform(this.outcomes.seed, run.id) >= this.outcomes.failureRate;
   }
 
-  async start(_queue: QueueHandle, run: TestRun, report: Report): Promise<void> {
+  async build(_queue: unknown, run: TestRun): Promise<BuiltRun> {
     const branch = `railyard-merge/pr-${run.prNumbers.join('-')}/${run.id}`;
     const sha = createHash('sha1').update(`${run.id}:${run.basePrNumbers.join(',')}:${run.prNumbers.join(',')}`).digest('hex');
-    if (run.sha === null) await report({ type: 'testRunStarted', runId: run.id, branch, sha });
+    return { branch, sha };
+  }
+
+  async verdict(_queue: unknown, run: TestRun, _sha: string, signal: AbortSignal): Promise<CiVerdict | null> {
     const remaining = Math.max(0, run.startedAt + this.outcomes.testSeconds * 1000 - this.now());
     const finished = await new Promise<boolean>((resolve) => {
-      this.waiting.set(run.id, () => resolve(false));
-      this.timers.set(
-        run.id,
-        setTimeout(() => resolve(true), remaining),
-      );
+      if (signal.aborted) return resolve(false);
+      const timer = setTimeout(() => resolve(true), remaining);
+      signal.addEventListener('abort', () => (clearTimeout(timer), resolve(false)), { once: true });
     });
-    this.timers.delete(run.id);
-    this.waiting.delete(run.id);
-    if (!finished) return;
+    if (!finished) return null;
     const passed = this.passes(run);
     const checks = Object.fromEntries(SANDBOX_CHECKS.map((c, i) => [c, passed || i === 0 ? 'success' : 'failure'] as const));
     const listed = [...run.basePrNumbers, ...run.prNumbers].filter((pr) => this.outcomes.failPrs.has(pr));
     const detail = listed.length
       ? `test failed (sandbox: the run contains ${listed.map((pr) => `#${pr}`).join(', ')} of --sandbox-fail)`
       : 'test failed (sandbox: a random failure, --sandbox-failure-rate)';
-    await report({ type: 'testRunFinished', runId: run.id, passed, checks, ...(passed ? {} : { detail }) });
+    return { passed, checks, ...(passed ? {} : { detail }) };
   }
 
-  cancel(_queue: QueueHandle, runId: string): void {
-    clearTimeout(this.timers.get(runId));
-    this.waiting.get(runId)?.();
-  }
-
-  async merge(): Promise<MergeOutcome> {
+  async land(): Promise<MergeOutcome> {
     return 'merged';
-  }
-
-  async close(): Promise<void> {
-    for (const id of [...this.waiting.keys()]) this.cancel(undefined as never, id);
   }
 }

@@ -1,0 +1,139 @@
+/**
+ * The git forge's builder and CI (`serve --git-root`): test commits are built in the repository on
+ * the basis the engine named and kept as test branches; the checks of `railyard.json` run as
+ * untrusted code through src/runner/ (a clone of their own outside the data dir, an allowlisted
+ * environment, limits), their logs under `<dataDir>/runs/<run>/`.
+ */
+import { rm } from 'node:fs/promises';
+import os from 'node:os';
+import { join } from 'node:path';
+import { findEntry, type Entry, type TestBasis, type TestRun } from '../../engine/index.js';
+import { logFileNames, prepareChecksRoot, runChecks, type CheckIsolationOptions, type CheckResult } from '../../runner/index.js';
+import type { Builder, BuiltRun, Ci, CiVerdict, DriverQueue } from '../types.js';
+import { buildRunCommit } from './build.js';
+import { ChecksConfigError, MergeConflictError } from './errors.js';
+import { git } from './exec.js';
+import type { GitForge } from './forge.js';
+import { headOf, readChecksConfig } from './repo.js';
+
+/** `build failed (exit 1); lint timed out` for the checks of a run that did not pass. */
+function describeFailedChecks(results: Record<string, CheckResult>): string {
+  const failed = Object.entries(results).filter(([, r]) => r.outcome !== 'success');
+  const what = (r: CheckResult) =>
+    r.outcome === 'timed_out' ? 'timed out' : r.outcome === 'cancelled' ? 'was cancelled' : r.exitCode === null ? 'was killed' : `failed (exit ${r.exitCode})`;
+  return failed.map(([name, r]) => `${name} ${what(r)}`).join('; ') || 'a required check did not pass';
+}
+
+export class GitRuns implements Builder, Ci {
+  private worktreeDir: Promise<string> | null = null;
+  /** Checks under way (close waits for them: their directories must be gone). */
+  private readonly inflight = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly forge: GitForge,
+    /** Where check logs go: `<dataDir>/runs/<testRunId>/<status>.log`. */
+    private readonly dataDir: string,
+    private readonly checks: CheckIsolationOptions & { timeoutMs?: number; maxOutputBytes?: number } = {},
+  ) {}
+
+  /**
+   * Where checks run: a directory of this server's under the OS temp dir (or `checks.parentDir`),
+   * never inside the data dir (a check must not reach the database or other runs' logs). What a
+   * server killed mid-run left there is removed once, before the first run of this start.
+   */
+  private worktrees(): Promise<string> {
+    this.worktreeDir ??= (async () => {
+      await rm(join(this.dataDir, 'worktrees'), { recursive: true, force: true }); // where older versions ran checks
+      return prepareChecksRoot(this.checks.parentDir ?? os.tmpdir(), this.dataDir);
+    })();
+    return this.worktreeDir;
+  }
+
+  async build(queue: DriverQueue, run: TestRun, basis: TestBasis, signal: AbortSignal): Promise<BuiltRun | null> {
+    const repoDir = this.forge.repoDir(queue.repo);
+    // A repository that cannot be tested fails before anything is built.
+    await readChecksConfig(repoDir, queue.model.branch);
+    const head = await headOf(repoDir, queue.model.branch);
+    if (!head) throw new ChecksConfigError('START_TEST_RUN_CONFIG_NOT_FOUND', `the target branch ${queue.model.branch} does not exist`);
+    const built = await buildRunCommit(repoDir, queue.model, run, basis, head);
+    return signal.aborted ? null : { branch: built.branch, sha: built.sha };
+  }
+
+  async describeFailure(queue: DriverQueue, run: TestRun, error: unknown): Promise<string> {
+    if (error instanceof MergeConflictError) return this.describeConflict(queue, run, error).catch(() => error.message);
+    if (error instanceof ChecksConfigError) return error.message;
+    return 'the test commit could not be built; the server log has the details';
+  }
+
+  /**
+   * Names what a conflicting PR conflicts with: the PRs it was applied on top of (this run's base
+   * and the PRs before it in the run) whose own changes touch the conflicting files, else the target.
+   */
+  private async describeConflict(queue: DriverQueue, run: TestRun, error: MergeConflictError): Promise<string> {
+    const repoDir = this.forge.repoDir(queue.repo);
+    const model = queue.model;
+    const target = model.branch;
+    const ahead = [...run.basePrNumbers, ...run.prNumbers.slice(0, run.prNumbers.indexOf(error.prNumber))]
+      .map((pr) => findEntry(model, pr))
+      .filter((e): e is Entry => e !== undefined && e.state !== 'merged');
+    const conflicting = new Set(error.files);
+    const culprits: number[] = [];
+    for (const entry of ahead) {
+      const base = (await git(repoDir, ['merge-base', target, entry.pr.headSha], { okCodes: [0, 1] })).stdout.trim();
+      if (!base) continue;
+      const changed = (await git(repoDir, ['diff', '--name-only', base, entry.pr.headSha])).stdout.split('\n');
+      if (changed.some((f) => conflicting.has(f))) culprits.push(entry.prNumber);
+    }
+    const files = error.files.length ? ` in ${error.files.slice(0, 10).join(', ')}${error.files.length > 10 ? ` and ${error.files.length - 10} more` : ''}` : '';
+    const withWhat = culprits.length ? culprits.map((n) => `PR #${n}`).join(', ') + ` (ahead of it in the queue)` : `the ${target} branch`;
+    return `PR #${error.prNumber} conflicts with ${withWhat}${files}`;
+  }
+
+  async verdict(queue: DriverQueue, run: TestRun, sha: string, signal: AbortSignal): Promise<CiVerdict | null> {
+    const repoDir = this.forge.repoDir(queue.repo);
+    const config = await readChecksConfig(repoDir, queue.model.branch);
+    const timeout = queue.model.config.testingTimeoutMinutes * 60_000;
+    const running = runChecks({
+      repoDir,
+      sha,
+      checks: config.checks,
+      required: run.requiredStatuses,
+      timeoutMs: timeout > 0 ? Math.max(1, run.startedAt + timeout - Date.now()) : 0,
+      logDir: join(this.dataDir, 'runs', run.id),
+      worktreeParent: await this.worktrees(),
+      signal,
+      env: config.env,
+      isolation: this.checks,
+      checkTimeoutMs: this.checks.timeoutMs,
+      maxOutputBytes: this.checks.maxOutputBytes,
+    });
+    this.inflight.add(running);
+    const result = await running.finally(() => this.inflight.delete(running));
+    if (result.cancelled || signal.aborted) return null;
+    const checks = Object.fromEntries(Object.entries(result.results).map(([name, r]) => [name, r.outcome === 'success' ? 'success' : 'failure'] as const));
+    return {
+      passed: result.passed,
+      checks,
+      reason: result.timedOut ? 'TEST_RUN_TIMEOUT' : 'TEST_RUN_REQUIRED_STATUS_FAILED',
+      ...(result.passed ? {} : { detail: describeFailedChecks(result.results) }),
+    };
+  }
+
+  /** Waits (at most 10 s) for the checks under way to stop (the workers aborted them), then removes their root. */
+  async close(): Promise<void> {
+    await Promise.race([Promise.allSettled([...this.inflight]), new Promise((r) => setTimeout(r, 10_000).unref())]);
+    if (this.worktreeDir) {
+      const dir = await this.worktreeDir.catch(() => null);
+      // Runs still finishing remove their own directories; this one goes once they are out.
+      if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
+    }
+  }
+
+  /** The path of a check's log, or null when the run never had that check. */
+  logPath(_queue: DriverQueue, run: TestRun, check: string): string | null {
+    const names = Object.keys(run.checks);
+    if (names.length && !names.includes(check)) return null;
+    const file = logFileNames(names.length ? names : [check]).get(check);
+    return file ? join(this.dataDir, 'runs', run.id, file) : null;
+  }
+}

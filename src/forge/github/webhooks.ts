@@ -1,0 +1,172 @@
+/**
+ * The GitHub driver's webhook route, `POST /webhooks/github` (declared as data; the server mounts
+ * it): the signature is checked on the raw body, deliveries are de-duplicated, and the event is
+ * handled after the answer — PR changes, CI results (which poke the runs waiting on them), pushes
+ * to a target, and `/railyard merge [--priority P]`, `/railyard cancel`, `/railyard restart`
+ * comments from users with write access.
+ */
+import { verify } from '@octokit/webhooks-methods';
+import { JSON_TOO_DEEP_MESSAGE, jsonTooDeep, PRIORITY_NAMES, PriorityInput } from '../../contract/index.js';
+import { findEntry, isTerminal } from '../../engine/index.js';
+import type { DriverQueue, DriverRoute, ForgeCommand } from '../types.js';
+import { QUEUE_STATUS_CONTEXT } from './checks.js';
+import type { GitHubCi } from './ci.js';
+import type { GitHubPolling } from './events.js';
+import { repoKey, type GitHubRuntime } from './runtime.js';
+
+const COMMAND_RE = /^\/railyard\s+(merge|cancel|restart)\b(.*)$/m;
+/** What `--priority` accepts, for the answer to a command that gave something else. */
+const PRIORITY_HINT = `${Object.keys(PRIORITY_NAMES).join(', ')} or a number from 0 to 255`;
+
+type Answer = { status: number; text: string };
+
+export class GitHubWebhooks {
+  private readonly deliveries = new Set<string>();
+
+  constructor(
+    private readonly rt: GitHubRuntime,
+    private readonly ci: GitHubCi,
+    private readonly polling: GitHubPolling,
+  ) {}
+
+  readonly route: DriverRoute = {
+    method: 'POST',
+    path: '/webhooks/github',
+    handle: (request) => this.receive(request.headers, request.body),
+  };
+
+  private async receive(headers: Readonly<Record<string, string | string[] | undefined>>, body: string): Promise<Answer> {
+    const secret = this.rt.options.webhookSecret;
+    if (secret === null)
+      return { status: 404, text: 'webhooks are off: start the server with --github-webhook-secret-file or RAILYARD_GITHUB_WEBHOOK_SECRET' };
+    const signature = headers['x-hub-signature-256'];
+    let valid = false;
+    try {
+      valid = typeof signature === 'string' && (await verify(secret, body, signature));
+    } catch {
+      valid = false;
+    }
+    if (!valid) return { status: 401, text: 'x-hub-signature-256: missing or does not match the body signed with the webhook secret' };
+    const event = String(headers['x-github-event'] ?? '');
+    const delivery = String(headers['x-github-delivery'] ?? '');
+    if (delivery && this.deliveries.has(delivery)) return { status: 200, text: `delivery ${delivery} was handled already` };
+    if (jsonTooDeep(body)) return { status: 400, text: JSON_TOO_DEEP_MESSAGE };
+    let payload: unknown;
+    try {
+      payload = JSON.parse(body);
+    } catch {
+      return { status: 400, text: 'body: invalid JSON' };
+    }
+    if (delivery) {
+      this.deliveries.add(delivery);
+      if (this.deliveries.size > 10_000) this.deliveries.delete(this.deliveries.values().next().value!);
+    }
+    void this.rt.track(
+      this.onEvent(event, payload as Record<string, never>).catch((error: unknown) => this.rt.log(`webhook ${event} ${delivery} failed`, error)),
+    );
+    return { status: 202, text: 'accepted' };
+  }
+
+  private queuesOf(repository: { name?: string; owner?: { login?: string } } | undefined): DriverQueue[] {
+    const owner = repository?.owner?.login?.toLowerCase();
+    const name = repository?.name?.toLowerCase();
+    if (!owner || !name) return [];
+    return this.rt.queues().filter(
+      (q) => this.rt.forge.serves(q.repo) && q.repo.owner === owner && q.repo.name === name,
+    );
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private async onEvent(event: string, p: any): Promise<void> {
+    if (this.rt.closed || !this.rt.host) return;
+    const queues = this.queuesOf(p.repository);
+    if (queues.length === 0) return;
+    const shaEvent = (sha: string | undefined) => this.ci.changed(sha);
+    switch (event) {
+      case 'pull_request': {
+        const n = p.pull_request?.number ?? p.number;
+        for (const q of queues) {
+          const e = findEntry(q.model, n);
+          // The payload holds the whole pull request: no need to ask again.
+          if (e && !isTerminal(e.state)) await this.polling.refreshPr(q, n, p.pull_request);
+        }
+        break;
+      }
+      case 'check_run':
+        shaEvent(p.check_run?.head_sha);
+        break;
+      case 'check_suite':
+        shaEvent(p.check_suite?.head_sha);
+        break;
+      case 'status':
+        if (p.context !== QUEUE_STATUS_CONTEXT) shaEvent(p.sha);
+        break;
+      case 'push':
+        if (
+          typeof p.ref === 'string' &&
+          p.ref.startsWith('refs/heads/') &&
+          queues.some((q) => `refs/heads/${q.model.branch}` === p.ref)
+        ) {
+          const branch = p.ref.slice('refs/heads/'.length);
+          const mine = queues.filter((q) => q.model.branch === branch);
+          const key = `${repoKey(mine[0].repo)} ${branch}`;
+          const before = this.rt.targetHeads.get(key);
+          const after: string | undefined = p.after;
+          if (after && !/^0+$/.test(after)) this.rt.targetHeads.set(key, after);
+          if (after && after !== before && !this.rt.own(mine[0].repo).has(after))
+            for (const q of mine) await this.rt.dispatch(q, { type: 'targetMoved' });
+        }
+        break;
+      case 'issue_comment':
+        if (p.action === 'created' && p.issue?.pull_request)
+          await this.command(queues, p.issue.number, p.comment?.user?.login, String(p.comment?.body ?? ''));
+        break;
+    }
+  }
+
+  /** `/railyard merge [--priority P]`, `/railyard cancel`, `/railyard restart` from a user with write access. */
+  private async command(queues: DriverQueue[], prNumber: number, user: string | undefined, body: string): Promise<void> {
+    const m = COMMAND_RE.exec(body);
+    if (!m || !user || !this.rt.host) return;
+    const enabled = queues.filter((q) => q.model.config.commandsEnabled);
+    if (enabled.length === 0) return;
+    const repo = enabled[0].repo;
+    const facts = await this.rt.forge.getPullRequest(repo, prNumber, enabled[0].model.branch);
+    if (!facts) return;
+    const q = enabled.find((x) => x.model.branch === facts.baseBranch);
+    if (!q) return;
+    const perm = await this.rt.forge.client.request<{ permission: string; role_name?: string }>(
+      repo.owner,
+      repo.name,
+      'GET /repos/{owner}/{repo}/collaborators/{username}/permission',
+      { username: user },
+    );
+    if (
+      !['admin', 'write', 'maintain'].includes(perm.data.role_name ?? perm.data.permission) &&
+      !['admin', 'write'].includes(perm.data.permission)
+    ) {
+      this.rt.log(`/railyard ${m[1]} on #${prNumber} by ${user} ignored: no write permission`);
+      return;
+    }
+    let command: ForgeCommand;
+    if (m[1] === 'merge') {
+      const raw = /--priority[=\s]+(\S+)/.exec(m[2] ?? '')?.[1];
+      const priority = raw === undefined ? undefined : PriorityInput.safeParse(raw);
+      if (priority && !priority.success) {
+        // Nothing is queued with a priority the API would refuse: the PR gets the allowed values.
+        this.rt.log(`/railyard merge on #${prNumber} by ${user} refused: --priority ${raw}`);
+        await this.rt.forge.client.request(repo.owner, repo.name, 'POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+          issue_number: prNumber,
+          body: `@${user} \`/railyard merge\`: \`--priority ${raw}\` is not a priority; use ${PRIORITY_HINT}. #${prNumber} was not submitted.`,
+        });
+        return;
+      }
+      command = { type: 'submit', priority: priority?.data };
+    } else command = { type: m[1] === 'cancel' ? 'cancel' : 'restart' };
+    try {
+      await this.rt.host.command(q, prNumber, command);
+    } catch (error) {
+      this.rt.log(`/railyard ${m[1]} on #${prNumber} by ${user} failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+}
