@@ -391,7 +391,9 @@ describe('serve --github with webhooks', () => {
     expect(read.status).toBe(404);
     // A good value still works, in any case.
     await gh.comment(OWNER, NAME, pr.number, 'writer', '/railyard merge --priority URGENT');
-    expect((await waitFor(server, gh, pr.number, () => true)).priorityName).toBe('urgent');
+    const submitted = () => call(server, 'getSubmittedPullRequest', { repo: repoOf(gh), targetBranch: 'main', pr: { number: pr.number } });
+    await until('submitted by the second command', async () => (await submitted()).status === 200);
+    expect((await submitted()).json.priorityName).toBe('urgent');
   });
 
   it('a bad signature gets 401 and changes nothing; a redelivered webhook is handled once', async () => {
