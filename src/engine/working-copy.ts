@@ -254,11 +254,16 @@ export class WorkingCopy {
     return run;
   }
 
+  /** Asks the shell to start `run`, on the basis the rule names (rules/basis.ts). */
+  startRun(run: TestRun): void {
+    const basis = basisOf(run, { entry: (pr) => this.find(pr), run: (id) => this.lastRun(id) });
+    this.effects.push({ type: 'startTestRun', runId: run.id, basis });
+  }
+
   /** Creates a run for `members` on `basePrNumbers`, asks the shell to start it and moves the members to testing. */
   launch(members: Entry[], basePrNumbers: number[], isBisection: boolean): TestRun {
     const run = this.createRun(members, basePrNumbers, isBisection);
-    const basis = basisOf(run, { entry: (pr) => this.find(pr), run: (id) => this.lastRun(id) });
-    this.effects.push({ type: 'startTestRun', runId: run.id, basis });
+    this.startRun(run);
     for (const m of members) {
       // Keep why a retest happens (e.g. PREREQUISITE_MERGE_ITEM_FAILED) as the reason of the new test.
       const reason = m.reason && (QUEUED_REASONS as readonly string[]).includes(m.reason) ? m.reason : null;

@@ -78,7 +78,7 @@ export interface QueueServiceOptions {
   forge: Pick<ForgeDriver, 'kind' | 'source'>;
   /** Which organisation each repository belongs to; without it, every organisation sees only its own queues. */
   owners?: RepoOwners;
-  /** Where the engine's effects are carried out (test runs, merges). Today only stateChanged happens. */
+  /** Where the engine's effects are carried out (test runs, merges, state changes): the queue workers. */
   onEffects?: EffectHandler;
   now?: () => number;
   newId?: () => string;

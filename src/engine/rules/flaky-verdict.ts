@@ -50,7 +50,7 @@ export function retryRun(w: WorkingCopy, failed: TestRun): TestRun {
     ...(failed.isProbation ? { isProbation: true } : {}),
     ...(failed.landedSince ? { landedSince: true } : {}),
   });
-  w.effects.push({ type: 'startTestRun', runId: run.id });
+  w.startRun(run);
   for (const m of members)
     w.setState(w.current(m), 'testing', 'FLAKY_FAILURE_RETRIED', { testRunId: run.id, testingStartedAt: w.ctx.now });
   return run;

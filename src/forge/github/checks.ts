@@ -42,7 +42,7 @@ function statusOutcome(s: StatusLike): CheckOutcome {
 }
 
 /**
- * The CI verdict on a test commit (decisions.md "Required statuses"). Per name the latest check
+ * The CI verdict on a test commit (docs/decisions.md "GitHub forge: PR facts and required statuses"). Per name the latest check
  * run counts (a re-run replaces the earlier result). With `required`, the run passes when each
  * required name succeeded and fails when each has completed and one did not; names not reported
  * yet keep it pending. Without, every reported check (Railyard's own status excepted) must have

@@ -26,7 +26,7 @@ export interface GitHubPrFacts extends PrFacts {
 }
 
 /**
- * `gitHubMergeability` from GitHub's `mergeable` / `mergeable_state` (decisions.md "PR facts"):
+ * `gitHubMergeability` from GitHub's `mergeable` / `mergeable_state` (docs/decisions.md "GitHub forge: PR facts and required statuses"):
  * GitHub computes it lazily, so `null` or `unknown` means "ask again" (`in_progress`); `dirty`
  * (conflicts) is `not_mergeable`; `clean`, `unstable`, `has_hooks`, and `blocked` / `behind`
  * (the queue tests on the latest target anyway) are `mergeable`. A draft PR is `unspecified`,
