@@ -53,7 +53,30 @@ export default tseslint.config(
     // The engine is a pure core: no I/O, no clock.
     files: ['src/engine/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: ['node:*', 'fs', 'child_process', '**/server/**', '**/store/**'] }],
+      'no-restricted-imports': ['error', { patterns: ['node:*', 'fs', 'child_process', '**/server/**', '**/store/**', '**/forge/**', '**/runner/**'] }],
     },
   },
+  // The other floors (docs/architecture.md, "Layers"): each may import only the floors below it.
+  // Type-only imports of a higher floor are allowed where noted (a type costs nothing at run time).
+  layer('The contract is the law: zod only.', ['src/contract/**/*.ts'], ['**/client/**', '**/engine/**', '**/flaky/**', '**/forge/**', '**/runner/**', '**/store/**', '**/server/**', '**/cli/**', '**/commands/**', '**/action/**', 'fastify', '@oclif/*', 'kysely', 'ky']),
+  layer('The client speaks the contract over HTTP.', ['src/client/**/*.ts'], ['**/engine/**', '**/forge/**', '**/runner/**', '**/store/**', '**/server/**', '**/cli/**', '**/commands/**', 'fastify', '@oclif/*', 'kysely']),
+  layer('Flaky-test domain: pure where possible, never the server or the store.', ['src/flaky/**/*.ts'], ['**/forge/**', '**/runner/**', '**/store/**', '**/server/**', '**/cli/**', '**/commands/**', 'fastify', '@oclif/*', 'kysely']),
+  layer('A forge driver gets what it needs through src/forge/types.ts: never Fastify, the queue service or the store.', ['src/forge/**/*.ts'], ['**/server/**', '**/store/**', '**/cli/**', '**/commands/**', '**/action/**', 'fastify', '@fastify/*', '@oclif/*', 'kysely']),
+  layer('The runner runs checks; it knows nothing of the server.', ['src/runner/**/*.ts'], ['**/server/**', '**/store/**', '**/cli/**', '**/commands/**', 'fastify', '@oclif/*', 'kysely']),
+  layer('All SQL lives in the store, which serves the server without knowing it.', ['src/store/**/*.ts'], ['**/server/**', '**/forge/**', '**/runner/**', '**/cli/**', '**/commands/**', 'fastify', '@oclif/*']),
+  layer('The server knows forges only through src/forge/types.ts and the registry; it never imports the CLI.', ['src/server/**/*.ts'], ['**/cli/**', '**/commands/**', '**/action/**', '@oclif/*', '**/forge/git/**', '**/forge/github/**', '**/forge/sandbox/**']),
+  layer('CLI rendering and configuration: no server, no store.', ['src/cli/**/*.ts'], ['**/server/**', '**/store/**', '**/forge/**', '**/runner/**', 'fastify', 'kysely'], true),
+  layer('Commands import the server and the store lazily (await import), never at start-up.', ['src/commands/**/*.ts'], ['**/server/**', '**/store/**', '**/forge/**', '**/runner/**', 'fastify', 'kysely', 'better-sqlite3', 'pg'], true),
+  layer('The simulator drives the engine in virtual time.', ['src/sim/**/*.ts'], ['node:*', '**/server/**', '**/store/**', '**/forge/**', '**/runner/**', '**/cli/**', 'fastify']),
+  layer('The dashboard reads the /v1 API through the contract: never server code.', ['web/src/**/*.ts', 'web/src/**/*.tsx'], ['**/server/**', '**/store/**', '**/forge/**', '**/runner/**', '**/engine/**', '**/cli/**', '**/commands/**', 'fastify', 'zod'], true),
 );
+
+/** An ESLint block forbidding `patterns` in `files`; `typesAllowed`: `import type` of them is fine. */
+function layer(why, files, patterns, typesAllowed = false) {
+  return {
+    files,
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: patterns, message: why, ...(typesAllowed ? { allowTypeImports: true } : {}) }] }],
+    },
+  };
+}

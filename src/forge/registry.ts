@@ -8,6 +8,9 @@ import { createGitHubDriver, type GitHubSettings } from './github/driver.js';
 import { createSandboxDriver, type SandboxOutcomes } from './sandbox/index.js';
 import type { ForgeDriver } from './types.js';
 
+export { DEFAULT_SANDBOX } from './sandbox/index.js';
+export type { GitHubSettings, SandboxOutcomes };
+
 /** What every driver may use. */
 export interface DriverCommon {
   /** The server's data directory (caches, check logs, driver state). */

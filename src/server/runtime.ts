@@ -6,8 +6,7 @@ import { createDriver, type ForgeSettings } from '../forge/registry.js';
 import type { ForgeDriver } from '../forge/types.js';
 import { QueueWorkers } from './workers.js';
 
-export { DEFAULT_SANDBOX } from '../forge/sandbox/index.js';
-export type { GitHubSettings as GitHubBackendOptions } from '../forge/github/index.js';
+export { DEFAULT_SANDBOX, type GitHubSettings as GitHubBackendOptions } from '../forge/registry.js';
 
 export interface BackendOptions extends ForgeSettings {
   dataDir: string;
