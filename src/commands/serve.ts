@@ -212,7 +212,7 @@ export default class Serve extends Command {
     sandbox: Flags.boolean({
       description: 'Pull requests come from the sandbox forge (simulated PRs and CI)',
       default: false,
-      exclusive: ['git-root', 'github'],
+      exclusive: ['git-root', 'github', 'gitlab'],
     }),
     'git-root': Flags.string({
       description: 'Serve the bare repositories at DIR/<host>/<owner>/<name>.git: PR N is refs/pull/N/head, checks come from railyard.json',
@@ -262,6 +262,26 @@ export default class Serve extends Command {
       description: "Minimum time between two writes to GitHub's REST API (GitHub advises 1000 for integrations)",
       default: 1000,
       min: 0,
+    }),
+    gitlab: Flags.boolean({
+      description: 'Serve projects that live on GitLab (gitlab.com or self-managed); see README "Running on GitLab"',
+      default: false,
+      exclusive: ['git-root', 'github'],
+    }),
+    'gitlab-url': Flags.string({ description: 'GitLab base URL (self-managed: https://HOST, with its relative URL root)', default: 'https://gitlab.com' }),
+    'gitlab-host': Flags.string({ description: 'The repo.host this server serves (default: the host of --gitlab-url); MRs of other hosts do not exist' }),
+    'gitlab-token-file': Flags.string({
+      description: 'File holding a GitLab project, group or personal access token with api scope; or set RAILYARD_GITLAB_TOKEN',
+      helpValue: 'FILE',
+    }),
+    'gitlab-webhook-secret-file': Flags.string({
+      description: 'File holding the hook secret token (enables POST /webhooks/gitlab); or set RAILYARD_GITLAB_WEBHOOK_SECRET',
+      helpValue: 'FILE',
+    }),
+    'gitlab-poll-seconds': Flags.string({ description: 'How often GitLab is polled (MRs and CI only without hooks)', default: '30' }),
+    'gitlab-ci-start-seconds': Flags.string({
+      description: 'Without requiredStatuses: a test commit with no pipeline job or status after this long fails (TEST_RUN_NO_CHECKS_REPORTED)',
+      default: '120',
     }),
     'sandbox-test-seconds': Flags.integer({ description: 'Sandbox: how long a test run takes', default: 5, min: 0 }),
     'sandbox-fail': Flags.string({
@@ -337,8 +357,8 @@ export default class Serve extends Command {
     if (!Number.isFinite(failureRate) || failureRate < 0 || failureRate > 1) {
       this.error(`--sandbox-failure-rate: expected a probability between 0 and 1, got "${flags['sandbox-failure-rate']}"`, { exit: 2 });
     }
-    if (!flags.sandbox && !flags['git-root'] && !flags.github) {
-      this.error('say where pull requests come from: --github (repositories on GitHub), --git-root DIR (bare git repositories) or --sandbox (simulated)', {
+    if (!flags.sandbox && !flags['git-root'] && !flags.github && !flags.gitlab) {
+      this.error('say where pull requests come from: --github (repositories on GitHub), --gitlab (projects on GitLab), --git-root DIR (bare git repositories) or --sandbox (simulated)', {
         exit: 2,
       });
     }
@@ -360,6 +380,15 @@ export default class Serve extends Command {
     if (flags.github) {
       try {
         github = await githubOptions(flags);
+      } catch (error) {
+        this.error(error instanceof Error ? error.message : String(error), { exit: 2 });
+      }
+    }
+
+    let gitlab: Awaited<ReturnType<typeof import('../forge/gitlab/settings.js').gitlabSettings>> | undefined;
+    if (flags.gitlab) {
+      try {
+        gitlab = await (await import('../forge/gitlab/settings.js')).gitlabSettings(flags);
       } catch (error) {
         this.error(error instanceof Error ? error.message : String(error), { exit: 2 });
       }
@@ -412,6 +441,7 @@ export default class Serve extends Command {
         gitRoot: flags['git-root'],
         checks,
         github,
+        gitlab,
         sandbox: { testSeconds: flags['sandbox-test-seconds'], failPrs, failureRate, seed: flags.seed },
         log: (message, error) => logError(message, error),
       });

@@ -5,6 +5,7 @@
  */
 import { createGitDriver, type GitChecksOptions } from './git/driver.js';
 import { createGitHubDriver, type GitHubSettings } from './github/driver.js';
+import { createGitLabDriver, type GitLabSettings } from './gitlab/driver.js';
 import { createSandboxDriver, type SandboxOutcomes } from './sandbox/index.js';
 import type { ForgeDriver } from './types.js';
 
@@ -24,6 +25,8 @@ export interface DriverCommon {
 export interface ForgeSettings {
   /** Repositories on GitHub (serve --github). */
   github?: GitHubSettings;
+  /** Projects on GitLab (serve --gitlab). */
+  gitlab?: GitLabSettings;
   /** Bare repositories under DIR/<host>/<owner>/<name>.git (serve --git-root). */
   gitRoot?: string;
   /** Git forge: how checks are isolated and limited (`serve --checks-*`). */
@@ -40,6 +43,7 @@ interface DriverEntry {
 
 export const DRIVERS: readonly DriverEntry[] = [
   { kind: 'github', create: (s, c) => (s.github ? createGitHubDriver(s.github, c) : undefined) },
+  { kind: 'gitlab', create: (s, c) => (s.gitlab ? createGitLabDriver(s.gitlab, c) : undefined) },
   { kind: 'git', create: (s, c) => (s.gitRoot !== undefined ? createGitDriver({ gitRoot: s.gitRoot, dataDir: c.dataDir, pollMs: c.pollMs ?? 500, log: c.log, checks: s.checks }) : undefined) },
   { kind: 'sandbox', create: (s) => createSandboxDriver(s.sandbox) },
 ];

@@ -1,0 +1,60 @@
+/**
+ * The GitLab driver's builder: fetches the target and the MR heads (`refs/merge-requests/N/head`,
+ * forks included) into the project's bare cache, builds the test commit there with the git forge's
+ * builder (buildRunCommit, on the basis the engine named), and pushes it as a `railyard-merge/…`
+ * branch so the project's own GitLab CI runs on it.
+ */
+import { findEntry, type TestBasis, type TestRun } from '../../engine/index.js';
+import { ChecksConfigError } from '../errors.js';
+import { buildRunCommit } from '../git/index.js';
+import type { Builder, BuiltRun, DriverQueue } from '../types.js';
+import type { GitLabCi } from './ci.js';
+import { pushRefs } from './git.js';
+import type { GitLabRuntime } from './runtime.js';
+
+export class GitLabBuilder implements Builder {
+  constructor(
+    private readonly rt: GitLabRuntime,
+    private readonly ci: GitLabCi,
+  ) {}
+
+  async build(
+    queue: DriverQueue,
+    run: TestRun,
+    basis: TestBasis,
+    signal: AbortSignal,
+  ): Promise<BuiltRun | null> {
+    this.rt.busy.add(run.id);
+    let listening = false;
+    let published = false;
+    try {
+      const c = await this.rt.ctx(queue.repo);
+      const prs = [...run.basePrNumbers, ...run.prNumbers].filter(
+        (pr) => findEntry(queue.model, pr)?.state !== 'merged',
+      );
+      const head = await this.rt.fetch(c, queue.model.branch, prs);
+      if (!head)
+        throw new ChecksConfigError(
+          'START_TEST_RUN_CONFIG_NOT_FOUND',
+          `the target branch ${queue.model.branch} does not exist`,
+        );
+      const built = await buildRunCommit(c.dir, queue.model, run, basis, head);
+      if (signal.aborted) return null;
+      // Listen for its CI before pushing: the first results may arrive right after the push.
+      this.ci.expect(queue, run, built.sha, Date.now(), false);
+      listening = true;
+      await c.git((dir, url, token) =>
+        pushRefs(dir, url, token, [`+${built.sha}:refs/heads/${built.branch}`]),
+      );
+      this.ci.pushed(run.id, Date.now());
+      if (signal.aborted) return null;
+      published = true;
+      return { branch: built.branch, sha: built.sha };
+    } finally {
+      if (!published) {
+        if (listening) this.ci.forget(run.id);
+        this.rt.busy.delete(run.id);
+      }
+    }
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * The GitLab driver's source: merge requests read over REST by IID (`GET
+ * /projects/:path/merge_requests/:iid`), their facts (facts.ts), and the clone URL of a project
+ * under the configured base URL. GitLab computes `detailed_merge_status` lazily: an MR read as
+ * `unchecked`/`checking` is asked again after 100, 200 and 400 ms. With "Pipelines must succeed",
+ * the queue's own `railyard/merge-queue` status (pending on the MR's head while it is queued) keeps
+ * the MR's pipeline running: a pipeline block whose only unfinished or failed status is the queue's
+ * own is not a block.
+ */
+import { REPO_OWNER_MAX, type Repo } from '../../contract/index.js';
+import type { PrLandingState, Source } from '../types.js';
+import { statusOf, type GitLabClient } from './client.js';
+import { factsOf, type GitLabMr, type GitLabPrFacts } from './facts.js';
+import { cacheDirFor, cloneUrlOf } from './git.js';
+import { NAMESPACE_MAX, projectPath } from './repo.js';
+
+/** The commit status the queue posts on MR heads. */
+export const QUEUE_STATUS_NAME = 'railyard/merge-queue';
+
+export interface GitLabSourceOptions {
+  /** Base URL of the GitLab instance (clone URLs are `<url>/<owner>/<name>.git`). */
+  url: string;
+  /** The `repo.host` served; MRs of other hosts do not exist here. */
+  host: string;
+  dataDir: string;
+  /** First wait before asking again about an MR GitLab is still checking (default 100 ms). */
+  mergeableRetryMs?: number;
+}
+
+const CHECKING = new Set(['unchecked', 'checking', 'preparing', 'approvals_syncing']);
+
+export class GitLabSource implements Source {
+  readonly host: string;
+  /** Told of every MR GitLab described: the events role asks again while GitLab is still checking it. */
+  onMr: ((repo: Repo, mr: GitLabMr) => void) | null = null;
+
+  constructor(
+    readonly client: GitLabClient,
+    private readonly options: GitLabSourceOptions,
+  ) {
+    this.host = options.host.toLowerCase();
+  }
+
+  serves(repo: Repo): boolean {
+    return repo.host.toLowerCase() === this.host;
+  }
+
+  /** A GitLab owner is a namespace path (`group/subgroup`), up to 255 characters. */
+  ownerMaxLength(host: string): number {
+    return host.trim().toLowerCase() === this.host ? NAMESPACE_MAX : REPO_OWNER_MAX;
+  }
+
+  cacheDir(repo: Repo): string {
+    return cacheDirFor(this.options.dataDir, repo);
+  }
+
+  cloneUrl(repo: Repo): string {
+    return cloneUrlOf(this.options.url, repo);
+  }
+
+  /** The MR as GitLab reports it now, or null when it (or the project) does not exist. */
+  async fetchMr(repo: Repo, iid: number): Promise<GitLabMr | null> {
+    try {
+      const mr = (await this.client.api.MergeRequests.show(projectPath(repo), iid)) as unknown as GitLabMr;
+      this.onMr?.(repo, mr);
+      return mr;
+    } catch (error) {
+      if (statusOf(error) === 404) return null;
+      throw error;
+    }
+  }
+
+  /** Whether a pipeline block of GitLab comes only from the queue's own status on the MR's head. */
+  private async onlyOwnStatusBlocks(repo: Repo, mr: GitLabMr): Promise<boolean> {
+    if (!mr.sha) return false;
+    const statuses = (await this.client.api.Commits.allStatuses(
+      projectPath(repo),
+      mr.sha,
+    )) as unknown as Array<{
+      name: string;
+      status: string;
+      allow_failure?: boolean;
+    }>;
+    const others = statuses.filter((s) => s.name !== QUEUE_STATUS_NAME);
+    return (
+      statuses.some((s) => s.name === QUEUE_STATUS_NAME) &&
+      others.every((s) => s.status === 'success' || s.status === 'skipped' || s.allow_failure === true)
+    );
+  }
+
+  /** The facts of an MR: asked again while GitLab checks it; the queue's own status is never the block. */
+  async facts(repo: Repo, iid: number, given?: GitLabMr): Promise<GitLabPrFacts | null> {
+    let mr = given ?? (await this.fetchMr(repo, iid));
+    let wait = this.options.mergeableRetryMs ?? 100;
+    for (
+      let tries = 0;
+      tries < 3 && mr && mr.state === 'opened' && CHECKING.has(mr.detailed_merge_status ?? '');
+      tries++
+    ) {
+      await new Promise((r) => setTimeout(r, wait));
+      wait *= 2;
+      mr = (await this.fetchMr(repo, iid)) ?? mr;
+    }
+    if (!mr) return null;
+    const facts = factsOf(mr);
+    if (facts.block?.kind === 'pipeline' && !mr.has_conflicts && (await this.onlyOwnStatusBlocks(repo, mr))) {
+      facts.block = null;
+      facts.mergeability = 'mergeable';
+    }
+    return facts;
+  }
+
+  async getPullRequest(repo: Repo, prNumber: number, _queueBranch: string): Promise<GitLabPrFacts | null> {
+    if (!this.serves(repo)) return null;
+    return this.facts(repo, prNumber);
+  }
+
+  async landingState(repo: Repo, prNumber: number, facts: GitLabPrFacts): Promise<PrLandingState> {
+    if (facts.open) return { state: 'open' };
+    return {
+      state: facts.closedAs ?? 'closed',
+      detail: `!${prNumber} is ${facts.closedAs ?? 'closed'} on GitLab`,
+    };
+  }
+}
