@@ -37,7 +37,13 @@ export function createGitLabDriver(
   const log =
     common.log ?? ((m: string, e?: unknown) => console.error(m, e instanceof Error ? e.message : (e ?? '')));
   const client = new GitLabClient({ url: gl.url, token: gl.token, log: (m) => log(m) });
-  const source = new GitLabSource(client, { url: gl.url, host: gl.host, dataDir });
+  // Hooks keep MR facts current; without them, a read is as fresh as the last poll.
+  const source = new GitLabSource(client, {
+    url: gl.url,
+    host: gl.host,
+    dataDir,
+    freshMs: gl.webhookSecret !== null ? 10_000 : gl.pollMs,
+  });
   const rt = new GitLabRuntime(source, {
     dataDir,
     pollMs: gl.pollMs,

@@ -14,6 +14,8 @@ import { factsOf, type GitLabMr, type GitLabPrFacts } from './facts.js';
 import { cacheDirFor, cloneUrlOf } from './git.js';
 import { NAMESPACE_MAX, projectPath } from './repo.js';
 
+const repoKey = (repo: Repo) => `${repo.host}/${repo.owner}/${repo.name}`.toLowerCase();
+
 /** The commit status the queue posts on MR heads. */
 export const QUEUE_STATUS_NAME = 'railyard/merge-queue';
 
@@ -25,12 +27,19 @@ export interface GitLabSourceOptions {
   dataDir: string;
   /** First wait before asking again about an MR GitLab is still checking (default 100 ms). */
   mergeableRetryMs?: number;
+  /**
+   * API reads of a PR (getSubmittedPullRequest, …) answer from what GitLab said less than this long
+   * ago (default 0: always ask). Hooks keep it current: the driver sets 10 s with hooks, the poll
+   * interval without.
+   */
+  freshMs?: number;
 }
 
 const CHECKING = new Set(['unchecked', 'checking', 'preparing', 'approvals_syncing']);
 
 export class GitLabSource implements Source {
   readonly host: string;
+  private readonly recent = new Map<string, { at: number; mr: GitLabMr }>();
   /** Told of every MR GitLab described: the events role asks again while GitLab is still checking it. */
   onMr: ((repo: Repo, mr: GitLabMr) => void) | null = null;
 
@@ -62,12 +71,27 @@ export class GitLabSource implements Source {
   async fetchMr(repo: Repo, iid: number): Promise<GitLabMr | null> {
     try {
       const mr = (await this.client.api.MergeRequests.show(projectPath(repo), iid)) as unknown as GitLabMr;
+      const key = `${repoKey(repo)}#${iid}`;
+      if (this.recent.size > 10_000) this.recent.delete(this.recent.keys().next().value!);
+      this.recent.set(key, { at: Date.now(), mr });
       this.onMr?.(repo, mr);
       return mr;
     } catch (error) {
       if (statusOf(error) === 404) return null;
       throw error;
     }
+  }
+
+  /** The MR as last read, if that was less than `freshMs` ago and GitLab was not still checking it. */
+  private freshMr(repo: Repo, iid: number): GitLabMr | null {
+    const hit = this.recent.get(`${repoKey(repo)}#${iid}`);
+    if (!hit || Date.now() - hit.at >= (this.options.freshMs ?? 0)) return null;
+    return CHECKING.has(hit.mr.detailed_merge_status ?? '') ? null : hit.mr;
+  }
+
+  /** Forget what was read of an MR (a hook said it changed). */
+  forget(repo: Repo, iid: number): void {
+    this.recent.delete(`${repoKey(repo)}#${iid}`);
   }
 
   /** Whether a pipeline block of GitLab comes only from the queue's own status on the MR's head. */
@@ -112,7 +136,7 @@ export class GitLabSource implements Source {
 
   async getPullRequest(repo: Repo, prNumber: number, _queueBranch: string): Promise<GitLabPrFacts | null> {
     if (!this.serves(repo)) return null;
-    return this.facts(repo, prNumber);
+    return this.facts(repo, prNumber, this.freshMr(repo, prNumber) ?? undefined);
   }
 
   async landingState(repo: Repo, prNumber: number, facts: GitLabPrFacts): Promise<PrLandingState> {

@@ -85,6 +85,7 @@ export class GitLabWebhooks {
     switch (event) {
       case 'Merge Request Hook': {
         const iid = p.object_attributes?.iid;
+        this.rt.source.forget(queues[0]!.repo, iid);
         for (const q of queues) {
           const e = findEntry(q.model, iid);
           if (e && !isTerminal(e.state)) await this.polling.refreshMr(q, iid);
