@@ -9,7 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
-import { cleanupsAfterEach, eachDatabase, serversPerTest } from '../support/hooks.js';
+import { cleanupsAfterEach, eachDatabase, postgresForFile, serversPerTest } from '../support/hooks.js';
+import { skipWithoutPostgres } from '../support/postgres.js';
 import { RAILYARD_EVENT_SCHEMAS, TRUNK_EVENT_SCHEMAS } from '../support/trunk-webhook-schemas.js';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
 import type { TestServer } from '../support/server.js';
@@ -232,5 +233,31 @@ describe('addresses (an API token must not make the server probe its own network
     });
     expect(deliveries[0].log[0]).toMatchObject({ status: 307, error: 'HTTP 307 (redirects are not followed)' });
     expect(r.all).toEqual([]);
+  });
+});
+
+const postgres = postgresForFile(skipWithoutPostgres());
+
+describe.skipIf(skipWithoutPostgres())('two replicas on one PostgreSQL database', () => {
+  it('deliver each event once, each PR in order, whichever replica committed it', { timeout: 120_000 }, async () => {
+    const r = await receiver();
+    const databaseUrl = await postgres().createDatabase();
+    const a = await server({ sandbox: { testSeconds: 1 }, webhooks: LOCAL, databaseUrl });
+    const b = await server({ sandbox: { testSeconds: 1 }, webhooks: LOCAL, databaseUrl });
+    await endpoint(a, r);
+    await ok(a, 'createQueue', { ...Q, concurrency: 4 });
+    const PRS = 12;
+    for (let pr = 1; pr <= PRS; pr++) await ok(pr % 2 ? a : b, 'submitPullRequest', { ...Q, pr: { number: pr } });
+    await until('every merged event', () => r.delivered.filter((d) => d.json.type === 'pull_request.merged').length >= PRS, 90_000);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const ids = r.all.map((d) => String(d.headers['webhook-id']));
+    expect(ids.length - new Set(ids).size, 'events delivered twice').toBe(0);
+    for (let pr = 1; pr <= PRS; pr++) {
+      const seen = typesOf(r, pr);
+      const order = ['pull_request.submitted', 'pull_request.queued', 'pull_request.testing', 'pull_request.merged'].map((t) => seen.indexOf(t));
+      expect(order.every((i) => i >= 0), `#${pr}: ${seen.join(' ')}`).toBe(true);
+      expect([...order].sort((x, y) => x - y), `#${pr}`).toEqual(order);
+    }
+    expect(r.delivered.every((d) => d.verified)).toBe(true);
   });
 });
