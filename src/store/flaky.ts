@@ -11,6 +11,7 @@ import {
 import type { Repo, TestStatus } from '../contract/index.js';
 import type { QuarantineMatch, QuarantineOverride } from '../flaky/quarantine.js';
 import type { SchemaTables, TestCasesTable } from './schema.js';
+import { writeWebhookEvents, type OutboxEvent } from './webhooks.js';
 
 /**
  * The flaky-test tables behind one typed repository: every SQL statement of the flaky-test
@@ -261,6 +262,11 @@ export class FlakyStore {
   ) {
     this.flavour = flavourOf(db);
     this.pause = options.pause ?? (() => Promise.resolve());
+  }
+
+  /** Puts webhook events of `org` in the outbox, in this store's transaction (src/store/webhooks.ts). */
+  async writeWebhookEvents(org: string, events: readonly OutboxEvent[]): Promise<void> {
+    await writeWebhookEvents(this.db, org, events);
   }
 
   /** Runs `work` in one transaction: all of it is stored, or (if it throws) none. */

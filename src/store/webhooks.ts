@@ -198,18 +198,72 @@ const ENDPOINT_COLUMNS = [
 /** Rows per multi-row INSERT (SQLite allows 32,766 parameters; PostgreSQL 65,535). */
 const CHUNK = 200;
 
+/** Emits `written` after events were put in the outbox (the deliverers of this process look at once). */
+const outboxSignals = new EventEmitter();
+outboxSignals.setMaxListeners(0);
+
+/**
+ * Writes events of `org` to the outbox inside `trx`, one delivery per enabled endpoint that wants
+ * each (flaky-test changes call this from their own transaction through FlakyStore).
+ */
+export async function writeWebhookEvents(trx: Db, org: string, events: readonly OutboxEvent[], only?: string): Promise<string[]> {
+  if (!events.length) return [];
+  let endpoints = await enabledEndpoints(trx, org);
+  if (only !== undefined) endpoints = endpoints.filter((e) => e.id === only);
+  if (!endpoints.length) return [];
+  return insertEvents(trx, org, events, endpoints, only !== undefined);
+}
+
+async function enabledEndpoints(trx: Db, org: string): Promise<Pick<WebhookEndpoint, 'id' | 'events' | 'repos'>[]> {
+  const rows = await trx
+    .selectFrom('webhook_endpoints')
+    .select(['id', 'events', 'repos'])
+    .where('org_slug', '=', org)
+    .where('state', '=', 'enabled')
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    events: r.events === null ? null : (JSON.parse(r.events) as string[]),
+    repos: r.repos === null ? null : (JSON.parse(r.repos) as string[]),
+  }));
+}
+
+async function insertEvents(
+  trx: Db,
+  org: string,
+  events: readonly OutboxEvent[],
+  endpoints: readonly Pick<WebhookEndpoint, 'id' | 'events' | 'repos'>[],
+  force = false,
+): Promise<string[]> {
+  const now = Date.now();
+  const messages: { id: string; org_slug: string; type: string; payload: string; created_at: number }[] = [];
+  const deliveries: { endpoint_id: string; message_id: string; order_key: string; state: string; next_at: number; created_at: number }[] = [];
+  for (const event of events) {
+    const targets = endpoints.filter((e) => force || endpointWants(e, event.type, event.repoKey));
+    if (!targets.length) continue;
+    const id = `msg_${uuidv7().replaceAll('-', '')}`;
+    messages.push({ id, org_slug: org, type: event.type, payload: JSON.stringify(event.payload), created_at: now });
+    for (const e of targets)
+      deliveries.push({ endpoint_id: e.id, message_id: id, order_key: event.orderKey, state: 'pending', next_at: now, created_at: now });
+  }
+  for (let i = 0; i < messages.length; i += CHUNK) await trx.insertInto('webhook_messages').values(messages.slice(i, i + CHUNK)).execute();
+  // In event order: the ids number the deliveries in the order they must go out.
+  for (let i = 0; i < deliveries.length; i += CHUNK) await trx.insertInto('webhook_deliveries').values(deliveries.slice(i, i + CHUNK)).execute();
+  if (messages.length) setTimeout(() => outboxSignals.emit('written'), 2).unref();
+  return messages.map((m) => m.id);
+}
+
 export class WebhookStore {
   /** Emits `written` after events were put in the outbox (the deliverer looks at once). */
-  readonly signals = new EventEmitter();
+  readonly signals = outboxSignals;
   /** Set by the server: without it, queue changes write no events (e.g. `railyard token`). */
   queueEvents: QueueEventBuilder | null = null;
 
   constructor(
     private readonly db: Kysely<SchemaTables>,
     readonly kind: StoreKind,
-  ) {
-    this.signals.setMaxListeners(0);
-  }
+  ) {}
 
   // ------------------------------------------------------------------ the outbox
 
@@ -226,60 +280,16 @@ export class WebhookStore {
       .where('id', '=', queueId)
       .executeTakeFirst();
     if (!queue) return;
-    const endpoints = await this.enabledEndpoints(trx, queue.org_slug);
+    const endpoints = await enabledEndpoints(trx, queue.org_slug);
     if (!endpoints.length) return;
     const repo = { host: queue.repo_host, owner: queue.repo_owner, name: queue.repo_name };
     const events = build({ id: queueId, org: queue.org_slug, repo, branch: queue.branch }, after, transitions);
-    await this.insertEvents(trx, queue.org_slug, events, endpoints);
+    await insertEvents(trx, queue.org_slug, events, endpoints);
   }
 
-  /** Writes events of `org` to the outbox inside `trx` (flaky-test changes, test events). */
-  async writeEvents(trx: Db, org: string, events: readonly OutboxEvent[], only?: string): Promise<string[]> {
-    if (!events.length) return [];
-    let endpoints = await this.enabledEndpoints(trx, org);
-    if (only !== undefined) endpoints = endpoints.filter((e) => e.id === only);
-    if (!endpoints.length) return [];
-    return this.insertEvents(trx, org, events, endpoints, only !== undefined);
-  }
-
-  private async enabledEndpoints(trx: Db, org: string): Promise<Pick<WebhookEndpoint, 'id' | 'events' | 'repos'>[]> {
-    const rows = await trx
-      .selectFrom('webhook_endpoints')
-      .select(['id', 'events', 'repos'])
-      .where('org_slug', '=', org)
-      .where('state', '=', 'enabled')
-      .orderBy('id')
-      .execute();
-    return rows.map((r) => ({
-      id: r.id,
-      events: r.events === null ? null : (JSON.parse(r.events) as string[]),
-      repos: r.repos === null ? null : (JSON.parse(r.repos) as string[]),
-    }));
-  }
-
-  private async insertEvents(
-    trx: Db,
-    org: string,
-    events: readonly OutboxEvent[],
-    endpoints: readonly Pick<WebhookEndpoint, 'id' | 'events' | 'repos'>[],
-    force = false,
-  ): Promise<string[]> {
-    const now = Date.now();
-    const messages: { id: string; org_slug: string; type: string; payload: string; created_at: number }[] = [];
-    const deliveries: { endpoint_id: string; message_id: string; order_key: string; state: string; next_at: number; created_at: number }[] = [];
-    for (const event of events) {
-      const targets = endpoints.filter((e) => force || endpointWants(e, event.type, event.repoKey));
-      if (!targets.length) continue;
-      const id = `msg_${uuidv7().replaceAll('-', '')}`;
-      messages.push({ id, org_slug: org, type: event.type, payload: JSON.stringify(event.payload), created_at: now });
-      for (const e of targets)
-        deliveries.push({ endpoint_id: e.id, message_id: id, order_key: event.orderKey, state: 'pending', next_at: now, created_at: now });
-    }
-    for (let i = 0; i < messages.length; i += CHUNK) await trx.insertInto('webhook_messages').values(messages.slice(i, i + CHUNK)).execute();
-    // In event order: the ids number the deliveries in the order they must go out.
-    for (let i = 0; i < deliveries.length; i += CHUNK) await trx.insertInto('webhook_deliveries').values(deliveries.slice(i, i + CHUNK)).execute();
-    if (messages.length) setTimeout(() => this.signals.emit('written'), 2).unref();
-    return messages.map((m) => m.id);
+  /** Writes events of `org` to the outbox inside `trx` (see writeWebhookEvents). */
+  writeEvents(trx: Db, org: string, events: readonly OutboxEvent[], only?: string): Promise<string[]> {
+    return writeWebhookEvents(trx, org, events, only);
   }
 
   // ------------------------------------------------------------------ endpoints

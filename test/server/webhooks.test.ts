@@ -11,7 +11,7 @@ import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { cleanupsAfterEach, eachDatabase, postgresForFile, serversPerTest } from '../support/hooks.js';
 import { skipWithoutPostgres } from '../support/postgres.js';
-import { RAILYARD_EVENT_SCHEMAS, TRUNK_EVENT_SCHEMAS } from '../support/trunk-webhook-schemas.js';
+import { RAILYARD_EVENT_SCHEMAS, TRUNK_EVENT_SCHEMAS, TRUNK_FLAKY_EVENT_SCHEMAS } from '../support/trunk-webhook-schemas.js';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
 import type { TestServer } from '../support/server.js';
 import { call, ok, Q } from './helpers.js';
@@ -23,7 +23,7 @@ const LOCAL = { allowPrivate: true, allowHttp: true, retrySchedule: [200, 300, 4
 
 const ajv = new Ajv({ allErrors: true, strict: false });
 (addFormats as unknown as (a: Ajv) => void)(ajv);
-const validators = new Map(Object.entries({ ...TRUNK_EVENT_SCHEMAS, ...RAILYARD_EVENT_SCHEMAS }).map(([type, s]) => [type, ajv.compile(s)]));
+const validators = new Map(Object.entries({ ...TRUNK_EVENT_SCHEMAS, ...TRUNK_FLAKY_EVENT_SCHEMAS, ...RAILYARD_EVENT_SCHEMAS }).map(([type, s]) => [type, ajv.compile(s)]));
 
 function schemaErrors(payload: Record<string, unknown>): string[] {
   const type = String(payload.type);
@@ -85,6 +85,25 @@ const database = eachDatabase(() => {
     expect(String(merged.http_details_url)).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#\/pr\/github\.com\/acme\/web\/main\/1$/);
     const ids = r.delivered.map((d) => d.headers['webhook-id']);
     expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('delivers flaky-test events: a test turning flaky (pass-on-retry) and a quarantine override, valid against the schemas', async () => {
+    const r = await receiver();
+    const s = await server({ webhooks: LOCAL, ...(await database()) });
+    await endpoint(s, r);
+    const report = `<testsuite name="auth"><testcase classname="auth" name="logs in" file="test/login.test.ts"><failure message="Timeout 5000ms"/></testcase><testcase classname="auth" name="logs in" file="test/login.test.ts"/></testsuite>`;
+    await ok(s, 'uploadTestResults', { repo: Q.repo, org_url_slug: s.org, branch: 'main', sha: 'a'.repeat(40), reports: [{ name: 'junit.xml', content: report }] });
+    const changed = await until('the status change', () => r.delivered.find((d) => d.json.type === 'test_case.status_changed'));
+    expect(changed.json).toMatchObject({ test_case: { name: 'logs in', classname: 'auth', file_path: 'test/login.test.ts' }, status_change: { previous_status: 'healthy', current_status: { value: 'flaky' } } });
+    await until('the v2 and monitor events', () => ['v2.test_case.status_changed', 'test_case.monitor_status_changed'].every((t) => r.delivered.some((d) => d.json.type === t)));
+    const testId = (changed.json.test_case as { id: string }).id;
+    await ok(s, 'setTestQuarantine', { repo: Q.repo, org_url_slug: s.org, test_id: testId, setting: 'ALWAYS_QUARANTINE' });
+    const quarantine = await until('the quarantine event', () => r.delivered.find((d) => d.json.type === 'test_case.quarantining_setting_changed'));
+    expect(quarantine.json.quarantine_setting_changed).toMatchObject({ previous_quarantining_setting: 'UNSPECIFIED', updated_quarantining_setting: 'ALWAYS_QUARANTINE' });
+    for (const d of r.delivered) {
+      expect(d.verified).toBe(true);
+      expect(schemaErrors(d.json)).toEqual([]);
+    }
   });
 });
 

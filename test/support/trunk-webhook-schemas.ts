@@ -80,6 +80,101 @@ export const TRUNK_EVENT_SCHEMAS: Record<string, object> = {
   'pull_request_batch.merged': batch('merged', { merged_reason }),
 };
 
+const status = { enum: ['healthy', 'flaky', 'broken'] };
+const testCase = {
+  type: 'object',
+  required: ['id', 'name', 'variant', 'repository', 'html_url', 'status', 'codeowners'],
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    variant: { type: 'string' },
+    repository: { type: 'object', required: ['html_url'], properties: { html_url: { type: 'string', format: 'uri' } } },
+    html_url: { type: 'string', format: 'uri' },
+    status: {
+      type: 'object',
+      required: ['value', 'reason', 'timestamp'],
+      properties: { value: status, reason: { type: 'string' }, timestamp: { type: 'string', format: 'date-time' } },
+    },
+    file_path: { type: 'string' },
+    parent: { type: 'string' },
+    classname: { type: 'string' },
+    codeowners: { type: 'array', items: { type: 'string' } },
+    test_suite: { type: 'string' },
+  },
+};
+const setting = { enum: ['ALWAYS_QUARANTINE', 'NEVER_QUARANTINE', 'UNSPECIFIED'] };
+
+/** Trunk's flaky-test events (§7.3; the newer ones from the catalogue's table form). */
+export const TRUNK_FLAKY_EVENT_SCHEMAS: Record<string, object> = {
+  'test_case.status_changed': {
+    type: 'object',
+    required: ['type', 'test_case', 'status_change'],
+    properties: {
+      type: { const: 'test_case.status_changed' },
+      test_case: testCase,
+      status_change: {
+        type: 'object',
+        required: ['previous_status', 'current_status'],
+        properties: {
+          previous_status: status,
+          current_status: {
+            type: 'object',
+            required: ['value', 'reason', 'timestamp'],
+            properties: { value: status, reason: { type: 'string' }, timestamp: { type: 'string', format: 'date-time' } },
+          },
+        },
+      },
+    },
+  },
+  'test_case.quarantining_setting_changed': {
+    type: 'object',
+    required: ['type', 'test_case', 'quarantine_setting_changed'],
+    properties: {
+      type: { const: 'test_case.quarantining_setting_changed' },
+      test_case: testCase,
+      quarantine_setting_changed: {
+        type: 'object',
+        required: ['actor', 'reason', 'timestamp', 'previous_quarantining_setting', 'updated_quarantining_setting'],
+        properties: {
+          actor: { type: 'object', properties: { full_name: { type: 'string' }, email: { type: 'string' } } },
+          reason: { type: ['string', 'null'] },
+          timestamp: { type: 'string', format: 'date-time' },
+          previous_quarantining_setting: setting,
+          updated_quarantining_setting: setting,
+        },
+      },
+    },
+  },
+  'test_case.monitor_status_changed': {
+    type: 'object',
+    required: ['type', 'monitor', 'repository', 'test_case'],
+    properties: {
+      type: { const: 'test_case.monitor_status_changed' },
+      monitor: {
+        type: 'object',
+        required: ['id', 'type', 'status'],
+        properties: { id: { type: 'string' }, type: { type: 'string' }, status: { enum: ['active', 'resolved'] } },
+      },
+      repository: { type: 'object', required: ['id', 'html_url'], properties: { id: { type: 'string' }, html_url: { type: 'string' } } },
+      test_case: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
+    },
+  },
+  'v2.test_case.status_changed': {
+    type: 'object',
+    required: ['type', 'previous_status', 'new_status', 'triggered_by'],
+    properties: {
+      type: { const: 'v2.test_case.status_changed' },
+      previous_status: status,
+      new_status: status,
+      triggered_by: {
+        type: 'object',
+        required: ['monitor_id', 'monitor_type', 'monitor_status'],
+        properties: { monitor_id: { type: 'string' }, monitor_type: { type: 'string' }, monitor_status: { enum: ['active', 'resolved'] } },
+      },
+    },
+  },
+};
+
 /** Railyard's extension events (README "Outgoing webhooks"). */
 export const RAILYARD_EVENT_SCHEMAS: Record<string, object> = {
   'pull_request.tests_passed': pr('tests_passed', { ...testFields, is_bisection }, ['is_bisection']),

@@ -5,6 +5,7 @@ import { readReports, type IngestOutcome, type IngestResult, type IngestTask } f
 import { countResults } from '../../flaky/results.js';
 import type { FlakyStore, KnownCase, MonitorChange } from '../../store/flaky.js';
 import { badRequest } from '../errors.js';
+import { monitorEvents } from '../webhooks/flaky-events.js';
 import { lockRepository, type Repository } from './repositories.js';
 
 const HOUR = 60 * 60 * 1000;
@@ -323,5 +324,14 @@ export class Ingest {
       if (Object.keys(change).length) changes.push({ id: r.id, change });
     }
     await tx.updateMonitors(changes);
+    // Webhook events of these changes, in this same transaction (README "Outgoing webhooks").
+    if (changes.length) {
+      const byId = new Map(tested.map((r) => [r.id, r]));
+      const changed = changes.map(({ id, change }) => {
+        const r = byId.get(id)!;
+        return { test: r, before: before(r), change, at: atOf(r) };
+      });
+      await tx.writeWebhookEvents(repository.org, monitorEvents(repository, changed));
+    }
   }
 }

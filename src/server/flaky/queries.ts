@@ -16,7 +16,8 @@ import { repoKey } from '../../flaky/identity.js';
 import type { CaseRow, FailureGroup, FlakyStore } from '../../store/flaky.js';
 import { notFound } from '../errors.js';
 import { emptyPage, pageOfCases } from './paging.js';
-import { detailedCase, quarantinedTest, unhealthyCase } from './present.js';
+import { quarantineEvent } from '../webhooks/flaky-events.js';
+import { detailedCase, quarantinedTest, statusOf, unhealthyCase } from './present.js';
 import { findRepository, requireRepository, type Repository } from './repositories.js';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -139,7 +140,14 @@ export class Queries {
     const row = await this.store.findCase(repository.id, input.test_id);
     if (!row) throw notFound(`test_id: no test ${input.test_id} in ${repoKey(input.repo)}`);
     const override = input.setting === 'AUTO' ? null : input.setting;
-    await this.store.setOverride(row.id, override, override ? this.now() : null);
+    const now = this.now();
+    const status = statusOf(row, now);
+    const event = quarantineEvent(repository, row, { value: status.value, reason: status.reason, at: status.since }, row.override ?? 'UNSPECIFIED', override ?? 'UNSPECIFIED', now);
+    // The override and its webhook event are stored together.
+    await this.store.transaction(async (tx) => {
+      await tx.setOverride(row.id, override, override ? now : null);
+      if (row.override !== override) await tx.writeWebhookEvents(org, [event]);
+    });
     return {};
   }
 

@@ -1,0 +1,137 @@
+/**
+ * The flaky-test webhook events (reference trunk-v1-api.md §7.3): a test's status changing
+ * (`test_case.status_changed` and `v2.test_case.status_changed`), a monitor turning active or
+ * resolved (`test_case.monitor_status_changed`), a quarantine override set or cleared
+ * (`test_case.quarantining_setting_changed`). Pure: the caller writes them in the transaction that
+ * stores the change (src/server/flaky/ingest.ts, queries.ts).
+ */
+import { isoTime, type TestStatus } from '../../contract/index.js';
+import type { TestIdentity } from '../../flaky/identity.js';
+import type { OutboxEvent } from '../../store/index.js';
+import type { KnownCase, MonitorChange } from '../../store/flaky.js';
+import type { Repository } from '../flaky/repositories.js';
+import { repoKeyOf } from './events.js';
+
+export interface ChangedTest extends TestIdentity {
+  id: string;
+}
+
+const SEVERITY: Record<TestStatus, number> = { healthy: 0, flaky: 1, broken: 2 };
+
+/** The status a test shows: the most severe of its monitors (pass-on-retry makes it flaky while active). */
+function overall(rate: TestStatus, porUntil: number | null, at: number): TestStatus {
+  const por: TestStatus = porUntil !== null && porUntil > at ? 'flaky' : 'healthy';
+  return SEVERITY[rate] >= SEVERITY[por] ? rate : por;
+}
+
+function testCase(repository: Repository, test: ChangedTest, status: { value: TestStatus; reason: string; at: number }) {
+  const { host, owner, name } = repository.repo;
+  const repoUrl = `https://${host}/${owner}/${name}`;
+  const file = test.file?.replace(/^\.?\/+/, '');
+  return {
+    id: test.id,
+    name: test.name,
+    variant: test.variant,
+    repository: { html_url: repoUrl },
+    html_url: file && !file.startsWith('../') ? `${repoUrl}/blob/HEAD/${file}` : repoUrl,
+    status: { value: status.value, reason: status.reason, timestamp: isoTime(status.at) },
+    codeowners: repository.codeowners?.ownersOf(test.file) ?? [],
+    ...(test.file ? { file_path: test.file } : {}),
+    ...(test.parent ? { parent: test.parent } : {}),
+    ...(test.classname ? { classname: test.classname } : {}),
+    test_suite: test.parent ?? '',
+  };
+}
+
+/** The events of what one upload's detection changed. */
+export function monitorEvents(
+  repository: Repository,
+  changes: ReadonlyArray<{ test: ChangedTest; before: KnownCase; change: MonitorChange; at: number }>,
+): OutboxEvent[] {
+  const out: OutboxEvent[] = [];
+  const repoKey = repoKeyOf(repository.repo);
+  for (const { test, before, change, at } of changes) {
+    const orderKey = `test:${repository.id}:${test.id}`;
+    const rateAfter = change.rateStatus ?? before.rate_status;
+    const porAfter = change.porUntil ?? before.por_until;
+    const was = overall(before.rate_status, before.por_until, at);
+    const now = overall(rateAfter, porAfter, at);
+    const reason = change.rateReason ?? change.porReason ?? '';
+    const monitor = (type: 'failure_rate' | 'pass_on_retry', active: boolean) => ({
+      type: 'test_case.monitor_status_changed',
+      orderKey,
+      repoKey,
+      payload: {
+        type: 'test_case.monitor_status_changed',
+        monitor: { id: `${repository.id}:${type}`, type, status: active ? 'active' : 'resolved' },
+        evidence: { reason, timestamp: isoTime(at) },
+        repository: { id: repository.id, html_url: `https://${repository.repo.host}/${repository.repo.owner}/${repository.repo.name}` },
+        test_case: { id: test.id, name: test.name, variant: test.variant },
+      },
+    });
+    if (change.rateStatus !== undefined && (change.rateStatus === 'healthy') !== (before.rate_status === 'healthy'))
+      out.push(monitor('failure_rate', change.rateStatus !== 'healthy'));
+    const porWas = before.por_until !== null && before.por_until > at;
+    const porNow = porAfter !== null && porAfter > at;
+    if (change.porUntil !== undefined && porWas !== porNow) out.push(monitor('pass_on_retry', porNow));
+    if (was === now) continue;
+    const tc = testCase(repository, test, { value: now, reason, at });
+    out.push({
+      type: 'test_case.status_changed',
+      orderKey,
+      repoKey,
+      payload: {
+        type: 'test_case.status_changed',
+        test_case: tc,
+        status_change: { previous_status: was, current_status: { value: now, reason, timestamp: isoTime(at) } },
+      },
+    });
+    out.push({
+      type: 'v2.test_case.status_changed',
+      orderKey,
+      repoKey,
+      payload: {
+        type: 'v2.test_case.status_changed',
+        test_case: tc,
+        previous_status: was,
+        new_status: now,
+        triggered_by: {
+          monitor_id: `${repository.id}:${change.rateStatus !== undefined ? 'failure_rate' : 'pass_on_retry'}`,
+          monitor_type: change.rateStatus !== undefined ? 'failure_rate' : 'pass_on_retry',
+          monitor_status: now === 'healthy' ? 'resolved' : 'active',
+        },
+        timestamp: isoTime(at),
+      },
+    });
+  }
+  return out;
+}
+
+type Setting = 'ALWAYS_QUARANTINE' | 'NEVER_QUARANTINE' | 'UNSPECIFIED';
+
+/** `test_case.quarantining_setting_changed` of an override set through the API. */
+export function quarantineEvent(
+  repository: Repository,
+  test: ChangedTest,
+  status: { value: TestStatus; reason: string; at: number },
+  previous: Setting,
+  updated: Setting,
+  at: number,
+): OutboxEvent {
+  return {
+    type: 'test_case.quarantining_setting_changed',
+    orderKey: `test:${repository.id}:${test.id}`,
+    repoKey: repoKeyOf(repository.repo),
+    payload: {
+      type: 'test_case.quarantining_setting_changed',
+      test_case: testCase(repository, test, status),
+      quarantine_setting_changed: {
+        actor: { full_name: 'API token', email: '' },
+        reason: null,
+        timestamp: isoTime(at),
+        previous_quarantining_setting: previous,
+        updated_quarantining_setting: updated,
+      },
+    },
+  };
+}
