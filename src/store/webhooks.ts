@@ -378,21 +378,32 @@ export class WebhookStore {
    * PostgreSQL the rows are locked with SKIP LOCKED, so replicas claiming at once take different
    * ones; on SQLite the server is the database's only writer.
    */
-  async claim(holder: string, limit: number, now: number, leaseMs: number, busyEndpoints: readonly string[] = []): Promise<ClaimedDelivery[]> {
+  async claim(
+    holder: string,
+    limit: number,
+    now: number,
+    leaseMs: number,
+    busyEndpoints: readonly string[] = [],
+    inFlight: readonly number[] = [],
+  ): Promise<ClaimedDelivery[]> {
     if (limit <= 0) return [];
     const busy = busyEndpoints.length ? sql`AND d.endpoint_id NOT IN (${sql.join(busyEndpoints)})` : sql``;
     const lock = this.kind === 'postgres' ? sql`FOR UPDATE OF d SKIP LOCKED` : sql``;
-    return this.db.transaction().execute(async (trx) => {
+    // SQLite: this process is the only writer, so its claims live in memory (`inFlight`) and a
+    // claim writes nothing (a commit per claim cost an fsync on the request thread each time).
+    const mine = this.kind === 'sqlite' && inFlight.length ? sql`AND d.id NOT IN (${sql.join(inFlight)})` : sql``;
+    const run = async (trx: Db) => {
       const { rows } = await sql<{ id: number }>`
         SELECT d.id FROM webhook_deliveries d
         JOIN webhook_endpoints ep ON ep.id = d.endpoint_id
-        WHERE d.state = 'pending' AND d.next_at <= ${now} AND d.lease_until <= ${now} AND ep.state = 'enabled' ${busy}
+        WHERE d.state = 'pending' AND d.next_at <= ${now} AND d.lease_until <= ${now} AND ep.state = 'enabled' ${busy} ${mine}
           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e
                           WHERE e.endpoint_id = d.endpoint_id AND e.order_key = d.order_key AND e.state = 'pending' AND e.id < d.id)
         ORDER BY d.next_at, d.id LIMIT ${limit} ${lock}`.execute(trx);
       if (!rows.length) return [];
       const ids = rows.map((r) => Number(r.id));
-      await trx.updateTable('webhook_deliveries').set({ lease_until: now + leaseMs, leased_by: holder }).where('id', 'in', ids).execute();
+      if (this.kind === 'postgres')
+        await trx.updateTable('webhook_deliveries').set({ lease_until: now + leaseMs, leased_by: holder }).where('id', 'in', ids).execute();
       const claimed = await trx
         .selectFrom('webhook_deliveries as d')
         .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
@@ -411,7 +422,8 @@ export class WebhookStore {
         attempts: Number(r.attempts),
         endpoint: endpointOf(r as unknown as EndpointRow),
       }));
-    });
+    };
+    return this.kind === 'postgres' ? this.db.transaction().execute(run) : run(this.db);
   }
 
   /** Forgets the claims of a replica that stopped (SQLite at start: the only writer, so every claim). */
@@ -426,8 +438,21 @@ export class WebhookStore {
    * endpoint's failing_since follows (a success clears it and sends what waited at once).
    * Answers whether the endpoint has been failing for longer than `disableAfterMs` (then it is disabled).
    */
-  async recordAttempt(o: AttemptOutcome, disableAfterMs: number): Promise<{ disabled: boolean; failingSince: number | null }> {
+  /** Records several attempts in one transaction (one commit, one fsync); answers per attempt as recordAttempt. */
+  async recordAttempts(outcomes: readonly AttemptOutcome[], disableAfterMs: number): Promise<{ disabled: boolean; failingSince: number | null }[]> {
     return this.db.transaction().execute(async (trx) => {
+      const out = [];
+      for (const o of outcomes) out.push(await this.recordIn(trx, o, disableAfterMs));
+      return out;
+    });
+  }
+
+  async recordAttempt(o: AttemptOutcome, disableAfterMs: number): Promise<{ disabled: boolean; failingSince: number | null }> {
+    return this.db.transaction().execute((trx) => this.recordIn(trx, o, disableAfterMs));
+  }
+
+  private async recordIn(trx: Db, o: AttemptOutcome, disableAfterMs: number): Promise<{ disabled: boolean; failingSince: number | null }> {
+    {
       const row = await trx.selectFrom('webhook_deliveries').select(['attempts']).where('id', '=', o.deliveryId).executeTakeFirst();
       if (!row) return { disabled: false, failingSince: null };
       const n = Number(row.attempts) + 1;
@@ -486,7 +511,7 @@ export class WebhookStore {
         return { disabled: true, failingSince: since };
       }
       return { disabled: false, failingSince: since };
-    });
+    }
   }
 
   /** The earliest time a pending delivery of an enabled endpoint is due (for the deliverer's sleep), or null. */

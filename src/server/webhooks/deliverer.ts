@@ -7,7 +7,7 @@
  * An endpoint whose every attempt failed for `disableAfterMs` is disabled, with a log line.
  */
 import { randomUUID } from 'node:crypto';
-import type { ClaimedDelivery, Store } from '../../store/index.js';
+import type { AttemptOutcome, ClaimedDelivery, Store } from '../../store/index.js';
 import { slackMessage, sendToSlack } from './slack.js';
 import { signedHeaders } from './signer.js';
 import { AddressRefused, WebhookTransport, type AddressPolicy } from './ssrf.js';
@@ -39,6 +39,8 @@ export interface DelivererLog {
 }
 
 const MAX_IN_FLIGHT = 32;
+/** How long a finished attempt may wait to be recorded with others. */
+const RECORD_MS = 20;
 const PER_ENDPOINT = 8;
 const PRUNE_AFTER_MS = 30 * 24 * HOUR;
 
@@ -55,6 +57,9 @@ export class Deliverer {
   private stopped = false;
   private lastPrune = 0;
   private readonly onWritten = () => this.kick();
+  /** Attempts waiting to be recorded: written together, every RECORD_MS at most (one commit for many). */
+  private outcomes: { outcome: AttemptOutcome; delivery: ClaimedDelivery; done: (result: { disabled: boolean; failingSince: number | null }) => void; fail: (e: unknown) => void }[] = [];
+  private flushTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly store: Store,
@@ -84,7 +89,10 @@ export class Deliverer {
     this.stopped = true;
     clearInterval(this.timer);
     this.store.webhooks.signals.off('written', this.onWritten);
-    await Promise.all([...this.inFlight.values()].map((f) => f.done));
+    const pending = Promise.all([...this.inFlight.values()].map((f) => f.done));
+    await this.flush();
+    await pending;
+    await this.flush();
     this.transport.close();
   }
 
@@ -116,7 +124,7 @@ export class Deliverer {
       const free = MAX_IN_FLIGHT - this.inFlight.size;
       if (free <= 0) return;
       const now = this.now();
-      const claimed = (await this.store.webhooks.claim(this.holder, Math.min(free, PER_ENDPOINT * 2), now, this.leaseMs, busy)).filter(
+      const claimed = (await this.store.webhooks.claim(this.holder, free, now, this.leaseMs, busy, [...this.inFlight.keys()])).filter(
         (d) => !this.inFlight.has(d.id),
       );
       for (const d of claimed) {
@@ -133,6 +141,29 @@ export class Deliverer {
         await this.store.webhooks.prune(now - PRUNE_AFTER_MS);
       }
       if (!claimed.length) return;
+    }
+  }
+
+  /** Records an attempt with the others of the next RECORD_MS, in one transaction. */
+  private record(delivery: ClaimedDelivery, outcome: AttemptOutcome): Promise<{ disabled: boolean; failingSince: number | null }> {
+    return new Promise((done, fail) => {
+      this.outcomes.push({ outcome, delivery, done, fail });
+      this.flushTimer ??= setTimeout(() => void this.flush(), RECORD_MS);
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.flushTimer = undefined;
+    const batch = this.outcomes.splice(0);
+    if (!batch.length) return;
+    try {
+      const results = await this.store.webhooks.recordAttempts(
+        batch.map((b) => b.outcome),
+        this.disableAfterMs,
+      );
+      batch.forEach((b, i) => b.done(results[i]));
+    } catch (error) {
+      for (const b of batch) b.fail(error);
     }
   }
 
@@ -173,20 +204,17 @@ export class Deliverer {
     }
     const ok = error === null;
     const attempts = d.attempts + 1;
-    const result = await this.store.webhooks.recordAttempt(
-      {
-        deliveryId: d.id,
-        endpointId: d.endpoint.id,
-        at,
-        ok,
-        status,
-        latencyMs: performance.now() - started,
-        error,
-        response,
-        retryAt: ok ? null : this.retryAt(attempts, at),
-      },
-      this.disableAfterMs,
-    );
+    const result = await this.record(d, {
+      deliveryId: d.id,
+      endpointId: d.endpoint.id,
+      at,
+      ok,
+      status,
+      latencyMs: performance.now() - started,
+      error,
+      response,
+      retryAt: ok ? null : this.retryAt(attempts, at),
+    });
     if (!ok) this.log.warn({ endpoint: d.endpoint.id, delivery: d.id, webhookId: d.messageId, type: d.type, attempt: attempts, error }, 'webhook delivery failed');
     if (result.disabled)
       this.log.warn(

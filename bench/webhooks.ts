@@ -1,0 +1,117 @@
+/**
+ * Outgoing webhooks under load (issue 25's figures), against the real `railyard serve` (built,
+ * SQLite, sandbox) in a child process, with two receivers on 127.0.0.1 in this process:
+ *
+ *   A. 60 s of queue traffic making 100 events/s (submit + cancel of new PRs), no endpoint:
+ *      the queue's request latency without webhooks.
+ *   B. The same with two endpoints: request latency again (goal p99 within 10 % of A), delivery
+ *      latency from the state change (payload timestamp) to arrival (goal p95 <= 1 s), lost events
+ *      (goal 0: every submitted and canceled event reaches both receivers).
+ *   C. Both receivers answer 503 for OUTAGE_SECONDS while the traffic goes on, then recover:
+ *      time until the backlog is drained (goal: within 2 minutes for a 10-minute outage).
+ *
+ *   npm run build && npx tsx bench/webhooks.ts                  # OUTAGE_SECONDS=600 by default
+ *   OUTAGE_SECONDS=60 SECONDS=60 npx tsx bench/webhooks.ts      # a shorter outage (say so when recording)
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawnServe } from '../test/support/serve.js';
+import { startReceiver, type Receiver } from '../test/support/webhook-receiver.js';
+
+const SECONDS = Number(process.env.SECONDS ?? 60);
+const OUTAGE_SECONDS = Number(process.env.OUTAGE_SECONDS ?? 600);
+const EVENTS_PER_SECOND = 100;
+const TOKEN = 'bench-token';
+const REPO = { host: 'github.com', owner: 'acme', name: 'web' };
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : NaN;
+};
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'railyard-bench-'));
+  const server = await spawnServe(
+    ['--data-dir', dir, '--sandbox', '--sandbox-test-seconds', '3600', '--webhook-allow-private', '--webhook-allow-http', '--log-level', 'error', '--max-prs-per-queue', '100000'],
+    { ...process.env, RAILYARD_SERVER_TOKEN: TOKEN },
+  );
+  const receivers: Receiver[] = [await startReceiver(), await startReceiver()];
+  const api = async (op: string, body: unknown): Promise<{ ms: number; json: any }> => { // eslint-disable-line @typescript-eslint/no-explicit-any
+    const t0 = performance.now();
+    const res = await fetch(`${server.url}/${op}`, { method: 'POST', headers: { 'x-api-token': TOKEN, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const text = await res.text();
+    const ms = performance.now() - t0;
+    if (res.status !== 200) throw new Error(`${op}: ${res.status} ${text}`);
+    return { ms, json: text ? JSON.parse(text) : {} };
+  };
+  try {
+    await api('createQueue', { repo: REPO, targetBranch: 'main', concurrency: 1 });
+    let nextPr = 1;
+    /** Submit + cancel of a new PR each tick: submitted, canceled (and queued when admitted) = ~3 events. */
+    const traffic = async (seconds: number) => {
+      const latencies: number[] = [];
+      const prs: number[] = [];
+      const pairsPerSecond = EVENTS_PER_SECOND / 3;
+      const end = performance.now() + seconds * 1000;
+      const inFlight = new Set<Promise<void>>();
+      let due = performance.now();
+      while (performance.now() < end) {
+        const pr = nextPr++;
+        prs.push(pr);
+        const p = (async () => {
+          const key = { repo: REPO, targetBranch: 'main', pr: { number: pr } };
+          latencies.push((await api('submitPullRequest', key)).ms);
+          latencies.push((await api('cancelPullRequest', key)).ms);
+        })().finally(() => inFlight.delete(p));
+        inFlight.add(p);
+        due += 1000 / pairsPerSecond;
+        const wait = due - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      }
+      await Promise.all(inFlight);
+      return { latencies, prs };
+    };
+    const received = (r: Receiver, type: string) => new Set(r.delivered.filter((d) => d.json.type === type).map((d) => Number(d.json.pr_number)));
+    const lost = (prs: number[]) =>
+      receivers.map((r) => {
+        const submitted = received(r, 'pull_request.submitted');
+        const canceled = received(r, 'pull_request.canceled');
+        return prs.filter((pr) => !submitted.has(pr)).length + prs.filter((pr) => !canceled.has(pr)).length;
+      });
+    const waitFor = async (ok: () => boolean, timeoutMs: number) => {
+      const t0 = performance.now();
+      while (!ok()) {
+        if (performance.now() - t0 > timeoutMs) return null;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      return performance.now() - t0;
+    };
+
+    console.log(`webhooks bench: ${SECONDS} s at ${EVENTS_PER_SECOND} events/s, outage ${OUTAGE_SECONDS} s`);
+    const a = await traffic(SECONDS);
+    console.log(`A no endpoint    requests ${a.latencies.length}  p50 ${pct(a.latencies, 50).toFixed(1)} ms  p99 ${pct(a.latencies, 99).toFixed(1)} ms`);
+
+    for (const r of receivers) await api('createWebhook', { url: r.url });
+    const b = await traffic(SECONDS);
+    await waitFor(() => lost(b.prs).every((n) => n === 0), 60_000);
+    const delays = receivers.flatMap((r) => r.delivered.map((d) => d.at - Date.parse(String(d.json.timestamp))));
+    const events = receivers.reduce((n, r) => n + r.delivered.length, 0);
+    console.log(`B two endpoints  requests ${b.latencies.length}  p50 ${pct(b.latencies, 50).toFixed(1)} ms  p99 ${pct(b.latencies, 99).toFixed(1)} ms  (p99 ${(((pct(b.latencies, 99) / pct(a.latencies, 99)) - 1) * 100).toFixed(1)} % vs A)`);
+    console.log(`  deliveries ${events} in ${SECONDS} s (${(events / SECONDS).toFixed(0)}/s)  delay p50 ${pct(delays, 50)} ms  p95 ${pct(delays, 95)} ms  p99 ${pct(delays, 99)} ms  max ${pct(delays, 100)} ms  lost ${lost(b.prs).join(' + ')}`);
+
+    for (const r of receivers) r.mode = { kind: 'status', status: 503 };
+    const c = await traffic(OUTAGE_SECONDS);
+    for (const r of receivers) r.mode = { kind: 'ok' };
+    const drained = await waitFor(() => lost(c.prs).every((n) => n === 0), 600_000);
+    console.log(
+      `C outage ${OUTAGE_SECONDS} s (${c.prs.length} PRs, ~${c.prs.length * 3 * 2} deliveries): backlog drained ${drained === null ? 'NOT within 10 min' : `${(drained / 1000).toFixed(1)} s`} after recovery; lost ${lost(c.prs).join(' + ')}`,
+    );
+  } finally {
+    await server.stop();
+    for (const r of receivers) await r.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
