@@ -52,6 +52,7 @@ async function main(): Promise<void> {
     const traffic = async (seconds: number) => {
       const latencies: number[] = [];
       const prs: number[] = [];
+      let errors = 0;
       const pairsPerSecond = EVENTS_PER_SECOND / 3;
       const end = performance.now() + seconds * 1000;
       const inFlight = new Set<Promise<void>>();
@@ -63,13 +64,19 @@ async function main(): Promise<void> {
           const key = { repo: REPO, targetBranch: 'main', pr: { number: pr } };
           latencies.push((await api('submitPullRequest', key)).ms);
           latencies.push((await api('cancelPullRequest', key)).ms);
-        })().finally(() => inFlight.delete(p));
+        })()
+          .catch(() => {
+            errors += 1;
+            prs.splice(prs.indexOf(pr), 1);
+          })
+          .finally(() => inFlight.delete(p));
         inFlight.add(p);
         due += 1000 / pairsPerSecond;
         const wait = due - performance.now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       }
       await Promise.all(inFlight);
+      if (errors) console.log(`  ${errors} submit/cancel pairs failed (not counted as events)`);
       return { latencies, prs };
     };
     const received = (r: Receiver, type: string) => new Set(r.delivered.filter((d) => d.json.type === type).map((d) => Number(d.json.pr_number)));
