@@ -359,6 +359,21 @@ export const TestingDetailsResponse = z.object({
   impactedTargets: z.array(z.string()).optional(),
   impactedTargetsForTestedPrs: z.array(z.string()).optional(),
   dependentPrs: z.array(z.number()).optional(),
+  failingTests: extension(
+    z
+      .array(
+        z.object({
+          name: z.string(),
+          quarantined: z.boolean(),
+          flaky: z.boolean(),
+          changedByPr: z.boolean(),
+          ignored: z.boolean(),
+        }),
+      )
+      .optional(),
+    "The run's failing tests from its uploaded results, with what the flaky-test data said of each and whether the flake-aware verdict ignored it",
+  ),
+  retryOf: extension(z.string().optional(), 'The failed run this one tests again (flakyRetries)'),
 });
 export type TestingDetailsResponse = z.infer<typeof TestingDetailsResponse>;
 

@@ -16,7 +16,7 @@
  * The server picks a driver through src/forge/registry.ts (one line per forge).
  */
 import type { PriorityInput, Repo } from '../contract/index.js';
-import type { EngineEvent, PrFacts, QueueModel, TestBasis, TestRun } from '../engine/types.js';
+import type { EngineEvent, FailedTest, PrFacts, QueueModel, TestBasis, TestRun } from '../engine/types.js';
 
 /**
  * Where an open pull request stands against the branch it would land in: `open` (there is
@@ -91,7 +91,18 @@ export interface CiVerdict {
   reason?: 'TEST_RUN_REQUIRED_STATUS_FAILED' | 'TEST_RUN_TIMEOUT' | 'TEST_RUN_NO_CHECKS_REPORTED';
   /** One line for people when it did not pass. */
   detail?: string;
+  /** The failing tests of every failed check, from their reports (the flake-aware verdict, engine/rules/flaky-verdict.ts). */
+  failures?: FailedTest[];
 }
+
+/**
+ * Where a driver that runs checks itself sends their test reports (stored as an upload for the
+ * test commit), and what comes back: the failing tests, with what the flaky-test data says of each.
+ */
+export type TestResultsSink = (
+  org: string,
+  input: { repo: Repo; branch: string; sha: string; reports: { name: string; content: string }[] },
+) => Promise<{ id: string; name: string; file: string | null; classname: string | null; quarantined: boolean; flaky: boolean }[]>;
 
 /** Runs or reads the checks of a test commit. */
 export interface Ci {
@@ -102,6 +113,8 @@ export interface Ci {
   verdict(queue: DriverQueue, run: TestRun, sha: string, signal: AbortSignal, reattached: boolean): Promise<CiVerdict | null>;
   /** Where the output of a check of a run is kept (null: the run has no such check); drivers without logs leave it out. */
   logPath?(queue: DriverQueue, run: TestRun, check: string): string | null;
+  /** A driver that runs checks and reads their test reports gets the flaky-test data here (issue 22). */
+  useTestResults?(sink: TestResultsSink): void;
 }
 
 export type MergeOutcome = 'merged' | 'target_moved' | 'error';

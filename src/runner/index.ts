@@ -18,4 +18,5 @@ export {
   reservedEnvName,
 } from './isolation.js';
 export type { CheckIsolationOptions, ChecksSandbox } from './isolation.js';
+export { collectReports, type CheckReport } from './reports.js';
 export { ChecksConfigError } from '../forge/git/errors.js';

@@ -18,6 +18,7 @@ import {
   type CheckIdentity,
   type CheckIsolationOptions,
 } from './isolation.js';
+import { collectReports, type CheckReport } from './reports.js';
 
 export type CheckOutcome = 'success' | 'failure' | 'timed_out' | 'cancelled';
 
@@ -29,6 +30,8 @@ export interface CheckResult {
   durationMs: number;
   /** The combined stdout+stderr of the check (always written, also for checks that never ran). */
   logPath: string;
+  /** The test reports the check declares, read from its worktree once it ended (./reports.ts); absent when it declares none. */
+  reports?: CheckReport[];
 }
 
 export interface RunChecksOptions {
@@ -57,6 +60,8 @@ export interface RunChecksOptions {
    * dir). Never the data dir; when checks run as their own uid, it must be reachable by others (0711).
    */
   worktreeParent?: string;
+  /** Per check: globs of the test reports it writes, read after it ran (railyard.json `reports`). */
+  reports?: Record<string, readonly string[]>;
   /** What railyard.json declares (`env`); the rest of the environment is an allowlist (isolation.ts). */
   env?: Record<string, string>;
   /** Sandbox, uid pool and hidden paths (isolation.ts). */
@@ -266,7 +271,9 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
             : 'run cancelled';
       const how = error ? `could not start: ${error.message}` : reason ? `${outcome} (${why})` : `${outcome} (exit code ${code})`;
       await appendFile(logPath, `\n[railyard] ${name}: ${how} after ${durationMs} ms\n`);
-      return { outcome, exitCode: reason ? null : code, durationMs, logPath };
+      const declared = opts.reports?.[name];
+      const reports = declared?.length ? await collectReports(dir.work, declared).catch(() => []) : undefined;
+      return { outcome, exitCode: reason ? null : code, durationMs, logPath, ...(reports ? { reports } : {}) };
     } finally {
       await dir.remove();
       identity?.release();

@@ -443,9 +443,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     else check();
   };
 
+  const flakyService = new FlakyService(deps.store, now, reports?.read);
+  // A forge that runs checks itself (the git forge) stores their reports as uploads and reads the flake-aware verdict's facts.
+  deps.driver.ci.useTestResults?.((org, input) => flakyService.testRunResults(org, input));
   const handlers: Handlers = {
     ...mqHandlers(service, now, deps.workers ? deps.driver.ci.logPath?.bind(deps.driver.ci) : undefined),
-    ...flakyHandlers(new FlakyService(deps.store, now, reports?.read), owners, pageTokens),
+    ...flakyHandlers(flakyService, owners, pageTokens),
     ...webhookHandlers(webhooks),
     status: (_input, { reply }) => {
       const { httpStatus, body } = health.status();

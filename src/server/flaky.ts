@@ -15,6 +15,7 @@ import type {
   UploadTestResultsResponse,
 } from '../contract/index.js';
 import { DEFAULT_SETTINGS } from '../flaky/detect.js';
+import { readReports } from '../flaky/ingest.js';
 import { FlakyStore } from '../store/flaky.js';
 import type { Store } from '../store/index.js';
 import { Ingest, type ReportReader } from './flaky/ingest.js';
@@ -23,6 +24,16 @@ import { findRepository, updateSettings } from './flaky/repositories.js';
 
 export { emptyPage } from './flaky/paging.js';
 export type { ReportReader } from './flaky/ingest.js';
+
+/** A failing test of a merge-queue run, with what the flaky-test data says of it. */
+export interface RunFailingTest {
+  id: string;
+  name: string;
+  file: string | null;
+  classname: string | null;
+  quarantined: boolean;
+  flaky: boolean;
+}
 
 /**
  * The flaky-test service: the v1 flaky-test operations over the store. Its parts live in
@@ -76,6 +87,30 @@ export class FlakyService {
 
   upload(org: string, input: UploadTestResultsRequest): Promise<UploadTestResultsResponse> {
     return this.ingest.upload(org, input);
+  }
+
+  /**
+   * The test results of a merge-queue test run (the reports its checks declared): stored as an
+   * upload for the test commit, like CI's, and its failing tests returned with what the flaky-test
+   * data says of each (the merge queue's flake-aware verdict reads them).
+   */
+  async testRunResults(
+    org: string,
+    input: { repo: Repo; branch: string; sha: string; reports: { name: string; content: string }[] },
+  ): Promise<RunFailingTest[]> {
+    if (input.reports.length === 0) return [];
+    await this.ingest.upload(org, { repo: input.repo, org_url_slug: org, branch: input.branch, sha: input.sha, reports: input.reports });
+    const read = readReports({ org, repo: input.repo, variant: '', reports: input.reports });
+    if (!read.ok) return [];
+    const failing = read.results.filter((r) => r.outcome === 'failed');
+    const known = await this.queries.knownFlakes(org, input.repo, failing.map((r) => r.id));
+    return failing.map((r) => ({
+      id: r.id,
+      name: [r.parent, r.name].filter(Boolean).join(' › '),
+      file: r.file,
+      classname: r.classname,
+      ...(known.get(r.id) ?? { quarantined: false, flaky: false }),
+    }));
   }
 
   listFailing(org: string, input: ListFailingTestsRequest) {

@@ -426,6 +426,7 @@ export class QueueService {
           if (effect.type !== 'stateChanged') continue;
           const t = transitionOf(model, effect, ctx.now);
           if (detail !== null && (t.to === 'failed' || t.to === 'pending_failure')) t.detail = detail;
+          if (event.type === 'testRunFinished') t.detail ??= flakyDetail(model, event.runId, t.reason);
           transitions.push(t);
         }
       } catch (error) {
@@ -924,4 +925,15 @@ export function effectsBetween(before: QueueModel | null, after: QueueModel): Ef
     if (was.status === 'in_progress' && now.get(was.id)?.status !== 'in_progress') effects.push({ type: 'cancelTestRun', runId: was.id });
   }
   return effects;
+}
+
+/** The history's words for a flake-aware verdict: the tests a run's failure was ignored or retried for. */
+function flakyDetail(model: QueueModel, runId: string, reason: string | null | undefined): string | null {
+  const run = model.runs.find((r) => r.id === runId);
+  const names = (list: string[]) => list.slice(0, 10).join(', ') + (list.length > 10 ? ` and ${list.length - 10} more` : '');
+  if (reason === 'FLAKY_FAILURES_IGNORED' && run?.flakyIgnored?.length)
+    return `failed only on ignored tests (flakyPolicy ${model.config.flakyPolicy}): ${names(run.flakyIgnored)}`;
+  if (reason === 'FLAKY_FAILURE_RETRIED' && run?.failures?.length)
+    return `run ${runId} failed only on tests with flake history, retried (attempt ${(run.attempt ?? 1) + 1} of ${model.config.flakyRetries + 1}): ${names(run.failures.map((f) => f.name))}`;
+  return null;
 }

@@ -197,6 +197,7 @@ export class QueueWorkers {
         checks: verdict.checks,
         ...(verdict.reason ? { reason: verdict.reason } : {}),
         ...(verdict.passed || verdict.detail === undefined ? {} : { detail: verdict.detail }),
+        ...(verdict.passed || !verdict.failures ? {} : { failures: verdict.failures }),
       });
     } catch (error) {
       if (signal.aborted) return;

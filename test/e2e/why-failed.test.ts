@@ -134,7 +134,7 @@ describe('why a run failed', () => {
     expect(JSON.parse(parsing.stdout)).toMatchObject({
       state: 'failed',
       reason: 'START_TEST_RUN_CONFIG_PARSING_FAILURE',
-      detail: 'railyard.json (main): checks.test: must be a non-empty shell command string',
+      detail: 'railyard.json (main): checks.test: must be a non-empty shell command string or { "run": …, "reports": […] }',
     });
   });
 

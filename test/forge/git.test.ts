@@ -286,10 +286,19 @@ describe('snapshot / diffSnapshots', () => {
 describe('readChecksConfig', () => {
   it('parses railyard.json at the root of the target branch', async () => {
     const r = await repo({ checks: { unit: 'npm test', lint: 'npm run lint' } });
-    expect(await readChecksConfig(r.dir, 'main')).toEqual({ checks: { unit: 'npm test', lint: 'npm run lint' } });
-    expect(await readChecksConfig(r.dir, r.headOf('main')!)).toEqual({ checks: { unit: 'npm test', lint: 'npm run lint' } });
+    expect(await readChecksConfig(r.dir, 'main')).toEqual({ checks: { unit: 'npm test', lint: 'npm run lint' }, reports: {} });
+    expect(await readChecksConfig(r.dir, r.headOf('main')!)).toEqual({ checks: { unit: 'npm test', lint: 'npm run lint' }, reports: {} });
     r.commitOn('main', { 'railyard.json': '{"checks": {"unit": "npm test"}, "env": {"NODE_ENV": "test", "FEATURE_X": ""}}' });
-    expect(await readChecksConfig(r.dir, 'main')).toEqual({ checks: { unit: 'npm test' }, env: { NODE_ENV: 'test', FEATURE_X: '' } });
+    expect(await readChecksConfig(r.dir, 'main')).toEqual({ checks: { unit: 'npm test' }, reports: {}, env: { NODE_ENV: 'test', FEATURE_X: '' } });
+  });
+
+  it('takes the object form of a check: its command and the reports it writes', async () => {
+    const r = await repo({ checks: null });
+    r.commitOn('main', { 'railyard.json': JSON.stringify({ checks: { unit: { run: 'npm test', reports: ['junit.xml', 'reports/*.xml'] }, lint: 'npm run lint', e2e: { run: 'npm run e2e' } } }) });
+    expect(await readChecksConfig(r.dir, 'main')).toEqual({
+      checks: { unit: 'npm test', lint: 'npm run lint', e2e: 'npm run e2e' },
+      reports: { unit: ['junit.xml', 'reports/*.xml'] },
+    });
   });
 
   it.each([
@@ -303,6 +312,10 @@ describe('readChecksConfig', () => {
     ['env setting HOME', '{"checks": {"u": "true"}, "env": {"HOME": "/root"}}', 'START_TEST_RUN_CONFIG_PARSING_FAILURE', /env\.HOME: set by the runner for every check/],
     ['env setting LD_PRELOAD', '{"checks": {"u": "true"}, "env": {"LD_PRELOAD": "x.so"}}', 'START_TEST_RUN_CONFIG_PARSING_FAILURE', /env\.LD_PRELOAD: set by the runner/],
     ['env with a number', '{"checks": {"u": "true"}, "env": {"N": 1}}', 'START_TEST_RUN_CONFIG_PARSING_FAILURE', /env\.N: must be a string/],
+    ['an object without run', '{"checks": {"unit": {"reports": ["j.xml"]}}}', 'START_TEST_RUN_CONFIG_PARSING_FAILURE', /checks\.unit\.run: must be a non-empty shell command string/],
+    ['reports not a list', '{"checks": {"unit": {"run": "t", "reports": "j.xml"}}}', 'START_TEST_RUN_CONFIG_PARSING_FAILURE', /checks\.unit\.reports: must be a list/],
+    ['a report outside the checkout', '{"checks": {"unit": {"run": "t", "reports": ["../../etc/passwd"]}}}', 'START_TEST_RUN_CONFIG_PARSING_FAILURE', /"\.\.\/\.\.\/etc\/passwd" is outside the checkout/],
+    ['an unknown key', '{"checks": {"unit": {"run": "t", "env": {}}}}', 'START_TEST_RUN_CONFIG_PARSING_FAILURE', /checks\.unit\.env: unknown key/],
   ])('%s → %s', async (_label, text, reason, message) => {
     const r = await repo({ checks: null });
     if (text !== null) r.commitOn('main', { 'railyard.json': text });

@@ -65,6 +65,25 @@ describe('runChecks', () => {
     expect(worktreesOf(repo)).toEqual([repo.dir]);
   });
 
+  it('reads the reports a check declares from its worktree; never through a symlink out of it', async () => {
+    const { repo, sha, logDir, wtParent } = await setup();
+    const secret = path.join(path.dirname(logDir), 'secret.xml');
+    execFileSync('sh', ['-c', `echo '<secret/>' > ${secret}`]);
+    const res = await runChecks({
+      repoDir: repo.dir, sha, logDir, timeoutMs: 0, required: null, worktreeParent: wtParent,
+      checks: {
+        unit: 'mkdir -p out && echo "<testsuite/>" > out/a.xml && echo "<testsuites/>" > junit.xml; exit 1',
+        sneaky: `ln -s ${secret} junit.xml && mkdir out && ln -s ${path.dirname(secret)} out/dir`,
+        none: 'true',
+      },
+      reports: { unit: ['junit.xml', 'out/*.xml'], sneaky: ['junit.xml', 'out/**/*.xml'] },
+    });
+    expect(res.results.unit).toMatchObject({ outcome: 'failure', reports: [{ name: 'junit.xml', content: '<testsuites/>\n' }, { name: 'out/a.xml', content: '<testsuite/>\n' }] });
+    expect(res.results.sneaky).toMatchObject({ outcome: 'success', reports: [] });
+    expect(res.results.none).not.toHaveProperty('reports');
+    expect(readdirSync(wtParent)).toEqual([]);
+  });
+
   it('fails when a required check fails, and runs only the required ones', async () => {
     const { repo, sha, logDir } = await setup();
     const res = await runChecks({

@@ -366,6 +366,8 @@ export interface ChecksConfig {
   checks: Record<string, string>;
   /** `env`: variables the checks get besides the runner's allowlist (src/runner/isolation.ts). */
   env?: Record<string, string>;
+  /** Status name → globs of the test reports the check writes (the object form's `reports`). */
+  reports: Record<string, string[]>;
 }
 
 const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -403,16 +405,32 @@ export function parseChecksConfig(text: string, where = CHECKS_CONFIG_FILE): Che
   if (checks === undefined) fail('checks: required');
   if (typeof checks !== 'object' || checks === null || Array.isArray(checks)) fail('checks: must be an object of "<status>": "<shell command>"');
   const out: Record<string, string> = {};
-  for (const [name, cmd] of Object.entries(checks as Record<string, unknown>)) {
+  const reports: Record<string, string[]> = {};
+  for (const [name, spec] of Object.entries(checks as Record<string, unknown>)) {
     if (name.trim() === '') fail('checks: status names must not be empty');
-    if (typeof cmd !== 'string' || cmd.trim() === '') fail(`checks.${name}: must be a non-empty shell command string`);
+    // A check is a command, or { "run": "<command>", "reports": ["<glob of JUnit XML>", …] }.
+    const object = typeof spec === 'object' && spec !== null && !Array.isArray(spec) ? (spec as Record<string, unknown>) : null;
+    const cmd = object ? object.run : spec;
+    if (typeof cmd !== 'string' || cmd.trim() === '')
+      fail(object ? `checks.${name}.run: must be a non-empty shell command string` : `checks.${name}: must be a non-empty shell command string or { "run": …, "reports": […] }`);
     out[name] = cmd as string;
+    if (object) {
+      const unknown = Object.keys(object).filter((k) => k !== 'run' && k !== 'reports');
+      if (unknown.length) fail(`checks.${name}.${unknown[0]}: unknown key (a check has "run" and "reports")`);
+      const globs = object.reports ?? [];
+      if (!Array.isArray(globs) || globs.some((g) => typeof g !== 'string' || g.trim() === ''))
+        fail(`checks.${name}.reports: must be a list of paths or globs of JUnit XML reports`);
+      const list = globs as string[];
+      const outside = list.find((g) => g.startsWith('/') || g.split(/[\\/]/).includes('..'));
+      if (outside !== undefined) fail(`checks.${name}.reports: "${outside}" is outside the checkout (paths are relative to it)`);
+      if (list.length) reports[name] = list;
+    }
   }
   if (Object.keys(out).length === 0) {
     throw new ChecksConfigError('START_TEST_RUN_NO_REQUIRED_STATUSES', `${CHECKS_CONFIG_FILE} (${where}): checks: no checks defined`);
   }
   const env = (data as Record<string, unknown>).env;
-  if (env === undefined) return { checks: out };
+  if (env === undefined) return { checks: out, reports };
   if (typeof env !== 'object' || env === null || Array.isArray(env)) fail('env: must be an object of "<NAME>": "<value>"');
   const vars: Record<string, string> = {};
   for (const [name, value] of Object.entries(env as Record<string, unknown>)) {
@@ -421,7 +439,7 @@ export function parseChecksConfig(text: string, where = CHECKS_CONFIG_FILE): Che
     if (typeof value !== 'string') fail(`env.${name}: must be a string`);
     vars[name] = value as string;
   }
-  return { checks: out, env: vars };
+  return { checks: out, reports, env: vars };
 }
 
 // ------------------------------------------------------------------ test branches

@@ -7,9 +7,17 @@
 import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import { findEntry, type Entry, type TestBasis, type TestRun } from '../../engine/index.js';
-import { logFileNames, prepareChecksRoot, runChecks, type CheckIsolationOptions, type CheckResult } from '../../runner/index.js';
-import type { Builder, BuiltRun, Ci, CiVerdict, DriverQueue } from '../types.js';
+import { findEntry, type Entry, type FailedTest, type TestBasis, type TestRun } from '../../engine/index.js';
+import { readReports } from '../../flaky/ingest.js';
+import {
+  logFileNames,
+  prepareChecksRoot,
+  runChecks,
+  type CheckIsolationOptions,
+  type CheckResult,
+  type RunChecksResult,
+} from '../../runner/index.js';
+import type { Builder, BuiltRun, Ci, CiVerdict, DriverQueue, TestResultsSink } from '../types.js';
 import { buildRunCommit } from './build.js';
 import { ChecksConfigError, MergeConflictError } from './errors.js';
 import { git } from './exec.js';
@@ -24,8 +32,20 @@ function describeFailedChecks(results: Record<string, CheckResult>): string {
   return failed.map(([name, r]) => `${name} ${what(r)}`).join('; ') || 'a required check did not pass';
 }
 
+/**
+ * Whether the files the PRs of a test commit change include a test's file (its `file`, else a
+ * path-like classname). Unknown files, or a test with no path at all, count as changed: such a
+ * failure is never ignored.
+ */
+function changesTest(changed: string[] | null, test: { file: string | null; classname: string | null }): boolean {
+  const paths = [test.file, test.classname].filter((p): p is string => !!p && /[/.]/.test(p)).map((p) => p.replace(/^\.?\/+/, ''));
+  if (changed === null || paths.length === 0) return true;
+  return changed.some((c) => paths.some((p) => c === p || c.endsWith(`/${p}`) || p.endsWith(`/${c}`)));
+}
+
 export class GitRuns implements Builder, Ci {
   private worktreeDir: Promise<string> | null = null;
+  private testResults: TestResultsSink | null = null;
   /** Checks under way (close waits for them: their directories must be gone). */
   private readonly inflight = new Set<Promise<unknown>>();
 
@@ -47,6 +67,41 @@ export class GitRuns implements Builder, Ci {
       return prepareChecksRoot(this.checks.parentDir ?? os.tmpdir(), this.dataDir);
     })();
     return this.worktreeDir;
+  }
+
+  useTestResults(sink: TestResultsSink): void {
+    this.testResults = sink;
+  }
+
+  /**
+   * The test reports of a run's checks are stored as an upload for the test commit; for a failed
+   * run, its failing tests with what the flaky-test data says of each and whether a PR of the
+   * commit changes the test's file — the facts of the flake-aware verdict. Undefined (an ordinary
+   * failure) unless every failed check left reports naming at least one failing test.
+   */
+  private async failingTests(queue: DriverQueue, sha: string, branch: string, result: RunChecksResult): Promise<FailedTest[] | undefined> {
+    const checks = Object.values(result.results);
+    const reports = checks.flatMap((r) => r.reports ?? []);
+    if (!this.testResults || reports.length === 0) return undefined;
+    const known = await this.testResults(queue.org, { repo: queue.repo, branch, sha, reports });
+    if (result.passed || result.timedOut) return undefined;
+    const failingIn = (r: CheckResult) => {
+      const read = readReports({ org: queue.org, repo: queue.repo, variant: '', reports: r.reports ?? [] });
+      return read.ok ? read.results.filter((t) => t.outcome === 'failed').map((t) => t.id) : [];
+    };
+    const ids = new Set<string>();
+    for (const r of checks) {
+      if (r.outcome === 'success') continue;
+      const failing = failingIn(r);
+      if (failing.length === 0) return undefined; // a failed check whose reports name no failing test: not judged by tests
+      for (const id of failing) ids.add(id);
+    }
+    const repoDir = this.forge.repoDir(queue.repo);
+    const base = (await git(repoDir, ['merge-base', queue.model.branch, sha], { okCodes: [0, 1] })).stdout.trim();
+    const changed = base ? (await git(repoDir, ['diff', '--name-only', base, sha])).stdout.split('\n').filter(Boolean) : null;
+    return known
+      .filter((t) => ids.has(t.id))
+      .map((t) => ({ name: t.name, quarantined: t.quarantined, flaky: t.flaky, changedByPr: changesTest(changed, t) }));
   }
 
   async build(queue: DriverQueue, run: TestRun, basis: TestBasis, signal: AbortSignal): Promise<BuiltRun | null> {
@@ -106,16 +161,19 @@ export class GitRuns implements Builder, Ci {
       isolation: this.checks,
       checkTimeoutMs: this.checks.timeoutMs,
       maxOutputBytes: this.checks.maxOutputBytes,
+      reports: config.reports,
     });
     this.inflight.add(running);
     const result = await running.finally(() => this.inflight.delete(running));
     if (result.cancelled || signal.aborted) return null;
+    const failures = await this.failingTests(queue, sha, run.branch ?? sha, result).catch(() => undefined);
     const checks = Object.fromEntries(Object.entries(result.results).map(([name, r]) => [name, r.outcome === 'success' ? 'success' : 'failure'] as const));
     return {
       passed: result.passed,
       checks,
       reason: result.timedOut ? 'TEST_RUN_TIMEOUT' : 'TEST_RUN_REQUIRED_STATUS_FAILED',
       ...(result.passed ? {} : { detail: describeFailedChecks(result.results) }),
+      ...(failures ? { failures } : {}),
     };
   }
 

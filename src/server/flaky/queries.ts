@@ -9,6 +9,7 @@ import type {
   ListFailingTestsRequest,
   ListQuarantinedTestsRequest,
   ListUnhealthyTestsRequest,
+  Repo,
   SetTestQuarantineRequest,
   UnhealthyTestCase,
 } from '../../contract/index.js';
@@ -18,6 +19,7 @@ import { notFound } from '../errors.js';
 import { emptyPage, pageOfCases } from './paging.js';
 import { quarantineEvent } from '../webhooks/flaky-events.js';
 import { detailedCase, quarantinedTest, statusOf, unhealthyCase } from './present.js';
+import { isQuarantined } from '../../flaky/quarantine.js';
 import { findRepository, requireRepository, type Repository } from './repositories.js';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -149,6 +151,28 @@ export class Queries {
       if (row.override !== override) await tx.writeWebhookEvents(org, [event]);
     });
     return {};
+  }
+
+  /**
+   * What the flaky-test data says of some tests of a repository now (the flake-aware merge queue):
+   * quarantined under the repository's settings, and flake history (flaky now, or quarantined).
+   * A test never seen is neither.
+   */
+  async knownFlakes(org: string, repo: Repo, ids: readonly string[]): Promise<Map<string, { quarantined: boolean; flaky: boolean }>> {
+    const out = new Map<string, { quarantined: boolean; flaky: boolean }>();
+    const repository = await findRepository(this.store, org, repo);
+    const now = this.now();
+    for (const id of ids) {
+      const row = repository ? await this.store.findCase(repository.id, id) : null;
+      if (!repository || !row) {
+        out.set(id, { quarantined: false, flaky: false });
+        continue;
+      }
+      const status = statusOf(row, now).value;
+      const quarantined = isQuarantined(repository.quarantine, row.override, status);
+      out.set(id, { quarantined, flaky: quarantined || status === 'flaky' });
+    }
+    return out;
   }
 
   async checkQuarantine(org: string, input: CheckQuarantineRequest): Promise<CheckQuarantineResponse> {

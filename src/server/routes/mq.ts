@@ -157,6 +157,11 @@ export function mqHandlers(service: QueueService, now: () => number, checkLogPat
         })),
         dependentPrs: run.basePrNumbers,
       };
+      if (run.failures?.length) {
+        const ignored = new Set(run.flakyIgnored ?? []);
+        details.failingTests = run.failures.map((t) => ({ ...t, ignored: ignored.has(t.name) }));
+      }
+      if (run.retryOf) details.retryOf = run.retryOf;
       return details;
     },
     async createQueue(input, { org }) {
