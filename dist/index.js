@@ -51061,6 +51061,15 @@ const TestingDetailsResponse = object({
     impactedTargets: array(schemas_string()).optional(),
     impactedTargetsForTestedPrs: array(schemas_string()).optional(),
     dependentPrs: array(schemas_number()).optional(),
+    failingTests: extension(array(object({
+        name: schemas_string(),
+        quarantined: schemas_boolean(),
+        flaky: schemas_boolean(),
+        changedByPr: schemas_boolean(),
+        ignored: schemas_boolean(),
+    }))
+        .optional(), "The run's failing tests from its uploaded results, with what the flaky-test data said of each and whether the flake-aware verdict ignored it"),
+    retryOf: extension(schemas_string().optional(), 'The failed run this one tests again (flakyRetries)'),
 });
 // ---------------------------------------------------------------- Railyard extensions
 /** One state change of a pull request (the shape of Trunk v2's queue-entry history). */
