@@ -9,6 +9,9 @@
  *   npx tsx bench/api-load.ts            # 10 s per target
  *   BENCH_SECONDS=20 BENCH_CONNECTIONS=32 npx tsx bench/api-load.ts
  *   DATABASE=postgres npx tsx bench/api-load.ts   # the API server on a throwaway PostgreSQL cluster, as one replica
+ *   BENCH_LOG=async npx tsx bench/api-load.ts     # request logs on (info), written as `railyard serve` does
+ *   BENCH_LOG=sync npx tsx bench/api-load.ts      # request logs on, written synchronously (serve before issue 27)
+ * With BENCH_LOG the log lines go to a file in the temp dir (as stdout redirected to a file would).
  *
  * On PostgreSQL it also prints the statements the server sent to the database per request (every
  * pg client's queries counted in the server process: the pool's and the replica's LISTEN connection's).
@@ -32,6 +35,8 @@ const POSTGRES = process.env.DATABASE === 'postgres';
 interface Ready {
   bareUrl: string;
   apiUrl: string;
+  /** A bare Fastify route answering getQueue's exact bytes (no logging, no auth, no store). */
+  sameBytesUrl: string;
 }
 
 let queryCountUrl: string | undefined;
@@ -63,15 +68,36 @@ async function child(): Promise<void> {
   const store = await openStore(databaseUrl ? { databaseUrl } : { dataDir });
   const replicas = databaseUrl ? new Replicas(store, { databaseUrl }) : undefined;
   await store.addToken('local', TOKEN);
-  const app = await buildServer({ store, driver: createSandboxDriver(), replicas });
+  const logMode = process.env.BENCH_LOG;
+  let logStream: NodeJS.WritableStream | undefined;
+  if (logMode === 'async' || logMode === 'sync') {
+    const { openSync } = await import('node:fs');
+    const fd = openSync(join(dataDir, 'server.log'), 'a');
+    const { destination } = await import('pino');
+    logStream = (
+      logMode === 'async' ? (await import('../src/server/log-destination.js')).asyncLogDestination(fd).stream : destination({ dest: fd, sync: true })
+    ) as NodeJS.WritableStream;
+  }
+  const app = await buildServer({ store, driver: createSandboxDriver(), replicas, ...(logStream ? { logLevel: 'info', logStream } : {}) });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   const service = app.railyard.service;
   await service.createQueue('local', REPO, 'main');
   for (let n = 1; n <= QUEUED; n++) await service.submit('local', REPO, 'main', n, {});
 
-  process.send!({ bareUrl, apiUrl: `${address}/v1` } satisfies Ready);
+  const queueBody = await (
+    await fetch(`${address}/v1/getQueue`, {
+      method: 'POST',
+      headers: { 'x-api-token': TOKEN, 'content-type': 'application/json' },
+      body: JSON.stringify(QUEUE),
+    })
+  ).text();
+  const same = Fastify();
+  const queueBytes = Buffer.from(queueBody);
+  same.post('/', (_request, reply) => reply.type('application/json; charset=utf-8').send(queueBytes));
+  const sameBytesUrl = await same.listen({ host: '127.0.0.1', port: 0 });
+  process.send!({ bareUrl, apiUrl: `${address}/v1`, sameBytesUrl } satisfies Ready);
   process.on('disconnect', () => {
-    void Promise.all([bare.close(), app.close()])
+    void Promise.all([bare.close(), same.close(), app.close()])
       .then(() => store.close())
       .then(() => rm(dataDir, { recursive: true, force: true }))
       .then(() => process.exit(0));
@@ -125,7 +151,7 @@ async function parent(): Promise<void> {
   if (queue.enqueuedPullRequests.length !== QUEUED) throw new Error(`expected ${QUEUED} queued PRs, got ${queue.enqueuedPullRequests.length}`);
   const queueBytes = Buffer.byteLength(JSON.stringify(queue));
 
-  console.log(`API load on ${POSTGRES ? 'PostgreSQL (one replica)' : 'SQLite'}, ${SECONDS} s per target, ${CONNECTIONS} connections, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), Node ${process.version}`);
+  console.log(`API load on ${POSTGRES ? 'PostgreSQL (one replica)' : 'SQLite'}, logs ${process.env.BENCH_LOG ? `info, ${process.env.BENCH_LOG}` : 'off (error level)'}, ${SECONDS} s per target, ${CONNECTIONS} connections, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), Node ${process.version}`);
   console.log(`getQueue answer: ${QUEUED} queued PRs, ${(queueBytes / 1024).toFixed(0)} KiB`);
   const bare = await measure('bare Fastify route (constant)', { url: ready.bareUrl });
   const getPr = await measure('getSubmittedPullRequest', {
@@ -140,9 +166,16 @@ async function parent(): Promise<void> {
     headers,
     body: JSON.stringify(QUEUE),
   });
+  const sameBytes = await measure('bare route, the same bytes as getQueue', {
+    url: ready.sameBytesUrl,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(QUEUE),
+  });
   const ratio = (x: number) => `${((x / bare) * 100).toFixed(0)} %`;
   console.log(`ratio getSubmittedPullRequest / bare: ${ratio(getPr)}  (goal >= 50 %)`);
   console.log(`ratio getQueue / bare:                ${ratio(getQueue)}  (goal >= 50 %)`);
+  console.log(`ratio getQueue / same bytes:          ${(getQueue / sameBytes).toFixed(2)}  (goal with logs on: >= 0.8)`);
   const exited = new Promise((resolve) => proc.once('exit', resolve));
   proc.disconnect();
   await exited;

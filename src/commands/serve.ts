@@ -398,7 +398,10 @@ export default class Serve extends Command {
     const logLevel = flags['log-level'] as LogLevel;
     const pretty = (flags['log-format'] ?? (process.stdout.isTTY ? 'pretty' : 'json')) === 'pretty';
     let logStream: NodeJS.WritableStream = process.stdout;
-    if (pretty && logLevel !== 'silent') {
+    if (!pretty && logLevel !== 'silent') {
+      // JSON lines for machines: buffered and written without blocking requests, flushed on exit and on a crash.
+      logStream = (await import('../server/log-destination.js')).asyncLogDestination(1).stream;
+    } else if (pretty && logLevel !== 'silent') {
       const { default: pinoPretty } = await import('pino-pretty');
       logStream = pinoPretty({
         sync: true,
