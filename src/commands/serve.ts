@@ -205,7 +205,7 @@ export default class Serve extends Command {
     'org-repos': Flags.string({
       description:
         'Repositories that belong to an organisation, as ORG=host/owner/name where * matches one segment (repeatable); ' +
-        'other repositories belong to the organisation that first creates a queue or uploads tests for them',
+        'other repositories belong to the organisation that first creates a merge queue for them',
       helpValue: 'ORG=host/owner/*',
       multiple: true,
     }),

@@ -448,7 +448,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   deps.driver.ci.useTestResults?.((org, input) => flakyService.testRunResults(org, input));
   const handlers: Handlers = {
     ...mqHandlers(service, now, deps.workers ? deps.driver.ci.logPath?.bind(deps.driver.ci) : undefined),
-    ...flakyHandlers(flakyService, owners, pageTokens),
+    ...flakyHandlers(flakyService, pageTokens),
     ...webhookHandlers(webhooks),
     status: (_input, { reply }) => {
       const { httpStatus, body } = health.status();

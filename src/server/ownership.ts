@@ -100,9 +100,10 @@ export function pinMatches(pin: OrgRepoPin, repo: Repo): boolean {
 }
 
 /**
- * Which organisation a repository belongs to (decisions "Trust"): the one pinned by `--org-repos`,
- * else the one that first created a queue for it or uploaded tests for it (kept in the store).
- * Another organisation gets 404 for it everywhere; a repository nobody owns yet is free.
+ * Which organisation may drive a repository's merge queues (decisions "Trust"; "Trust, second
+ * pass"): the one pinned by `--org-repos`, else the one that first created a queue for it (kept in
+ * the store; older databases also hold claims made by test uploads). Flaky-test operations do not
+ * consult it: their data is per organisation, and their answers must not show who uses what.
  */
 export class RepoOwners {
   private constructor(

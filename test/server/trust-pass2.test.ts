@@ -145,3 +145,95 @@ describe('repositories of the git root are places of their own', () => {
     expect(acme.read('main', 'evil.txt')).toBe('landed by another organisation\n');
   });
 });
+
+describe('whether another organisation uses a repository does not show', () => {
+  const TWO_ORGS = { 'token-a': 'alpha', 'token-b': 'beta' };
+  const USED = { host: 'github.com', owner: 'acme', name: 'web' };
+  const UNUSED = { host: 'github.com', owner: 'acme', name: 'unused' };
+  const TEST_ID = '6f1b9e9e-8a43-5d2c-9b1a-0c9e3b1d2f11';
+
+  const probes = (repo: typeof USED): [Parameters<typeof call>[1], Record<string, unknown>][] => {
+    const flaky = { repo, org_url_slug: 'beta' };
+    const now = Date.now();
+    const window = { start_time: new Date(now - 3_600_000).toISOString(), end_time: new Date(now + 3_600_000).toISOString() };
+    return [
+      ['listFailingTests', { ...flaky, ...window, page_query: { page_size: 10, page_token: '' } }],
+      ['listUnhealthyTests', { ...flaky, status: 'BROKEN', page_query: { page_size: 10 } }],
+      ['listQuarantinedTests', { ...flaky, page_query: { page_size: 10 } }],
+      ['getRepositorySettings', flaky],
+      ['getTestDetails', { ...flaky, test_id: TEST_ID }],
+      ['checkQuarantine', { ...flaky, test_ids: [TEST_ID] }],
+      ['getTestFailureHistory', { ...flaky, test_id: TEST_ID, days: 7 }],
+      ['linkTicketToTestCase', { repo, test_case_id: TEST_ID, external_ticket_id: 'X-1' }],
+      ['getQueue', { repo, targetBranch: 'main' }],
+      ['listPullRequests', { repo, targetBranch: 'main' }],
+      ['getSubmittedPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } }],
+      ['getMergeQueueMetrics', { repo: `${repo.owner}/${repo.name}`, repoHost: repo.host }],
+      ['listQueues', { repo }],
+    ];
+  };
+
+  it('every read of a repository another organisation uses answers exactly as one nobody uses (status and body); so do test uploads', async () => {
+    const s = await server({ tokens: TWO_ORGS });
+    // alpha uses acme/web: a queue, a PR, test results with a failure, settings.
+    await ok(s, 'createQueue', { repo: USED, targetBranch: 'main' }, 'token-a');
+    await ok(s, 'submitPullRequest', { repo: USED, targetBranch: 'main', pr: { number: 1 } }, 'token-a');
+    const failing = '<testsuite name="s"><testcase name="t" classname="c"><failure message="x"/></testcase></testsuite>';
+    const report = (repo: typeof USED, org: string) => ({ repo, org_url_slug: org, branch: 'main', sha: 'a'.repeat(40), reports: [{ name: 'j.xml', content: failing }] });
+    await ok(s, 'uploadTestResults', report(USED, 'alpha'), 'token-a');
+    await ok(s, 'updateRepositorySettings', { repo: USED, org_url_slug: 'alpha', settings: { quarantining_enabled: true } }, 'token-a');
+
+    const used = probes(USED);
+    const unused = probes(UNUSED);
+    for (let i = 0; i < used.length; i++) {
+      const [op] = used[i]!;
+      const a = await call(s, op, used[i]![1], { token: 'token-b' });
+      const b = await call(s, op, unused[i]![1], { token: 'token-b' });
+      expect(a.status, op).toBe(b.status);
+      expect(a.text.replaceAll('acme/web', 'acme/unused').replaceAll('/web', '/unused'), op).toBe(b.text);
+    }
+    // Uploads and settings of beta are its own, for both: same answers, nothing of alpha's.
+    const upA = await call(s, 'uploadTestResults', report(USED, 'beta'), { token: 'token-b' });
+    const upB = await call(s, 'uploadTestResults', report(UNUSED, 'beta'), { token: 'token-b' });
+    expect([upA.status, upA.json.new_tests]).toEqual([upB.status, upB.json.new_tests]);
+    const setA = await call(s, 'updateRepositorySettings', { repo: USED, org_url_slug: 'beta', settings: {} }, { token: 'token-b' });
+    const setB = await call(s, 'updateRepositorySettings', { repo: UNUSED, org_url_slug: 'beta', settings: {} }, { token: 'token-b' });
+    expect(setA.status).toBe(setB.status);
+    expect(setA.json).toEqual(setB.json);
+    // alpha's data is untouched by beta's uploads.
+    expect((await ok(s, 'getRepositorySettings', { repo: USED, org_url_slug: 'alpha' }, 'token-a')).quarantining_enabled).toBe(true);
+  });
+
+  it('and it takes the same time: reads of a used and an unused repository, interleaved, have the same median', async () => {
+    const s = await server({ tokens: TWO_ORGS });
+    await ok(s, 'createQueue', { repo: USED, targetBranch: 'main' }, 'token-a');
+    const names = Array.from({ length: 300 }, (_, i) => `<testcase name="t${i}" classname="c"><failure message="x"/></testcase>`).join('');
+    await ok(s, 'uploadTestResults', { repo: USED, org_url_slug: 'alpha', branch: 'main', sha: 'b'.repeat(40), reports: [{ name: 'j.xml', content: `<testsuite name="s">${names}</testsuite>` }] }, 'token-a');
+    const time = async (repo: typeof USED) => {
+      const t0 = performance.now();
+      const r = await call(s, 'listUnhealthyTests', { repo, org_url_slug: 'beta', status: 'BROKEN', page_query: { page_size: 100 } }, { token: 'token-b' });
+      expect(r.status).toBe(200);
+      return performance.now() - t0;
+    };
+    const a: number[] = [];
+    const b: number[] = [];
+    for (let i = 0; i < 20; i++) await time(i % 2 ? USED : UNUSED); // warm up
+    for (let i = 0; i < 150; i++) {
+      if (i % 2) {
+        a.push(await time(USED));
+        b.push(await time(UNUSED));
+      } else {
+        b.push(await time(UNUSED));
+        a.push(await time(USED));
+      }
+    }
+    const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+    const [ma, mb] = [median(a), median(b)];
+    // Same code path: the median of the paired differences (each pair back to back, so the load
+    // of the machine cancels out) is noise, not the cost of reading alpha's 300 tests.
+    const diff = median(a.map((x, i) => x - b[i]!));
+    expect(Math.abs(diff), `used ${ma.toFixed(2)} ms, unused ${mb.toFixed(2)} ms, paired difference ${diff.toFixed(2)} ms`).toBeLessThan(
+      1 + 0.25 * Math.min(ma, mb),
+    );
+  });
+});
