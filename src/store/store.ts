@@ -125,26 +125,37 @@ function createPrivately(path: string): void {
 /** Per SQLite database: a number that changes when ANOTHER connection commits (PRAGMA data_version). */
 const dataVersions = new WeakMap<Dialect, () => number>();
 
-/** WAL size past which the checkpointer copies it into the database (~40 MB: 10,000 pages). */
-const CHECKPOINT_BYTES = 10_000 * 4096;
+/** WAL size past which the checkpointer copies it into the database (PASSIVE: blocks nobody). */
+const CHECKPOINT_BYTES = 16 * 1024 * 1024;
+/** WAL size past which it also truncates the WAL (TRUNCATE: waits for the writer, briefly holds new ones). */
+const TRUNCATE_BYTES = 24 * 1024 * 1024;
+/** The WAL file is cut back to this when SQLite restarts it from its beginning (journal_size_limit). */
+const WAL_KEEP_BYTES = 16 * 1024 * 1024;
 
 /**
- * The checkpointer: a worker thread with its own connection that copies the WAL into the
- * database (PASSIVE: it never blocks the server's reads or writes) once the WAL passes
- * CHECKPOINT_BYTES. SQLite's automatic checkpoint runs inside the COMMIT that crosses the size, on
- * the event loop: after a big flaky-test upload that held every request for ~0.7 s.
+ * The checkpointer: a worker thread with its own connection that copies the WAL into the database
+ * so that the WAL stays bounded. SQLite's automatic checkpoint runs inside the COMMIT that crosses
+ * the size, on the event loop: after a big flaky-test upload that held every request for ~0.7 s.
+ *
+ * PASSIVE (never blocks the server's reads or writes) copies most of it. But PASSIVE alone never
+ * lets the WAL start over while writes come back to back — SQLite rewinds the WAL only when a
+ * write begins after a checkpoint that finished, and there is always a newer write — so under
+ * sustained writes the WAL grew 246 → 786 MB in 45 s (issue 26). Past TRUNCATE_BYTES the
+ * checkpointer runs TRUNCATE: it waits (busy_timeout) for the write in progress to commit, keeps
+ * new writes out for the little PASSIVE left over, and empties the file.
  */
 const CHECKPOINTER = `
 const { workerData, parentPort } = require('node:worker_threads');
 const { statSync } = require('node:fs');
 const Database = require(workerData.driver);
 const db = new Database(workerData.path, { fileMustExist: true });
-db.pragma('busy_timeout = 1000');
+db.pragma('busy_timeout = 2000');
+const walSize = () => { try { return statSync(workerData.path + '-wal').size; } catch { return 0; } };
 const timer = setInterval(() => {
-  let size = 0;
-  try { size = statSync(workerData.path + '-wal').size; } catch {}
-  if (size > workerData.bytes) { try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {} }
-}, 500);
+  if (walSize() <= workerData.bytes) return;
+  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {}
+  if (walSize() > workerData.truncateBytes) { try { db.pragma('wal_checkpoint(TRUNCATE)'); } catch {} }
+}, 250);
 parentPort.once('message', () => { clearInterval(timer); db.close(); parentPort.close(); });
 `;
 
@@ -154,6 +165,7 @@ function startCheckpointer(path: string, onError: () => void): () => Promise<voi
     workerData: {
       path,
       bytes: CHECKPOINT_BYTES,
+      truncateBytes: TRUNCATE_BYTES,
       driver: createRequire(import.meta.url).resolve('better-sqlite3'),
     },
   });
@@ -173,11 +185,12 @@ function sqliteDialect(path: string): { dialect: Dialect; stop?: () => Promise<v
   database.pragma('journal_mode = WAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
+  database.pragma(`journal_size_limit = ${WAL_KEEP_BYTES}`);
   const dialect = new SqliteDialect({ database: keepingStatements(database) });
   const version = database.prepare('PRAGMA data_version').pluck();
   dataVersions.set(dialect, () => version.get() as number);
   if (path === ':memory:') return { dialect };
-  // Checkpoints run on the checkpointer's thread, never in a COMMIT here. (Every ~40 MB, not
+  // Checkpoints run on the checkpointer's thread, never in a COMMIT here. (Past 16 MB, not
   // SQLite's 4 MB: a flaky-test upload of new tests dirties hundreds of index pages, and
   // checkpointing that often cost ~50 % more per commit.)
   database.pragma('wal_autocheckpoint = 0');
@@ -191,13 +204,17 @@ function sqliteDialect(path: string): { dialect: Dialect; stop?: () => Promise<v
 /**
  * The database as Kysely sees it, with prepared statements kept per SQL text (the most recently
  * used `size`): Kysely prepares every query it runs, and compiling the same multi-row statement
- * again for every upload cost more than running it.
+ * again for every upload cost more than running it. Kysely's `begin` becomes `begin immediate`.
  */
 function keepingStatements(database: Database.Database, size = 256): SqliteDatabase {
   const kept = new Map<string, Database.Statement>();
   return {
     close: () => database.close(),
-    prepare(source: string) {
+    prepare(text: string) {
+      // Every transaction takes the write lock when it begins (it waits for the checkpointer's
+      // TRUNCATE like any write): a deferred one that read first and wrote second was refused
+      // (SQLITE_BUSY, no wait) when the checkpointer took the lock between its read and its write.
+      const source = text === 'begin' ? 'begin immediate' : text;
       let statement = kept.get(source);
       if (statement) kept.delete(source);
       else {
