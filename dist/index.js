@@ -50665,6 +50665,26 @@ const Repo = object({
     }),
     name: NonEmptyString.max(REPO_NAME_MAX),
 });
+/**
+ * The key of a repository: `host/owner/name`, lower case (repositories are case-insensitive on
+ * every forge we know). The one place it is computed.
+ */
+function repoKey(repo) {
+    return `${repo.host.trim()}/${repo.owner.trim()}/${repo.name.trim()}`.toLowerCase();
+}
+/**
+ * `host/owner/name` or `owner/name` (host github.com) as a Repo; a trailing `.git` is dropped and
+ * the owner may hold more than one segment (GitLab groups: `gitlab.com/group/sub/app`). Null
+ * when the text has fewer than two segments: the caller says which flag or input was wrong.
+ */
+function parseRepoRef(text) {
+    const parts = text.trim().replace(/\.git$/, '').split('/').filter(Boolean);
+    if (parts.length === 2)
+        return { host: 'github.com', owner: parts[0], name: parts[1] };
+    if (parts.length >= 3)
+        return { host: parts[0], owner: parts.slice(1, -1).join('/'), name: parts[parts.length - 1] };
+    return null;
+}
 /** `repo.owner: must be at most 39 characters` when `owner` is longer than `max` (the forge's bound), else null. */
 function ownerTooLong(owner, max = REPO_OWNER_MAX, field = 'repo.owner') {
     return owner.length > max ? `${field}: must be at most ${max} characters` : null;
@@ -51370,6 +51390,51 @@ const GetTestFailureHistoryResponse = object({
     days: array(FailureHistoryDay),
 });
 
+;// CONCATENATED MODULE: ./src/contract/paths.ts
+/**
+ * Where each operation of the v1 API lives: its method and its path below `/v1`. The only place a
+ * path is written; the route table (routes.ts) adds the schemas, and the dashboard (web/), which
+ * must not bundle zod, calls the API through this table alone.
+ */
+const ROUTE_PATHS = {
+    submitPullRequest: { method: 'POST', path: '/submitPullRequest' },
+    cancelPullRequest: { method: 'POST', path: '/cancelPullRequest' },
+    restartTestsOnPullRequest: { method: 'POST', path: '/restartTestsOnPullRequest' },
+    getSubmittedPullRequest: { method: 'POST', path: '/getSubmittedPullRequest' },
+    listPullRequests: { method: 'POST', path: '/listPullRequests' },
+    setImpactedTargets: { method: 'POST', path: '/setImpactedTargets' },
+    getMergeQueueTestingDetails: { method: 'POST', path: '/getMergeQueueTestingDetails' },
+    createQueue: { method: 'POST', path: '/createQueue' },
+    deleteQueue: { method: 'POST', path: '/deleteQueue' },
+    getQueue: { method: 'POST', path: '/getQueue' },
+    updateQueue: { method: 'POST', path: '/updateQueue' },
+    getMergeQueueMetrics: { method: 'GET', path: '/getMergeQueueMetrics' },
+    getPullRequestHistory: { method: 'POST', path: '/getPullRequestHistory' },
+    listQueues: { method: 'POST', path: '/listQueues' },
+    getCheckRunLog: { method: 'GET', path: '/getCheckRunLog' },
+    listFailingTests: { method: 'POST', path: '/flaky-tests/list-failing-tests' },
+    listUnhealthyTests: { method: 'POST', path: '/flaky-tests/list-unhealthy-tests' },
+    getTestDetails: { method: 'POST', path: '/flaky-tests/get-test-details' },
+    listQuarantinedTests: { method: 'POST', path: '/flaky-tests/list-quarantined-tests' },
+    linkTicketToTestCase: { method: 'POST', path: '/flaky-tests/link-ticket-to-test-case' },
+    uploadTestResults: { method: 'POST', path: '/flaky-tests/upload-test-results' },
+    getRepositorySettings: { method: 'POST', path: '/flaky-tests/get-repository-settings' },
+    updateRepositorySettings: { method: 'POST', path: '/flaky-tests/update-repository-settings' },
+    setTestQuarantine: { method: 'POST', path: '/flaky-tests/set-test-quarantine' },
+    checkQuarantine: { method: 'POST', path: '/flaky-tests/check-quarantine' },
+    getTestFailureHistory: { method: 'POST', path: '/flaky-tests/get-test-failure-history' },
+    createWebhook: { method: 'POST', path: '/createWebhook' },
+    listWebhooks: { method: 'POST', path: '/listWebhooks' },
+    testWebhook: { method: 'POST', path: '/testWebhook' },
+    disableWebhook: { method: 'POST', path: '/disableWebhook' },
+    enableWebhook: { method: 'POST', path: '/enableWebhook' },
+    deleteWebhook: { method: 'POST', path: '/deleteWebhook' },
+    rotateWebhookSecret: { method: 'POST', path: '/rotateWebhookSecret' },
+    listWebhookDeliveries: { method: 'POST', path: '/listWebhookDeliveries' },
+    replayWebhookDelivery: { method: 'POST', path: '/replayWebhookDelivery' },
+    status: { method: 'GET', path: '/status' },
+};
+
 ;// CONCATENATED MODULE: ./src/contract/queues.ts
 
 
@@ -51512,6 +51577,7 @@ const ReplayWebhookDeliveryResponse = object({ deliveryId: schemas_number().int(
 
 
 
+
 const StatusResponse = object({
     overallStatus: object({
         type: schemas_enum(['up', 'impacted']),
@@ -51529,12 +51595,14 @@ const StatusResponse = object({
 function route(def) {
     return def;
 }
-/** THE route table: the only place a path or an operation name is written. */
+/** The operation's name, method and path, from ROUTE_PATHS (./paths.ts). */
+function at(operationId) {
+    return { operationId, ...ROUTE_PATHS[operationId] };
+}
+/** THE route table: every operation's schemas and documentation; its name, method and path come from ROUTE_PATHS. */
 const routes = {
     submitPullRequest: route({
-        operationId: 'submitPullRequest',
-        method: 'POST',
-        path: '/submitPullRequest',
+        ...at('submitPullRequest'),
         summary: 'Submit a pull request to a merge queue (resubmitting updates priority and noBatch)',
         tag: 'merge-queue',
         auth: true,
@@ -51543,9 +51611,7 @@ const routes = {
         response: EmptyResponse,
     }),
     cancelPullRequest: route({
-        operationId: 'cancelPullRequest',
-        method: 'POST',
-        path: '/cancelPullRequest',
+        ...at('cancelPullRequest'),
         summary: 'Remove a pull request from a merge queue',
         tag: 'merge-queue',
         auth: true,
@@ -51554,9 +51620,7 @@ const routes = {
         response: EmptyResponse,
     }),
     restartTestsOnPullRequest: route({
-        operationId: 'restartTestsOnPullRequest',
-        method: 'POST',
-        path: '/restartTestsOnPullRequest',
+        ...at('restartTestsOnPullRequest'),
         summary: 'Restart the tests of a pull request in a merge queue',
         tag: 'merge-queue',
         auth: true,
@@ -51565,9 +51629,7 @@ const routes = {
         response: EmptyResponse,
     }),
     getSubmittedPullRequest: route({
-        operationId: 'getSubmittedPullRequest',
-        method: 'POST',
-        path: '/getSubmittedPullRequest',
+        ...at('getSubmittedPullRequest'),
         summary: 'Read a submitted pull request, its state and readiness',
         tag: 'merge-queue',
         auth: true,
@@ -51576,9 +51638,7 @@ const routes = {
         response: SubmittedPullRequest,
     }),
     listPullRequests: route({
-        operationId: 'listPullRequests',
-        method: 'POST',
-        path: '/listPullRequests',
+        ...at('listPullRequests'),
         summary: 'List the pull requests of a merge queue in queue order (the line, then PRs not ready, then concluded), optionally by state or conclusion window',
         tag: 'merge-queue',
         auth: true,
@@ -51587,9 +51647,7 @@ const routes = {
         response: ListPullRequestsResponse,
     }),
     setImpactedTargets: route({
-        operationId: 'setImpactedTargets',
-        method: 'POST',
-        path: '/setImpactedTargets',
+        ...at('setImpactedTargets'),
         summary: 'Set the impacted targets of a pull request head SHA (a list, [] or "ALL")',
         tag: 'merge-queue',
         auth: true,
@@ -51599,9 +51657,7 @@ const routes = {
         response: EmptyResponse,
     }),
     getMergeQueueTestingDetails: route({
-        operationId: 'getMergeQueueTestingDetails',
-        method: 'POST',
-        path: '/getMergeQueueTestingDetails',
+        ...at('getMergeQueueTestingDetails'),
         summary: 'Read a merge queue test run: branch, SHA, statuses, tested pull requests',
         tag: 'merge-queue',
         auth: true,
@@ -51610,9 +51666,7 @@ const routes = {
         response: TestingDetailsResponse,
     }),
     createQueue: route({
-        operationId: 'createQueue',
-        method: 'POST',
-        path: '/createQueue',
+        ...at('createQueue'),
         summary: 'Create a merge queue for a branch (409 when one exists)',
         tag: 'merge-queue',
         auth: true,
@@ -51621,9 +51675,7 @@ const routes = {
         response: EmptyResponse,
     }),
     deleteQueue: route({
-        operationId: 'deleteQueue',
-        method: 'POST',
-        path: '/deleteQueue',
+        ...at('deleteQueue'),
         summary: 'Delete an empty merge queue',
         tag: 'merge-queue',
         auth: true,
@@ -51632,9 +51684,7 @@ const routes = {
         response: EmptyResponse,
     }),
     getQueue: route({
-        operationId: 'getQueue',
-        method: 'POST',
-        path: '/getQueue',
+        ...at('getQueue'),
         summary: 'Read a merge queue: settings and enqueued pull requests',
         tag: 'merge-queue',
         auth: true,
@@ -51643,9 +51693,7 @@ const routes = {
         response: GetQueueResponse,
     }),
     updateQueue: route({
-        operationId: 'updateQueue',
-        method: 'POST',
-        path: '/updateQueue',
+        ...at('updateQueue'),
         summary: 'Change merge queue settings (absent fields are unchanged)',
         tag: 'merge-queue',
         auth: true,
@@ -51655,9 +51703,7 @@ const routes = {
         response: QueueSettings,
     }),
     getMergeQueueMetrics: route({
-        operationId: 'getMergeQueueMetrics',
-        method: 'GET',
-        path: '/getMergeQueueMetrics',
+        ...at('getMergeQueueMetrics'),
         summary: 'Prometheus metrics of the merge queues (query: repo=owner/name&repoHost=github.com)',
         tag: 'merge-queue',
         auth: true,
@@ -51666,9 +51712,7 @@ const routes = {
         response: 'text',
     }),
     getPullRequestHistory: route({
-        operationId: 'getPullRequestHistory',
-        method: 'POST',
-        path: '/getPullRequestHistory',
+        ...at('getPullRequestHistory'),
         summary: 'Every state change of a pull request in a merge queue (all its submissions): state, reason, time, test run',
         tag: 'merge-queue',
         auth: true,
@@ -51679,9 +51723,7 @@ const routes = {
     }),
     // Railyard extension: every queue of the organisation, for the dashboard's overview, `mq queue list` and `mq watch`'s ETA.
     listQueues: route({
-        operationId: 'listQueues',
-        method: 'POST',
-        path: '/listQueues',
+        ...at('listQueues'),
         summary: "Every merge queue of the token's organisation: state, depth, testing, merged and failed in the last hour/day, median time in queue, recent test durations",
         tag: 'merge-queue',
         auth: true,
@@ -51691,9 +51733,7 @@ const routes = {
         extension: true,
     }),
     getCheckRunLog: route({
-        operationId: 'getCheckRunLog',
-        method: 'GET',
-        path: '/getCheckRunLog',
+        ...at('getCheckRunLog'),
         summary: "The output of one check of a test run (its last 1 MiB), as text: a check run's url in getMergeQueueTestingDetails",
         tag: 'merge-queue',
         auth: true,
@@ -51703,9 +51743,7 @@ const routes = {
         extension: true,
     }),
     listFailingTests: route({
-        operationId: 'listFailingTests',
-        method: 'POST',
-        path: '/flaky-tests/list-failing-tests',
+        ...at('listFailingTests'),
         summary: 'Distinct tests that failed in [start_time, end_time), at most 7 days',
         tag: 'flaky-tests',
         auth: true,
@@ -51714,9 +51752,7 @@ const routes = {
         response: ListFailingTestsResponse,
     }),
     listUnhealthyTests: route({
-        operationId: 'listUnhealthyTests',
-        method: 'POST',
-        path: '/flaky-tests/list-unhealthy-tests',
+        ...at('listUnhealthyTests'),
         summary: 'Tests that are currently flaky or broken',
         tag: 'flaky-tests',
         auth: true,
@@ -51725,9 +51761,7 @@ const routes = {
         response: ListUnhealthyTestsResponse,
     }),
     getTestDetails: route({
-        operationId: 'getTestDetails',
-        method: 'POST',
-        path: '/flaky-tests/get-test-details',
+        ...at('getTestDetails'),
         summary: 'One test case with its failure statistics',
         tag: 'flaky-tests',
         auth: true,
@@ -51736,9 +51770,7 @@ const routes = {
         response: GetTestDetailsResponse,
     }),
     listQuarantinedTests: route({
-        operationId: 'listQuarantinedTests',
-        method: 'POST',
-        path: '/flaky-tests/list-quarantined-tests',
+        ...at('listQuarantinedTests'),
         summary: 'Tests that are currently quarantined',
         tag: 'flaky-tests',
         auth: true,
@@ -51747,9 +51779,7 @@ const routes = {
         response: ListQuarantinedTestsResponse,
     }),
     linkTicketToTestCase: route({
-        operationId: 'linkTicketToTestCase',
-        method: 'POST',
-        path: '/flaky-tests/link-ticket-to-test-case',
+        ...at('linkTicketToTestCase'),
         summary: 'Link an external ticket (e.g. KAN-123) to a test case',
         tag: 'flaky-tests',
         auth: true,
@@ -51758,9 +51788,7 @@ const routes = {
         response: EmptyResponse,
     }),
     uploadTestResults: route({
-        operationId: 'uploadTestResults',
-        method: 'POST',
-        path: '/flaky-tests/upload-test-results',
+        ...at('uploadTestResults'),
         summary: 'Upload JUnit XML reports of one CI job; parsed and stored in one transaction, answered with counts',
         tag: 'flaky-tests',
         auth: true,
@@ -51770,9 +51798,7 @@ const routes = {
         extension: true,
     }),
     getRepositorySettings: route({
-        operationId: 'getRepositorySettings',
-        method: 'POST',
-        path: '/flaky-tests/get-repository-settings',
+        ...at('getRepositorySettings'),
         summary: 'Detection and quarantine settings of a repository (defaults until changed)',
         tag: 'flaky-tests',
         auth: true,
@@ -51782,9 +51808,7 @@ const routes = {
         extension: true,
     }),
     updateRepositorySettings: route({
-        operationId: 'updateRepositorySettings',
-        method: 'POST',
-        path: '/flaky-tests/update-repository-settings',
+        ...at('updateRepositorySettings'),
         summary: 'Change detection and quarantine settings of a repository (absent fields are unchanged)',
         tag: 'flaky-tests',
         auth: true,
@@ -51794,9 +51818,7 @@ const routes = {
         extension: true,
     }),
     setTestQuarantine: route({
-        operationId: 'setTestQuarantine',
-        method: 'POST',
-        path: '/flaky-tests/set-test-quarantine',
+        ...at('setTestQuarantine'),
         summary: 'Override quarantine for one test: ALWAYS_QUARANTINE, NEVER_QUARANTINE or AUTO (no override)',
         tag: 'flaky-tests',
         auth: true,
@@ -51806,9 +51828,7 @@ const routes = {
         extension: true,
     }),
     checkQuarantine: route({
-        operationId: 'checkQuarantine',
-        method: 'POST',
-        path: '/flaky-tests/check-quarantine',
+        ...at('checkQuarantine'),
         summary: 'Which of the given test ids are quarantined now (used by `railyard flaky run`)',
         tag: 'flaky-tests',
         auth: true,
@@ -51819,9 +51839,7 @@ const routes = {
     }),
     // Railyard extension: a test's failure rate day by day, for the dashboard's test page.
     getTestFailureHistory: route({
-        operationId: 'getTestFailureHistory',
-        method: 'POST',
-        path: '/flaky-tests/get-test-failure-history',
+        ...at('getTestFailureHistory'),
         summary: "One test case's runs, failures and failure rate per UTC day over the last `days` days (default 30, at most 90), oldest first",
         tag: 'flaky-tests',
         auth: true,
@@ -51832,9 +51850,7 @@ const routes = {
     }),
     // Railyard extensions: outgoing webhooks (README "Outgoing webhooks").
     createWebhook: route({
-        operationId: 'createWebhook',
-        method: 'POST',
-        path: '/createWebhook',
+        ...at('createWebhook'),
         summary: "Create an outgoing webhook endpoint of the token's organisation; the answer holds its signing secret, shown only there",
         tag: 'webhooks',
         auth: true,
@@ -51844,9 +51860,7 @@ const routes = {
         extension: true,
     }),
     listWebhooks: route({
-        operationId: 'listWebhooks',
-        method: 'POST',
-        path: '/listWebhooks',
+        ...at('listWebhooks'),
         summary: "The outgoing webhook endpoints of the token's organisation (never their secrets) and the event types there are",
         tag: 'webhooks',
         auth: true,
@@ -51856,9 +51870,7 @@ const routes = {
         extension: true,
     }),
     testWebhook: route({
-        operationId: 'testWebhook',
-        method: 'POST',
-        path: '/testWebhook',
+        ...at('testWebhook'),
         summary: 'Send a test event (webhook.test) to one endpoint',
         tag: 'webhooks',
         auth: true,
@@ -51868,9 +51880,7 @@ const routes = {
         extension: true,
     }),
     disableWebhook: route({
-        operationId: 'disableWebhook',
-        method: 'POST',
-        path: '/disableWebhook',
+        ...at('disableWebhook'),
         summary: 'Stop delivering to an endpoint (events wait until it is enabled again)',
         tag: 'webhooks',
         auth: true,
@@ -51880,9 +51890,7 @@ const routes = {
         extension: true,
     }),
     enableWebhook: route({
-        operationId: 'enableWebhook',
-        method: 'POST',
-        path: '/enableWebhook',
+        ...at('enableWebhook'),
         summary: 'Deliver to an endpoint again (also one the server disabled after it failed for days)',
         tag: 'webhooks',
         auth: true,
@@ -51892,9 +51900,7 @@ const routes = {
         extension: true,
     }),
     deleteWebhook: route({
-        operationId: 'deleteWebhook',
-        method: 'POST',
-        path: '/deleteWebhook',
+        ...at('deleteWebhook'),
         summary: 'Delete an endpoint and its delivery log',
         tag: 'webhooks',
         auth: true,
@@ -51904,9 +51910,7 @@ const routes = {
         extension: true,
     }),
     rotateWebhookSecret: route({
-        operationId: 'rotateWebhookSecret',
-        method: 'POST',
-        path: '/rotateWebhookSecret',
+        ...at('rotateWebhookSecret'),
         summary: 'A new signing secret; the old one signs too (a second signature) for overlapHours',
         tag: 'webhooks',
         auth: true,
@@ -51916,9 +51920,7 @@ const routes = {
         extension: true,
     }),
     listWebhookDeliveries: route({
-        operationId: 'listWebhookDeliveries',
-        method: 'POST',
-        path: '/listWebhookDeliveries',
+        ...at('listWebhookDeliveries'),
         summary: 'The delivery log of an endpoint, newest first: each event with its attempts (status, latency, the start of the answer)',
         tag: 'webhooks',
         auth: true,
@@ -51928,9 +51930,7 @@ const routes = {
         extension: true,
     }),
     replayWebhookDelivery: route({
-        operationId: 'replayWebhookDelivery',
-        method: 'POST',
-        path: '/replayWebhookDelivery',
+        ...at('replayWebhookDelivery'),
         summary: 'Send a delivered or failed event again (same webhook-id)',
         tag: 'webhooks',
         auth: true,
@@ -51940,9 +51940,7 @@ const routes = {
         extension: true,
     }),
     status: route({
-        operationId: 'status',
-        method: 'GET',
-        path: '/status',
+        ...at('status'),
         summary: 'Service status (no token needed)',
         tag: 'service',
         auth: false,
@@ -51979,9 +51977,17 @@ const ERROR_CODES = {
         description: 'The request conflicts with the current state (a queue that exists, a PR being merged)',
     },
     payload_too_large: { status: 413, description: 'The body is larger than 20 MiB' },
+    limit_reached: {
+        status: 429,
+        description: 'A limit of the server is reached (pull requests per queue): the text names it and the flag that sets it',
+    },
     internal_error: {
         status: 500,
         description: 'Unexpected error; the server log has the details under the request id',
+    },
+    forge_unavailable: {
+        status: 502,
+        description: 'The forge (GitHub) answered an error while the request needed it; nothing changed, retry',
     },
     unavailable: {
         status: 503,
@@ -52001,12 +52007,17 @@ function errorCodeForStatus(status) {
             return 'conflict';
         case 413:
             return 'payload_too_large';
+        case 429:
+            return 'limit_reached';
+        case 502:
+            return 'forge_unavailable';
         default:
             return status >= 500 ? 'internal_error' : 'invalid_request';
     }
 }
 
 ;// CONCATENATED MODULE: ./src/contract/index.ts
+
 
 
 
@@ -53504,12 +53515,10 @@ function fromEvent(env) {
     return { prNumber: null, headSha: null, base: null };
 }
 function parseRepo(raw) {
-    const parts = raw.split('/').filter(Boolean);
-    if (parts.length === 2)
-        return { host: 'github.com', owner: parts[0], name: parts[1] };
-    if (parts.length === 3)
-        return { host: parts[0], owner: parts[1], name: parts[2] };
-    throw new InputError(`repo: must be host/owner/name or owner/name, got "${raw}"`);
+    const repo = parseRepoRef(raw);
+    if (!repo)
+        throw new InputError(`repo: must be host/owner/name or owner/name, got "${raw}"`);
+    return repo;
 }
 function isOperation(raw) {
     return OPERATIONS.includes(raw);

@@ -1,6 +1,6 @@
 import { DEFAULT_API_URL, PULL_REQUEST_STATES } from '../contract/constants.js';
 import type { Repo } from '../contract/index.js';
-import { withoutTrailingSlashes } from '../contract/common.js';
+import { parseRepoRef, withoutTrailingSlashes } from '../contract/common.js';
 
 export const OPERATIONS = ['submit', 'status', 'wait', 'cancel', 'restart', 'impacted-targets', 'upload-tests'] as const;
 export type Operation = (typeof OPERATIONS)[number];
@@ -126,10 +126,9 @@ function fromEvent(env: RunEnvironment): { prNumber: number | null; headSha: str
 }
 
 function parseRepo(raw: string): Repo {
-  const parts = raw.split('/').filter(Boolean);
-  if (parts.length === 2) return { host: 'github.com', owner: parts[0], name: parts[1] };
-  if (parts.length === 3) return { host: parts[0], owner: parts[1], name: parts[2] };
-  throw new InputError(`repo: must be host/owner/name or owner/name, got "${raw}"`);
+  const repo = parseRepoRef(raw);
+  if (!repo) throw new InputError(`repo: must be host/owner/name or owner/name, got "${raw}"`);
+  return repo;
 }
 
 function isOperation(raw: string): raw is Operation {

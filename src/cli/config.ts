@@ -4,7 +4,7 @@ import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Repo } from '../contract/index.js';
+import { parseRepoRef, type Repo } from '../contract/index.js';
 import { ConfigError } from '../input-error.js';
 
 export const CONFIG_KEYS = ['api-url', 'token', 'org', 'repo'] as const;
@@ -53,10 +53,9 @@ export async function writeConfig(config: Config, path = configPath()): Promise<
 
 /** Parses `host/owner/name` or `owner/name` (host github.com). */
 export function parseRepo(text: string): Repo {
-  const parts = text.trim().replace(/\.git$/, '').split('/').filter(Boolean);
-  if (parts.length === 2) return { host: 'github.com', owner: parts[0], name: parts[1] };
-  if (parts.length >= 3) return { host: parts[0], owner: parts.slice(1, -1).join('/'), name: parts[parts.length - 1] };
-  throw new ConfigError(`--repo: expected host/owner/name or owner/name, got "${text}"`);
+  const repo = parseRepoRef(text);
+  if (!repo) throw new ConfigError(`--repo: expected host/owner/name or owner/name, got "${text}"`);
+  return repo;
 }
 
 /** A path segment the git forge accepts (src/forge/git/repo.ts). */

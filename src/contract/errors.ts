@@ -26,9 +26,17 @@ export const ERROR_CODES = {
     description: 'The request conflicts with the current state (a queue that exists, a PR being merged)',
   },
   payload_too_large: { status: 413, description: 'The body is larger than 20 MiB' },
+  limit_reached: {
+    status: 429,
+    description: 'A limit of the server is reached (pull requests per queue): the text names it and the flag that sets it',
+  },
   internal_error: {
     status: 500,
     description: 'Unexpected error; the server log has the details under the request id',
+  },
+  forge_unavailable: {
+    status: 502,
+    description: 'The forge (GitHub) answered an error while the request needed it; nothing changed, retry',
   },
   unavailable: {
     status: 503,
@@ -51,6 +59,10 @@ export function errorCodeForStatus(status: number): ErrorCode {
       return 'conflict';
     case 413:
       return 'payload_too_large';
+    case 429:
+      return 'limit_reached';
+    case 502:
+      return 'forge_unavailable';
     default:
       return status >= 500 ? 'internal_error' : 'invalid_request';
   }

@@ -7,3 +7,4 @@ export * from './errors.js';
 export * from './queues.js';
 export * from './json-depth.js';
 export * from './webhooks.js';
+export { ROUTE_PATHS, type RoutedOperation } from './paths.js';

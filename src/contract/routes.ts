@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { EmptyResponse } from './common.js';
+import { ROUTE_PATHS } from './paths.js';
 import * as fl from './flaky.js';
 import * as mq from './mq.js';
 import * as qs from './queues.js';
@@ -50,12 +51,15 @@ function route<const R extends RouteDef>(def: R): R {
   return def;
 }
 
-/** THE route table: the only place a path or an operation name is written. */
+/** The operation's name, method and path, from ROUTE_PATHS (./paths.ts). */
+function at<const K extends keyof typeof ROUTE_PATHS>(operationId: K): { operationId: K } & (typeof ROUTE_PATHS)[K] {
+  return { operationId, ...ROUTE_PATHS[operationId] };
+}
+
+/** THE route table: every operation's schemas and documentation; its name, method and path come from ROUTE_PATHS. */
 export const routes = {
   submitPullRequest: route({
-    operationId: 'submitPullRequest',
-    method: 'POST',
-    path: '/submitPullRequest',
+    ...at('submitPullRequest'),
     summary: 'Submit a pull request to a merge queue (resubmitting updates priority and noBatch)',
     tag: 'merge-queue',
     auth: true,
@@ -64,9 +68,7 @@ export const routes = {
     response: EmptyResponse,
   }),
   cancelPullRequest: route({
-    operationId: 'cancelPullRequest',
-    method: 'POST',
-    path: '/cancelPullRequest',
+    ...at('cancelPullRequest'),
     summary: 'Remove a pull request from a merge queue',
     tag: 'merge-queue',
     auth: true,
@@ -75,9 +77,7 @@ export const routes = {
     response: EmptyResponse,
   }),
   restartTestsOnPullRequest: route({
-    operationId: 'restartTestsOnPullRequest',
-    method: 'POST',
-    path: '/restartTestsOnPullRequest',
+    ...at('restartTestsOnPullRequest'),
     summary: 'Restart the tests of a pull request in a merge queue',
     tag: 'merge-queue',
     auth: true,
@@ -86,9 +86,7 @@ export const routes = {
     response: EmptyResponse,
   }),
   getSubmittedPullRequest: route({
-    operationId: 'getSubmittedPullRequest',
-    method: 'POST',
-    path: '/getSubmittedPullRequest',
+    ...at('getSubmittedPullRequest'),
     summary: 'Read a submitted pull request, its state and readiness',
     tag: 'merge-queue',
     auth: true,
@@ -97,9 +95,7 @@ export const routes = {
     response: mq.SubmittedPullRequest,
   }),
   listPullRequests: route({
-    operationId: 'listPullRequests',
-    method: 'POST',
-    path: '/listPullRequests',
+    ...at('listPullRequests'),
     summary: 'List the pull requests of a merge queue in queue order (the line, then PRs not ready, then concluded), optionally by state or conclusion window',
     tag: 'merge-queue',
     auth: true,
@@ -108,9 +104,7 @@ export const routes = {
     response: mq.ListPullRequestsResponse,
   }),
   setImpactedTargets: route({
-    operationId: 'setImpactedTargets',
-    method: 'POST',
-    path: '/setImpactedTargets',
+    ...at('setImpactedTargets'),
     summary: 'Set the impacted targets of a pull request head SHA (a list, [] or "ALL")',
     tag: 'merge-queue',
     auth: true,
@@ -120,9 +114,7 @@ export const routes = {
     response: EmptyResponse,
   }),
   getMergeQueueTestingDetails: route({
-    operationId: 'getMergeQueueTestingDetails',
-    method: 'POST',
-    path: '/getMergeQueueTestingDetails',
+    ...at('getMergeQueueTestingDetails'),
     summary: 'Read a merge queue test run: branch, SHA, statuses, tested pull requests',
     tag: 'merge-queue',
     auth: true,
@@ -131,9 +123,7 @@ export const routes = {
     response: mq.TestingDetailsResponse,
   }),
   createQueue: route({
-    operationId: 'createQueue',
-    method: 'POST',
-    path: '/createQueue',
+    ...at('createQueue'),
     summary: 'Create a merge queue for a branch (409 when one exists)',
     tag: 'merge-queue',
     auth: true,
@@ -142,9 +132,7 @@ export const routes = {
     response: EmptyResponse,
   }),
   deleteQueue: route({
-    operationId: 'deleteQueue',
-    method: 'POST',
-    path: '/deleteQueue',
+    ...at('deleteQueue'),
     summary: 'Delete an empty merge queue',
     tag: 'merge-queue',
     auth: true,
@@ -153,9 +141,7 @@ export const routes = {
     response: EmptyResponse,
   }),
   getQueue: route({
-    operationId: 'getQueue',
-    method: 'POST',
-    path: '/getQueue',
+    ...at('getQueue'),
     summary: 'Read a merge queue: settings and enqueued pull requests',
     tag: 'merge-queue',
     auth: true,
@@ -164,9 +150,7 @@ export const routes = {
     response: mq.GetQueueResponse,
   }),
   updateQueue: route({
-    operationId: 'updateQueue',
-    method: 'POST',
-    path: '/updateQueue',
+    ...at('updateQueue'),
     summary: 'Change merge queue settings (absent fields are unchanged)',
     tag: 'merge-queue',
     auth: true,
@@ -176,9 +160,7 @@ export const routes = {
     response: mq.QueueSettings,
   }),
   getMergeQueueMetrics: route({
-    operationId: 'getMergeQueueMetrics',
-    method: 'GET',
-    path: '/getMergeQueueMetrics',
+    ...at('getMergeQueueMetrics'),
     summary: 'Prometheus metrics of the merge queues (query: repo=owner/name&repoHost=github.com)',
     tag: 'merge-queue',
     auth: true,
@@ -187,9 +169,7 @@ export const routes = {
     response: 'text',
   }),
   getPullRequestHistory: route({
-    operationId: 'getPullRequestHistory',
-    method: 'POST',
-    path: '/getPullRequestHistory',
+    ...at('getPullRequestHistory'),
     summary:
       'Every state change of a pull request in a merge queue (all its submissions): state, reason, time, test run',
     tag: 'merge-queue',
@@ -201,9 +181,7 @@ export const routes = {
   }),
   // Railyard extension: every queue of the organisation, for the dashboard's overview, `mq queue list` and `mq watch`'s ETA.
   listQueues: route({
-    operationId: 'listQueues',
-    method: 'POST',
-    path: '/listQueues',
+    ...at('listQueues'),
     summary:
       "Every merge queue of the token's organisation: state, depth, testing, merged and failed in the last hour/day, median time in queue, recent test durations",
     tag: 'merge-queue',
@@ -214,9 +192,7 @@ export const routes = {
     extension: true,
   }),
   getCheckRunLog: route({
-    operationId: 'getCheckRunLog',
-    method: 'GET',
-    path: '/getCheckRunLog',
+    ...at('getCheckRunLog'),
     summary: "The output of one check of a test run (its last 1 MiB), as text: a check run's url in getMergeQueueTestingDetails",
     tag: 'merge-queue',
     auth: true,
@@ -226,9 +202,7 @@ export const routes = {
     extension: true,
   }),
   listFailingTests: route({
-    operationId: 'listFailingTests',
-    method: 'POST',
-    path: '/flaky-tests/list-failing-tests',
+    ...at('listFailingTests'),
     summary: 'Distinct tests that failed in [start_time, end_time), at most 7 days',
     tag: 'flaky-tests',
     auth: true,
@@ -237,9 +211,7 @@ export const routes = {
     response: fl.ListFailingTestsResponse,
   }),
   listUnhealthyTests: route({
-    operationId: 'listUnhealthyTests',
-    method: 'POST',
-    path: '/flaky-tests/list-unhealthy-tests',
+    ...at('listUnhealthyTests'),
     summary: 'Tests that are currently flaky or broken',
     tag: 'flaky-tests',
     auth: true,
@@ -248,9 +220,7 @@ export const routes = {
     response: fl.ListUnhealthyTestsResponse,
   }),
   getTestDetails: route({
-    operationId: 'getTestDetails',
-    method: 'POST',
-    path: '/flaky-tests/get-test-details',
+    ...at('getTestDetails'),
     summary: 'One test case with its failure statistics',
     tag: 'flaky-tests',
     auth: true,
@@ -259,9 +229,7 @@ export const routes = {
     response: fl.GetTestDetailsResponse,
   }),
   listQuarantinedTests: route({
-    operationId: 'listQuarantinedTests',
-    method: 'POST',
-    path: '/flaky-tests/list-quarantined-tests',
+    ...at('listQuarantinedTests'),
     summary: 'Tests that are currently quarantined',
     tag: 'flaky-tests',
     auth: true,
@@ -270,9 +238,7 @@ export const routes = {
     response: fl.ListQuarantinedTestsResponse,
   }),
   linkTicketToTestCase: route({
-    operationId: 'linkTicketToTestCase',
-    method: 'POST',
-    path: '/flaky-tests/link-ticket-to-test-case',
+    ...at('linkTicketToTestCase'),
     summary: 'Link an external ticket (e.g. KAN-123) to a test case',
     tag: 'flaky-tests',
     auth: true,
@@ -281,9 +247,7 @@ export const routes = {
     response: EmptyResponse,
   }),
   uploadTestResults: route({
-    operationId: 'uploadTestResults',
-    method: 'POST',
-    path: '/flaky-tests/upload-test-results',
+    ...at('uploadTestResults'),
     summary:
       'Upload JUnit XML reports of one CI job; parsed and stored in one transaction, answered with counts',
     tag: 'flaky-tests',
@@ -294,9 +258,7 @@ export const routes = {
     extension: true,
   }),
   getRepositorySettings: route({
-    operationId: 'getRepositorySettings',
-    method: 'POST',
-    path: '/flaky-tests/get-repository-settings',
+    ...at('getRepositorySettings'),
     summary: 'Detection and quarantine settings of a repository (defaults until changed)',
     tag: 'flaky-tests',
     auth: true,
@@ -306,9 +268,7 @@ export const routes = {
     extension: true,
   }),
   updateRepositorySettings: route({
-    operationId: 'updateRepositorySettings',
-    method: 'POST',
-    path: '/flaky-tests/update-repository-settings',
+    ...at('updateRepositorySettings'),
     summary: 'Change detection and quarantine settings of a repository (absent fields are unchanged)',
     tag: 'flaky-tests',
     auth: true,
@@ -318,9 +278,7 @@ export const routes = {
     extension: true,
   }),
   setTestQuarantine: route({
-    operationId: 'setTestQuarantine',
-    method: 'POST',
-    path: '/flaky-tests/set-test-quarantine',
+    ...at('setTestQuarantine'),
     summary: 'Override quarantine for one test: ALWAYS_QUARANTINE, NEVER_QUARANTINE or AUTO (no override)',
     tag: 'flaky-tests',
     auth: true,
@@ -330,9 +288,7 @@ export const routes = {
     extension: true,
   }),
   checkQuarantine: route({
-    operationId: 'checkQuarantine',
-    method: 'POST',
-    path: '/flaky-tests/check-quarantine',
+    ...at('checkQuarantine'),
     summary: 'Which of the given test ids are quarantined now (used by `railyard flaky run`)',
     tag: 'flaky-tests',
     auth: true,
@@ -343,9 +299,7 @@ export const routes = {
   }),
   // Railyard extension: a test's failure rate day by day, for the dashboard's test page.
   getTestFailureHistory: route({
-    operationId: 'getTestFailureHistory',
-    method: 'POST',
-    path: '/flaky-tests/get-test-failure-history',
+    ...at('getTestFailureHistory'),
     summary: "One test case's runs, failures and failure rate per UTC day over the last `days` days (default 30, at most 90), oldest first",
     tag: 'flaky-tests',
     auth: true,
@@ -356,9 +310,7 @@ export const routes = {
   }),
   // Railyard extensions: outgoing webhooks (README "Outgoing webhooks").
   createWebhook: route({
-    operationId: 'createWebhook',
-    method: 'POST',
-    path: '/createWebhook',
+    ...at('createWebhook'),
     summary:
       "Create an outgoing webhook endpoint of the token's organisation; the answer holds its signing secret, shown only there",
     tag: 'webhooks',
@@ -369,9 +321,7 @@ export const routes = {
     extension: true,
   }),
   listWebhooks: route({
-    operationId: 'listWebhooks',
-    method: 'POST',
-    path: '/listWebhooks',
+    ...at('listWebhooks'),
     summary:
       "The outgoing webhook endpoints of the token's organisation (never their secrets) and the event types there are",
     tag: 'webhooks',
@@ -382,9 +332,7 @@ export const routes = {
     extension: true,
   }),
   testWebhook: route({
-    operationId: 'testWebhook',
-    method: 'POST',
-    path: '/testWebhook',
+    ...at('testWebhook'),
     summary: 'Send a test event (webhook.test) to one endpoint',
     tag: 'webhooks',
     auth: true,
@@ -394,9 +342,7 @@ export const routes = {
     extension: true,
   }),
   disableWebhook: route({
-    operationId: 'disableWebhook',
-    method: 'POST',
-    path: '/disableWebhook',
+    ...at('disableWebhook'),
     summary: 'Stop delivering to an endpoint (events wait until it is enabled again)',
     tag: 'webhooks',
     auth: true,
@@ -406,9 +352,7 @@ export const routes = {
     extension: true,
   }),
   enableWebhook: route({
-    operationId: 'enableWebhook',
-    method: 'POST',
-    path: '/enableWebhook',
+    ...at('enableWebhook'),
     summary: 'Deliver to an endpoint again (also one the server disabled after it failed for days)',
     tag: 'webhooks',
     auth: true,
@@ -418,9 +362,7 @@ export const routes = {
     extension: true,
   }),
   deleteWebhook: route({
-    operationId: 'deleteWebhook',
-    method: 'POST',
-    path: '/deleteWebhook',
+    ...at('deleteWebhook'),
     summary: 'Delete an endpoint and its delivery log',
     tag: 'webhooks',
     auth: true,
@@ -430,9 +372,7 @@ export const routes = {
     extension: true,
   }),
   rotateWebhookSecret: route({
-    operationId: 'rotateWebhookSecret',
-    method: 'POST',
-    path: '/rotateWebhookSecret',
+    ...at('rotateWebhookSecret'),
     summary: 'A new signing secret; the old one signs too (a second signature) for overlapHours',
     tag: 'webhooks',
     auth: true,
@@ -442,9 +382,7 @@ export const routes = {
     extension: true,
   }),
   listWebhookDeliveries: route({
-    operationId: 'listWebhookDeliveries',
-    method: 'POST',
-    path: '/listWebhookDeliveries',
+    ...at('listWebhookDeliveries'),
     summary: 'The delivery log of an endpoint, newest first: each event with its attempts (status, latency, the start of the answer)',
     tag: 'webhooks',
     auth: true,
@@ -454,9 +392,7 @@ export const routes = {
     extension: true,
   }),
   replayWebhookDelivery: route({
-    operationId: 'replayWebhookDelivery',
-    method: 'POST',
-    path: '/replayWebhookDelivery',
+    ...at('replayWebhookDelivery'),
     summary: 'Send a delivered or failed event again (same webhook-id)',
     tag: 'webhooks',
     auth: true,
@@ -466,9 +402,7 @@ export const routes = {
     extension: true,
   }),
   status: route({
-    operationId: 'status',
-    method: 'GET',
-    path: '/status',
+    ...at('status'),
     summary: 'Service status (no token needed)',
     tag: 'service',
     auth: false,

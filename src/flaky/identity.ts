@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import { parse as parseUuid } from 'uuid';
-import type { Repo } from '../contract/index.js';
+import { repoKey, type Repo } from '../contract/index.js';
 
 /** Fixed namespace of Railyard test ids (a random UUID chosen once; never change it). */
 export const TEST_ID_NAMESPACE = '7c1f3b52-4a8e-5d0b-9e61-2f4c8a9d3e17';
@@ -14,10 +14,7 @@ export interface TestIdentity {
   variant: string;
 }
 
-/** `host/owner/name`, lower case: repositories are case-insensitive on every forge we know. */
-export function repoKey(repo: Repo): string {
-  return `${repo.host}/${repo.owner}/${repo.name}`.toLowerCase();
-}
+export { repoKey };
 
 /** The namespace, then the name being hashed (grown when a name does not fit). */
 let scratch = Buffer.alloc(4096);

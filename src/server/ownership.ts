@@ -1,4 +1,4 @@
-import type { Repo } from '../contract/index.js';
+import { repoKey, type Repo } from '../contract/index.js';
 import type { Store } from '../store/index.js';
 
 /**
@@ -13,7 +13,7 @@ export interface OrgRepoPin {
 
 /** `host/owner/name`, lower case: the key repositories are owned by. */
 export function ownerKey(repo: Repo): string {
-  return `${repo.host.trim()}/${repo.owner.trim()}/${repo.name.trim()}`.toLowerCase();
+  return repoKey(repo);
 }
 
 /**

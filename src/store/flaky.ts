@@ -9,6 +9,7 @@ import {
   type SqlBool,
 } from 'kysely';
 import type { Repo, TestStatus } from '../contract/index.js';
+import type { MonitorDecision } from '../flaky/detect.js';
 import type { QuarantineMatch, QuarantineOverride } from '../flaky/quarantine.js';
 import type { SchemaTables, TestCasesTable } from './schema.js';
 import { writeWebhookEvents, type OutboxEvent } from './webhooks.js';
@@ -104,15 +105,8 @@ export interface UploadWrite<T> {
   failure: (item: T) => Omit<NewFailure, 'upload_seq'>;
 }
 
-/** The monitor columns detection changes (only the keys present are written). */
-export interface MonitorChange {
-  porSince?: number;
-  porUntil?: number;
-  porReason?: string;
-  rateStatus?: TestStatus;
-  rateChangedAt?: number;
-  rateReason?: string;
-}
+/** The monitor columns detection changes (only the keys present are written): detection's decision. */
+export type MonitorChange = MonitorDecision;
 
 /** A set of one repository's tests, as the lists and checks ask for them. */
 export type CaseSet =

@@ -217,6 +217,7 @@ describe('limits per organisation', () => {
     for (const n of [1, 2]) await ok(s, 'submitPullRequest', { ...Q, pr: { number: n } });
     const full = await call(s, 'submitPullRequest', { ...Q, pr: { number: 3 } });
     expect(full.status).toBe(429);
+    expect(full.headers.get('x-railyard-error-code')).toBe('limit_reached');
     expect(full.text).toMatch(/already holds 2 pull requests.*--max-prs-per-queue/);
     // Submitting a queued PR again (a priority change) is no new PR; once one leaves, there is room.
     expect((await call(s, 'submitPullRequest', { ...Q, pr: { number: 2 }, priority: 'high' })).status).toBe(

@@ -1,15 +1,7 @@
-// The dashboard's only way to the server: the /v1 API, with the token from sessionStorage.
-import type {
-  GetQueueResponse,
-  GetTestDetailsResponse,
-  GetTestFailureHistoryResponse,
-  ListFailingTestsResponse,
-  ListQueuesResponse,
-  ListQuarantinedTestsResponse,
-  ListUnhealthyTestsResponse,
-  SubmittedPullRequest,
-  TestingDetailsResponse,
-} from '../../src/contract/index.js';
+// The dashboard's only way to the server: the /v1 API through the contract's route paths
+// (src/contract/paths.ts: no path is typed here), with the token from sessionStorage.
+import { ROUTE_PATHS } from '../../src/contract/paths.js';
+import type { ListQueuesResponse, OperationName, RequestBody, ResponseBody } from '../../src/contract/index.js';
 
 export type {
   GetQueueResponse,
@@ -86,32 +78,35 @@ async function request(
   return res;
 }
 
-export async function post<T>(path: string, body: unknown, token?: string): Promise<T> {
-  const res = await request('POST', path, body, token);
+type PostOperation = { [Op in OperationName]: (typeof ROUTE_PATHS)[Op]['method'] extends 'POST' ? Op : never }[OperationName];
+
+/** Calls a POST operation of the route table with its typed body; its typed answer. */
+export async function post<Op extends PostOperation, T = ResponseBody<Op>>(op: Op, body: RequestBody<Op>, token?: string): Promise<T> {
+  const res = await request('POST', ROUTE_PATHS[op].path, body, token);
   return (await res.json()) as T;
 }
 
 /** The answer's text: a poller compares it with the last one and skips the parse and re-render when equal. */
-export async function postText(path: string, body: unknown): Promise<string> {
-  return (await request('POST', path, body)).text();
+export async function postText<Op extends PostOperation>(op: Op, body: RequestBody<Op>): Promise<string> {
+  return (await request('POST', ROUTE_PATHS[op].path, body)).text();
 }
 
 /** Checks a token before keeping it: the server's message when it is refused. */
 export async function tryToken(token: string): Promise<ListQueuesResponse> {
-  return post<ListQueuesResponse>('/listQueues', {}, token);
+  return post('listQueues', {}, token);
 }
 
 export const api = {
-  listQueues: () => post<ListQueuesResponse>('/listQueues', {}),
-  getQueue: (repo: Repo, targetBranch: string) => post<GetQueueResponse>('/getQueue', { repo, targetBranch }),
+  listQueues: () => post('listQueues', {}),
+  getQueue: (repo: Repo, targetBranch: string) => post('getQueue', { repo, targetBranch }),
   getPullRequest: (repo: Repo, targetBranch: string, number: number) =>
-    post<SubmittedPullRequest>('/getSubmittedPullRequest', { repo, targetBranch, pr: { number } }),
+    post('getSubmittedPullRequest', { repo, targetBranch, pr: { number } }),
   testingDetails: (repo: Repo, targetBranch: string, testRunId: string) =>
-    post<TestingDetailsResponse>('/getMergeQueueTestingDetails', { repo, targetBranch, testRunId }),
+    post('getMergeQueueTestingDetails', { repo, targetBranch, testRunId }),
   /** A PR's state history, when the server has the extension (null when it does not). */
   async history(repo: Repo, targetBranch: string, number: number): Promise<unknown | null> {
     try {
-      return await post<unknown>('/getPullRequestHistory', { repo, targetBranch, pr: { number } });
+      return await post('getPullRequestHistory', { repo, targetBranch, pr: { number } });
     } catch (error) {
       if (error instanceof ApiError && error.status === 404 && /no such endpoint/.test(error.message))
         return null;
@@ -136,16 +131,16 @@ export const api = {
       check,
     });
     try {
-      return { text: await (await request('GET', `/getCheckRunLog?${query.toString()}`)).text() };
+      return { text: await (await request('GET', `${ROUTE_PATHS.getCheckRunLog.path}?${query.toString()}`)).text() };
     } catch (error) {
       if (error instanceof ApiError && error.status === 404)
         return { missing: error.message.replace(/^check: /, '') };
       throw error;
     }
   },
-  metrics: async () => (await request('GET', '/getMergeQueueMetrics')).text(),
+  metrics: async () => (await request('GET', ROUTE_PATHS.getMergeQueueMetrics.path)).text(),
   listUnhealthy: (repo: Repo, org: string, status: 'FLAKY' | 'BROKEN', pageToken = '') =>
-    post<ListUnhealthyTestsResponse>('/flaky-tests/list-unhealthy-tests', {
+    post('listUnhealthyTests', {
       repo,
       org_url_slug: org,
       status,
@@ -153,7 +148,7 @@ export const api = {
     }),
   listFailing: (repo: Repo, org: string, hours: number, pageToken = '') => {
     const end = Date.now() + 1000;
-    return post<ListFailingTestsResponse>('/flaky-tests/list-failing-tests', {
+    return post('listFailingTests', {
       repo,
       org_url_slug: org,
       start_time: new Date(end - hours * 3600_000).toISOString(),
@@ -162,26 +157,26 @@ export const api = {
     });
   },
   listQuarantined: (repo: Repo, org: string) =>
-    post<ListQuarantinedTestsResponse>('/flaky-tests/list-quarantined-tests', {
+    post('listQuarantinedTests', {
       repo,
       org_url_slug: org,
       page_query: { page_size: 100 },
     }),
   testDetails: (repo: Repo, org: string, testId: string) =>
-    post<GetTestDetailsResponse>('/flaky-tests/get-test-details', {
+    post('getTestDetails', {
       repo,
       org_url_slug: org,
       test_id: testId,
     }),
   failureHistory: (repo: Repo, org: string, testId: string, days = 30) =>
-    post<GetTestFailureHistoryResponse>('/flaky-tests/get-test-failure-history', {
+    post('getTestFailureHistory', {
       repo,
       org_url_slug: org,
       test_id: testId,
       days,
     }),
   settings: (repo: Repo, org: string) =>
-    post<{ quarantining_enabled: boolean }>('/flaky-tests/get-repository-settings', {
+    post('getRepositorySettings', {
       repo,
       org_url_slug: org,
     }),
@@ -191,9 +186,9 @@ export const api = {
     testId: string,
     setting: 'ALWAYS_QUARANTINE' | 'NEVER_QUARANTINE' | 'AUTO',
   ) =>
-    post<object>('/flaky-tests/set-test-quarantine', { repo, org_url_slug: org, test_id: testId, setting }),
+    post('setTestQuarantine', { repo, org_url_slug: org, test_id: testId, setting }),
   linkTicket: (repo: Repo, testId: string, ticket: string) =>
-    post<object>('/flaky-tests/link-ticket-to-test-case', {
+    post('linkTicketToTestCase', {
       repo,
       test_case_id: testId,
       external_ticket_id: ticket,

@@ -28,7 +28,7 @@ export function QueuePage({ repo, branch }: { repo: Repo; branch: string }) {
   const now = useNow(5000);
   const { data, error } = usePoll(
     async () => {
-      const text = await postText('/getQueue', { repo, targetBranch: branch });
+      const text = await postText('getQueue', { repo, targetBranch: branch });
       if (last.current?.text !== text) {
         const queue: GetQueueResponse = JSON.parse(text);
         // The details of a run (its base, status, checks) are read again only when the states

@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { Repo } from '../../contract/index.js';
+import { repoKey, type Repo } from '../../contract/index.js';
 import type { EngineEvent } from '../../engine/index.js';
 import { headOf } from '../git/index.js';
 import type { DriverHost, DriverQueue } from '../types.js';
@@ -45,7 +45,7 @@ interface Persisted {
   closed: Record<string, true>;
 }
 
-export const repoKey = (repo: Repo) => `${repo.host}/${repo.owner}/${repo.name}`.toLowerCase();
+export { repoKey };
 
 /** Test branches: `railyard-merge/pr-<n>[-<n>…]/<runId>`. */
 export const TEST_BRANCH_RE = /^railyard-merge\/pr-\d+(?:-\d+)*\/([^/]+)$/;

@@ -1,6 +1,6 @@
 /** The sandbox's source role: every PR exists, open and mergeable, with a head derived from its name. */
 import { hash } from 'node:crypto';
-import type { Repo } from '../../contract/index.js';
+import { repoKey, type Repo } from '../../contract/index.js';
 import type { PrFacts } from '../../engine/types.js';
 import type { Source } from '../types.js';
 
@@ -9,7 +9,7 @@ export function sandboxHeadSha(repo: Repo, prNumber: number): string {
   // One-shot hash: getSubmittedPullRequest asks the forge on every read.
   return hash(
     'sha1',
-    `${repo.host.toLowerCase()}/${repo.owner.toLowerCase()}/${repo.name.toLowerCase()}#${prNumber}`,
+    `${repoKey(repo)}#${prNumber}`,
     'hex',
   );
 }
