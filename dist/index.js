@@ -50692,7 +50692,13 @@ function ownerTooLong(owner, max = REPO_OWNER_MAX, field = 'repo.owner') {
 /** `owner/name` as the GET operations take a repository (`repo=acme/web`), bounded like Repo. */
 const OwnerSlashName = schemas_string()
     .max(REPO_NAMESPACE_MAX + 1 + REPO_NAME_MAX)
-    .regex(/^[^/\s]+\/[^/\s]+$/, 'must be owner/name');
+    // The owner may be a GitLab namespace path (`group/subgroup/project`): the name is the last segment.
+    .regex(/^[^/\s]+(?:\/[^/\s]+)+$/, 'must be owner/name');
+/** `owner/name` (the owner may have several segments) → its owner and name. */
+function splitOwnerName(text) {
+    const at = text.lastIndexOf('/');
+    return { owner: text.slice(0, at), name: text.slice(at + 1) };
+}
 /** A short identifier (check and status names, labels, ticket ids, run ids, cursors): at most 1,024 characters. */
 const SHORT_STRING_MAX = 1024;
 const ShortString = NonEmptyString.max(SHORT_STRING_MAX);
@@ -50731,7 +50737,9 @@ function describeIssue(issue) {
             return `must be ${article(issue.expected)}, got ${typeName(issue.input)}`;
         case 'too_small':
             if (issue.origin === 'string')
-                return Number(issue.minimum) <= 1 ? 'must not be empty' : `must be at least ${issue.minimum} characters`;
+                return Number(issue.minimum) <= 1
+                    ? 'must not be empty'
+                    : `must be at least ${issue.minimum} characters`;
             if (issue.origin === 'array')
                 return `must have at least ${issue.minimum} items`;
             return `must be at least ${issue.minimum}`;
@@ -50744,7 +50752,9 @@ function describeIssue(issue) {
         case 'invalid_value':
             return `must be one of ${issue.values.map((v) => String(v)).join(', ')}`;
         case 'invalid_union':
-            return issue.message && !issue.message.startsWith('Invalid input') ? issue.message : 'has an invalid value';
+            return issue.message && !issue.message.startsWith('Invalid input')
+                ? issue.message
+                : 'has an invalid value';
         case 'invalid_format':
             return `must be a valid ${issue.format}`;
         default:

@@ -81,7 +81,14 @@ export function ownerTooLong(owner: string, max = REPO_OWNER_MAX, field = 'repo.
 export const OwnerSlashName = z
   .string()
   .max(REPO_NAMESPACE_MAX + 1 + REPO_NAME_MAX)
-  .regex(/^[^/\s]+\/[^/\s]+$/, 'must be owner/name');
+  // The owner may be a GitLab namespace path (`group/subgroup/project`): the name is the last segment.
+  .regex(/^[^/\s]+(?:\/[^/\s]+)+$/, 'must be owner/name');
+
+/** `owner/name` (the owner may have several segments) → its owner and name. */
+export function splitOwnerName(text: string): { owner: string; name: string } {
+  const at = text.lastIndexOf('/');
+  return { owner: text.slice(0, at), name: text.slice(at + 1) };
+}
 
 /** A short identifier (check and status names, labels, ticket ids, run ids, cursors): at most 1,024 characters. */
 export const SHORT_STRING_MAX = 1024;
@@ -93,7 +100,8 @@ export const ShortString = NonEmptyString.max(SHORT_STRING_MAX);
  */
 export const BranchNameInput = NonEmptyString.refine(
   // The length first: a UTF-16 unit is at least one byte, so a long name is never encoded.
-  (name) => name.length <= MAX_BRANCH_NAME_BYTES && new TextEncoder().encode(name).length <= MAX_BRANCH_NAME_BYTES,
+  (name) =>
+    name.length <= MAX_BRANCH_NAME_BYTES && new TextEncoder().encode(name).length <= MAX_BRANCH_NAME_BYTES,
   { message: `must be at most ${MAX_BRANCH_NAME_BYTES} bytes` },
 );
 
@@ -126,7 +134,10 @@ function describeIssue(issue: z.core.$ZodIssue): string {
       if (issue.input === null) return `must be ${article(issue.expected)}, not null`;
       return `must be ${article(issue.expected)}, got ${typeName(issue.input)}`;
     case 'too_small':
-      if (issue.origin === 'string') return Number(issue.minimum) <= 1 ? 'must not be empty' : `must be at least ${issue.minimum} characters`;
+      if (issue.origin === 'string')
+        return Number(issue.minimum) <= 1
+          ? 'must not be empty'
+          : `must be at least ${issue.minimum} characters`;
       if (issue.origin === 'array') return `must have at least ${issue.minimum} items`;
       return `must be at least ${issue.minimum}`;
     case 'too_big':
@@ -136,7 +147,9 @@ function describeIssue(issue: z.core.$ZodIssue): string {
     case 'invalid_value':
       return `must be one of ${issue.values.map((v) => String(v)).join(', ')}`;
     case 'invalid_union':
-      return issue.message && !issue.message.startsWith('Invalid input') ? issue.message : 'has an invalid value';
+      return issue.message && !issue.message.startsWith('Invalid input')
+        ? issue.message
+        : 'has an invalid value';
     case 'invalid_format':
       return `must be a valid ${issue.format}`;
     default:

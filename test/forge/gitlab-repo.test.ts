@@ -51,3 +51,15 @@ describe('GitLab repositories', () => {
     expect(() => cacheDirFor('/data', { host: '../x', owner: 'acme', name: 'web' })).toThrow(/repo\.host/);
   });
 });
+
+describe('owner/name in GET operations', () => {
+  it('takes a GitLab namespace owner: the name is the last segment', async () => {
+    const { OwnerSlashName, splitOwnerName } = await import('../../src/contract/index.js');
+    expect(OwnerSlashName.safeParse('acme/platform/web').success).toBe(true);
+    expect(OwnerSlashName.safeParse('acme/web').success).toBe(true);
+    for (const bad of ['web', 'acme/', '/web', 'acme//web', 'acme /web'])
+      expect(OwnerSlashName.safeParse(bad).success, bad).toBe(false);
+    expect(splitOwnerName('acme/platform/web')).toEqual({ owner: 'acme/platform', name: 'web' });
+    expect(splitOwnerName('acme/web')).toEqual({ owner: 'acme', name: 'web' });
+  });
+});

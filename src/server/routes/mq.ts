@@ -4,6 +4,7 @@ import {
   CHECK_LOG_MAX_BYTES,
   isoTime,
   routes,
+  splitOwnerName,
   type PullRequestHistoryResponse,
   type TestingDetailsResponse,
 } from '../../contract/index.js';
@@ -94,7 +95,7 @@ export function mqHandlers(service: QueueService, now: () => number, checkLogPat
       return history;
     },
     async getCheckRunLog(input, { org }) {
-      const [owner, name] = input.repo.split('/');
+      const { owner, name } = splitOwnerName(input.repo);
       await service.sync(org, { host: input.repoHost, owner, name }, input.targetBranch);
       const queue = service.require(org, { host: input.repoHost, owner, name }, input.targetBranch);
       const run = queue.model.runs.find((r) => r.id === input.testRunId);
@@ -204,7 +205,7 @@ export function mqHandlers(service: QueueService, now: () => number, checkLogPat
       await service.syncAll();
       let queues = service.queuesOf(org);
       if (input.repo !== undefined && input.repoHost !== undefined) {
-        const [owner, name] = input.repo.split('/');
+        const { owner, name } = splitOwnerName(input.repo);
         const repo = normaliseRepo({ host: input.repoHost, owner, name });
         queues = queues.filter(
           (q) => q.repo.host === repo.host && q.repo.owner === repo.owner && q.repo.name === repo.name,
