@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
@@ -129,6 +129,8 @@ const dataVersions = new WeakMap<Dialect, () => number>();
 const CHECKPOINT_BYTES = 16 * 1024 * 1024;
 /** WAL size past which it also truncates the WAL (TRUNCATE: waits for the writer, briefly holds new ones). */
 const TRUNCATE_BYTES = 24 * 1024 * 1024;
+/** Past this the server's own connection truncates the WAL before its next transaction. */
+const HARD_WAL_BYTES = 32 * 1024 * 1024;
 /** The WAL file is cut back to this when SQLite restarts it from its beginning (journal_size_limit). */
 const WAL_KEEP_BYTES = 16 * 1024 * 1024;
 
@@ -141,15 +143,18 @@ const WAL_KEEP_BYTES = 16 * 1024 * 1024;
  * lets the WAL start over while writes come back to back — SQLite rewinds the WAL only when a
  * write begins after a checkpoint that finished, and there is always a newer write — so under
  * sustained writes the WAL grew 246 → 786 MB in 45 s (issue 26). Past TRUNCATE_BYTES the
- * checkpointer runs TRUNCATE: it waits (busy_timeout) for the write in progress to commit, keeps
- * new writes out for the little PASSIVE left over, and empties the file.
+ * checkpointer tries TRUNCATE without waiting (it gets through between two writes), and past
+ * HARD_WAL_BYTES the server's connection truncates it itself before its next transaction, when
+ * no write of its own is open (see sqliteDialect).
  */
 const CHECKPOINTER = `
 const { workerData, parentPort } = require('node:worker_threads');
 const { statSync } = require('node:fs');
 const Database = require(workerData.driver);
 const db = new Database(workerData.path, { fileMustExist: true });
-db.pragma('busy_timeout = 2000');
+// No waiting: a checkpoint that waits holds the checkpoint lock, and the server's own TRUNCATE
+// (between two transactions) then finds it busy; under back-to-back writes neither got through.
+db.pragma('busy_timeout = 0');
 const walSize = () => { try { return statSync(workerData.path + '-wal').size; } catch { return 0; } };
 const timer = setInterval(() => {
   if (walSize() <= workerData.bytes) return;
@@ -186,7 +191,27 @@ function sqliteDialect(path: string): { dialect: Dialect; stop?: () => Promise<v
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
   database.pragma(`journal_size_limit = ${WAL_KEEP_BYTES}`);
-  const dialect = new SqliteDialect({ database: keepingStatements(database) });
+  // The last resort when the checkpointer's TRUNCATE keeps missing the moments between back-to-back
+  // transactions: past HARD_WAL_BYTES the next transaction truncates the WAL itself before it begins
+  // (on this thread; PASSIVE has copied most of it already, so what is left is short).
+  const walFile = path === ':memory:' ? null : `${path}-wal`;
+  const beforeBegin = () => {
+    if (!walFile) return;
+    let bytes = 0;
+    try {
+      bytes = statSync(walFile).size;
+    } catch {
+      return;
+    }
+    if (bytes > HARD_WAL_BYTES) {
+      try {
+        database.pragma('wal_checkpoint(TRUNCATE)');
+      } catch {
+        // busy: the next transaction tries again
+      }
+    }
+  };
+  const dialect = new SqliteDialect({ database: keepingStatements(database, 256, beforeBegin) });
   const version = database.prepare('PRAGMA data_version').pluck();
   dataVersions.set(dialect, () => version.get() as number);
   if (path === ':memory:') return { dialect };
@@ -206,7 +231,7 @@ function sqliteDialect(path: string): { dialect: Dialect; stop?: () => Promise<v
  * used `size`): Kysely prepares every query it runs, and compiling the same multi-row statement
  * again for every upload cost more than running it. Kysely's `begin` becomes `begin immediate`.
  */
-function keepingStatements(database: Database.Database, size = 256): SqliteDatabase {
+function keepingStatements(database: Database.Database, size = 256, beforeBegin?: () => void): SqliteDatabase {
   const kept = new Map<string, Database.Statement>();
   return {
     close: () => database.close(),
@@ -214,6 +239,7 @@ function keepingStatements(database: Database.Database, size = 256): SqliteDatab
       // Every transaction takes the write lock when it begins (it waits for the checkpointer's
       // TRUNCATE like any write): a deferred one that read first and wrote second was refused
       // (SQLITE_BUSY, no wait) when the checkpointer took the lock between its read and its write.
+      if (text === 'begin') beforeBegin?.();
       const source = text === 'begin' ? 'begin immediate' : text;
       let statement = kept.get(source);
       if (statement) kept.delete(source);
