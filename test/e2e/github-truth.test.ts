@@ -1,0 +1,257 @@
+/**
+ * `railyard serve --github` refuses what GitHub refuses and shows the truth on the PR (issue 21,
+ * items 1-7; issue 26 item 7): a retargeted PR, stale and replayed deliveries, branch protection,
+ * a protected target, GitHub lagging behind the queue, form-encoded webhooks and required checks
+ * that never report. The real built server against the GitHub emulator.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isolatedEnv, railyard } from '../support/cli.js';
+import type { GitHubEmulator } from '../support/github/index.js';
+import { ok } from '../server/helpers.js';
+import {
+  API_TOKEN,
+  cleanup,
+  createQueue,
+  emulator,
+  NAME,
+  onePr,
+  OWNER,
+  repoOf,
+  settled,
+  startRailyard,
+  submit,
+  tempDir,
+  until,
+  WEBHOOK_SECRET,
+  waitFor,
+  waitForTesting,
+} from './github-harness.js';
+
+afterEach(cleanup);
+
+async function world(opts: { writeIntervalMs?: number; dataDir?: string } = {}) {
+  const gh = await emulator();
+  gh.createRepo(OWNER, NAME, { files: { 'README.md': 'app\n' } });
+  const dataDir = opts.dataDir ?? tempDir('railyard-gh-');
+  const server = await startRailyard(gh, { webhooks: true, dataDir, writeIntervalMs: opts.writeIntervalMs });
+  return { gh, server, dataDir };
+}
+
+const Q = (gh: GitHubEmulator) => ({ repo: repoOf(gh), targetBranch: 'main' });
+const subjects = async (gh: GitHubEmulator) =>
+  (await gh.log(OWNER, NAME, 'main')).map((c) => c.message.trim().split('\n')[0]);
+/** Test commits pushed for the PRs of `n` (each is one CI run on real GitHub). */
+const testPushes = (gh: GitHubEmulator, n: number) =>
+  gh.branchMoves.filter(
+    (m) => m.after !== null && new RegExp(`^railyard-merge/pr-(\\d+-)*${n}(-\\d+)*/`).test(m.branch),
+  ).length;
+const ourComment = (gh: GitHubEmulator, n: number) =>
+  gh.comments(OWNER, NAME, n).find((c) => c.body.includes('railyard:merge-queue'))?.body ?? '';
+const history = async (server: Parameters<typeof ok>[0], gh: GitHubEmulator, n: number) =>
+  (await ok(server, 'getPullRequestHistory', { ...Q(gh), pr: { number: n } })).transitions as Array<{
+    state: string;
+    reason?: string;
+    detail?: string;
+  }>;
+
+describe('serve --github: what GitHub refuses, and the truth on the PR', () => {
+  it('1. a PR retargeted while testing, its edited webhook lost, never lands on its old base', async () => {
+    const { gh, server } = await world();
+    await gh.pushCommit(OWNER, NAME, 'develop', { 'develop.txt': 'd\n' });
+    gh.setCi(OWNER, NAME, () => [{ name: 'ci', conclusion: 'success', delayMs: 3000 }]);
+    const pr = await onePr(server, gh);
+    await waitForTesting(server, gh, pr.number);
+    gh.setDeliveryFilter((d) => (d.event === 'pull_request' && d.action === 'edited' ? 'drop' : 'send'));
+    await gh.setBase(OWNER, NAME, pr.number, 'develop');
+    const after = await waitFor(
+      server,
+      gh,
+      pr.number,
+      (p) => p.state !== 'testing' && p.state !== 'tests_passed',
+    );
+    expect(after.state).not.toBe('merged');
+    expect(await subjects(gh)).toHaveLength(1);
+    expect(gh.getPullRequest(OWNER, NAME, pr.number)).toMatchObject({ state: 'open', base: 'develop' });
+  });
+
+  it('2. an older pull_request delivery re-sent under a new id after a push changes nothing', async () => {
+    const { gh, server } = await world();
+    gh.setCi(OWNER, NAME, () => [{ name: 'ci', conclusion: 'success', delayMs: 2500 }]);
+    const pr = await onePr(server, gh);
+    await waitForTesting(server, gh, pr.number);
+    const opened = gh.deliveries.find((d) => d.event === 'pull_request' && d.action === 'opened')!;
+    const b = await gh.pushToPullRequest(OWNER, NAME, pr.number, { 'f.txt': 'f, again\n' });
+    expect(await waitFor(server, gh, pr.number, settled)).toMatchObject({
+      state: 'cancelled',
+      stateReason: 'PR_PUSHED_TO',
+    });
+    await submit(server, gh, pr.number);
+    await waitFor(server, gh, pr.number, (p) => p.state === 'testing' && p.prSha === b);
+    // Captured (or late) with head A, delivered again as new: older than what Railyard knows.
+    expect(await gh.replay(opened.id, { deliveryId: randomUUID() })).toBeLessThan(300);
+    const end = await waitFor(server, gh, pr.number, settled);
+    expect(end).toMatchObject({ state: 'merged', prSha: b });
+    expect((await history(server, gh, pr.number)).filter((t) => t.state === 'cancelled')).toHaveLength(1);
+  });
+
+  it('3. a PR blocked by branch protection waits (not_ready, branch_protection) and goes ahead once approved; the queue status does not count', async () => {
+    const { gh, server } = await world();
+    gh.protectBranch(OWNER, NAME, 'main', {
+      requiredApprovals: 1,
+      // Teams make the queue's own status required so nothing merges around it.
+      requiredChecks: ['railyard/merge-queue'],
+      bypass: ['railyard-bot'],
+    });
+    const pr = await gh.createPullRequest(OWNER, NAME, {
+      head: 'feat',
+      user: 'alice',
+      files: { 'f.txt': 'f\n' },
+    });
+    await createQueue(server, gh, { createPrsForTestingBranches: false });
+    await submit(server, gh, pr.number);
+    const waiting = await waitFor(server, gh, pr.number, (p) =>
+      (p.readiness?.waitingFor ?? []).includes('branch_protection'),
+    );
+    expect(waiting.state).toBe('not_ready');
+    await until('the comment says what GitHub waits for', () => /approv/i.test(ourComment(gh, pr.number)));
+    expect(testPushes(gh, pr.number)).toBe(0);
+    await gh.review(OWNER, NAME, pr.number, 'bob', 'APPROVED');
+    expect((await waitFor(server, gh, pr.number, settled)).state).toBe('merged');
+    expect(await subjects(gh)).toHaveLength(2);
+  });
+
+  it('4a. a landing refused by a rule on the commit fails the run quoting GitHub, after one test run', async () => {
+    const { gh, server } = await world();
+    gh.protectBranch(OWNER, NAME, 'main', { kind: 'classic', requiredChecks: ['security-scan'] });
+    const pr = await onePr(server, gh);
+    const end = await waitFor(server, gh, pr.number, settled, 40_000);
+    expect(end.state).toBe('failed');
+    const last = (await history(server, gh, pr.number)).at(-1)!;
+    expect(last.detail).toContain('Required status check "security-scan" is expected.');
+    expect(testPushes(gh, pr.number)).toBe(1);
+    await until('the comment quotes GitHub', () => ourComment(gh, pr.number).includes('security-scan'));
+    expect(await subjects(gh)).toHaveLength(1);
+  });
+
+  it("4b. a target only pull requests may change pauses the queue with GitHub's message, after one test run", async () => {
+    const { gh, server } = await world();
+    gh.protectBranch(OWNER, NAME, 'main', { requirePullRequest: true });
+    const pr = await onePr(server, gh);
+    await until(
+      'the queue paused',
+      async () => (await ok(server, 'getQueue', Q(gh))).state === 'paused',
+      40_000,
+    );
+    expect(server.output()).toContain('Changes must be made through a pull request.');
+    expect(testPushes(gh, pr.number)).toBe(1);
+    expect(await subjects(gh)).toHaveLength(1);
+    const entry = await waitFor(server, gh, pr.number, () => true);
+    expect(entry.state).not.toBe('merged');
+  });
+
+  it('5. GitHub shows each landed PR final within seconds, one write per second, no draft PR for an ended run', async () => {
+    const { gh, server } = await world({ writeIntervalMs: 1000 });
+    gh.setCi(OWNER, NAME, () => [{ name: 'ci', conclusion: 'success', delayMs: 1000 }]);
+    const prs = [];
+    for (let i = 1; i <= 6; i++)
+      prs.push(
+        await gh.createPullRequest(OWNER, NAME, {
+          head: `p${i}`,
+          title: `P${i}`,
+          files: { [`p${i}.txt`]: `${i}\n` },
+        }),
+      );
+    await createQueue(server, gh, { concurrency: 3, createPrsForTestingBranches: true });
+    for (const pr of prs) await submit(server, gh, pr.number);
+    for (const pr of prs)
+      expect((await waitFor(server, gh, pr.number, settled, 90_000)).state).toBe('merged');
+    const log = await gh.log(OWNER, NAME, 'main'); // newest first, linear (squash)
+    const lags: number[] = [];
+    for (const pr of prs) {
+      const landed = log.findIndex((c) => c.message.includes(`(#${pr.number})`));
+      // The first move of main to this commit or one after it (a PR can land with the one above it).
+      const at = gh.branchMoves.find((m) => {
+        const i = m.branch === 'main' && m.after !== null ? log.findIndex((c) => c.sha === m.after) : -1;
+        return i >= 0 && i <= landed;
+      })!.at;
+      await until(
+        `#${pr.number} final on GitHub`,
+        () => gh.finalShownAt(OWNER, NAME, pr.number).all !== null,
+        60_000,
+      );
+      lags.push(gh.finalShownAt(OWNER, NAME, pr.number).all! - at);
+    }
+    expect(Math.max(...lags), `lags ${lags.join(', ')} ms`).toBeLessThanOrEqual(10_000);
+    expect(
+      gh.requests.filter((r) => r.method === 'POST' && /\/pulls$/.test(r.path) && r.status === 422),
+    ).toEqual([]);
+    const writes = gh.requests
+      .filter((r) => r.method !== 'GET')
+      .map((r) => r.at)
+      .sort((a, b) => a - b);
+    const gaps = writes.slice(1).map((t, i) => t - writes[i]);
+    // One write per second, except the landings that never wait (at most one right after another write).
+    expect(gaps.filter((g) => g < 900).length).toBeLessThanOrEqual(prs.length);
+  });
+
+  it("6. form-encoded webhooks (GitHub's default for a hook made by hand) are accepted and verified", async () => {
+    const { gh, server } = await world();
+    gh.setWebhook(`${server.url.replace(/\/v1$/, '')}/webhooks/github`, WEBHOOK_SECRET, {
+      contentType: 'form',
+    });
+    gh.setPermission(OWNER, NAME, 'writer', 'write');
+    const pr = await onePr(server, gh, { submit: false });
+    await gh.comment(OWNER, NAME, pr.number, 'writer', '/railyard merge');
+    expect((await waitFor(server, gh, pr.number, settled)).state).toBe('merged');
+    expect(gh.deliveries.filter((d) => d.status === 400)).toEqual([]);
+  });
+
+  it('7. a required check that never reports is named in the failure, the comment and mq status', async () => {
+    const { gh, server } = await world();
+    gh.setCi(OWNER, NAME, () => [{ name: 'ci', conclusion: 'success', delayMs: 50 }]);
+    const pr = await onePr(server, gh, {
+      queue: { requiredStatuses: ['ci', 'lint'], testingTimeoutMinutes: 1 },
+    });
+    await waitForTesting(server, gh, pr.number);
+    const env = isolatedEnv({ RAILYARD_API_URL: server.url, RAILYARD_TOKEN: API_TOKEN });
+    let status = '';
+    await until('mq status names the pending check', async () => {
+      const r = await railyard(['mq', 'status', '--repo', `${gh.host}/${OWNER}/${NAME}`], env);
+      status = r.stdout + r.stderr;
+      return /lint/.test(status);
+    });
+    const end = await waitFor(server, gh, pr.number, settled, 100_000);
+    expect(end.state).toBe('failed');
+    const last = (await history(server, gh, pr.number)).at(-1)!;
+    expect(last.detail).toMatch(/lint/);
+    expect(last.detail).toMatch(/never reported/);
+    await until('the comment names the check', () => /lint/.test(ourComment(gh, pr.number)));
+  }, 150_000);
+
+  it('26.7 a captured /railyard cancel acts once: replayed with a new id, with none, and with the same id after a restart', async () => {
+    const dataDir = tempDir('railyard-gh-');
+    const { gh, server } = await world({ dataDir });
+    gh.setCi(OWNER, NAME, () => [{ name: 'ci', conclusion: 'success', delayMs: 4000 }]);
+    gh.setPermission(OWNER, NAME, 'writer', 'write');
+    const pr = await onePr(server, gh);
+    await waitForTesting(server, gh, pr.number);
+    await gh.comment(OWNER, NAME, pr.number, 'writer', '/railyard cancel');
+    expect(await waitFor(server, gh, pr.number, settled)).toMatchObject({
+      state: 'cancelled',
+      stateReason: 'USER_REQUESTED',
+    });
+    const captured = gh.deliveries.find(
+      (d) => d.event === 'issue_comment' && JSON.stringify(d.payload).includes('/railyard cancel'),
+    )!;
+    await submit(server, gh, pr.number);
+    await waitForTesting(server, gh, pr.number);
+    expect(await gh.replay(captured.id, { deliveryId: randomUUID() })).toBeLessThan(300);
+    expect(await gh.replay(captured.id, { deliveryId: null })).toBeLessThan(300);
+    await server.stop();
+    const again = await startRailyard(gh, { webhooks: true, dataDir });
+    expect(await gh.replay(captured.id)).toBeLessThan(300);
+    expect((await waitFor(again, gh, pr.number, settled, 40_000)).state).toBe('merged');
+    expect((await history(again, gh, pr.number)).filter((t) => t.state === 'cancelled')).toHaveLength(1);
+  });
+});
