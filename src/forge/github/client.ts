@@ -4,6 +4,7 @@ import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
 import type { RequestParameters } from '@octokit/core/types';
 import { withoutTrailingSlashes } from '../../contract/common.js';
+import { DROPPED, WriteLine, WritePriority, type WriteOptions } from './writes.js';
 
 /** How the forge authenticates: one token for every repository, or a GitHub App (a token per installation). */
 export type GitHubAuth =
@@ -14,7 +15,7 @@ export interface GitHubClientOptions {
   /** `https://api.github.com` or `https://HOST/api/v3`. */
   apiUrl: string;
   auth: GitHubAuth;
-  /** Minimum time between two writes (POST/PATCH/PUT/DELETE), GitHub's advice for integrations: 1000 ms. */
+  /** Minimum time between two writes (POST/PATCH/PUT/DELETE) of one token or installation, GitHub's advice: 1000 ms. */
   writeIntervalMs?: number;
   /** Retries after a rate-limit answer before the request fails (default 3). */
   rateLimitRetries?: number;
@@ -34,26 +35,18 @@ interface CachedToken {
 }
 
 /**
- * Spaces out writes: plugin-throttling queues every mutating request through a group with
- * `schedule(options, fn, ...args)`; this one lets one through at a time, `minTime` apart.
+ * plugin-throttling queues every mutating request through a group with
+ * `schedule(options, fn, ...args)`; writes are paced by the client's own WriteLine (per token, by
+ * priority), so this group lets them straight through.
  */
-function spacingGroup(minTime: number) {
-  let last = 0;
-  let chain: Promise<unknown> = Promise.resolve();
+function passThrough() {
   const limiter = {
     schedule<T>(first: unknown, ...rest: unknown[]): Promise<T> {
-      // schedule(fn, ...args) or schedule(options, fn, ...args)
       const [fn, ...args] = (typeof first === 'function' ? [first, ...rest] : rest) as [
         (...a: unknown[]) => Promise<T>,
         ...unknown[],
       ];
-      const run = chain.then(async () => {
-        const wait = last + minTime - Date.now();
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        last = Date.now();
-      });
-      chain = run.catch(() => undefined);
-      return run.then(() => fn(...args));
+      return fn(...args);
     },
   };
   return { key: () => limiter };
@@ -72,7 +65,8 @@ export function statusOf(error: unknown): number | undefined {
  */
 export class GitHubClient {
   private readonly octokit: Client;
-  private readonly urgent: Client;
+  /** The write line of each token / installation (`token`, `installation <id>`). */
+  private readonly lines = new Map<string, WriteLine>();
   private readonly tokens = new Map<string, CachedToken>();
   private readonly installations = new Map<string, number>();
   private readonly etags = new Map<string, { etag: string; data: unknown }>();
@@ -93,8 +87,7 @@ export class GitHubClient {
         );
         return retryCount < retries;
       };
-    const spacing = options.writeIntervalMs ?? 1000;
-    const make = (writeSpacing: number) => {
+    const make = () => {
       const octokit = new MyOctokit({
         baseUrl: withoutTrailingSlashes(options.apiUrl),
         userAgent: 'railyard',
@@ -108,8 +101,8 @@ export class GitHubClient {
         throttle: {
           onRateLimit: onLimit('primary'),
           onSecondaryRateLimit: onLimit('secondary'),
-          write: spacingGroup(writeSpacing) as never,
-          notifications: spacingGroup(writeSpacing) as never,
+          write: passThrough() as never,
+          notifications: passThrough() as never,
           // A secondary limit without retry-after: GitHub asks for at least a minute.
           fallbackSecondaryRateRetryAfter: 60,
         },
@@ -123,9 +116,7 @@ export class GitHubClient {
       });
       return octokit;
     };
-    this.octokit = make(spacing);
-    // Landings (one write per test run) do not wait behind status and comment updates.
-    this.urgent = make(0);
+    this.octokit = make();
     this.appAuth =
       options.auth.kind === 'app'
         ? createAppAuth({ appId: options.auth.appId, privateKey: options.auth.privateKey })
@@ -174,7 +165,10 @@ export class GitHubClient {
     return a.token;
   }
 
-  /** A REST request acting on `owner/repo`; an installation token GitHub no longer accepts is renewed once. */
+  /**
+   * A REST request acting on `owner/repo`; an installation token GitHub no longer accepts is renewed
+   * once. Writes wait their turn on the token's write line (`urgent`: a landing, first in line).
+   */
   async request<T = unknown>(
     owner: string,
     repo: string,
@@ -182,21 +176,78 @@ export class GitHubClient {
     params: RequestParameters = {},
     options: { urgent?: boolean } = {},
   ): Promise<{ status: number; data: T; headers: Record<string, unknown> }> {
-    const send = async (refresh: boolean) => {
+    const r = await this.send<T>(owner, repo, route, params, {
+      priority: options.urgent ? WritePriority.land : WritePriority.update,
+    });
+    if (r === null) throw new Error(`${route}: dropped`); // only writes with a key or stillWanted are dropped
+    return r;
+  }
+
+  /**
+   * A write with its place in line: `priority`, a `key` that a newer write replaces while it
+   * waits, `stillWanted` asked when its turn comes. Null when it was dropped.
+   */
+  write<T = unknown>(
+    owner: string,
+    repo: string,
+    route: string,
+    params: RequestParameters,
+    options: WriteOptions,
+  ): Promise<{ status: number; data: T; headers: Record<string, unknown> } | null> {
+    return this.send<T>(owner, repo, route, params, options);
+  }
+
+  private async send<T>(
+    owner: string,
+    repo: string,
+    route: string,
+    params: RequestParameters,
+    options: WriteOptions,
+  ): Promise<{ status: number; data: T; headers: Record<string, unknown> } | null> {
+    const once = async (refresh: boolean) => {
       const token = await this.tokenFor(owner, repo, refresh);
-      return (options.urgent ? this.urgent : this.octokit).request(route, {
+      return this.octokit.request(route, {
         owner,
         repo,
         ...params,
         headers: { ...(params.headers ?? {}), authorization: `token ${token}` },
       });
     };
-    try {
-      return (await send(false)) as never;
-    } catch (error) {
-      if (statusOf(error) === 401 && this.options.auth.kind === 'app') return (await send(true)) as never;
-      throw error;
-    }
+    const attempt = async () => {
+      try {
+        return (await once(false)) as never;
+      } catch (error) {
+        if (statusOf(error) === 401 && this.options.auth.kind === 'app') return (await once(true)) as never;
+        throw error;
+      }
+    };
+    if (/^GET\s/i.test(route)) return attempt();
+    await this.tokenFor(owner, repo); // finds the installation, whose line the write waits on
+    const r: unknown = await this.lineFor(owner, repo).schedule(attempt, options);
+    return r === DROPPED ? null : (r as { status: number; data: T; headers: Record<string, unknown> });
+  }
+
+  /** The write line of the token acting on `owner/repo`. */
+  private lineFor(owner: string, repo: string): WriteLine {
+    const installation = this.installations.get(`${owner}/${repo}`.toLowerCase());
+    const key = installation === undefined ? 'token' : `installation ${installation}`;
+    let line = this.lines.get(key);
+    if (!line) this.lines.set(key, (line = new WriteLine(this.options.writeIntervalMs ?? 1000)));
+    return line;
+  }
+
+  /** Writes sent and dropped so far, over every line. */
+  get writeCounts(): { sent: number; dropped: number; waiting: number } {
+    let sent = 0;
+    let dropped = 0;
+    let waiting = 0;
+    for (const l of this.lines.values()) [sent, dropped, waiting] = [sent + l.sent, dropped + l.dropped, waiting + l.length];
+    return { sent, dropped, waiting };
+  }
+
+  /** Drops the writes still waiting (the server stops). */
+  close(): void {
+    for (const l of this.lines.values()) l.close();
   }
 
   /** A conditional GET: answers from the last copy when GitHub says 304 Not Modified. */
