@@ -37,6 +37,7 @@ export function describePr(pr: SubmittedPullRequest): Record<string, unknown> {
         (pr.readiness.requiresImpactedTargets ? `, impacted targets: ${pr.readiness.hasImpactedTargets ? 'yes' : 'missing'}` : '')
       : undefined,
     waitingFor: pr.readiness?.waitingFor?.length ? pr.readiness.waitingFor.map(waitSentence).join('; ') : undefined,
+    blockedBy: pr.readiness?.blockedBy,
   };
 }
 

@@ -55,12 +55,14 @@ export type Mergeability = (typeof MERGEABILITY)[number];
 
 /**
  * What a queued PR waits for (readiness.waitingFor, a Railyard extension): its base branch, its
- * mergeability, its impacted targets (parallel mode), or the queue itself — paused (nothing starts
+ * mergeability, the target's branch protection (approvals, required checks: readiness.blockedBy
+ * says which), its impacted targets (parallel mode), or the queue itself — paused (nothing starts
  * or merges), draining or switching modes (no new PR enters until it runs again).
  */
 export const WAIT_REASONS = [
   'base_branch',
   'mergeability',
+  'branch_protection',
   'impacted_targets',
   'queue_paused',
   'queue_draining',

@@ -234,6 +234,8 @@ export const Readiness = z.object({
   gitHubMergeability: z.enum(MERGEABILITY),
   // Railyard extension (Trunk clients ignore it): what the PR waits for, while it is in the queue.
   waitingFor: z.array(z.enum(WAIT_REASONS)).optional(),
+  // Railyard extension: what the target's branch protection still waits for, as the forge tells it.
+  blockedBy: z.string().optional(),
 });
 export type Readiness = z.infer<typeof Readiness>;
 

@@ -64,6 +64,12 @@ export interface PrFacts {
   mergeability: Mergeability;
   /** False once the PR is closed on the forge. */
   open: boolean;
+  /**
+   * What the target's branch rules still wait for on the forge, for people (missing approvals,
+   * changes requested, failing required checks); absent when nothing. The PR waits (not_ready,
+   * `branch_protection`) while it is set.
+   */
+  blockedBy?: string;
 }
 
 /** Why an entry is in its state: a reason code of the contract (src/contract/mq.ts, "reason codes"). */

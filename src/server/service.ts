@@ -141,7 +141,8 @@ function sameFacts(a: PrFacts, b: PrFacts): boolean {
     a.author === b.author &&
     a.baseBranch === b.baseBranch &&
     a.mergeability === b.mergeability &&
-    a.open === b.open
+    a.open === b.open &&
+    (a.blockedBy ?? '') === (b.blockedBy ?? '')
   );
 }
 

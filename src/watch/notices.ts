@@ -59,6 +59,8 @@ export function waitSentence(reason: WaitReason): string {
       return "its base branch to be the queue's target branch";
     case 'mergeability':
       return 'the forge to call it mergeable';
+    case 'branch_protection':
+      return "the target branch's protection (reviews, required checks)";
     case 'impacted_targets':
       return 'its impacted targets (parallel queue)';
     case 'queue_paused':

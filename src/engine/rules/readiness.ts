@@ -1,6 +1,6 @@
 /**
  * Readiness: a submitted PR waits outside the queue (`not_ready`) until it targets the queue's
- * branch, the forge calls it mergeable, and (parallel mode) its impacted targets are known. Then
+ * branch, the forge calls it mergeable and its branch protection lets it through, and (parallel mode) its impacted targets are known. Then
  * it is admitted (`pending`) while the queue takes new work (running or paused); a pending PR that
  * stops being ready goes back out. A mode switch completes once nothing is admitted any more.
  */
@@ -23,6 +23,7 @@ function facts(model: QueueModel, entry: Entry): Readiness {
     requiresImpactedTargets: model.config.mode === 'parallel',
     doesBaseBranchMatch: entry.pr.baseBranch === model.branch,
     gitHubMergeability: entry.pr.mergeability,
+    ...(entry.pr.blockedBy ? { blockedBy: entry.pr.blockedBy } : {}),
   };
 }
 
@@ -35,6 +36,7 @@ function prWaitsFor(r: Readiness): WaitReason[] {
   const out: WaitReason[] = [];
   if (!r.doesBaseBranchMatch) out.push('base_branch');
   if (r.gitHubMergeability !== 'mergeable') out.push('mergeability');
+  else if (r.blockedBy) out.push('branch_protection');
   if (r.requiresImpactedTargets && !r.hasImpactedTargets) out.push('impacted_targets');
   return out;
 }

@@ -28,8 +28,9 @@ export interface GitHubPrFacts extends PrFacts {
 /**
  * `gitHubMergeability` from GitHub's `mergeable` / `mergeable_state` (docs/decisions.md "GitHub forge: PR facts and required statuses"):
  * GitHub computes it lazily, so `null` or `unknown` means "ask again" (`in_progress`); `dirty`
- * (conflicts) is `not_mergeable`; `clean`, `unstable`, `has_hooks`, and `blocked` / `behind`
- * (the queue tests on the latest target anyway) are `mergeable`. A draft PR is `unspecified`,
+ * (conflicts) is `not_mergeable`; `clean`, `unstable`, `has_hooks`, `behind` (the queue tests on
+ * the latest target anyway) and `blocked` are `mergeable` — a blocked PR waits through `blockedBy`
+ * instead (protection.ts says what for). A draft PR is `unspecified`,
  * so it stays `not_ready` until it is marked ready for review.
  */
 export function mergeabilityOf(
@@ -70,5 +71,12 @@ export function engineFacts(f: GitHubPrFacts): PrFacts {
     baseBranch: f.baseBranch,
     mergeability: f.mergeability,
     open: f.open,
+    ...(f.blockedBy ? { blockedBy: f.blockedBy } : {}),
   };
+}
+
+/** The facts with what branch protection waits for (`blockedBy`, from protection.ts). */
+export function withBlock(f: GitHubPrFacts, blockedBy: string | undefined): GitHubPrFacts {
+  if (!blockedBy) return f;
+  return { ...f, blockedBy };
 }

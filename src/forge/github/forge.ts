@@ -1,7 +1,8 @@
 import type { Repo } from '../../contract/index.js';
 import type { Source } from '../types.js';
 import { statusOf, type GitHubClient } from './client.js';
-import { factsOf, type GitHubPrFacts, type GitHubPull } from './facts.js';
+import { factsOf, withBlock, type GitHubPrFacts, type GitHubPull } from './facts.js';
+import { BranchProtection } from './protection.js';
 import { cacheDirFor } from './git.js';
 
 export interface GitHubForgeOptions {
@@ -45,6 +46,7 @@ export class GitHubForge implements Source {
   private readonly repos = new Map<string, Promise<RepoInfo>>();
   private readonly recent = new Map<string, { at: number; pull: GitHubPull }>();
   readonly host: string;
+  readonly protection: BranchProtection;
   /**
    * Told of every PR GitHub described (a read or a webhook payload): the executor asks again soon
    * when GitHub was still computing its mergeability.
@@ -56,6 +58,12 @@ export class GitHubForge implements Source {
     private readonly options: GitHubForgeOptions,
   ) {
     this.host = options.host.toLowerCase();
+    this.protection = new BranchProtection(client);
+  }
+
+  /** The facts of a PR GitHub described, with what its branch protection waits for (reads only for a blocked PR). */
+  async factsWithProtection(repo: Repo, pull: GitHubPull): Promise<GitHubPrFacts> {
+    return withBlock(factsOf(pull), await this.protection.waitsFor(repo, pull));
   }
 
   serves(repo: Repo): boolean {
@@ -138,13 +146,13 @@ export class GitHubForge implements Source {
       hit.pull.mergeable !== null &&
       hit.pull.mergeable !== undefined
     )
-      return factsOf(hit.pull);
+      return this.factsWithProtection(repo, hit.pull);
     let pull = await this.fetchPull(repo, prNumber);
     let wait = this.options.mergeableRetryMs ?? 100;
     for (let tries = 0; tries < 3 && pull && mergeableUnknown(pull); tries++, wait *= 2) {
       await new Promise((r) => setTimeout(r, wait));
       pull = (await this.fetchPull(repo, prNumber)) ?? pull;
     }
-    return pull ? factsOf(pull) : null;
+    return pull ? this.factsWithProtection(repo, pull) : null;
   }
 }
