@@ -7,9 +7,15 @@
  *     rate limit: 304 Not Modified answers do not);
  *   - time from the last check of a test commit going green to the target branch moving to it
  *     (sampled every 20 ms), p50 / max.
+ *   - (round 3, issue 21) when GitHub first showed each PR's final state — the final
+ *     `railyard/merge-queue` status, the PR closed and its comment saying so — after the target moved
+ *     to it: p50 / p95 / max; writes per second (the most in any one-second window, the shortest gap);
+ *     REST requests per merged PR counted until the last PR showed its final state.
  * Goals (issue 11): <= 15 requests per merged PR with webhooks, <= 30 polling; <= 2 s to land.
+ * Goals (issue 21, 30 PRs, CI 30 s, concurrency 3, webhooks): final state p95 <= 10 s, max <= 20 s
+ * after landing; <= 1 write/s; <= 15 requests per merged PR until GitHub shows the final state:
  *
- *   npm run build && npx tsx bench/github.ts
+ *   npm run build && BENCH_PRS=30 BENCH_CI_MS=30000 BENCH_CONCURRENCY=3 BENCH_MODES=webhooks npx tsx bench/github.ts
  */
 import {
   cleanup,
@@ -28,6 +34,9 @@ const PRS = Number(process.env.BENCH_PRS ?? 6);
 const CI_MS = Number(process.env.BENCH_CI_MS ?? 2000);
 const POLL_SECONDS = Number(process.env.BENCH_POLL_SECONDS ?? 1);
 const WRITE_MS = Number(process.env.BENCH_WRITE_MS ?? 1000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 2);
+const MODES = (process.env.BENCH_MODES ?? 'webhooks,polling').split(',');
+const DRAFTS = process.env.BENCH_DRAFTS === '1';
 
 interface Figures {
   mode: string;
@@ -38,6 +47,13 @@ interface Figures {
   events: Map<string, number>;
   latencies: number[];
   wallMs: number;
+  /** Per merged PR: ms from the target moving to (or past) its commit to GitHub showing its final state. */
+  finalLags: number[];
+  /** The most writes started within any one second, and the shortest gap between two writes. */
+  writesPerSecond: number;
+  minWriteGapMs: number;
+  /** REST requests until the last PR showed its final state. */
+  requestsUntilFinal: number;
 }
 
 function routeOf(method: string, path: string): string {
@@ -73,7 +89,7 @@ async function once(webhooks: boolean): Promise<Figures> {
         })
       ).number,
     );
-  await createQueue(server, gh, { concurrency: 2, createPrsForTestingBranches: false });
+  await createQueue(server, gh, { concurrency: CONCURRENCY, createPrsForTestingBranches: DRAFTS });
   await gh.idle();
   gh.resetRequestCount();
 
@@ -121,6 +137,29 @@ async function once(webhooks: boolean): Promise<Figures> {
     byRoute.set(routeOf(r.method, r.path), (byRoute.get(routeOf(r.method, r.path)) ?? 0) + 1);
   const events = new Map<string, number>();
   for (const d of gh.deliveries) events.set(d.event, (events.get(d.event) ?? 0) + 1);
+  // When GitHub showed each PR final, against when the target moved to (or past) its commit.
+  const log = await gh.log(OWNER, NAME, 'main'); // newest first, linear (squash)
+  const finalLags: number[] = [];
+  let lastFinal = 0;
+  for (const n of numbers) {
+    const landed = log.findIndex((c) => c.message.includes(`(#${n})`));
+    if (landed < 0) continue;
+    const moved = gh.branchMoves.find((m) => {
+      const i = m.branch === 'main' && m.after !== null ? log.findIndex((c) => c.sha === m.after) : -1;
+      return i >= 0 && i <= landed;
+    });
+    const shown = gh.finalShownAt(OWNER, NAME, n).all;
+    if (!moved || shown === null) continue;
+    finalLags.push(shown - moved.at);
+    lastFinal = Math.max(lastFinal, shown);
+  }
+  const writes = gh.requests.filter((r) => r.method !== 'GET').map((r) => r.at).sort((a, b) => a - b);
+  let writesPerSecond = 0;
+  for (let i = 0, j = 0; i < writes.length; i++) {
+    while (writes[i] - writes[j] >= 1000) j++;
+    writesPerSecond = Math.max(writesPerSecond, i - j + 1);
+  }
+  const gaps = writes.slice(1).map((t, i) => t - writes[i]);
   const figures = {
     events,
     mode: webhooks ? 'webhooks' : `polling every ${POLL_SECONDS} s`,
@@ -130,6 +169,10 @@ async function once(webhooks: boolean): Promise<Figures> {
     byRoute,
     latencies,
     wallMs,
+    finalLags,
+    writesPerSecond,
+    minWriteGapMs: gaps.length ? Math.min(...gaps) : NaN,
+    requestsUntilFinal: gh.requests.filter((r) => r.at <= lastFinal).length,
   };
   await cleanup();
   return figures;
@@ -140,7 +183,7 @@ const pct = (xs: number[], p: number) => {
   return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : NaN;
 };
 
-for (const webhooks of [true, false]) {
+for (const webhooks of MODES.map((m) => m === 'webhooks')) {
   const f = await once(webhooks);
   console.log(`\n${f.mode}: ${f.merged}/${PRS} merged in ${(f.wallMs / 1000).toFixed(1)} s`);
   console.log(
@@ -148,6 +191,12 @@ for (const webhooks of [true, false]) {
   );
   console.log(
     `  last check green -> target moved: p50 ${pct(f.latencies, 50)} ms, max ${Math.max(...f.latencies)} ms (${f.latencies.length} landings)`,
+  );
+  console.log(
+    `  final state shown on GitHub after landing: p50 ${pct(f.finalLags, 50)} ms, p95 ${pct(f.finalLags, 95)} ms, max ${Math.max(...f.finalLags)} ms (${f.finalLags.length} PRs)`,
+  );
+  console.log(
+    `  writes: at most ${f.writesPerSecond} in one second, shortest gap ${f.minWriteGapMs} ms; REST requests per merged PR until the last final state: ${(f.requestsUntilFinal / f.merged).toFixed(1)}`,
   );
   if (f.events.size)
     console.log(`  webhook deliveries: ${[...f.events].map(([e, n]) => `${e} ${n}`).join(', ')}`);
