@@ -278,11 +278,20 @@ export interface MergeSucceededEvent {
   type: 'mergeSucceeded';
   runId: string;
 }
-/** The merge did not happen: someone moved the target (everything restarts) or the forge failed. */
+/**
+ * The merge did not happen: someone moved the target (everything restarts), the forge failed
+ * (`error`: the run's PRs fail), or a rule of the forge refused it with the target unchanged
+ * (`refused`: the run's PRs fail quoting the forge in `detail`; with `pauseQueue`, a refusal that
+ * concerns every PR — the queue may not push at all — pauses the queue instead, the PRs keep their
+ * passed run and land once it runs again). Never retried by itself: no loop of test runs.
+ */
 export interface MergeFailedEvent {
   type: 'mergeFailed';
   runId: string;
-  reason: 'target_moved' | 'error';
+  reason: 'target_moved' | 'error' | 'refused';
+  /** For people: the forge's own words (kept in the PR's history). */
+  detail?: string;
+  pauseQueue?: boolean;
 }
 /** The target branch moved outside the queue: every run restarts on the new head. */
 export interface TargetMovedEvent {

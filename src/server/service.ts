@@ -422,7 +422,10 @@ export class QueueService {
         const result = step(model, event, ctx);
         model = result.model;
         effects.push(...result.effects);
-        const detail = (event.type === 'testRunStartFailed' || event.type === 'testRunFinished') && event.detail ? event.detail : null;
+        const detail =
+          (event.type === 'testRunStartFailed' || event.type === 'testRunFinished' || event.type === 'mergeFailed') && event.detail
+            ? event.detail
+            : null;
         for (const effect of result.effects) {
           if (effect.type !== 'stateChanged') continue;
           const t = transitionOf(model, effect, ctx.now);

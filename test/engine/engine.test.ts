@@ -415,6 +415,31 @@ describe('queue states and outside events', () => {
     expect(h.runOf(1).id).not.toBe(run);
   });
 
+  it('a merge a rule refuses fails the run once (never a loop of test runs), or pauses the queue and lands after resume', () => {
+    const h = new Harness();
+    h.autoMerge = false;
+    h.submit(1);
+    const run = h.runOf(1).id;
+    h.finish(run, true);
+    h.apply({ type: 'mergeFailed', runId: run, reason: 'refused', detail: 'Required status check "scan" is expected.' });
+    expect([h.state(1), h.reason(1)]).toEqual(['failed', 'GITHUB_API_MERGE_PR_FAILED']);
+    expect(h.effects.filter((e) => e.type === 'startTestRun')).toHaveLength(1);
+
+    const q = new Harness();
+    q.autoMerge = false;
+    q.submit(2);
+    const second = q.runOf(2).id;
+    q.finish(second, true);
+    q.apply({ type: 'mergeFailed', runId: second, reason: 'refused', detail: 'Changes must be made through a pull request.', pauseQueue: true });
+    expect(q.model.config.state).toBe('paused');
+    expect(q.state(2)).toBe('tests_passed');
+    const merges = () => q.effects.filter((e) => e.type === 'merge').length;
+    expect(merges()).toBe(1);
+    q.apply({ type: 'updateConfig', patch: { state: 'running' } });
+    expect(merges()).toBe(2); // the passed run lands, not tested again
+    expect(q.effects.filter((e) => e.type === 'startTestRun')).toHaveLength(1);
+  });
+
   it('a push to the target while a merge is in flight leaves that merge to its outcome (it lands once)', () => {
     const h = new Harness({ concurrency: 2 });
     h.autoMerge = false;

@@ -127,12 +127,17 @@ export function mergeSucceeded(w: WorkingCopy, { runId }: MergeSucceededEvent): 
 }
 
 /** Someone moved the target under the merge (everything restarts), or the forge failed it (its PRs fail). */
-export function mergeFailed(w: WorkingCopy, { runId, reason }: MergeFailedEvent): void {
+export function mergeFailed(w: WorkingCopy, { runId, reason, pauseQueue }: MergeFailedEvent): void {
   const run = w.run(runId);
   if (!run || !run.mergeRequested) return;
   w.updateRun(run, { mergeRequested: false, mergePrNumbers: null });
   if (reason === 'target_moved') {
     restartAll(w, 'MANUAL_PUSH_TO_TARGET_BRANCH');
+    return;
+  }
+  if (reason === 'refused' && pauseQueue) {
+    // Every PR would be refused alike: stop here (a person changes the rule and resumes the queue).
+    w.config = { ...w.config, state: 'paused' };
     return;
   }
   for (const m of w.membersOf(runId)) w.setState(m, 'failed', 'GITHUB_API_MERGE_PR_FAILED');
