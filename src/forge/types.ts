@@ -44,6 +44,12 @@ export interface DriverHost {
    * Throws an error whose message is for people when it is refused.
    */
   command(queue: DriverQueue, prNumber: number, command: ForgeCommand): Promise<void>;
+  /**
+   * Records that the driver acted on a forge event (a webhook delivery id, a command comment id)
+   * in the database, bounded per repository: true the first time, false ever after — also after a
+   * restart and on another replica. A replayed delivery does nothing.
+   */
+  remember(repo: Repo, kind: 'delivery' | 'comment', key: string): Promise<boolean>;
 }
 
 export type ForgeCommand = { type: 'submit'; priority?: PriorityInput } | { type: 'cancel' } | { type: 'restart' };
@@ -117,7 +123,16 @@ export interface Ci {
   useTestResults?(sink: TestResultsSink): void;
 }
 
-export type MergeOutcome = 'merged' | 'target_moved' | 'error';
+/**
+ * `refused`: a rule of the forge refused the landing while the target stayed where it was — the
+ * run's PRs fail quoting `detail` (the forge's words), or with `pauseQueue` (the queue may not
+ * push at all) the queue pauses and they land once it runs again. Never retried by itself.
+ */
+export type MergeOutcome =
+  | 'merged'
+  | 'target_moved'
+  | 'error'
+  | { refused: true; detail: string; pauseQueue: boolean };
 
 /** Lands tested commits. Must be idempotent: a merge that already landed is `merged`. */
 export interface Lander {

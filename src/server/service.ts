@@ -31,7 +31,7 @@ import {
 } from '../engine/index.js';
 import type { ForgeDriver, Source } from '../forge/types.js';
 import { impactedTargetsKey, type Fence, type ImpactedTargetsWrite, type PrTransition, type Store, type StoredQueue } from '../store/index.js';
-import { LeaseLostError } from '../store/index.js';
+import { ForgeEventsStore, LeaseLostError } from '../store/index.js';
 import { badRequest, conflict, HttpError, notFound, ofTokenOrg, tooMany } from './errors.js';
 import type { RepoOwners } from './ownership.js';
 import { presentListItem, presentQueueSettings, presentSubmitted } from './present.js';
@@ -662,6 +662,14 @@ export class QueueService {
     const model = await this.write(org, repo, branch, (handle) => this.commit(handle, [{ type: 'updateConfig', patch }]));
     return presentQueueSettings(model);
   }
+
+  /** Records a forge event a driver acted on (store: forge_events); true the first time only. */
+  rememberForgeEvent(forge: string, repo: Repo, kind: 'delivery' | 'comment', key: string): Promise<boolean> {
+    this.forgeEvents ??= new ForgeEventsStore(this.store.db);
+    const r = normaliseRepo(repo);
+    return this.forgeEvents.claim(forge, `${r.host}/${r.owner}/${r.name}`.toLowerCase(), kind, key);
+  }
+  private forgeEvents: ForgeEventsStore | null = null;
 
   /** The getQueue answer, serialized once per queue version. */
   getQueueBody(org: string, repo: Repo, branch: string): Buffer {

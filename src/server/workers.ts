@@ -158,7 +158,10 @@ export class QueueWorkers {
             outcome = 'error';
           }
           if (outcome === 'merged') await report({ type: 'mergeSucceeded', runId: run.id });
-          else await report({ type: 'mergeFailed', runId: run.id, reason: outcome });
+          else if (typeof outcome === 'object') {
+            this.log(`queue ${queue.id}: the forge refused to land run ${run.id}: ${outcome.detail}${outcome.pauseQueue ? ' (queue paused)' : ''}`);
+            await report({ type: 'mergeFailed', runId: run.id, reason: 'refused', detail: outcome.detail, pauseQueue: outcome.pauseQueue });
+          } else await report({ type: 'mergeFailed', runId: run.id, reason: outcome });
         });
         break;
       case 'stateChanged':
@@ -241,6 +244,7 @@ export class QueueWorkers {
         else if (command.type === 'cancel') await service.cancel(q.org, q.repo, q.model.branch, prNumber);
         else await service.restart(q.org, q.repo, q.model.branch, prNumber);
       },
+      remember: (repo, kind, key) => service.rememberForgeEvent(this.driver.kind, repo, kind, key),
     };
   }
 

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isolatedEnv, railyard } from '../support/cli.js';
 import type { GitHubEmulator } from '../support/github/index.js';
-import { ok } from '../server/helpers.js';
+import { call, ok } from '../server/helpers.js';
 import {
   API_TOKEN,
   cleanup,
@@ -124,6 +124,16 @@ describe('serve --github: what GitHub refuses, and the truth on the PR', () => {
   it('4a. a landing refused by a rule on the commit fails the run quoting GitHub, after one test run', async () => {
     const { gh, server } = await world();
     gh.protectBranch(OWNER, NAME, 'main', { kind: 'classic', requiredChecks: ['security-scan'] });
+    // The scan runs on pull requests only (a workflow on pull_request events): the PR has it, the
+    // test commit on railyard-merge/… does not, and GitHub refuses to move main to it.
+    gh.setCi(OWNER, NAME, (push) =>
+      push.branch.startsWith('railyard-merge/')
+        ? [{ name: 'ci', conclusion: 'success', delayMs: 50 }]
+        : [
+            { name: 'ci', conclusion: 'success', delayMs: 50 },
+            { name: 'security-scan', conclusion: 'success', delayMs: 50 },
+          ],
+    );
     const pr = await onePr(server, gh);
     const end = await waitFor(server, gh, pr.number, settled, 40_000);
     expect(end.state).toBe('failed');
@@ -182,6 +192,12 @@ describe('serve --github: what GitHub refuses, and the truth on the PR', () => {
       );
       lags.push(gh.finalShownAt(OWNER, NAME, pr.number).all! - at);
     }
+    if (process.env.DEBUG_LAGS) {
+      const t0 = gh.requests[0]?.at ?? 0;
+      for (const r of gh.requests.filter((x) => x.method !== 'GET')) console.log(`${r.at - t0} ${r.method} ${r.path} ${r.status}`);
+      for (const m of gh.branchMoves.filter((x) => x.branch === 'main')) console.log(`move ${m.at - t0} ${m.after?.slice(0, 7)}`);
+      for (const pr of prs) console.log(`#${pr.number}`, JSON.stringify(gh.finalShownAt(OWNER, NAME, pr.number)), gh.shown(OWNER, NAME, pr.number).map((x) => `${x.kind}@${x.at - t0}`).join(' '));
+    }
     expect(Math.max(...lags), `lags ${lags.join(', ')} ms`).toBeLessThanOrEqual(10_000);
     expect(
       gh.requests.filter((r) => r.method === 'POST' && /\/pulls$/.test(r.path) && r.status === 422),
@@ -190,9 +206,9 @@ describe('serve --github: what GitHub refuses, and the truth on the PR', () => {
       .filter((r) => r.method !== 'GET')
       .map((r) => r.at)
       .sort((a, b) => a - b);
-    const gaps = writes.slice(1).map((t, i) => t - writes[i]);
-    // One write per second, except the landings that never wait (at most one right after another write).
-    expect(gaps.filter((g) => g < 900).length).toBeLessThanOrEqual(prs.length);
+    // One write per second (as sent; arrival times jitter on a loaded machine): never three within a second.
+    for (let i = 2; i < writes.length; i++) expect(writes[i] - writes[i - 2]).toBeGreaterThanOrEqual(1000);
+    expect((writes.length - 1) / ((writes.at(-1)! - writes[0]) / 1000)).toBeLessThanOrEqual(1.05);
   });
 
   it("6. form-encoded webhooks (GitHub's default for a hook made by hand) are accepted and verified", async () => {
@@ -203,30 +219,31 @@ describe('serve --github: what GitHub refuses, and the truth on the PR', () => {
     gh.setPermission(OWNER, NAME, 'writer', 'write');
     const pr = await onePr(server, gh, { submit: false });
     await gh.comment(OWNER, NAME, pr.number, 'writer', '/railyard merge');
+    await until(
+      'the command submitted the PR',
+      async () => (await call(server, 'getSubmittedPullRequest', { ...Q(gh), pr: { number: pr.number } })).status === 200,
+    );
     expect((await waitFor(server, gh, pr.number, settled)).state).toBe('merged');
     expect(gh.deliveries.filter((d) => d.status === 400)).toEqual([]);
   });
 
-  it('7. a required check that never reports is named in the failure, the comment and mq status', async () => {
+  it('7. a required check that never reports is named in the failure, the comment and mq status (before the engine times out)', async () => {
     const { gh, server } = await world();
     gh.setCi(OWNER, NAME, () => [{ name: 'ci', conclusion: 'success', delayMs: 50 }]);
     const pr = await onePr(server, gh, {
       queue: { requiredStatuses: ['ci', 'lint'], testingTimeoutMinutes: 1 },
     });
     await waitForTesting(server, gh, pr.number);
-    const env = isolatedEnv({ RAILYARD_API_URL: server.url, RAILYARD_TOKEN: API_TOKEN });
-    let status = '';
-    await until('mq status names the pending check', async () => {
-      const r = await railyard(['mq', 'status', '--repo', `${gh.host}/${OWNER}/${NAME}`], env);
-      status = r.stdout + r.stderr;
-      return /lint/.test(status);
-    });
     const end = await waitFor(server, gh, pr.number, settled, 100_000);
     expect(end.state).toBe('failed');
     const last = (await history(server, gh, pr.number)).at(-1)!;
     expect(last.detail).toMatch(/lint/);
     expect(last.detail).toMatch(/never reported/);
-    await until('the comment names the check', () => /lint/.test(ourComment(gh, pr.number)));
+    await until('the comment names the check', () => /never reported: `lint`/.test(ourComment(gh, pr.number)));
+    const env = isolatedEnv({ RAILYARD_API_URL: server.url, RAILYARD_TOKEN: API_TOKEN });
+    const status = await railyard(['mq', 'status', String(pr.number), '--repo', `${gh.host}/${OWNER}/${NAME}`], env);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/lint never reported/);
   }, 150_000);
 
   it('26.7 a captured /railyard cancel acts once: replayed with a new id, with none, and with the same id after a restart', async () => {

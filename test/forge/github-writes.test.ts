@@ -17,8 +17,8 @@ describe('WriteLine', () => {
       line.schedule(job('draft PR'), { priority: WritePriority.background, stillWanted: () => !runEnded }),
       line.schedule(job('stale comment #2'), { priority: WritePriority.update, key: 'comment#2' }),
       line.schedule(job('comment #2'), { priority: WritePriority.update, key: 'comment#2' }),
-      line.schedule(job('final comment #3'), { priority: WritePriority.finalComment }),
       line.schedule(job('final status #3'), { priority: WritePriority.final }),
+      line.schedule(job('final comment #3'), { priority: WritePriority.final }),
       line.schedule(job('land'), { priority: WritePriority.land }),
       (async () => {
         await new Promise((r) => setTimeout(r, 5));

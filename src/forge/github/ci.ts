@@ -2,7 +2,9 @@
  * The GitHub driver's CI role: a test commit's verdict is read from GitHub (check runs and commit
  * statuses of its SHA, through ETag-cached reads). A run waits until webhooks poke it, or the
  * poll does; with no required statuses, a commit no check reported on within `ciStartMs` fails
- * (TEST_RUN_NO_CHECKS_REPORTED).
+ * (TEST_RUN_NO_CHECKS_REPORTED). A run about to reach `testingTimeoutMinutes` is looked at once
+ * more just before, and fails with TEST_RUN_TIMEOUT naming the required checks that never
+ * reported and those still running (a renamed workflow job is found in seconds, not guessed at).
  */
 import type { TestRun } from '../../engine/index.js';
 import type { Ci, CiVerdict, DriverQueue } from '../types.js';
@@ -23,7 +25,12 @@ interface Waiting {
   looking: Promise<void> | null;
   again: boolean;
   timer: NodeJS.Timeout | null;
+  /** Fires just before the queue's testing timeout: the last look, which names what is missing. */
+  deadline: NodeJS.Timeout | null;
 }
+
+/** How long before the engine's own timeout the last look happens (its verdict must arrive first). */
+const TIMEOUT_LEAD_MS = 3000;
 
 export class GitHubCi implements Ci {
   private readonly waiting = new Map<string, Waiting>();
@@ -37,8 +44,13 @@ export class GitHubCi implements Ci {
   expect(queue: DriverQueue, run: TestRun, sha: string, pushedAt: number, pushed: boolean): Waiting {
     let finish!: (result: CiVerdict | null) => void;
     const result = new Promise<CiVerdict | null>((resolve) => (finish = resolve));
-    const w: Waiting = { queue, run, sha, pushedAt, pushed, lastLook: Date.now(), result, finish, looking: null, again: false, timer: null };
+    const w: Waiting = { queue, run, sha, pushedAt, pushed, lastLook: Date.now(), result, finish, looking: null, again: false, timer: null, deadline: null };
     this.waiting.set(run.id, w);
+    const timeoutMs = queue.model.config.testingTimeoutMinutes * 60_000;
+    if (timeoutMs > 2 * TIMEOUT_LEAD_MS) {
+      const at = run.startedAt + timeoutMs - TIMEOUT_LEAD_MS;
+      w.deadline = setTimeout(() => this.poke(run.id, 0), Math.max(0, at - Date.now()));
+    }
     return w;
   }
 
@@ -51,6 +63,7 @@ export class GitHubCi implements Ci {
   forget(runId: string): void {
     const w = this.waiting.get(runId);
     if (w?.timer) clearTimeout(w.timer);
+    if (w?.deadline) clearTimeout(w.deadline);
     this.waiting.delete(runId);
   }
 
@@ -147,10 +160,30 @@ export class GitHubCi implements Ci {
       Date.now() - w.pushedAt >= this.rt.options.ciStartMs
     ) {
       w.finish({ passed: false, checks: {}, reason: 'TEST_RUN_NO_CHECKS_REPORTED' });
+    } else {
+      const timeoutMs = w.queue.model.config.testingTimeoutMinutes * 60_000;
+      if (timeoutMs > 2 * TIMEOUT_LEAD_MS && Date.now() >= w.run.startedAt + timeoutMs - TIMEOUT_LEAD_MS - 100)
+        w.finish({ passed: false, checks: verdict.checks, reason: 'TEST_RUN_TIMEOUT', detail: timeoutDetail(w.run, verdict.checks, timeoutMs) });
     }
   }
 
   close(): void {
-    for (const w of this.waiting.values()) if (w.timer) clearTimeout(w.timer);
+    for (const w of this.waiting.values()) {
+      if (w.timer) clearTimeout(w.timer);
+      if (w.deadline) clearTimeout(w.deadline);
+    }
   }
+}
+
+/** `lint never reported; e2e still running (after 300 min)`: what held a run that timed out. */
+export function timeoutDetail(run: TestRun, checks: Record<string, string>, timeoutMs: number): string {
+  const counted = run.requiredStatuses ?? Object.keys(checks);
+  const never = (run.requiredStatuses ?? []).filter((n) => checks[n] === undefined);
+  const running = counted.filter((n) => checks[n] === 'pending');
+  const parts = [
+    ...(never.length ? [`${never.join(', ')} never reported`] : []),
+    ...(running.length ? [`${running.join(', ')} still running`] : []),
+  ];
+  const minutes = Math.round(timeoutMs / 60_000);
+  return `${parts.length ? parts.join('; ') : 'no verdict'} after ${minutes} min (testingTimeoutMinutes)`;
 }

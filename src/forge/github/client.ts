@@ -52,6 +52,12 @@ function passThrough() {
   return { key: () => limiter };
 }
 
+/** Sends one request inside a write's turn (see GitHubClient.write). */
+export type Requester = <T = unknown>(
+  route: string,
+  params?: RequestParameters,
+) => Promise<{ status: number; data: T; headers: Record<string, unknown> }>;
+
 /** A GitHub REST answer's status, for errors thrown by Octokit. */
 export function statusOf(error: unknown): number | undefined {
   const s = (error as { status?: unknown } | null)?.status;
@@ -185,16 +191,27 @@ export class GitHubClient {
 
   /**
    * A write with its place in line: `priority`, a `key` that a newer write replaces while it
-   * waits, `stillWanted` asked when its turn comes. Null when it was dropped.
+   * waits, `stillWanted` asked when its turn comes. What it sends may be decided at that moment:
+   * `params()` (instead of `params`), or `run(request)` for a write that needs its own requests
+   * (e.g. an edit that falls back to a new comment). Null when it was dropped.
    */
-  write<T = unknown>(
+  async write<T = unknown>(
     owner: string,
     repo: string,
     route: string,
     params: RequestParameters,
-    options: WriteOptions,
+    options: WriteOptions & {
+      params?: () => RequestParameters;
+      run?: (request: Requester) => Promise<{ status: number; data: unknown; headers: Record<string, unknown> }>;
+    },
   ): Promise<{ status: number; data: T; headers: Record<string, unknown> } | null> {
-    return this.send<T>(owner, repo, route, params, options);
+    await this.tokenFor(owner, repo); // finds the installation, whose line the write waits on
+    const request: Requester = (r, p = {}) => this.attempt(owner, repo, r, p) as never;
+    const job = options.run
+      ? () => options.run!(request)
+      : () => this.attempt(owner, repo, route, options.params ? options.params() : params);
+    const r: unknown = await this.lineFor(owner, repo).schedule(job, options);
+    return r === DROPPED ? null : (r as { status: number; data: T; headers: Record<string, unknown> });
   }
 
   private async send<T>(
@@ -204,6 +221,19 @@ export class GitHubClient {
     params: RequestParameters,
     options: WriteOptions,
   ): Promise<{ status: number; data: T; headers: Record<string, unknown> } | null> {
+    if (/^GET\s/i.test(route)) return this.attempt(owner, repo, route, params) as never;
+    await this.tokenFor(owner, repo);
+    const r: unknown = await this.lineFor(owner, repo).schedule(() => this.attempt(owner, repo, route, params), options);
+    return r === DROPPED ? null : (r as { status: number; data: T; headers: Record<string, unknown> });
+  }
+
+  /** One request with a current token (an installation token GitHub refuses is renewed once). */
+  private async attempt(
+    owner: string,
+    repo: string,
+    route: string,
+    params: RequestParameters,
+  ): Promise<{ status: number; data: unknown; headers: Record<string, unknown> }> {
     const once = async (refresh: boolean) => {
       const token = await this.tokenFor(owner, repo, refresh);
       return this.octokit.request(route, {
@@ -213,18 +243,12 @@ export class GitHubClient {
         headers: { ...(params.headers ?? {}), authorization: `token ${token}` },
       });
     };
-    const attempt = async () => {
-      try {
-        return (await once(false)) as never;
-      } catch (error) {
-        if (statusOf(error) === 401 && this.options.auth.kind === 'app') return (await once(true)) as never;
-        throw error;
-      }
-    };
-    if (/^GET\s/i.test(route)) return attempt();
-    await this.tokenFor(owner, repo); // finds the installation, whose line the write waits on
-    const r: unknown = await this.lineFor(owner, repo).schedule(attempt, options);
-    return r === DROPPED ? null : (r as { status: number; data: T; headers: Record<string, unknown> });
+    try {
+      return (await once(false)) as never;
+    } catch (error) {
+      if (statusOf(error) === 401 && this.options.auth.kind === 'app') return (await once(true)) as never;
+      throw error;
+    }
   }
 
   /** The write line of the token acting on `owner/repo`. */

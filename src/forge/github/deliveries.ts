@@ -36,6 +36,11 @@ export class PullFreshness {
     return true;
   }
 
+  /** Whether anything was seen of the PR. */
+  known(key: string): boolean {
+    return this.seen.has(key);
+  }
+
   /** Records what a read of the PR said (a read is the truth at its time). */
   note(key: string, at: number): void {
     if (!Number.isFinite(at)) return;

@@ -10,9 +10,10 @@ import { findEntry, isTerminal, type Entry, type QueueModel, type TestRun } from
 import type { DriverHost, DriverQueue } from '../types.js';
 import type { GitHubCi } from './ci.js';
 import { statusOf } from './client.js';
-import { engineFacts, factsOf, type GitHubPull } from './facts.js';
+import { engineFacts, type GitHubPull } from './facts.js';
 import { mergeableUnknown } from './forge.js';
 import { pushRefs, remoteHeads } from './git.js';
+import { WritePriority } from './writes.js';
 import { repoKey, TEST_BRANCH_RE, type GitHubRuntime, type RepoCtx } from './runtime.js';
 
 export class GitHubPolling {
@@ -130,10 +131,13 @@ export class GitHubPolling {
     for (const q of holding) await this.refreshPr(q, prNumber, pull ?? undefined);
   }
 
-  /** With webhooks, PRs whose mergeability GitHub is still computing are asked again, backing off. */
+  /**
+   * With webhooks, PRs whose mergeability GitHub is still computing, or that branch protection
+   * holds (a review or a check may lift it), are asked again, backing off.
+   */
   private mergeableDue(q: DriverQueue, e: Entry): boolean {
     const key = `${q.id}#${e.prNumber}`;
-    if (e.pr.mergeability !== 'in_progress') {
+    if (e.pr.mergeability !== 'in_progress' && !e.pr.blockedBy) {
       this.mergeableLooks.delete(key);
       return false;
     }
@@ -146,16 +150,20 @@ export class GitHubPolling {
   /**
    * Reads a PR again (or takes it from a webhook payload) and feeds a change to the engine.
    * GitHub answers `mergeable: null` while it recomputes (after every push to the target): with
-   * the same head and base, the mergeability known before stands until GitHub has an answer.
+   * the same head and base, the mergeability (and branch-protection block) known before stands
+   * until GitHub has an answer. A payload is trusted only when it is newer than every fact seen of
+   * the PR (`updated_at`; deliveries arrive out of order, and can be replayed): otherwise, and for a
+   * first payload that would take the PR out, the PR is read again.
    */
   async refreshPr(q: DriverQueue, prNumber: number, given?: GitHubPull): Promise<void> {
     const entry = findEntry(q.model, prNumber);
     if (!entry || isTerminal(entry.state)) return;
-    if (given) this.rt.forge.remember(q.repo, given);
-    const pull = given ?? (await this.rt.forge.fetchPull(q.repo, prNumber));
+    let pull: GitHubPull | null | undefined = given && this.trusted(q, entry, given) ? given : undefined;
+    if (pull) this.rt.forge.remember(q.repo, pull);
+    pull ??= await this.rt.forge.fetchPull(q.repo, prNumber);
     const current = findEntry(q.model, prNumber);
     if (!current || isTerminal(current.state)) return;
-    const fresh = pull ? factsOf(pull) : null;
+    const fresh = pull ? await this.rt.forge.factsWithProtection(q.repo, pull) : null;
     // Merged by the queue's own landing: the landing reports it.
     if (fresh?.closedAs === 'merged' && current.state === 'tests_passed') return;
     const facts = fresh ? engineFacts(fresh) : { ...current.pr, open: false };
@@ -165,8 +173,11 @@ export class GitHubPolling {
       p.headSha === facts.headSha &&
       p.baseBranch === facts.baseBranch &&
       p.mergeability !== 'unspecified'
-    )
+    ) {
       facts.mergeability = p.mergeability;
+      if (p.blockedBy) facts.blockedBy = p.blockedBy;
+      else delete facts.blockedBy;
+    }
     const same =
       p.headSha === facts.headSha &&
       p.title === facts.title &&
@@ -174,8 +185,27 @@ export class GitHubPolling {
       p.baseBranch === facts.baseBranch &&
       p.mergeability === facts.mergeability &&
       p.open === facts.open &&
-      p.headBranch === facts.headBranch;
+      p.headBranch === facts.headBranch &&
+      (p.blockedBy ?? '') === (facts.blockedBy ?? '');
     if (!same) await this.rt.dispatch(q, { type: 'prUpdated', prNumber, pr: facts });
+  }
+
+  /** Whether a payload's facts may be used as they are (newer than anything seen, and not a first word that takes the PR out). */
+  private trusted(q: DriverQueue, entry: Entry, given: GitHubPull): boolean {
+    const key = `${q.repo.owner}/${q.repo.name}#${entry.prNumber}`.toLowerCase();
+    const known = this.rt.forge.freshness.known(key);
+    if (!this.rt.forge.freshness.newer(key, given.updated_at)) return false;
+    const takesOut =
+      given.head.sha !== entry.pr.headSha || given.state !== 'open' || given.base.ref !== entry.pr.baseBranch;
+    return known || !takesOut;
+  }
+
+  /** PRs held by branch protection whose head is `sha`: a check on it changed, so is the block. */
+  async checksChanged(sha: string | undefined): Promise<void> {
+    if (!sha) return;
+    for (const q of this.rt.queues())
+      for (const e of q.model.entries)
+        if (!isTerminal(e.state) && e.pr.blockedBy && e.pr.headSha === sha) await this.refreshPr(q, e.prNumber);
   }
 
   /** Deletes test branches whose run is over (and closes their draft PRs). */
@@ -210,10 +240,13 @@ export class GitHubPolling {
     );
     for (const [id, d] of endedDrafts) {
       try {
-        await this.rt.forge.client.request(c.owner, c.name, 'PATCH /repos/{owner}/{repo}/pulls/{pull_number}', {
-          pull_number: d.number,
-          state: 'closed',
-        });
+        await this.rt.forge.client.write(
+          c.owner,
+          c.name,
+          'PATCH /repos/{owner}/{repo}/pulls/{pull_number}',
+          { pull_number: d.number, state: 'closed' },
+          { priority: WritePriority.background, key: `draft close ${id}` },
+        );
       } catch (error) {
         if (statusOf(error) !== 404 && statusOf(error) !== 422)
           this.rt.log(`closing draft PR #${d.number} failed`, error);

@@ -13,6 +13,8 @@ export interface GitHubPull {
   user?: { login: string } | null;
   head: { sha: string; ref: string };
   base: { ref: string };
+  /** When GitHub last changed it: tells newer payloads from older ones (deliveries are not ordered). */
+  updated_at?: string | null;
 }
 
 /** What a PR that cannot be submitted is: GitHub's `state`, or `merged`. */

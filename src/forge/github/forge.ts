@@ -3,6 +3,7 @@ import type { Source } from '../types.js';
 import { statusOf, type GitHubClient } from './client.js';
 import { factsOf, withBlock, type GitHubPrFacts, type GitHubPull } from './facts.js';
 import { BranchProtection } from './protection.js';
+import { PullFreshness } from './deliveries.js';
 import { cacheDirFor } from './git.js';
 
 export interface GitHubForgeOptions {
@@ -47,6 +48,8 @@ export class GitHubForge implements Source {
   private readonly recent = new Map<string, { at: number; pull: GitHubPull }>();
   readonly host: string;
   readonly protection: BranchProtection;
+  /** The newest `updated_at` seen per PR (`<owner>/<name>#<n>`), from reads and trusted payloads. */
+  readonly freshness = new PullFreshness();
   /**
    * Told of every PR GitHub described (a read or a webhook payload): the executor asks again soon
    * when GitHub was still computing its mergeability.
@@ -107,6 +110,7 @@ export class GitHubForge implements Source {
   async fetchPull(repo: Repo, prNumber: number): Promise<GitHubPull | null> {
     try {
       const pull = await this.fetchPullUncached(repo, prNumber);
+      if (pull?.updated_at) this.freshness.note(`${repo.owner}/${repo.name}#${prNumber}`.toLowerCase(), Date.parse(pull.updated_at));
       if (pull) this.remember(repo, pull);
       else this.recent.delete(`${repo.owner}/${repo.name}#${prNumber}`.toLowerCase());
       return pull;

@@ -1,8 +1,12 @@
 /**
  * The GitHub driver's lander: the target is fast-forwarded to the tested commit with
  * `PATCH git/refs/heads/{target}` and `force: false` (GitHub refuses a move that is not a fast
- * forward: the compare-and-swap). Before landing, every PR's head and open state are read again:
- * a PR pushed to or closed since it was tested is taken out instead.
+ * forward: the compare-and-swap). Before landing, every PR is read again and must still be what was
+ * tested: the same head, open, not a draft, based on the target, and not blocked by branch
+ * protection; otherwise it is taken out instead (a webhook may have been lost or late). A 422 is
+ * told apart by reading the target again: moved = someone pushed (runs restart); unchanged = a rule
+ * refused it (the run fails quoting GitHub, or the queue pauses when no PR could land) — never a
+ * loop of rebuilt test commits.
  */
 import { findEntry, isTerminal, type Entry, type TestRun } from '../../engine/index.js';
 import { buildTestCommit, isAncestor, testBranchName, unitOf } from '../git/index.js';
@@ -44,12 +48,21 @@ export class GitHubLander implements Lander {
       sha = rebuilt.sha;
       await c.git((dir, url, token) => pushRefs(dir, url, token, [`+${sha}:refs/heads/${rebuilt.branch}`]));
     }
-    // Never land a head other than the one tested: a PR pushed to (or closed) since is taken out first.
+    // Never land anything but what was tested: a PR pushed to, closed, retargeted, made a draft or
+    // blocked by branch protection since is taken out first (its facts go to the engine).
     for (const n of prNumbers) {
       const entry = findEntry(queue.model, n);
       if (!entry || isTerminal(entry.state)) continue;
       const pull = await this.rt.forge.fetchPull(queue.repo, n);
-      if (!pull || pull.head.sha !== entry.pr.headSha || pull.state !== 'open') {
+      const changed =
+        !pull ||
+        pull.head.sha !== entry.pr.headSha ||
+        pull.state !== 'open' ||
+        Boolean(pull.merged) ||
+        Boolean(pull.draft) ||
+        pull.base.ref !== branch ||
+        (await this.rt.forge.protection.waitsFor(queue.repo, pull)) !== undefined;
+      if (changed) {
         await this.refreshPr(queue, n, pull ?? undefined);
         return 'target_moved';
       }
@@ -64,11 +77,38 @@ export class GitHubLander implements Lander {
         { urgent: true },
       );
     } catch (error) {
-      // 422 "Update is not a fast forward": someone pushed meanwhile. Nothing merged.
-      if (statusOf(error) === 422) return 'target_moved';
-      throw error;
+      if (statusOf(error) !== 422) throw error;
+      // The same 422 for "someone pushed" and "a rule refused it": only the target, read again, tells.
+      const now = await this.rt.fetch(c, branch, []);
+      const message = messageOf(error);
+      if (now !== head || /not a fast.?forward/i.test(message)) return 'target_moved';
+      const pauseQueue = everyPrRefused(message);
+      this.rt.log(
+        `GitHub refused to move ${branch} of ${c.owner}/${c.name} to ${sha.slice(0, 12)} (the target did not move): ${message}${pauseQueue ? ' — pausing the queue: no PR can land until the rule lets Railyard push (README, "Running on GitHub")' : ''}`,
+      );
+      const detail = `GitHub refused to update ${branch}: ${message}`;
+      if (this.rt.refusals.size > 1000) this.rt.refusals.delete(this.rt.refusals.keys().next().value!);
+      this.rt.refusals.set(run.id, pauseQueue ? `${detail} The queue is paused until the rule lets Railyard push.` : detail);
+      return { refused: true, detail, pauseQueue };
     }
     this.rt.targetHeads.set(`${repoKey(queue.repo)} ${branch}`, sha);
     return 'merged';
   }
+}
+
+/** GitHub's message of a failed request, on one line. */
+function messageOf(error: unknown): string {
+  const data = (error as { response?: { data?: { message?: unknown } } }).response?.data;
+  const text = typeof data?.message === 'string' ? data.message : error instanceof Error ? error.message : String(error);
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * Whether a refusal concerns every PR (the queue may not push to the branch at all: a rule wants
+ * every change through a pull request, or Railyard is not allowed) rather than this commit (e.g. a
+ * required status check it lacks).
+ */
+function everyPrRefused(message: string): boolean {
+  if (/status check/i.test(message)) return false;
+  return /through a pull request|protected branch update failed|not (?:authorized|allowed)|permission|bypass|resource not accessible/i.test(message);
 }

@@ -2,13 +2,17 @@
  * The GitHub driver's reporter: what a pull request shows of the queue — the commit status
  * `railyard/merge-queue` on its head (statusCheckEnabled), ONE comment edited as its state changes
  * (commentsEnabled), the close of a PR landed squashed or rebased (GitHub cannot see those
- * merged), and a draft PR per test branch (createPrsForTestingBranches). Updates of one PR are
- * coalesced: a change that comes while one is sent is sent once more after it.
+ * merged), and a draft PR per test branch (createPrsForTestingBranches). Every write waits its
+ * turn on the token's write line (client.ts, writes.ts): a PR whose fate is decided goes first
+ * (status and close, then its comment), then updates, then draft PRs; what a write sends is
+ * decided when its turn comes (the state then), so a newer change replaces a waiting write instead
+ * of queueing behind it, and a write with nothing new to say is dropped.
  */
 import { findEntry, isTerminal, type Entry, type QueueModel, type TestRun } from '../../engine/index.js';
 import type { DriverQueue, Reporter } from '../types.js';
 import { QUEUE_STATUS_CONTEXT } from './checks.js';
 import { statusOf } from './client.js';
+import { WritePriority } from './writes.js';
 import { repoKey, type GitHubRuntime } from './runtime.js';
 
 /** GitHub's commit status for an entry: pending while it is in the queue, then success / failure / error. */
@@ -32,14 +36,16 @@ function statusFor(
     case 'not_ready':
       return {
         state: 'pending',
-        description: 'Submitted, waiting until it is ready (draft, conflict or base branch)',
+        description: entry.pr.blockedBy
+          ? `Waiting for branch protection: ${entry.pr.blockedBy.replace(/^GitHub waits for: /, '')}`
+          : 'Submitted, waiting until it is ready (draft, conflict or base branch)',
       };
     default:
       return { state: 'pending', description: `In the ${model.branch} merge queue` };
   }
 }
 
-function commentFor(entry: Entry, model: QueueModel): string {
+function commentFor(entry: Entry, model: QueueModel, refusals: ReadonlyMap<string, string>): string {
   const run = entry.testRunId ? model.runs.find((r) => r.id === entry.testRunId) : undefined;
   const lines = [
     '<!-- railyard:merge-queue -->',
@@ -63,7 +69,14 @@ function commentFor(entry: Entry, model: QueueModel): string {
     );
   }
   if (entry.state === 'not_ready')
-    lines.push('', 'It enters the queue once it is mergeable, not a draft, and based on the target branch.');
+    lines.push(
+      '',
+      entry.pr.blockedBy
+        ? `Branch protection holds it: ${entry.pr.blockedBy}. It enters the queue by itself once GitHub lets it through (approvals and required checks; Railyard's own \`${QUEUE_STATUS_CONTEXT}\` status does not count).`
+        : 'It enters the queue once it is mergeable, not a draft, and based on the target branch.',
+    );
+  const refused = entry.testRunId ? refusals.get(entry.testRunId) : undefined;
+  if (refused && (entry.state === 'failed' || model.config.state === 'paused')) lines.push('', `> ${refused}`);
   if (entry.state === 'merged' && run?.sha)
     lines.push('', `Landed on \`${model.branch}\` as ${run.sha} (test run \`${run.id}\`).`);
   if (
@@ -75,10 +88,16 @@ function commentFor(entry: Entry, model: QueueModel): string {
       `Reason: \`${entry.reason}\`${run?.failureReason && run.failureReason !== entry.reason ? ` (test run: \`${run.failureReason}\`)` : ''}.`,
     );
     if (run) {
-      const failed = Object.entries(run.checks)
-        .filter(([, o]) => o === 'failure')
-        .map(([n]) => `\`${n}\``);
+      const named = (outcome: string) =>
+        Object.entries(run.checks)
+          .filter(([, o]) => o === outcome)
+          .map(([n]) => `\`${n}\``);
+      const failed = named('failure');
+      const running = named('pending');
+      const never = (run.requiredStatuses ?? []).filter((n) => !(n in run.checks)).map((n) => `\`${n}\``);
       if (failed.length) lines.push(`Failed checks: ${failed.join(', ')}.`);
+      if (never.length) lines.push(`Required checks that never reported: ${never.join(', ')} (renamed or not run on \`railyard-merge/*\` branches?).`);
+      if (running.length) lines.push(`Still running: ${running.join(', ')}.`);
     }
   }
   return lines.join('\n');
@@ -88,7 +107,6 @@ export class GitHubReporter implements Reporter {
   /** Last commit status posted per `<queueId>#<pr>`. */
   private readonly posted = new Map<string, { sha: string; state: string }>();
   private readonly commentBodies = new Map<string, string>();
-  private readonly presenting = new Map<string, { busy: Promise<void> | null; again: boolean; timer: NodeJS.Timeout | null }>();
 
   constructor(private readonly rt: GitHubRuntime) {}
 
@@ -97,110 +115,132 @@ export class GitHubReporter implements Reporter {
     if (queue.model.config.createPrsForTestingBranches) void this.rt.track(this.openDraftPr(queue, run, branch));
   }
 
-  /** The engine changed an entry's state: its commit status and comment follow (coalesced). */
+  /** The engine changed an entry's state: its close, commit status and comment are queued (each at most once). */
   stateChanged(queue: DriverQueue, prNumber: number): void {
-    const key = `${queue.id}#${prNumber}`;
-    let p = this.presenting.get(key);
-    if (!p) this.presenting.set(key, (p = { busy: null, again: false, timer: null }));
-    const slot = p;
-    if (slot.busy) {
-      slot.again = true;
-      return;
-    }
-    if (slot.timer) return;
-    slot.timer = setTimeout(() => {
-      slot.timer = null;
-      const go = async () => {
-        do {
-          slot.again = false;
-          try {
-            await this.present(queue, prNumber);
-          } catch (error) {
-            this.rt.log(`updating PR #${prNumber} of ${repoKey(queue.repo)} on GitHub failed`, error);
-          }
-        } while (slot.again && !this.rt.closed);
-        slot.busy = null;
-      };
-      slot.busy = this.rt.track(go());
-    }, 150);
-  }
-
-  private async present(queue: DriverQueue, prNumber: number): Promise<void> {
-    const model = queue.model;
-    const entry = findEntry(model, prNumber);
+    if (this.rt.closed) return;
+    const entry = findEntry(queue.model, prNumber);
     if (!entry) return;
+    const decided = isTerminal(entry.state);
     const { owner, name } = queue.repo;
     const client = this.rt.forge.client;
     const key = `${queue.id}#${prNumber}`;
     const ckey = `${queue.org}\n${repoKey(queue.repo)}#${prNumber}`;
-    const run = entry.testRunId ? model.runs.find((r) => r.id === entry.testRunId) : undefined;
-    const landedQuietly = entry.state === 'merged' && run && run.mergeMethod !== 'merge_commit';
+    const now = () => findEntry(queue.model, prNumber);
+    const send = (what: string, write: Promise<unknown>) =>
+      void this.rt.track(write.catch((error: unknown) => this.rt.log(`${what} of PR #${prNumber} of ${repoKey(queue.repo)} on GitHub failed`, error)));
 
     // Squash / rebase: the landed commits are not the PR's, so GitHub cannot see it merged. Close it, naming the commit.
-    if (landedQuietly && !this.rt.persisted.closed[ckey]) {
-      this.rt.persisted.closed[ckey] = true;
-      this.rt.save();
-      if (!model.config.commentsEnabled) {
-        await client.request(owner, name, 'POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
-          issue_number: prNumber,
-          body: `Merged by the Railyard merge queue: landed on \`${model.branch}\` as ${run.sha} (${run.mergeMethod}).`,
-        });
-      }
-      await client.request(owner, name, 'PATCH /repos/{owner}/{repo}/pulls/{pull_number}', {
-        pull_number: prNumber,
-        state: 'closed',
-      });
-    }
-
-    if (model.config.statusCheckEnabled) {
-      const s = statusFor(entry, model);
-      const last = this.posted.get(key);
-      // On the head the queue knew; a PR pushed to while queued gets the verdict on the head it had.
-      const sha = isTerminal(entry.state) && last ? last.sha : entry.pr.headSha;
-      if (!last || last.sha !== sha || last.state !== s.state) {
-        await client.request(owner, name, 'POST /repos/{owner}/{repo}/statuses/{sha}', {
-          sha,
-          state: s.state,
-          description: s.description.slice(0, 140),
-          context: QUEUE_STATUS_CONTEXT,
-        });
-        this.posted.set(key, { sha, state: s.state });
-      }
-    }
-
-    if (model.config.commentsEnabled) {
-      const body = commentFor(entry, model);
-      if (this.commentBodies.get(ckey) === body) return;
-      const id = this.rt.persisted.comments[ckey];
-      const post = async () => {
-        const r = await client.request<{ id: number }>(
-          owner,
-          name,
-          'POST /repos/{owner}/{repo}/issues/{issue_number}/comments',
-          { issue_number: prNumber, body },
-        );
-        this.rt.persisted.comments[ckey] = r.data.id;
+    const landedQuietly = () => {
+      const e = now();
+      const run = e?.testRunId ? queue.model.runs.find((r) => r.id === e.testRunId) : undefined;
+      return e?.state === 'merged' && run !== undefined && run.mergeMethod !== 'merge_commit' ? run : undefined;
+    };
+    if (landedQuietly() && !this.rt.persisted.closed[ckey]) {
+      const stillWanted = () => !this.rt.persisted.closed[ckey];
+      const done = () => {
+        this.rt.persisted.closed[ckey] = true;
         this.rt.save();
       };
-      if (id === undefined) await post();
-      else {
-        try {
-          await client.request(owner, name, 'PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', {
-            comment_id: id,
-            body,
-          });
-        } catch (error) {
-          if (statusOf(error) !== 404) throw error;
-          await post(); // someone deleted it: start a new one
-        }
+      if (!queue.model.config.commentsEnabled) {
+        const run = landedQuietly()!;
+        send(
+          'the landed comment',
+          client.write(owner, name, 'POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+            issue_number: prNumber,
+            body: `Merged by the Railyard merge queue: landed on \`${queue.model.branch}\` as ${run.sha} (${run.mergeMethod}).`,
+          }, { priority: WritePriority.final, key: `landed ${ckey}` }),
+        );
       }
-      this.commentBodies.set(ckey, body);
+      send(
+        'closing',
+        client
+          .write(owner, name, 'PATCH /repos/{owner}/{repo}/pulls/{pull_number}', { pull_number: prNumber, state: 'closed' }, {
+            priority: WritePriority.final,
+            key: `close ${ckey}`,
+            stillWanted,
+          })
+          .then((r) => r && done()),
+      );
+    }
+
+    if (queue.model.config.statusCheckEnabled) {
+      // What to post is decided when the write's turn comes: the state then, on the head the queue knew
+      // (a PR pushed to while queued gets the verdict on the head it had).
+      const desired = () => {
+        const e = now();
+        if (!e) return null;
+        const s = statusFor(e, queue.model);
+        const last = this.posted.get(key);
+        const sha = isTerminal(e.state) && last ? last.sha : e.pr.headSha;
+        return !last || last.sha !== sha || last.state !== s.state ? { ...s, sha } : null;
+      };
+      send(
+        'the status',
+        client.write(owner, name, 'POST /repos/{owner}/{repo}/statuses/{sha}', {}, {
+          priority: decided ? WritePriority.final : WritePriority.update,
+          key: `status ${key}`,
+          stillWanted: () => desired() !== null,
+          params: () => {
+            const d = desired()!;
+            this.posted.set(key, { sha: d.sha, state: d.state });
+            return { sha: d.sha, state: d.state, description: d.description.slice(0, 140), context: QUEUE_STATUS_CONTEXT };
+          },
+        }).catch((error: unknown) => {
+          this.posted.delete(key); // sent again with the next change
+          throw error;
+        }),
+      );
+    }
+
+    if (queue.model.config.commentsEnabled) {
+      const body = () => {
+        const e = now();
+        return e ? commentFor(e, queue.model, this.rt.refusals) : null;
+      };
+      const wanted = () => {
+        const b = body();
+        return b !== null && this.commentBodies.get(ckey) !== b;
+      };
+      const id = () => this.rt.persisted.comments[ckey];
+      send(
+        'the comment',
+        client.write(owner, name, 'PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', {}, {
+          priority: decided ? WritePriority.final : WritePriority.update,
+          key: `comment ${ckey}`,
+          stillWanted: wanted,
+          run: async (request) => {
+            const text = body()!;
+            this.commentBodies.set(ckey, text);
+            const existing = id();
+            if (existing !== undefined) {
+              try {
+                return await request('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', { comment_id: existing, body: text });
+              } catch (error) {
+                if (statusOf(error) !== 404) throw error; // someone deleted it: start a new one
+              }
+            }
+            const r = await request<{ id: number }>('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+              issue_number: prNumber,
+              body: text,
+            });
+            this.rt.persisted.comments[ckey] = r.data.id;
+            this.rt.save();
+            return r;
+          },
+        }).catch((error: unknown) => {
+          this.commentBodies.delete(ckey); // sent again with the next change
+          throw error;
+        }),
+      );
     }
   }
 
   private async openDraftPr(queue: DriverQueue, run: TestRun, branch: string): Promise<void> {
+    // Only while the run goes on: a draft PR for a run that ended (its branch landed or deleted) is
+    // refused by GitHub with 422, and would say nothing true anyway.
+    const running = () => queue.model.runs.find((r) => r.id === run.id)?.status === 'in_progress' && !this.rt.closed;
     try {
-      const r = await this.rt.forge.client.request<{ number: number }>(
+      const r = await this.rt.forge.client.write<{ number: number }>(
         queue.repo.owner,
         queue.repo.name,
         'POST /repos/{owner}/{repo}/pulls',
@@ -211,7 +251,9 @@ export class GitHubReporter implements Reporter {
           title: `Railyard test run ${run.id} (${[...run.basePrNumbers, ...run.prNumbers].map((n) => `#${n}`).join(', ')})`,
           body: `The Railyard merge queue tests ${run.prNumbers.map((n) => `#${n}`).join(', ')} on this branch${run.basePrNumbers.length ? `, on top of ${run.basePrNumbers.map((n) => `#${n}`).join(', ')}` : ''}. It is closed when the test run ends.`,
         },
+        { priority: WritePriority.background, key: `draft ${run.id}`, stillWanted: running },
       );
+      if (!r) return;
       this.rt.persisted.draftPrs[run.id] = { repo: repoKey(queue.repo), number: r.data.number };
       this.rt.save();
     } catch (error) {
@@ -220,6 +262,6 @@ export class GitHubReporter implements Reporter {
   }
 
   close(): void {
-    for (const p of this.presenting.values()) if (p.timer) clearTimeout(p.timer);
+    this.rt.forge.client.close();
   }
 }

@@ -55,6 +55,8 @@ export class GitHubRuntime {
   private readonly ownHeads = new Map<string, Set<string>>();
   /** Last seen head of each target branch: `<repoKey> <branch>` → SHA. */
   readonly targetHeads = new Map<string, string>();
+  /** GitHub's refusal of a run's landing (its words), for the PRs' comments: run id → message. */
+  readonly refusals = new Map<string, string>();
   /** Runs this server is building or waiting on (their test branches stay). */
   readonly busy = new Set<string>();
   readonly persisted: Persisted;

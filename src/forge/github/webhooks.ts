@@ -1,7 +1,9 @@
 /**
  * The GitHub driver's webhook route, `POST /webhooks/github` (declared as data; the server mounts
- * it): the signature is checked on the raw body, deliveries are de-duplicated, and the event is
- * handled after the answer — PR changes, CI results (which poke the runs waiting on them), pushes
+ * it): the body is JSON or form-encoded (`payload=`), the signature is checked on the raw body,
+ * deliveries are recorded in the database (a redelivery, or a replay with the same id, even after a
+ * restart, does nothing; a command comment acts once, whatever delivery brings it; PR facts older
+ * than those known change nothing: events.ts), and the event is handled after the answer — PR changes, CI results (which poke the runs waiting on them), pushes
  * to a target, and `/railyard merge [--priority P]`, `/railyard cancel`, `/railyard restart`
  * comments from users with write access.
  */
@@ -12,6 +14,7 @@ import type { DriverQueue, DriverRoute, ForgeCommand } from '../types.js';
 import { QUEUE_STATUS_CONTEXT } from './checks.js';
 import type { GitHubCi } from './ci.js';
 import type { GitHubPolling } from './events.js';
+import { deliveryJson } from './deliveries.js';
 import { repoKey, type GitHubRuntime } from './runtime.js';
 
 const COMMAND_RE = /^\/railyard\s+(merge|cancel|restart)\b(.*)$/m;
@@ -50,13 +53,19 @@ export class GitHubWebhooks {
     const event = String(headers['x-github-event'] ?? '');
     const delivery = String(headers['x-github-delivery'] ?? '');
     if (delivery && this.deliveries.has(delivery)) return { status: 200, text: `delivery ${delivery} was handled already` };
-    if (jsonTooDeep(body)) return { status: 400, text: JSON_TOO_DEEP_MESSAGE };
+    const content = deliveryJson(String(headers['content-type'] ?? ''), body);
+    if ('error' in content) return { status: 400, text: content.error };
+    if (jsonTooDeep(content.json)) return { status: 400, text: JSON_TOO_DEEP_MESSAGE };
     let payload: unknown;
     try {
-      payload = JSON.parse(body);
+      payload = JSON.parse(content.json);
     } catch {
       return { status: 400, text: 'body: invalid JSON' };
     }
+    // Recorded in the database (bounded per repository): once handled, a delivery id never acts again.
+    const queues = this.queuesOf((payload as { repository?: never } | null)?.repository);
+    if (delivery && queues.length > 0 && this.rt.host && !(await this.rt.host.remember(queues[0].repo, 'delivery', delivery)))
+      return { status: 200, text: `delivery ${delivery} was handled already` };
     if (delivery) {
       this.deliveries.add(delivery);
       if (this.deliveries.size > 10_000) this.deliveries.delete(this.deliveries.values().next().value!);
@@ -81,14 +90,27 @@ export class GitHubWebhooks {
     if (this.rt.closed || !this.rt.host) return;
     const queues = this.queuesOf(p.repository);
     if (queues.length === 0) return;
-    const shaEvent = (sha: string | undefined) => this.ci.changed(sha);
+    const shaEvent = (sha: string | undefined) => {
+      this.ci.changed(sha);
+      // A check on a PR head may lift (or bring) a branch-protection block.
+      void this.rt.track(this.polling.checksChanged(sha));
+    };
     switch (event) {
       case 'pull_request': {
         const n = p.pull_request?.number ?? p.number;
         for (const q of queues) {
           const e = findEntry(q.model, n);
-          // The payload holds the whole pull request: no need to ask again.
+          // The payload holds the whole pull request: used as it is when newer than what is known.
           if (e && !isTerminal(e.state)) await this.polling.refreshPr(q, n, p.pull_request);
+        }
+        break;
+      }
+      case 'pull_request_review': {
+        // A review may lift (or bring) a branch-protection block: GitHub's answer decides.
+        const n = p.pull_request?.number;
+        for (const q of queues) {
+          const e = findEntry(q.model, n);
+          if (e && !isTerminal(e.state)) await this.polling.refreshPr(q, n);
         }
         break;
       }
@@ -112,14 +134,25 @@ export class GitHubWebhooks {
           const key = `${repoKey(mine[0].repo)} ${branch}`;
           const before = this.rt.targetHeads.get(key);
           const after: string | undefined = p.after;
-          if (after && !/^0+$/.test(after)) this.rt.targetHeads.set(key, after);
-          if (after && after !== before && !this.rt.own(mine[0].repo).has(after))
-            for (const q of mine) await this.rt.dispatch(q, { type: 'targetMoved' });
+          if (!after || after === before || /^0+$/.test(after) || this.rt.own(mine[0].repo).has(after)) break;
+          // A late or replayed push names an old head: only the branch as git reads it now counts.
+          const c = await this.rt.ctx(mine[0].repo);
+          const now = await this.rt.fetch(c, branch, []);
+          if (!now || now === before || this.rt.own(mine[0].repo).has(now)) break;
+          this.rt.targetHeads.set(key, now);
+          for (const q of mine) await this.rt.dispatch(q, { type: 'targetMoved' });
         }
         break;
       case 'issue_comment':
-        if (p.action === 'created' && p.issue?.pull_request)
+        if (p.action === 'created' && p.issue?.pull_request && COMMAND_RE.test(String(p.comment?.body ?? ''))) {
+          // A command comment acts once, ever: whatever delivery (a new id, none) brings it again.
+          const id = p.comment?.id;
+          if (id === undefined || id === null || !this.rt.host || !(await this.rt.host.remember(queues[0].repo, 'comment', String(id)))) {
+            this.rt.log(`/railyard command in comment ${String(id)} on #${p.issue.number} ignored: it was handled already`);
+            break;
+          }
           await this.command(queues, p.issue.number, p.comment?.user?.login, String(p.comment?.body ?? ''));
+        }
         break;
     }
   }

@@ -1,9 +1,9 @@
 /**
  * The GitHub writes of one token (or one App installation), one at a time and at most one per
  * `intervalMs` (GitHub's guidance for content-creating requests), ordered by what people see
- * first rather than first-in-first-out: a landing, then the final status and closing of a PR that
- * landed or failed, then its final comment, then other statuses and comments, then draft PRs and
- * clean-up. A write that a newer one with the same `key` replaces before it is sent (a status or
+ * first rather than first-in-first-out: a landing, then what shows a PR's fate (its final status,
+ * closing and comment, PR after PR in the order their fates were decided), then other statuses and
+ * comments, then draft PRs and clean-up. A write that a newer one with the same `key` replaces before it is sent (a status or
  * comment edit of the same PR) is dropped, as is one whose `stillWanted()` says no when its turn
  * comes (a draft PR for a run that has ended).
  */
@@ -12,14 +12,12 @@
 export const WritePriority = {
   /** The compare-and-swap that lands a run. */
   land: 0,
-  /** The status and closing of a PR whose fate is decided (merged, failed, cancelled). */
+  /** The status, closing and comment of a PR whose fate is decided (merged, failed, cancelled). */
   final: 1,
-  /** The comment of such a PR. */
-  finalComment: 2,
   /** Statuses and comments of PRs still in the queue. */
-  update: 3,
+  update: 2,
   /** Draft PRs for test branches and closing them. */
-  background: 4,
+  background: 3,
 } as const;
 export type WritePriority = (typeof WritePriority)[keyof typeof WritePriority];
 
@@ -65,9 +63,10 @@ export class WriteLine {
       if (options.key !== undefined) {
         const i = this.waiting.findIndex((j) => j.key === options.key);
         if (i >= 0) {
-          // The newer write takes the older one's place in the line.
+          // The newer write takes the older one's place in the line (a write that became more urgent
+          // queues from now among its new peers: fates are shown in the order they were decided).
           const [old] = this.waiting.splice(i, 1);
-          seq = old.seq;
+          if (old.priority === (options.priority ?? WritePriority.update)) seq = old.seq;
           this.dropped++;
           old.resolve(DROPPED);
         }
