@@ -224,7 +224,8 @@ describe('serve --github with webhooks', () => {
     const reads = gh.requests.filter(
       (r) => r.method === 'GET' && r.path === `/repos/${OWNER}/${NAME}/pulls/1`,
     );
-    expect(reads.length).toBeLessThanOrEqual(8);
+    // (9: a webhook payload not provably newer than the last read is checked by one more read.)
+    expect(reads.length).toBeLessThanOrEqual(9);
     expect(await waitFor(server, gh, slow.number, settled)).toMatchObject({ state: 'merged' });
   });
 
