@@ -153,11 +153,12 @@ describe('serve --github: what GitHub refuses, and the truth on the PR', () => {
       async () => (await ok(server, 'getQueue', Q(gh))).state === 'paused',
       40_000,
     );
-    expect(server.output()).toContain('Changes must be made through a pull request.');
     expect(testPushes(gh, pr.number)).toBe(1);
     expect(await subjects(gh)).toHaveLength(1);
     const entry = await waitFor(server, gh, pr.number, () => true);
     expect(entry.state).not.toBe('merged');
+    await server.stop(); // the log is written out
+    expect(server.output()).toContain('Changes must be made through a pull request.');
   });
 
   it('5. GitHub shows each landed PR final within seconds, one write per second, no draft PR for an ended run', async () => {
