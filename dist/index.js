@@ -50824,12 +50824,14 @@ const FLAKY_POLICIES = ['off', 'ignore_quarantined', 'ignore_flaky'];
 const MERGEABILITY = ['unspecified', 'in_progress', 'mergeable', 'not_mergeable'];
 /**
  * What a queued PR waits for (readiness.waitingFor, a Railyard extension): its base branch, its
- * mergeability, its impacted targets (parallel mode), or the queue itself — paused (nothing starts
+ * mergeability, the target's branch protection (approvals, required checks: readiness.blockedBy
+ * says which), its impacted targets (parallel mode), or the queue itself — paused (nothing starts
  * or merges), draining or switching modes (no new PR enters until it runs again).
  */
 const WAIT_REASONS = [
     'base_branch',
     'mergeability',
+    'branch_protection',
     'impacted_targets',
     'queue_paused',
     'queue_draining',
@@ -50985,6 +50987,8 @@ const Readiness = object({
     gitHubMergeability: schemas_enum(MERGEABILITY),
     // Railyard extension (Trunk clients ignore it): what the PR waits for, while it is in the queue.
     waitingFor: array(schemas_enum(WAIT_REASONS)).optional(),
+    // Railyard extension: what the target's branch protection still waits for, as the forge tells it.
+    blockedBy: schemas_string().optional(),
 });
 const PullRequestCore = {
     id: schemas_string().optional(),
@@ -53847,6 +53851,8 @@ function waitSentence(reason) {
             return "its base branch to be the queue's target branch";
         case 'mergeability':
             return 'the forge to call it mergeable';
+        case 'branch_protection':
+            return "the target branch's protection (reviews, required checks)";
         case 'impacted_targets':
             return 'its impacted targets (parallel queue)';
         case 'queue_paused':
