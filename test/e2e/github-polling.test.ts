@@ -124,6 +124,7 @@ describe('serve --github without webhooks', () => {
     );
     gh.rateLimitNext(1, 'secondary', 1, 429); // GitHub also answers secondary limits with 429
     expect((await waitFor(server, gh, pr.number, settled)).state).toBe('merged');
+    await server.stop(); // its log is written out (buffered until then)
     expect(server.output()).toMatch(/rate limit/);
     // After each limit the next request waited: no burst of rejected requests.
     const rejected = gh.requests.filter((r) => r.status === 403 || r.status === 429);
