@@ -1,6 +1,6 @@
 /**
  * Where `railyard serve` writes its log lines without blocking the event loop: pino's
- * asynchronous destination (SonicBoom, buffered, written when the file descriptor can take it)
+ * asynchronous destination (SonicBoom: each line written as soon as the descriptor takes it)
  * instead of synchronous writes to stdout, which cost a third of the throughput of a busy server
  * at the default `info` level (bench/README.md). What is buffered is flushed synchronously when
  * the process exits, also after a crash (an uncaught exception still runs `exit` listeners).
@@ -15,7 +15,9 @@ export interface LogDestination {
 
 /** An asynchronous destination on a file descriptor (1 = stdout), flushed on exit. */
 export function asyncLogDestination(fd = 1): LogDestination {
-  const dest = destination({ dest: fd, sync: false, minLength: 4096 });
+  // minLength 0: each line is written as soon as the descriptor takes it, never held back until
+  // 4 KiB more arrive (an operator tailing a quiet server's log sees an error when it happens).
+  const dest = destination({ dest: fd, sync: false, minLength: 0 });
   const flush = () => {
     try {
       dest.flushSync();
