@@ -15,6 +15,7 @@ export {
   gitRootExposure,
   isolationProblem,
   prepareChecksRoot,
+  checksRootPath,
   reservedEnvName,
 } from './isolation.js';
 export type { CheckIsolationOptions, ChecksSandbox } from './isolation.js';

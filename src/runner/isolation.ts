@@ -114,13 +114,17 @@ export async function killAllOf(identity: CheckIdentity): Promise<void> {
 export async function prepareChecksRoot(parent: string, dataDir: string): Promise<string> {
   const problem = checksDirProblem(parent, dataDir);
   if (problem) throw new Error(problem);
-  const root = path.resolve(parent);
-  const data = path.resolve(dataDir);
-  const dir = path.join(root, `railyard-checks-${createHash('sha256').update(data).digest('hex').slice(0, 12)}`);
+  const dir = checksRootPath(parent, dataDir);
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true, mode: 0o711 });
   await chmod(dir, 0o711);
   return dir;
+}
+
+/** Where `prepareChecksRoot` puts the check directories of the server of `dataDir` (nothing is created). */
+export function checksRootPath(parent: string, dataDir: string): string {
+  const data = path.resolve(dataDir);
+  return path.join(path.resolve(parent), `railyard-checks-${createHash('sha256').update(data).digest('hex').slice(0, 12)}`);
 }
 
 /** Why checks cannot have their directories under `parent`, or null. */

@@ -3,9 +3,10 @@
  * `refs/pull/N/head` (forge.ts), test commits and checks (runs.ts), landing (lander.ts) and
  * polling for changes made outside the queue (events.ts).
  */
-import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
-import type { CheckIsolationOptions } from '../../runner/index.js';
+import { checksRootPath, type CheckIsolationOptions } from '../../runner/index.js';
 import type { ForgeDriver } from '../types.js';
 import { GitEvents } from './events.js';
 import { GitForge } from './forge.js';
@@ -37,6 +38,8 @@ export function createGitDriver(options: GitDriverOptions): ForgeDriver {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   chmodSync(dataDir, 0o700);
   const checks = { ...options.checks, hide: [dataDir, ...(options.checks?.hide ?? [])] };
+  // What a server of this data dir killed mid-run left behind goes now, not only when a check runs.
+  rmSync(checksRootPath(checks.parentDir ?? tmpdir(), dataDir), { recursive: true, force: true });
   const runs = new GitRuns(forge, dataDir, checks);
   const events = new GitEvents(forge, own, options.pollMs ?? 1000, log);
   return {
