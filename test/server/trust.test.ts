@@ -163,6 +163,8 @@ function storedStateSuite(): void {
       await ok(s, 'createQueue', Q);
       await ok(s, 'submitPullRequest', { ...Q, pr: { number: 1 } });
       await waitFor(s, Q, 1, 'merged');
+      // Paused, so that #2 (tests take no time here) cannot merge before it is cancelled.
+      await ok(s, 'updateQueue', { ...Q, state: 'paused' });
       await ok(s, 'submitPullRequest', { ...Q, pr: { number: 2 } });
       await ok(s, 'cancelPullRequest', { ...Q, pr: { number: 2 } });
       await ok(s, 'deleteQueue', Q);
