@@ -325,6 +325,19 @@ describe('readChecksConfig', () => {
     expect((err as Error).message).toMatch(message);
   });
 
+  it('refuses a railyard.json nested deeper than the JSON bound without parsing it (pull-request code writes it)', async () => {
+    const r = await repo({ checks: null });
+    // Valid JSON with a valid `checks`: parsed, 2,000,000 levels held the server's thread for seconds.
+    const levels = 2_000_000;
+    r.commitOn('main', { 'railyard.json': `{"checks": {"unit": "true"}, "x": ${'['.repeat(levels)}${']'.repeat(levels)}}` });
+    const t0 = performance.now();
+    const err = await readChecksConfig(r.dir, 'main').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ChecksConfigError);
+    expect((err as ChecksConfigError).reason).toBe('START_TEST_RUN_CONFIG_PARSING_FAILURE');
+    expect((err as Error).message).toBe('railyard.json (main): nested deeper than 64 levels (arrays and objects)');
+    expect(performance.now() - t0).toBeLessThan(2_000);
+  });
+
   it('reports a missing branch as config not found', async () => {
     const r = await repo();
     await expect(readChecksConfig(r.dir, 'nope')).rejects.toMatchObject({ reason: 'START_TEST_RUN_CONFIG_NOT_FOUND' });

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { branchNameProblem } from '../../contract/branch-name.js';
 import type { Mergeability } from '../../contract/index.js';
+import { jsonTooDeep, MAX_JSON_DEPTH } from '../../contract/json-depth.js';
 import type { PrFacts } from '../../engine/types.js';
 import { ChecksConfigError, NotFastForwardError } from './errors.js';
 import { git, GitError, withRepoLock } from './exec.js';
@@ -394,6 +395,9 @@ export function parseChecksConfig(text: string, where = CHECKS_CONFIG_FILE): Che
   const fail = (msg: string): never => {
     throw new ChecksConfigError('START_TEST_RUN_CONFIG_PARSING_FAILURE', `${CHECKS_CONFIG_FILE} (${where}): ${msg}`);
   };
+  // Pull-request code writes this file: nesting is bounded before parsing, as for request bodies
+  // (JSON.parse of a 20 MiB `[[[[…` holds the server's only thread for seconds).
+  if (jsonTooDeep(text)) fail(`nested deeper than ${MAX_JSON_DEPTH} levels (arrays and objects)`);
   let data: unknown;
   try {
     data = JSON.parse(text);

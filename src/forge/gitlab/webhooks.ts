@@ -6,7 +6,7 @@
  * that commit, Push hooks to a target restart the runs, Note hooks carry `/railyard merge
  * [--priority P]`, `/railyard cancel`, `/railyard restart` from members with Developer access or more.
  */
-import { PRIORITY_NAMES, PriorityInput } from '../../contract/index.js';
+import { JSON_TOO_DEEP_MESSAGE, jsonTooDeep, PRIORITY_NAMES, PriorityInput } from '../../contract/index.js';
 import { findEntry, isTerminal } from '../../engine/index.js';
 import type { DriverQueue, DriverRoute, ForgeCommand } from '../types.js';
 import type { GitLabCi } from './ci.js';
@@ -54,6 +54,8 @@ export class GitLabWebhooks {
     const { delivery } = read;
     if (!this.recent.firstTime(delivery))
       return Promise.resolve({ status: 200, text: `delivery ${delivery.id} was handled already` });
+    // Depth first (issue 26): JSON.parse of a signed 20 MiB `[[[[…` holds the only request thread for seconds.
+    if (jsonTooDeep(body)) return Promise.resolve({ status: 400, text: JSON_TOO_DEEP_MESSAGE });
     let payload: unknown;
     try {
       payload = JSON.parse(body);
