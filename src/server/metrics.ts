@@ -22,6 +22,8 @@ type QueueType = 'main' | 'bisection';
  *   durations follow the run (a bisection run or a main-line one).
  * - conclusions / time in queue: PRs that reached merged, failed or cancelled in the last hour.
  * - restarts: PRs of runs whose PRs went back to pending in the last hour.
+ * - flaky retries / ignored (extensions, issue 22): PRs of retry runs started in the last hour, and
+ *   of runs that finished in it failed only on ignored tests (counted as passed).
  * - wait: admission → start of the test that started in the last hour; test duration: runs
  *   that finished in the last hour, once per PR.
  * - state duration: `not_ready` (submission → admission), `pending` (as wait) and `testing`
@@ -97,8 +99,11 @@ const FAMILIES = [
   ['mq_pr_test_duration_1h_seconds', 'Time in testing, last hour', 'histogram'],
   ['mq_pr_time_in_queue_1h_seconds', 'Submission to conclusion, last hour', 'histogram'],
   ['mq_pr_state_duration_1h_seconds', 'Time spent per state, last hour', 'histogram'],
+  // Extensions (issue 22, flake-aware queue): only for queues with flakyRetries or a flakyPolicy set, or activity in the hour.
+  ['mq_pr_flaky_retries_1h_total', 'PRs tested again in the last hour because their run failed only on tests with flake history (flakyRetries)', 'gauge'],
+  ['mq_pr_flaky_ignored_1h_total', 'PRs whose run failed only on ignored tests and counted as passed in the last hour (flakyPolicy)', 'gauge'],
 ] as const;
-const [DEPTH, AWAITING, TESTING, CONCLUDED, RESTARTS, WAIT, TEST, IN_QUEUE, IN_STATE] = FAMILIES.keys();
+const [DEPTH, AWAITING, TESTING, CONCLUDED, RESTARTS, WAIT, TEST, IN_QUEUE, IN_STATE, RETRIES, IGNORED] = FAMILIES.keys();
 
 /**
  * One queue's lines of each family, for one model version: valid from `from` until `until` (the
@@ -141,6 +146,8 @@ function queueText(q: QueueHandle, now: number): QueueText {
     awaiting: 0,
     testing: 0,
     restarts: 0,
+    retries: 0,
+    ignored: 0,
     merged: 0,
     failed: 0,
     cancelled: 0,
@@ -186,6 +193,8 @@ function queueText(q: QueueHandle, now: number): QueueText {
   for (const r of q.model.runs) {
     const type = typeOfRun(r);
     if (recent(r.restartedAt)) counts[type].restarts += r.prNumbers.length;
+    if (r.retryOf && recent(r.startedAt)) counts[type].retries += r.prNumbers.length;
+    if (r.flakyIgnored?.length && recent(r.finishedAt)) counts[type].ignored += r.prNumbers.length;
     if (recent(r.finishedAt) && r.status !== 'cancelled') {
       const took = seconds(r.finishedAt - r.startedAt);
       for (let i = 0; i < r.prNumbers.length; i++) {
@@ -196,6 +205,7 @@ function queueText(q: QueueHandle, now: number): QueueText {
   }
 
   const f = FAMILIES.map(() => '');
+  const flakyAware = q.model.config.flakyRetries > 0 || q.model.config.flakyPolicy !== 'off';
   for (const type of TYPES) {
     const l = labels[type];
     const c = counts[type];
@@ -205,6 +215,10 @@ function queueText(q: QueueHandle, now: number): QueueText {
     f[AWAITING] += `mq_awaiting_mergeability{${l}} ${c.awaiting}\n`;
     f[TESTING] += `mq_testing_slots_active{${l}} ${c.testing}\n`;
     f[RESTARTS] += `mq_pr_restarts_1h_total{${l}} ${c.restarts}\n`;
+    if (flakyAware || c.retries > 0 || c.ignored > 0) {
+      f[RETRIES] += `mq_pr_flaky_retries_1h_total{${l}} ${c.retries}\n`;
+      f[IGNORED] += `mq_pr_flaky_ignored_1h_total{${l}} ${c.ignored}\n`;
+    }
     for (const conclusion of CONCLUSIONS) {
       f[CONCLUDED] += `mq_pr_conclusions_1h_total{${l},conclusion="${conclusion}"} ${c[conclusion]}\n`;
       const series = h.inQueue[conclusion];
@@ -223,7 +237,7 @@ function queueText(q: QueueHandle, now: number): QueueText {
   return text;
 }
 
-type Counts = Record<'depth' | 'awaiting' | 'testing' | 'restarts' | Conclusion, number>;
+type Counts = Record<'depth' | 'awaiting' | 'testing' | 'restarts' | 'retries' | 'ignored' | Conclusion, number>;
 
 function hasObservations(c: Counts, h: { wait: Series; test: Series; inState: Map<State, Series> }): boolean {
   return Object.values(c).some((n) => n > 0) || h.wait.count > 0 || h.test.count > 0 || h.inState.size > 0;

@@ -25,6 +25,7 @@ import {
   type Effect,
   type EngineEvent,
   type Entry,
+  type FailedTest,
   type PrFacts,
   type QueueModel,
   type StepContext,
@@ -430,7 +431,11 @@ export class QueueService {
           if (effect.type !== 'stateChanged') continue;
           const t = transitionOf(model, effect, ctx.now);
           if (detail !== null && (t.to === 'failed' || t.to === 'pending_failure')) t.detail = detail;
-          if (event.type === 'testRunFinished') t.detail ??= flakyDetail(model, event.runId, t.reason);
+          if (event.type === 'testRunFinished') {
+            t.detail ??= flakyDetail(model, event.runId, t.reason);
+            if (!event.passed && event.failures?.length && (t.to === 'failed' || t.to === 'pending_failure'))
+              t.detail = [t.detail, failingTestsDetail(event.failures)].filter(Boolean).join('; ');
+          }
           transitions.push(t);
         }
       } catch (error) {
@@ -948,4 +953,13 @@ function flakyDetail(model: QueueModel, runId: string, reason: string | null | u
   if (reason === 'FLAKY_FAILURE_RETRIED' && run?.failures?.length)
     return `run ${runId} failed only on tests with flake history, retried (attempt ${(run.attempt ?? 1) + 1} of ${model.config.flakyRetries + 1}): ${names(run.failures.map((f) => f.name))}`;
   return null;
+}
+
+/** The history's words for the failing tests of a failed run (issue 22): `failing tests: a (quarantined), b`. */
+function failingTestsDetail(failures: readonly FailedTest[]): string {
+  const shown = failures.slice(0, 10).map((t) => {
+    const notes = [t.quarantined ? 'quarantined' : t.flaky ? 'flaky' : '', t.changedByPr ? 'file changed by the PR' : ''].filter(Boolean);
+    return notes.length ? `${t.name} (${notes.join(', ')})` : t.name;
+  });
+  return `failing tests: ${shown.join(', ')}${failures.length > 10 ? ` and ${failures.length - 10} more` : ''}`;
 }

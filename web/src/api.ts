@@ -99,6 +99,9 @@ export async function tryToken(token: string): Promise<ListQueuesResponse> {
 export const api = {
   listQueues: () => post('listQueues', {}),
   getQueue: (repo: Repo, targetBranch: string) => post('getQueue', { repo, targetBranch }),
+  /** Changes some of a queue's settings (only the fields given). */
+  updateQueue: (repo: Repo, targetBranch: string, patch: Record<string, unknown>) =>
+    post('updateQueue', { repo, targetBranch, ...patch } as RequestBody<'updateQueue'>),
   getPullRequest: (repo: Repo, targetBranch: string, number: number) =>
     post('getSubmittedPullRequest', { repo, targetBranch, pr: { number } }),
   testingDetails: (repo: Repo, targetBranch: string, testRunId: string) =>

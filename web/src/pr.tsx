@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { explainReason } from '../../src/contract/reasons.js';
 import { waitSentence } from '../../src/watch/notices.js';
+import { failingTestNote } from '../../src/watch/failing-tests.js';
 import { api, type Repo, type SubmittedPullRequest, type TestingDetailsResponse } from './api.js';
 import { enc, repoPath, since } from './format.js';
 import { useNow, usePoll } from './poll.js';
@@ -54,6 +55,12 @@ function PrBody({ data, repo, branch, now }: { data: PrData; repo: Repo; branch:
         <State state={pr.state} /> · priority {pr.priorityName} ({pr.priorityValue}) · by {pr.prAuthor} · head{' '}
         <code>{pr.prSha.slice(0, 12)}</code> · in this state for {since(pr.stateChangedAt, now)}
         {pr.isCurrentlySubmittedToQueue ? '' : ' · no longer in the queue'}
+        {typeof pr.riskEstimate === 'number' && (
+          <span data-testid="risk" title="Estimated probability that this PR fails its queue test (from the queue's history)">
+            {' '}
+            · risk {(pr.riskEstimate * 100).toFixed(0)} %
+          </span>
+        )}
       </p>
       {sentence && (
         <p class={`reason ${pr.state === 'failed' ? 'failed' : ''}`} data-testid="reason">
@@ -195,7 +202,33 @@ function RunDetails({
           ))}
         </tbody>
       </table>
+      {run.failingTests?.length ? <FailingTests tests={run.failingTests} retryOf={run.retryOf} /> : null}
     </>
+  );
+}
+
+/** The run's failing tests from the results uploaded for its commit, with what the flaky-test data said of each. */
+function FailingTests({ tests, retryOf }: { tests: NonNullable<TestingDetailsResponse['failingTests']>; retryOf?: string }) {
+  return (
+    <table class="grid" data-testid="failing-tests">
+      <caption>
+        Failing tests ({tests.length}){retryOf ? ` · this run retries ${retryOf.slice(0, 8)}` : ''}
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">Test</th>
+          <th scope="col">Known as</th>
+        </tr>
+      </thead>
+      <tbody>
+        {tests.map((t) => (
+          <tr key={t.name} class={t.ignored ? 'muted' : undefined}>
+            <th scope="row">{t.name}</th>
+            <td>{failingTestNote(t) || 'a real failure as far as the flaky-test data knows'}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
 

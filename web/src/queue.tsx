@@ -11,6 +11,7 @@ import { boardRows, formatRange, type EtaRange } from '../../src/watch/board.js'
 import { enc, repoPath, since } from './format.js';
 import { layout, type RunBox } from './model.js';
 import { useNow, usePoll } from './poll.js';
+import { QueueSettings } from './settings.js';
 import { ErrorBox, State } from './ui.js';
 
 /** How often the queue is read: getQueue is served from a cached answer per queue version. */
@@ -142,6 +143,7 @@ export function QueuePage({ repo, branch }: { repo: Repo; branch: string }) {
           <PrList prs={waiting} repo={repo} branch={branch} now={now} etas={etas} />
         </section>
       )}
+      <QueueSettings repo={repo} branch={branch} queue={data} />
     </main>
   );
 }

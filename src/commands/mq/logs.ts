@@ -68,6 +68,13 @@ export default class Logs extends BaseCommand {
     lines.push(
       `  test run ${testRunId}${details.testBranch ? ` on ${details.testBranch}` : ''}${details.testBranchSha ? ` (${details.testBranchSha.slice(0, 12)})` : ''}`,
     );
+    if (details.retryOf) lines.push(`  a retry of run ${details.retryOf} (it failed only on tests with flake history)`);
+    if (details.failingTests?.length) {
+      // What failed, test by test, from the results uploaded for the test commit (issue 22).
+      const { failingTestLine } = await import('../../watch/failing-tests.js');
+      lines.push(`  failing tests (${details.failingTests.length}):`);
+      for (const t of details.failingTests) lines.push(`    ${failingTestLine(t)}`);
+    }
     const runs = details.checkSuites.flatMap((s) => s.checkRuns);
     if (flags.check && !runs.some((r) => r.name === flags.check)) {
       throw new ConfigError(
@@ -116,6 +123,7 @@ export default class Logs extends BaseCommand {
       reason: pr.stateReason,
       detail: last?.detail,
       testRunId,
+      ...(details.failingTests ? { failingTests: details.failingTests } : {}),
       checks,
     };
   }

@@ -33,6 +33,14 @@ export default class Status extends BaseCommand {
     const pr = await client.call('getSubmittedPullRequest', key);
     const { renderRecord } = await import('../../cli/render.js');
     const view = describePr(pr);
+    if (pr.testRunId) {
+      // The failing tests of its run (issue 22): from the results CI uploaded for the test commit.
+      const details = await client.call('getMergeQueueTestingDetails', { repo, targetBranch: flags.branch, testRunId: pr.testRunId }).catch(() => undefined);
+      if (details?.failingTests?.length) {
+        const { failingTestLine } = await import('../../watch/failing-tests.js');
+        view.failingTests = details.failingTests.map(failingTestLine);
+      }
+    }
     if (pr.state === 'failed' || pr.state === 'cancelled') {
       // The reason code alone does not say what to do: the detail sentence of its history, and where to look next.
       const history = await client.call('getPullRequestHistory', key).catch(() => undefined);
