@@ -330,6 +330,90 @@ if (missing && process.env.CI) {
       expect((await details()).quarantined).toBe(false);
     });
 
+    it("with JUnit reports: a failed PR's page lists its failing tests, and the queue's settings (flake-aware ones too) are edited in place", async () => {
+      const location = { host: 'github.com', owner: 'acme', name: 'tests' };
+      const G = { repo: location, targetBranch: 'main' };
+      // The check writes junit.xml: `db works` always passes, `net works` fails when fail.txt says so.
+      const runTests =
+        `{ echo '<testsuite name="suite"><testcase classname="tests/db.test.ts" file="tests/db.test.ts" name="db works"/>'; ` +
+        `if [ -f fail.txt ]; then echo '<testcase classname="tests/net.test.ts" file="tests/net.test.ts" name="net works"><failure/></testcase>'; ` +
+        `else echo '<testcase classname="tests/net.test.ts" file="tests/net.test.ts" name="net works"/>'; fi; echo '</testsuite>'; } > junit.xml; [ ! -f fail.txt ]`;
+      const repo = await createRepo({
+        location,
+        checks: null,
+        files: { 'railyard.json': JSON.stringify({ checks: { test: { run: runTests, reports: ['junit.xml'] } } }) },
+      });
+      const git = await startTestServer({ gitRoot: repo.root });
+      try {
+        const gok = async (op: Parameters<typeof call>[1], body: unknown) => {
+          const res = await call(git, op, body);
+          expect(res.status, `${op}: ${res.text}`).toBe(200);
+          return res.json;
+        };
+        repo.openPr(1, { 'fail.txt': 'yes\n' }, { title: 'Breaks net' });
+        await gok('createQueue', G);
+        await gok('submitPullRequest', { ...G, pr: { number: 1 } });
+        await expect
+          .poll(async () => (await gok('getSubmittedPullRequest', { ...G, pr: { number: 1 } })).state, { timeout: 30_000, interval: 200 })
+          .toBe('failed');
+
+        await fresh();
+        const gitOrigin = git.url.replace(/v1$/, '');
+        await page.goto(gitOrigin);
+        await page.getByLabel('API token').fill(git.token);
+        await page.getByRole('button', { name: 'Open the dashboard' }).click();
+        await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+        await page.goto(`${gitOrigin}#/pr/github.com/acme/tests/main/1`);
+        const failing = page.getByTestId('failing-tests');
+        await expect.poll(() => failing.locator('caption').textContent()).toBe('Failing tests (1)');
+        expect(await failing.getByRole('row', { name: /net works/ }).getByRole('cell').allTextContents()).toEqual([
+          'a real failure as far as the flaky-test data knows',
+        ]);
+        // The timeline's failure detail names the test too.
+        expect(await page.getByTestId('timeline').textContent()).toContain('failing tests: suite › net works');
+        await shot('git-pr-failing-tests');
+
+        // Settings: the form shows what getQueue says and saves only what changed.
+        await page.goto(`${gitOrigin}#/queue/github.com/acme/tests/main`);
+        const form = page.getByRole('form', { name: 'Queue settings' });
+        await expect.poll(() => form.getByLabel('Flaky policy').inputValue()).toBe('off');
+        expect(await form.getByLabel('Test report grace (seconds)').inputValue()).toBe('120');
+        expect(await form.getByLabel('Probation threshold').inputValue()).toBe('');
+        expect(await form.getByLabel('Concurrency').inputValue()).toBe('1');
+        // A value out of range is refused on the page, naming the field, and nothing is sent.
+        await form.getByLabel('Flaky retries').fill('5');
+        await form.getByRole('button', { name: 'Save settings' }).click();
+        await expect.poll(() => form.getByRole('alert').textContent()).toBe('flakyRetries: a whole number from 0 to 3');
+        expect((await gok('getQueue', G)).flakyRetries).toBe(0);
+        await form.getByLabel('Flaky retries').fill('2');
+        await form.getByLabel('Flaky policy').selectOption('ignore_quarantined');
+        await form.getByLabel('Probation threshold').fill('0.4');
+        await form.getByLabel('Concurrency').fill('3');
+        await form.getByRole('button', { name: 'Save settings' }).click();
+        await expect
+          .poll(() => form.getByRole('status').textContent())
+          .toBe('Saved: concurrency, flakyPolicy, flakyRetries, probationThreshold.');
+        expect(await gok('getQueue', G)).toMatchObject({
+          concurrency: 3,
+          flakyPolicy: 'ignore_quarantined',
+          flakyRetries: 2,
+          flakyReportGraceSeconds: 120,
+          probationThreshold: 0.4,
+        });
+        // Emptying the threshold turns probation off again (null), once the page shows the saved value.
+        await expect.poll(() => form.getByLabel('Probation threshold').inputValue()).toBe('0.4');
+        await form.getByLabel('Probation threshold').fill('');
+        await form.getByRole('button', { name: 'Save settings' }).click();
+        await expect.poll(() => form.getByRole('status').textContent()).toBe('Saved: probationThreshold.');
+        expect((await gok('getQueue', G)).probationThreshold).toBeNull();
+        await shot('git-queue-settings');
+      } finally {
+        await context?.close();
+        await git.close();
+        await repo.cleanup();
+      }
+    }, 60_000);
+
     it('throughput charts read the metrics endpoint, and pages work in the dark scheme too', async () => {
       await fresh();
       await page.emulateMedia({ colorScheme: 'dark' });

@@ -96,7 +96,7 @@ export function QueueSettings({ repo, branch, queue }: { repo: Repo; branch: str
   };
   return (
     <Section title="Settings" id="settings-h">
-      <form class="settings" onSubmit={save} aria-label="Queue settings">
+      <form class="settings" onSubmit={save} aria-label="Queue settings" noValidate>
         {FIELDS.map((f) => {
           const id = `setting-${f.key}`;
           const v = values[f.key];
