@@ -51328,6 +51328,8 @@ const UploadTestResultsResponse = object({
     excluded_from_detection: schemas_boolean(),
 });
 const Fraction = schemas_number().min(0).max(1);
+/** The longest ticket_url_template: every ticket link of every test of the repository carries it. */
+const TICKET_URL_TEMPLATE_MAX = 2048;
 /** Detection and quarantine settings of one repository (every field has a default). */
 const RepositorySettings = object({
     quarantining_enabled: schemas_boolean(),
@@ -51352,7 +51354,7 @@ const RepositorySettings = object({
      * renders the result as a link, and `javascript:` or `data:` there would run in its page.
      */
     ticket_url_template: schemas_string()
-        .max(2048)
+        .max(TICKET_URL_TEMPLATE_MAX)
         .refine((t) => /^https?:\/\/[^\s/]/i.test(t), { message: 'must be an http:// or https:// URL, e.g. https://jira.example.com/browse/{id}' })
         .refine((t) => t.includes('{id}'), { message: 'must contain {id} (where the ticket id goes)' }),
 });

@@ -185,6 +185,9 @@ export type UploadTestResultsResponse = z.infer<typeof UploadTestResultsResponse
 
 const Fraction = z.number().min(0).max(1);
 
+/** The longest ticket_url_template: every ticket link of every test of the repository carries it. */
+export const TICKET_URL_TEMPLATE_MAX = 2048;
+
 /** Detection and quarantine settings of one repository (every field has a default). */
 export const RepositorySettings = z.object({
   quarantining_enabled: z.boolean(),
@@ -210,7 +213,7 @@ export const RepositorySettings = z.object({
    */
   ticket_url_template: z
     .string()
-    .max(2048)
+    .max(TICKET_URL_TEMPLATE_MAX)
     .refine((t) => /^https?:\/\/[^\s/]/i.test(t), { message: 'must be an http:// or https:// URL, e.g. https://jira.example.com/browse/{id}' })
     .refine((t) => t.includes('{id}'), { message: 'must contain {id} (where the ticket id goes)' }),
 });

@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { TICKET_URL_TEMPLATE_MAX } from '../../src/contract/index.js';
 import { createRepo, type FixtureRepo } from '../forge/fixture.js';
 import { startTestServer, type TestServer, type TestServerOptions } from '../support/server.js';
 import { call, ok, REPO } from './helpers.js';
@@ -66,6 +67,37 @@ describe('ticket links are http(s) only', () => {
     expect(settings.ticket_url_template).toBe('https://jira.example.com/browse/{id}');
     // http:// stays possible (an intranet tracker).
     await ok(s, 'updateRepositorySettings', { ...key, settings: { ticket_url_template: 'http://tracker.intranet/{id}' } });
+  });
+});
+
+describe('free-text settings are bounded', () => {
+  it('refuses an over-long ticket_url_template (and other free text of the settings) with 400 naming the field and the bound, keeping the old value', async () => {
+    const s = await server();
+    const key = { repo: REPO, org_url_slug: s.org };
+    await ok(s, 'updateRepositorySettings', { ...key, settings: { ticket_url_template: 'https://jira.example.com/browse/{id}' } });
+    // Every link the dashboard draws for every test of the repository would carry it.
+    for (const length of [2049, 10_000_000]) {
+      const long = `https://jira.example.com/${'a'.repeat(length - 'https://jira.example.com/{id}'.length)}{id}`;
+      expect(long).toHaveLength(length);
+      const r = await call(s, 'updateRepositorySettings', { ...key, settings: { ticket_url_template: long } });
+      expect(r.status).toBe(400);
+      expect(r.text).toBe(`settings.ticket_url_template: must be at most ${TICKET_URL_TEMPLATE_MAX} characters`);
+    }
+    const atBound = `https://jira.example.com/${'a'.repeat(2048 - 'https://jira.example.com/{id}'.length)}{id}`;
+    await ok(s, 'updateRepositorySettings', { ...key, settings: { ticket_url_template: atBound } });
+    expect((await ok(s, 'getRepositorySettings', key)).ticket_url_template).toBe(atBound);
+
+    const glob = await call(s, 'updateRepositorySettings', { ...key, settings: { failure_rate: { branches: ['x'.repeat(1025)] } } });
+    expect(glob.status).toBe(400);
+    expect(glob.text).toBe('settings.failure_rate.branches.0: must be at most 1024 characters');
+
+    await ok(s, 'createQueue', { repo: REPO, targetBranch: 'main' });
+    const label = await call(s, 'updateQueue', { repo: REPO, targetBranch: 'main', enqueueingLabel: 'x'.repeat(1025) });
+    expect(label.status).toBe(400);
+    expect(label.text).toBe('enqueueingLabel: must be at most 1024 characters');
+    const status = await call(s, 'updateQueue', { repo: REPO, targetBranch: 'main', requiredStatuses: ['ci', 'x'.repeat(1025)] });
+    expect(status.status).toBe(400);
+    expect(status.text).toBe('requiredStatuses.1: must be at most 1024 characters');
   });
 });
 
