@@ -19,7 +19,8 @@ export interface Received {
   at: number;
 }
 
-export type Mode = { kind: 'ok' } | { kind: 'status'; status: number } | { kind: 'stall' };
+/** How the receiver answers: 200 `ok`, an error status (with `body`, default `receiver says no`), or not at all. */
+export type Mode = { kind: 'ok' } | { kind: 'status'; status: number; body?: string } | { kind: 'stall' };
 
 export interface Receiver {
   url: string;
@@ -88,7 +89,7 @@ export async function startReceiver(secrets: string[] = []): Promise<Receiver> {
       }
       if (mode.kind === 'status') {
         res.statusCode = mode.status;
-        res.end('receiver says no');
+        res.end(mode.body ?? 'receiver says no');
         return;
       }
       const answer = () => {

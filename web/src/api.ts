@@ -12,6 +12,8 @@ export type {
   DetailedTestCase,
   UnhealthyTestCase,
   QuarantinedTest,
+  WebhookDelivery,
+  WebhookEndpoint,
 } from '../../src/contract/index.js';
 
 export interface Repo {
@@ -190,6 +192,10 @@ export const api = {
     setting: 'ALWAYS_QUARANTINE' | 'NEVER_QUARANTINE' | 'AUTO',
   ) =>
     post('setTestQuarantine', { repo, org_url_slug: org, test_id: testId, setting }),
+  listWebhooks: () => post('listWebhooks', {}),
+  /** An endpoint's delivery log, newest first (the server keeps each response excerpt to 1 KiB). */
+  webhookDeliveries: (id: string, limit: number) => post('listWebhookDeliveries', { id, limit }),
+  replayWebhookDelivery: (deliveryId: number) => post('replayWebhookDelivery', { deliveryId }),
   linkTicket: (repo: Repo, testId: string, ticket: string) =>
     post('linkTicketToTestCase', {
       repo,

@@ -42,6 +42,9 @@ const STATES: Record<string, [string, string]> = {
   SUCCESS: ['✔', 'success'],
   FAILURE: ['✖', 'failure'],
   PENDING: ['◐', 'pending'],
+  // webhook endpoints (deliveries use pending / succeeded / failed)
+  enabled: ['●', 'enabled'],
+  disabled: ['⊘', 'disabled'],
   // flaky tests
   healthy: ['✔', 'healthy'],
   flaky: ['≈', 'flaky'],

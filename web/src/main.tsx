@@ -17,6 +17,7 @@ import { QueuesPage } from './queues.js';
 import { useRoute } from './router.js';
 import { ThroughputPage } from './throughput.js';
 import { ErrorBox } from './ui.js';
+import { WebhooksPage } from './webhooks.js';
 import './style.css';
 
 interface Session {
@@ -145,6 +146,9 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
           <a href="#/throughput" aria-current={current('throughput')}>
             Throughput
           </a>
+          <a href="#/webhooks" aria-current={current('webhooks')}>
+            Webhooks
+          </a>
         </nav>
         <span class="muted small">org {session.org}</span>
         <button class="link" onClick={onSignOut}>
@@ -184,6 +188,8 @@ function Page({ session, route }: { session: Session; route: ReturnType<typeof u
       return <FlakyPage repo={route.repo} testId={route.testId} org={session.org} repos={session.repos} />;
     case 'throughput':
       return <ThroughputPage />;
+    case 'webhooks':
+      return <WebhooksPage key={route.endpoint ?? ''} endpoint={route.endpoint} org={session.org} />;
     default:
       return (
         <main>

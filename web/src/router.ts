@@ -8,6 +8,7 @@ export type Route =
   | { page: 'pr'; repo: Repo; branch: string; number: number }
   | { page: 'flaky'; repo: Repo | null; testId: string | null }
   | { page: 'throughput' }
+  | { page: 'webhooks'; endpoint: string | null }
   | { page: 'missing'; path: string };
 
 export function parseRoute(hash: string): Route {
@@ -22,6 +23,7 @@ export function parseRoute(hash: string): Route {
   if (parts[0] === 'flaky' && parts.length === 6 && parts[4] === 'test')
     return { page: 'flaky', repo: repo(1), testId: parts[5] };
   if (parts[0] === 'throughput') return { page: 'throughput' };
+  if (parts[0] === 'webhooks' && parts.length <= 2) return { page: 'webhooks', endpoint: parts[1] ?? null };
   return { page: 'missing', path: hash };
 }
 
