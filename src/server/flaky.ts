@@ -39,7 +39,7 @@ export interface RunFailingTest {
  * The flaky-test service: the v1 flaky-test operations over the store. Its parts live in
  * ./flaky/: ingest (an upload: parse, store, detect), queries (lists, details, per-test
  * settings), repositories (settings), paging (page tokens) and present (the answers' shapes).
- * Every SQL statement is in src/store/flaky.ts; the rules (detection, quarantine) in src/flaky/.
+ * Every SQL statement is in src/store/flaky*.ts; the rules (detection, quarantine) in src/flaky/.
  */
 export class FlakyService {
   private readonly store: FlakyStore;
@@ -53,7 +53,7 @@ export class FlakyService {
    *
    * Why chunked writes that yield, of the three ways to keep the loop free:
    * - The upload stays ONE transaction, so it is all or nothing, crash included, with no code to
-   *   undo half an upload. Statements are at most 500 rows (src/store/flaky.ts), so the loop is
+   *   undo half an upload. Statements are at most 500 rows (src/store/flaky-sql.ts), so the loop is
    *   never held for long; the requests that need the database meanwhile wait for it
    *   asynchronously on Kysely's connection lock, the others (status, the merge queue's reads, which
    *   are served from memory) are answered at once.

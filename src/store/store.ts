@@ -1,291 +1,49 @@
-import { createHash } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+/**
+ * The store: openStore opens the database (connect.ts) and applies the migrations; Store is built
+ * in layers — accounts.ts (handle, tokens, owners, secrets), then this file: the queues, their
+ * leases between replicas, and the history of pull requests. Queue rows are in queue-rows.ts.
+ */
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import {
-  Kysely,
-  Migrator,
-  PostgresDialect,
-  sql,
-  SqliteDialect,
-  type Dialect,
-  type Selectable,
-  type SqliteDatabase,
-  type Transaction,
-} from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql, type Dialect, type Selectable, type Transaction } from 'kysely';
 import type { ImpactedTargets, PullRequestState, Repo } from '../contract/index.js';
-import { defaultConfig } from '../engine/model.js';
 import type { Entry, QueueConfig, QueueModel, TestRun } from '../engine/types.js';
+import { AccountStore } from './accounts.js';
+import {
+  dataVersions,
+  pauseBetweenStatements,
+  postgresDialect,
+  sqliteDialect,
+  SQLITE_FILE,
+  type Db,
+  type StoreKind,
+  type StoreOptions,
+} from './connect.js';
 import { migrations } from './migrations/index.js';
+import {
+  changeOf,
+  DB_NOW_MS,
+  ENTRY_CHUNK,
+  entryRow,
+  flakyDefaults,
+  impactedTargetsKey,
+  LeaseLostError,
+  QUEUE_CHANNEL,
+  runRow,
+  type ImpactedTargetsWrite,
+  type PrTransition,
+  type QueueChange,
+  type QueueTransaction,
+  type StoredQueue,
+} from './queue-rows.js';
 import type { QueuesTable, SchemaTables } from './schema.js';
-import { WebhookStore } from './webhooks.js';
 
-export type StoreOptions =
-  /** Embedded SQLite at `<dataDir>/railyard.sqlite` (created if missing). */
-  | { dataDir: string }
-  /** Explicit SQLite file, or `:memory:`. */
-  | { sqlitePath: string }
-  /** PostgreSQL (`postgres://…`) through `pg`'s pool: several replicas can share one database. */
-  | { databaseUrl: string; poolSize?: number; statementTimeoutMs?: number }
-  /** Any Kysely dialect: the store uses nothing SQLite-specific. */
-  | { dialect: Dialect };
-
-export type Db = Kysely<SchemaTables>;
-
-/** Which database the store runs on: the few statements that differ are chosen by this. */
-export type StoreKind = 'sqlite' | 'postgres';
-
-/** A replica's hold on a queue: written by it, checked by every write the driving replica makes. */
-export interface Fence {
-  holder: string;
-  fence: number;
-}
-
-/** The lease went to another replica (or expired): the write is refused and the replica stops driving. */
-export class LeaseLostError extends Error {
-  constructor(readonly queueId: string) {
-    super(`queue ${queueId}: this replica no longer holds its lease`);
-    this.name = 'LeaseLostError';
-  }
-}
-
-/** What a queue write sees inside its transaction (several replicas: the row is locked). */
-export interface QueueTransaction {
-  /** The queue's committed version. */
-  readonly version: number;
-  /** The queue as committed (to refresh a stale copy). */
-  load(): Promise<StoredQueue | undefined>;
-  /** Refuses the write unless `fence` still holds the queue's lease. */
-  checkFence(fence: Fence): Promise<void>;
-  /** Writes one engine step and bumps the version; returns the new version. */
-  write(before: QueueModel, after: QueueModel, impactedTargets?: ImpactedTargetsWrite, transitions?: readonly PrTransition[]): Promise<number>;
-}
-
-/** The database's clock in epoch milliseconds (leases are timed by it, never by a replica's clock). */
-const DB_NOW_MS = sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`;
-
-/** A queue as stored: its identity and the engine model, plus impacted targets per (PR, head SHA). */
-export interface StoredQueue {
-  id: string;
-  /** Bumped by every committed step. */
-  version: number;
-  org: string;
-  repo: Repo;
-  model: QueueModel;
-  /** Key `${prNumber}:${headSha}`. */
-  impactedTargets: Map<string, ImpactedTargets>;
-}
-
-export interface ImpactedTargetsWrite {
-  prNumber: number;
-  headSha: string;
-  targets: ImpactedTargets;
-}
-
-/** One state change of a pull request's queue entry, as the history keeps it. */
-export interface PrTransition {
-  entryId: string;
-  prNumber: number;
-  from: PullRequestState | null;
-  to: PullRequestState;
-  reason: string | null;
-  /** The test run of the entry after the change (testing and later states), else null. */
-  testRunId: string | null;
-  /** For failures: what went wrong, for people (conflicting PR and files, config problem, failed checks). */
-  detail: string | null;
-  at: number;
-}
-
-export const SQLITE_FILE = 'railyard.sqlite';
-
-/** The LISTEN/NOTIFY channel on which replicas announce `queueId:version` after each write. */
-export const QUEUE_CHANNEL = 'railyard_queues';
-
-/** SHA-256 hex of an API token: the only form in which tokens are stored. */
-export function hashToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
-}
-
-export function impactedTargetsKey(prNumber: number, headSha: string): string {
-  return `${prNumber}:${headSha}`;
-}
-
-/**
- * Creates the database file readable by its owner alone (0600) before SQLite opens it: SQLite
- * gives its -wal and -shm files the database file's permissions. An existing file keeps its own.
- */
-function createPrivately(path: string): void {
-  if (path === ':memory:' || path === '' || existsSync(path)) return;
-  closeSync(openSync(path, 'a', 0o600));
-}
-
-/** Per SQLite database: a number that changes when ANOTHER connection commits (PRAGMA data_version). */
-const dataVersions = new WeakMap<Dialect, () => number>();
-
-/** WAL size past which the checkpointer copies it into the database (PASSIVE: blocks nobody). */
-const CHECKPOINT_BYTES = 16 * 1024 * 1024;
-/** WAL size past which it also truncates the WAL (TRUNCATE: waits for the writer, briefly holds new ones). */
-const TRUNCATE_BYTES = 24 * 1024 * 1024;
-/** Past this the server's own connection truncates the WAL before its next transaction. */
-const HARD_WAL_BYTES = 32 * 1024 * 1024;
-/** The WAL file is cut back to this when SQLite restarts it from its beginning (journal_size_limit). */
-const WAL_KEEP_BYTES = 16 * 1024 * 1024;
-
-/**
- * The checkpointer: a worker thread with its own connection that copies the WAL into the database
- * so that the WAL stays bounded. SQLite's automatic checkpoint runs inside the COMMIT that crosses
- * the size, on the event loop: after a big flaky-test upload that held every request for ~0.7 s.
- *
- * PASSIVE (never blocks the server's reads or writes) copies most of it. But PASSIVE alone never
- * lets the WAL start over while writes come back to back — SQLite rewinds the WAL only when a
- * write begins after a checkpoint that finished, and there is always a newer write — so under
- * sustained writes the WAL grew 246 → 786 MB in 45 s (issue 26). Past TRUNCATE_BYTES the
- * checkpointer tries TRUNCATE without waiting (it gets through between two writes), and past
- * HARD_WAL_BYTES the server's connection truncates it itself before its next transaction, when
- * no write of its own is open (see sqliteDialect).
- */
-const CHECKPOINTER = `
-const { workerData, parentPort } = require('node:worker_threads');
-const { statSync } = require('node:fs');
-const Database = require(workerData.driver);
-const db = new Database(workerData.path, { fileMustExist: true });
-// No waiting: a checkpoint that waits holds the checkpoint lock, and the server's own TRUNCATE
-// (between two transactions) then finds it busy; under back-to-back writes neither got through.
-db.pragma('busy_timeout = 0');
-const walSize = () => { try { return statSync(workerData.path + '-wal').size; } catch { return 0; } };
-const timer = setInterval(() => {
-  if (walSize() <= workerData.bytes) return;
-  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {}
-  if (walSize() > workerData.truncateBytes) { try { db.pragma('wal_checkpoint(TRUNCATE)'); } catch {} }
-}, 250);
-parentPort.once('message', () => { clearInterval(timer); db.close(); parentPort.close(); });
-`;
-
-function startCheckpointer(path: string, onError: () => void): () => Promise<void> {
-  const worker = new Worker(CHECKPOINTER, {
-    eval: true,
-    workerData: {
-      path,
-      bytes: CHECKPOINT_BYTES,
-      truncateBytes: TRUNCATE_BYTES,
-      driver: createRequire(import.meta.url).resolve('better-sqlite3'),
-    },
-  });
-  worker.unref();
-  worker.on('error', onError);
-  const exited = new Promise<void>((done) => worker.once('exit', () => done()));
-  return async () => {
-    worker.ref(); // keep the process alive until it has closed its connection
-    worker.postMessage('close');
-    await exited;
-  };
-}
-
-function sqliteDialect(path: string): { dialect: Dialect; stop?: () => Promise<void> } {
-  createPrivately(path);
-  const database = new Database(path);
-  database.pragma('journal_mode = WAL');
-  database.pragma('foreign_keys = ON');
-  database.pragma('busy_timeout = 5000');
-  database.pragma(`journal_size_limit = ${WAL_KEEP_BYTES}`);
-  // The last resort when the checkpointer's TRUNCATE keeps missing the moments between back-to-back
-  // transactions: past HARD_WAL_BYTES the next transaction truncates the WAL itself before it begins
-  // (on this thread; PASSIVE has copied most of it already, so what is left is short).
-  const walFile = path === ':memory:' ? null : `${path}-wal`;
-  const beforeBegin = () => {
-    if (!walFile) return;
-    let bytes = 0;
-    try {
-      bytes = statSync(walFile).size;
-    } catch {
-      return;
-    }
-    if (bytes > HARD_WAL_BYTES) {
-      try {
-        database.pragma('wal_checkpoint(TRUNCATE)');
-      } catch {
-        // busy: the next transaction tries again
-      }
-    }
-  };
-  const dialect = new SqliteDialect({ database: keepingStatements(database, 256, beforeBegin) });
-  const version = database.prepare('PRAGMA data_version').pluck();
-  dataVersions.set(dialect, () => version.get() as number);
-  if (path === ':memory:') return { dialect };
-  // Checkpoints run on the checkpointer's thread, never in a COMMIT here. (Past 16 MB, not
-  // SQLite's 4 MB: a flaky-test upload of new tests dirties hundreds of index pages, and
-  // checkpointing that often cost ~50 % more per commit.)
-  database.pragma('wal_autocheckpoint = 0');
-  // Should the checkpointer fail, COMMITs checkpoint again (the WAL must not grow without end).
-  const checkpointHere = () => {
-    if (database.open) database.pragma(`wal_autocheckpoint = ${CHECKPOINT_BYTES / 4096}`);
-  };
-  return { dialect, stop: startCheckpointer(path, checkpointHere) };
-}
-
-/**
- * The database as Kysely sees it, with prepared statements kept per SQL text (the most recently
- * used `size`): Kysely prepares every query it runs, and compiling the same multi-row statement
- * again for every upload cost more than running it. Kysely's `begin` becomes `begin immediate`.
- */
-function keepingStatements(database: Database.Database, size = 256, beforeBegin?: () => void): SqliteDatabase {
-  const kept = new Map<string, Database.Statement>();
-  return {
-    close: () => database.close(),
-    prepare(text: string) {
-      // Every transaction takes the write lock when it begins (it waits for the checkpointer's
-      // TRUNCATE like any write): a deferred one that read first and wrote second was refused
-      // (SQLITE_BUSY, no wait) when the checkpointer took the lock between its read and its write.
-      if (text === 'begin') beforeBegin?.();
-      const source = text === 'begin' ? 'begin immediate' : text;
-      let statement = kept.get(source);
-      if (statement) kept.delete(source);
-      else {
-        statement = database.prepare(source);
-        if (kept.size >= size) kept.delete(kept.keys().next().value!);
-      }
-      kept.set(source, statement);
-      return statement;
-    },
-  };
-}
-
-/** Whether a `--database-url` names PostgreSQL (the only server database Railyard speaks). */
-export function isPostgresUrl(url: string): boolean {
-  return /^postgres(?:ql)?:\/\//i.test(url);
-}
-
-/**
- * PostgreSQL through pg's pool, loaded only when asked for (the embedded default never pays for it).
- * Integers come back as numbers: the store's bigints are epoch milliseconds and PR numbers, far
- * below 2^53.
- */
-async function postgresDialect(options: { databaseUrl: string; poolSize?: number; statementTimeoutMs?: number }): Promise<Dialect> {
-  const { Pool, TypeOverrides, types } = await import('pg');
-  const parsers = new TypeOverrides();
-  parsers.setTypeParser(types.builtins.INT8, (v) => Number(v));
-  parsers.setTypeParser(types.builtins.NUMERIC, (v) => Number(v));
-  const pool = new Pool({
-    connectionString: options.databaseUrl,
-    max: options.poolSize ?? 10,
-    types: parsers,
-    connectionTimeoutMillis: 10_000,
-    ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
-    application_name: 'railyard',
-    // Railyard's statements take milliseconds; JIT compiling one whose estimated cost passes
-    // jit_above_cost (a big table without statistics is enough) took 5–40 ms and never paid back.
-    options: '-c jit=off',
-  });
-  // A client that loses its connection (the database restarted) must not crash the server: the
-  // query it was running fails (503 to its request), the pool drops it, the next query opens a new
-  // one. pg emits the loss on the client itself when no query is running, idle or checked out.
-  pool.on('error', () => undefined);
-  pool.on('connect', (client) => client.on('error', () => undefined));
-  return new PostgresDialect({ pool });
-}
+export { isPostgresUrl, SQLITE_FILE } from './connect.js';
+export type { Db, StoreKind, StoreOptions } from './connect.js';
+export { hashToken, TOKEN_ID_LENGTH } from './accounts.js';
+export type { TokenInfo } from './accounts.js';
+export { impactedTargetsKey, LeaseLostError, QUEUE_CHANNEL } from './queue-rows.js';
+export type { Fence, ImpactedTargetsWrite, PrTransition, QueueTransaction, StoredQueue } from './queue-rows.js';
 
 /** Opens the store and applies pending migrations. */
 export async function openStore(options: StoreOptions): Promise<Store> {
@@ -324,261 +82,9 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   return store;
 }
 
-/** An API token as `railyard token list` shows it (never the token itself). */
-export interface TokenInfo {
-  /** The first 12 hex digits of its SHA-256: what `railyard token revoke` takes. */
-  id: string;
-  org: string;
-  label: string | null;
-  createdAt: number;
-  lastUsedAt: number | null;
-}
-
-/** Characters of the hash that name a token. */
-export const TOKEN_ID_LENGTH = 12;
-
-function tokenInfo(r: { token_hash: string; org_slug: string; label: string | null; created_at: number; last_used_at: number | null }): TokenInfo {
-  return {
-    id: r.token_hash.slice(0, TOKEN_ID_LENGTH),
-    org: r.org_slug,
-    label: r.label,
-    createdAt: Number(r.created_at),
-    lastUsedAt: r.last_used_at === null ? null : Number(r.last_used_at),
-  };
-}
-
-/**
- * What a long transaction awaits between its statements (see FlakyStore): a turn of the event loop
- * for other requests, since better-sqlite3 runs every statement on it. For an SQLite file it also
- * flushes the write-ahead log to disk in the background (fdatasync on the libuv thread pool, at
- * most one at a time, at most every 250 ms): the pages a big transaction spills into the WAL sit
- * in the OS cache otherwise, and its COMMIT's fsync would write them all while holding the loop.
- */
-function pauseBetweenStatements(walFile: string | null): () => Promise<void> {
-  let flushing = false;
-  let last = 0;
-  const flush = async (file: string) => {
-    const handle = await open(file, 'r');
-    try {
-      await handle.datasync();
-    } finally {
-      await handle.close();
-    }
-  };
-  return async () => {
-    await new Promise<void>((resume) => setImmediate(resume));
-    if (!walFile || flushing || performance.now() - last < 250) return;
-    flushing = true;
-    last = performance.now();
-    flush(walFile)
-      .catch(() => undefined) // no WAL yet, or not flushable: COMMIT syncs it anyway
-      .finally(() => (flushing = false));
-  };
-}
-
-const ENTRY_CHUNK = 200;
-
-function entryRow(queueId: string, e: Entry) {
-  return {
-    id: e.id,
-    queue_id: queueId,
-    pr_number: e.prNumber,
-    state: e.state,
-    seq: e.seq,
-    head_sha: e.pr.headSha,
-    head_branch: e.pr.headBranch,
-    state_changed_at: e.stateChangedAt,
-    concluded_at: e.concludedAt,
-    data: JSON.stringify(e),
-  };
-}
-
-function runRow(queueId: string, r: TestRun) {
-  return { id: r.id, queue_id: queueId, status: r.status, started_at: r.startedAt, data: JSON.stringify(r) };
-}
-
-/** The rows one engine step changes: entries and runs to upsert or delete, and whether the settings changed. */
-interface QueueChange {
-  entries: { upsert: Entry[]; remove: string[] };
-  runs: { upsert: TestRun[]; remove: string[] };
-  configChanged: boolean;
-  empty: boolean;
-}
-
-function changeOf(before: QueueModel, after: QueueModel): QueueChange {
-  const entries = diff(before.entries, after.entries);
-  const runs = diff(before.runs, after.runs);
-  const configChanged = before.config !== after.config || before.nextSeq !== after.nextSeq;
-  const empty = !entries.upsert.length && !entries.remove.length && !runs.upsert.length && !runs.remove.length && !configChanged;
-  return { entries, runs, configChanged, empty };
-}
-
-/** What changed between two models: rows to upsert and ids to delete. */
-function diff<T extends { id: string }>(
-  before: readonly T[],
-  after: readonly T[],
-): { upsert: T[]; remove: string[] } {
-  const old = new Set(before);
-  const upsert = after.filter((x) => !old.has(x));
-  const kept = new Set(after.map((x) => x.id));
-  const remove = before.filter((x) => !kept.has(x.id)).map((x) => x.id);
-  return { upsert, remove };
-}
-
-export class Store {
+export class Store extends AccountStore {
   /** SQLite: the next pr_transitions.seq, read once from the table, then counted here (one writer per database). */
   private nextTransitionSeq: number | null = null;
-
-  /** The migrations this open applied (empty when the schema was already current). */
-  migrated: string[] = [];
-
-  /** Outgoing webhooks: endpoints, the outbox each queue step writes to, deliveries (webhooks.ts). */
-  readonly webhooks: WebhookStore;
-
-  constructor(
-    readonly db: Db,
-    readonly kind: StoreKind = 'sqlite',
-    /**
-     * SQLite only: changes whenever another connection (another process: `railyard token revoke`)
-     * commits, so a server can re-read tokens the moment they change. Undefined for other dialects.
-     */
-    readonly dataVersion?: () => number,
-    /** Awaited between the statements of a long transaction (the default just yields). */
-    readonly pause: () => Promise<void> = () => new Promise<void>((resume) => setImmediate(resume)),
-    /** Stops what runs beside the database (the SQLite checkpointer) before it is closed. */
-    private readonly beforeClose?: () => Promise<void>,
-  ) {
-    this.webhooks = new WebhookStore(db, kind);
-  }
-
-  async close(): Promise<void> {
-    await this.beforeClose?.();
-    await this.db.destroy();
-  }
-
-  /**
-   * One trivial query: resolves when the database answers (`/v1/status`'s health probe). The
-   * embedded SQLite file lives in this process and cannot be unreachable while it answers; its one
-   * connection runs statements in turn, so a probe queued behind a long upload's transaction would
-   * time out and report a busy server as down (503): there is nothing to probe.
-   */
-  async ping(): Promise<void> {
-    if (this.kind === 'sqlite') return;
-    await sql`select 1`.execute(this.db);
-  }
-
-  // ------------------------------------------------------------ organisations and tokens
-
-  private async ensureOrganisationIn(trx: Transaction<SchemaTables>, slug: string): Promise<void> {
-    const found = await trx
-      .selectFrom('organisations')
-      .select('slug')
-      .where('slug', '=', slug)
-      .executeTakeFirst();
-    if (!found) await trx.insertInto('organisations').values({ slug, created_at: Date.now() }).execute();
-  }
-
-  /** Stores the hash of `token` for `org` (creating the organisation); false if it was already stored. */
-  async addToken(org: string, token: string, label?: string): Promise<boolean> {
-    const hash = hashToken(token);
-    return this.db.transaction().execute(async (trx) => {
-      await this.ensureOrganisationIn(trx, org);
-      const existing = await trx.selectFrom('api_tokens').select('org_slug').where('token_hash', '=', hash).executeTakeFirst();
-      if (existing) {
-        if (existing.org_slug !== org)
-          throw new Error(`that token already belongs to organisation "${existing.org_slug}"`);
-        return false;
-      }
-      await trx
-        .insertInto('api_tokens')
-        .values({ token_hash: hash, org_slug: org, created_at: Date.now(), label: label ?? null, last_used_at: null })
-        .execute();
-      return true;
-    });
-  }
-
-  async listTokens(): Promise<{ hash: string; org: string }[]> {
-    const rows = await this.db.selectFrom('api_tokens').select(['token_hash', 'org_slug']).execute();
-    return rows.map((r) => ({ hash: r.token_hash, org: r.org_slug }));
-  }
-
-  // ------------------------------------------------------------ repository owners and secrets
-
-  /** Every recorded repository owner: `host/owner/name` (lower case) → organisation. */
-  async loadRepoOwners(): Promise<Map<string, string>> {
-    const rows = await this.db.selectFrom('repo_owners').select(['repo_key', 'org_slug']).execute();
-    return new Map(rows.map((r) => [r.repo_key, r.org_slug]));
-  }
-
-  /**
-   * Records `org` as the owner of `repoKey` unless the repository already has one; returns the
-   * owner either way (the first claim wins, also between concurrent claims).
-   */
-  async claimRepo(org: string, repoKey: string): Promise<string> {
-    return this.db.transaction().execute(async (trx) => {
-      await this.ensureOrganisationIn(trx, org);
-      await trx
-        .insertInto('repo_owners')
-        .values({ repo_key: repoKey, org_slug: org, created_at: Date.now() })
-        .onConflict((oc) => oc.column('repo_key').doNothing())
-        .execute();
-      const row = await trx
-        .selectFrom('repo_owners')
-        .select('org_slug')
-        .where('repo_key', '=', repoKey)
-        .executeTakeFirstOrThrow();
-      return row.org_slug;
-    });
-  }
-
-  /** The secret named `name`, created from `generate()` on first use and kept from then on. */
-  async serverSecret(name: string, generate: () => string): Promise<string> {
-    await this.db
-      .insertInto('server_secrets')
-      .values({ name, value: generate(), created_at: Date.now() })
-      .onConflict((oc) => oc.column('name').doNothing())
-      .execute();
-    const row = await this.db
-      .selectFrom('server_secrets')
-      .select('value')
-      .where('name', '=', name)
-      .executeTakeFirstOrThrow();
-    return row.value;
-  }
-
-  /** Every token (of `org`, if given), oldest first, without the secret. */
-  async describeTokens(org?: string): Promise<TokenInfo[]> {
-    let query = this.db
-      .selectFrom('api_tokens')
-      .select(['token_hash', 'org_slug', 'label', 'created_at', 'last_used_at'])
-      .orderBy('created_at')
-      .orderBy('token_hash');
-    if (org !== undefined) query = query.where('org_slug', '=', org);
-    return (await query.execute()).map(tokenInfo);
-  }
-
-  /**
-   * Deletes the token whose SHA-256 (hex) starts with `hashPrefix` (and belongs to `org`, if
-   * given). Deletes nothing when the prefix names several tokens. Answers what matched.
-   */
-  async revokeToken(hashPrefix: string, org?: string): Promise<TokenInfo[]> {
-    if (!/^[0-9a-f]+$/.test(hashPrefix)) throw new Error(`not a token id: "${hashPrefix}"`);
-    return this.db.transaction().execute(async (trx) => {
-      let query = trx
-        .selectFrom('api_tokens')
-        .select(['token_hash', 'org_slug', 'label', 'created_at', 'last_used_at'])
-        .where('token_hash', 'like', `${hashPrefix}%`);
-      if (org !== undefined) query = query.where('org_slug', '=', org);
-      const rows = await query.execute();
-      if (rows.length === 1) await trx.deleteFrom('api_tokens').where('token_hash', '=', rows[0].token_hash).execute();
-      return rows.map(tokenInfo);
-    });
-  }
-
-  /** Records that the token with this hash was used at `at`. */
-  async touchToken(hash: string, at: number): Promise<void> {
-    await this.db.updateTable('api_tokens').set({ last_used_at: at }).where('token_hash', '=', hash).execute();
-  }
 
   // ------------------------------------------------------------ queues
 
@@ -919,10 +425,4 @@ export class Store {
       at: Number(r.at),
     }));
   }
-}
-
-/** The settings a queue stored before the flaky-aware queue lacks, at their defaults (behaviour unchanged). */
-function flakyDefaults(): Pick<QueueConfig, 'flakyPolicy' | 'flakyReportGraceSeconds' | 'flakyRetries' | 'probationThreshold'> {
-  const { flakyPolicy, flakyReportGraceSeconds, flakyRetries, probationThreshold } = defaultConfig();
-  return { flakyPolicy, flakyReportGraceSeconds, flakyRetries, probationThreshold };
 }

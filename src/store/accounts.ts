@@ -1,0 +1,193 @@
+/**
+ * The base of the store (store.ts): its database handle and lifecycle, and the accounts —
+ * organisations, API tokens, repository owners and server secrets. Queues build on it.
+ */
+import { createHash } from 'node:crypto';
+import { sql, type Transaction } from 'kysely';
+import type { Db, StoreKind } from './connect.js';
+import type { SchemaTables } from './schema.js';
+import { WebhookStore } from './webhooks.js';
+
+/** SHA-256 hex of an API token: the only form in which tokens are stored. */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** An API token as `railyard token list` shows it (never the token itself). */
+export interface TokenInfo {
+  /** The first 12 hex digits of its SHA-256: what `railyard token revoke` takes. */
+  id: string;
+  org: string;
+  label: string | null;
+  createdAt: number;
+  lastUsedAt: number | null;
+}
+
+/** Characters of the hash that name a token. */
+export const TOKEN_ID_LENGTH = 12;
+
+function tokenInfo(r: { token_hash: string; org_slug: string; label: string | null; created_at: number; last_used_at: number | null }): TokenInfo {
+  return {
+    id: r.token_hash.slice(0, TOKEN_ID_LENGTH),
+    org: r.org_slug,
+    label: r.label,
+    createdAt: Number(r.created_at),
+    lastUsedAt: r.last_used_at === null ? null : Number(r.last_used_at),
+  };
+}
+
+
+export class AccountStore {
+
+  /** The migrations this open applied (empty when the schema was already current). */
+  migrated: string[] = [];
+
+  /** Outgoing webhooks: endpoints, the outbox each queue step writes to, deliveries (webhooks.ts). */
+  readonly webhooks: WebhookStore;
+
+  constructor(
+    readonly db: Db,
+    readonly kind: StoreKind = 'sqlite',
+    /**
+     * SQLite only: changes whenever another connection (another process: `railyard token revoke`)
+     * commits, so a server can re-read tokens the moment they change. Undefined for other dialects.
+     */
+    readonly dataVersion?: () => number,
+    /** Awaited between the statements of a long transaction (the default just yields). */
+    readonly pause: () => Promise<void> = () => new Promise<void>((resume) => setImmediate(resume)),
+    /** Stops what runs beside the database (the SQLite checkpointer) before it is closed. */
+    private readonly beforeClose?: () => Promise<void>,
+  ) {
+    this.webhooks = new WebhookStore(db, kind);
+  }
+
+  async close(): Promise<void> {
+    await this.beforeClose?.();
+    await this.db.destroy();
+  }
+
+  /**
+   * One trivial query: resolves when the database answers (`/v1/status`'s health probe). The
+   * embedded SQLite file lives in this process and cannot be unreachable while it answers; its one
+   * connection runs statements in turn, so a probe queued behind a long upload's transaction would
+   * time out and report a busy server as down (503): there is nothing to probe.
+   */
+  async ping(): Promise<void> {
+    if (this.kind === 'sqlite') return;
+    await sql`select 1`.execute(this.db);
+  }
+
+  // ------------------------------------------------------------ organisations and tokens
+
+  protected async ensureOrganisationIn(trx: Transaction<SchemaTables>, slug: string): Promise<void> {
+    const found = await trx
+      .selectFrom('organisations')
+      .select('slug')
+      .where('slug', '=', slug)
+      .executeTakeFirst();
+    if (!found) await trx.insertInto('organisations').values({ slug, created_at: Date.now() }).execute();
+  }
+
+  /** Stores the hash of `token` for `org` (creating the organisation); false if it was already stored. */
+  async addToken(org: string, token: string, label?: string): Promise<boolean> {
+    const hash = hashToken(token);
+    return this.db.transaction().execute(async (trx) => {
+      await this.ensureOrganisationIn(trx, org);
+      const existing = await trx.selectFrom('api_tokens').select('org_slug').where('token_hash', '=', hash).executeTakeFirst();
+      if (existing) {
+        if (existing.org_slug !== org)
+          throw new Error(`that token already belongs to organisation "${existing.org_slug}"`);
+        return false;
+      }
+      await trx
+        .insertInto('api_tokens')
+        .values({ token_hash: hash, org_slug: org, created_at: Date.now(), label: label ?? null, last_used_at: null })
+        .execute();
+      return true;
+    });
+  }
+
+  async listTokens(): Promise<{ hash: string; org: string }[]> {
+    const rows = await this.db.selectFrom('api_tokens').select(['token_hash', 'org_slug']).execute();
+    return rows.map((r) => ({ hash: r.token_hash, org: r.org_slug }));
+  }
+
+  // ------------------------------------------------------------ repository owners and secrets
+
+  /** Every recorded repository owner: `host/owner/name` (lower case) → organisation. */
+  async loadRepoOwners(): Promise<Map<string, string>> {
+    const rows = await this.db.selectFrom('repo_owners').select(['repo_key', 'org_slug']).execute();
+    return new Map(rows.map((r) => [r.repo_key, r.org_slug]));
+  }
+
+  /**
+   * Records `org` as the owner of `repoKey` unless the repository already has one; returns the
+   * owner either way (the first claim wins, also between concurrent claims).
+   */
+  async claimRepo(org: string, repoKey: string): Promise<string> {
+    return this.db.transaction().execute(async (trx) => {
+      await this.ensureOrganisationIn(trx, org);
+      await trx
+        .insertInto('repo_owners')
+        .values({ repo_key: repoKey, org_slug: org, created_at: Date.now() })
+        .onConflict((oc) => oc.column('repo_key').doNothing())
+        .execute();
+      const row = await trx
+        .selectFrom('repo_owners')
+        .select('org_slug')
+        .where('repo_key', '=', repoKey)
+        .executeTakeFirstOrThrow();
+      return row.org_slug;
+    });
+  }
+
+  /** The secret named `name`, created from `generate()` on first use and kept from then on. */
+  async serverSecret(name: string, generate: () => string): Promise<string> {
+    await this.db
+      .insertInto('server_secrets')
+      .values({ name, value: generate(), created_at: Date.now() })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .execute();
+    const row = await this.db
+      .selectFrom('server_secrets')
+      .select('value')
+      .where('name', '=', name)
+      .executeTakeFirstOrThrow();
+    return row.value;
+  }
+
+  /** Every token (of `org`, if given), oldest first, without the secret. */
+  async describeTokens(org?: string): Promise<TokenInfo[]> {
+    let query = this.db
+      .selectFrom('api_tokens')
+      .select(['token_hash', 'org_slug', 'label', 'created_at', 'last_used_at'])
+      .orderBy('created_at')
+      .orderBy('token_hash');
+    if (org !== undefined) query = query.where('org_slug', '=', org);
+    return (await query.execute()).map(tokenInfo);
+  }
+
+  /**
+   * Deletes the token whose SHA-256 (hex) starts with `hashPrefix` (and belongs to `org`, if
+   * given). Deletes nothing when the prefix names several tokens. Answers what matched.
+   */
+  async revokeToken(hashPrefix: string, org?: string): Promise<TokenInfo[]> {
+    if (!/^[0-9a-f]+$/.test(hashPrefix)) throw new Error(`not a token id: "${hashPrefix}"`);
+    return this.db.transaction().execute(async (trx) => {
+      let query = trx
+        .selectFrom('api_tokens')
+        .select(['token_hash', 'org_slug', 'label', 'created_at', 'last_used_at'])
+        .where('token_hash', 'like', `${hashPrefix}%`);
+      if (org !== undefined) query = query.where('org_slug', '=', org);
+      const rows = await query.execute();
+      if (rows.length === 1) await trx.deleteFrom('api_tokens').where('token_hash', '=', rows[0].token_hash).execute();
+      return rows.map(tokenInfo);
+    });
+  }
+
+  /** Records that the token with this hash was used at `at`. */
+  async touchToken(hash: string, at: number): Promise<void> {
+    await this.db.updateTable('api_tokens').set({ last_used_at: at }).where('token_hash', '=', hash).execute();
+  }
+
+}

@@ -1,0 +1,232 @@
+/**
+ * Opening the store's database: embedded SQLite (WAL kept bounded by a checkpointer thread,
+ * prepared statements kept) or PostgreSQL through pg's pool. openStore (store.ts) uses these.
+ */
+import { closeSync, existsSync, openSync, statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+import { PostgresDialect, SqliteDialect, type Dialect, type Kysely, type SqliteDatabase } from 'kysely';
+import type { SchemaTables } from './schema.js';
+
+export type StoreOptions =
+  /** Embedded SQLite at `<dataDir>/railyard.sqlite` (created if missing). */
+  | { dataDir: string }
+  /** Explicit SQLite file, or `:memory:`. */
+  | { sqlitePath: string }
+  /** PostgreSQL (`postgres://…`) through `pg`'s pool: several replicas can share one database. */
+  | { databaseUrl: string; poolSize?: number; statementTimeoutMs?: number }
+  /** Any Kysely dialect: the store uses nothing SQLite-specific. */
+  | { dialect: Dialect };
+
+export type Db = Kysely<SchemaTables>;
+
+/** Which database the store runs on: the few statements that differ are chosen by this. */
+export type StoreKind = 'sqlite' | 'postgres';
+
+export const SQLITE_FILE = 'railyard.sqlite';
+
+/**
+ * Creates the database file readable by its owner alone (0600) before SQLite opens it: SQLite
+ * gives its -wal and -shm files the database file's permissions. An existing file keeps its own.
+ */
+function createPrivately(path: string): void {
+  if (path === ':memory:' || path === '' || existsSync(path)) return;
+  closeSync(openSync(path, 'a', 0o600));
+}
+
+/** Per SQLite database: a number that changes when ANOTHER connection commits (PRAGMA data_version). */
+export const dataVersions = new WeakMap<Dialect, () => number>();
+
+/** WAL size past which the checkpointer copies it into the database (PASSIVE: blocks nobody). */
+const CHECKPOINT_BYTES = 16 * 1024 * 1024;
+/** WAL size past which it also truncates the WAL (TRUNCATE: waits for the writer, briefly holds new ones). */
+const TRUNCATE_BYTES = 24 * 1024 * 1024;
+/** Past this the server's own connection truncates the WAL before its next transaction. */
+const HARD_WAL_BYTES = 32 * 1024 * 1024;
+/** The WAL file is cut back to this when SQLite restarts it from its beginning (journal_size_limit). */
+const WAL_KEEP_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The checkpointer: a worker thread with its own connection that copies the WAL into the database
+ * so that the WAL stays bounded. SQLite's automatic checkpoint runs inside the COMMIT that crosses
+ * the size, on the event loop: after a big flaky-test upload that held every request for ~0.7 s.
+ *
+ * PASSIVE (never blocks the server's reads or writes) copies most of it. But PASSIVE alone never
+ * lets the WAL start over while writes come back to back — SQLite rewinds the WAL only when a
+ * write begins after a checkpoint that finished, and there is always a newer write — so under
+ * sustained writes the WAL grew 246 → 786 MB in 45 s (issue 26). Past TRUNCATE_BYTES the
+ * checkpointer tries TRUNCATE without waiting (it gets through between two writes), and past
+ * HARD_WAL_BYTES the server's connection truncates it itself before its next transaction, when
+ * no write of its own is open (see sqliteDialect).
+ */
+const CHECKPOINTER = `
+const { workerData, parentPort } = require('node:worker_threads');
+const { statSync } = require('node:fs');
+const Database = require(workerData.driver);
+const db = new Database(workerData.path, { fileMustExist: true });
+// No waiting: a checkpoint that waits holds the checkpoint lock, and the server's own TRUNCATE
+// (between two transactions) then finds it busy; under back-to-back writes neither got through.
+db.pragma('busy_timeout = 0');
+const walSize = () => { try { return statSync(workerData.path + '-wal').size; } catch { return 0; } };
+const timer = setInterval(() => {
+  if (walSize() <= workerData.bytes) return;
+  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {}
+  if (walSize() > workerData.truncateBytes) { try { db.pragma('wal_checkpoint(TRUNCATE)'); } catch {} }
+}, 250);
+parentPort.once('message', () => { clearInterval(timer); db.close(); parentPort.close(); });
+`;
+
+function startCheckpointer(path: string, onError: () => void): () => Promise<void> {
+  const worker = new Worker(CHECKPOINTER, {
+    eval: true,
+    workerData: {
+      path,
+      bytes: CHECKPOINT_BYTES,
+      truncateBytes: TRUNCATE_BYTES,
+      driver: createRequire(import.meta.url).resolve('better-sqlite3'),
+    },
+  });
+  worker.unref();
+  worker.on('error', onError);
+  const exited = new Promise<void>((done) => worker.once('exit', () => done()));
+  return async () => {
+    worker.ref(); // keep the process alive until it has closed its connection
+    worker.postMessage('close');
+    await exited;
+  };
+}
+
+export function sqliteDialect(path: string): { dialect: Dialect; stop?: () => Promise<void> } {
+  createPrivately(path);
+  const database = new Database(path);
+  database.pragma('journal_mode = WAL');
+  database.pragma('foreign_keys = ON');
+  database.pragma('busy_timeout = 5000');
+  database.pragma(`journal_size_limit = ${WAL_KEEP_BYTES}`);
+  // The last resort when the checkpointer's TRUNCATE keeps missing the moments between back-to-back
+  // transactions: past HARD_WAL_BYTES the next transaction truncates the WAL itself before it begins
+  // (on this thread; PASSIVE has copied most of it already, so what is left is short).
+  const walFile = path === ':memory:' ? null : `${path}-wal`;
+  const beforeBegin = () => {
+    if (!walFile) return;
+    let bytes = 0;
+    try {
+      bytes = statSync(walFile).size;
+    } catch {
+      return;
+    }
+    if (bytes > HARD_WAL_BYTES) {
+      try {
+        database.pragma('wal_checkpoint(TRUNCATE)');
+      } catch {
+        // busy: the next transaction tries again
+      }
+    }
+  };
+  const dialect = new SqliteDialect({ database: keepingStatements(database, 256, beforeBegin) });
+  const version = database.prepare('PRAGMA data_version').pluck();
+  dataVersions.set(dialect, () => version.get() as number);
+  if (path === ':memory:') return { dialect };
+  // Checkpoints run on the checkpointer's thread, never in a COMMIT here. (Past 16 MB, not
+  // SQLite's 4 MB: a flaky-test upload of new tests dirties hundreds of index pages, and
+  // checkpointing that often cost ~50 % more per commit.)
+  database.pragma('wal_autocheckpoint = 0');
+  // Should the checkpointer fail, COMMITs checkpoint again (the WAL must not grow without end).
+  const checkpointHere = () => {
+    if (database.open) database.pragma(`wal_autocheckpoint = ${CHECKPOINT_BYTES / 4096}`);
+  };
+  return { dialect, stop: startCheckpointer(path, checkpointHere) };
+}
+
+/**
+ * The database as Kysely sees it, with prepared statements kept per SQL text (the most recently
+ * used `size`): Kysely prepares every query it runs, and compiling the same multi-row statement
+ * again for every upload cost more than running it. Kysely's `begin` becomes `begin immediate`.
+ */
+function keepingStatements(database: Database.Database, size = 256, beforeBegin?: () => void): SqliteDatabase {
+  const kept = new Map<string, Database.Statement>();
+  return {
+    close: () => database.close(),
+    prepare(text: string) {
+      // Every transaction takes the write lock when it begins (it waits for the checkpointer's
+      // TRUNCATE like any write): a deferred one that read first and wrote second was refused
+      // (SQLITE_BUSY, no wait) when the checkpointer took the lock between its read and its write.
+      if (text === 'begin') beforeBegin?.();
+      const source = text === 'begin' ? 'begin immediate' : text;
+      let statement = kept.get(source);
+      if (statement) kept.delete(source);
+      else {
+        statement = database.prepare(source);
+        if (kept.size >= size) kept.delete(kept.keys().next().value!);
+      }
+      kept.set(source, statement);
+      return statement;
+    },
+  };
+}
+
+/** Whether a `--database-url` names PostgreSQL (the only server database Railyard speaks). */
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(?:ql)?:\/\//i.test(url);
+}
+
+/**
+ * PostgreSQL through pg's pool, loaded only when asked for (the embedded default never pays for it).
+ * Integers come back as numbers: the store's bigints are epoch milliseconds and PR numbers, far
+ * below 2^53.
+ */
+export async function postgresDialect(options: { databaseUrl: string; poolSize?: number; statementTimeoutMs?: number }): Promise<Dialect> {
+  const { Pool, TypeOverrides, types } = await import('pg');
+  const parsers = new TypeOverrides();
+  parsers.setTypeParser(types.builtins.INT8, (v) => Number(v));
+  parsers.setTypeParser(types.builtins.NUMERIC, (v) => Number(v));
+  const pool = new Pool({
+    connectionString: options.databaseUrl,
+    max: options.poolSize ?? 10,
+    types: parsers,
+    connectionTimeoutMillis: 10_000,
+    ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+    application_name: 'railyard',
+    // Railyard's statements take milliseconds; JIT compiling one whose estimated cost passes
+    // jit_above_cost (a big table without statistics is enough) took 5–40 ms and never paid back.
+    options: '-c jit=off',
+  });
+  // A client that loses its connection (the database restarted) must not crash the server: the
+  // query it was running fails (503 to its request), the pool drops it, the next query opens a new
+  // one. pg emits the loss on the client itself when no query is running, idle or checked out.
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  return new PostgresDialect({ pool });
+}
+
+
+/**
+ * What a long transaction awaits between its statements (see FlakyStore): a turn of the event loop
+ * for other requests, since better-sqlite3 runs every statement on it. For an SQLite file it also
+ * flushes the write-ahead log to disk in the background (fdatasync on the libuv thread pool, at
+ * most one at a time, at most every 250 ms): the pages a big transaction spills into the WAL sit
+ * in the OS cache otherwise, and its COMMIT's fsync would write them all while holding the loop.
+ */
+export function pauseBetweenStatements(walFile: string | null): () => Promise<void> {
+  let flushing = false;
+  let last = 0;
+  const flush = async (file: string) => {
+    const handle = await open(file, 'r');
+    try {
+      await handle.datasync();
+    } finally {
+      await handle.close();
+    }
+  };
+  return async () => {
+    await new Promise<void>((resume) => setImmediate(resume));
+    if (!walFile || flushing || performance.now() - last < 250) return;
+    flushing = true;
+    last = performance.now();
+    flush(walFile)
+      .catch(() => undefined) // no WAL yet, or not flushable: COMMIT syncs it anyway
+      .finally(() => (flushing = false));
+  };
+}
