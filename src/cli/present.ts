@@ -2,7 +2,7 @@ import type { QueueListItem, SubmittedPullRequest } from '../contract/index.js';
 import type { Client } from '../client/index.js';
 import type { Repo } from '../contract/index.js';
 import { placeText } from '../watch/board.js';
-import { waitSentence } from '../watch/notices.js';
+import { holdPhrases, waitSentence } from '../watch/notices.js';
 import { Progress } from './progress.js';
 import type { Column } from './render.js';
 
@@ -36,15 +36,21 @@ export function describePr(pr: SubmittedPullRequest): Record<string, unknown> {
       ? `base matches: ${pr.readiness.doesBaseBranchMatch}, mergeability: ${pr.readiness.gitHubMergeability}` +
         (pr.readiness.requiresImpactedTargets ? `, impacted targets: ${pr.readiness.hasImpactedTargets ? 'yes' : 'missing'}` : '')
       : undefined,
-    waitingFor: pr.readiness?.waitingFor?.length ? pr.readiness.waitingFor.map(waitSentence).join('; ') : undefined,
+    waitingFor: waitsBesidesConflict(pr).map(waitSentence).join('; ') || undefined,
     blockedBy: pr.readiness?.blockedBy,
+    conflict: pr.readiness?.conflict?.message,
   };
 }
 
-/** `, waiting for the queue, which is paused` (empty when nothing holds the PR, or the server does not say). */
+/** What the PR waits for, less the mergeability that its conflict sentence (its own row) explains. */
+function waitsBesidesConflict(pr: SubmittedPullRequest) {
+  return (pr.readiness?.waitingFor ?? []).filter((w) => !(w === 'mergeability' && pr.readiness?.conflict));
+}
+
+/** `, waiting for the queue, which is paused` or `, conflicts with main …: rebase on main` (empty when nothing holds the PR, or the server does not say). */
 function waitsText(pr: SubmittedPullRequest): string {
-  const waits = pr.readiness?.waitingFor;
-  return waits?.length ? `, waiting for ${waits.map(waitSentence).join(' and ')}` : '';
+  const phrases = holdPhrases(pr.readiness);
+  return phrases.length ? `, ${phrases.join('; ')}` : '';
 }
 
 export interface WaitResult {

@@ -236,6 +236,17 @@ export const Readiness = z.object({
   waitingFor: z.array(z.enum(WAIT_REASONS)).optional(),
   // Railyard extension: what the target's branch protection still waits for, as the forge tells it.
   blockedBy: z.string().optional(),
+  conflict: extension(
+    z
+      .object({
+        message: z.string(),
+        files: z.array(z.string()).optional(),
+        commit: z.object({ sha: z.string(), subject: z.string(), prNumber: z.number().optional() }).optional(),
+      })
+      .optional(),
+    'Why the PR does not merge onto its base branch and what to do, in one sentence (message), with the conflicting ' +
+      'files and the commit on the base branch that last changed them when the forge can tell',
+  ),
 });
 export type Readiness = z.infer<typeof Readiness>;
 

@@ -63,5 +63,5 @@ export { testBasis } from './rules/basis.js';
 export { laneNumbers } from './rules/lanes.js';
 export { flakyVerdict } from './rules/flaky-verdict.js';
 export { needsProbation } from './rules/probation.js';
-export { readinessOf } from './rules/readiness.js';
+export { conflictSentence, prConflictSentence, readinessOf } from './rules/readiness.js';
 export { step } from './step.js';

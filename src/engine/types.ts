@@ -70,6 +70,19 @@ export interface PrFacts {
    * `branch_protection`) while it is set.
    */
   blockedBy?: string;
+  /**
+   * Why the PR does not merge onto its base (with `mergeability: not_mergeable`): what the forge
+   * can tell — the conflicting files and the target's commit that last changed them (git forge),
+   * nothing more on GitHub and GitLab. Absent when it merges or the forge does not know.
+   */
+  conflict?: PrConflict;
+}
+
+/** What a conflicting PR conflicts with (PrFacts.conflict). */
+export interface PrConflict {
+  files?: string[];
+  /** The commit on the base branch that last changed the conflicting files, and its PR when its message names one. */
+  commit?: { sha: string; subject: string; prNumber?: number };
 }
 
 /** Why an entry is in its state: a reason code of the contract (src/contract/mq.ts, "reason codes"). */

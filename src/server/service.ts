@@ -143,7 +143,8 @@ function sameFacts(a: PrFacts, b: PrFacts): boolean {
     a.baseBranch === b.baseBranch &&
     a.mergeability === b.mergeability &&
     a.open === b.open &&
-    (a.blockedBy ?? '') === (b.blockedBy ?? '')
+    (a.blockedBy ?? '') === (b.blockedBy ?? '') &&
+    JSON.stringify(a.conflict ?? null) === JSON.stringify(b.conflict ?? null)
   );
 }
 

@@ -4,7 +4,7 @@
  * (a warning: the person has to act). Shared by `railyard mq submit` and the Action's submit
  * (no oclif, no Node-only modules).
  */
-import type { SubmittedPullRequest, WaitReason } from '../contract/index.js';
+import type { Readiness, SubmittedPullRequest, WaitReason } from '../contract/index.js';
 
 export interface SubmitNotice {
   level: 'notice' | 'warning';
@@ -70,4 +70,18 @@ export function waitSentence(reason: WaitReason): string {
     case 'queue_switching_modes':
       return 'the queue, which is switching modes';
   }
+}
+
+/**
+ * What holds a PR, one phrase per reason: `waiting for the queue, which is paused`, or for a PR
+ * that conflicts with its base, the server's sentence saying with what and what to do
+ * (readiness.conflict.message: `conflicts with main in a.txt (…): rebase on main`).
+ */
+export function holdPhrases(r: Readiness | undefined): string[] {
+  const waits = r?.waitingFor ?? [];
+  const out: string[] = [];
+  const waiting = waits.filter((w) => !(w === 'mergeability' && r?.conflict));
+  if (r?.conflict && waits.includes('mergeability')) out.push(r.conflict.message);
+  if (waiting.length) out.push(`waiting for ${waiting.map(waitSentence).join(' and ')}`);
+  return out;
 }

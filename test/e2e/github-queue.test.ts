@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { Octokit } from '@octokit/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { call, ok } from '../server/helpers.js';
+import { isolatedEnv, railyard } from '../support/cli.js';
 import {
   API_TOKEN,
   cleanup,
@@ -199,6 +200,34 @@ describe('serve --github with webhooks', () => {
       stateReason: 'START_TEST_RUN_MERGE_CONFLICT',
     });
     expect(await messages(gh)).toEqual(['One (#1)', expect.any(String)]);
+  });
+
+  it('a PR that GitHub calls not mergeable says so, and what to do, in the API, mq status, its status and its comment', async () => {
+    const { gh, server } = await world({ files: { 'shared.txt': 'base\n' } });
+    const { one, two } = await twoPrs(server, gh, {
+      prs: [
+        { head: 'one', title: 'One', files: { 'shared.txt': 'one\n' } },
+        { head: 'two', title: 'Two', files: { 'shared.txt': 'two\n' } },
+      ],
+      queue: { concurrency: 1, createPrsForTestingBranches: false },
+      submit: 'none',
+    });
+    await submit(server, gh, one.number);
+    expect((await waitFor(server, gh, one.number, settled)).state).toBe('merged');
+    await submit(server, gh, two.number);
+    const sentence = 'conflicts with main: rebase or merge main into the branch';
+    const waiting = await waitFor(server, gh, two.number, (p) => p.readiness?.conflict !== undefined);
+    expect(waiting).toMatchObject({ state: 'not_ready', readiness: { gitHubMergeability: 'not_mergeable', conflict: { message: sentence } } });
+    await until('the comment names the conflict', () =>
+      gh.comments(OWNER, NAME, two.number).some((c) => c.body.includes(`It ${sentence}.`)),
+    );
+    await until('the status names the conflict', () =>
+      gh.statuses(OWNER, NAME, two.headSha).some((s) => s.context === 'railyard/merge-queue' && s.description === `It ${sentence}`),
+    );
+    const env = isolatedEnv({ RAILYARD_API_URL: server.url, RAILYARD_TOKEN: API_TOKEN });
+    const status = await railyard(['mq', 'status', String(two.number), '--repo', `${gh.host}/${OWNER}/${NAME}`], env);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/^conflict\s+conflicts with main: rebase or merge main into the branch$/m);
   });
 
   it('a PR whose mergeability GitHub is still computing after submit is read again by itself and lands, without waiting for the poll', async () => {

@@ -154,4 +154,50 @@ describe('why a run failed', () => {
     expect(Buffer.byteLength(body)).toBe(1024 * 1024);
     expect(body).toMatch(/\nTHE-END\n\n\[railyard\] test: failure \(exit code 1\) after \d+ ms\n$/);
   });
+
+  it('a PR that conflicts with main says with what and what to do: in the API, mq status, mq logs, mq watch', async () => {
+    const w = await world({ test: 'true' }, { 'app.txt': 'app\n', 'lib.txt': 'lib\n' });
+    w.repo.openPr(1, { 'app.txt': 'app, by one\n' }, { title: 'One edits app.txt' });
+    w.repo.openPr(2, { 'app.txt': 'app, by two\n' }, { title: 'Two edits app.txt' });
+    w.repo.openPr(3, { 'lib.txt': 'lib, by three\n' }, { title: 'Three edits lib.txt' });
+    await ok(w.server, 'createQueue', Q);
+    await ok(w.server, 'submitPullRequest', { ...Q, pr: { number: 1 } });
+    expect((await settle(w.server, 1)).state).toBe('merged');
+    const landed = w.repo.headOf('refs/heads/main')!;
+    const sentence = `conflicts with main in app.txt (changed by ${landed.slice(0, 7)} 'One edits app.txt (#1)' / #1): rebase on main`;
+
+    // #2 no longer merges onto main (#1 landed): it waits, and every view says why.
+    await ok(w.server, 'submitPullRequest', { ...Q, pr: { number: 2 } });
+    const two = await ok(w.server, 'getSubmittedPullRequest', { ...Q, pr: { number: 2 } });
+    expect(two).toMatchObject({ state: 'not_ready' });
+    expect(two.readiness.conflict).toEqual({
+      message: sentence,
+      files: ['app.txt'],
+      commit: { sha: landed, subject: 'One edits app.txt (#1)', prNumber: 1 },
+    });
+    const status = await w.cli(['mq', 'status', '2', ...FLAGS]);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(new RegExp(`^conflict\\s+${sentence.replace(/[()/.']/g, '\\$&')}$`, 'm'));
+    expect(status.stdout).not.toContain('the forge to call it mergeable');
+    const logs = await w.cli(['mq', 'logs', '2', ...FLAGS]);
+    expect(logs.stdout).toContain(`\n  not tested: it ${sentence}\n`);
+    expect(logs.stdout).not.toContain('(not tested yet)');
+    const watch = await w.cli(['mq', 'watch', '2', ...FLAGS, '--timeout', '1s', '--interval', '200ms']);
+    expect(watch.stdout).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d #2 not_ready: ${sentence.replace(/[()/.']/g, '\\$&')}$`, 'm'));
+
+    // A push to main outside the queue that conflicts with a waiting PR: the poll finds it, no PR named.
+    await ok(w.server, 'updateQueue', { ...Q, state: 'paused' });
+    await ok(w.server, 'submitPullRequest', { ...Q, pr: { number: 3 } });
+    const pushed = w.repo.commitOn('main', { 'lib.txt': 'lib, on main\n' }, 'Reword lib');
+    const deadline = Date.now() + 20_000;
+    let three = await ok(w.server, 'getSubmittedPullRequest', { ...Q, pr: { number: 3 } });
+    while (!three.readiness.conflict && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      three = await ok(w.server, 'getSubmittedPullRequest', { ...Q, pr: { number: 3 } });
+    }
+    expect(three.state).toBe('not_ready');
+    expect(three.readiness.conflict.message).toBe(
+      `conflicts with main in lib.txt (changed by ${pushed.slice(0, 7)} 'Reword lib'): rebase on main`,
+    );
+  });
 });

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { explainReason } from '../../src/contract/reasons.js';
-import { waitSentence } from '../../src/watch/notices.js';
+import { holdPhrases } from '../../src/watch/notices.js';
 import { failingTestNote } from '../../src/watch/failing-tests.js';
 import { api, type Repo, type SubmittedPullRequest, type TestingDetailsResponse } from './api.js';
 import { enc, repoPath, since } from './format.js';
@@ -49,6 +49,8 @@ export function PrPage({ repo, branch, number }: { repo: Repo; branch: string; n
 function PrBody({ data, repo, branch, now }: { data: PrData; repo: Repo; branch: string; now: number }) {
   const { pr, run } = data;
   const sentence = reasonSentence(pr);
+  // What holds it: the queue's state, its impacted targets, or the sentence naming a conflict.
+  const holds = holdPhrases(pr.readiness);
   return (
     <>
       <p class="summary">
@@ -67,16 +69,20 @@ function PrBody({ data, repo, branch, now }: { data: PrData; repo: Repo; branch:
           {sentence} <span class="muted small">({pr.stateReason})</span>
         </p>
       )}
-      {pr.isCurrentlySubmittedToQueue && pr.readiness?.waitingFor?.length ? (
+      {pr.isCurrentlySubmittedToQueue && holds.length ? (
         <p class="reason" data-testid="waiting-for">
-          Waiting for {pr.readiness.waitingFor.map(waitSentence).join(' and ')}.
+          {holds.map((h) => h.charAt(0).toUpperCase() + h.slice(1)).join('. ')}.
         </p>
       ) : null}
       {data.history !== null && <Timeline history={data.history} prNumber={pr.prNumber} />}
       <Section title="Test run" id="run-h">
         {!run && (
           <p class="muted">
-            {pr.testRunId ? 'The test run is no longer known to the server.' : 'Not tested yet.'}
+            {pr.testRunId
+              ? 'The test run is no longer known to the server.'
+              : pr.readiness?.conflict
+                ? `Not tested: it ${pr.readiness.conflict.message}.`
+                : 'Not tested yet.'}
           </p>
         )}
         {run && <RunDetails run={run} pr={pr} repo={repo} branch={branch} />}

@@ -57,8 +57,19 @@ export default class Logs extends BaseCommand {
     if (!testRunId) {
       if (flags.check)
         throw new ConfigError(`--check: #${number} has not been tested yet (it is ${pr.state})`);
-      this.out(lines.join('\n') + `\n  (not tested yet)\n`);
-      return { prNumber: number, state: pr.state, reason: pr.stateReason, detail: last?.detail, checks: [] };
+      // Why not: a conflict with its base (with what, and what to do), or what it waits for.
+      const { holdPhrases } = await import('../../watch/notices.js');
+      const holds = pr.isCurrentlySubmittedToQueue ? holdPhrases(pr.readiness) : [];
+      const why = pr.readiness?.conflict && holds.length ? `it ${holds.join('; ')}` : holds.join('; ');
+      this.out(printable(lines.join('\n') + (why ? `\n  not tested: ${why}\n` : `\n  (not tested yet)\n`), '\n'));
+      return {
+        prNumber: number,
+        state: pr.state,
+        reason: pr.stateReason,
+        detail: last?.detail,
+        ...(why ? { notTested: why } : {}),
+        checks: [],
+      };
     }
     const details = await client.call('getMergeQueueTestingDetails', {
       repo,

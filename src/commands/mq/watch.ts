@@ -44,6 +44,7 @@ export default class Watch extends BaseCommand {
     const client = await this.client(flags);
     const { boardHeader, boardLine, boardRows } = await import('../../watch/board.js');
     const { repoLabel } = await import('../../cli/present.js');
+    const { holdPhrases } = await import('../../watch/notices.js');
     const tty = Boolean(process.stdout.isTTY) && !this.jsonEnabled();
     const deadline = timeoutMs ? Date.now() + timeoutMs : Infinity;
     const key = { repo, targetBranch: flags.branch };
@@ -63,19 +64,27 @@ export default class Watch extends BaseCommand {
         const summary = list.queues.find((q) => q.targetBranch === flags.branch);
         const now = Date.now();
         const rows = boardRows(queue, summary, now);
-        // The PRs watched that left the queue (or are not ready): ask for each.
+        // The PRs watched that left the queue (or are not ready): ask for each, and say what holds
+        // one that waits outside (a conflict with its base: with what, and what to do).
+        const outside = new Map<number, string>();
         for (const n of prs) {
           if (settled.has(n) || rows.some((r) => r.pr.prNumber === n)) continue;
           const pr = await client.call('getSubmittedPullRequest', { ...key, pr: { number: n } });
           if (isTerminalState(pr.state)) settled.set(n, pr);
-          else if (!tty && seen.get(n) !== pr.state) {
-            seen.set(n, pr.state ?? '');
-            this.out(`${stamp()} #${n} ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}\n`);
-            lastLineAt = now;
+          else {
+            const holds = holdPhrases(pr.readiness);
+            const line = `#${n} ${pr.state}${holds.length ? `: ${holds.join('; ')}` : pr.stateReason ? ` (${pr.stateReason})` : ''}`;
+            outside.set(n, line);
+            if (!tty && seen.get(n) !== line) {
+              seen.set(n, line);
+              this.out(`${stamp()} ${printable(line)}\n`);
+              lastLineAt = now;
+            }
           }
         }
         if (tty) {
           const lines = [boardHeader(repoLabel(repo), queue, summary), ...rows.map(boardLine)];
+          for (const line of outside.values()) lines.push(`     ${line}`);
           for (const [n, pr] of settled)
             lines.push(`     #${n} ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}`);
           if (!rows.length) lines.push('     (the queue is empty)');
@@ -102,7 +111,8 @@ export default class Watch extends BaseCommand {
             const lines = watched.length ? watched.map((r) => `still ${boardLine(r).trimStart()}`) : [`still watching ${boardHeader(repoLabel(repo), queue, summary)}`];
             for (const n of prs) {
               if (settled.has(n) || watched.some((r) => r.pr.prNumber === n)) continue;
-              lines.push(`still waiting for #${n}: ${seen.get(n) || 'not in the queue yet'}`);
+              const line = outside.get(n);
+              lines.push(line ? `still ${line}` : `still waiting for #${n}: not in the queue yet`);
             }
             for (const line of lines) this.out(`${stamp()} ${printable(line)}\n`);
             lastLineAt = now;

@@ -6,7 +6,7 @@
  */
 import type { Readiness, WaitReason } from '../../contract/index.js';
 import { isTerminal } from '../model.js';
-import type { Entry, QueueModel } from '../types.js';
+import type { Entry, PrConflict, PrFacts, QueueModel } from '../types.js';
 import type { WorkingCopy } from '../working-copy.js';
 
 /** Readiness as the contract reports it, with what the PR waits for while it is in the queue (an extension). */
@@ -24,7 +24,33 @@ function facts(model: QueueModel, entry: Entry): Readiness {
     doesBaseBranchMatch: entry.pr.baseBranch === model.branch,
     gitHubMergeability: entry.pr.mergeability,
     ...(entry.pr.blockedBy ? { blockedBy: entry.pr.blockedBy } : {}),
+    ...(entry.pr.mergeability === 'not_mergeable' && entry.pr.conflict
+      ? { conflict: { message: prConflictSentence(entry.pr)!, ...entry.pr.conflict } }
+      : {}),
   };
+}
+
+/** The conflict sentence of a PR that does not merge onto its base (undefined when it does, or the forge cannot tell). */
+export function prConflictSentence(pr: PrFacts): string | undefined {
+  return pr.mergeability === 'not_mergeable' && pr.conflict ? conflictSentence(pr.baseBranch, pr.conflict) : undefined;
+}
+
+/** How many conflicting files the sentence names before "and N more". */
+const FILES_NAMED = 5;
+
+/**
+ * The one sentence every view shows for a conflicting PR (`mq status`, `mq watch`, the forge
+ * comment, the dashboard): what it conflicts with and what to do. With the files (git forge):
+ * `conflicts with main in a.txt, b.txt (changed by abc1234 'subject' / #7): rebase on main`;
+ * without (GitHub, GitLab): `conflicts with main: rebase or merge main into the branch`.
+ */
+export function conflictSentence(base: string, conflict: PrConflict): string {
+  const files = conflict.files ?? [];
+  if (!files.length) return `conflicts with ${base}: rebase or merge ${base} into the branch`;
+  const named = files.slice(0, FILES_NAMED).join(', ') + (files.length > FILES_NAMED ? ` and ${files.length - FILES_NAMED} more` : '');
+  const c = conflict.commit;
+  const by = c ? ` (changed by ${c.sha.slice(0, 7)} '${c.subject}'${c.prNumber !== undefined ? ` / #${c.prNumber}` : ''})` : '';
+  return `conflicts with ${base} in ${named}${by}: rebase on ${base}`;
 }
 
 function isReady(model: QueueModel, entry: Entry): boolean {

@@ -73,7 +73,8 @@ export class GitEvents implements Events {
           for (const e of q.model.entries) {
             if (e.state !== 'not_ready' && e.state !== 'pending') continue;
             const fresh = await this.forge.getPullRequest(q.repo, e.prNumber, q.model.branch);
-            if (fresh && fresh.mergeability !== e.pr.mergeability) await dispatch(q, { type: 'prUpdated', prNumber: e.prNumber, pr: fresh });
+            const changed = fresh && (fresh.mergeability !== e.pr.mergeability || JSON.stringify(fresh.conflict) !== JSON.stringify(e.pr.conflict));
+            if (changed) await dispatch(q, { type: 'prUpdated', prNumber: e.prNumber, pr: fresh });
           }
         }
       }

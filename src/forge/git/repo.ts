@@ -2,7 +2,7 @@ import path from 'node:path';
 import { branchNameProblem } from '../../contract/branch-name.js';
 import type { Mergeability } from '../../contract/index.js';
 import { jsonTooDeep, MAX_JSON_DEPTH } from '../../contract/json-depth.js';
-import type { PrFacts } from '../../engine/types.js';
+import type { PrConflict, PrFacts } from '../../engine/types.js';
 import { ChecksConfigError, NotFastForwardError } from './errors.js';
 import { git, GitError, withRepoLock } from './exec.js';
 
@@ -92,21 +92,45 @@ export async function mergeTrees(repoDir: string, ours: string, theirs: string):
   return { ok: false, files: [...new Set(parts.slice(1).map((p) => p.trim()))] };
 }
 
-const mergeabilityCache = new Map<string, Mergeability>();
+interface MergeCheck {
+  mergeability: Mergeability;
+  conflict?: PrConflict;
+}
+
+const mergeabilityCache = new Map<string, MergeCheck>();
 
 /**
- * Whether `headSha` merges onto `targetSha` without conflict. Cached per (repo, head, target):
- * both are immutable commits.
+ * Whether `headSha` merges onto `targetSha` without conflict, and when it does not, the conflicting
+ * files and the target's commit that last changed them (`conflictOf`). Cached per (repo, head,
+ * target): both are immutable commits.
  */
-export async function mergeabilityOf(repoDir: string, headSha: string, targetSha: string): Promise<Mergeability> {
+export async function mergeabilityOf(repoDir: string, headSha: string, targetSha: string): Promise<MergeCheck> {
   const key = `${repoDir}\0${headSha}\0${targetSha}`;
   const hit = mergeabilityCache.get(key);
   if (hit) return hit;
   const m = await mergeTrees(repoDir, targetSha, headSha);
-  const result: Mergeability = m.ok ? 'mergeable' : 'not_mergeable';
+  const result: MergeCheck = m.ok
+    ? { mergeability: 'mergeable' }
+    : { mergeability: 'not_mergeable', conflict: await conflictOf(repoDir, headSha, targetSha, m.files) };
   if (mergeabilityCache.size >= IDENT_CACHE_MAX) mergeabilityCache.delete(mergeabilityCache.keys().next().value!);
   mergeabilityCache.set(key, result);
   return result;
+}
+
+/**
+ * The conflicting files and the commit on the target (since the PR's merge base, following the
+ * target's first parents, so a landed PR shows as its squash or merge commit) that last changed
+ * one of them, with its PR number when its subject names one (`title (#7)` or `Merge pull request #7: …`).
+ */
+async function conflictOf(repoDir: string, headSha: string, targetSha: string, files: string[]): Promise<PrConflict> {
+  if (!files.length) return {};
+  const base = (await git(repoDir, ['merge-base', targetSha, headSha], { okCodes: [0, 1] })).stdout.trim();
+  if (!base) return { files };
+  const log = await git(repoDir, ['log', '--first-parent', '-n1', '--format=%H%x00%s', `${base}..${targetSha}`, '--', ...files]);
+  const [sha = '', subject = ''] = log.stdout.replace(/\n$/, '').split('\0');
+  if (!sha) return { files };
+  const pr = /\(#(\d+)\)$/.exec(subject) ?? /^Merge pull request #(\d+)\b/.exec(subject);
+  return { files, commit: { sha, subject, ...(pr ? { prNumber: Number(pr[1]) } : {}) } };
 }
 
 async function readBlobs(repoDir: string, shas: string[]): Promise<Map<string, string>> {
@@ -178,14 +202,15 @@ export async function getPullRequest(repoDir: string, prNumber: number, queueBra
     commitIdent(repoDir, headSha),
     validBase ? headOf(repoDir, baseBranch) : null,
   ]);
-  const mergeability = targetSha ? await mergeabilityOf(repoDir, headSha, targetSha) : 'unspecified';
+  const check: MergeCheck = targetSha ? await mergeabilityOf(repoDir, headSha, targetSha) : { mergeability: 'unspecified' };
   return {
     headSha,
     headBranch: `pull/${prNumber}`,
     title: ident.subject,
     author: ident.authorName,
     baseBranch,
-    mergeability,
+    mergeability: check.mergeability,
+    ...(check.conflict ? { conflict: check.conflict } : {}),
     open: true,
   };
 }

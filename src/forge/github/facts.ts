@@ -59,6 +59,8 @@ export function factsOf(pull: GitHubPull): GitHubPrFacts {
     open,
     draft: Boolean(pull.draft),
   };
+  // GitHub says no more than that it conflicts: the sentence tells to rebase or merge the base in.
+  if (open && facts.mergeability === 'not_mergeable') facts.conflict = {};
   if (!open) facts.closedAs = pull.merged ? 'merged' : 'closed';
   return facts;
 }
@@ -74,6 +76,7 @@ export function engineFacts(f: GitHubPrFacts): PrFacts {
     mergeability: f.mergeability,
     open: f.open,
     ...(f.blockedBy ? { blockedBy: f.blockedBy } : {}),
+    ...(f.conflict ? { conflict: f.conflict } : {}),
   };
 }
 

@@ -8,7 +8,7 @@
  * decided when its turn comes (the state then), so a newer change replaces a waiting write instead
  * of queueing behind it, and a write with nothing new to say is dropped.
  */
-import { findEntry, isTerminal, type Entry, type QueueModel, type TestRun } from '../../engine/index.js';
+import { findEntry, isTerminal, prConflictSentence, type Entry, type QueueModel, type TestRun } from '../../engine/index.js';
 import type { DriverQueue, Reporter } from '../types.js';
 import { QUEUE_STATUS_CONTEXT } from './checks.js';
 import { statusOf } from './client.js';
@@ -36,9 +36,11 @@ function statusFor(
     case 'not_ready':
       return {
         state: 'pending',
-        description: entry.pr.blockedBy
-          ? `Waiting for branch protection: ${entry.pr.blockedBy.replace(/^GitHub waits for: /, '')}`
-          : 'Submitted, waiting until it is ready (draft, conflict or base branch)',
+        description: prConflictSentence(entry.pr)
+          ? `It ${prConflictSentence(entry.pr)}`
+          : entry.pr.blockedBy
+            ? `Waiting for branch protection: ${entry.pr.blockedBy.replace(/^GitHub waits for: /, '')}`
+            : 'Submitted, waiting until it is ready (draft, conflict or base branch)',
       };
     default:
       return { state: 'pending', description: `In the ${model.branch} merge queue` };
@@ -71,7 +73,9 @@ function commentFor(entry: Entry, model: QueueModel, refusals: ReadonlyMap<strin
   if (entry.state === 'not_ready')
     lines.push(
       '',
-      entry.pr.blockedBy
+      prConflictSentence(entry.pr)
+        ? `It ${prConflictSentence(entry.pr)}. It enters the queue by itself once it merges cleanly.`
+        : entry.pr.blockedBy
         ? `Branch protection holds it: ${entry.pr.blockedBy}. It enters the queue by itself once GitHub lets it through (approvals and required checks; Railyard's own \`${QUEUE_STATUS_CONTEXT}\` status does not count).`
         : 'It enters the queue once it is mergeable, not a draft, and based on the target branch.',
     );

@@ -143,6 +143,8 @@ export function factsOf(mr: GitLabMr): GitLabPrFacts {
   };
   if (mr.source_project_id !== undefined) facts.sourceProjectId = mr.source_project_id;
   if (mr.target_project_id !== undefined) facts.targetProjectId = mr.target_project_id;
+  if (open && mergeability === 'not_mergeable' && (mr.has_conflicts === true || (mr.detailed_merge_status ?? legacyStatus(mr.merge_status)) === 'conflict'))
+    facts.conflict = {};
   if (!open) facts.closedAs = mr.state === 'merged' ? 'merged' : 'closed';
   return facts;
 }
@@ -157,5 +159,6 @@ export function engineFacts(f: GitLabPrFacts): PrFacts {
     baseBranch: f.baseBranch,
     mergeability: f.mergeability,
     open: f.open,
+    ...(f.conflict ? { conflict: f.conflict } : {}),
   };
 }

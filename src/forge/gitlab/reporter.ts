@@ -6,7 +6,7 @@
  * see it merged). Updates of one MR are coalesced: a change that comes while one is sent is sent
  * once more after it.
  */
-import { findEntry, isTerminal, type Entry, type QueueModel } from '../../engine/index.js';
+import { findEntry, isTerminal, prConflictSentence, type Entry, type QueueModel } from '../../engine/index.js';
 import type { DriverQueue, Reporter } from '../types.js';
 import { messageOf, statusOf } from './client.js';
 import { projectPath } from './repo.js';
@@ -35,7 +35,9 @@ function statusFor(entry: Entry, model: QueueModel): { state: GitLabState; descr
     case 'not_ready':
       return {
         state: 'pending',
-        description: 'Submitted, waiting until it is ready (draft, conflict, approvals or target)',
+        description: prConflictSentence(entry.pr)
+          ? `It ${prConflictSentence(entry.pr)}`
+          : 'Submitted, waiting until it is ready (draft, conflict, approvals or target)',
       };
     case 'testing':
     case 'tests_passed':
@@ -72,7 +74,9 @@ function noteFor(entry: Entry, model: QueueModel): string {
   if (entry.state === 'not_ready')
     lines.push(
       '',
-      'It enters the queue once GitLab calls it mergeable (not a draft, no conflict, nothing GitLab waits for) and it targets the queue’s branch.',
+      prConflictSentence(entry.pr)
+        ? `It ${prConflictSentence(entry.pr)}. It enters the queue by itself once it merges cleanly.`
+        : 'It enters the queue once GitLab calls it mergeable (not a draft, no conflict, nothing GitLab waits for) and it targets the queue’s branch.',
     );
   if (entry.state === 'merged' && run?.sha)
     lines.push('', `Landed on \`${model.branch}\` as ${run.sha} (test run \`${run.id}\`).`);
