@@ -50989,6 +50989,13 @@ const Readiness = object({
     waitingFor: array(schemas_enum(WAIT_REASONS)).optional(),
     // Railyard extension: what the target's branch protection still waits for, as the forge tells it.
     blockedBy: schemas_string().optional(),
+    conflict: extension(object({
+        message: schemas_string(),
+        files: array(schemas_string()).optional(),
+        commit: object({ sha: schemas_string(), subject: schemas_string(), prNumber: schemas_number().optional() }).optional(),
+    })
+        .optional(), 'Why the PR does not merge onto its base branch and what to do, in one sentence (message), with the conflicting ' +
+        'files and the commit on the base branch that last changed them when the forge can tell'),
 });
 const PullRequestCore = {
     id: schemas_string().optional(),
@@ -53864,6 +53871,21 @@ function waitSentence(reason) {
         case 'queue_switching_modes':
             return 'the queue, which is switching modes';
     }
+}
+/**
+ * What holds a PR, one phrase per reason: `waiting for the queue, which is paused`, or for a PR
+ * that conflicts with its base, the server's sentence saying with what and what to do
+ * (readiness.conflict.message: `conflicts with main in a.txt (…): rebase on main`).
+ */
+function holdPhrases(r) {
+    const waits = r?.waitingFor ?? [];
+    const out = [];
+    const waiting = waits.filter((w) => !(w === 'mergeability' && r?.conflict));
+    if (r?.conflict && waits.includes('mergeability'))
+        out.push(r.conflict.message);
+    if (waiting.length)
+        out.push(`waiting for ${waiting.map(waitSentence).join(' and ')}`);
+    return out;
 }
 
 ;// CONCATENATED MODULE: ./src/watch/wait.ts
