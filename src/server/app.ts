@@ -42,7 +42,7 @@ import type { QueueWorkers } from './workers.js';
 import type { Replicas } from './replicas.js';
 import { webhookHandlers } from './routes/webhooks.js';
 import { Deliverer, type WebhookOptions } from './webhooks/deliverer.js';
-import { queueEventBuilder } from './webhooks/events.js';
+import { forgePrUrl, queueEventBuilder } from './webhooks/events.js';
 import { WebhookService } from './webhooks/service.js';
 
 export interface ServerDeps {
@@ -314,7 +314,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     return `http://${host}:${address.port}`;
   };
-  deps.store.webhooks.queueEvents = queueEventBuilder(dashboardUrl);
+  deps.store.webhooks.queueEvents = queueEventBuilder(dashboardUrl, forgePrUrl(deps.driver.kind));
   const deliverer = new Deliverer(deps.store, webhookOptions, app.log);
   const webhooks = new WebhookService(deps.store, webhookOptions, now);
   app.decorate('railyard', { service, auth });

@@ -43,6 +43,23 @@ export function prPageUrl(dashboard: string, repo: Repo, branch: string, prNumbe
   return `${base}/#/${parts.join('/')}`;
 }
 
+/** A function giving the forge's web page of a pull request (null: the forge has none). */
+export type PrUrlOf = (repo: Repo, prNumber: number) => string | null;
+
+/**
+ * The forge's web page of a pull request, by forge kind: GitLab's merge requests, GitHub's pull
+ * requests (also the sandbox's, whose repositories are named like GitHub's); none for local bare
+ * repositories (`--git-root`), which have no web page.
+ */
+export function forgePrUrl(forgeKind: string): PrUrlOf {
+  return (repo, n) => {
+    const path = `${encodeURIComponent(repo.host)}/${repo.owner.split('/').map(encodeURIComponent).join('/')}/${encodeURIComponent(repo.name)}`;
+    if (forgeKind === 'gitlab') return `https://${path}/-/merge_requests/${n}`;
+    if (forgeKind === 'git') return null;
+    return `https://${path}/pull/${n}`;
+  };
+}
+
 const oneOf = <T extends string>(list: readonly T[], value: string | null, fallback: T): T =>
   value !== null && (list as readonly string[]).includes(value) ? (value as T) : fallback;
 
@@ -100,8 +117,11 @@ function reasonFields(action: PrAction, t: PrTransition, run: TestRun | undefine
   }
 }
 
-/** The queue events of one committed step, for endpoints at `dashboard` (the server's public URL). */
-export function queueEventBuilder(dashboard: () => string): QueueEventBuilder {
+/**
+ * The queue events of one committed step, for endpoints at `dashboard` (the server's public URL);
+ * `prUrl` gives the PR's page on its forge (in `railyard.pr_url`).
+ */
+export function queueEventBuilder(dashboard: () => string, prUrl: PrUrlOf = () => null): QueueEventBuilder {
   return (queue: QueueIdentity, after: QueueModel, transitions: readonly PrTransition[]): OutboxEvent[] => {
     const entries = new Map<string, Entry>(after.entries.map((e) => [e.id, e]));
     const runs = new Map<string, TestRun>(after.runs.map((r) => [r.id, r]));
@@ -133,7 +153,14 @@ export function queueEventBuilder(dashboard: () => string): QueueEventBuilder {
             target_branch: queue.branch,
             timestamp: isoTime(t.at),
             ...reasonFields(a, t, run),
-            railyard: { queue_entry_id: t.entryId, reason: t.reason, detail: t.detail, title: entry?.pr.title ?? null, test_run_id: t.testRunId },
+            railyard: {
+              queue_entry_id: t.entryId,
+              reason: t.reason,
+              detail: t.detail,
+              title: entry?.pr.title ?? null,
+              test_run_id: t.testRunId,
+              pr_url: prUrl(queue.repo, t.prNumber),
+            },
           },
         });
       }

@@ -1,8 +1,9 @@
 /**
  * The `slack` endpoint kind: the same events, as Slack incoming-webhook messages — one message per
  * pull-request outcome (merged, failed, canceled) and per test turning flaky or broken, the reason
- * as a sentence, links to the PR's dashboard page. Sent through Slack's `@slack/webhook` over the
- * guarded transport (same address rules, no redirects, deadline).
+ * as a sentence, links to the PR on its forge and to its dashboard page. Sent through Slack's
+ * `@slack/webhook` over the guarded transport (same address rules, no redirects, deadline), with
+ * none of the generic endpoints' signing headers.
  */
 import { IncomingWebhook, type FetchFunction, type IncomingWebhookSendArguments } from '@slack/webhook';
 import { explainReason } from '../../contract/reasons.js';
@@ -19,40 +20,57 @@ export const SLACK_DEFAULT_EVENTS = [
 
 type Payload = Record<string, unknown> & {
   repository?: { host?: string; owner?: string; name?: string };
-  railyard?: { title?: string | null; detail?: string | null };
+  railyard?: { title?: string | null; detail?: string | null; pr_url?: string | null };
 };
 
-/** Escapes text for Slack's mrkdwn. */
+/** Escapes text for Slack's mrkdwn (a title cannot become a link or an @channel mention). */
 const esc = (text: string) => text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+/** A URL inside `<url|label>`: the characters that would end it are percent-encoded. */
+const href = (url: string) => url.replaceAll('<', '%3C').replaceAll('>', '%3E').replaceAll('|', '%7C').replaceAll(' ', '%20');
+/** Failure details are quoted up to this length (a message is read in a channel, not a log). */
+const DETAIL_CHARS = 500;
 
-function sentence(code: unknown): string {
-  if (typeof code !== 'string') return '';
+/** "because its check failed." — the reason code as the end of a sentence (contract/reasons.ts). */
+function because(code: unknown): string {
+  if (typeof code !== 'string' || !code) return '.';
   const text = explainReason(code);
-  return text.endsWith('.') ? text : `${text}.`;
+  return ` because ${text.endsWith('.') ? text.slice(0, -1) : text}.`;
 }
 
-/** The Slack message of one event, or null when Slack gets no message for it. */
+const OUTCOMES: Record<string, { icon: string; verb: string; reason: string }> = {
+  'pull_request.merged': { icon: ':white_check_mark:', verb: 'was merged into', reason: 'merged_reason' },
+  'pull_request.failed': { icon: ':x:', verb: 'failed in the merge queue of', reason: 'failure_reason' },
+  'pull_request.canceled': { icon: ':no_entry_sign:', verb: 'was taken out of the merge queue of', reason: 'cancellation_reason' },
+};
+
+/**
+ * The Slack message of one event, or null when Slack gets no message for it. A PR outcome is one
+ * sentence naming the PR (a link to it on its forge), its title and author, what happened and why,
+ * then the failure's detail quoted, and a link to the PR's page on the dashboard.
+ */
 export function slackMessage(type: string, payload: Payload): IncomingWebhookSendArguments | null {
   const repo = payload.repository ? `${payload.repository.owner}/${payload.repository.name}` : '';
   if (type.startsWith('pull_request.')) {
-    const pr = `<${String(payload.http_details_url)}|${esc(repo)}#${String(payload.pr_number)}>`;
-    const title = payload.railyard?.title ? ` ${esc(payload.railyard.title)}` : '';
+    const name = `${esc(repo)}#${String(payload.pr_number)}`;
+    const prUrl = payload.railyard?.pr_url;
+    const pr = prUrl ? `<${href(prUrl)}|${name}>` : name;
+    const title = payload.railyard?.title ? ` “${esc(payload.railyard.title)}”` : '';
     const by = payload.author ? ` by ${esc(String(payload.author))}` : '';
-    const into = ` into \`${esc(String(payload.target_branch))}\``;
-    let text: string;
-    if (type === 'pull_request.merged') text = `:white_check_mark: ${pr}${title}${by} merged${into}.`;
-    else if (type === 'pull_request.failed')
-      text = `:x: ${pr}${title}${by} failed in the merge queue${into}. ${esc(sentence(payload.failure_reason))}${payload.railyard?.detail ? `\n> ${esc(payload.railyard.detail)}` : ''}`;
-    else if (type === 'pull_request.canceled')
-      text = `:no_entry_sign: ${pr}${title}${by} left the merge queue${into}. ${esc(sentence(payload.cancellation_reason))}`;
-    else text = `${pr}${title}: ${esc(String(payload.action))}.`;
-    return { text };
+    const branch = `\`${esc(String(payload.target_branch))}\``;
+    const dashboard = typeof payload.http_details_url === 'string' ? `\n<${href(payload.http_details_url)}|Open it in the Railyard dashboard>` : '';
+    const outcome = OUTCOMES[type];
+    if (!outcome) return { text: `PR ${pr}${title}${by}: ${esc(String(payload.action))} (merge queue of ${branch}).${dashboard}` };
+    let detail = payload.railyard?.detail ? String(payload.railyard.detail) : '';
+    if (detail.length > DETAIL_CHARS) detail = `${detail.slice(0, DETAIL_CHARS)}…`;
+    const quoted = type === 'pull_request.failed' && detail ? `\n${detail.split('\n').map((line) => `> ${esc(line)}`).join('\n')}` : '';
+    return { text: `${outcome.icon} PR ${pr}${title}${by} ${outcome.verb} ${branch}${esc(because(payload[outcome.reason]))}${quoted}${dashboard}` };
   }
   if (type === 'test_case.status_changed') {
     const tc = payload.test_case as { name?: string; html_url?: string } | undefined;
     const change = payload.status_change as { previous_status?: string; current_status?: { value?: string; reason?: string } } | undefined;
-    const name = tc?.html_url ? `<${tc.html_url}|${esc(tc.name ?? 'a test')}>` : esc(tc?.name ?? 'a test');
-    return { text: `:warning: ${name} in ${esc(repo)} is now ${esc(change?.current_status?.value ?? '?')} (was ${esc(change?.previous_status ?? '?')}). ${esc(change?.current_status?.reason ?? '')}` };
+    const name = tc?.html_url ? `<${href(tc.html_url)}|${esc(tc.name ?? 'a test')}>` : esc(tc?.name ?? 'a test');
+    const reason = change?.current_status?.reason ? ` ${esc(change.current_status.reason)}` : '';
+    return { text: `:warning: Test ${name} in ${esc(repo)} is now ${esc(change?.current_status?.value ?? '?')} (was ${esc(change?.previous_status ?? '?')}).${reason}` };
   }
   if (type === 'webhook.test') return { text: 'Railyard test event: this Slack webhook works.' };
   return null;
