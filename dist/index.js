@@ -51016,7 +51016,7 @@ const PullRequestCore = {
     testRunId: schemas_string().optional(),
     /** When this submission entered the queue. */
     enqueuedAt: DateTimeOutput.optional(),
-    riskEstimate: extension(schemas_number().min(0).max(1).optional(), "The PR's failure probability estimated from the queue's own history (absent until estimated)"),
+    riskEstimate: extension(schemas_number().min(0).max(1).optional(), "The PR's failure probability, estimated by the server when the PR is submitted from the queue's own stored history: an online logistic regression over its author, the paths it changes (or its impacted targets), its size, how often those paths failed recently and its earlier outcomes in the queue (absent until estimated)"),
 };
 const SubmittedPullRequest = object({
     ...PullRequestCore,

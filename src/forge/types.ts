@@ -71,6 +71,18 @@ export interface Source {
    * submit a PR that is not `open` (400 naming the state).
    */
   landingState?(repo: Repo, prNumber: number, facts: PrFacts, targetBranch: string): Promise<PrLandingState>;
+  /**
+   * What the PR changes against `targetBranch` (issue 22, the server's riskEstimate): the paths it
+   * touches and its size (lines added plus removed). Optional: without it the risk model uses the
+   * PR's impacted targets as its paths and a size of 0; null when it cannot be told.
+   */
+  changes?(repo: Repo, facts: PrFacts, targetBranch: string): Promise<PrChanges | null>;
+}
+
+/** The paths a PR touches and its size in lines (added + removed). */
+export interface PrChanges {
+  paths: string[];
+  size: number;
 }
 
 /** A test commit, built and where the forge's CI can see it. */

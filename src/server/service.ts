@@ -32,7 +32,8 @@ import {
 } from '../engine/index.js';
 import type { ForgeDriver, Source } from '../forge/types.js';
 import { impactedTargetsKey, type Fence, type ImpactedTargetsWrite, type PrTransition, type Store, type StoredQueue } from '../store/index.js';
-import { ForgeEventsStore, LeaseLostError } from '../store/index.js';
+import { ForgeEventsStore, LeaseLostError, RiskStore, type RiskSubmissionFacts } from '../store/index.js';
+import { RiskEstimates } from './risk.js';
 import { badRequest, conflict, HttpError, notFound, ofTokenOrg, tooMany } from './errors.js';
 import type { RepoOwners } from './ownership.js';
 import { presentListItem, presentQueueSettings, presentSubmitted } from './present.js';
@@ -200,6 +201,8 @@ export class QueueService {
   private readonly submittedAnswers = new WeakMap<QueueModel, Map<string, SubmittedAnswer>>();
   private readonly store: Store;
   private readonly source: Source;
+  /** The queues' risk models (riskEstimate), fitted from the stored history. */
+  private readonly risk: RiskEstimates;
   private readonly forgeKind: string;
   private readonly owners?: RepoOwners;
   private readonly onEffects?: EffectHandler;
@@ -222,6 +225,7 @@ export class QueueService {
     this.log = options.log ?? ((message, error) => console.error(message, error ?? ''));
     this.limits = options.limits ?? DEFAULT_LIMITS;
     this.events = options.events;
+    this.risk = new RiskEstimates(new RiskStore(this.store.db));
   }
 
   static async load(options: QueueServiceOptions): Promise<QueueService> {
@@ -745,6 +749,7 @@ export class QueueService {
       );
     }
     const priority = options.priority === undefined ? undefined : resolvePriority(options.priority);
+    const risk = await this.riskOf(queue, prNumber, facts);
     await this.write(org, repo, branch, (handle) => {
       this.refuseMerged(handle, prNumber);
       const existing = findEntry(handle.model, prNumber);
@@ -760,7 +765,7 @@ export class QueueService {
       }
       return this.commit(
         handle,
-        [{ type: 'submit', prNumber, pr: facts, priority, noBatch: options.noBatch }],
+        [{ type: 'submit', prNumber, pr: facts, priority, noBatch: options.noBatch, ...(risk ? { riskEstimate: risk.estimate } : {}) }],
         {
           // Impacted targets may be uploaded before the PR is submitted: apply them to the new entry.
           more: (model) => {
@@ -772,6 +777,31 @@ export class QueueService {
         },
       );
     });
+    if (risk) {
+      const entry = findEntry(this.require(org, repo, branch).model, prNumber);
+      if (entry)
+        await this.risk
+          .record(queue.id, entry.id, prNumber, risk.facts, this.now())
+          .catch((error: unknown) => this.log(`risk: recording the facts of #${prNumber} failed`, error));
+    }
+  }
+
+  /**
+   * The PR's riskEstimate (issue 22), from the queue's history: author, the paths it changes (the
+   * forge's diff against the target; else its impacted targets) and its size. Null when the
+   * history cannot be read (the PR is submitted without an estimate; the error is logged).
+   */
+  private async riskOf(queue: QueueHandle, prNumber: number, facts: PrFacts): Promise<{ estimate: number; facts: RiskSubmissionFacts } | null> {
+    try {
+      const changes = await this.source.changes?.(queue.repo, facts, queue.model.branch).catch(() => null);
+      const targets = queue.impactedTargets.get(impactedTargetsKey(prNumber, facts.headSha));
+      const paths = changes?.paths ?? (Array.isArray(targets) ? targets : []);
+      const known: RiskSubmissionFacts = { author: facts.author, paths, size: changes?.size ?? 0 };
+      return { estimate: await this.risk.estimate(queue.id, prNumber, known), facts: known };
+    } catch (error) {
+      this.log(`risk: estimating #${prNumber} failed`, error);
+      return null;
+    }
   }
 
   /**

@@ -20,3 +20,5 @@ export type {
   QueueIdentity,
   WebhookEndpoint,
 } from './webhooks.js';
+export { RiskStore, RISK_FAILURE_REASONS } from './risk.js';
+export type { RiskOutcome, RiskSubmissionFacts } from './risk.js';

@@ -285,6 +285,17 @@ export interface WebhookAttemptsTable {
   response: Nullable<string>;
 }
 
+/** What the risk model knows of one submission (010): author, touched paths (JSON array), size. */
+export interface RiskFactsTable {
+  queue_id: string;
+  entry_id: string;
+  pr_number: number;
+  author: string;
+  paths: string;
+  size: number;
+  at: Millis;
+}
+
 export interface SchemaTables {
   organisations: OrganisationsTable;
   api_tokens: ApiTokensTable;
@@ -303,6 +314,7 @@ export interface SchemaTables {
   repo_owners: RepoOwnersTable;
   server_secrets: ServerSecretsTable;
   forge_events: ForgeEventsTable;
+  risk_facts: RiskFactsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_messages: WebhookMessagesTable;
   webhook_deliveries: WebhookDeliveriesTable;

@@ -2,7 +2,8 @@
 import { existsSync } from 'node:fs';
 import type { Repo } from '../../contract/index.js';
 import type { PrFacts } from '../../engine/types.js';
-import type { PrLandingState, Source } from '../types.js';
+import type { PrChanges, PrLandingState, Source } from '../types.js';
+import { git } from './exec.js';
 import { repoPlaceProblem } from './place.js';
 import { containedIn, getPullRequest, repoDirFor } from './repo.js';
 
@@ -63,5 +64,23 @@ export class GitForge implements Source {
     if (contained === 'changes')
       return { state: 'merged', detail: `its changes are already in ${targetBranch}` };
     return { state: 'open' };
+  }
+
+  /** `git diff --numstat` from the merge-base of the target and the PR's head to the head (binary files count 0 lines). */
+  async changes(repo: Repo, facts: PrFacts, targetBranch: string): Promise<PrChanges | null> {
+    if (!this.hasRepo(repo)) return null;
+    const dir = this.repoDir(repo);
+    const base = (await git(dir, ['merge-base', targetBranch, facts.headSha], { okCodes: [0, 1, 128] })).stdout.trim();
+    if (!base) return null;
+    const out = (await git(dir, ['diff', '--numstat', '--no-renames', base, facts.headSha])).stdout;
+    const paths: string[] = [];
+    let size = 0;
+    for (const line of out.split('\n')) {
+      const [added, removed, ...path] = line.split('\t');
+      if (!path.length) continue;
+      paths.push(path.join('\t'));
+      size += (Number(added) || 0) + (Number(removed) || 0);
+    }
+    return { paths, size };
   }
 }

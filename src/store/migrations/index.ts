@@ -8,6 +8,7 @@ import * as replicas from './006_replicas.js';
 import * as prHistory from './007_pr_history.js';
 import * as flakyPartialIndexes from './008_flaky_partial_indexes.js';
 import * as webhooks from './009_webhooks.js';
+import * as riskFacts from './010_risk_facts.js';
 import * as forgeEvents from './011_forge_events.js';
 import * as queueHistory from './012_queue_history.js';
 
@@ -25,6 +26,7 @@ export const migrations: Record<string, Migration> = {
   '007_pr_history': prHistory,
   '008_flaky_partial_indexes': flakyPartialIndexes,
   '009_webhooks': webhooks,
+  '010_risk_facts': riskFacts,
   '011_forge_events': forgeEvents,
   '012_queue_history': queueHistory,
 };
