@@ -5,7 +5,7 @@
  * another area passed; the estimate survives a restart (the model is fitted again from the
  * database, giving the same number).
  */
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { createRepo } from '../forge/fixture.js';
 import { cleanupsAfterEach, eachDatabase } from '../support/hooks.js';
 import { tempDir } from '../support/tmp.js';
