@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { Piscina } from 'piscina';
-import { readReports, type IngestOutcome, type IngestTask } from '../flaky/ingest.js';
+import { readReports, type IngestOutcome, type IngestResult, type IngestTask, type PackedOutcome } from '../flaky/ingest.js';
+import { Slices } from './slices.js';
 
 /** Reads upload reports on worker threads, so parsing runs beside the database work of other uploads. */
 export interface ReportReaderPool {
@@ -30,6 +31,18 @@ interface Job {
   task: IngestTask;
   resolve: (outcome: IngestOutcome) => void;
   reject: (error: unknown) => void;
+}
+
+/** The results of a packed outcome, parsed a piece at a time with other work between (packOutcome). */
+async function unpack(packed: PackedOutcome): Promise<IngestOutcome> {
+  if (!packed.ok) return packed;
+  const slices = new Slices();
+  const results: IngestResult[] = [];
+  for (const piece of packed.pieces) {
+    for (const result of JSON.parse(piece) as IngestResult[]) results.push(result);
+    await slices.breathe();
+  }
+  return { ok: true, results };
 }
 
 /**
@@ -95,8 +108,8 @@ export function reportReaderPool(workerFile: string, options: ReportReaderOption
       return true;
     };
     workers.run(job.task).then(
-      (outcome: IngestOutcome) => {
-        if (finish()) job.resolve(outcome);
+      (packed: PackedOutcome) => {
+        if (finish()) unpack(packed).then(job.resolve, job.reject);
       },
       (error: unknown) => {
         if (!finish()) return;

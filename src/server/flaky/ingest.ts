@@ -5,6 +5,7 @@ import { readReports, type IngestOutcome, type IngestResult, type IngestTask } f
 import { countResults } from '../../flaky/results.js';
 import type { FlakyStore, KnownCase, MonitorChange } from '../../store/flaky.js';
 import { badRequest } from '../errors.js';
+import { Slices } from '../slices.js';
 import { monitorEvents } from '../webhooks/flaky-events.js';
 import { lockRepository, type Repository } from './repositories.js';
 
@@ -101,11 +102,14 @@ export class Ingest {
 
   async upload(org: string, input: UploadTestResultsRequest): Promise<UploadTestResultsResponse> {
     const results = await this.readReports(org, input);
+    // Every walk over the results below runs in slices: a big upload never holds the thread long.
+    const slices = new Slices();
     const variant = input.variant ?? '';
     const now = this.now();
     let earliest = Infinity;
-    for (const r of results)
+    await slices.each(results, (r) => {
       if (r.timestamp !== null && r.timestamp <= now + HOUR && r.timestamp < earliest) earliest = r.timestamp;
+    });
     const startedAt = input.started_at
       ? Date.parse(input.started_at)
       : earliest !== Infinity
@@ -117,13 +121,13 @@ export class Ingest {
     const sha = input.sha.toLowerCase();
     const prNumber = input.pr_number ?? null;
 
-    const tested = results.filter((r) => r.outcome !== 'skipped');
+    const tested = await slices.filter(results, (r) => r.outcome !== 'skipped');
 
     // Before the transaction: the seqs of the stored tests (a stored test keeps its seq for good)
     // and the upload's number. Outside it, taking the number waits for no lock the transaction
     // holds, and the transaction never holds a pooled connection while asking for another.
-    const seqs = await this.storedSeqs(results);
-    const fresh = results.filter((r) => !seqs.has(r.id));
+    const seqs = await this.storedSeqs(results, slices);
+    const fresh = await slices.filter(results, (r) => !seqs.has(r.id));
     const uploadSeq = await this.uploadSeqs.nextSeq();
 
     const { response, added } = await this.store.transaction(async (tx) => {
@@ -142,7 +146,8 @@ export class Ingest {
       const added: Array<readonly [string, number]> = [];
       if (fresh.length) {
         let nextTestSeq = await tx.nextSeqs('test', fresh.length);
-        const seqOfFresh = new Map(fresh.map((r) => [r.id, nextTestSeq++]));
+        const seqOfFresh = new Map<string, number>();
+        await slices.each(fresh, (r) => seqOfFresh.set(r.id, nextTestSeq++));
         const stored = await tx.insertCases(fresh, (r) => ({
           id: r.id,
           seq: seqOfFresh.get(r.id)!,
@@ -154,9 +159,13 @@ export class Ingest {
           variant: r.variant,
           first_seen_at: atOf(r),
         }));
-        for (const r of fresh) if (stored.has(r.id)) added.push([r.id, seqOfFresh.get(r.id)!]);
-        for (const [id, seq] of added) seqs.set(id, seq);
-        const late = fresh.filter((r) => !stored.has(r.id)).map((r) => r.id);
+        const late: string[] = [];
+        await slices.each(fresh, (r) => {
+          if (!stored.has(r.id)) return void late.push(r.id);
+          const seq = seqOfFresh.get(r.id)!;
+          added.push([r.id, seq]);
+          seqs.set(r.id, seq);
+        });
         for (const [id, found] of await tx.casesById(late)) seqs.set(id, found.seq);
       }
       const seqOf = (r: IngestResult) => seqs.get(r.id)!;
@@ -170,11 +179,11 @@ export class Ingest {
       };
       let firstAt = startedAt;
       let lastAt = startedAt;
-      for (const r of tested) {
+      await slices.each(tested, (r) => {
         const at = atOf(r);
         if (at < firstAt) firstAt = at;
         if (at > lastAt) lastAt = at;
-      }
+      });
       await tx.storeUpload({
         upload: {
           id: uploadId,
@@ -203,7 +212,7 @@ export class Ingest {
           duration_ms: r.durationMs,
           attempts: r.attempts,
         }),
-        failures: tested.filter((r) => r.outcome !== 'passed'),
+        failures: await slices.filter(tested, (r) => r.outcome !== 'passed'),
         failure: (r) => ({
           test_seq: seqOf(r),
           at: atOf(r),
@@ -215,14 +224,14 @@ export class Ingest {
       });
       if (!excluded) {
         const isNew = new Set(added.map(([id]) => id));
-        await this.detect(tx, repository, input, { tested, stable, atOf, seqOf, isNew, uploadSeq });
+        await this.detect(tx, repository, input, { tested, stable, atOf, seqOf, isNew, uploadSeq }, slices);
       }
       // Last: a change holds the repository's row until the upload commits, and an upload
       // holding it waits for nothing more, so uploads never wait for each other in a circle.
       if (input.codeowners !== undefined) await tx.setCodeowners(repository.id, input.codeowners, now);
       return { response, added };
     });
-    for (const [id, seq] of added) this.rememberSeq(id, seq);
+    await slices.each(added, ([id, seq]) => this.rememberSeq(id, seq));
     return response;
   }
 
@@ -231,18 +240,18 @@ export class Ingest {
   }
 
   /** The seqs of the stored tests among an upload's: from memory, else read by id. */
-  private async storedSeqs(results: readonly IngestResult[]): Promise<Map<string, number>> {
+  private async storedSeqs(results: readonly IngestResult[], slices: Slices): Promise<Map<string, number>> {
     const seqs = new Map<string, number>();
     const unknown: string[] = [];
-    for (const r of results) {
+    await slices.each(results, (r) => {
       const seq = this.seqOfId.get(r.id);
       if (seq === undefined) unknown.push(r.id);
       else seqs.set(r.id, seq);
-    }
-    for (const [id, found] of await this.store.casesById(unknown)) {
+    });
+    await slices.each([...(await this.store.casesById(unknown))], ([id, found]) => {
       seqs.set(id, found.seq);
       this.rememberSeq(id, found.seq);
-    }
+    });
     return seqs;
   }
 
@@ -263,13 +272,17 @@ export class Ingest {
       isNew: ReadonlySet<string>;
       uploadSeq: number;
     },
+    slices: Slices,
   ): Promise<void> {
     const { settings } = repository;
     const { tested, stable, atOf, seqOf } = upload;
     const sha = input.sha.toLowerCase();
     const state = new Map<number, KnownCase>();
-    const held = tested.filter((r) => !upload.isNew.has(r.id)).map(seqOf);
-    for (const marked of await tx.holdCases(repository.id, held)) state.set(marked.seq, marked);
+    const held: number[] = [];
+    await slices.each(tested, (r) => {
+      if (!upload.isNew.has(r.id)) held.push(seqOf(r));
+    });
+    await slices.each(await tx.holdCases(repository.id, held), (marked) => state.set(marked.seq, marked));
     const before = (r: IngestResult): KnownCase =>
       state.get(seqOf(r)) ?? { seq: seqOf(r), rate_status: 'healthy', por_until: null };
 
@@ -277,16 +290,15 @@ export class Ingest {
     const evidence = new Set<number>();
     if (settings.pass_on_retry.enabled) {
       const passedHere = new Map<number, boolean>();
-      for (const r of tested) {
+      await slices.each(tested, (r) => {
         if (r.outcome === 'flaky') evidence.add(seqOf(r));
         else passedHere.set(seqOf(r), r.outcome === 'passed');
-      }
+      });
       const seen = [...passedHere.keys()];
       for (const earlier of await tx.uploadsOfCommit(repository.id, sha, upload.uploadSeq)) {
-        for (const o of await tx.outcomesIn(earlier, seen)) {
-          if (o.outcome === 'flaky' || passedHere.get(o.seq) !== (o.outcome === 'passed'))
-            evidence.add(o.seq);
-        }
+        await slices.each(await tx.outcomesIn(earlier, seen), (o) => {
+          if (o.outcome === 'flaky' || passedHere.get(o.seq) !== (o.outcome === 'passed')) evidence.add(o.seq);
+        });
       }
     }
 
@@ -295,20 +307,22 @@ export class Ingest {
     const fr = settings.failure_rate;
     if (stable && fr.enabled && tested.length) {
       let until = -Infinity;
-      for (const r of tested) until = Math.max(until, atOf(r));
+      await slices.each(tested, (r) => {
+        until = Math.max(until, atOf(r));
+      });
       const since = until - fr.window_hours * HOUR;
       // A healthy test with no failure in the window stays healthy (a 0 % rate is below any
       // activation above 0): only the tests that failed in it, or are flaky or broken, are counted.
       let counted = tested;
       if (fr.flaky_activation > 0) {
-        const failed = await tx.failedIn(tested.map(seqOf), since, until);
-        counted = tested.filter((r) => failed.has(seqOf(r)) || before(r).rate_status !== 'healthy');
+        const failed = await tx.failedIn(await slices.map(tested, seqOf), since, until);
+        counted = await slices.filter(tested, (r) => failed.has(seqOf(r)) || before(r).rate_status !== 'healthy');
       }
-      rates = await tx.stableRates(counted.map(seqOf), since, until);
+      rates = await tx.stableRates(await slices.map(counted, seqOf), since, until);
     }
 
     const changes: Array<{ id: string; change: MonitorChange }> = [];
-    for (const r of tested) {
+    await slices.each(tested, (r) => {
       const { seq, rate_status, por_until } = before(r);
       const change = decideMonitors(
         { rateStatus: rate_status, porUntil: por_until },
@@ -322,11 +336,12 @@ export class Ingest {
         settings,
       );
       if (Object.keys(change).length) changes.push({ id: r.id, change });
-    }
+    });
     await tx.updateMonitors(changes);
     // Webhook events of these changes, in this same transaction (README "Outgoing webhooks").
     if (changes.length) {
-      const byId = new Map(tested.map((r) => [r.id, r]));
+      const byId = new Map<string, IngestResult>();
+      await slices.each(tested, (r) => byId.set(r.id, r));
       const changed = changes.map(({ id, change }) => {
         const r = byId.get(id)!;
         return { test: r, before: before(r), change, at: atOf(r) };
