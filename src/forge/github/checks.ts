@@ -1,3 +1,9 @@
+/**
+ * The CI verdict on a GitHub test commit from its check runs and commit statuses (latest per name;
+ * Railyard's own status never counts).
+ */
+import type { CheckOutcome, ChecksRead } from '../shared/ci-wait.js';
+
 /** Railyard's own commit status on PR heads; never counted as CI. */
 export const QUEUE_STATUS_CONTEXT = 'railyard/merge-queue';
 
@@ -17,16 +23,9 @@ export interface StatusLike {
   state: string;
 }
 
-export type CheckOutcome = 'success' | 'failure' | 'pending';
-
-export interface CiVerdict {
-  /** `pending` until every check that counts has completed. */
-  state: 'pending' | 'passed' | 'failed';
-  /** Outcome per check name (check runs and statuses), for the run's details. */
-  checks: Record<string, CheckOutcome>;
-  /** Whether any check (ours excepted) was reported at all. */
-  anyReported: boolean;
-}
+export type { CheckOutcome };
+/** The verdict on a test commit (the shape the shared CI role reads). */
+export type CiVerdict = ChecksRead;
 
 const PASSING = new Set(['success', 'neutral', 'skipped']);
 

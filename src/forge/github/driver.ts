@@ -1,17 +1,18 @@
 /**
  * The GitHub forge driver (`serve --github`): repositories on GitHub (or GitHub Enterprise)
  * through the REST API and git over smart HTTP. Roles: source (forge.ts: PR facts, ETag-cached),
- * builder (builder.ts: test commits built in a bare cache and pushed as `railyard-merge/…`
+ * builder (../shared/builder.ts: test commits built in a bare cache and pushed as `railyard-merge/…`
  * branches), ci (ci.ts: the repository's own CI read back), lander (lander.ts: a fast-forward-only
  * ref update), events (events.ts polling, webhooks.ts `POST /webhooks/github`) and reporter
  * (reporter.ts: status, comment, draft PRs). They share one GitHubRuntime (runtime.ts).
  */
 import { resolve } from 'node:path';
 import type { ForgeDriver } from '../types.js';
-import { GitHubBuilder } from './builder.js';
+import { RemoteBuilder } from '../shared/builder.js';
 import { GitHubCi } from './ci.js';
 import { GitHubClient, type GitHubAuth } from './client.js';
 import { GitHubPolling } from './events.js';
+import { pushRefs } from './git.js';
 import { GitHubForge } from './forge.js';
 import { GitHubLander } from './lander.js';
 import { GitHubReporter } from './reporter.js';
@@ -42,7 +43,7 @@ export function createGitHubDriver(gh: GitHubSettings, common: { dataDir: string
   return {
     kind: 'github',
     source: forge,
-    builder: new GitHubBuilder(rt, ci),
+    builder: new RemoteBuilder(rt, ci, pushRefs),
     ci,
     lander: new GitHubLander(rt, (q, n, pull) => polling.refreshPr(q, n, pull)),
     events: { start: (host) => polling.start(host), routes: [webhooks.route] },

@@ -1,5 +1,6 @@
 import type { Mergeability } from '../../contract/index.js';
 import type { PrFacts } from '../../engine/types.js';
+import { readFacts } from '../shared/polling.js';
 
 /** The fields of a GitHub pull request (REST or webhook payload) the queue reads. */
 export interface GitHubPull {
@@ -66,18 +67,9 @@ export function factsOf(pull: GitHubPull): GitHubPrFacts {
 }
 
 /** The engine's part of the facts (what is stored with the entry). */
-export function engineFacts(f: GitHubPrFacts): PrFacts {
-  return {
-    headSha: f.headSha,
-    headBranch: f.headBranch,
-    title: f.title,
-    author: f.author,
-    baseBranch: f.baseBranch,
-    mergeability: f.mergeability,
-    open: f.open,
-    ...(f.blockedBy ? { blockedBy: f.blockedBy } : {}),
-    ...(f.conflict ? { conflict: f.conflict } : {}),
-  };
+export function engineFacts(f: PrFacts): PrFacts {
+  const { closedAs: _closedAs, ...facts } = readFacts(f);
+  return facts;
 }
 
 /** The facts with what branch protection waits for (`blockedBy`, from protection.ts). */

@@ -1,8 +1,13 @@
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { git, type GitResult } from '../git/exec.js';
+/**
+ * Git against GitHub: where the bare cache of a repository lives, and fetch / push / ls-remote with
+ * HTTP Basic `x-access-token:<token>` (as GitHub expects for App and personal tokens), through the
+ * shared remote git of the forge drivers (../shared/remote-git.ts).
+ */
+import { join } from 'node:path';
 import { repoDirFor } from '../git/repo.js';
+import { authEnv as basicAuthEnv, ensureCache, remoteGit } from '../shared/remote-git.js';
+
+export { ensureCache };
 
 /**
  * Where the bare cache of a GitHub repository lives: `<dataDir>/github/<host>/<owner>/<name>.git`.
@@ -14,105 +19,7 @@ export function cacheDirFor(dataDir: string, host: string, owner: string, name: 
   return repoDirFor(join(dataDir, 'github'), host.replace(/:/g, '_'), owner, name);
 }
 
-/** Caches this process is creating: callers that ask at the same time share one creation. */
-const creating = new Map<string, Promise<void>>();
+/** Git's authentication for one command against GitHub. */
+export const authEnv = (token: string): Record<string, string> => basicAuthEnv('x-access-token', token);
 
-/**
- * Creates the bare cache on first use. The poll and the first test run of a new queue ask for it
- * at about the same moment (and `git init` takes half a second on a loaded machine); two
- * `git init`s in one directory race on its files (`config.lock`, hooks) and one fails, which
- * failed the run (START_TEST_RUN_INVALID_EVENT). So a creation in progress is shared, and the
- * cache is made aside and renamed into place: nobody, in this process or another, sees a half-made one.
- */
-export function ensureCache(dir: string): Promise<void> {
-  if (existsSync(join(dir, 'HEAD'))) return Promise.resolve();
-  let made = creating.get(dir);
-  if (!made) {
-    made = createCache(dir).finally(() => creating.delete(dir));
-    creating.set(dir, made);
-  }
-  return made;
-}
-
-async function initCache(dir: string): Promise<void> {
-  await git(dir, ['init', '--bare', '--quiet']);
-  // Objects fetched from GitHub are kept; the queue's own commits are referenced by test branches.
-  await git(dir, ['config', 'gc.auto', '0']);
-}
-
-async function createCache(dir: string): Promise<void> {
-  await mkdir(dirname(dir), { recursive: true });
-  const aside = await mkdtemp(`${dir}.new-`);
-  try {
-    await initCache(aside);
-    await rename(aside, dir);
-    return;
-  } catch (error) {
-    await rm(aside, { recursive: true, force: true });
-    if (existsSync(join(dir, 'HEAD'))) return; // another process made it meanwhile
-    // Not there: rename failed because a half-made directory is in the way (a crash of an older version).
-    if (!existsSync(dir)) throw error;
-  }
-  await initCache(dir);
-}
-
-/**
- * Git's authentication for one command, through the environment (GIT_CONFIG_COUNT: the same as
- * `-c http.extraHeader=…`, but not visible in the process list and never written to a config
- * file): HTTP Basic `x-access-token:<token>`, as GitHub expects for App and personal tokens.
- */
-export function authEnv(token: string): Record<string, string> {
-  const basic = Buffer.from(`x-access-token:${token}`).toString('base64');
-  return {
-    GIT_CONFIG_COUNT: '1',
-    GIT_CONFIG_KEY_0: 'http.extraHeader',
-    GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
-  };
-}
-
-/** A git error message with any URL credentials removed (clone URLs never carry them, but be safe). */
-function scrub(error: unknown): unknown {
-  if (error instanceof Error) error.message = error.message.replace(/\/\/[^/@\s]*@/g, '//');
-  return error;
-}
-
-async function remote(dir: string, token: string, args: string[]): Promise<GitResult> {
-  try {
-    return await git(dir, args, { env: authEnv(token) });
-  } catch (error) {
-    throw scrub(error);
-  }
-}
-
-/** `git fetch <url> <refspecs…>` into the cache (forced updates: the cache mirrors GitHub). */
-export async function fetchRefs(
-  dir: string,
-  url: string,
-  token: string,
-  refspecs: readonly string[],
-): Promise<void> {
-  if (refspecs.length === 0) return;
-  await remote(dir, token, ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', url, ...refspecs]);
-}
-
-/** `git push <url> <refspecs…>` (e.g. `+SHA:refs/heads/railyard-merge/…`). */
-export async function pushRefs(
-  dir: string,
-  url: string,
-  token: string,
-  refspecs: readonly string[],
-): Promise<void> {
-  if (refspecs.length === 0) return;
-  await remote(dir, token, ['push', '--quiet', '--no-verify', url, ...refspecs]);
-}
-
-/** Branch heads on GitHub (`git ls-remote --heads`): branch name → SHA. */
-export async function remoteHeads(dir: string, url: string, token: string): Promise<Map<string, string>> {
-  const r = await remote(dir, token, ['ls-remote', '--heads', url]);
-  const heads = new Map<string, string>();
-  for (const line of r.stdout.split('\n')) {
-    const [sha, ref] = line.split('\t');
-    if (sha && ref?.startsWith('refs/heads/')) heads.set(ref.slice('refs/heads/'.length), sha);
-  }
-  return heads;
-}
+export const { fetchRefs, pushRefs, remoteHeads } = remoteGit('x-access-token');

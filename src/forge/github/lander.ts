@@ -8,8 +8,8 @@
  * refused it (the run fails quoting GitHub, or the queue pauses when no PR could land) — never a
  * loop of rebuilt test commits.
  */
-import { findEntry, isTerminal, type Entry, type TestRun } from '../../engine/index.js';
-import { buildTestCommit, isAncestor, testBranchName, unitOf } from '../git/index.js';
+import type { TestRun } from '../../engine/index.js';
+import { isOutcome, prepareLanding } from '../shared/landing.js';
 import type { DriverQueue, Lander, MergeOutcome } from '../types.js';
 import { statusOf } from './client.js';
 import type { GitHubPull } from './facts.js';
@@ -25,53 +25,36 @@ export class GitHubLander implements Lander {
 
   async land(queue: DriverQueue, run: TestRun, prNumbers: readonly number[]): Promise<MergeOutcome> {
     const branch = queue.model.branch;
-    let sha = run.sha;
-    if (!sha) return 'error';
-    const c = await this.rt.ctx(queue.repo);
-    const head = await this.rt.fetch(c, branch, []);
-    if (!head) return 'error';
-    if (head === sha || (await isAncestor(c.dir, sha, head))) return 'merged'; // landed already (asked again after a restart)
-    if (!(await isAncestor(c.dir, head, sha))) {
-      // The target moved since the run was built: someone else did it, everything restarts. In
-      // parallel mode another lane did it: this lane's PRs land on top of it (built and pushed again).
-      if (queue.model.config.mode !== 'parallel' || !this.rt.own(queue.repo).has(head)) return 'target_moved';
-      const prs = [...prNumbers];
-      await this.rt.fetch(c, branch, prs);
-      const rebuilt = await buildTestCommit({
-        repoDir: c.dir,
-        targetBranch: branch,
-        baseSha: head,
-        units: prs.map((pr) => unitOf(findEntry(queue.model, pr) as Entry)),
-        mergeMethod: run.mergeMethod,
-        branchName: testBranchName(prs, run.id),
-      });
-      sha = rebuilt.sha;
-      await c.git((dir, url, token) => pushRefs(dir, url, token, [`+${sha}:refs/heads/${rebuilt.branch}`]));
-    }
-    // Never land anything but what was tested: a PR pushed to, closed, retargeted, made a draft or
-    // blocked by branch protection since is taken out first (its facts go to the engine).
-    for (const n of prNumbers) {
-      const entry = findEntry(queue.model, n);
-      if (!entry || isTerminal(entry.state)) continue;
-      const pull = await this.rt.forge.fetchPull(queue.repo, n);
-      const changed =
-        !pull ||
-        pull.head.sha !== entry.pr.headSha ||
-        pull.state !== 'open' ||
-        Boolean(pull.merged) ||
-        Boolean(pull.draft) ||
-        pull.base.ref !== branch ||
-        (await this.rt.forge.protection.waitsFor(queue.repo, pull)) !== undefined;
-      if (changed) {
-        await this.refreshPr(queue, n, pull ?? undefined);
-        return 'target_moved';
-      }
-    }
+    // Read again (a webhook may have been lost or late); the read is handed to the events role when it changed.
+    const pulls = new Map<number, GitHubPull | null>();
+    const plan = await prepareLanding(
+      this.rt,
+      pushRefs,
+      queue,
+      run,
+      prNumbers,
+      async (n, entry) => {
+        const pull = await this.rt.forge.fetchPull(queue.repo, n);
+        pulls.set(n, pull);
+        return (
+          pull !== null &&
+          pull.head.sha === entry.pr.headSha &&
+          pull.state === 'open' &&
+          !pull.merged &&
+          !pull.draft &&
+          pull.base.ref === branch &&
+          (await this.rt.forge.protection.waitsFor(queue.repo, pull)) === undefined
+        );
+      },
+      (q, n) => this.refreshPr(q, n, pulls.get(n) ?? undefined),
+    );
+    if (isOutcome(plan)) return plan;
+    const { c, head, sha } = plan;
     this.rt.own(queue.repo).add(sha);
     try {
       await this.rt.forge.client.request(
-        c.owner,
-        c.name,
+        queue.repo.owner,
+        queue.repo.name,
         'PATCH /repos/{owner}/{repo}/git/refs/heads/{branch}',
         { branch, sha, force: false },
         { urgent: true },
@@ -84,11 +67,10 @@ export class GitHubLander implements Lander {
       if (now !== head || /not a fast.?forward/i.test(message)) return 'target_moved';
       const pauseQueue = everyPrRefused(message);
       this.rt.log(
-        `GitHub refused to move ${branch} of ${c.owner}/${c.name} to ${sha.slice(0, 12)} (the target did not move): ${message}${pauseQueue ? ' — pausing the queue: no PR can land until the rule lets Railyard push (README, "Running on GitHub")' : ''}`,
+        `GitHub refused to move ${branch} of ${queue.repo.owner}/${queue.repo.name} to ${sha.slice(0, 12)} (the target did not move): ${message}${pauseQueue ? ' — pausing the queue: no PR can land until the rule lets Railyard push (README, "Running on GitHub")' : ''}`,
       );
       const detail = `GitHub refused to update ${branch}: ${message}`;
-      if (this.rt.refusals.size > 1000) this.rt.refusals.delete(this.rt.refusals.keys().next().value!);
-      this.rt.refusals.set(run.id, pauseQueue ? `${detail} The queue is paused until the rule lets Railyard push.` : detail);
+      this.rt.refused(run.id, pauseQueue ? `${detail} The queue is paused until the rule lets Railyard push.` : detail);
       return { refused: true, detail, pauseQueue };
     }
     this.rt.targetHeads.set(`${repoKey(queue.repo)} ${branch}`, sha);

@@ -8,103 +8,41 @@
  * decided when its turn comes (the state then), so a newer change replaces a waiting write instead
  * of queueing behind it, and a write with nothing new to say is dropped.
  */
-import { findEntry, isTerminal, prConflictSentence, type Entry, type QueueModel, type TestRun } from '../../engine/index.js';
+import { findEntry, isTerminal, type Entry, type QueueModel, type TestRun } from '../../engine/index.js';
+import { commentFor, statusWords, type ForgeWords, type StatusPhase } from '../shared/comment.js';
 import type { DriverQueue, Reporter } from '../types.js';
 import { QUEUE_STATUS_CONTEXT } from './checks.js';
 import { statusOf } from './client.js';
 import { WritePriority } from './writes.js';
 import { repoKey, type GitHubRuntime } from './runtime.js';
 
+/** How GitHub words the queue's comment and status (../shared/comment.ts). */
+const WORDS: ForgeWords = {
+  forge: 'GitHub',
+  ref: (n) => `#${n}`,
+  statusName: QUEUE_STATUS_CONTEXT,
+  checks: 'checks',
+  shortSha: 7,
+  notReady: 'It enters the queue once it is mergeable, not a draft, and based on the target branch.',
+};
+
+const STATE_OF: Record<StatusPhase, 'pending' | 'success' | 'failure' | 'error'> = {
+  merged: 'success',
+  failed: 'failure',
+  cancelled: 'error',
+  not_ready: 'pending',
+  testing: 'pending',
+  queued: 'pending',
+};
+
 /** GitHub's commit status for an entry: pending while it is in the queue, then success / failure / error. */
-function statusFor(
-  entry: Entry,
-  model: QueueModel,
-): { state: 'pending' | 'success' | 'failure' | 'error'; description: string } {
-  const reason = entry.reason ? ` (${entry.reason})` : '';
-  switch (entry.state) {
-    case 'merged': {
-      const run = model.runs.find((r) => r.id === entry.testRunId);
-      return {
-        state: 'success',
-        description: `Merged into ${model.branch}${run?.sha ? ` as ${run.sha.slice(0, 7)}` : ''}`,
-      };
-    }
-    case 'failed':
-      return { state: 'failure', description: `Failed${reason}` };
-    case 'cancelled':
-      return { state: 'error', description: `Removed from the queue${reason}` };
-    case 'not_ready':
-      return {
-        state: 'pending',
-        description: prConflictSentence(entry.pr)
-          ? `It ${prConflictSentence(entry.pr)}`
-          : entry.pr.blockedBy
-            ? `Waiting for branch protection: ${entry.pr.blockedBy.replace(/^GitHub waits for: /, '')}`
-            : 'Submitted, waiting until it is ready (draft, conflict or base branch)',
-      };
-    default:
-      return { state: 'pending', description: `In the ${model.branch} merge queue` };
-  }
+function statusFor(entry: Entry, model: QueueModel): { state: 'pending' | 'success' | 'failure' | 'error'; description: string } {
+  const w = statusWords(entry, model, WORDS);
+  return { state: STATE_OF[w.phase], description: w.phase === 'testing' ? `In the ${model.branch} merge queue` : w.description };
 }
 
-function commentFor(entry: Entry, model: QueueModel, refusals: ReadonlyMap<string, string>): string {
-  const run = entry.testRunId ? model.runs.find((r) => r.id === entry.testRunId) : undefined;
-  const lines = [
-    '<!-- railyard:merge-queue -->',
-    `**Railyard merge queue** (\`${model.branch}\`): **${entry.state.replace('_', ' ')}**`,
-  ];
-  if (entry.state === 'pending' || entry.state === 'testing') {
-    const active = model.entries.filter((e) => !isTerminal(e.state) && e.state !== 'not_ready');
-    const position =
-      active.filter(
-        (e) =>
-          e.priority.value < entry.priority.value ||
-          (e.priority.value === entry.priority.value && e.seq < entry.seq),
-      ).length + 1;
-    lines.push('', `Position ${position} of ${active.length}.`);
-  }
-  if (run && !isTerminal(entry.state)) {
-    const batch = run.prNumbers.filter((n) => n !== entry.prNumber);
-    lines.push(
-      '',
-      `Test run \`${run.id}\`${run.branch ? ` on \`${run.branch}\`` : ''}${batch.length ? `, batched with ${batch.map((n) => `#${n}`).join(', ')}` : ''}${run.basePrNumbers.length ? `, on top of ${run.basePrNumbers.map((n) => `#${n}`).join(', ')}` : ''}.`,
-    );
-  }
-  if (entry.state === 'not_ready')
-    lines.push(
-      '',
-      prConflictSentence(entry.pr)
-        ? `It ${prConflictSentence(entry.pr)}. It enters the queue by itself once it merges cleanly.`
-        : entry.pr.blockedBy
-        ? `Branch protection holds it: ${entry.pr.blockedBy}. It enters the queue by itself once GitHub lets it through (approvals and required checks; Railyard's own \`${QUEUE_STATUS_CONTEXT}\` status does not count).`
-        : 'It enters the queue once it is mergeable, not a draft, and based on the target branch.',
-    );
-  const refused = entry.testRunId ? refusals.get(entry.testRunId) : undefined;
-  if (refused && (entry.state === 'failed' || model.config.state === 'paused')) lines.push('', `> ${refused}`);
-  if (entry.state === 'merged' && run?.sha)
-    lines.push('', `Landed on \`${model.branch}\` as ${run.sha} (test run \`${run.id}\`).`);
-  if (
-    (entry.state === 'failed' || entry.state === 'cancelled' || entry.state === 'pending_failure') &&
-    entry.reason
-  ) {
-    lines.push(
-      '',
-      `Reason: \`${entry.reason}\`${run?.failureReason && run.failureReason !== entry.reason ? ` (test run: \`${run.failureReason}\`)` : ''}.`,
-    );
-    if (run) {
-      const named = (outcome: string) =>
-        Object.entries(run.checks)
-          .filter(([, o]) => o === outcome)
-          .map(([n]) => `\`${n}\``);
-      const failed = named('failure');
-      const running = named('pending');
-      const never = (run.requiredStatuses ?? []).filter((n) => !(n in run.checks)).map((n) => `\`${n}\``);
-      if (failed.length) lines.push(`Failed checks: ${failed.join(', ')}.`);
-      if (never.length) lines.push(`Required checks that never reported: ${never.join(', ')} (renamed or not run on \`railyard-merge/*\` branches?).`);
-      if (running.length) lines.push(`Still running: ${running.join(', ')}.`);
-    }
-  }
-  return lines.join('\n');
+function commentOf(entry: Entry, model: QueueModel, refusals: ReadonlyMap<string, string>): string {
+  return commentFor(entry, model, WORDS, entry.testRunId ? refusals.get(entry.testRunId) : undefined);
 }
 
 export class GitHubReporter implements Reporter {
@@ -199,7 +137,7 @@ export class GitHubReporter implements Reporter {
     if (queue.model.config.commentsEnabled) {
       const body = () => {
         const e = now();
-        return e ? commentFor(e, queue.model, this.rt.refusals) : null;
+        return e ? commentOf(e, queue.model, this.rt.refusals) : null;
       };
       const wanted = () => {
         const b = body();

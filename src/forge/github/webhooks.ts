@@ -8,18 +8,15 @@
  * comments from users with write access.
  */
 import { verify } from '@octokit/webhooks-methods';
-import { JSON_TOO_DEEP_MESSAGE, jsonTooDeep, PRIORITY_NAMES, PriorityInput } from '../../contract/index.js';
+import { JSON_TOO_DEEP_MESSAGE, jsonTooDeep } from '../../contract/index.js';
 import { findEntry, isTerminal } from '../../engine/index.js';
-import type { DriverQueue, DriverRoute, ForgeCommand } from '../types.js';
+import { COMMAND_RE, runCommand, type CommandForge } from '../shared/commands.js';
+import type { DriverQueue, DriverRoute } from '../types.js';
 import { QUEUE_STATUS_CONTEXT } from './checks.js';
 import type { GitHubCi } from './ci.js';
 import type { GitHubPolling } from './events.js';
 import { deliveryJson } from './deliveries.js';
 import { repoKey, type GitHubRuntime } from './runtime.js';
-
-const COMMAND_RE = /^\/railyard\s+(merge|cancel|restart)\b(.*)$/m;
-/** What `--priority` accepts, for the answer to a command that gave something else. */
-const PRIORITY_HINT = `${Object.keys(PRIORITY_NAMES).join(', ')} or a number from 0 to 255`;
 
 type Answer = { status: number; text: string };
 
@@ -158,48 +155,27 @@ export class GitHubWebhooks {
   }
 
   /** `/railyard merge [--priority P]`, `/railyard cancel`, `/railyard restart` from a user with write access. */
+  private readonly commands: CommandForge<string> = {
+    ref: (n) => `#${n}`,
+    nameOf: (user) => user,
+    baseBranch: async (repo, n, queueBranch) => (await this.rt.forge.getPullRequest(repo, n, queueBranch))?.baseBranch ?? null,
+    allowed: async (repo, user) => {
+      const perm = await this.rt.forge.client.request<{ permission: string; role_name?: string }>(
+        repo.owner,
+        repo.name,
+        'GET /repos/{owner}/{repo}/collaborators/{username}/permission',
+        { username: user },
+      );
+      return ['admin', 'write', 'maintain'].includes(perm.data.role_name ?? perm.data.permission) || ['admin', 'write'].includes(perm.data.permission);
+    },
+    denied: 'no write permission',
+    reply: async (repo, n, body) => {
+      await this.rt.forge.client.request(repo.owner, repo.name, 'POST /repos/{owner}/{repo}/issues/{issue_number}/comments', { issue_number: n, body });
+    },
+  };
+
   private async command(queues: DriverQueue[], prNumber: number, user: string | undefined, body: string): Promise<void> {
-    const m = COMMAND_RE.exec(body);
-    if (!m || !user || !this.rt.host) return;
-    const enabled = queues.filter((q) => q.model.config.commandsEnabled);
-    if (enabled.length === 0) return;
-    const repo = enabled[0].repo;
-    const facts = await this.rt.forge.getPullRequest(repo, prNumber, enabled[0].model.branch);
-    if (!facts) return;
-    const q = enabled.find((x) => x.model.branch === facts.baseBranch);
-    if (!q) return;
-    const perm = await this.rt.forge.client.request<{ permission: string; role_name?: string }>(
-      repo.owner,
-      repo.name,
-      'GET /repos/{owner}/{repo}/collaborators/{username}/permission',
-      { username: user },
-    );
-    if (
-      !['admin', 'write', 'maintain'].includes(perm.data.role_name ?? perm.data.permission) &&
-      !['admin', 'write'].includes(perm.data.permission)
-    ) {
-      this.rt.log(`/railyard ${m[1]} on #${prNumber} by ${user} ignored: no write permission`);
-      return;
-    }
-    let command: ForgeCommand;
-    if (m[1] === 'merge') {
-      const raw = /--priority[=\s]+(\S+)/.exec(m[2] ?? '')?.[1];
-      const priority = raw === undefined ? undefined : PriorityInput.safeParse(raw);
-      if (priority && !priority.success) {
-        // Nothing is queued with a priority the API would refuse: the PR gets the allowed values.
-        this.rt.log(`/railyard merge on #${prNumber} by ${user} refused: --priority ${raw}`);
-        await this.rt.forge.client.request(repo.owner, repo.name, 'POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
-          issue_number: prNumber,
-          body: `@${user} \`/railyard merge\`: \`--priority ${raw}\` is not a priority; use ${PRIORITY_HINT}. #${prNumber} was not submitted.`,
-        });
-        return;
-      }
-      command = { type: 'submit', priority: priority?.data };
-    } else command = { type: m[1] === 'cancel' ? 'cancel' : 'restart' };
-    try {
-      await this.rt.host.command(q, prNumber, command);
-    } catch (error) {
-      this.rt.log(`/railyard ${m[1]} on #${prNumber} by ${user} failed: ${error instanceof Error ? error.message : String(error)}`);
-    }
+    if (!user || !this.rt.host) return;
+    await runCommand(this.rt.host, (m) => this.rt.log(m), this.commands, queues, prNumber, user, body);
   }
 }

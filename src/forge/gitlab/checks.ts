@@ -5,6 +5,7 @@
  * count and each must be there; the queue's own `railyard/merge-queue` never counts. A job allowed
  * to fail does not fail the commit.
  */
+import type { ChecksRead } from '../shared/ci-wait.js';
 import { QUEUE_STATUS_NAME } from './source.js';
 
 export interface GitLabStatus {
@@ -15,13 +16,7 @@ export interface GitLabStatus {
   allow_failure?: boolean;
 }
 
-export interface CiVerdict {
-  state: 'passed' | 'failed' | 'pending';
-  checks: Record<string, 'success' | 'failure' | 'pending'>;
-  anyReported: boolean;
-  /** The failed statuses, for people. */
-  detail?: string;
-}
+export type CiVerdict = ChecksRead;
 
 function outcomeOf(s: GitLabStatus): 'success' | 'failure' | 'pending' {
   if (s.status === 'success' || s.status === 'skipped') return 'success';
@@ -39,9 +34,10 @@ export function ciVerdict(statuses: readonly GitLabStatus[], required: readonly 
   }
   const checks: CiVerdict['checks'] = {};
   const names = required ?? [...latest.keys()];
+  // A required name not reported yet is left out (still pending): a timeout names it as never reported.
   for (const name of names) {
     const s = latest.get(name);
-    checks[name] = s ? outcomeOf(s) : 'pending';
+    if (s) checks[name] = outcomeOf(s);
   }
   const failed = Object.entries(checks)
     .filter(([, o]) => o === 'failure')
@@ -49,7 +45,7 @@ export function ciVerdict(statuses: readonly GitLabStatus[], required: readonly 
   const anyReported = latest.size > 0;
   if (failed.length)
     return { state: 'failed', checks, anyReported, detail: `failed on GitLab: ${failed.join(', ')}` };
-  if (names.length > 0 && Object.values(checks).every((o) => o === 'success'))
+  if (names.length > 0 && names.every((n) => checks[n] === 'success'))
     return { state: 'passed', checks, anyReported };
   return { state: 'pending', checks, anyReported };
 }

@@ -1,17 +1,18 @@
 /**
  * The GitLab forge driver (`serve --gitlab`): projects on gitlab.com or a self-managed GitLab
  * through REST v4 (@gitbeaker) and git over smart HTTP. Roles: source (source.ts: MR facts),
- * builder (builder.ts: test commits pushed as `railyard-merge/…` branches for the project's own
+ * builder (../shared/builder.ts: test commits pushed as `railyard-merge/…` branches for the project's own
  * GitLab CI), ci (ci.ts: the commit statuses of the test commit), lander (lander.ts: a push with
  * the expected old value), events (events.ts polling, webhooks.ts `POST /webhooks/gitlab`) and
  * reporter (reporter.ts: status and one note). They share one GitLabRuntime (runtime.ts).
  */
 import { resolve } from 'node:path';
 import type { ForgeDriver } from '../types.js';
-import { GitLabBuilder } from './builder.js';
+import { RemoteBuilder } from '../shared/builder.js';
 import { GitLabCi } from './ci.js';
 import { GitLabClient } from './client.js';
 import { GitLabPolling } from './events.js';
+import { pushRefs } from './git.js';
 import { GitLabLander } from './lander.js';
 import { GitLabReporter } from './reporter.js';
 import { GitLabRuntime } from './runtime.js';
@@ -59,7 +60,7 @@ export function createGitLabDriver(
   return {
     kind: 'gitlab',
     source,
-    builder: new GitLabBuilder(rt, ci),
+    builder: new RemoteBuilder(rt, ci, pushRefs),
     ci,
     lander: new GitLabLander(rt, (q, n) => polling.refreshMr(q, n)),
     events: { start: (host) => polling.start(host), routes: [webhooks.route] },

@@ -5,6 +5,7 @@
  */
 import type { Mergeability } from '../../contract/index.js';
 import type { PrFacts } from '../../engine/types.js';
+import { readFacts } from '../shared/polling.js';
 
 /** The fields of a GitLab merge request (REST answer or hook payload) the queue reads. */
 export interface GitLabMr {
@@ -150,15 +151,7 @@ export function factsOf(mr: GitLabMr): GitLabPrFacts {
 }
 
 /** The engine's part of the facts (what is stored with the entry). */
-export function engineFacts(f: GitLabPrFacts): PrFacts {
-  return {
-    headSha: f.headSha,
-    headBranch: f.headBranch,
-    title: f.title,
-    author: f.author,
-    baseBranch: f.baseBranch,
-    mergeability: f.mergeability,
-    open: f.open,
-    ...(f.conflict ? { conflict: f.conflict } : {}),
-  };
+export function engineFacts(f: PrFacts): PrFacts {
+  const { closedAs: _closedAs, ...facts } = readFacts(f);
+  return facts;
 }

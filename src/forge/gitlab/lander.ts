@@ -6,8 +6,8 @@
  * whose target did not move was refused by a rule (a protected branch the token may not push to):
  * the run fails quoting GitLab's message, never a retry loop.
  */
-import { findEntry, isTerminal, type Entry, type TestRun } from '../../engine/index.js';
-import { buildTestCommit, isAncestor, testBranchName, unitOf } from '../git/index.js';
+import type { TestRun } from '../../engine/index.js';
+import { isOutcome, prepareLanding } from '../shared/landing.js';
 import type { DriverQueue, Lander, MergeOutcome } from '../types.js';
 import { pushRefs, remoteHeads } from './git.js';
 import { repoKey, type GitLabRuntime } from './runtime.js';
@@ -34,39 +34,27 @@ export class GitLabLander implements Lander {
 
   async land(queue: DriverQueue, run: TestRun, prNumbers: readonly number[]): Promise<MergeOutcome> {
     const branch = queue.model.branch;
-    let sha = run.sha;
-    if (!sha) return 'error';
-    const c = await this.rt.ctx(queue.repo);
-    const head = await this.rt.fetch(c, branch, []);
-    if (!head) return 'error';
-    if (head === sha || (await isAncestor(c.dir, sha, head))) return 'merged'; // landed already (asked again after a restart)
-    if (!(await isAncestor(c.dir, head, sha))) {
-      // Moved since the run was built: someone else did it, everything restarts. In parallel mode
-      // another lane did it: this lane's MRs land on top of it (built and pushed again).
-      if (queue.model.config.mode !== 'parallel' || !this.rt.own(queue.repo).has(head)) return 'target_moved';
-      const prs = [...prNumbers];
-      await this.rt.fetch(c, branch, prs);
-      const rebuilt = await buildTestCommit({
-        repoDir: c.dir,
-        targetBranch: branch,
-        baseSha: head,
-        units: prs.map((pr) => unitOf(findEntry(queue.model, pr) as Entry)),
-        mergeMethod: run.mergeMethod,
-        branchName: testBranchName(prs, run.id),
-      });
-      sha = rebuilt.sha;
-      await c.git((dir, url, token) => pushRefs(dir, url, token, [`+${sha}:refs/heads/${rebuilt.branch}`]));
-    }
-    // Never land a head other than the one tested: an MR pushed to (or closed) since is taken out first.
-    for (const n of prNumbers) {
-      const entry = findEntry(queue.model, n);
-      if (!entry || isTerminal(entry.state)) continue;
-      const mr = await this.rt.source.fetchMr(queue.repo, n);
-      if (!mr || mr.sha !== entry.pr.headSha || mr.state !== 'opened' || mr.target_branch !== branch) {
-        await this.refreshMr(queue, n);
-        return 'target_moved';
-      }
-    }
+    const plan = await prepareLanding(
+      this.rt,
+      pushRefs,
+      queue,
+      run,
+      prNumbers,
+      async (n, entry) => {
+        const facts = await this.rt.source.facts(queue.repo, n);
+        return (
+          facts !== null &&
+          facts.open &&
+          facts.headSha === entry.pr.headSha &&
+          facts.baseBranch === branch &&
+          !facts.draft &&
+          facts.block === null
+        );
+      },
+      (q, n) => this.refreshMr(q, n),
+    );
+    if (isOutcome(plan)) return plan;
+    const { c, head, sha } = plan;
     this.rt.own(queue.repo).add(sha);
     const landed = sha;
     try {

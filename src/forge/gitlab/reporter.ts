@@ -6,7 +6,8 @@
  * see it merged). Updates of one MR are coalesced: a change that comes while one is sent is sent
  * once more after it.
  */
-import { findEntry, isTerminal, prConflictSentence, type Entry, type QueueModel } from '../../engine/index.js';
+import { findEntry, isTerminal, type Entry, type QueueModel } from '../../engine/index.js';
+import { COMMENT_MARKER, commentFor, statusWords, type ForgeWords, type StatusPhase } from '../shared/comment.js';
 import type { DriverQueue, Reporter } from '../types.js';
 import { messageOf, statusOf } from './client.js';
 import { projectPath } from './repo.js';
@@ -14,88 +15,32 @@ import { repoKey, type GitLabRuntime } from './runtime.js';
 import { QUEUE_STATUS_NAME } from './source.js';
 
 /** The first line of the queue's note: how the queue (and its hook handler) knows its own note. */
-export const NOTE_MARKER = '<!-- railyard:merge-queue -->';
+export const NOTE_MARKER = COMMENT_MARKER;
 
 type GitLabState = 'pending' | 'running' | 'success' | 'failed' | 'canceled';
 
-function statusFor(entry: Entry, model: QueueModel): { state: GitLabState; description: string } {
-  const reason = entry.reason ? ` (${entry.reason})` : '';
-  switch (entry.state) {
-    case 'merged': {
-      const run = model.runs.find((r) => r.id === entry.testRunId);
-      return {
-        state: 'success',
-        description: `Merged into ${model.branch}${run?.sha ? ` as ${run.sha.slice(0, 8)}` : ''}`,
-      };
-    }
-    case 'failed':
-      return { state: 'failed', description: `Failed${reason}` };
-    case 'cancelled':
-      return { state: 'canceled', description: `Removed from the queue${reason}` };
-    case 'not_ready':
-      return {
-        state: 'pending',
-        description: prConflictSentence(entry.pr)
-          ? `It ${prConflictSentence(entry.pr)}`
-          : 'Submitted, waiting until it is ready (draft, conflict, approvals or target)',
-      };
-    case 'testing':
-    case 'tests_passed':
-    case 'pending_failure':
-      return { state: 'running', description: `Testing in the ${model.branch} merge queue` };
-    default:
-      return { state: 'pending', description: `In the ${model.branch} merge queue` };
-  }
-}
+/** How GitLab words the queue's note and status (../shared/comment.ts). */
+const WORDS: ForgeWords = {
+  forge: 'GitLab',
+  ref: (n) => `!${n}`,
+  statusName: QUEUE_STATUS_NAME,
+  checks: 'jobs',
+  shortSha: 8,
+  notReady: 'It enters the queue once GitLab calls it mergeable (not a draft, no conflict, nothing GitLab waits for) and it targets the queue’s branch.',
+};
 
-function noteFor(entry: Entry, model: QueueModel): string {
-  const run = entry.testRunId ? model.runs.find((r) => r.id === entry.testRunId) : undefined;
-  const lines = [
-    NOTE_MARKER,
-    `**Railyard merge queue** (\`${model.branch}\`): **${entry.state.replace('_', ' ')}**`,
-  ];
-  if (entry.state === 'pending' || entry.state === 'testing') {
-    const active = model.entries.filter((e) => !isTerminal(e.state) && e.state !== 'not_ready');
-    const position =
-      active.filter(
-        (e) =>
-          e.priority.value < entry.priority.value ||
-          (e.priority.value === entry.priority.value && e.seq < entry.seq),
-      ).length + 1;
-    lines.push('', `Position ${position} of ${active.length}.`);
-  }
-  if (run && !isTerminal(entry.state)) {
-    const batch = run.prNumbers.filter((n) => n !== entry.prNumber);
-    lines.push(
-      '',
-      `Test run \`${run.id}\`${run.branch ? ` on \`${run.branch}\`` : ''}${batch.length ? `, batched with ${batch.map((n) => `!${n}`).join(', ')}` : ''}${run.basePrNumbers.length ? `, on top of ${run.basePrNumbers.map((n) => `!${n}`).join(', ')}` : ''}.`,
-    );
-  }
-  if (entry.state === 'not_ready')
-    lines.push(
-      '',
-      prConflictSentence(entry.pr)
-        ? `It ${prConflictSentence(entry.pr)}. It enters the queue by itself once it merges cleanly.`
-        : 'It enters the queue once GitLab calls it mergeable (not a draft, no conflict, nothing GitLab waits for) and it targets the queue’s branch.',
-    );
-  if (entry.state === 'merged' && run?.sha)
-    lines.push('', `Landed on \`${model.branch}\` as ${run.sha} (test run \`${run.id}\`).`);
-  if (
-    (entry.state === 'failed' || entry.state === 'cancelled' || entry.state === 'pending_failure') &&
-    entry.reason
-  ) {
-    lines.push(
-      '',
-      `Reason: \`${entry.reason}\`${run?.failureReason && run.failureReason !== entry.reason ? ` (test run: \`${run.failureReason}\`)` : ''}.`,
-    );
-    if (run) {
-      const failed = Object.entries(run.checks)
-        .filter(([, o]) => o === 'failure')
-        .map(([n]) => `\`${n}\``);
-      if (failed.length) lines.push(`Failed jobs: ${failed.join(', ')}.`);
-    }
-  }
-  return lines.join('\n');
+const STATE_OF: Record<StatusPhase, GitLabState> = {
+  merged: 'success',
+  failed: 'failed',
+  cancelled: 'canceled',
+  not_ready: 'pending',
+  testing: 'running',
+  queued: 'pending',
+};
+
+function statusFor(entry: Entry, model: QueueModel): { state: GitLabState; description: string } {
+  const w = statusWords(entry, model, WORDS);
+  return { state: STATE_OF[w.phase], description: w.description };
 }
 
 export class GitLabReporter implements Reporter {
@@ -165,12 +110,12 @@ export class GitLabReporter implements Reporter {
     }
 
     if (model.config.commentsEnabled) {
-      const body = noteFor(entry, model);
+      const body = commentFor(entry, model, WORDS, entry.testRunId ? this.rt.refusals.get(entry.testRunId) : undefined);
       if (this.noteBodies.get(nkey) !== body) {
-        const id = this.rt.persisted.notes[nkey];
+        const id = this.rt.persisted.comments[nkey];
         const create = async () => {
           const note = await api.MergeRequestNotes.create(project, iid, body);
-          this.rt.persisted.notes[nkey] = note.id;
+          this.rt.persisted.comments[nkey] = note.id;
           this.rt.save();
         };
         if (id === undefined) await create();

@@ -3,12 +3,16 @@
  * `X-Gitlab-Token` compared in constant time, deliveries de-duplicated by `X-Gitlab-Event-UUID` /
  * `Idempotency-Key`, answered at once (GitLab disables hooks that answer slowly or fail) and
  * handled after: Merge Request hooks re-read the MR, Pipeline and Job hooks poke the runs waiting on
- * that commit, Push hooks to a target restart the runs, Note hooks carry `/railyard merge
- * [--priority P]`, `/railyard cancel`, `/railyard restart` from members with Developer access or more.
+ * that commit (and re-read MRs GitLab holds on that head), Push hooks to a target restart the
+ * runs, Note hooks carry `/railyard merge [--priority P]`, `/railyard cancel`, `/railyard restart`
+ * from members with Developer access or more (../shared/commands.ts). Handled deliveries and
+ * command notes are recorded in the database (decisions "Round 3"): a replayed delivery, or a note
+ * brought again, acts once — also after a restart and on another replica.
  */
-import { JSON_TOO_DEEP_MESSAGE, jsonTooDeep, PRIORITY_NAMES, PriorityInput } from '../../contract/index.js';
+import { JSON_TOO_DEEP_MESSAGE, jsonTooDeep } from '../../contract/index.js';
 import { findEntry, isTerminal } from '../../engine/index.js';
-import type { DriverQueue, DriverRoute, ForgeCommand } from '../types.js';
+import { COMMAND_RE, runCommand, type CommandForge } from '../shared/commands.js';
+import type { DriverQueue, DriverRoute } from '../types.js';
 import type { GitLabCi } from './ci.js';
 import { statusOf } from './client.js';
 import type { GitLabPolling } from './events.js';
@@ -17,8 +21,6 @@ import { NOTE_MARKER } from './reporter.js';
 import { repoKey, type GitLabRuntime } from './runtime.js';
 import { readHookHeaders, RecentDeliveries } from './webhook.js';
 
-const COMMAND_RE = /^\/railyard\s+(merge|cancel|restart)\b(.*)$/m;
-const PRIORITY_HINT = `${Object.keys(PRIORITY_NAMES).join(', ')} or a number from 0 to 255`;
 /** GitLab's Developer access level: the least that may run `/railyard` commands. */
 const DEVELOPER = 30;
 
@@ -39,35 +41,38 @@ export class GitLabWebhooks {
     handle: (request) => this.receive(request.headers, request.body),
   };
 
-  private receive(
-    headers: Readonly<Record<string, string | string[] | undefined>>,
-    body: string,
-  ): Promise<Answer> {
+  private async receive(headers: Readonly<Record<string, string | string[] | undefined>>, body: string): Promise<Answer> {
     const secret = this.rt.options.webhookSecret;
     if (secret === null)
-      return Promise.resolve({
-        status: 404,
-        text: 'hooks are off: start the server with --gitlab-webhook-secret-file or RAILYARD_GITLAB_WEBHOOK_SECRET',
-      });
+      return { status: 404, text: 'hooks are off: start the server with --gitlab-webhook-secret-file or RAILYARD_GITLAB_WEBHOOK_SECRET' };
     const read = readHookHeaders(headers, secret);
-    if (!read.ok) return Promise.resolve({ status: read.status, text: read.text });
+    if (!read.ok) return { status: read.status, text: read.text };
     const { delivery } = read;
-    if (!this.recent.firstTime(delivery))
-      return Promise.resolve({ status: 200, text: `delivery ${delivery.id} was handled already` });
+    const handled = { status: 200, text: `delivery ${delivery.id ?? delivery.idempotencyKey} was handled already` };
+    if (!this.recent.firstTime(delivery)) return handled;
     // Depth first (issue 26): JSON.parse of a signed 20 MiB `[[[[…` holds the only request thread for seconds.
-    if (jsonTooDeep(body)) return Promise.resolve({ status: 400, text: JSON_TOO_DEEP_MESSAGE });
+    if (jsonTooDeep(body)) return { status: 400, text: JSON_TOO_DEEP_MESSAGE };
     let payload: unknown;
     try {
       payload = JSON.parse(body);
     } catch {
-      return Promise.resolve({ status: 400, text: 'body: invalid JSON' });
+      return { status: 400, text: 'body: invalid JSON' };
+    }
+    // Recorded in the database (bounded per project): once handled, a delivery never acts again.
+    const queues = this.queuesOf((payload as { project?: never } | null)?.project);
+    const keys = [delivery.id, delivery.idempotencyKey].filter((k): k is string => Boolean(k));
+    if (queues.length > 0 && this.rt.host && keys.length > 0) {
+      const host = this.rt.host;
+      const repo = queues[0]!.repo;
+      const first = await Promise.all([...new Set(keys)].map((k) => host.remember(repo, 'delivery', k)));
+      if (first.includes(false)) return handled;
     }
     void this.rt.track(
       this.onEvent(delivery.event, payload as Record<string, never>).catch((error: unknown) =>
         this.rt.log(`hook ${delivery.event} ${delivery.id ?? ''} failed`, error),
       ),
     );
-    return Promise.resolve({ status: 202, text: 'accepted' });
+    return { status: 202, text: 'accepted' };
   }
 
   private queuesOf(project: { path_with_namespace?: string } | undefined): DriverQueue[] {
@@ -95,10 +100,10 @@ export class GitLabWebhooks {
         break;
       }
       case 'Pipeline Hook':
-        this.ci.changed(p.object_attributes?.sha);
+        this.shaChanged(p.object_attributes?.sha);
         break;
       case 'Job Hook':
-        this.ci.changed(p.sha);
+        this.shaChanged(p.sha);
         break;
       case 'Push Hook': {
         const ref: unknown = p.ref;
@@ -119,64 +124,49 @@ export class GitLabWebhooks {
         if (a?.noteable_type !== 'MergeRequest' || !p.merge_request) break;
         if (a.action !== undefined && a.action !== 'create') break;
         const body = String(a.note ?? '');
-        if (body.includes(NOTE_MARKER)) break; // the queue's own note
+        if (body.includes(NOTE_MARKER) || !COMMAND_RE.test(body)) break; // the queue's own note, or no command
+        // A command note acts once, ever: whatever delivery (a new id, none) brings it again.
+        const id: unknown = a.id;
+        if (typeof id !== 'number' || !this.rt.host || !(await this.rt.host.remember(queues[0]!.repo, 'comment', String(id)))) {
+          this.rt.log(`/railyard command in note ${String(id)} on !${String(p.merge_request.iid)} ignored: it was handled already`);
+          break;
+        }
         await this.command(queues, Number(p.merge_request.iid), p.user, body);
         break;
       }
     }
   }
 
-  /** A `/railyard` command from a member with Developer access or more. */
-  private async command(
-    queues: DriverQueue[],
-    iid: number,
-    user: { id?: number; username?: string } | undefined,
-    body: string,
-  ): Promise<void> {
-    const m = COMMAND_RE.exec(body);
-    if (!m || !user?.id || !this.rt.host) return;
-    const enabled = queues.filter((q) => q.model.config.commandsEnabled);
-    if (enabled.length === 0) return;
-    const repo = enabled[0]!.repo;
-    const facts = await this.rt.source.facts(repo, iid);
-    if (!facts) return;
-    const q = enabled.find((x) => x.model.branch === facts.baseBranch);
-    if (!q) return;
-    let level = 0;
-    try {
-      const member = (await this.rt.client.api.ProjectMembers.show(projectPath(repo), user.id, {
-        includeInherited: true,
-      })) as unknown as { access_level: number };
-      level = member.access_level;
-    } catch (error) {
-      if (statusOf(error) !== 404) throw error;
-    }
-    if (level < DEVELOPER) {
-      this.rt.log(
-        `/railyard ${m[1]} on !${iid} by ${user.username ?? user.id} ignored: not a Developer or more`,
-      );
-      return;
-    }
-    let command: ForgeCommand;
-    if (m[1] === 'merge') {
-      const raw = /--priority[=\s]+(\S+)/.exec(m[2] ?? '')?.[1];
-      const priority = raw === undefined ? undefined : PriorityInput.safeParse(raw);
-      if (priority && !priority.success) {
-        await this.rt.client.api.MergeRequestNotes.create(
-          projectPath(repo),
-          iid,
-          `@${user.username} \`/railyard merge\`: \`--priority ${raw}\` is not a priority; use ${PRIORITY_HINT}. !${iid} was not submitted.`,
-        );
-        return;
+  /** A check on `sha` changed: the runs waiting on it look again, and so do MRs GitLab holds on that head. */
+  private shaChanged(sha: string | undefined): void {
+    this.ci.changed(sha);
+    void this.rt.track(this.polling.checksChanged(sha));
+  }
+
+  /** `/railyard` commands from members with Developer access or more. */
+  private readonly commands: CommandForge<{ id: number; username?: string }> = {
+    ref: (n) => `!${n}`,
+    nameOf: (user) => user.username ?? String(user.id),
+    baseBranch: async (repo, n) => (await this.rt.source.facts(repo, n))?.baseBranch ?? null,
+    allowed: async (repo, user) => {
+      try {
+        const member = (await this.rt.client.api.ProjectMembers.show(projectPath(repo), user.id, {
+          includeInherited: true,
+        })) as unknown as { access_level: number };
+        return member.access_level >= DEVELOPER;
+      } catch (error) {
+        if (statusOf(error) !== 404) throw error;
+        return false;
       }
-      command = { type: 'submit', priority: priority?.data };
-    } else command = { type: m[1] === 'cancel' ? 'cancel' : 'restart' };
-    try {
-      await this.rt.host.command(q, iid, command);
-    } catch (error) {
-      this.rt.log(
-        `/railyard ${m[1]} on !${iid} by ${user.username ?? user.id} failed: ${error instanceof Error ? error.message : String(error)}`,
-      );
-    }
+    },
+    denied: 'not a Developer or more',
+    reply: async (repo, n, body) => {
+      await this.rt.client.api.MergeRequestNotes.create(projectPath(repo), n, body);
+    },
+  };
+
+  private async command(queues: DriverQueue[], iid: number, user: { id?: number; username?: string } | undefined, body: string): Promise<void> {
+    if (!user?.id || !this.rt.host) return;
+    await runCommand(this.rt.host, (m) => this.rt.log(m), this.commands, queues, iid, { id: user.id, username: user.username }, body);
   }
 }

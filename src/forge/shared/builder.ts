@@ -1,20 +1,22 @@
 /**
- * The GitHub driver's builder: fetches the target and the PR heads into the repository's bare
- * cache, builds the test commit there with the git forge's builder (buildRunCommit, on the basis
- * the engine named), and pushes it as a `railyard-merge/…` branch for the repository's own CI.
+ * The builder of the remote forges (GitHub, GitLab): fetches the target and the PR heads into the
+ * repository's bare cache (the runtime knows the forge's ref names), builds the test commit there
+ * with the git forge's builder (buildRunCommit, on the basis the engine named), and pushes it as a
+ * `railyard-merge/…` branch so the repository's own CI runs on it.
  */
 import { findEntry, type TestBasis, type TestRun } from '../../engine/index.js';
 import { ChecksConfigError } from '../errors.js';
 import { buildRunCommit } from '../git/index.js';
 import type { Builder, BuiltRun, DriverQueue } from '../types.js';
-import type { GitHubCi } from './ci.js';
-import { pushRefs } from './git.js';
-import type { GitHubRuntime } from './runtime.js';
+import type { CiWaiter } from './ci-wait.js';
+import type { RemoteGit } from './remote-git.js';
+import type { PersistedBase, RemoteRuntime } from './runtime.js';
 
-export class GitHubBuilder implements Builder {
+export class RemoteBuilder implements Builder {
   constructor(
-    private readonly rt: GitHubRuntime,
-    private readonly ci: GitHubCi,
+    private readonly rt: RemoteRuntime<PersistedBase>,
+    private readonly ci: CiWaiter,
+    private readonly pushRefs: RemoteGit['pushRefs'],
   ) {}
 
   async build(queue: DriverQueue, run: TestRun, basis: TestBasis, signal: AbortSignal): Promise<BuiltRun | null> {
@@ -31,7 +33,7 @@ export class GitHubBuilder implements Builder {
       // Listen for its CI before pushing: the first results may arrive right after the push.
       this.ci.expect(queue, run, built.sha, Date.now(), false);
       listening = true;
-      await c.git((dir, url, token) => pushRefs(dir, url, token, [`+${built.sha}:refs/heads/${built.branch}`]));
+      await c.git((dir, url, token) => this.pushRefs(dir, url, token, [`+${built.sha}:refs/heads/${built.branch}`]));
       this.ci.pushed(run.id, Date.now());
       if (signal.aborted) return null;
       published = true;
