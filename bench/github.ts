@@ -29,6 +29,7 @@ import {
   tempDir,
   waitFor,
 } from '../test/e2e/github-harness.js';
+import { pct, quiet, report, sampleGreenToLanded, tally } from './forge-bench.js';
 
 const PRS = Number(process.env.BENCH_PRS ?? 6);
 const CI_MS = Number(process.env.BENCH_CI_MS ?? 2000);
@@ -54,14 +55,6 @@ interface Figures {
   minWriteGapMs: number;
   /** REST requests until the last PR showed its final state. */
   requestsUntilFinal: number;
-}
-
-function routeOf(method: string, path: string): string {
-  return `${method} ${path
-    .replace(/\/api\/v3/, '')
-    .replace(/[0-9a-f]{40}/g, '{sha}')
-    .replace(/\/\d+(\/|$)/g, '/{n}$1')
-    .replace(/heads\/[^/]+$/, 'heads/{branch}')}`;
 }
 
 async function once(webhooks: boolean): Promise<Figures> {
@@ -94,28 +87,14 @@ async function once(webhooks: boolean): Promise<Figures> {
   gh.resetRequestCount();
 
   // Sample: when each test commit's checks all went green, and when main moved to it.
-  const green = new Map<string, number>();
-  const latencies: number[] = [];
-  let lastMain = await gh.branchSha(OWNER, NAME, 'main');
-  let sampling = true;
-  const sampler = (async () => {
-    while (sampling) {
-      const now = Date.now();
-      for (const sha of pushedTest) {
-        if (green.has(sha)) continue;
-        const runs = gh.checkRuns(OWNER, NAME, sha);
-        if (runs.length > 0 && runs.every((r) => r.status === 'completed' && r.conclusion === 'success'))
-          green.set(sha, now);
-      }
-      const main = await gh.branchSha(OWNER, NAME, 'main');
-      if (main && main !== lastMain) {
-        lastMain = main;
-        const g = green.get(main);
-        if (g !== undefined) latencies.push(Date.now() - g);
-      }
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  })();
+  const sampler = sampleGreenToLanded(
+    pushedTest,
+    (sha) => {
+      const runs = gh.checkRuns(OWNER, NAME, sha);
+      return runs.length > 0 && runs.every((r) => r.status === 'completed' && r.conclusion === 'success');
+    },
+    () => gh.branchSha(OWNER, NAME, 'main'),
+  );
 
   const t0 = Date.now();
   for (const n of numbers) await submit(server, gh, n);
@@ -123,20 +102,9 @@ async function once(webhooks: boolean): Promise<Figures> {
   for (const n of numbers) if ((await waitFor(server, gh, n, settled, 300_000)).state === 'merged') merged++;
   const wallMs = Date.now() - t0;
   // Status and comment updates go on after the last landing (writes are spaced): count them all.
-  for (
-    let seen = -1, quietSince = Date.now();
-    Date.now() - quietSince < 3000;
-    await new Promise((r) => setTimeout(r, 200))
-  ) {
-    if (gh.requests.length !== seen) [seen, quietSince] = [gh.requests.length, Date.now()];
-  }
-  sampling = false;
-  await sampler;
-  const byRoute = new Map<string, number>();
-  for (const r of gh.requests)
-    byRoute.set(routeOf(r.method, r.path), (byRoute.get(routeOf(r.method, r.path)) ?? 0) + 1);
-  const events = new Map<string, number>();
-  for (const d of gh.deliveries) events.set(d.event, (events.get(d.event) ?? 0) + 1);
+  await quiet(gh);
+  const latencies = await sampler.stop();
+  const { byRoute, events } = tally(gh);
   // When GitHub showed each PR final, against when the target moved to (or past) its commit.
   const log = await gh.log(OWNER, NAME, 'main'); // newest first, linear (squash)
   const finalLags: number[] = [];
@@ -178,28 +146,11 @@ async function once(webhooks: boolean): Promise<Figures> {
   return figures;
 }
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : NaN;
-};
-
 for (const webhooks of MODES.map((m) => m === 'webhooks')) {
   const f = await once(webhooks);
-  console.log(`\n${f.mode}: ${f.merged}/${PRS} merged in ${(f.wallMs / 1000).toFixed(1)} s`);
-  console.log(
-    `  REST requests per merged PR: ${(f.requests / f.merged).toFixed(1)} (${(f.counted / f.merged).toFixed(1)} counting against the rate limit; 304s are free)`,
-  );
-  console.log(
-    `  last check green -> target moved: p50 ${pct(f.latencies, 50)} ms, max ${Math.max(...f.latencies)} ms (${f.latencies.length} landings)`,
-  );
-  console.log(
-    `  final state shown on GitHub after landing: p50 ${pct(f.finalLags, 50)} ms, p95 ${pct(f.finalLags, 95)} ms, max ${Math.max(...f.finalLags)} ms (${f.finalLags.length} PRs)`,
-  );
-  console.log(
-    `  writes: at most ${f.writesPerSecond} in one second, shortest gap ${f.minWriteGapMs} ms; REST requests per merged PR until the last final state: ${(f.requestsUntilFinal / f.merged).toFixed(1)}`,
-  );
-  if (f.events.size)
-    console.log(`  webhook deliveries: ${[...f.events].map(([e, n]) => `${e} ${n}`).join(', ')}`);
-  for (const [route, n] of [...f.byRoute].sort((a, b) => b[1] - a[1]))
-    console.log(`    ${String(n).padStart(4)}  ${route}`);
+  report(f, PRS, { check: 'check', deliveries: 'webhook deliveries' }, [
+    `REST requests per merged PR: ${(f.requests / f.merged).toFixed(1)} (${(f.counted / f.merged).toFixed(1)} counting against the rate limit; 304s are free)`,
+    `final state shown on GitHub after landing: p50 ${pct(f.finalLags, 50)} ms, p95 ${pct(f.finalLags, 95)} ms, max ${Math.max(...f.finalLags)} ms (${f.finalLags.length} PRs)`,
+    `writes: at most ${f.writesPerSecond} in one second, shortest gap ${f.minWriteGapMs} ms; REST requests per merged PR until the last final state: ${(f.requestsUntilFinal / f.merged).toFixed(1)}`,
+  ]);
 }

@@ -2,29 +2,20 @@
  * End-to-end harness for `railyard serve --github`: the real built binary as a child process,
  * talking to the GitHub emulator of test/support/github over real HTTP and real git.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startGitHubEmulator, type GitHubEmulator } from '../support/github/index.js';
-import { BIN } from '../support/cli.js';
 import { call, ok } from '../server/helpers.js';
 import type { TestServer } from '../support/server.js';
+import * as shared from '../support/forge-e2e.js';
+import { API_TOKEN, baseUrlOf, checkAtCleanup, settled, spawnRailyard, tempDir, until, type Pr, type RailyardProcess } from '../support/forge-e2e.js';
+
+export { API_TOKEN, settled, tempDir, until, type RailyardProcess } from '../support/forge-e2e.js';
 
 export const OWNER = 'acme';
 export const NAME = 'app';
-export const API_TOKEN = 'e2e-api-token';
 export const GH_TOKEN = 'ghp_e2e_secret_token';
 export const WEBHOOK_SECRET = 'e2e-webhook-secret';
-
-export interface RailyardProcess extends TestServer {
-  /** Everything the process wrote (stdout + stderr), for assertions that no secret was logged. */
-  output(): string;
-  /** SIGTERM and wait for the exit (the data dir stays). */
-  stop(): Promise<void>;
-  /** Kill it at once, as a crash would. */
-  kill(): Promise<void>;
-}
 
 export interface StartOptions {
   webhooks: boolean;
@@ -38,41 +29,15 @@ export interface StartOptions {
   extraArgs?: string[];
 }
 
-const cleanups: Array<() => Promise<void> | void> = [];
-
-const emulators: GitHubEmulator[] = [];
-
 /**
  * Runs the cleanups registered by this harness (call from afterEach), then fails the test if any
  * answer the emulator gave the server did not match GitHub's OpenAPI description.
  */
-export async function cleanup(): Promise<void> {
-  const violations: string[] = [];
-  for (const gh of emulators.splice(0)) {
-    await gh.idle().catch(() => undefined);
-    violations.push(...gh.schemaViolations);
-  }
-  for (const c of cleanups.splice(0).reverse()) {
-    try {
-      await c();
-    } catch {
-      /* keep cleaning */
-    }
-  }
-  if (violations.length)
-    throw new Error(`the emulator's answers broke GitHub's schema:\n${violations.join('\n')}`);
-}
-
-export function tempDir(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+export const cleanup = (): Promise<void> => shared.cleanup("GitHub's schema");
 
 export async function emulator(): Promise<GitHubEmulator> {
   const gh = await startGitHubEmulator({ validate: true });
-  cleanups.push(() => gh.close());
-  emulators.push(gh);
+  checkAtCleanup(gh);
   gh.addToken(GH_TOKEN, { login: 'railyard-bot' });
   return gh;
 }
@@ -81,7 +46,6 @@ export async function emulator(): Promise<GitHubEmulator> {
 export async function startRailyard(gh: GitHubEmulator, opts: StartOptions): Promise<RailyardProcess> {
   const secrets = tempDir('railyard-secrets-');
   const args = [
-    BIN,
     'serve',
     '--github',
     '--port',
@@ -114,53 +78,8 @@ export async function startRailyard(gh: GitHubEmulator, opts: StartOptions): Pro
     writeFileSync(join(secrets, 'webhook'), WEBHOOK_SECRET);
     args.push('--github-webhook-secret-file', join(secrets, 'webhook'));
   }
-  const child: ChildProcess = spawn(process.execPath, args, {
-    env: { PATH: process.env.PATH ?? '', HOME: secrets, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  let alive = true;
-  void exited.then(() => (alive = false));
-  const port = await new Promise<string>((resolve, reject) => {
-    const deadline = setTimeout(() => reject(new Error(`railyard serve did not start: ${out}`)), 30_000);
-    const check = () => {
-      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)\/v1/.exec(out);
-      if (m) {
-        clearTimeout(deadline);
-        resolve(m[1]!);
-      } else if (!alive) {
-        clearTimeout(deadline);
-        reject(new Error(`railyard serve exited: ${out}`));
-      } else setTimeout(check, 25);
-    };
-    check();
-  });
-  const url = `http://127.0.0.1:${port}`;
-  if (opts.webhooks) gh.setWebhook(`${url}/webhooks/github`, WEBHOOK_SECRET);
-  const stop = async () => {
-    if (!alive) return;
-    child.kill('SIGTERM');
-    await exited;
-  };
-  const proc: RailyardProcess = {
-    url: `${url}/v1`,
-    token: API_TOKEN,
-    org: 'local',
-    dataDir: opts.dataDir,
-    output: () => out,
-    stop,
-    close: stop,
-    async kill() {
-      if (!alive) return;
-      child.kill('SIGKILL');
-      await exited;
-    },
-  };
-  cleanups.push(stop);
-  if (process.env.RAILYARD_E2E_DEBUG) cleanups.push(() => console.log(`--- railyard output ---\n${out}`));
+  const proc = await spawnRailyard(args, secrets, opts.dataDir);
+  if (opts.webhooks) gh.setWebhook(`${baseUrlOf(proc)}/webhooks/github`, WEBHOOK_SECRET);
   return proc;
 }
 
@@ -183,41 +102,12 @@ export async function createQueue(
   if (Object.keys(rest).length) await ok(server, 'updateQueue', { repo, targetBranch: 'main', ...rest });
 }
 
-export async function submit(
-  server: TestServer,
-  gh: GitHubEmulator,
-  n: number,
-  extra: Record<string, unknown> = {},
-) {
-  return ok(server, 'submitPullRequest', {
-    repo: repoOf(gh),
-    targetBranch: 'main',
-    pr: { number: n },
-    ...extra,
-  });
+export function submit(server: TestServer, gh: GitHubEmulator, n: number, extra: Record<string, unknown> = {}) {
+  return shared.submitTo(server, repoOf(gh), n, extra);
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Pr = any;
-
-export async function waitFor(
-  server: TestServer,
-  gh: GitHubEmulator,
-  n: number,
-  done: (pr: Pr) => boolean,
-  timeoutMs = 30_000,
-): Promise<Pr> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const pr = await ok(server, 'getSubmittedPullRequest', {
-      repo: repoOf(gh),
-      targetBranch: 'main',
-      pr: { number: n },
-    });
-    if (done(pr)) return pr;
-    if (Date.now() > deadline) throw new Error(`#${n} is still ${pr.state} (${pr.stateReason ?? ''})`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+export function waitFor(server: TestServer, gh: GitHubEmulator, n: number, done: (pr: Pr) => boolean, timeoutMs = 30_000): Promise<Pr> {
+  return shared.waitForPr(server, repoOf(gh), n, `#${n}`, done, timeoutMs);
 }
 
 /** Waits until PR `n` is being tested and has its test run. */
@@ -235,21 +125,6 @@ export async function waitForTestCommit(server: TestServer, gh: GitHubEmulator, 
   });
   return sha;
 }
-
-/** Polls `check` until it returns true (or throws after timeoutMs with `what`). */
-export async function until(
-  what: string,
-  check: () => boolean | Promise<boolean>,
-  timeoutMs = 20_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-export const settled = (pr: { state: string }) => ['merged', 'failed', 'cancelled'].includes(pr.state);
 
 export interface OnePrOptions {
   /** Queue settings for createQueue (createPrsForTestingBranches is false unless given). */

@@ -1,6 +1,12 @@
-// Git plumbing for the GitHub emulator: every child process it starts is tracked so close() can end it.
+// Git plumbing for the GitHub and GitLab emulators: every child process it starts is tracked so
+// close() can end it; resolving revisions, ancestry and commits written straight into a bare repository.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+
+const ZERO_SHA = '0000000000000000000000000000000000000000';
 
 export const HTTP_BACKEND = '/usr/lib/git-core/git-http-backend';
 
@@ -50,6 +56,48 @@ export class GitRunner {
     opts: { env?: Record<string, string>; input?: string } = {},
   ): Promise<string> {
     return (await this.run(['--git-dir', gitDir, ...args], opts)).stdout;
+  }
+
+  /** The commit `rev` names in the bare repository `dir`, or null. */
+  async resolve(dir: string, rev: string): Promise<string | null> {
+    const res = await this.run(['--git-dir', dir, 'rev-parse', '--verify', '--quiet', `${rev}^{commit}`], { okCodes: [1, 128] });
+    return res.code === 0 ? res.stdout : null;
+  }
+
+  /** Whether `a` is an ancestor of `b` (false when either is unknown). */
+  async isAncestor(dir: string, a: string, b: string): Promise<boolean> {
+    const res = await this.run(['--git-dir', dir, 'merge-base', '--is-ancestor', a, b], { okCodes: [1, 128] });
+    return res.code === 0;
+  }
+
+  /**
+   * A commit on `parent` writing `files` (null deletes a file; none: an empty commit), made with a
+   * temporary index under `scratch` and the author/committer of `env`.
+   */
+  async commitFiles(
+    dir: string,
+    scratch: string,
+    parent: string,
+    files: Record<string, string | null>,
+    message: string,
+    env: Record<string, string>,
+  ): Promise<string> {
+    const index = join(scratch, `index-${randomUUID()}`);
+    const withIndex = { GIT_INDEX_FILE: index };
+    try {
+      await this.git(dir, ['read-tree', parent], { env: withIndex });
+      const lines: string[] = [];
+      for (const [path, content] of Object.entries(files)) {
+        if (content === null) lines.push(`0 ${ZERO_SHA}\t${path}`);
+        else lines.push(`100644 ${await this.git(dir, ['hash-object', '-w', '--stdin'], { input: content })}\t${path}`);
+      }
+      if (lines.length > 0)
+        await this.git(dir, ['update-index', '--add', '--remove', '--index-info'], { env: withIndex, input: lines.join('\n') + '\n' });
+      const tree = await this.git(dir, ['write-tree'], { env: withIndex });
+      return await this.git(dir, ['commit-tree', tree, '-p', parent, '-m', message], { env });
+    } finally {
+      rmSync(index, { force: true });
+    }
   }
 
   /** Serves one smart-HTTP request with git http-backend (CGI). `pathInfo` is `/owner/repo.git/...`. */

@@ -418,13 +418,8 @@ export abstract class EmulatorHttp extends EmulatorProtection {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    this.closed = true;
+    this.endWork();
     this.abort.abort();
-    for (const [t, done] of this.timers) {
-      clearTimeout(t);
-      done();
-    }
-    this.timers.clear();
     if (this.server) {
       this.server.closeAllConnections();
       await new Promise<void>((resolve) => this.server!.close(() => resolve()));

@@ -394,9 +394,4 @@ class Emulator extends EmulatorHttp implements GitHubEmulator {
   ): void {
     for (let i = 0; i < n; i++) this.forced.push({ kind, retryAfter: retryAfterSeconds, status });
   }
-
-  async idle(): Promise<void> {
-    // Work can start more work (a CI timer posts a status, whose delivery is queued…): wait until none is left.
-    while (this.background.size > 0) await Promise.allSettled([...this.background]);
-  }
 }

@@ -2,11 +2,11 @@
 // repositories), pull requests, statuses and comments, the repository lock, background work that
 // idle() waits for, and how a branch change ripples (push event, PR synchronize / merged / closed,
 // CI). Layers above it (ci.ts, webhooks.ts, http.ts, index.ts) add what GitHub does on top.
-import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { EmulatorWork } from '../emulator-work.js';
 import { GitRunner } from './git.js';
 import {
   commentJson,
@@ -36,7 +36,7 @@ import {
 } from './types.js';
 
 /** Shared state and primitives (members are public to the other layers; tests see only GitHubEmulator). */
-export abstract class EmulatorState {
+export abstract class EmulatorState extends EmulatorWork {
   apiUrl = '';
   host = '';
   readonly deliveries: Delivery[] = [];
@@ -68,15 +68,12 @@ export abstract class EmulatorState {
   webhook: { url: string; secret: string; contentType: 'json' | 'form' } | null = null;
   deliveryChain: Promise<unknown> = Promise.resolve();
   readonly bodies = new Map<string, { event: string; body: string; contentType: 'json' | 'form' }>();
-  readonly background = new Set<Promise<unknown>>();
-  /** Pending CI timers and the resolver of the promise idle() waits on for each. */
-  readonly timers = new Map<NodeJS.Timeout, () => void>();
   readonly abort = new AbortController();
   validator: SchemaValidator | null = null;
-  closed = false;
   nextId = 1;
 
   constructor(readonly opts: EmulatorOptions) {
+    super();
     this.style = opts.style ?? 'ghes';
     this.prefix = this.style === 'ghes' ? '/api/v3' : '';
     mkdirSync(this.reposRoot);
@@ -106,75 +103,17 @@ export abstract class EmulatorState {
     return run;
   }
 
-  track<T>(p: Promise<T>): Promise<T> {
-    this.background.add(p);
-    const done = () => this.background.delete(p);
-    p.then(done, done);
-    return p;
+  resolve(r: Repo, rev: string): Promise<string | null> {
+    return this.git.resolve(r.dir, rev);
   }
 
-  later(ms: number, fn: () => void): void {
-    if (this.closed) return;
-    let done!: () => void;
-    this.track(new Promise<void>((resolve) => (done = resolve)));
-    const t = setTimeout(() => {
-      this.timers.delete(t);
-      try {
-        if (!this.closed) fn();
-      } finally {
-        done();
-      }
-    }, ms);
-    this.timers.set(t, done);
+  isAncestor(r: Repo, a: string, b: string): Promise<boolean> {
+    return this.git.isAncestor(r.dir, a, b);
   }
 
-  async resolve(r: Repo, rev: string): Promise<string | null> {
-    const res = await this.git.run(
-      ['--git-dir', r.dir, 'rev-parse', '--verify', '--quiet', `${rev}^{commit}`],
-      { okCodes: [1, 128] },
-    );
-    return res.code === 0 ? res.stdout : null;
-  }
 
-  async isAncestor(r: Repo, a: string, b: string): Promise<boolean> {
-    const res = await this.git.run(['--git-dir', r.dir, 'merge-base', '--is-ancestor', a, b], {
-      okCodes: [1],
-    });
-    return res.code === 0;
-  }
-
-  async commitFiles(
-    r: Repo,
-    parent: string,
-    files: Record<string, string | null>,
-    message: string,
-    author: string,
-  ): Promise<string> {
-    const index = join(this.root, `index-${randomUUID()}`);
-    const env = { GIT_INDEX_FILE: index };
-    try {
-      await this.git.git(r.dir, ['read-tree', parent], { env });
-      const lines: string[] = [];
-      for (const [path, content] of Object.entries(files)) {
-        if (content === null) lines.push(`0 ${ZERO}\t${path}`);
-        else
-          lines.push(
-            `100644 ${await this.git.git(r.dir, ['hash-object', '-w', '--stdin'], { input: content })}\t${path}`,
-          );
-      }
-      // No files: an empty commit (same tree as its parent).
-      if (lines.length > 0)
-        await this.git.git(r.dir, ['update-index', '--add', '--remove', '--index-info'], {
-          env,
-          input: lines.join('\n') + '\n',
-        });
-      const tree = await this.git.git(r.dir, ['write-tree'], { env });
-      return await this.git.git(r.dir, ['commit-tree', tree, '-p', parent, '-m', message], {
-        env: commitEnv(author),
-      });
-    } finally {
-      rmSync(index, { force: true });
-    }
+  commitFiles(r: Repo, parent: string, files: Record<string, string | null>, message: string, author: string): Promise<string> {
+    return this.git.commitFiles(r.dir, this.root, parent, files, message, commitEnv(author));
   }
 
   /** Reads the branches and reacts to every change since the last look (push events, PR updates, CI). Call under the repo lock. */

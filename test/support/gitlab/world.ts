@@ -2,9 +2,9 @@
 // pipelines, jobs, commit statuses and notes, plus the git plumbing and background-work tracking
 // the other modules (mr.ts, ci.ts, hooks.ts, rest.ts, githttp.ts) build on.
 import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { appendFileSync, chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { EmulatorWork } from '../emulator-work.js';
 import { GitRunner } from '../github/git.js';
 import { initialCommit, PRE_RECEIVE } from './repo-init.js';
 
@@ -149,7 +149,7 @@ export interface Project {
 const defaultCi: CiDecide = () => [{ name: 'test', status: 'success', delayMs: 50 }];
 
 /** The emulator's state and the git work on it; see README.md next to this file. */
-export class World {
+export class World extends EmulatorWork {
   readonly git = new GitRunner();
   readonly reposRoot: string;
   readonly users = new Map<number, User>();
@@ -159,12 +159,10 @@ export class World {
   readonly statuses: Status[] = [];
   readonly notes = new Map<number, Note>();
   web = '';
-  closed = false;
   private nextId = 1;
-  private readonly background = new Set<Promise<unknown>>();
-  private readonly timers = new Map<NodeJS.Timeout, () => void>();
 
   constructor(readonly root: string) {
+    super();
     this.reposRoot = join(root, 'repos');
     mkdirSync(this.reposRoot);
   }
@@ -310,22 +308,14 @@ export class World {
     return run;
   }
 
-  async resolve(p: Project, rev: string): Promise<string | null> {
-    const res = await this.git.run(
-      ['--git-dir', p.dir, 'rev-parse', '--verify', '--quiet', `${rev}^{commit}`],
-      {
-        okCodes: [1, 128],
-      },
-    );
-    return res.code === 0 ? res.stdout : null;
+  resolve(p: Project, rev: string): Promise<string | null> {
+    return this.git.resolve(p.dir, rev);
   }
 
-  async isAncestor(p: Project, a: string, b: string): Promise<boolean> {
-    const res = await this.git.run(['--git-dir', p.dir, 'merge-base', '--is-ancestor', a, b], {
-      okCodes: [1, 128],
-    });
-    return res.code === 0;
+  isAncestor(p: Project, a: string, b: string): Promise<boolean> {
+    return this.git.isAncestor(p.dir, a, b);
   }
+
 
   async readFile(p: Project, sha: string, path: string): Promise<string | null> {
     const res = await this.git.run(['--git-dir', p.dir, 'cat-file', 'blob', `${sha}:${path}`], {
@@ -334,37 +324,8 @@ export class World {
     return res.code === 0 ? res.stdout : null;
   }
 
-  async commitFiles(
-    p: Project,
-    parent: string,
-    files: Record<string, string | null>,
-    message: string,
-    author: string,
-  ): Promise<string> {
-    const index = join(this.root, `index-${randomUUID()}`);
-    const env = { GIT_INDEX_FILE: index };
-    try {
-      await this.git.git(p.dir, ['read-tree', parent], { env });
-      const lines: string[] = [];
-      for (const [path, content] of Object.entries(files)) {
-        if (content === null) lines.push(`0 ${ZERO}\t${path}`);
-        else
-          lines.push(
-            `100644 ${await this.git.git(p.dir, ['hash-object', '-w', '--stdin'], { input: content })}\t${path}`,
-          );
-      }
-      if (lines.length > 0)
-        await this.git.git(p.dir, ['update-index', '--add', '--remove', '--index-info'], {
-          env,
-          input: lines.join('\n') + '\n',
-        });
-      const tree = await this.git.git(p.dir, ['write-tree'], { env });
-      return await this.git.git(p.dir, ['commit-tree', tree, '-p', parent, '-m', message], {
-        env: commitEnv(author),
-      });
-    } finally {
-      rmSync(index, { force: true });
-    }
+  commitFiles(p: Project, parent: string, files: Record<string, string | null>, message: string, author: string): Promise<string> {
+    return this.git.commitFiles(p.dir, this.root, parent, files, message, commitEnv(author));
   }
 
   async commitJson(p: Project, sha: string) {
@@ -397,39 +358,8 @@ export class World {
 
   // --- background work -------------------------------------------------------------------------
 
-  track<T>(pr: Promise<T>): Promise<T> {
-    this.background.add(pr);
-    const done = () => this.background.delete(pr);
-    pr.then(done, done);
-    return pr;
-  }
-
-  later(ms: number, fn: () => void): void {
-    if (this.closed) return;
-    let done!: () => void;
-    this.track(new Promise<void>((resolve) => (done = resolve)));
-    const t = setTimeout(() => {
-      this.timers.delete(t);
-      try {
-        if (!this.closed) fn();
-      } finally {
-        done();
-      }
-    }, ms);
-    this.timers.set(t, done);
-  }
-
-  async idle(): Promise<void> {
-    while (this.background.size > 0) await Promise.allSettled([...this.background]);
-  }
-
   async stop(): Promise<void> {
-    this.closed = true;
-    for (const [t, done] of this.timers) {
-      clearTimeout(t);
-      done();
-    }
-    this.timers.clear();
+    this.endWork();
     await this.git.stop();
     await Promise.allSettled([...this.background]);
   }
