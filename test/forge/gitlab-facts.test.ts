@@ -27,13 +27,13 @@ describe('GitLab merge request facts', () => {
       ['conflict', 'not_mergeable', null],
       ['broken_status', 'not_mergeable', null],
       ['draft_status', 'unspecified', 'draft'],
-      ['not_approved', 'unspecified', 'approvals'],
-      ['discussions_not_resolved', 'unspecified', 'discussions'],
-      ['ci_must_pass', 'unspecified', 'pipeline'],
-      ['ci_still_running', 'unspecified', 'pipeline'],
-      ['blocked_status', 'unspecified', 'blocked'],
-      ['external_status_checks', 'unspecified', 'status_checks'],
-      ['something_new', 'unspecified', 'other'],
+      ['not_approved', 'mergeable', 'approvals'],
+      ['discussions_not_resolved', 'mergeable', 'discussions'],
+      ['ci_must_pass', 'mergeable', 'pipeline'],
+      ['ci_still_running', 'mergeable', 'pipeline'],
+      ['blocked_status', 'mergeable', 'blocked'],
+      ['external_status_checks', 'mergeable', 'status_checks'],
+      ['something_new', 'mergeable', 'other'],
     ];
     for (const [detailed, mergeability, block] of cases) {
       const r = readinessOf(mr({ detailed_merge_status: detailed }));
@@ -83,5 +83,14 @@ describe('GitLab merge request facts', () => {
       mergeability: 'in_progress',
     });
     expect(factsOf(mr({ author: null })).author).toBe('ghost');
+  });
+
+  it('an MR GitLab holds carries blockedBy (the engine waits as for branch protection); a draft does not', () => {
+    expect(factsOf(mr({ detailed_merge_status: 'not_approved' }))).toMatchObject({
+      mergeability: 'mergeable',
+      blockedBy: 'GitLab waits for the required approvals',
+    });
+    expect(factsOf(mr({ draft: true })).blockedBy).toBeUndefined();
+    expect(factsOf(mr()).blockedBy).toBeUndefined();
   });
 });

@@ -1,7 +1,8 @@
 /**
  * GitLab merge request → Railyard PR facts (decisions.md "Round 3", GitLab forge): state, draft,
- * and `detailed_merge_status` → `gitHubMergeability` plus, when GitLab blocks the MR for a reason
- * other than git, what it waits for (approvals, discussions, the MR's pipeline, another check).
+ * and `detailed_merge_status` → `gitHubMergeability` plus, when GitLab holds an MR git could merge,
+ * what it waits for (approvals, discussions, the MR's pipeline, another MR or check): `block`, and
+ * `blockedBy` for the engine — the MR waits as `branch_protection` does on GitHub.
  */
 import type { Mergeability } from '../../contract/index.js';
 import type { PrFacts } from '../../engine/types.js';
@@ -101,10 +102,11 @@ export function readinessOf(
   if (detailed === 'mergeable' || detailed === 'need_rebase')
     return { mergeability: 'mergeable', block: null };
   if (detailed === 'not_open') return { mergeability: 'unspecified', block: null };
-  const known = BLOCKS[detailed];
+  // Git could merge it, GitLab holds it (approvals, threads, a pipeline, another MR…): it waits as
+  // GitHub's branch protection does (readiness.waitingFor `branch_protection`, blockedBy says why).
   return {
-    mergeability: 'unspecified',
-    block: known ?? { kind: 'other', detail: `GitLab reports the merge request as ${detailed}` },
+    mergeability: 'mergeable',
+    block: BLOCKS[detailed] ?? { kind: 'other', detail: `GitLab reports the merge request as ${detailed}` },
   };
 }
 
@@ -147,7 +149,16 @@ export function factsOf(mr: GitLabMr): GitLabPrFacts {
   if (open && mergeability === 'not_mergeable' && (mr.has_conflicts === true || (mr.detailed_merge_status ?? legacyStatus(mr.merge_status)) === 'conflict'))
     facts.conflict = {};
   if (!open) facts.closedAs = mr.state === 'merged' ? 'merged' : 'closed';
-  return facts;
+  return withBlockedBy(facts);
+}
+
+/**
+ * `blockedBy` (what the engine and `mq status` show) from what GitLab waits for; a draft is not a
+ * block of the branch's rules (the engine knows drafts by their mergeability).
+ */
+export function withBlockedBy(f: GitLabPrFacts): GitLabPrFacts {
+  const { blockedBy: _old, ...rest } = f;
+  return f.block && f.block.kind !== 'draft' ? { ...rest, blockedBy: f.block.detail } : rest;
 }
 
 /** The engine's part of the facts (what is stored with the entry). */

@@ -10,7 +10,7 @@
 import { REPO_OWNER_MAX, type Repo } from '../../contract/index.js';
 import type { PrLandingState, Source } from '../types.js';
 import { statusOf, type GitLabClient } from './client.js';
-import { factsOf, type GitLabMr, type GitLabPrFacts } from './facts.js';
+import { factsOf, withBlockedBy, type GitLabMr, type GitLabPrFacts } from './facts.js';
 import { cacheDirFor, cloneUrlOf } from './git.js';
 import { NAMESPACE_MAX, projectPath } from './repo.js';
 
@@ -127,10 +127,8 @@ export class GitLabSource implements Source {
     }
     if (!mr) return null;
     const facts = factsOf(mr);
-    if (facts.block?.kind === 'pipeline' && !mr.has_conflicts && (await this.onlyOwnStatusBlocks(repo, mr))) {
-      facts.block = null;
-      facts.mergeability = 'mergeable';
-    }
+    if (facts.block?.kind === 'pipeline' && !mr.has_conflicts && (await this.onlyOwnStatusBlocks(repo, mr)))
+      return withBlockedBy({ ...facts, block: null, mergeability: 'mergeable' });
     return facts;
   }
 

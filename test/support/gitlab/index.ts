@@ -249,7 +249,8 @@ export class GitLabEmulator {
 
   /** An approval rule, unresolved thread or external check that blocks the MR (null: none). */
   setMergeBlocker(path: string, iid: number, blocker: MergeBlocker): void {
-    this.mr(path, iid).blocker = blocker;
+    const mr = this.mr(path, iid);
+    this.mrs.setBlocker(this.world.mustProject(path), mr, blocker, this.world.mustUser(mr.authorId));
   }
 
   getMergeRequest(path: string, iid: number): MergeRequestView {

@@ -4,7 +4,7 @@
 import type { Ci } from './ci.js';
 import type { Hooks } from './hooks.js';
 import { mrPayload, notePayload, pushPayload } from './payloads.js';
-import { ZERO, type Mr, type Note, type Project, type User, type World } from './world.js';
+import { ZERO, type MergeBlocker, type Mr, type Note, type Project, type User, type World } from './world.js';
 
 export class Mrs {
   constructor(
@@ -137,6 +137,18 @@ export class Mrs {
     mr.draft = draft;
     mr.updatedAt = Date.now();
     this.emitMr(p, mr, 'update', actor, { changes: { draft: { previous: !draft, current: draft } } });
+  }
+
+  /**
+   * What holds the MR besides git changes (approved, unapproved, a thread resolved…): GitLab sends
+   * a Merge Request hook (`approved` / `unapproved` / `update`).
+   */
+  setBlocker(p: Project, mr: Mr, blocker: MergeBlocker, actor: User): void {
+    if (mr.blocker === blocker) return;
+    const was = mr.blocker;
+    mr.blocker = blocker;
+    mr.updatedAt = Date.now();
+    this.emitMr(p, mr, was === 'not_approved' ? 'approved' : blocker === 'not_approved' ? 'unapproved' : 'update', actor);
   }
 
   /**
