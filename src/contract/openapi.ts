@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ERROR_CODE_HEADER, ERROR_CODES } from './errors.js';
 import { API_PREFIX, routes, type RouteDef } from './routes.js';
+import { webhooksDocument } from './webhook-events.js';
 
 function schemaOf(type: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
   const { $schema: _ignored, ...schema } = z.toJSONSchema(type, { io, unrepresentable: 'any' }) as Record<
@@ -72,10 +73,12 @@ export function buildOpenApiDocument(version: string, extraRoutes: readonly Rout
       version,
       description:
         'Wire-compatible implementation of the Trunk v1 merge queue and flaky-test API. ' +
-        'Operations marked x-railyard-extension are Railyard additions.',
+        'Operations and webhook events marked x-railyard-extension are Railyard additions.',
     },
     servers: [{ url: API_PREFIX }],
     components: { securitySchemes: { ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'x-api-token' } } },
     paths,
+    // What the server POSTs to webhook endpoints (README "Outgoing webhooks").
+    webhooks: webhooksDocument(),
   };
 }

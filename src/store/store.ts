@@ -229,7 +229,7 @@ export class Store extends AccountStore {
   ): Promise<void> {
     const change = changeOf(before, after);
     if (change.empty && !impactedTargets && !transitions.length) return;
-    await this.db.transaction().execute((trx) => this.writeQueueChange(trx, queueId, change, after, impactedTargets, transitions));
+    await this.db.transaction().execute((trx) => this.writeQueueChange(trx, queueId, change, before, after, impactedTargets, transitions));
   }
 
   /**
@@ -259,7 +259,7 @@ export class Store extends AccountStore {
         },
         write: async (before, after, impactedTargets, transitions) => {
           if (!row) throw new Error(`queue ${queueId} was deleted`);
-          await this.writeQueueChange(trx, queueId, changeOf(before, after), after, impactedTargets, transitions);
+          await this.writeQueueChange(trx, queueId, changeOf(before, after), before, after, impactedTargets, transitions);
           version += 1;
           await trx.updateTable('queues').set({ version }).where('id', '=', queueId).execute();
           await sql`SELECT pg_notify(${QUEUE_CHANNEL}, ${`${queueId}:${version}`})`.execute(trx);
@@ -302,6 +302,7 @@ export class Store extends AccountStore {
     trx: Transaction<SchemaTables>,
     queueId: string,
     { entries, runs, configChanged }: QueueChange,
+    before: QueueModel,
     after: QueueModel,
     impactedTargets?: ImpactedTargetsWrite,
     transitions: readonly PrTransition[] = [],
@@ -344,9 +345,9 @@ export class Store extends AccountStore {
           }));
           await trx.insertInto('pr_transitions').values(rows).execute();
         }
-        // The events of these changes go to the webhook outbox in this same transaction.
-        await this.webhooks.writeQueueStep(trx, queueId, after, transitions);
       }
+      // The events of this step (its PRs' changes, the queue's own) go to the webhook outbox in this same transaction.
+      await this.webhooks.writeQueueStep(trx, queueId, before, after, transitions);
       if (configChanged) {
         await trx
           .updateTable('queues')

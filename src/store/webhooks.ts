@@ -38,8 +38,14 @@ export interface QueueIdentity {
   branch: string;
 }
 
-/** Turns one committed queue step into events (pure: the server's src/server/webhooks/events.ts). */
-export type QueueEventBuilder = (queue: QueueIdentity, after: QueueModel, transitions: readonly PrTransition[]) => OutboxEvent[];
+/** Turns one committed queue step into events at time `at` (pure: the server's src/server/webhooks/events.ts). */
+export type QueueEventBuilder = (
+  queue: QueueIdentity,
+  before: QueueModel,
+  after: QueueModel,
+  transitions: readonly PrTransition[],
+  at: number,
+) => OutboxEvent[];
 
 /** A delivery a replica claimed: what to send where. */
 export interface ClaimedDelivery {
@@ -152,12 +158,13 @@ export class WebhookStore extends WebhookEndpointStore {
   // ------------------------------------------------------------------ the outbox
 
   /**
-   * Called inside the transaction that commits a queue step (store.ts): the step's events go to
-   * the outbox with it, one delivery per endpoint that wants them. Nothing when no endpoint exists.
+   * Called inside the transaction that commits a queue step (store.ts): the step's events (its PRs'
+   * changes, and the queue's own: paused, resumed, drained, mode changed) go to the outbox with it,
+   * one delivery per endpoint that wants them. Nothing when no endpoint exists.
    */
-  async writeQueueStep(trx: Db, queueId: string, after: QueueModel, transitions: readonly PrTransition[]): Promise<void> {
+  async writeQueueStep(trx: Db, queueId: string, before: QueueModel, after: QueueModel, transitions: readonly PrTransition[]): Promise<void> {
     const build = this.queueEvents;
-    if (!build || !transitions.length) return;
+    if (!build || (!transitions.length && before.config === after.config)) return;
     const queue = await trx
       .selectFrom('queues')
       .select(['org_slug', 'repo_host', 'repo_owner', 'repo_name', 'branch'])
@@ -167,7 +174,8 @@ export class WebhookStore extends WebhookEndpointStore {
     const endpoints = await enabledEndpoints(trx, queue.org_slug);
     if (!endpoints.length) return;
     const repo = { host: queue.repo_host, owner: queue.repo_owner, name: queue.repo_name };
-    const events = build({ id: queueId, org: queue.org_slug, repo, branch: queue.branch }, after, transitions);
+    const at = transitions.reduce((latest, t) => Math.max(latest, t.at), 0) || Date.now();
+    const events = build({ id: queueId, org: queue.org_slug, repo, branch: queue.branch }, before, after, transitions, at);
     await insertEvents(trx, queue.org_slug, events, endpoints);
   }
 

@@ -105,6 +105,55 @@ const database = eachDatabase(() => {
       expect(schemaErrors(d.json)).toEqual([]);
     }
   });
+
+  it('delivers the queue\'s own changes (paused, resumed, drained, mode changed), written with the change, marked as extensions', async () => {
+    const r = await receiver();
+    // #1 tests for 4 s: long enough to set the queue draining while it is still admitted.
+    const s = await server({ sandbox: { testSeconds: 4 }, webhooks: LOCAL, ...(await database()) });
+    const id = await endpoint(s, r);
+    await ok(s, 'createQueue', { ...Q, concurrency: 1 });
+    const queueEvents = () => r.delivered.filter((d) => String(d.json.type).startsWith('merge_queue.'));
+    await ok(s, 'updateQueue', { ...Q, state: 'paused' });
+    // In the outbox as soon as the change is answered: written in its transaction, not after it.
+    const logged = (await ok(s, 'listWebhookDeliveries', { id })).deliveries as { type: string }[];
+    expect(logged.map((d) => d.type)).toContain('merge_queue.paused');
+    await ok(s, 'updateQueue', { ...Q, state: 'running' });
+    await ok(s, 'submitPullRequest', { ...Q, pr: { number: 1 } });
+    await until('#1 testing', () => typesOf(r, 1).includes('pull_request.testing'));
+    // Draining with #1 admitted: not drained until #1 concludes.
+    await ok(s, 'updateQueue', { ...Q, state: 'draining' });
+    await until('#1 merged and the queue drained', () => typesOf(r, 1).includes('pull_request.merged') && queueEvents().some((d) => d.json.type === 'merge_queue.drained'));
+    await ok(s, 'updateQueue', { ...Q, mode: 'parallel' });
+    await ok(s, 'updateQueue', { ...Q, state: 'running' });
+    await until('five queue events', () => queueEvents().length >= 5);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    const events = queueEvents().map((d) => d.json);
+    expect(events.map((e) => `${e.type} ${e.previous_state}→${e.state}`)).toEqual([
+      'merge_queue.paused running→paused',
+      'merge_queue.resumed paused→running',
+      'merge_queue.drained draining→draining',
+      'merge_queue.mode_changed draining→draining',
+      'merge_queue.resumed draining→running',
+    ]);
+    const merged = r.delivered.find((d) => d.json.type === 'pull_request.merged')!.json;
+    const drained = events[2];
+    expect(Date.parse(String(drained.timestamp))).toBeGreaterThanOrEqual(Date.parse(String(merged.timestamp)));
+    expect(events[3]).toMatchObject({ mode: 'parallel', previous_mode: 'single' });
+    expect(events[0]).toMatchObject({ repository: Q.repo, target_branch: 'main', mode: 'single' });
+    expect(String(events[0].http_details_url)).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#\/queue\/github\.com\/acme\/web\/main$/);
+    for (const d of queueEvents()) {
+      expect(d.verified).toBe(true);
+      expect(schemaErrors(d.json)).toEqual([]);
+    }
+
+    // The OpenAPI document lists every event under webhooks; Railyard's own are marked as extensions.
+    const doc = (await (await fetch(`${s.url}/openapi.json`)).json()) as { webhooks: Record<string, { post: Record<string, unknown> }> };
+    const { eventTypes } = await ok(s, 'listWebhooks', {});
+    expect(Object.keys(doc.webhooks).sort()).toEqual([...(eventTypes as string[])].sort());
+    const marked = Object.entries(doc.webhooks).filter(([, w]) => w.post['x-railyard-extension'] === true).map(([type]) => type);
+    expect(marked.sort()).toEqual(['merge_queue.drained', 'merge_queue.mode_changed', 'merge_queue.paused', 'merge_queue.resumed', 'pull_request.tests_passed', 'webhook.test']);
+  });
 });
 
 describe('delivery', () => {

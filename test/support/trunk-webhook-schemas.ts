@@ -175,8 +175,31 @@ export const TRUNK_FLAKY_EVENT_SCHEMAS: Record<string, object> = {
   },
 };
 
+/** Railyard's queue events (extensions): what the README's "Outgoing webhooks" promises a receiver. */
+const QUEUE_STATE = { enum: ['running', 'paused', 'draining', 'switching_modes'] };
+const queueEvent = (action: string, extra: Record<string, unknown> = {}, required: string[] = []) => ({
+  type: 'object',
+  required: ['type', 'action', 'repository', 'target_branch', 'state', 'previous_state', 'mode', 'http_details_url', 'timestamp', ...required],
+  properties: {
+    type: { const: `merge_queue.${action}` },
+    action: { const: action },
+    repository,
+    target_branch: { type: 'string' },
+    state: QUEUE_STATE,
+    previous_state: QUEUE_STATE,
+    mode: { enum: ['single', 'parallel'] },
+    http_details_url: { type: 'string', format: 'uri' },
+    timestamp: { type: 'string', format: 'date-time' },
+    ...extra,
+  },
+});
+
 /** Railyard's extension events (README "Outgoing webhooks"). */
 export const RAILYARD_EVENT_SCHEMAS: Record<string, object> = {
+  'merge_queue.paused': queueEvent('paused', { state: { const: 'paused' } }),
+  'merge_queue.resumed': queueEvent('resumed', { state: { const: 'running' }, previous_state: { enum: ['paused', 'draining'] } }),
+  'merge_queue.drained': queueEvent('drained', { state: { const: 'draining' } }),
+  'merge_queue.mode_changed': queueEvent('mode_changed', { previous_mode: { enum: ['single', 'parallel'] } }, ['previous_mode']),
   'pull_request.tests_passed': pr('tests_passed', { ...testFields, is_bisection }, ['is_bisection']),
   'webhook.test': {
     type: 'object',

@@ -2,7 +2,8 @@
  * What Railyard's outgoing webhooks say: Trunk's event names and payloads (reference
  * trunk-v1-api.md §7, with its spelling `canceled`), built from the state changes a queue step
  * commits. Pure: the store calls these inside the step's transaction (src/store/webhooks.ts).
- * Railyard-only events and fields are listed in EXTENSION_EVENTS and under `railyard`.
+ * Railyard-only events are listed in the contract (src/contract/webhook-events.ts), fields under
+ * `railyard`; the queue's own changes (paused, resumed, drained, mode changed) are extensions.
  */
 import {
   CANCELLATION_REASONS,
@@ -12,28 +13,21 @@ import {
   QUEUED_REASONS,
   type Repo,
 } from '../../contract/index.js';
+import { BATCH_ACTIONS, PR_ACTIONS, type QueueAction } from '../../contract/webhook-events.js';
 import type { Entry, QueueModel, TestRun } from '../../engine/types.js';
 import type { OutboxEvent, PrTransition, QueueEventBuilder, QueueIdentity } from '../../store/index.js';
 
-const PR_ACTIONS = ['submitted', 'queued', 'testing', 'pending_failure', 'failed', 'canceled', 'merged'] as const;
-const BATCH_ACTIONS = ['testing', 'pending_failure', 'failed', 'canceled', 'merged'] as const;
-
-/** Every event type Trunk sends that Railyard sends too. */
-export const TRUNK_EVENTS = [
-  ...PR_ACTIONS.map((a) => `pull_request.${a}`),
-  ...BATCH_ACTIONS.map((a) => `pull_request_batch.${a}`),
-  'test_case.status_changed',
-  'v2.test_case.status_changed',
-  'test_case.quarantining_setting_changed',
-  'test_case.monitor_status_changed',
-] as const;
-
-/** Railyard's own events (extensions, named in Trunk's style). */
-export const EXTENSION_EVENTS = ['pull_request.tests_passed', 'webhook.test'] as const;
-
-export const EVENT_TYPES: readonly string[] = [...TRUNK_EVENTS, ...EXTENSION_EVENTS];
+export { EVENT_TYPES, EXTENSION_EVENTS, TRUNK_EVENTS } from '../../contract/webhook-events.js';
 
 export const repoKeyOf = (repo: Repo) => `${repo.host}/${repo.owner}/${repo.name}`.toLowerCase();
+
+/** The dashboard page of a queue (hash routes of web/src/router.ts). */
+export function queuePageUrl(dashboard: string, repo: Repo, branch: string): string {
+  const parts = ['queue', repo.host, repo.owner, repo.name, branch].map(encodeURIComponent);
+  let base = dashboard;
+  while (base.endsWith('/')) base = base.slice(0, -1);
+  return `${base}/#/${parts.join('/')}`;
+}
 
 /** The dashboard page of a pull request (hash routes of web/src/router.ts). */
 export function prPageUrl(dashboard: string, repo: Repo, branch: string, prNumber: number): string {
@@ -122,7 +116,7 @@ function reasonFields(action: PrAction, t: PrTransition, run: TestRun | undefine
  * `prUrl` gives the PR's page on its forge (in `railyard.pr_url`).
  */
 export function queueEventBuilder(dashboard: () => string, prUrl: PrUrlOf = () => null): QueueEventBuilder {
-  return (queue: QueueIdentity, after: QueueModel, transitions: readonly PrTransition[]): OutboxEvent[] => {
+  return (queue: QueueIdentity, before: QueueModel, after: QueueModel, transitions: readonly PrTransition[], at: number): OutboxEvent[] => {
     const entries = new Map<string, Entry>(after.entries.map((e) => [e.id, e]));
     const runs = new Map<string, TestRun>(after.runs.map((r) => [r.id, r]));
     const repository = { host: queue.repo.host, owner: queue.repo.owner, name: queue.repo.name };
@@ -195,8 +189,52 @@ export function queueEventBuilder(dashboard: () => string, prUrl: PrUrlOf = () =
         },
       });
     }
+    out.push(...queueStateEvents(queue, before, after, at, dashboard));
     return out;
   };
+}
+
+/** PRs the queue has admitted (a draining queue takes no new ones: it is drained when none is left). */
+const ADMITTED = new Set(['pending', 'testing', 'tests_passed', 'pending_failure']);
+const admitted = (m: QueueModel) => m.entries.some((e) => ADMITTED.has(e.state));
+
+/**
+ * The queue's own changes in one step (extensions): paused, resumed (running again after paused or
+ * draining), drained (draining with no admitted PR left: at the step that concluded the last one,
+ * or at once when a queue with none is drained), and mode changed (when the mode flips; on a busy
+ * queue that is once it emptied).
+ */
+function queueStateEvents(queue: QueueIdentity, before: QueueModel, after: QueueModel, at: number, dashboard: () => string): OutboxEvent[] {
+  if (before.config === after.config && before.entries === after.entries) return [];
+  const was = before.config.state;
+  const now = after.config.state;
+  const actions: QueueAction[] = [];
+  if (now === 'paused' && was !== 'paused') actions.push('paused');
+  if (now === 'running' && (was === 'paused' || was === 'draining')) actions.push('resumed');
+  if (now === 'draining' && !admitted(after) && (was !== 'draining' || admitted(before))) actions.push('drained');
+  if (after.config.mode !== before.config.mode) actions.push('mode_changed');
+  const repository = { host: queue.repo.host, owner: queue.repo.owner, name: queue.repo.name };
+  return actions.map((action) => {
+    const type = `merge_queue.${action}`;
+    return {
+      type,
+      // One key per queue: its events reach an endpoint in the order they happened.
+      orderKey: `${queue.id}:queue`,
+      repoKey: repoKeyOf(queue.repo),
+      payload: {
+        type,
+        action,
+        repository,
+        target_branch: queue.branch,
+        state: now,
+        previous_state: was,
+        mode: after.config.mode,
+        ...(action === 'mode_changed' ? { previous_mode: before.config.mode } : {}),
+        http_details_url: queuePageUrl(dashboard(), queue.repo, queue.branch),
+        timestamp: isoTime(at),
+      },
+    };
+  });
 }
 
 /** The event `webhook test` sends (an extension): says who asked and when. */
