@@ -6,7 +6,7 @@ import { useColor } from './color.js';
 import { ConfigError, DEFAULT_API_URL, parseRepo, readConfig, repoFromGitOrigin, type Config } from './config.js';
 import { printable } from './escape.js';
 import { EXIT } from './exit.js';
-import { FORMATS, type Format } from './render.js';
+import { FORMATS, type Format, type View } from './render.js';
 
 const repoText = (repo: Repo) => `${repo.host}/${repo.owner}/${repo.name}`;
 
@@ -90,6 +90,16 @@ export abstract class BaseCommand extends Command {
     return useColor(process.stdout);
   }
 
+  /**
+   * How tables are shown: in colour and cut to the terminal's width on a terminal; as wide as they
+   * need with --wide, piped, or written to --output (then without colour).
+   */
+  protected view(flags: { wide?: boolean; output?: string } = {}): View {
+    const toFile = Boolean(flags.output);
+    const columns = process.stdout.isTTY && !toFile && !flags.wide ? process.stdout.columns : undefined;
+    return { color: !toFile && this.color(), ...(columns ? { width: columns } : {}) };
+  }
+
   /** Writes rendered output unless --json is on (then run()'s return value is printed). */
   protected out(text: string): void {
     if (!this.jsonEnabled()) process.stdout.write(text);
@@ -154,6 +164,9 @@ export const formatFlag = {
     char: 'f',
     description: "output format [default: from --output's extension (.csv .tsv .md .json), else table]; json is the --json document",
     options: [...FORMATS],
+  }),
+  wide: Flags.boolean({
+    description: 'table: never cut long cells to fit the terminal',
   }),
 };
 

@@ -17,10 +17,10 @@ export async function resolveOrg(flag: string | undefined, config: { org?: strin
 }
 
 export const testColumns: Column<UnhealthyTestCase | DetailedTestCase>[] = [
-  { header: 'Test', get: (t) => t.name },
+  { header: 'Test', get: (t) => t.name, shrink: true },
   { header: 'Status', get: (t) => stateText(t.status.value) },
   { header: 'Reason', get: (t) => t.status.reason },
-  { header: 'File', get: (t) => t.file_path ?? '' },
+  { header: 'File', get: (t) => t.file_path ?? '', shrink: true },
   { header: 'Class', get: (t) => t.classname ?? '' },
   { header: 'Quarantined', get: (t) => t.quarantined },
   { header: 'Codeowners', get: (t) => t.codeowners },
@@ -30,18 +30,18 @@ export const testColumns: Column<UnhealthyTestCase | DetailedTestCase>[] = [
 
 export const failingColumns: Column<DetailedTestCase>[] = [
   ...testColumns.slice(0, 4),
-  { header: 'Fail 7d', get: (t) => `${(t.failure_rate_last_7d * 100).toFixed(1)}%` },
-  { header: 'Fail 24h', get: (t) => `${(t.failure_rate_last_24h * 100).toFixed(1)}%` },
-  { header: 'Top failure', get: (t) => t.most_common_failures[0]?.summary ?? '' },
+  { header: 'Fail 7d', get: (t) => `${(t.failure_rate_last_7d * 100).toFixed(1)}%`, plain: (t) => t.failure_rate_last_7d },
+  { header: 'Fail 24h', get: (t) => `${(t.failure_rate_last_24h * 100).toFixed(1)}%`, plain: (t) => t.failure_rate_last_24h },
+  { header: 'Top failure', get: (t) => t.most_common_failures[0]?.summary ?? '', shrink: true },
   ...testColumns.slice(5),
 ];
 
 export const quarantinedColumns: Column<QuarantinedTest>[] = [
-  { header: 'Test', get: (t) => t.name },
+  { header: 'Test', get: (t) => t.name, shrink: true },
   { header: 'Status', get: (t) => stateText(t.status) },
   { header: 'Setting', get: (t) => t.quarantine_setting },
-  { header: 'Since', get: (t) => t.quarantined_at },
-  { header: 'File', get: (t) => t.file ?? '' },
+  { header: 'Since', get: (t) => t.quarantined_at, time: true },
+  { header: 'File', get: (t) => t.file ?? '', shrink: true },
   { header: 'Class', get: (t) => t.classname ?? '' },
   { header: 'Codeowners', get: (t) => t.codeowners },
   { header: 'Id', get: (t) => t.test_case_id },

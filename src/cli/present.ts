@@ -4,19 +4,20 @@ import type { Repo } from '../contract/index.js';
 import { placeText } from '../watch/board.js';
 import { holdPhrases, waitSentence } from '../watch/notices.js';
 import { Progress } from './progress.js';
-import type { Column } from './render.js';
+import { whenText, type Column } from './render.js';
 
 export const repoLabel = (repo: Repo) => `${repo.host}/${repo.owner}/${repo.name}`;
 
 export const prColumns: Column<QueueListItem>[] = [
-  { header: 'PR', get: (p) => `#${p.prNumber}` },
+  { header: 'PR', get: (p) => `#${p.prNumber}`, plain: (p) => p.prNumber },
   { header: 'State', get: (p) => p.state ?? '' },
   { header: 'Reason', get: (p) => p.stateReason ?? '' },
-  { header: 'Priority', get: (p) => `${p.priorityName} (${p.priorityValue})` },
-  { header: 'Title', get: (p) => p.prTitle },
+  { header: 'Priority', get: (p) => `${p.priorityName} (${p.priorityValue})`, plain: (p) => p.priorityName },
+  { header: 'Priority value', get: (p) => p.priorityValue, machineOnly: true },
+  { header: 'Title', get: (p) => p.prTitle, shrink: true },
   { header: 'Author', get: (p) => p.prAuthor },
-  { header: 'SHA', get: (p) => p.prSha.slice(0, 12) },
-  { header: 'Since', get: (p) => p.stateChangedAt },
+  { header: 'SHA', get: (p) => p.prSha.slice(0, 12), plain: (p) => p.prSha },
+  { header: 'Since', get: (p) => p.stateChangedAt, time: true },
 ];
 
 /** The human view of one submitted PR. */
@@ -28,7 +29,7 @@ export function describePr(pr: SubmittedPullRequest): Record<string, unknown> {
     base: pr.prBaseBranch,
     state: pr.state,
     reason: pr.stateReason,
-    since: pr.stateChangedAt,
+    since: whenText(pr.stateChangedAt),
     priority: `${pr.priorityName} (${pr.priorityValue})`,
     inQueue: pr.isCurrentlySubmittedToQueue,
     testRunId: pr.testRunId,

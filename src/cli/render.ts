@@ -7,7 +7,62 @@ export type Format = (typeof FORMATS)[number];
 
 export interface Column<Row> {
   header: string;
+  /** The text for people (table, Markdown). */
   get: (row: Row) => unknown;
+  /** The plain value for CSV and TSV when the text decorates it (`#8` → `8`, `medium (100)` → `medium`). */
+  plain?: (row: Row) => unknown;
+  /** Only in CSV and TSV: a plain value the table shows inside another column (a priority's value). */
+  machineOnly?: boolean;
+  /** An ISO 8601 time: relative for people in a table (`3 minutes ago`), ISO 8601 UTC elsewhere. */
+  time?: boolean;
+  /** Cut with `…` first when the table is wider than the terminal (titles, names, URLs). */
+  shrink?: boolean;
+}
+
+/** How a table is shown: colour, and the terminal's width to fit (undefined: as wide as it needs, e.g. piped or --wide). */
+export interface View {
+  color?: boolean;
+  width?: number;
+  /** For relative times (tests pin it). */
+  now?: number;
+}
+
+const relative = new Intl.RelativeTimeFormat('en', { numeric: 'always' });
+
+/**
+ * A time for people: `45 seconds ago`, `3 minutes ago`, `2 hours ago`, `5 days ago`; from 30 days
+ * on, the local date. The text as it came when it is no time.
+ */
+export function ago(iso: string, now = Date.now()): string {
+  const at = Date.parse(iso);
+  if (Number.isNaN(at)) return iso;
+  const seconds = Math.round((at - now) / 1000);
+  const abs = Math.abs(seconds);
+  if (abs < 60) return relative.format(seconds, 'second');
+  if (abs < 3600) return relative.format(Math.round(seconds / 60), 'minute');
+  if (abs < 86_400) return relative.format(Math.round(seconds / 3600), 'hour');
+  if (abs < 30 * 86_400) return relative.format(Math.round(seconds / 86_400), 'day');
+  return localTime(iso).slice(0, 10);
+}
+
+/** `2026-11-26 14:03:10` in the local time zone (the text as it came when it is no time). */
+export function localTime(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+/** `2026-11-26 14:03:10 (3 minutes ago)`: a time in a record for people. */
+export function whenText(iso: string | undefined | null, now = Date.now()): string | undefined {
+  return iso ? `${localTime(iso)} (${ago(iso, now)})` : undefined;
+}
+
+/** ISO 8601 UTC (`2026-11-26T13:03:10.000Z`), the form of times in JSON, CSV and TSV. */
+function isoUtc(value: unknown): unknown {
+  if (typeof value !== 'string' || value === '') return value;
+  const d = new Date(value);
+  return Number.isNaN(d.getTime()) ? value : d.toISOString();
 }
 
 function cell(value: unknown): string {
@@ -47,13 +102,63 @@ export function renderJson(value: unknown): string {
   return JSON.stringify(value, null, 2) + '\n';
 }
 
-/** Renders rows as a table (cli-table3), JSON, CSV (RFC 4180), Markdown or TSV. */
-export function renderRows<Row>(rows: readonly Row[], columns: readonly Column<Row>[], format: Format, color = false): string {
+/** Characters on screen (graphemes; close enough for column widths). */
+const segmenter = new Intl.Segmenter();
+function textWidth(text: string): number {
+  let n = 0;
+  for (const _ of segmenter.segment(text)) n++;
+  return n;
+}
+
+/**
+ * Column widths that fit `width`: the shrinkable columns (else the widest) give up characters,
+ * widest first, down to their header's width (at least 8). Null: the column keeps its natural width.
+ */
+function fitWidths(natural: number[], shrink: boolean[], headers: string[], width: number | undefined): (number | null)[] {
+  const out: (number | null)[] = natural.map(() => null);
+  if (!width) return out;
+  let over = natural.reduce((a, b) => a + b, 0) + 2 * (natural.length - 1) - width;
+  if (over <= 0) return out;
+  const widths = [...natural];
+  let candidates = natural.map((_, i) => i).filter((i) => shrink[i]);
+  if (!candidates.length) candidates = [natural.indexOf(Math.max(...natural))];
+  const floor = (i: number) => Math.max(8, textWidth(headers[i]!));
+  while (over > 0) {
+    const i = candidates.filter((c) => widths[c]! > floor(c)).sort((a, b) => widths[b]! - widths[a]!)[0];
+    if (i === undefined) break;
+    widths[i]!--;
+    out[i] = widths[i]!;
+    over--;
+  }
+  return out;
+}
+
+/**
+ * Renders rows as a table for people (gh's habit: a header, one line per row, no borders or row
+ * separators; on a terminal the long columns are cut with `…` to fit, times are relative), JSON,
+ * CSV (RFC 4180), Markdown or TSV (plain values: `8`, `medium`, ISO 8601 UTC times).
+ */
+export function renderRows<Row>(
+  rows: readonly Row[],
+  columns: readonly Column<Row>[],
+  format: Format,
+  view: boolean | View = false,
+): string {
   if (format === 'json') {
     return JSON.stringify(rows, null, 2) + '\n';
   }
-  const headers = columns.map((c) => c.header);
-  const body = rows.map((row) => columns.map((c) => cell(c.get(row))));
+  const { color = false, width, now = Date.now() } = typeof view === 'boolean' ? { color: view } : view;
+  const machine = format === 'csv' || format === 'tsv';
+  const shown = columns.filter((c) => machine || !c.machineOnly);
+  const headers = shown.map((c) => c.header);
+  const body = rows.map((row) =>
+    shown.map((c) => {
+      if (machine) return cell(c.time ? isoUtc((c.plain ?? c.get)(row)) : (c.plain ?? c.get)(row));
+      const value = c.get(row);
+      if (c.time && typeof value === 'string') return format === 'table' ? ago(value, now) : String(isoUtc(value));
+      return cell(value);
+    }),
+  );
   switch (format) {
     case 'csv':
       // Quoted also when a field holds a bare \n: csv-stringify quotes only its own record delimiter (\r\n).
@@ -67,16 +172,29 @@ export function renderRows<Row>(rows: readonly Row[], columns: readonly Column<R
     }
     case 'table': {
       if (rows.length === 0) return '(none)\n';
+      const cells = body.map((r) => r.map((text) => printable(text)));
+      const natural = headers.map((h, i) => Math.max(textWidth(h), ...cells.map((r) => textWidth(r[i]!))));
       const table = new Table({
         head: headers,
-        style: color ? { head: ['cyan'], border: ['grey'] } : { head: [], border: [] },
-        wordWrap: true,
+        chars: NO_BORDERS,
+        style: { 'padding-left': 0, 'padding-right': 0, head: color ? ['bold'] : [], border: [] },
+        colWidths: fitWidths(natural, shown.map((c) => Boolean(c.shrink)), headers, width),
+        wordWrap: false,
+        truncate: '…',
       });
-      for (const r of body) table.push(r.map((text) => printable(text)));
-      return table.toString() + '\n';
+      for (const r of cells) table.push(r);
+      return table.toString().split('\n').map((line) => line.trimEnd()).join('\n') + '\n';
     }
   }
 }
+
+/** cli-table3 without borders: columns apart by two spaces. */
+const NO_BORDERS = {
+  top: '', 'top-mid': '', 'top-left': '', 'top-right': '',
+  bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
+  left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '',
+  middle: '  ',
+};
 
 /** Whether a value has nothing to show (a compact key/value table leaves its row out). */
 function isEmpty(value: unknown): boolean {

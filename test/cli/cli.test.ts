@@ -114,8 +114,9 @@ describe('mq pull request commands', () => {
     const csv = await railyard(['mq', 'list', ...REPO, '--format', 'csv'], env);
     expect(csv.code).toBe(0);
     const lines = csv.stdout.trim().split('\r\n');
-    expect(lines[0]).toBe('PR,State,Reason,Priority,Title,Author,SHA,Since');
-    expect(lines.slice(1).map((l) => l.split(',')[0])).toContain('#11');
+    // Plain values for scripts: the number, the priority's name and value apart.
+    expect(lines[0]).toBe('PR,State,Reason,Priority,Priority value,Title,Author,SHA,Since');
+    expect(lines.slice(1).map((l) => l.split(',')[0])).toContain('11');
     const md = await railyard(['mq', 'list', ...REPO, '--format', 'markdown'], env);
     expect(md.stdout.split('\n')[1]).toMatch(/^\| --- \|/);
   });

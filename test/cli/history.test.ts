@@ -108,11 +108,16 @@ describe('railyard mq history', () => {
     // For people: one row per change, the submission numbered; CSV for scripts.
     const table = await railyard(['mq', 'history', '3', ...REPO], env);
     expect(table.code).toBe(0);
-    expect(table.stdout).toMatch(/│ 1\s+│ pending\s+│ cancelled\s+│ USER_REQUESTED/);
-    expect(table.stdout).toMatch(/│ 2\s+│\s+│ not_ready\s+│ API_REQUESTED/);
+    expect(table.stdout).toMatch(/^Time\s+Submission\s+From\s+State\s+Reason/);
+    // Times for people are relative; no borders or row separators.
+    expect(table.stdout).toMatch(/^\d+ seconds? ago\s+1\s+pending\s+cancelled\s+USER_REQUESTED/m);
+    expect(table.stdout).toMatch(/^\d+ seconds? ago\s+2\s+not_ready\s+API_REQUESTED/m);
+    expect(table.stdout).not.toMatch(/[│─┌]/);
     const csv = await railyard(['mq', 'history', '1', ...REPO, '--format', 'csv'], env);
     const rows = parse(csv.stdout, { columns: true }) as Record<string, string>[];
     expect(rows.map((r) => r.State)).toEqual(['not_ready', 'pending', 'testing', 'tests_passed', 'merged']);
+    // Times in CSV: ISO 8601 UTC.
+    for (const r of rows) expect(r.Time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(rows[4]['Test run']).toBe(runId);
 
     // Kept in the database: the same history after a restart.

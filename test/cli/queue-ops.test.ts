@@ -60,8 +60,40 @@ describe('railyard mq list', () => {
     expect(numbers(await json(['mq', 'list', ...REPO, '--limit', '2']))).toEqual([5, 4]);
     expect(numbers(await json(['mq', 'list', ...REPO, '--state', 'pending']))).toEqual([4, 1, 2]);
     const table = (await ry(['mq', 'list', ...REPO])).stdout;
-    const rows = table.split('\n').flatMap((line) => /│\s*#(\d+)\s*│/.exec(line)?.[1] ?? []);
+    const rows = table.split('\n').flatMap((line) => /^#(\d+)\s/.exec(line)?.[1] ?? []);
     expect(rows).toEqual(['5', '4', '1', '2', '3']);
+  });
+
+  it('shows a PR once (its current submission), --all-submissions every one; CSV cells are plain values', async () => {
+    const REPO = ['--repo', 'acme/again'];
+    await ry(['mq', 'queue', 'create', ...REPO, '--concurrency', '1']);
+    await ry(['mq', 'submit', '8', ...REPO]);
+    await ry(['mq', 'submit', '9', ...REPO]);
+    await ry(['mq', 'cancel', '9', ...REPO]);
+    await ry(['mq', 'submit', '9', ...REPO, '--priority', 'high']);
+    const once = await json(['mq', 'list', ...REPO]);
+    expect(once.pullRequests.map((p: { prNumber: number; state: string }) => `#${p.prNumber} ${p.state}`)).toEqual([
+      '#8 testing',
+      '#9 pending',
+    ]);
+    const all = await json(['mq', 'list', ...REPO, '--all-submissions']);
+    expect(all.pullRequests.map((p: { prNumber: number; state: string }) => `#${p.prNumber} ${p.state}`)).toEqual([
+      '#8 testing',
+      '#9 pending',
+      '#9 cancelled',
+    ]);
+    expect(numbers(await json(['mq', 'list', ...REPO, '--limit', '2']))).toEqual([8, 9]);
+
+    const csv = (await ry(['mq', 'list', ...REPO, '--format', 'csv'])).stdout.trimEnd().split('\r\n');
+    expect(csv[0]).toBe('PR,State,Reason,Priority,Priority value,Title,Author,SHA,Since');
+    const cells = csv[2]!.split(',');
+    expect(cells.slice(0, 5)).toEqual(['9', 'pending', 'API_REQUESTED', 'high', '10']);
+    expect(cells[7]).toMatch(/^[0-9a-f]{40}$/);
+    expect(cells[8]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    // The table, for people: `#9`, `high (10)`, a relative time, no borders.
+    const table = (await ry(['mq', 'list', ...REPO])).stdout.split('\n');
+    expect(table[0]).toMatch(/^PR\s+State\s+Reason\s+Priority\s+Title\s+Author\s+SHA\s+Since$/);
+    expect(table[2]).toMatch(/^#9\s+pending\s+API_REQUESTED\s+high \(10\)\s.*\s\d+ seconds? ago$/);
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
-import { guardFormula, renderRows } from '../../src/cli/render.js';
+import { ago, guardFormula, renderRows } from '../../src/cli/render.js';
 import { useColor } from '../../src/cli/color.js';
 import { parseDuration, parseRepo, repoFromRemoteUrl } from '../../src/cli/config.js';
 import { splitWindow } from '../../src/commands/flaky/list-failing.js';
@@ -55,6 +55,45 @@ describe('renderers', () => {
   it('JSON keeps the rows; an empty table says so', () => {
     expect(JSON.parse(renderRows([{ name: 'a', n: 1 }], columns, 'json'))).toEqual([{ name: 'a', n: 1 }]);
     expect(renderRows([], columns, 'table')).toBe('(none)\n');
+  });
+});
+
+describe('tables for people', () => {
+  type Pr = { n: number; title: string; at: string };
+  const cols = [
+    { header: 'PR', get: (r: Pr) => `#${r.n}`, plain: (r: Pr) => r.n },
+    { header: 'Title', get: (r: Pr) => r.title, shrink: true },
+    { header: 'Since', get: (r: Pr) => r.at, time: true },
+  ];
+  const now = Date.parse('2026-11-26T12:00:00Z');
+  const rows: Pr[] = [
+    { n: 8, title: 'A rather long title that does not fit in a narrow terminal', at: '2026-11-26T11:57:00Z' },
+    { n: 12, title: 'Short', at: '2026-11-26T09:00:00+00:00' },
+  ];
+
+  it('has no borders or row separators, cuts the long column with … to fit the width, and shows relative times', () => {
+    const text = renderRows(rows, cols, 'table', { width: 40, now });
+    const lines = text.trimEnd().split('\n');
+    expect(lines).toHaveLength(3);
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(40);
+    expect(lines[0]).toMatch(/^PR\s+Title\s+Since$/);
+    expect(lines[1]).toMatch(/^#8\s+A rather .*…\s+3 minutes ago$/);
+    expect(lines[2]).toMatch(/^#12\s+Short\s+3 hours ago$/);
+    // Without a width (piped, --wide): nothing is cut.
+    expect(renderRows(rows, cols, 'table', { now })).toContain('A rather long title that does not fit in a narrow terminal');
+  });
+
+  it('CSV and TSV get plain values and ISO 8601 UTC times', () => {
+    expect(renderRows(rows, cols, 'tsv', { now }).split('\n')[2]).toBe('12\tShort\t2026-11-26T09:00:00.000Z');
+    expect(parse(renderRows(rows, cols, 'csv'))[1]).toEqual(['8', rows[0]!.title, '2026-11-26T11:57:00.000Z']);
+  });
+
+  it('relative times read as people say them', () => {
+    expect(ago('2026-11-26T11:59:30Z', now)).toBe('30 seconds ago');
+    expect(ago('2026-11-26T11:59:00Z', now)).toBe('1 minute ago');
+    expect(ago('2026-11-24T12:00:00Z', now)).toBe('2 days ago');
+    expect(ago('2026-09-01T12:00:00Z', now)).toMatch(/^2026-09-0[12]$/); // older: the local date
+    expect(ago('not a time', now)).toBe('not a time');
   });
 });
 

@@ -158,7 +158,7 @@ describe('railyard mq queue list', () => {
     );
     expect(only.queues).toHaveLength(1);
     const table = await railyard(['mq', 'queue', 'list'], env);
-    expect(table.stdout).toMatch(/│ github\.com\/acme\/web\s+│ main\s+│ running/);
+    expect(table.stdout).toMatch(/^github\.com\/acme\/web\s+main\s+running/m);
     const other = JSON.parse(
       (await railyard(['mq', 'queue', 'list', '--json'], { ...env, RAILYARD_TOKEN: 'other-token' })).stdout,
     );

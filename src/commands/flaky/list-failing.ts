@@ -62,7 +62,7 @@ export default class ListFailing extends BaseCommand {
     const tests = [...byId.values()];
     const { renderJson, renderRows } = await import('../../cli/render.js');
     const result = { tests };
-    const text = format === 'json' ? renderJson(result) : renderRows(tests, failingColumns, format, !flags.output && this.color());
+    const text = format === 'json' ? renderJson(result) : renderRows(tests, failingColumns, format, this.view(flags));
     await emit(text, flags.output, this.jsonEnabled());
     return result;
   }

@@ -26,7 +26,7 @@ export default class ListQuarantined extends BaseCommand {
     }, 'quarantined tests');
     const { renderJson, renderRows } = await import('../../cli/render.js');
     const result = { quarantined_tests: tests };
-    const text = format === 'json' ? renderJson(result) : renderRows(tests, quarantinedColumns, format, !flags.output && this.color());
+    const text = format === 'json' ? renderJson(result) : renderRows(tests, quarantinedColumns, format, this.view(flags));
     await emit(text, flags.output, this.jsonEnabled());
     return result;
   }

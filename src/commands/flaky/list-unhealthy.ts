@@ -29,7 +29,7 @@ export default class ListUnhealthy extends BaseCommand {
     }, `${flags.status} tests`);
     const { renderJson, renderRows } = await import('../../cli/render.js');
     const result = { tests };
-    const text = format === 'json' ? renderJson(result) : renderRows(tests, testColumns, format, !flags.output && this.color());
+    const text = format === 'json' ? renderJson(result) : renderRows(tests, testColumns, format, this.view(flags));
     await emit(text, flags.output, this.jsonEnabled());
     return result;
   }

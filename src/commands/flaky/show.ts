@@ -38,7 +38,7 @@ export default class Show extends BaseCommand {
       mostCommonFailures: test.most_common_failures.map((f) => `${f.occurrence_count}× ${f.summary}`),
       link: test.html_url,
     };
-    const text = format === 'json' ? renderJson({ test }) : renderRecord(record, format, !flags.output && this.color());
+    const text = format === 'json' ? renderJson({ test }) : renderRecord(record, format, this.view(flags).color);
     await emit(text, flags.output, this.jsonEnabled());
     return { test };
   }

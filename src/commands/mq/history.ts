@@ -36,7 +36,7 @@ export default class History extends BaseCommand {
       renderRows<PullRequestTransition>(
         history.transitions,
         [
-          { header: 'Time', get: (t) => t.at },
+          { header: 'Time', get: (t) => t.at, time: true },
           { header: 'Submission', get: (t) => entries.indexOf(t.queueEntryId) + 1 },
           { header: 'From', get: (t) => t.previousState ?? '' },
           { header: 'State', get: (t) => t.state },
@@ -44,7 +44,7 @@ export default class History extends BaseCommand {
           { header: 'Test run', get: (t) => t.testRunId ?? '' },
         ],
         format,
-        this.color(),
+        this.view(flags),
       ),
     );
     return history;

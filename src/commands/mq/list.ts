@@ -10,7 +10,9 @@ export default class List extends BaseCommand {
   static override description =
     'In queue order, as the engine sees it: the line first (PRs being tested in the order their runs started, then the ' +
     'waiting PRs by priority, urgent first, then by submission), then the PRs not ready yet, then those that left the ' +
-    'queue in the order they left. --since/--until select PRs that concluded (merged, failed, cancelled) in that window.';
+    'queue in the order they left. --since/--until select PRs that concluded (merged, failed, cancelled) in that window. ' +
+    'A PR submitted more than once is listed once, as its current submission (else its latest); --all-submissions ' +
+    'lists every submission.';
   static override examples = [
     '<%= config.bin %> mq list --repo acme/web',
     '<%= config.bin %> mq list --state testing --format csv > testing.csv',
@@ -24,6 +26,7 @@ export default class List extends BaseCommand {
     since: Flags.string({ description: 'concluded at or after (ISO 8601, or a duration back from now: 24h, 7d)' }),
     until: Flags.string({ description: 'concluded at or before (ISO 8601, or a duration back from now)' }),
     limit: Flags.integer({ description: 'stop after this many PRs', min: 1 }),
+    'all-submissions': Flags.boolean({ description: 'one row per submission of a PR, not only its current one' }),
   };
 
   async run() {
@@ -36,7 +39,7 @@ export default class List extends BaseCommand {
     const listed = new Set<string>();
     let cursor: string | undefined;
     do {
-      const take = Math.min(100, flags.limit ? flags.limit - all.length : 100);
+      const take = Math.min(100, flags.limit ? Math.max(1, flags.limit - once(all, flags['all-submissions']).length) : 100);
       const page = await client.call('listPullRequests', {
         repo,
         targetBranch: flags.branch,
@@ -54,12 +57,35 @@ export default class List extends BaseCommand {
         all.push(pr);
       }
       cursor = page.nextCursor;
-    } while (cursor && (!flags.limit || all.length < flags.limit));
+    } while (cursor && (!flags.limit || once(all, flags['all-submissions']).length < flags.limit));
+    const shown = once(all, flags['all-submissions']).slice(0, flags.limit);
     const { renderJson, renderRows } = await import('../../cli/render.js');
     const { prColumns } = await import('../../cli/present.js');
-    const result = { pullRequests: all };
+    const result = { pullRequests: shown };
     const format = formatOf(flags);
-    this.out(format === 'json' ? renderJson(result) : renderRows(all, prColumns, format, this.color()));
+    this.out(format === 'json' ? renderJson(result) : renderRows(shown, prColumns, format, this.view(flags)));
     return result;
   }
+}
+
+const TERMINAL = new Set(['merged', 'failed', 'cancelled']);
+
+/**
+ * Each PR once, in the place of the submission kept: the one still in the queue, else the one
+ * that changed state last (all of them with `all`).
+ */
+function once(rows: QueueListItem[], all: boolean): QueueListItem[] {
+  if (all) return rows;
+  const kept = new Map<number, QueueListItem>();
+  for (const pr of rows) {
+    const held = kept.get(pr.prNumber);
+    if (!held || better(pr, held)) kept.set(pr.prNumber, pr);
+  }
+  return rows.filter((pr) => kept.get(pr.prNumber) === pr);
+}
+
+function better(a: QueueListItem, b: QueueListItem): boolean {
+  const live = (p: QueueListItem) => !TERMINAL.has(p.state ?? '');
+  if (live(a) !== live(b)) return live(a);
+  return Date.parse(a.stateChangedAt ?? '') > Date.parse(b.stateChangedAt ?? '');
 }

@@ -24,7 +24,7 @@ export default class WebhookDeliveries extends BaseCommand {
         answer.deliveries,
         [
           { header: 'Delivery', get: (d) => d.id },
-          { header: 'Created', get: (d) => d.createdAt },
+          { header: 'Created', get: (d) => d.createdAt, time: true },
           { header: 'Event', get: (d) => d.type },
           { header: 'Webhook id', get: (d) => d.webhookId },
           { header: 'State', get: (d) => (d.state === 'pending' && d.nextAttemptAt ? `pending (next ${d.nextAttemptAt})` : d.state) },
@@ -33,7 +33,7 @@ export default class WebhookDeliveries extends BaseCommand {
           { header: 'Latency ms', get: (d) => (last(d) ? Math.round(last(d)!.latencyMs) : '') },
         ],
         format,
-        this.color(),
+        this.view(flags),
       ),
     );
     return answer;

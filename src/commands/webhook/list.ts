@@ -23,12 +23,12 @@ export default class WebhookList extends BaseCommand {
           { header: 'Id', get: (e) => e.id },
           { header: 'Kind', get: (e) => e.kind },
           { header: 'State', get: (e) => (e.state === 'disabled' && e.disabledReason ? `disabled: ${e.disabledReason}` : e.failingSince ? `failing since ${e.failingSince}` : e.state) },
-          { header: 'URL', get: (e) => e.url },
+          { header: 'URL', get: (e) => e.url, shrink: true },
           { header: 'Events', get: (e) => e.events?.join(' ') ?? 'all' },
           { header: 'Repositories', get: (e) => e.repos?.join(' ') ?? 'all' },
         ],
         format,
-        this.color(),
+        this.view(flags),
       ),
     );
     return answer;

@@ -16,7 +16,7 @@ export default class QueueGet extends BaseCommand {
     if (format === 'table' || format === 'markdown') {
       this.out(renderRecord(settingsRecord(queue), format, this.color()));
       this.out(`\n${queue.enqueuedPullRequests.length} pull request(s) in the queue\n`);
-      if (queue.enqueuedPullRequests.length) this.out(renderRows(queue.enqueuedPullRequests, prColumns, format, this.color()));
+      if (queue.enqueuedPullRequests.length) this.out(renderRows(queue.enqueuedPullRequests, prColumns, format, this.view(flags)));
     } else {
       this.out(format === 'json' ? renderJson(queue) : renderRows(queue.enqueuedPullRequests, prColumns, format));
     }

@@ -39,7 +39,7 @@ export default class QueueList extends BaseCommand {
               },
             ],
             format,
-            this.color(),
+            this.view(flags),
           ),
     );
     return answer;
