@@ -39,7 +39,7 @@ async function child(): Promise<void> {
   for (let q = 0; q < QUEUES; q++) {
     const repo = { host: 'github.com', owner: `team-${q % 50}`, name: `repo-${q}` };
     await service.createQueue('local', repo, 'main');
-    for (let n = 1; n <= PRS_PER_QUEUE; n++) await service.submit('local', repo, 'main', n, {});
+    for (let n = 1; n <= PRS_PER_QUEUE; n++) await service.submit(service.require('local', repo, 'main'), n, {});
   }
   console.log(
     `set-up: ${QUEUES} queues × ${PRS_PER_QUEUE} PRs in ${((performance.now() - t0) / 1000).toFixed(1)} s`,

@@ -240,9 +240,9 @@ export class QueueWorkers {
       },
       command: async (queue, prNumber, command) => {
         const q = find(queue);
-        if (command.type === 'submit') await service.submit(q.org, q.repo, q.model.branch, prNumber, { priority: command.priority });
-        else if (command.type === 'cancel') await service.cancel(q.org, q.repo, q.model.branch, prNumber);
-        else await service.restart(q.org, q.repo, q.model.branch, prNumber);
+        if (command.type === 'submit') await service.submit(q, prNumber, { priority: command.priority });
+        else if (command.type === 'cancel') await service.cancel(q, prNumber);
+        else await service.restart(q, prNumber);
       },
       remember: (repo, kind, key) => service.rememberForgeEvent(this.driver.kind, repo, kind, key),
     };

@@ -46,40 +46,37 @@ async function tail(path: string, max: number): Promise<{ text: Buffer; skipped:
 export function mqHandlers(service: QueueService, now: () => number, checkLogPath?: CheckLogPath): Pick<Handlers, MqOps> {
   return {
     async submitPullRequest(input, { org }) {
-      await service.sync(org, input.repo, input.targetBranch);
-      await service.submit(org, input.repo, input.targetBranch, input.pr.number, {
+      const queue = await service.queue(org, input.repo, input.targetBranch);
+      await service.submit(queue, input.pr.number, {
         priority: input.priority,
         noBatch: input.noBatch,
       });
       return {};
     },
     async cancelPullRequest(input, { org }) {
-      await service.sync(org, input.repo, input.targetBranch);
-      await service.cancel(org, input.repo, input.targetBranch, input.pr.number);
+      await service.cancel(await service.queue(org, input.repo, input.targetBranch), input.pr.number);
       return {};
     },
     async restartTestsOnPullRequest(input, { org }) {
-      await service.sync(org, input.repo, input.targetBranch);
-      await service.restart(org, input.repo, input.targetBranch, input.pr.number);
+      await service.restart(await service.queue(org, input.repo, input.targetBranch), input.pr.number);
       return {};
     },
     async getSubmittedPullRequest(input, { org }) {
-      await service.sync(org, input.repo, input.targetBranch);
+      const queue = await service.queue(org, input.repo, input.targetBranch);
       const pr = input.pr.number !== undefined ? { number: input.pr.number } : { branch: input.pr.branch as string };
-      return new RawAnswer(await service.getSubmittedBody(org, input.repo, input.targetBranch, pr), JSON_TYPE);
+      await service.refreshFacts(queue, pr); // the write half: a PR whose facts changed goes through the writer
+      return new RawAnswer(service.submittedBody(queue, pr), JSON_TYPE);
     },
     async listPullRequests(input, { org }) {
-      await service.sync(org, input.repo, input.targetBranch);
-      return service.listPullRequests(org, input.repo, input.targetBranch, input);
+      return service.listPullRequests(await service.queue(org, input.repo, input.targetBranch), input);
     },
     async setImpactedTargets(input, { org }) {
-      await service.sync(org, input.repo, input.targetBranch);
-      await service.setImpactedTargets(org, input.repo, input.targetBranch, input.pr.number, input.pr.sha, input.impactedTargets);
+      const queue = await service.queue(org, input.repo, input.targetBranch);
+      await service.setImpactedTargets(queue, input.pr.number, input.pr.sha, input.impactedTargets);
       return {};
     },
     async getPullRequestHistory(input, { org }) {
-      await service.sync(org, input.repo, input.targetBranch);
-      const rows = await service.history(org, input.repo, input.targetBranch, input.pr.number);
+      const rows = await service.history(await service.queue(org, input.repo, input.targetBranch), input.pr.number);
       const history: PullRequestHistoryResponse = {
         prNumber: input.pr.number,
         transitions: rows.map((t) => ({
@@ -96,8 +93,7 @@ export function mqHandlers(service: QueueService, now: () => number, checkLogPat
     },
     async getCheckRunLog(input, { org }) {
       const { owner, name } = splitOwnerName(input.repo);
-      await service.sync(org, { host: input.repoHost, owner, name }, input.targetBranch);
-      const queue = service.require(org, { host: input.repoHost, owner, name }, input.targetBranch);
+      const queue = await service.queue(org, { host: input.repoHost, owner, name }, input.targetBranch);
       const run = queue.model.runs.find((r) => r.id === input.testRunId);
       if (!run) throw notFound(`testRunId: no test run ${input.testRunId} in the ${queue.model.branch} queue`);
       const path = checkLogPath?.(queue, run, input.check);
@@ -110,8 +106,7 @@ export function mqHandlers(service: QueueService, now: () => number, checkLogPat
       return new RawAnswer(head ? Buffer.concat([head, log.text]) : log.text, TEXT_TYPE);
     },
     async getMergeQueueTestingDetails(input, { org, request }) {
-      await service.sync(org, input.repo, input.targetBranch);
-      const queue = service.require(org, input.repo, input.targetBranch);
+      const queue = await service.queue(org, input.repo, input.targetBranch);
       const run = queue.model.runs.find((r) => r.id === input.testRunId);
       if (!run)
         throw notFound(`testRunId: no test run ${input.testRunId} in the ${queue.model.branch} queue`);
@@ -166,14 +161,12 @@ export function mqHandlers(service: QueueService, now: () => number, checkLogPat
       return details;
     },
     async createQueue(input, { org }) {
-      await service.sync(org, input.repo, input.targetBranch);
       const { repo, targetBranch, mode, concurrency, ...settings } = input;
       await service.createQueue(org, repo, targetBranch, mode, concurrency, settings satisfies ConfigPatch);
       return {};
     },
     async deleteQueue(input, { org }) {
-      await service.sync(org, input.repo, input.targetBranch);
-      await service.deleteQueue(org, input.repo, input.targetBranch);
+      await service.deleteQueue(await service.queue(org, input.repo, input.targetBranch));
       return {};
     },
     async listQueues(input, { org }) {
@@ -192,13 +185,12 @@ export function mqHandlers(service: QueueService, now: () => number, checkLogPat
       return { org, queues };
     },
     async getQueue(input, { org }) {
-      await service.sync(org, input.repo, input.targetBranch);
-      return new RawAnswer(service.getQueueBody(org, input.repo, input.targetBranch), JSON_TYPE, true);
+      const queue = await service.queue(org, input.repo, input.targetBranch);
+      return new RawAnswer(service.getQueueBody(queue), JSON_TYPE, true);
     },
     async updateQueue(input, { org }) {
-      await service.sync(org, input.repo, input.targetBranch);
       const { repo, targetBranch, ...patch } = input;
-      return service.updateQueue(org, repo, targetBranch, patch satisfies ConfigPatch);
+      return service.updateQueue(await service.queue(org, repo, targetBranch), patch satisfies ConfigPatch);
     },
     async getMergeQueueMetrics(input, { org }) {
       if (input.repo !== undefined && input.repoHost === undefined) throw badRequest('repoHost: required when repo is given');

@@ -1,0 +1,153 @@
+/**
+ * The history of a queue's pull requests and its event log: the transition rows one engine step
+ * adds (with the words for failures people read) and the log lines of each committed change.
+ */
+import type { PullRequestState } from '../contract/index.js';
+import { findEntry, type Effect, type EngineEvent, type FailedTest, type QueueModel } from '../engine/index.js';
+import type { PrTransition } from '../store/index.js';
+import { describeRepo, type QueueHandle } from './queue-registry.js';
+
+/** The part of a pino logger the service writes its events to. */
+export interface EventLog {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+}
+
+/** States in which an entry's testRunId names the run that tests (or tested) it in this change. */
+const TESTED_STATES = new Set<PullRequestState>([
+  'testing',
+  'tests_passed',
+  'merged',
+  'failed',
+  'pending_failure',
+]);
+
+/** The history row of one stateChanged effect, read against the model right after its step. */
+function transitionOf(
+  model: QueueModel,
+  effect: Extract<Effect, { type: 'stateChanged' }>,
+  at: number,
+): PrTransition {
+  let testRunId: string | null = null;
+  if (TESTED_STATES.has(effect.to)) {
+    const entry = findEntry(model, effect.prNumber);
+    testRunId = entry?.id === effect.entryId ? entry.testRunId : null;
+  }
+  return {
+    entryId: effect.entryId,
+    prNumber: effect.prNumber,
+    from: effect.from,
+    to: effect.to,
+    reason: effect.reason,
+    testRunId,
+    detail: null,
+    at,
+  };
+}
+
+/** The history rows of one engine step: its stateChanged effects, with what went wrong for people. */
+export function transitionsOfStep(model: QueueModel, event: EngineEvent, effects: readonly Effect[], at: number): PrTransition[] {
+  const transitions: PrTransition[] = [];
+  const detail =
+    (event.type === 'testRunStartFailed' || event.type === 'testRunFinished' || event.type === 'mergeFailed') && event.detail
+      ? event.detail
+      : null;
+  for (const effect of effects) {
+    if (effect.type !== 'stateChanged') continue;
+    const t = transitionOf(model, effect, at);
+    if (detail !== null && (t.to === 'failed' || t.to === 'pending_failure')) t.detail = detail;
+    if (event.type === 'testRunFinished') {
+      t.detail ??= flakyDetail(model, event.runId, t.reason);
+      if (!event.passed && event.failures?.length && (t.to === 'failed' || t.to === 'pending_failure'))
+        t.detail = [t.detail, failingTestsDetail(event.failures)].filter(Boolean).join('; ');
+    }
+    transitions.push(t);
+  }
+  return transitions;
+}
+
+/** The history's words for a flake-aware verdict: the tests a run's failure was ignored or retried for. */
+function flakyDetail(model: QueueModel, runId: string, reason: string | null | undefined): string | null {
+  const run = model.runs.find((r) => r.id === runId);
+  const names = (list: string[]) => list.slice(0, 10).join(', ') + (list.length > 10 ? ` and ${list.length - 10} more` : '');
+  if (reason === 'FLAKY_FAILURES_IGNORED' && run?.flakyIgnored?.length)
+    return `failed only on ignored tests (flakyPolicy ${model.config.flakyPolicy}): ${names(run.flakyIgnored)}`;
+  if (reason === 'FLAKY_FAILURE_RETRIED' && run?.failures?.length)
+    return `run ${runId} failed only on tests with flake history, retried (attempt ${(run.attempt ?? 1) + 1} of ${model.config.flakyRetries + 1}): ${names(run.failures.map((f) => f.name))}`;
+  return null;
+}
+
+/** The history's words for the failing tests of a failed run (issue 22): `failing tests: a (quarantined), b`. */
+function failingTestsDetail(failures: readonly FailedTest[]): string {
+  const shown = failures.slice(0, 10).map((t) => {
+    const notes = [t.quarantined ? 'quarantined' : t.flaky ? 'flaky' : '', t.changedByPr ? 'file changed by the PR' : ''].filter(Boolean);
+    return notes.length ? `${t.name} (${notes.join(', ')})` : t.name;
+  });
+  return `failing tests: ${shown.join(', ')}${failures.length > 10 ? ` and ${failures.length - 10} more` : ''}`;
+}
+
+/** One log line per PR state change (with its reason), test run started / finished, and merge. */
+export function logQueueEvents(
+  log: EventLog,
+  now: () => number,
+  handle: QueueHandle,
+  before: QueueModel,
+  after: QueueModel,
+  transitions: PrTransition[],
+  events: EngineEvent[],
+): void {
+  const queue = { org: handle.org, repo: describeRepo(handle.repo), branch: after.branch };
+  for (const t of transitions) {
+    log.info(
+      {
+        ...queue,
+        pr: t.prNumber,
+        from: t.from,
+        to: t.to,
+        reason: t.reason,
+        testRunId: t.testRunId ?? undefined,
+        detail: t.detail ?? undefined,
+      },
+      'pull request state changed',
+    );
+  }
+  if (before.runs !== after.runs) {
+    const old = new Map(before.runs.map((r) => [r.id, r]));
+    for (const run of after.runs) {
+      const was = old.get(run.id);
+      if (was === run) continue;
+      if (!was)
+        log.info(
+          {
+            ...queue,
+            testRunId: run.id,
+            prs: run.prNumbers,
+            basePrs: run.basePrNumbers,
+            bisection: run.isBisection,
+          },
+          'test run started',
+        );
+      else if (was.status === 'in_progress' && run.status !== 'in_progress') {
+        log.info(
+          {
+            ...queue,
+            testRunId: run.id,
+            prs: run.prNumbers,
+            status: run.status,
+            reason: run.failureReason ?? undefined,
+            durationMs: (run.finishedAt ?? now()) - run.startedAt,
+          },
+          'test run finished',
+        );
+      }
+    }
+  }
+  for (const event of events) {
+    if (event.type === 'mergeSucceeded') {
+      const run = after.runs.find((r) => r.id === event.runId);
+      log.info({ ...queue, testRunId: event.runId, prs: run?.mergePrNumbers ?? run?.prNumbers }, 'merged');
+    } else if (event.type === 'mergeFailed') {
+      log.warn({ ...queue, testRunId: event.runId, reason: event.reason }, 'merge failed');
+    }
+  }
+}
