@@ -12,9 +12,13 @@
  *
  *   npm run build && npx tsx bench/webhooks.ts                  # OUTAGE_SECONDS=600 by default
  *   OUTAGE_SECONDS=60 SECONDS=60 npx tsx bench/webhooks.ts      # a shorter outage (say so when recording)
+ *
+ * `uptime` is printed before and after each phase: on a shared machine the load says what the
+ * figures are worth.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnServe } from '../test/support/serve.js';
 import { startReceiver, type Receiver } from '../test/support/webhook-receiver.js';
@@ -24,6 +28,17 @@ const OUTAGE_SECONDS = Number(process.env.OUTAGE_SECONDS ?? 600);
 const EVENTS_PER_SECOND = 100;
 const TOKEN = 'bench-token';
 const REPO = { host: 'github.com', owner: 'acme', name: 'web' };
+
+/** The machine's load, as `uptime` prints it (load averages from os.loadavg() where uptime is missing). */
+function uptime(label: string): void {
+  let line: string;
+  try {
+    line = execFileSync('uptime', { encoding: 'utf8' }).trim();
+  } catch {
+    line = `load average: ${loadavg().map((l) => l.toFixed(2)).join(', ')}`;
+  }
+  console.log(`  [${new Date().toISOString()}] ${label}: ${line}`);
+}
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -96,11 +111,14 @@ async function main(): Promise<void> {
     };
 
     console.log(`webhooks bench: ${SECONDS} s at ${EVENTS_PER_SECOND} events/s, outage ${OUTAGE_SECONDS} s`);
+    uptime('start');
     const a = await traffic(SECONDS);
+    uptime('after A');
     console.log(`A no endpoint    requests ${a.latencies.length}  p50 ${pct(a.latencies, 50).toFixed(1)} ms  p99 ${pct(a.latencies, 99).toFixed(1)} ms`);
 
     for (const r of receivers) await api('createWebhook', { url: r.url });
     const b = await traffic(SECONDS);
+    uptime('after B');
     await waitFor(() => lost(b.prs).every((n) => n === 0), 60_000);
     const delays = receivers.flatMap((r) => r.delivered.map((d) => d.at - Date.parse(String(d.json.timestamp))));
     const events = receivers.reduce((n, r) => n + r.delivered.length, 0);
@@ -109,10 +127,14 @@ async function main(): Promise<void> {
 
     for (const r of receivers) r.mode = { kind: 'status', status: 503 };
     const c = await traffic(OUTAGE_SECONDS);
+    uptime('outage over');
+    const before = receivers.reduce((n, r) => n + r.delivered.length, 0);
     for (const r of receivers) r.mode = { kind: 'ok' };
     const drained = await waitFor(() => lost(c.prs).every((n) => n === 0), 600_000);
+    const sent = receivers.reduce((n, r) => n + r.delivered.length, 0) - before;
+    uptime('drained');
     console.log(
-      `C outage ${OUTAGE_SECONDS} s (${c.prs.length} PRs, ~${c.prs.length * 3 * 2} deliveries): backlog drained ${drained === null ? 'NOT within 10 min' : `${(drained / 1000).toFixed(1)} s`} after recovery; lost ${lost(c.prs).join(' + ')}`,
+      `C outage ${OUTAGE_SECONDS} s (${c.prs.length} PRs, ~${c.prs.length * 3 * 2} deliveries): backlog drained ${drained === null ? 'NOT within 10 min' : `${(drained / 1000).toFixed(1)} s`} after recovery (${sent} deliveries${drained ? `, ${(sent / (drained / 1000)).toFixed(0)}/s` : ''}); lost ${lost(c.prs).join(' + ')}`,
     );
   } finally {
     await server.stop();

@@ -42,6 +42,8 @@ const MAX_IN_FLIGHT = 32;
 /** How long a finished attempt may wait to be recorded with others. */
 const RECORD_MS = 20;
 const PER_ENDPOINT = 8;
+/** How long kicks are gathered before one look at the outbox. */
+const KICK_MS = 10;
 const PRUNE_AFTER_MS = 30 * 24 * HOUR;
 
 export class Deliverer {
@@ -52,6 +54,7 @@ export class Deliverer {
   private readonly leaseMs: number;
   private readonly inFlight = new Map<number, { endpoint: string; done: Promise<void> }>();
   private timer: NodeJS.Timeout | undefined;
+  private kickTimer: NodeJS.Timeout | undefined;
   private pumping = false;
   private again = false;
   private stopped = false;
@@ -88,6 +91,7 @@ export class Deliverer {
   async close(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    clearTimeout(this.kickTimer);
     this.store.webhooks.signals.off('written', this.onWritten);
     const pending = Promise.all([...this.inFlight.values()].map((f) => f.done));
     await this.flush();
@@ -96,8 +100,24 @@ export class Deliverer {
     this.transport.close();
   }
 
-  /** Looks for due deliveries now. */
+  /**
+   * Looks for due deliveries within KICK_MS: the kicks of that window (an outbox write, each
+   * finished attempt) share one look, so a busy outbox costs a few claim queries per second on the
+   * server's thread instead of two per delivery.
+   */
   kick(): void {
+    if (this.stopped) return;
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
+    this.kickTimer ??= setTimeout(() => {
+      this.kickTimer = undefined;
+      this.pumpNow();
+    }, KICK_MS);
+  }
+
+  private pumpNow(): void {
     if (this.stopped) return;
     if (this.pumping) {
       this.again = true;
