@@ -100,6 +100,12 @@ export interface Builder {
   build(queue: DriverQueue, run: TestRun, basis: TestBasis, signal: AbortSignal): Promise<BuiltRun | null>;
   /** One line naming what a conflicting PR conflicts with (default: the error's message). */
   describeFailure?(queue: DriverQueue, run: TestRun, error: unknown): Promise<string | undefined>;
+  /**
+   * The files the PRs of a built test commit change against the target (the flake-aware verdict
+   * never ignores a failing test whose file a PR changes, issue 22); null when it cannot be told.
+   * Without it every failing test counts as changed by the PR (nothing is ignored or retried).
+   */
+  changedFiles?(queue: DriverQueue, run: TestRun, sha: string): Promise<string[] | null>;
 }
 
 /** The verdict of a run's checks. */

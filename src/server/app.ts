@@ -446,6 +446,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const flakyService = new FlakyService(deps.store, now, reports?.read);
   // A forge that runs checks itself (the git forge) stores their reports as uploads and reads the flake-aware verdict's facts.
   deps.driver.ci.useTestResults?.((org, input) => flakyService.testRunResults(org, input));
+  // A forge whose own CI runs the checks (GitHub, GitLab): CI's uploads for the test commit give the failing tests.
+  deps.workers?.useCommitResults(flakyService);
   const handlers: Handlers = {
     ...mqHandlers(service, now, deps.workers ? deps.driver.ci.logPath?.bind(deps.driver.ci) : undefined),
     ...flakyHandlers(flakyService, pageTokens),

@@ -85,8 +85,49 @@ export class FlakyService {
     return updateSettings(this.store, org, input, this.now());
   }
 
-  upload(org: string, input: UploadTestResultsRequest): Promise<UploadTestResultsResponse> {
-    return this.ingest.upload(org, input);
+  async upload(org: string, input: UploadTestResultsRequest): Promise<UploadTestResultsResponse> {
+    const answer = await this.ingest.upload(org, input);
+    const sha = input.sha.toLowerCase();
+    for (const listener of this.uploadListeners) listener(org, sha);
+    return answer;
+  }
+
+  private readonly uploadListeners = new Set<(org: string, sha: string) => void>();
+
+  /** Calls `listener` after every stored upload (the merge queue waits for a failed run's results); returns the unsubscribe. */
+  onUpload(listener: (org: string, sha: string) => void): () => void {
+    this.uploadListeners.add(listener);
+    return () => this.uploadListeners.delete(listener);
+  }
+
+  /**
+   * What CI uploaded for one commit of a repository (the GitHub and GitLab path of the flake-aware
+   * merge queue: uploads are linked to a test run by the test commit's SHA): the jobs of the uploads,
+   * and the tests that failed in them with the job of their upload and what the flaky-test data says
+   * of each. Null when nothing was uploaded for the commit.
+   */
+  async commitResults(
+    org: string,
+    repo: Repo,
+    sha: string,
+  ): Promise<{ jobs: (string | null)[]; failing: (RunFailingTest & { job: string | null })[] } | null> {
+    const repository = await findRepository(this.store, org, repo);
+    if (!repository) return null;
+    const { uploads, failed } = await this.store.resultsOfCommit(repository.id, sha.toLowerCase());
+    if (uploads.length === 0) return null;
+    const jobOf = new Map(uploads.map((u) => [u.seq, u.job]));
+    const known = await this.queries.knownFlakes(org, repo, [...new Set(failed.map((f) => f.id))]);
+    return {
+      jobs: uploads.map((u) => u.job),
+      failing: failed.map((f) => ({
+        id: f.id,
+        name: [f.parent, f.name].filter(Boolean).join(' › '),
+        file: f.file,
+        classname: f.classname,
+        job: jobOf.get(f.uploadSeq) ?? null,
+        ...(known.get(f.id) ?? { quarantined: false, flaky: false }),
+      })),
+    };
   }
 
   /**

@@ -7,6 +7,8 @@ import type { DriverHost, DriverQueue, ForgeDriver, MergeOutcome } from '../forg
 import type { FailureReason } from '../contract/index.js';
 import { findEntry, isTerminal, nextDeadline, testBasis, type Effect, type EngineEvent, type QueueModel, type TestBasis, type TestRun } from '../engine/index.js';
 import type { EffectHandler, QueueHandle, QueueService } from './service.js';
+import type { FlakyService } from './flaky.js';
+import { awaitFailingTests, readsFailingTests } from './flaky/run-reports.js';
 
 /** Feeds the outcome of an effect back into the queue's engine (through its single writer). */
 export type Report = (event: EngineEvent) => Promise<void>;
@@ -42,6 +44,14 @@ export class QueueWorkers {
     this.tickMs = options.tickMs ?? 1000;
     this.now = options.now ?? Date.now;
     this.log = options.log ?? ((message, error) => console.error(message, error ?? ''));
+  }
+
+  /** The flaky-test data (uploads linked to a run by its test commit's SHA): set by the server. */
+  private results: Pick<FlakyService, 'commitResults' | 'onUpload'> | null = null;
+
+  /** Where a failed run whose CI ran on the forge finds its failing tests (issue 22). */
+  useCommitResults(results: Pick<FlakyService, 'commitResults' | 'onUpload'>): void {
+    this.results = results;
   }
 
   /** The effect hook for QueueService. */
@@ -193,6 +203,20 @@ export class QueueWorkers {
       built();
       const verdict = await this.driver.ci.verdict(queue, run, sha, signal, reattached);
       if (!verdict || signal.aborted) return;
+      if (!verdict.passed && verdict.reason === 'TEST_RUN_REQUIRED_STATUS_FAILED' && verdict.failures === undefined && this.results && !this.driver.ci.useTestResults && readsFailingTests(queue.model.config)) {
+        // CI ran on the forge (a driver that runs checks itself reads their reports): CI's uploads for the test commit say which tests failed (issue 22).
+        const failures = await awaitFailingTests(this.results, {
+          org: queue.org,
+          repo: queue.repo,
+          sha,
+          checks: verdict.checks,
+          graceMs: queue.model.config.flakyReportGraceSeconds * 1000,
+          signal,
+          changed: async () => (await this.driver.builder.changedFiles?.(queue, run, sha)) ?? null,
+        });
+        if (signal.aborted) return;
+        if (failures) verdict.failures = failures;
+      }
       await report({
         type: 'testRunFinished',
         runId: run.id,

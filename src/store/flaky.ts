@@ -24,6 +24,45 @@ export class FlakyStore extends FlakyIngest {
   // ---------------------------------------------------------------------- reading
 
   /**
+   * What CI uploaded for one commit (the flake-aware merge queue reads a test commit's results,
+   * issue 22): every upload's job, and every test that failed in an upload (failed for good, not
+   * passed on a retry in it), with the job of that upload. Through `test_uploads (repo_id, sha)`,
+   * the failures' `(repo_id, at, …)` index inside each upload's time span, and the results' index.
+   */
+  async resultsOfCommit(
+    repoId: string,
+    sha: string,
+  ): Promise<{ uploads: { seq: number; job: string | null }[]; failed: { uploadSeq: number; id: string; name: string; parent: string | null; file: string | null; classname: string | null }[] }> {
+    const uploads = await this.db
+      .selectFrom('test_uploads')
+      .select(['seq', 'job'])
+      .where('repo_id', '=', repoId)
+      .where('sha', '=', sha)
+      .orderBy('seq')
+      .execute();
+    if (uploads.length === 0) return { uploads: [], failed: [] };
+    const failed = await this.db
+      .selectFrom('test_uploads as u')
+      .innerJoin('flaky_failures as f', (j) =>
+        j.onRef('f.repo_id', '=', 'u.repo_id').onRef('f.upload_seq', '=', 'u.seq').onRef('f.at', '>=', 'u.first_at').onRef('f.at', '<=', 'u.last_at'),
+      )
+      .innerJoin('flaky_results as r', (j) =>
+        j.onRef('r.test_seq', '=', 'f.test_seq').onRef('r.at', '=', 'f.at').onRef('r.upload_seq', '=', 'u.seq').on('r.outcome', '=', 'failed'),
+      )
+      .innerJoin('test_cases as c', (j) => j.onRef('c.seq', '=', 'f.test_seq').onRef('c.repo_id', '=', 'u.repo_id'))
+      .select(['u.seq as upload_seq', 'c.id', 'c.name', 'c.parent', 'c.file', 'c.classname'])
+      .where('u.repo_id', '=', repoId)
+      .where('u.sha', '=', sha)
+      .orderBy('u.seq')
+      .orderBy('c.seq')
+      .execute();
+    return {
+      uploads: uploads.map((u) => ({ seq: num(u.seq), job: u.job })),
+      failed: failed.map((f) => ({ uploadSeq: num(f.upload_seq), id: f.id, name: f.name, parent: f.parent, file: f.file, classname: f.classname })),
+    };
+  }
+
+  /**
    * The repository's tests in any of `parts`, as `repo_id = ? AND seq IN (part₁ UNION ALL part₂ …)`:
    * each part reads its own index, where one OR over the repository's tests would scan them all.
    */

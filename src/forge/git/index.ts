@@ -5,6 +5,7 @@
 export { git, gitEnv, setGitConcurrency, withRepoLock, GitError, RAILYARD_IDENTITY } from './exec.js';
 export type { GitOptions, GitResult } from './exec.js';
 export { ChecksConfigError, MergeConflictError, NotFastForwardError } from './errors.js';
+export { filesChangedOnTarget } from './changed.js';
 export {
   CHECKS_CONFIG_FILE,
   TEST_BRANCH_PREFIX,

@@ -8,6 +8,8 @@ import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { findEntry, type Entry, type FailedTest, type TestBasis, type TestRun } from '../../engine/index.js';
+import { changesTest } from '../../flaky/changed.js';
+import { filesChangedOnTarget } from './changed.js';
 import { readReports } from '../../flaky/ingest.js';
 import {
   logFileNames,
@@ -30,17 +32,6 @@ function describeFailedChecks(results: Record<string, CheckResult>): string {
   const what = (r: CheckResult) =>
     r.outcome === 'timed_out' ? 'timed out' : r.outcome === 'cancelled' ? 'was cancelled' : r.exitCode === null ? 'was killed' : `failed (exit ${r.exitCode})`;
   return failed.map(([name, r]) => `${name} ${what(r)}`).join('; ') || 'a required check did not pass';
-}
-
-/**
- * Whether the files the PRs of a test commit change include a test's file (its `file`, else a
- * path-like classname). Unknown files, or a test with no path at all, count as changed: such a
- * failure is never ignored.
- */
-function changesTest(changed: string[] | null, test: { file: string | null; classname: string | null }): boolean {
-  const paths = [test.file, test.classname].filter((p): p is string => !!p && /[/.]/.test(p)).map((p) => p.replace(/^\.?\/+/, ''));
-  if (changed === null || paths.length === 0) return true;
-  return changed.some((c) => paths.some((p) => c === p || c.endsWith(`/${p}`) || p.endsWith(`/${c}`)));
 }
 
 export class GitRuns implements Builder, Ci {
@@ -96,9 +87,7 @@ export class GitRuns implements Builder, Ci {
       if (failing.length === 0) return undefined; // a failed check whose reports name no failing test: not judged by tests
       for (const id of failing) ids.add(id);
     }
-    const repoDir = this.forge.repoDir(queue.repo);
-    const base = (await git(repoDir, ['merge-base', queue.model.branch, sha], { okCodes: [0, 1] })).stdout.trim();
-    const changed = base ? (await git(repoDir, ['diff', '--name-only', base, sha])).stdout.split('\n').filter(Boolean) : null;
+    const changed = await filesChangedOnTarget(this.forge.repoDir(queue.repo), queue.model.branch, sha);
     return known
       .filter((t) => ids.has(t.id))
       .map((t) => ({ name: t.name, quarantined: t.quarantined, flaky: t.flaky, changedByPr: changesTest(changed, t) }));

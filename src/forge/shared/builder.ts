@@ -6,7 +6,7 @@
  */
 import { findEntry, type TestBasis, type TestRun } from '../../engine/index.js';
 import { ChecksConfigError } from '../errors.js';
-import { buildRunCommit } from '../git/index.js';
+import { buildRunCommit, filesChangedOnTarget } from '../git/index.js';
 import type { Builder, BuiltRun, DriverQueue } from '../types.js';
 import type { CiWaiter } from './ci-wait.js';
 import type { RemoteGit } from './remote-git.js';
@@ -44,5 +44,11 @@ export class RemoteBuilder implements Builder {
         this.rt.busy.delete(run.id);
       }
     }
+  }
+
+  /** The files the test commit changes on the target, read in the repository's cache (issue 22). */
+  async changedFiles(queue: DriverQueue, _run: TestRun, sha: string): Promise<string[] | null> {
+    const c = await this.rt.ctx(queue.repo);
+    return filesChangedOnTarget(c.dir, queue.model.branch, sha);
   }
 }

@@ -1,0 +1,100 @@
+/**
+ * The flake-aware merge queue on GitHub (issue 22): the real `railyard serve --github` against the
+ * GitHub emulator. The repository's CI fails the `test` check on the test branch, then uploads the
+ * JUnit report of that run for the test commit's SHA with `railyard flaky upload --sha` (the
+ * upload code the Action shares); the server links it to the run by that SHA. A failure only of a
+ * quarantined test is ignored and the PR lands; when no report arrives within the queue's
+ * `flakyReportGraceSeconds`, the failed check is an ordinary failure.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readReports } from '../../src/flaky/ingest.js';
+import { ok } from '../server/helpers.js';
+import { isolatedEnv, railyard } from '../support/cli.js';
+import { cleanup, createQueue, emulator, NAME, OWNER, repoOf, settled, startRailyard, submit, tempDir, waitFor, waitForTesting, waitForTestCommit } from './github-harness.js';
+
+afterEach(cleanup);
+
+const report = (failing: string[] = []) =>
+  `<testsuite name="suite">${['net', 'db']
+    .map((t) => `<testcase classname="tests/${t}.test.ts" file="tests/${t}.test.ts" name="${t} works">${failing.includes(t) ? '<failure message="boom"/>' : ''}</testcase>`)
+    .join('')}</testsuite>`;
+
+async function world(queue: Record<string, unknown>) {
+  const gh = await emulator();
+  gh.createRepo(OWNER, NAME, { files: { 'README.md': 'app\n', 'tests/net.test.ts': 'net\n', 'tests/db.test.ts': 'db\n' } });
+  // CI: the `test` check fails on every test branch (in 50 ms); PR heads and main pass.
+  gh.setCi(OWNER, NAME, ({ branch }) => [{ name: 'test', conclusion: branch.startsWith('railyard-merge/') ? 'failure' : 'success' }]);
+  const server = await startRailyard(gh, { webhooks: true, dataDir: tempDir('railyard-gh-flaky-') });
+  const repo = repoOf(gh);
+  const key = { repo, org_url_slug: server.org };
+  // The flaky-test data knows both tests from CI on main; `net works` is quarantined.
+  await ok(server, 'uploadTestResults', { ...key, branch: 'main', sha: 'a'.repeat(40), reports: [{ name: 'junit.xml', content: report() }] });
+  await ok(server, 'updateRepositorySettings', { ...key, settings: { quarantining_enabled: true } });
+  const read = readReports({ org: server.org, repo, variant: '', reports: [{ name: 'junit.xml', content: report() }] });
+  if (!read.ok) throw new Error(read.error);
+  await ok(server, 'setTestQuarantine', { ...key, test_id: read.results.find((r) => r.name === 'net works')!.id, setting: 'ALWAYS_QUARANTINE' });
+  await createQueue(server, gh, { createPrsForTestingBranches: false, ...queue });
+  const env = isolatedEnv({ RAILYARD_API_URL: server.url, RAILYARD_TOKEN: server.token });
+  return { gh, server, repo, env };
+}
+
+describe('serve --github: failing tests from CI uploads', () => {
+  it("ignores a failure only of a quarantined test reported by CI's upload for the test commit: the PR lands", async () => {
+    const { gh, server, repo, env } = await world({ flakyPolicy: 'ignore_quarantined' });
+    const pr = await gh.createPullRequest(OWNER, NAME, { head: 'feat', title: 'Feature', files: { 'feature.txt': 'f\n' } });
+    await submit(server, gh, pr.number);
+    const testing = await waitForTesting(server, gh, pr.number);
+    const sha = await waitForTestCommit(server, gh, testing.testRunId);
+    // The check fails first; CI's upload step runs after it, as `if: always()` steps do.
+    await expect.poll(() => gh.checkRuns(OWNER, NAME, sha).map((c) => c.conclusion), { timeout: 10_000 }).toEqual(['failure']);
+    const file = join(env.HOME, 'junit.xml');
+    writeFileSync(file, report(['net']));
+    const upload = await railyard(
+      ['flaky', 'upload', '--repo', `${repo.host}/${repo.owner}/${repo.name}`, '--org', server.org, '--branch', testing.testBranch ?? 'railyard-merge/test', '--sha', sha, '--job', 'test', file],
+      env,
+    );
+    expect(upload.code, upload.stderr).toBe(0);
+
+    const done = await waitFor(server, gh, pr.number, settled, 30_000);
+    expect(done, `#${pr.number} ${done.state} (${done.stateReason ?? ''})`).toMatchObject({ state: 'merged' });
+    const history = await ok(server, 'getPullRequestHistory', { repo, targetBranch: 'main', pr: { number: pr.number } });
+    expect(history.transitions.find((t: { state: string }) => t.state === 'tests_passed')).toMatchObject({
+      reason: 'FLAKY_FAILURES_IGNORED',
+      detail: 'failed only on ignored tests (flakyPolicy ignore_quarantined): suite › net works',
+    });
+    const details = await ok(server, 'getMergeQueueTestingDetails', { repo, targetBranch: 'main', testRunId: done.testRunId });
+    expect(details.failingTests).toEqual([{ name: 'suite › net works', quarantined: true, flaky: true, changedByPr: false, ignored: true }]);
+  }, 60_000);
+
+  it('a failed check with no report within flakyReportGraceSeconds fails the PR as before; a report of a test the PR changes is never ignored', async () => {
+    const { gh, server, repo, env } = await world({ flakyPolicy: 'ignore_quarantined', flakyReportGraceSeconds: 2 });
+    const one = await gh.createPullRequest(OWNER, NAME, { head: 'one', title: 'One', files: { 'one.txt': '1\n' } });
+    await submit(server, gh, one.number);
+    const testing = await waitForTesting(server, gh, one.number);
+    const sha = await waitForTestCommit(server, gh, testing.testRunId);
+    await expect.poll(() => gh.checkRuns(OWNER, NAME, sha).map((c) => c.conclusion), { timeout: 10_000 }).toEqual(['failure']);
+    const failedAt = Date.now();
+    const failed = await waitFor(server, gh, one.number, settled, 30_000);
+    expect(failed).toMatchObject({ state: 'failed', stateReason: 'TEST_RUN_REQUIRED_STATUS_FAILED' });
+    // It waited for the grace period (2 s) before failing, not longer than a few seconds more.
+    const waited = Date.parse(failed.stateChangedAt) - failedAt;
+    expect(waited).toBeGreaterThan(1_000);
+    expect(waited).toBeLessThan(15_000);
+
+    // #2 rewrites the quarantined test's file, and it fails there: never ignored.
+    const two = await gh.createPullRequest(OWNER, NAME, { head: 'two', title: 'Two', files: { 'tests/net.test.ts': 'net, rewritten\n' } });
+    await submit(server, gh, two.number);
+    const t2 = await waitForTesting(server, gh, two.number);
+    const sha2 = await waitForTestCommit(server, gh, t2.testRunId);
+    const file = join(env.HOME, 'junit.xml');
+    writeFileSync(file, report(['net']));
+    const upload = await railyard(['flaky', 'upload', '--repo', `${repo.host}/${repo.owner}/${repo.name}`, '--org', server.org, '--branch', 'x', '--sha', sha2, '--job', 'test', file], env);
+    expect(upload.code, upload.stderr).toBe(0);
+    const done = await waitFor(server, gh, two.number, settled, 30_000);
+    expect(done).toMatchObject({ state: 'failed', stateReason: 'TEST_RUN_REQUIRED_STATUS_FAILED' });
+    const details = await ok(server, 'getMergeQueueTestingDetails', { repo, targetBranch: 'main', testRunId: done.testRunId });
+    expect(details.failingTests).toEqual([{ name: 'suite › net works', quarantined: true, flaky: true, changedByPr: true, ignored: false }]);
+  }, 60_000);
+});
