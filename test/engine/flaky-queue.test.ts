@@ -89,6 +89,28 @@ describe('in-queue retries (flakyRetries)', () => {
     expect(h.target).toEqual([1, 2, 3]);
   });
 
+  it('a passing run built on a retry lands it with itself, without optimistic merging (its commit contains it and passed)', () => {
+    const h = new Harness({ concurrency: 2, flakyRetries: 1 });
+    for (const n of [1, 2]) h.submit(n);
+    const first = h.runOf(1);
+    h.finish(first.id, false, [test('net', { flaky: true })]);
+    const retry = h.runOf(1);
+    expect(retry.retryOf).toBe(first.id);
+    expect(h.runOf(2).basePrNumbers).toEqual([1]);
+    h.finish(h.runOf(2).id, true);
+    expect(h.target).toEqual([1, 2]);
+    expect(h.merges.at(-1)).toMatchObject({ prNumbers: [1, 2], tested: [1, 2], runPassed: true });
+    expect(h.state(1)).toBe('merged');
+  });
+
+  it('without a retry, a failed run is not landed by a passing run built on it (optimistic merging off)', () => {
+    const h = new Harness({ concurrency: 2 });
+    for (const n of [1, 2]) h.submit(n);
+    h.finish(h.runOf(1).id, false, [test('net', { flaky: true })]);
+    expect(h.state(1)).toBe('failed');
+    expect(h.target).toEqual([]);
+  });
+
   it('stops after flakyRetries attempts and fails the PR', () => {
     const h = new Harness({ flakyRetries: 2 });
     h.submit(1);

@@ -2,6 +2,9 @@
  * Merging: one merge at a time, of the first unit that passed and whose base has landed. With
  * optimistic merging (`canOptimisticallyMerge`) a passing unit may land while the units it was
  * built on are still in the line ahead of it: its commit contains them, so they land with it.
+ * A retry of a flaky failure (flakyRetries, rules/flaky-verdict.ts) is settled the same way even
+ * without optimistic merging: a passing run built on it tested its PRs too (bench/README.md,
+ * 2026-11-26: the retried PR no longer holds the line for a whole T).
  */
 import type { TestRun } from '../types.js';
 import type { WorkingCopy } from '../working-copy.js';
@@ -12,11 +15,21 @@ export function requestMerge(w: WorkingCopy): void {
   if (w.runs.some((r) => r.mergeRequested && w.membersOf(r.id).length > 0)) return; // one merge at a time
   const units = w.units();
   const position = new Map<number, number>();
-  for (const unit of units) for (const m of unit.members) position.set(m.prNumber, unit.run.seq);
+  const runOf = new Map<number, TestRun>();
+  for (const unit of units)
+    for (const m of unit.members) {
+      position.set(m.prNumber, unit.run.seq);
+      runOf.set(m.prNumber, unit.run);
+    }
+  // A retry of a flaky failure (flakyRetries) is settled by any passing run built on it, as optimistic merging would.
+  const retrying = (pr: number) => {
+    const run = runOf.get(pr);
+    return run !== undefined && Boolean(run.retryOf) && run.status === 'in_progress';
+  };
   for (const unit of units) {
     if (unit.run.status !== 'succeeded') continue;
     const base = w.unmergedBase(unit.run);
-    if (base.length > 0 && !w.config.canOptimisticallyMerge) continue;
+    if (base.length > 0 && !w.config.canOptimisticallyMerge && !base.every(retrying)) continue;
     // Optimistically landing PRs ahead needs each of them to still be in a unit ahead.
     if (base.some((pr) => (position.get(pr) ?? Infinity) >= unit.run.seq)) continue;
     const run = w.run(unit.run.id) as TestRun;
