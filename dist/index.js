@@ -51111,6 +51111,7 @@ const TestingDetailsResponse = object({
     }))
         .optional(), "The run's failing tests from its uploaded results, with what the flaky-test data said of each and whether the flake-aware verdict ignored it"),
     retryOf: extension(schemas_string().optional(), 'The failed run this one tests again (flakyRetries)'),
+    pendingChecks: extension(array(object({ name: schemas_string(), state: schemas_enum(['running', 'not_reported']) })).optional(), 'While the run is testing on a forge whose CI Railyard reads (GitHub, GitLab): the checks it still waits for (the required ones, else those reported), running or not reported yet; absent once the run has its verdict, or when this server does not drive the queue'),
 });
 // ---------------------------------------------------------------- Railyard extensions
 /** One state change of a pull request (the shape of Trunk v2's queue-entry history). */

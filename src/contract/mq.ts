@@ -387,6 +387,10 @@ export const TestingDetailsResponse = z.object({
     "The run's failing tests from its uploaded results, with what the flaky-test data said of each and whether the flake-aware verdict ignored it",
   ),
   retryOf: extension(z.string().optional(), 'The failed run this one tests again (flakyRetries)'),
+  pendingChecks: extension(
+    z.array(z.object({ name: z.string(), state: z.enum(['running', 'not_reported']) })).optional(),
+    'While the run is testing on a forge whose CI Railyard reads (GitHub, GitLab): the checks it still waits for (the required ones, else those reported), running or not reported yet; absent once the run has its verdict, or when this server does not drive the queue',
+  ),
 });
 export type TestingDetailsResponse = z.infer<typeof TestingDetailsResponse>;
 

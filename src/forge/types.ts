@@ -137,6 +137,11 @@ export interface Ci {
   verdict(queue: DriverQueue, run: TestRun, sha: string, signal: AbortSignal, reattached: boolean): Promise<CiVerdict | null>;
   /** Where the output of a check of a run is kept (null: the run has no such check); drivers without logs leave it out. */
   logPath?(queue: DriverQueue, run: TestRun, check: string): string | null;
+  /**
+   * The checks seen so far of a run still waiting for its verdict (null: not waiting here, or
+   * nothing read yet): what `getMergeQueueTestingDetails` shows while it tests.
+   */
+  progress?(queue: DriverQueue, run: TestRun): Record<string, 'success' | 'failure' | 'pending'> | null;
   /** A driver that runs checks and reads their test reports gets the flaky-test data here (issue 22). */
   useTestResults?(sink: TestResultsSink): void;
 }

@@ -449,7 +449,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // A forge whose own CI runs the checks (GitHub, GitLab): CI's uploads for the test commit give the failing tests.
   deps.workers?.useCommitResults(flakyService);
   const handlers: Handlers = {
-    ...mqHandlers(service, now, deps.workers ? deps.driver.ci.logPath?.bind(deps.driver.ci) : undefined),
+    ...mqHandlers(
+      service,
+      now,
+      deps.workers ? deps.driver.ci.logPath?.bind(deps.driver.ci) : undefined,
+      deps.workers ? deps.driver.ci.progress?.bind(deps.driver.ci) : undefined,
+    ),
     ...flakyHandlers(flakyService, pageTokens),
     ...webhookHandlers(webhooks),
     status: (_input, { reply }) => {

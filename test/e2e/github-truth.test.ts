@@ -233,13 +233,21 @@ describe('serve --github: what GitHub refuses, and the truth on the PR', () => {
     expect(gh.deliveries.filter((d) => d.status === 400)).toEqual([]);
   });
 
-  it('7. a required check that never reports is named in the failure, the comment and mq status (before the engine times out)', async () => {
+  it('7. a required check that never reports is shown pending while testing, then named in the failure, the comment and mq status (before the engine times out)', async () => {
     const { gh, server } = await world();
     gh.setCi(OWNER, NAME, () => [{ name: 'ci', conclusion: 'success', delayMs: 50 }]);
     const pr = await onePr(server, gh, {
       queue: { requiredStatuses: ['ci', 'lint'], testingTimeoutMinutes: 1 },
     });
-    await waitForTesting(server, gh, pr.number);
+    const testing = await waitForTesting(server, gh, pr.number);
+    // While it tests, the details, mq status and the dashboard's source say what it still waits for (an extension).
+    await until('the testing details name lint as not reported', async () => {
+      const d = await call(server, 'getMergeQueueTestingDetails', { ...Q(gh), testRunId: testing.testRunId });
+      return JSON.stringify(d.json?.pendingChecks ?? []) === JSON.stringify([{ name: 'lint', state: 'not_reported' }]);
+    });
+    const liveEnv = isolatedEnv({ RAILYARD_API_URL: server.url, RAILYARD_TOKEN: API_TOKEN });
+    const live = await railyard(['mq', 'status', String(pr.number), '--repo', `${gh.host}/${OWNER}/${NAME}`], liveEnv);
+    expect(live.stdout).toMatch(/lint \(not reported yet\)/);
     const end = await waitFor(server, gh, pr.number, settled, 100_000);
     expect(end.state).toBe('failed');
     const last = (await history(server, gh, pr.number)).at(-1)!;

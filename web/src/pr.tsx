@@ -168,6 +168,18 @@ function RunDetails({
         )}
         <code>{branch}</code>.
       </p>
+      {run.pendingChecks?.length ? (
+        <p>
+          Waiting for{' '}
+          {run.pendingChecks.map((c, i) => (
+            <>
+              {i ? ', ' : ''}
+              <code>{c.name}</code> ({c.state === 'running' ? 'running' : 'not reported yet'})
+            </>
+          ))}
+          .
+        </p>
+      ) : null}
       <table class="grid">
         <caption class="sr">Checks of the test run</caption>
         <thead>

@@ -36,6 +36,9 @@ export default class Status extends BaseCommand {
     if (pr.testRunId) {
       // The failing tests of its run (issue 22): from the results CI uploaded for the test commit.
       const details = await client.call('getMergeQueueTestingDetails', { repo, targetBranch: flags.branch, testRunId: pr.testRunId }).catch(() => undefined);
+      // While it tests: the checks it still waits for (a renamed job shows here as never reported).
+      if (details?.pendingChecks?.length)
+        view.waitingForChecks = details.pendingChecks.map((c) => `${c.name} (${c.state === 'running' ? 'running' : 'not reported yet'})`).join(', ');
       if (details?.failingTests?.length) {
         const { failingTestLine } = await import('../../watch/failing-tests.js');
         view.failingTests = details.failingTests.map(failingTestLine);

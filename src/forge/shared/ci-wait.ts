@@ -42,6 +42,8 @@ export interface Waiting {
   timer: NodeJS.Timeout | null;
   /** Fires just before the queue's testing timeout: the last look, which names what is missing. */
   deadline: NodeJS.Timeout | null;
+  /** The checks of the last look (null: none yet). */
+  latest: Record<string, CheckOutcome> | null;
 }
 
 /** How long before the engine's own timeout the last look happens (its verdict must arrive first). */
@@ -67,7 +69,7 @@ export abstract class CiWaiter implements Ci {
   expect(queue: DriverQueue, run: TestRun, sha: string, pushedAt: number, pushed: boolean): Waiting {
     let finish!: (result: CiVerdict | null) => void;
     const result = new Promise<CiVerdict | null>((resolve) => (finish = resolve));
-    const w: Waiting = { queue, run, sha, pushedAt, pushed, lastLook: Date.now(), result, finish, looking: null, again: false, timer: null, deadline: null };
+    const w: Waiting = { queue, run, sha, pushedAt, pushed, lastLook: Date.now(), result, finish, looking: null, again: false, timer: null, deadline: null, latest: null };
     this.waiting.set(run.id, w);
     const timeoutMs = queue.model.config.testingTimeoutMinutes * 60_000;
     if (timeoutMs > 2 * TIMEOUT_LEAD_MS) {
@@ -108,6 +110,11 @@ export abstract class CiWaiter implements Ci {
       this.forget(run.id);
       this.rt.busy.delete(run.id);
     }
+  }
+
+  /** The checks seen so far of a run waiting here for its verdict. */
+  progress(_queue: DriverQueue, run: TestRun): Record<string, CheckOutcome> | null {
+    return this.waiting.get(run.id)?.latest ?? null;
   }
 
   /** A check, pipeline, job or status of `sha` changed (a webhook): look again soon. */
@@ -157,6 +164,7 @@ export abstract class CiWaiter implements Ci {
   private async look(w: Waiting): Promise<void> {
     const verdict = await this.read(w);
     if (this.waiting.get(w.run.id) !== w) return;
+    w.latest = verdict.checks;
     if (verdict.state !== 'pending') {
       w.finish({
         passed: verdict.state === 'passed',

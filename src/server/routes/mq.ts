@@ -22,6 +22,19 @@ const TEXT_TYPE = 'text/plain; charset=utf-8';
 
 /** Where a check's output is kept (the executor's checkLogPath); absent when the executor keeps none. */
 export type CheckLogPath = (queue: QueueHandle, run: TestRun, check: string) => string | null;
+/** The checks the forge reported so far on a run still testing (the driver's ci.progress). */
+export type CheckProgress = (queue: QueueHandle, run: TestRun) => Record<string, 'success' | 'failure' | 'pending'> | null;
+
+/** The checks a testing run still waits for: the required ones (else those reported) not finished yet. */
+function pendingChecks(
+  required: readonly string[] | null,
+  live: Record<string, 'success' | 'failure' | 'pending'>,
+): Array<{ name: string; state: 'running' | 'not_reported' }> {
+  const names = required ?? Object.keys(live);
+  return names
+    .filter((n) => live[n] === undefined || live[n] === 'pending')
+    .map((name) => ({ name, state: live[name] === undefined ? 'not_reported' : 'running' }));
+}
 
 /** The last `max` bytes of a file (null when it does not exist), and how many bytes came before them. */
 async function tail(path: string, max: number): Promise<{ text: Buffer; skipped: number } | null> {
@@ -43,7 +56,12 @@ async function tail(path: string, max: number): Promise<{ text: Buffer; skipped:
 }
 
 /** The merge-queue operations, over the queue service. */
-export function mqHandlers(service: QueueService, now: () => number, checkLogPath?: CheckLogPath): Pick<Handlers, MqOps> {
+export function mqHandlers(
+  service: QueueService,
+  now: () => number,
+  checkLogPath?: CheckLogPath,
+  checkProgress?: CheckProgress,
+): Pick<Handlers, MqOps> {
   return {
     async submitPullRequest(input, { org }) {
       const queue = await service.queue(org, input.repo, input.targetBranch);
@@ -110,7 +128,9 @@ export function mqHandlers(service: QueueService, now: () => number, checkLogPat
       const run = queue.model.runs.find((r) => r.id === input.testRunId);
       if (!run)
         throw notFound(`testRunId: no test run ${input.testRunId} in the ${queue.model.branch} queue`);
-      const checks = Object.entries(run.checks);
+      // While it tests, what the forge's CI reported so far (the run's checks are set with its verdict).
+      const live = run.status === 'in_progress' ? (checkProgress?.(queue, run) ?? null) : null;
+      const checks = Object.entries(live && Object.keys(run.checks).length === 0 ? live : run.checks);
       // Each check run points at its output (getCheckRunLog) when the executor keeps it.
       const origin = `${request.protocol}://${request.host}`;
       const logUrl = (check: string) =>
@@ -152,6 +172,7 @@ export function mqHandlers(service: QueueService, now: () => number, checkLogPat
           title: title(n),
         })),
         dependentPrs: run.basePrNumbers,
+        ...(live ? { pendingChecks: pendingChecks(run.requiredStatuses ?? queue.model.config.requiredStatuses, live) } : {}),
       };
       if (run.failures?.length) {
         const ignored = new Set(run.flakyIgnored ?? []);
