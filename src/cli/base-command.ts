@@ -127,6 +127,14 @@ export abstract class BaseCommand extends Command {
 
   protected override async catch(error: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<unknown> {
     if (error instanceof Errors.ExitError) throw error;
+    if ('parse' in error) {
+      // A flag or argument oclif refused: one line in the house style, with the flag meant when one is near.
+      const { withFlagHint } = await import('./did-you-mean.js');
+      const message = withFlagHint(error).message.split('\n')[0]!;
+      if (this.jsonEnabled()) this.logJson({ error: { message } });
+      else this.logToStderr(`Error: ${printable(message)}\nSee: ${this.config.bin} ${this.id?.replaceAll(':', ' ') ?? ''} --help`);
+      this.exit(EXIT.usage);
+    }
     const { ApiError } = await import('../client/index.js');
     let exit: number = EXIT.error;
     if (error instanceof ConfigError) exit = EXIT.usage;

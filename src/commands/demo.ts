@@ -41,6 +41,12 @@ export default class Demo extends Command {
     }),
   };
 
+  /** A mistyped flag names the one meant (src/cli/did-you-mean.ts). */
+  protected override async catch(error: Error): Promise<unknown> {
+    (await import('../cli/did-you-mean.js')).withFlagHint(error);
+    return super.catch(error);
+  }
+
   async run(): Promise<void> {
     const { flags } = await this.parse(Demo);
     const [{ runDemo }, { Chalk }, { useColor }] = await Promise.all([

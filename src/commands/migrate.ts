@@ -28,6 +28,12 @@ export default class Migrate extends Command {
     ...databaseUrlFlags,
   };
 
+  /** A mistyped flag names the one meant (src/cli/did-you-mean.ts). */
+  protected override async catch(error: Error): Promise<unknown> {
+    (await import('../cli/did-you-mean.js')).withFlagHint(error);
+    return super.catch(error);
+  }
+
   async run(): Promise<void> {
     const { flags } = await this.parse(Migrate);
     const { openDatabase, redactUrl } = await import('../store/index.js');

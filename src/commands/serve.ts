@@ -315,6 +315,12 @@ export default class Serve extends Command {
     }),
   };
 
+  /** A mistyped flag names the one meant (src/cli/did-you-mean.ts). */
+  protected override async catch(error: Error): Promise<unknown> {
+    (await import('../cli/did-you-mean.js')).withFlagHint(error);
+    return super.catch(error);
+  }
+
   async run(): Promise<void> {
     const { flags } = await this.parse(Serve);
     let orgTokens: { org: string; token: string }[];

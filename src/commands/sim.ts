@@ -164,6 +164,7 @@ export default class Sim extends Command {
 
   protected override async catch(error: Error & { oclif?: { exit?: number } }): Promise<unknown> {
     if (error instanceof Errors.ExitError) throw error;
+    (await import('../cli/did-you-mean.js')).withFlagHint(error);
     if (this.jsonEnabled()) {
       this.logJson({ error: { message: error.message } });
       this.exit(error.oclif?.exit ?? EXIT.error);

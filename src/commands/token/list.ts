@@ -17,6 +17,12 @@ export default class TokenList extends Command {
     json: Flags.boolean({ description: 'Print JSON', default: false }),
   };
 
+  /** A mistyped flag names the one meant (src/cli/did-you-mean.ts). */
+  protected override async catch(error: Error): Promise<unknown> {
+    (await import('../../cli/did-you-mean.js')).withFlagHint(error);
+    return super.catch(error);
+  }
+
   async run(): Promise<void> {
     const { flags } = await this.parse(TokenList);
     const [{ openStore }, { formatTime, tokenDatabase }] = await Promise.all([

@@ -19,6 +19,12 @@ export default class TokenRevoke extends Command {
     org: Flags.string({ description: 'Only revoke a token of this organisation' }),
   };
 
+  /** A mistyped flag names the one meant (src/cli/did-you-mean.ts). */
+  protected override async catch(error: Error): Promise<unknown> {
+    (await import('../../cli/did-you-mean.js')).withFlagHint(error);
+    return super.catch(error);
+  }
+
   async run(): Promise<void> {
     const { args, flags } = await this.parse(TokenRevoke);
     const [{ openStore, hashToken }, { TOKEN_PREFIX, tokenDatabase }] = await Promise.all([
