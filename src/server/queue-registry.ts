@@ -2,10 +2,10 @@
  * The queues a server holds in memory (by key and by id, each organisation seeing its own) and,
  * with several replicas, the sync that brings these copies up to the committed versions.
  */
-import type { ImpactedTargets, Repo } from '../contract/index.js';
+import { isoTime, type ImpactedTargets, type Repo } from '../contract/index.js';
 import { testBasis, type Effect, type QueueModel } from '../engine/index.js';
 import type { Fence, Store, StoredQueue } from '../store/index.js';
-import { notFound, ofTokenOrg } from './errors.js';
+import { badRequest, notFound, ofTokenOrg } from './errors.js';
 import type { RepoOwners } from './ownership.js';
 import type { QueueWriter } from './queue-writer.js';
 
@@ -108,6 +108,29 @@ export class QueueRegistry {
     const handle = this.find(org, repo, branch);
     if (!handle) throw notFound(`no merge queue for branch "${branch}" in ${describeRepo(normaliseRepo(repo))} ${ofTokenOrg(org)}`);
     return handle;
+  }
+
+  /**
+   * 400 when a queue of the repository already merged PR `prNumber`: a forge that cannot tell
+   * (the sandbox) would otherwise let it land again. Runs in the writer, so a merge that finished
+   * while the forge was asked is seen.
+   */
+  refuseMerged(handle: QueueHandle, prNumber: number): void {
+    for (const q of this.queuesOf(handle.org)) {
+      if (
+        q.repo.host !== handle.repo.host ||
+        q.repo.owner !== handle.repo.owner ||
+        q.repo.name !== handle.repo.name
+      )
+        continue;
+      const merged = q.model.entries.find((e) => e.prNumber === prNumber && e.state === 'merged');
+      if (merged) {
+        const when = merged.concludedAt === null ? '' : ` at ${isoTime(merged.concludedAt)}`;
+        throw badRequest(
+          `pull request #${prNumber} is already merged: the ${q.model.branch} queue merged it${when}`,
+        );
+      }
+    }
   }
 }
 

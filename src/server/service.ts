@@ -8,7 +8,6 @@ import { randomUUID } from 'node:crypto';
 import {
   branchNameProblem,
   describeBranchProblem,
-  isoTime,
   type ImpactedTargets,
   type Mode,
   type PriorityInput,
@@ -369,7 +368,7 @@ export class QueueService {
     const priority = options.priority === undefined ? undefined : resolvePriority(options.priority);
     const risk = await this.riskOf(queue, prNumber, facts);
     await this.writer.write(queue, (handle) => {
-      this.refuseMerged(handle, prNumber);
+      this.registry.refuseMerged(handle, prNumber);
       const existing = findEntry(handle.model, prNumber);
       if (!existing || isTerminal(existing.state)) {
         const max = this.limits.prsPerQueue;
@@ -419,29 +418,6 @@ export class QueueService {
     } catch (error) {
       this.log(`risk: estimating #${prNumber} failed`, error);
       return null;
-    }
-  }
-
-  /**
-   * 400 when a queue of the repository already merged PR `prNumber`: a forge that cannot tell
-   * (the sandbox) would otherwise let it land again. Runs in the writer, so a merge that finished
-   * while the forge was asked is seen.
-   */
-  private refuseMerged(handle: QueueHandle, prNumber: number): void {
-    for (const q of this.queuesOf(handle.org)) {
-      if (
-        q.repo.host !== handle.repo.host ||
-        q.repo.owner !== handle.repo.owner ||
-        q.repo.name !== handle.repo.name
-      )
-        continue;
-      const merged = q.model.entries.find((e) => e.prNumber === prNumber && e.state === 'merged');
-      if (merged) {
-        const when = merged.concludedAt === null ? '' : ` at ${isoTime(merged.concludedAt)}`;
-        throw badRequest(
-          `pull request #${prNumber} is already merged: the ${q.model.branch} queue merged it${when}`,
-        );
-      }
     }
   }
 

@@ -1,0 +1,156 @@
+/**
+ * The HTTP plumbing of the API server (app.ts): request schemas compiled once, request errors in
+ * one line, the lenient JSON body parser, gzipped raw answers, Node's parser errors, driver routes.
+ */
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { negotiate } from '@fastify/accept-negotiator';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import {
+  describeZodError,
+  JSON_TOO_DEEP_MESSAGE,
+  jsonTooDeep,
+  routes,
+  type OperationName,
+  type RouteDef,
+} from '../contract/index.js';
+import type { DriverRoute } from '../forge/types.js';
+import { HttpError, oneLine } from './errors.js';
+import type { RawAnswer } from './routes/types.js';
+
+const TEXT_TYPE = 'text/plain; charset=utf-8';
+
+
+/**
+ * Every request schema, compiled once per process: z.compile builds a specialised validator with
+ * the same results and errors as the schema (a rejected input is re-run through the schema
+ * itself), at a few percent of its cost per request.
+ */
+export const requestSchemas = new Map(
+  (Object.entries(routes) as [OperationName, RouteDef][]).flatMap(([op, def]) =>
+    def.request ? [[op, z.compile(def.request)] as const] : [],
+  ),
+);
+
+/**
+ * `field: problem` for a rejected request. Issues carry their input (reportInput), so a missing
+ * field reads `required` whatever its type (enum, union, ...), and a wrong type names the type.
+ */
+export function describeRequestError(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (
+    issue &&
+    issue.code !== 'custom' &&
+    issue.path.length &&
+    'input' in issue &&
+    issue.input === undefined
+  ) {
+    return `${issue.path.map(String).join('.')}: required`;
+  }
+  return describeZodError(error);
+}
+
+/**
+ * The path of the first string in a request holding a NUL character (U+0000), or null. No field
+ * takes one: PostgreSQL's text cannot hold it (it answered such a repository name with a 500), no
+ * repository, branch or test name contains one, and both databases must give the same answers.
+ * Report contents are not fields: the JUnit reader turns the characters XML forbids, NUL among
+ * them (captured output holds such bytes), into U+FFFD before anything is stored.
+ */
+export function nulPath(value: unknown, path: string[] = []): string | null {
+  if (typeof value === 'string') {
+    const reportContent = path.length === 3 && path[0] === 'reports' && path[2] === 'content';
+    return value.includes('\0') && !reportContent ? path.join('.') || 'body' : null;
+  }
+  if (typeof value !== 'object' || value === null) return null;
+  for (const [key, item] of Object.entries(value)) {
+    const found = nulPath(item, [...path, key]);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
+/** Large answers that are served again unchanged (getQueue of a long queue) go out gzipped to clients that accept it. */
+const GZIP_FROM_BYTES = 16 * 1024;
+/** The gzip of each such answer, kept for as long as the answer itself is. */
+const gzipped = new WeakMap<Buffer, Buffer>();
+
+export function sendRaw(request: FastifyRequest, reply: FastifyReply, answer: RawAnswer): FastifyReply {
+  reply.type(answer.contentType);
+  const { body } = answer;
+  if (!answer.reusable || !Buffer.isBuffer(body) || body.length < GZIP_FROM_BYTES) return reply.send(body);
+  reply.header('vary', 'accept-encoding');
+  if (negotiate(request.headers['accept-encoding'] ?? '', ['gzip']) !== 'gzip') return reply.send(body);
+  let gz = gzipped.get(body);
+  if (!gz) {
+    gz = gzipSync(body);
+    gzipped.set(body, gz);
+  }
+  return reply.header('content-encoding', 'gzip').send(gz);
+}
+
+export function parseJsonBody(
+  _request: FastifyRequest,
+  text: string,
+  done: (err: Error | null, body?: unknown) => void,
+): void {
+  // Lenient: any Content-Type (or none) is read as JSON; an empty body is an empty object.
+  if (text.trim() === '') return done(null, {});
+  // Depth first: JSON.parse of a deeply nested 20 MiB body holds the thread for seconds.
+  if (jsonTooDeep(text)) return done(new HttpError(400, JSON_TOO_DEEP_MESSAGE));
+  try {
+    done(null, JSON.parse(text));
+  } catch (error) {
+    done(
+      new HttpError(400, `body: invalid JSON (${error instanceof Error ? error.message : String(error)})`),
+    );
+  }
+}
+
+/** Node's HTTP parser refused a request (or it timed out): a one-line text/plain answer, then close. */
+export function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  let status: number;
+  let message: string;
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    status = 408;
+    message = 'request timed out: the headers and body did not arrive in time';
+  } else if (error.code === 'HPE_HEADER_OVERFLOW') {
+    status = 431;
+    message = 'request headers are too large (at most 16 KiB)';
+  } else {
+    status = 400;
+    message = `malformed HTTP request (${error.code ?? 'parse error'})`;
+  }
+  if (socket.writable) {
+    const body = oneLine(message);
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${TEXT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroySoon();
+}
+
+/**
+ * Mounts a route a driver declared (e.g. `POST /webhooks/github`): in a scope of its own, the body
+ * reaches the driver as the raw text (any content type: signatures are over the raw bytes) and
+ * the driver's answer goes back as plain text.
+ */
+export async function mountDriverRoute(app: FastifyInstance, route: DriverRoute): Promise<void> {
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    const raw = (_req: unknown, body: string, done: (err: Error | null, body?: unknown) => void) => done(null, body);
+    scope.addContentTypeParser('*', { parseAs: 'string' }, raw);
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, raw);
+    scope.route({
+      method: route.method,
+      url: route.path,
+      handler: async (request, reply) => {
+        const answer = await route.handle({ headers: request.headers, body: typeof request.body === 'string' ? request.body : '' });
+        return reply.code(answer.status).type('text/plain; charset=utf-8').send(answer.text);
+      },
+    });
+  });
+}

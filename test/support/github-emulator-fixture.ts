@@ -1,0 +1,71 @@
+// What the GitHub emulator's tests (github-emulator*.test.ts) share: git run against it without
+// blocking the event loop, a webhook receiver on 127.0.0.1, and the token they authenticate with.
+import { execFile } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import { promisify } from 'node:util';
+
+export const run = promisify(execFile);
+export const GIT_ENV = {
+  ...process.env,
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_TERMINAL_PROMPT: '0',
+  GIT_AUTHOR_NAME: 'Dev',
+  GIT_AUTHOR_EMAIL: 'dev@example.com',
+  GIT_COMMITTER_NAME: 'Dev',
+  GIT_COMMITTER_EMAIL: 'dev@example.com',
+};
+
+/** Runs git without blocking the event loop (the emulator answers in this process). */
+export async function git(cwd: string, args: string[], token?: string): Promise<string> {
+  const auth = token
+    ? [
+        '-c',
+        `http.extraHeader=Authorization: Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`,
+      ]
+    : [];
+  const { stdout } = await run('git', [...auth, ...args], { cwd, env: GIT_ENV });
+  return stdout.trim();
+}
+
+export async function gitFails(cwd: string, args: string[], token?: string): Promise<string> {
+  try {
+    await git(cwd, args, token);
+  } catch (e) {
+    return String((e as { stderr?: string }).stderr ?? e);
+  }
+  throw new Error(`git ${args.join(' ')} succeeded`);
+}
+
+export interface Received {
+  event: string;
+  id: string;
+  body: string;
+  signature: string;
+  payload: { action?: string } & Record<string, unknown>;
+}
+
+/** A webhook receiver on 127.0.0.1 that records what the emulator delivers. */
+export async function startReceiver(): Promise<{ url: string; got: Received[]; server: Server }> {
+  const got: Received[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      got.push({
+        event: String(req.headers['x-github-event']),
+        id: String(req.headers['x-github-delivery']),
+        signature: String(req.headers['x-hub-signature-256']),
+        body,
+        payload: JSON.parse(body) as Received['payload'],
+      });
+      res.statusCode = 202;
+      res.end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, got, server };
+}
+
+export const TOKEN = 'ghp_emulatortesttoken';

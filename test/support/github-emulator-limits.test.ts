@@ -1,0 +1,164 @@
+// The GitHub emulator's limits and auth: ETags and 304s, primary and secondary rate limits, and a
+// GitHub App's JWT, installation tokens and their expiry.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createAppAuth } from '@octokit/auth-app';
+import { Octokit } from '@octokit/core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startGitHubEmulator, type GitHubEmulator } from './github/index.js';
+import { git, gitFails, TOKEN } from './github-emulator-fixture.js';
+
+describe('GitHub emulator', () => {
+  let gh: GitHubEmulator;
+  let ok: Octokit;
+  let work: string;
+
+  beforeEach(async () => {
+    gh = await startGitHubEmulator({ validate: true });
+    gh.addToken(TOKEN, { login: 'railyard-bot' });
+    gh.createRepo('acme', 'app', { files: { 'README.md': '# app\n', 'src/a.txt': 'one\n' } });
+    ok = new Octokit({ auth: TOKEN, baseUrl: gh.apiUrl });
+    work = await mkdtemp(join(tmpdir(), 'gh-emu-test-'));
+  });
+
+  afterEach(async () => {
+    try {
+      await gh.idle();
+      // Every REST answer and webhook payload of the test was valid against GitHub's descriptions.
+      expect(gh.schemaViolations).toEqual([]);
+    } finally {
+      await gh.close();
+      await rm(work, { recursive: true, force: true });
+    }
+  });
+
+
+  it('GETs carry an ETag; If-None-Match answers 304 without spending the rate limit', async () => {
+    const sha = (await gh.branchSha('acme', 'app', 'main'))!;
+    const get = (etag?: string) =>
+      ok.request('GET /repos/{owner}/{repo}/commits/{ref}/status', {
+        owner: 'acme',
+        repo: 'app',
+        ref: 'main',
+        headers: etag ? { 'if-none-match': etag } : {},
+      });
+    const a = await get();
+    const etag = a.headers.etag!;
+    expect(etag).toMatch(/^W\/"/);
+    const used = Number(a.headers['x-ratelimit-used']);
+    const b = await get(etag).catch(
+      (e: { status: number; response: { headers: Record<string, string> } }) => e,
+    );
+    expect(b.status).toBe(304);
+    expect(
+      Number((b as { response: { headers: Record<string, string> } }).response.headers['x-ratelimit-used']),
+    ).toBe(used);
+    await ok.request('POST /repos/{owner}/{repo}/statuses/{sha}', {
+      owner: 'acme',
+      repo: 'app',
+      sha,
+      state: 'success',
+      context: 'x',
+    });
+    const c = await get(etag);
+    expect(c.status).toBe(200);
+    expect(c.headers.etag).not.toBe(etag);
+    const rl = await ok.request('GET /rate_limit');
+    expect(rl.data.resources.core).toMatchObject({ limit: 5000, used: used + 2, remaining: 5000 - used - 2 });
+  });
+
+  it('answers primary and secondary rate limits the way GitHub does', async () => {
+    gh.rateLimitNext(1, 'primary');
+    gh.rateLimitNext(1, 'secondary', 7);
+    const p = await ok
+      .request('GET /repos/{owner}/{repo}', { owner: 'acme', repo: 'app' })
+      .catch((e: unknown) => e);
+    expect(p).toMatchObject({
+      status: 403,
+      response: {
+        headers: { 'x-ratelimit-remaining': '0' },
+        data: { message: expect.stringMatching(/^API rate limit exceeded for user ID \d+\./) },
+      },
+    });
+    const reset = Number(
+      (p as { response: { headers: Record<string, string> } }).response.headers['x-ratelimit-reset'],
+    );
+    expect(reset).toBeGreaterThanOrEqual(Math.floor(Date.now() / 1000));
+    const s = await ok
+      .request('GET /repos/{owner}/{repo}', { owner: 'acme', repo: 'app' })
+      .catch((e: unknown) => e);
+    expect(s).toMatchObject({
+      status: 403,
+      response: {
+        headers: { 'retry-after': '7' },
+        data: { message: expect.stringMatching(/^You have exceeded a secondary rate limit/) },
+      },
+    });
+    gh.rateLimitNext(1, 'secondary', 3, 429);
+    await expect(
+      ok.request('GET /repos/{owner}/{repo}', { owner: 'acme', repo: 'app' }),
+    ).rejects.toMatchObject({
+      status: 429,
+      response: { headers: { 'retry-after': '3' } },
+    });
+    expect((await ok.request('GET /repos/{owner}/{repo}', { owner: 'acme', repo: 'app' })).status).toBe(200);
+  });
+
+  it('GitHub App: the JWT finds the installation and mints tokens that work for REST and git until they expire', async () => {
+    const { appId, privateKeyPem } = gh.createApp({ installationTokenTtlMs: 1500 });
+    const installationId = gh.installApp(appId, 'acme', 'app');
+    const app = new Octokit({
+      authStrategy: createAppAuth,
+      auth: { appId, privateKey: privateKeyPem },
+      baseUrl: gh.apiUrl,
+    });
+    const inst = await app.request('GET /repos/{owner}/{repo}/installation', { owner: 'acme', repo: 'app' });
+    expect(inst.data).toMatchObject({ id: installationId, app_id: appId });
+
+    const auth = createAppAuth({ appId, privateKey: privateKeyPem, request: app.request });
+    const { token, expiresAt } = await auth({ type: 'installation', installationId });
+    expect(token).toMatch(/^ghs_/);
+    expect(Date.parse(expiresAt) - Date.now()).toBeLessThanOrEqual(1500);
+    const withToken = new Octokit({ auth: token, baseUrl: gh.apiUrl });
+    expect(
+      (await withToken.request('GET /repos/{owner}/{repo}', { owner: 'acme', repo: 'app' })).status,
+    ).toBe(200);
+    await git(work, ['clone', '-q', `http://${gh.host}/acme/app.git`, 'c'], token);
+
+    // Another repository is not part of the installation.
+    gh.createRepo('acme', 'other');
+    await expect(
+      withToken.request('GET /repos/{owner}/{repo}', { owner: 'acme', repo: 'other' }),
+    ).rejects.toMatchObject({ status: 404 });
+
+    // A JWT signed with another key, or a token used on an App endpoint, is refused.
+    const stranger = gh.createApp();
+    const forged = new Octokit({
+      authStrategy: createAppAuth,
+      auth: { appId, privateKey: stranger.privateKeyPem },
+      baseUrl: gh.apiUrl,
+    });
+    await expect(
+      forged.request('GET /repos/{owner}/{repo}/installation', { owner: 'acme', repo: 'app' }),
+    ).rejects.toMatchObject({ status: 401 });
+    await expect(
+      withToken.request('POST /app/installations/{installation_id}/access_tokens', {
+        installation_id: installationId,
+      }),
+    ).rejects.toMatchObject({
+      status: 401,
+    });
+
+    await new Promise((r) => setTimeout(r, 1600));
+    await expect(
+      withToken.request('GET /repos/{owner}/{repo}', { owner: 'acme', repo: 'app' }),
+    ).rejects.toMatchObject({
+      status: 401,
+      response: { data: { message: 'Bad credentials' } },
+    });
+    expect(await gitFails(work, ['ls-remote', `http://${gh.host}/acme/app.git`], token)).toMatch(
+      /Authentication failed|could not read Username|401/,
+    );
+  });
+});
