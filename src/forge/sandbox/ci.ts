@@ -3,6 +3,10 @@
  * API, demos and the dashboard. A run "builds" a commit named after its contents, finishes
  * `testSeconds` after it started (also after a restart, counted from the stored start time) and
  * fails when it contains a PR of `--sandbox-fail` or by a seeded coin flip. Merges always land.
+ * A failed run is a failed `test` check (TEST_RUN_REQUIRED_STATUS_FAILED): with a flake-aware
+ * queue (issue 22) its failing tests come, as on GitHub and GitLab, from uploads for the run's
+ * test commit (`railyard flaky upload --sha <testBranchSha> --job test`), which the server waits
+ * for up to `flakyReportGraceSeconds`. Sandbox PRs hold no files: they change no test.
  */
 import { createHash } from 'node:crypto';
 import type { TestRun } from '../../engine/index.js';
@@ -62,7 +66,12 @@ export class SandboxRuns implements Builder, Ci, Lander {
     const detail = listed.length
       ? `test failed (sandbox: the run contains ${listed.map((pr) => `#${pr}`).join(', ')} of --sandbox-fail)`
       : 'test failed (sandbox: a random failure, --sandbox-failure-rate)';
-    return { passed, checks, ...(passed ? {} : { detail }) };
+    return { passed, checks, ...(passed ? {} : { reason: 'TEST_RUN_REQUIRED_STATUS_FAILED' as const, detail }) };
+  }
+
+  /** Sandbox PRs are simulated, without contents: they change no file (so no failing test is the PR's own). */
+  async changedFiles(): Promise<string[]> {
+    return [];
   }
 
   async land(): Promise<MergeOutcome> {
