@@ -80,6 +80,7 @@ export async function githubOptions(flags: {
   'github-poll-seconds': string;
   'github-ci-start-seconds': string;
   'github-write-interval-ms': number;
+  'github-merge-api': boolean;
 }): Promise<GitHubBackendOptions> {
   let apiUrl: URL;
   try {
@@ -122,5 +123,6 @@ export async function githubOptions(flags: {
     pollMs: seconds('github-poll-seconds', flags['github-poll-seconds'], 0.05) * 1000,
     ciStartMs: seconds('github-ci-start-seconds', flags['github-ci-start-seconds'], 0) * 1000,
     writeIntervalMs: flags['github-write-interval-ms'],
+    mergeApi: flags['github-merge-api'],
   };
 }

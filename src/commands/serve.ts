@@ -144,6 +144,11 @@ export default class Serve extends Command {
       default: 1000,
       min: 0,
     }),
+    'github-merge-api': Flags.boolean({
+      description:
+        'Only when the target branches let nobody but Railyard push: land a squash/rebase PR tested alone on the current target through the merge API (GitHub shows it Merged), the tree checked after; see README "Merge methods"',
+      default: false,
+    }),
     gitlab: Flags.boolean({
       description: 'Serve projects that live on GitLab (gitlab.com or self-managed); see README "Running on GitLab"',
       default: false,

@@ -457,6 +457,8 @@ export class QueueService {
     const { entry } = this.answers.submittedAnswer(handle, pr);
     if (isTerminal(entry.state)) return;
     const fresh = await this.source.getPullRequest(handle.repo, entry.prNumber, handle.model.branch);
+    // Merged by the forge while the queue lands it (GitHub's merge API, --github-merge-api): the landing reports it.
+    if (entry.state === 'tests_passed' && (fresh as { closedAs?: string } | null)?.closedAs === 'merged') return;
     if (fresh && !sameFacts(fresh, entry.pr)) {
       const prNumber = entry.prNumber;
       await this.writer.write(handle, (h) => this.writer.commit(h, [{ type: 'prUpdated', prNumber, pr: fresh }]));

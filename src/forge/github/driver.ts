@@ -27,6 +27,8 @@ export interface GitHubSettings {
   pollMs: number;
   ciStartMs: number;
   writeIntervalMs: number;
+  /** `--github-merge-api`: squash/rebase PRs land through the merge API when that is safe (lander.ts). */
+  mergeApi?: boolean;
 }
 
 export function createGitHubDriver(gh: GitHubSettings, common: { dataDir: string; log?: (message: string, error?: unknown) => void }): ForgeDriver {
@@ -45,7 +47,7 @@ export function createGitHubDriver(gh: GitHubSettings, common: { dataDir: string
     source: forge,
     builder: new RemoteBuilder(rt, ci, pushRefs),
     ci,
-    lander: new GitHubLander(rt, (q, n, pull) => polling.refreshPr(q, n, pull)),
+    lander: new GitHubLander(rt, (q, n, pull) => polling.refreshPr(q, n, pull), gh.mergeApi ?? false),
     events: { start: (host) => polling.start(host), routes: [webhooks.route] },
     reporter,
     async close() {

@@ -6,10 +6,12 @@
  * protection; otherwise it is taken out instead (a webhook may have been lost or late). A 422 is
  * told apart by reading the target again: moved = someone pushed (runs restart); unchanged = a rule
  * refused it (the run fails quoting GitHub, or the queue pauses when no PR could land) — never a
- * loop of rebuilt test commits.
+ * loop of rebuilt test commits. With `--github-merge-api`, a squash/rebase PR may land through the
+ * merge API instead, where that is safe (merge-api.ts).
  */
 import type { TestRun } from '../../engine/index.js';
 import { isOutcome, prepareLanding } from '../shared/landing.js';
+import { landWithMergeApi, mergeApiFits } from './merge-api.js';
 import type { DriverQueue, Lander, MergeOutcome } from '../types.js';
 import { statusOf } from './client.js';
 import type { GitHubPull } from './facts.js';
@@ -21,6 +23,8 @@ export class GitHubLander implements Lander {
     private readonly rt: GitHubRuntime,
     /** Feeds a PR's new facts to the queue (the events role). */
     private readonly refreshPr: (q: DriverQueue, prNumber: number, given?: GitHubPull) => Promise<void>,
+    /** `--github-merge-api`: squash/rebase PRs through the merge API where safe (merge-api.ts). */
+    private readonly mergeApi = false,
   ) {}
 
   async land(queue: DriverQueue, run: TestRun, prNumbers: readonly number[]): Promise<MergeOutcome> {
@@ -50,6 +54,10 @@ export class GitHubLander implements Lander {
     );
     if (isOutcome(plan)) return plan;
     const { c, head, sha } = plan;
+    if (this.mergeApi && (await mergeApiFits(queue, run, prNumbers, c, head, sha))) {
+      const outcome = await landWithMergeApi(this.rt, queue, run, prNumbers[0]!, c, head, sha);
+      if (outcome) return outcome;
+    }
     this.rt.own(queue.repo).add(sha);
     try {
       await this.rt.forge.client.request(

@@ -41,8 +41,9 @@ function statusFor(entry: Entry, model: QueueModel): { state: 'pending' | 'succe
   return { state: STATE_OF[w.phase], description: w.phase === 'testing' ? `In the ${model.branch} merge queue` : w.description };
 }
 
-function commentOf(entry: Entry, model: QueueModel, refusals: ReadonlyMap<string, string>): string {
-  return commentFor(entry, model, WORDS, entry.testRunId ? refusals.get(entry.testRunId) : undefined);
+function commentOf(entry: Entry, model: QueueModel, refusals: ReadonlyMap<string, string>, mergedByApi: ReadonlyMap<string, string>): string {
+  const run = entry.testRunId;
+  return commentFor(entry, model, WORDS, run ? refusals.get(run) : undefined, run ? mergedByApi.get(run) : undefined);
 }
 
 export class GitHubReporter implements Reporter {
@@ -75,7 +76,8 @@ export class GitHubReporter implements Reporter {
     const landedQuietly = () => {
       const e = now();
       const run = e?.testRunId ? queue.model.runs.find((r) => r.id === e.testRunId) : undefined;
-      return e?.state === 'merged' && run !== undefined && run.mergeMethod !== 'merge_commit' ? run : undefined;
+      // Landed through the merge API: GitHub shows it merged, nothing to close.
+      return e?.state === 'merged' && run !== undefined && run.mergeMethod !== 'merge_commit' && !this.rt.mergedByApi.has(run.id) ? run : undefined;
     };
     if (landedQuietly() && !this.rt.persisted.closed[ckey]) {
       const stillWanted = () => !this.rt.persisted.closed[ckey];
@@ -137,7 +139,7 @@ export class GitHubReporter implements Reporter {
     if (queue.model.config.commentsEnabled) {
       const body = () => {
         const e = now();
-        return e ? commentOf(e, queue.model, this.rt.refusals) : null;
+        return e ? commentOf(e, queue.model, this.rt.refusals, this.rt.mergedByApi) : null;
       };
       const wanted = () => {
         const b = body();

@@ -26,6 +26,9 @@ interface Persisted extends PersistedBase {
 }
 
 export class GitHubRuntime extends RemoteRuntime<Persisted> {
+  /** Runs landed through the merge API (GitHub shows their PR merged): run id → the commit GitHub made. */
+  readonly mergedByApi = new Map<string, string>();
+
   constructor(
     readonly forge: GitHubForge,
     options: GitHubDriverOptions,

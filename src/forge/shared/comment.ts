@@ -59,8 +59,8 @@ export function statusWords(entry: Entry, model: QueueModel, words: ForgeWords):
   }
 }
 
-/** The body of the queue's comment on a PR; `refused` is the forge's refusal of its run's landing. */
-export function commentFor(entry: Entry, model: QueueModel, words: ForgeWords, refused?: string): string {
+/** The body of the queue's comment on a PR; `refused` is the forge's refusal of its run's landing, `landedAs` the commit the forge made when it merged it (GitHub's merge API). */
+export function commentFor(entry: Entry, model: QueueModel, words: ForgeWords, refused?: string, landedAs?: string): string {
   const run = entry.testRunId ? model.runs.find((r) => r.id === entry.testRunId) : undefined;
   const refs = (ns: readonly number[]) => ns.map((n) => words.ref(n)).join(', ');
   const lines = [COMMENT_MARKER, `**Railyard merge queue** (\`${model.branch}\`): **${entry.state.replace('_', ' ')}**`];
@@ -87,7 +87,7 @@ export function commentFor(entry: Entry, model: QueueModel, words: ForgeWords, r
         : words.notReady,
     );
   if (refused && (entry.state === 'failed' || model.config.state === 'paused')) lines.push('', `> ${refused}`);
-  if (entry.state === 'merged' && run?.sha) lines.push('', `Landed on \`${model.branch}\` as ${run.sha} (test run \`${run.id}\`).`);
+  if (entry.state === 'merged' && run?.sha) lines.push('', `Landed on \`${model.branch}\` as ${landedAs ?? run.sha} (test run \`${run.id}\`).`);
   if ((entry.state === 'failed' || entry.state === 'cancelled' || entry.state === 'pending_failure') && entry.reason) {
     lines.push(
       '',
