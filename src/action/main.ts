@@ -1,7 +1,9 @@
 import * as core from '@actions/core';
 import { context } from '@actions/github';
 import type { SubmittedPullRequest } from '../contract/index.js';
-import { ApiError, createClient, isTransientError, type Client } from '../client/index.js';
+import { ApiError, createClientFor, isTransientError, type Client } from '../client/core.js';
+import { flakyRoutes } from '../contract/routes-flaky.js';
+import { mqRoutes } from '../contract/routes-mq.js';
 import { findReports, githubContextOf, readCodeowners, readReports, uploadReports, type EventPayload, type UploadSummary } from '../upload/reports.js';
 import {
   InputError,
@@ -52,7 +54,8 @@ class Step {
     private readonly settings: ActionSettings,
     private readonly signal: AbortSignal,
   ) {
-    this.client = createClient({ baseUrl: settings.apiUrl, token: settings.token, signal, userAgent: 'railyard-action' });
+    // Only the operations the Action calls: the bundle carries no webhook or service schemas.
+    this.client = createClientFor({ ...mqRoutes, ...flakyRoutes }, { baseUrl: settings.apiUrl, token: settings.token, signal, userAgent: 'railyard-action' });
   }
 
   private async read(s: PullRequestSettings): Promise<SubmittedPullRequest> {

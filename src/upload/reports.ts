@@ -4,14 +4,9 @@ import { readFile, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { glob } from 'tinyglobby';
 import type { Client } from '../client/index.js';
-import {
-  BODY_LIMIT_BYTES,
-  MAX_REPORTS_PER_UPLOAD,
-  type Repo,
-  type UploadReport,
-  type UploadTestResultsRequest,
-  type UploadTestResultsResponse,
-} from '../contract/index.js';
+import { BODY_LIMIT_BYTES } from '../contract/common.js';
+import { MAX_REPORTS_PER_UPLOAD } from '../contract/flaky.js';
+import type { Repo, UploadReport, UploadTestResultsRequest, UploadTestResultsResponse } from '../contract/index.js';
 import { ConfigError } from '../input-error.js';
 
 /**
