@@ -68,6 +68,7 @@ async function main(): Promise<void> {
       const latencies: number[] = [];
       const prs: number[] = [];
       let errors = 0;
+      const reasons = new Set<string>();
       const pairsPerSecond = EVENTS_PER_SECOND / 3;
       const end = performance.now() + seconds * 1000;
       const inFlight = new Set<Promise<void>>();
@@ -80,8 +81,10 @@ async function main(): Promise<void> {
           latencies.push((await api('submitPullRequest', key)).ms);
           latencies.push((await api('cancelPullRequest', key)).ms);
         })()
-          .catch(() => {
+          .catch((error: unknown) => {
             errors += 1;
+            const message = error instanceof Error ? `${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}` : String(error);
+            if (reasons.size < 3) reasons.add(message.slice(0, 200));
             prs.splice(prs.indexOf(pr), 1);
           })
           .finally(() => inFlight.delete(p));
@@ -91,7 +94,7 @@ async function main(): Promise<void> {
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       }
       await Promise.all(inFlight);
-      if (errors) console.log(`  ${errors} submit/cancel pairs failed (not counted as events)`);
+      if (errors) console.log(`  ${errors} submit/cancel pairs failed (not counted as events); first reasons: ${[...reasons].join(' | ')}`);
       return { latencies, prs };
     };
     const received = (r: Receiver, type: string) => new Set(r.delivered.filter((d) => d.json.type === type).map((d) => Number(d.json.pr_number)));
