@@ -6,7 +6,7 @@ import { Progress } from './progress.js';
 import { stateText, type Column } from './render.js';
 
 export const flakyFlags = {
-  org: Flags.string({ char: 'o', description: 'organisation slug [env: RAILYARD_ORG]' }),
+  org: Flags.string({ description: 'organisation slug [env: RAILYARD_ORG]' }),
   output: Flags.string({ description: 'write to this file instead of stdout' }),
 };
 

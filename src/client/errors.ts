@@ -46,8 +46,16 @@ export class ApiError extends ClientError {
         return `${operation}: not found (404)${detail}`;
       case 429:
         return `${operation}: rate limited (429)${detail}`;
+      // What the server refused, in its words (they name the field or the condition), never bare HTTP internals.
+      case 400:
+        return `${operation}: refused${detail}`;
+      case 409:
+        return `${operation}: refused, it conflicts with the current state${detail}`;
+      case 413:
+        return `${operation}: the request is too large${detail}`;
       default:
-        return `${operation}: HTTP ${status}${detail}`;
+        if (status >= 500) return `${operation}: the server failed (${status})${detail}`;
+        return `${operation}: refused (${status})${detail}`;
     }
   }
 }

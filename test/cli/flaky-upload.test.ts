@@ -123,7 +123,7 @@ describe('railyard flaky upload', () => {
     writeFileSync(join(dir, 'bad.xml'), '<testsuite name="s">\n<testcase name="a">\n<failure message="x">\n</testsuite>\n');
     const result = await railyard(['flaky', 'upload', ...key('malformed'), '--junit', 'malformed/*.xml'], env);
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^Error: uploadTestResults: HTTP 400: .*malformed\/bad\.xml: line \d+/m);
+    expect(result.stderr).toMatch(/^Error: uploadTestResults: refused: .*malformed\/bad\.xml: line \d+/m);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(await failingTests('malformed')).toEqual([]);
   });

@@ -1,8 +1,10 @@
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
-import { CONFIG_KEYS, ConfigError, configPath, readConfig } from '../../cli/config.js';
+import { CONFIG_KEYS, configPath, readConfig } from '../../cli/config.js';
 
 export default class ConfigGet extends BaseCommand {
+  // No server involved: --api-url and --token do not apply (the help lists only what does).
+  static override baseFlags = {} as unknown as (typeof BaseCommand)['baseFlags'];
   static override summary = 'Show the CLI configuration (or one key)';
   static override description = `Keys: ${CONFIG_KEYS.join(', ')}. The token is shown masked.`;
   static override examples = ['<%= config.bin %> config get', '<%= config.bin %> config get api-url'];
@@ -15,7 +17,8 @@ export default class ConfigGet extends BaseCommand {
       key === 'token' && value ? `${value.slice(0, 4)}…(${value.length} chars)` : value;
     if (args.key) {
       const value = config[args.key as keyof typeof config];
-      if (value === undefined) throw new ConfigError(`${args.key} is not set in ${configPath()}`);
+      // Not a usage error (exit 2): the question was right, the answer is "nothing" (exit 1, as `git config` does).
+      if (value === undefined) throw new Error(`${args.key} is not set in ${configPath()}`);
       this.out(`${masked(args.key, value)}\n`);
       return { [args.key]: masked(args.key, value) };
     }

@@ -3,6 +3,8 @@ import { BaseCommand } from '../../cli/base-command.js';
 import { CONFIG_KEYS, ConfigError, configPath, parseRepo, readConfig, writeConfig, type ConfigKey } from '../../cli/config.js';
 
 export default class ConfigSet extends BaseCommand {
+  // No server involved: --api-url and --token do not apply (the help lists only what does).
+  static override baseFlags = {} as unknown as (typeof BaseCommand)['baseFlags'];
   static override summary = 'Set a CLI configuration value (stored with mode 0600)';
   static override examples = [
     '<%= config.bin %> config set api-url http://127.0.0.1:7311/v1',

@@ -3,6 +3,8 @@ import { BaseCommand } from '../../cli/base-command.js';
 import { CONFIG_KEYS, configPath, readConfig, writeConfig, type ConfigKey } from '../../cli/config.js';
 
 export default class ConfigUnset extends BaseCommand {
+  // No server involved: --api-url and --token do not apply (the help lists only what does).
+  static override baseFlags = {} as unknown as (typeof BaseCommand)['baseFlags'];
   static override summary =
     'Remove a CLI configuration value (its default or environment variable applies again)';
   static override examples = ['<%= config.bin %> config unset repo', '<%= config.bin %> config unset token'];

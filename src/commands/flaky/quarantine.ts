@@ -16,7 +16,7 @@ export default class Quarantine extends BaseCommand {
   static override args = { testId: Args.string({ description: 'test id (UUID)', required: true }) };
   static override flags = {
     repo: repoFlag(),
-    org: Flags.string({ char: 'o', description: 'organisation slug [env: RAILYARD_ORG]' }),
+    org: Flags.string({ description: 'organisation slug [env: RAILYARD_ORG]' }),
     always: Flags.boolean({ description: 'always quarantine the test', exactlyOne: ['always', 'never', 'auto'] }),
     never: Flags.boolean({ description: 'never quarantine the test', exactlyOne: ['always', 'never', 'auto'] }),
     auto: Flags.boolean({ description: 'remove the override: the repository settings decide', exactlyOne: ['always', 'never', 'auto'] }),

@@ -34,7 +34,7 @@ export default class Settings extends BaseCommand {
   ];
   static override flags = {
     repo: repoFlag(),
-    org: Flags.string({ char: 'o', description: 'organisation slug [env: RAILYARD_ORG]' }),
+    org: Flags.string({ description: 'organisation slug [env: RAILYARD_ORG]' }),
     quarantining: onOff('quarantine tests at all (master switch)'),
     'auto-quarantine': onOff('quarantine tests detected as flaky'),
     'pass-on-retry': onOff('a test that fails and passes on a retry of the same commit is flaky'),

@@ -8,7 +8,7 @@ import type { Client } from '../../client/index.js';
 export const uploadFlags = {
   junit: Flags.string({ char: 'j', description: 'JUnit XML report: path, directory or glob (repeatable)', multiple: true }),
   repo: repoFlag('GITHUB_REPOSITORY, else origin remote, else the saved repo'),
-  org: Flags.string({ char: 'o', description: 'organisation slug [env: RAILYARD_ORG]' }),
+  org: Flags.string({ description: 'organisation slug [env: RAILYARD_ORG]' }),
   branch: Flags.string({ char: 'b', description: 'branch the tests ran on [default: GITHUB_HEAD_REF / GITHUB_REF_NAME, else the checked-out branch]' }),
   sha: Flags.string({ description: 'commit SHA the tests ran on [default: the PR head / GITHUB_SHA, else git HEAD]' }),
   pr: Flags.integer({ description: 'pull request number [default: from the GitHub event]', min: 1, max: 4_294_967_295 }),

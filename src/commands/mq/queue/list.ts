@@ -31,7 +31,9 @@ export default class QueueList extends BaseCommand {
               { header: 'State', get: (q) => q.state },
               { header: 'Mode', get: (q) => q.mode },
               { header: 'Concurrency', get: (q) => q.concurrency },
-              { header: 'In queue', get: (q) => q.depth + q.notReady },
+              // As `mq queue get` counts: the admitted PRs are in the queue; the not-ready ones wait outside it.
+              { header: 'In queue', get: (q) => q.depth },
+              { header: 'Waiting (not_ready)', get: (q) => q.notReady },
               { header: 'Testing', get: (q) => q.testing },
               {
                 header: 'Recent run (median)',
