@@ -50785,6 +50785,737 @@ function withoutTrailingSlashes(url) {
     return url.slice(0, end);
 }
 
+;// CONCATENATED MODULE: ./src/contract/errors.ts
+/**
+ * Error codes of the API. Every error answer is one line of `text/plain` (for people and shell
+ * scripts) with a status, and a stable code in the `x-railyard-error-code` header (for programs:
+ * a status can mean several things, a code one). README, "Errors and limits", lists them.
+ */
+/** The response header that carries the code of an error answer. */
+const ERROR_CODE_HEADER = 'x-railyard-error-code';
+/** Every code the server sends, with its status and what it means. */
+const ERROR_CODES = {
+    invalid_request: { status: 400, description: 'The request is invalid: the message names the field' },
+    unauthorized: { status: 401, description: 'The x-api-token header is missing or unknown' },
+    not_found: {
+        status: 404,
+        description: 'The queue, pull request, test run, test or organisation does not exist (or belongs to another organisation)',
+    },
+    unknown_endpoint: { status: 404, description: 'No operation has this path' },
+    method_not_allowed: {
+        status: 405,
+        description: 'The operation exists under another method (see the Allow header)',
+    },
+    conflict: {
+        status: 409,
+        description: 'The request conflicts with the current state (a queue that exists, a PR being merged)',
+    },
+    payload_too_large: { status: 413, description: 'The body is larger than 20 MiB' },
+    limit_reached: {
+        status: 429,
+        description: 'A limit of the server is reached (pull requests per queue): the text names it and the flag that sets it',
+    },
+    internal_error: {
+        status: 500,
+        description: 'Unexpected error; the server log has the details under the request id',
+    },
+    forge_unavailable: {
+        status: 502,
+        description: 'The forge (GitHub) answered an error while the request needed it; nothing changed, retry',
+    },
+    unavailable: {
+        status: 503,
+        description: 'The database cannot be reached right now (or a replica lost the queue lease mid-write); nothing changed, retry',
+    },
+};
+/** The code of an error answer that has no more specific one: the general code of its status. */
+function errorCodeForStatus(status) {
+    switch (status) {
+        case 401:
+            return 'unauthorized';
+        case 404:
+            return 'not_found';
+        case 405:
+            return 'method_not_allowed';
+        case 409:
+            return 'conflict';
+        case 413:
+            return 'payload_too_large';
+        case 429:
+            return 'limit_reached';
+        case 502:
+            return 'forge_unavailable';
+        default:
+            return status >= 500 ? 'internal_error' : 'invalid_request';
+    }
+}
+
+;// CONCATENATED MODULE: ./src/contract/paths.ts
+/**
+ * Where each operation of the v1 API lives: its method and its path below `/v1`. The only place a
+ * path is written; the route table (routes.ts) adds the schemas, and the dashboard (web/), which
+ * must not bundle zod, calls the API through this table alone.
+ */
+const ROUTE_PATHS = {
+    submitPullRequest: { method: 'POST', path: '/submitPullRequest' },
+    cancelPullRequest: { method: 'POST', path: '/cancelPullRequest' },
+    restartTestsOnPullRequest: { method: 'POST', path: '/restartTestsOnPullRequest' },
+    getSubmittedPullRequest: { method: 'POST', path: '/getSubmittedPullRequest' },
+    listPullRequests: { method: 'POST', path: '/listPullRequests' },
+    setImpactedTargets: { method: 'POST', path: '/setImpactedTargets' },
+    getMergeQueueTestingDetails: { method: 'POST', path: '/getMergeQueueTestingDetails' },
+    createQueue: { method: 'POST', path: '/createQueue' },
+    deleteQueue: { method: 'POST', path: '/deleteQueue' },
+    getQueue: { method: 'POST', path: '/getQueue' },
+    updateQueue: { method: 'POST', path: '/updateQueue' },
+    getMergeQueueMetrics: { method: 'GET', path: '/getMergeQueueMetrics' },
+    getPullRequestHistory: { method: 'POST', path: '/getPullRequestHistory' },
+    listQueues: { method: 'POST', path: '/listQueues' },
+    getCheckRunLog: { method: 'GET', path: '/getCheckRunLog' },
+    listFailingTests: { method: 'POST', path: '/flaky-tests/list-failing-tests' },
+    listUnhealthyTests: { method: 'POST', path: '/flaky-tests/list-unhealthy-tests' },
+    getTestDetails: { method: 'POST', path: '/flaky-tests/get-test-details' },
+    listQuarantinedTests: { method: 'POST', path: '/flaky-tests/list-quarantined-tests' },
+    linkTicketToTestCase: { method: 'POST', path: '/flaky-tests/link-ticket-to-test-case' },
+    uploadTestResults: { method: 'POST', path: '/flaky-tests/upload-test-results' },
+    getRepositorySettings: { method: 'POST', path: '/flaky-tests/get-repository-settings' },
+    updateRepositorySettings: { method: 'POST', path: '/flaky-tests/update-repository-settings' },
+    setTestQuarantine: { method: 'POST', path: '/flaky-tests/set-test-quarantine' },
+    checkQuarantine: { method: 'POST', path: '/flaky-tests/check-quarantine' },
+    getTestFailureHistory: { method: 'POST', path: '/flaky-tests/get-test-failure-history' },
+    createWebhook: { method: 'POST', path: '/createWebhook' },
+    listWebhooks: { method: 'POST', path: '/listWebhooks' },
+    testWebhook: { method: 'POST', path: '/testWebhook' },
+    disableWebhook: { method: 'POST', path: '/disableWebhook' },
+    enableWebhook: { method: 'POST', path: '/enableWebhook' },
+    deleteWebhook: { method: 'POST', path: '/deleteWebhook' },
+    rotateWebhookSecret: { method: 'POST', path: '/rotateWebhookSecret' },
+    listWebhookDeliveries: { method: 'POST', path: '/listWebhookDeliveries' },
+    replayWebhookDelivery: { method: 'POST', path: '/replayWebhookDelivery' },
+    status: { method: 'GET', path: '/status' },
+};
+
+;// CONCATENATED MODULE: ./src/contract/route-def.ts
+
+function route(def) {
+    return def;
+}
+/** The operation's name, method and path, from ROUTE_PATHS (./paths.ts). */
+function at(operationId) {
+    return { operationId, ...ROUTE_PATHS[operationId] };
+}
+const API_PREFIX = '/v1';
+
+;// CONCATENATED MODULE: ./src/client/errors.ts
+/**
+ * The errors the client throws. Every one is a ClientError naming the operation, with the error
+ * it came from (ky's HTTPError or TimeoutError, fetch's TypeError, a JSON or schema error) as
+ * `cause`. A cancelled call rejects with the caller's AbortError, unchanged.
+ */
+/** The base class: catch this to handle every failure of a call. */
+class ClientError extends Error {
+    operation;
+    name = 'ClientError';
+    constructor(message, 
+    /** The operation that failed (e.g. `submitPullRequest`). */
+    operation, options) {
+        super(message, options);
+        this.operation = operation;
+    }
+}
+/** The server answered with an error status; `serverMessage` is its one-line plain-text body. */
+class ApiError extends ClientError {
+    status;
+    serverMessage;
+    name = 'ApiError';
+    /** The server's stable error code (x-railyard-error-code); undefined from a server that sends none. */
+    code;
+    /** A guess at what is wrong on the caller's side (e.g. an --api-url without /v1), part of the message. */
+    hint;
+    constructor(operation, status, serverMessage, options) {
+        super(ApiError.describe(operation, status, serverMessage) + (options?.hint ? ` (${options.hint})` : ''), operation, options);
+        this.status = status;
+        this.serverMessage = serverMessage;
+        this.code = options?.code;
+        this.hint = options?.hint;
+    }
+    static describe(operation, status, serverMessage) {
+        const detail = serverMessage ? `: ${serverMessage}` : '';
+        switch (status) {
+            case 401:
+                return `${operation}: the server rejected the API token (401)${detail}. Check --token, RAILYARD_TOKEN or TRUNK_API_TOKEN`;
+            case 404:
+                return `${operation}: not found (404)${detail}`;
+            case 429:
+                return `${operation}: rate limited (429)${detail}`;
+            // What the server refused, in its words (they name the field or the condition), never bare HTTP internals.
+            case 400:
+                return `${operation}: refused${detail}`;
+            case 409:
+                return `${operation}: refused, it conflicts with the current state${detail}`;
+            case 413:
+                return `${operation}: the request is too large${detail}`;
+            default:
+                if (status >= 500)
+                    return `${operation}: the server failed (${status})${detail}`;
+                return `${operation}: refused (${status})${detail}`;
+        }
+    }
+}
+/** The server could not be reached (refused, reset, DNS, TLS). */
+class NetworkError extends ClientError {
+    baseUrl;
+    causeMessage;
+    name = 'NetworkError';
+    constructor(operation, baseUrl, causeMessage, options) {
+        super(`${operation}: cannot reach ${baseUrl} (${causeMessage})`, operation, options);
+        this.baseUrl = baseUrl;
+        this.causeMessage = causeMessage;
+    }
+}
+/**
+ * An https:// base URL whose server answered the TLS handshake with something else: most likely a
+ * plain-HTTP server. One line that says so, instead of OpenSSL's text.
+ */
+class PlainHttpError extends NetworkError {
+    name = 'PlainHttpError';
+    constructor(operation, baseUrl, options) {
+        super(operation, baseUrl, 'not TLS', options);
+        const url = new URL(baseUrl);
+        url.protocol = 'http:';
+        this.message = `${operation}: could not speak TLS to ${new URL(baseUrl).host}: is it plain HTTP? Try --api-url ${url.href.replace(/\/$/, '')}`;
+    }
+}
+/** No answer within the time limit of one attempt. */
+class errors_TimeoutError extends ClientError {
+    timeoutMs;
+    name = 'TimeoutError';
+    constructor(operation, timeoutMs, options) {
+        super(`${operation}: no answer within ${Math.round(timeoutMs / 1000)} s`, operation, options);
+        this.timeoutMs = timeoutMs;
+    }
+}
+/** The answer did not match the contract (a different server, or a version mismatch). */
+class ResponseShapeError extends ClientError {
+    name = 'ResponseShapeError';
+}
+/** Worth trying again later: 429, 5xx, network errors (not TLS spoken to a plain-HTTP server) and timeouts. */
+function isTransientError(error) {
+    if (error instanceof ApiError)
+        return error.status === 429 || error.status >= 500;
+    return (error instanceof NetworkError && !(error instanceof PlainHttpError)) || error instanceof errors_TimeoutError;
+}
+
+;// CONCATENATED MODULE: ./src/client/core.ts
+/**
+ * The typed HTTP client of the v1 API (ky): one call per operation of a route table, retries of
+ * the retry-safe ones, errors in one line (client/errors.ts), pages of the flaky-test lists.
+ */
+
+
+
+
+
+
+
+function causeOf(error) {
+    let current = error;
+    for (let depth = 0; depth < 5 && current; depth++) {
+        const e = current;
+        if (e.code)
+            return { code: e.code, message: firstLine(`${e.code}${e.message && !e.message.includes(e.code) ? ` ${e.message}` : ''}`) };
+        if (!e.cause)
+            return { message: firstLine(e.message ?? String(current)) };
+        current = e.cause;
+    }
+    return { message: firstLine(String(error)) };
+}
+const firstLine = (text) => text.split('\n')[0].trim();
+/**
+ * True when a TLS handshake got an answer that is not TLS: an https:// URL pointing at a plain-HTTP
+ * server (OpenSSL's "wrong version number", or an HTTP answer read as a TLS record).
+ */
+function isPlainHttpAnswer(error) {
+    const { code, message } = causeOf(error);
+    return (code === 'ERR_SSL_WRONG_VERSION_NUMBER' ||
+        code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG' ||
+        code === 'ERR_SSL_HTTP_REQUEST' ||
+        (code === 'EPROTO' && /wrong version number|packet length too long|http request/i.test(message)));
+}
+/**
+ * Where a Trunk v1 API most likely is when `baseUrl` answered 404 to an operation: the same URL
+ * ending in /v1, or null when it already does.
+ */
+function likelyApiUrl(baseUrl) {
+    let url;
+    try {
+        url = new URL(baseUrl);
+    }
+    catch {
+        return null;
+    }
+    const segments = url.pathname.split('/').filter(Boolean);
+    if (segments.at(-1) === 'v1')
+        return null;
+    if (/^v\d+$/.test(segments.at(-1) ?? ''))
+        segments.pop();
+    return `${url.origin}/${[...segments, 'v1'].join('/')}`;
+}
+/** True when the request provably never reached the server, so even a write may be sent again. */
+function neverReachedServer(error) {
+    const { code } = causeOf(error);
+    return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN';
+}
+/**
+ * A client over `table`: the Action passes only the merge-queue and flaky-test operations, so its
+ * bundle carries no other schemas. An operation missing from the table is refused before sending.
+ */
+function createClientFor(table, options) {
+    const baseUrl = withoutTrailingSlashes(options.baseUrl);
+    const timeoutMs = options.timeoutMs ?? 30_000;
+    const retries = options.retries ?? 3;
+    const headers = { 'user-agent': options.userAgent ?? 'railyard-cli' };
+    if (options.token)
+        headers['x-api-token'] = options.token;
+    const http = distribution.create({
+        prefixUrl: baseUrl,
+        timeout: timeoutMs,
+        headers,
+        throwHttpErrors: true,
+    });
+    async function call(op, body, requestOptions = {}) {
+        const def = table[op];
+        if (!def)
+            throw new Error(`${op}: not an operation of this client's route table`);
+        const signal = requestOptions.signal ?? options.signal;
+        const path = def.path.replace(/^\//, '');
+        try {
+            const response = await http(path, {
+                method: def.method,
+                ...(def.method === 'GET'
+                    ? { searchParams: Object.fromEntries(Object.entries((body ?? {})).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)])) }
+                    : { json: body ?? {} }),
+                signal,
+                retry: {
+                    limit: retries,
+                    methods: ['get', 'post'],
+                    statusCodes: def.retrySafe ? [408, 429, 500, 502, 503, 504] : [],
+                    afterStatusCodes: [429, 503],
+                    backoffLimit: 10_000,
+                    jitter: (delay) => delay * (0.5 + Math.random() * 0.5),
+                    retryOnTimeout: def.retrySafe,
+                    // A write is sent again only when it provably never reached the server.
+                    // Never for a TLS handshake with a plain-HTTP server: it fails the same way every time.
+                    shouldRetry: ({ error }) => isPlainHttpAnswer(error) ? false : def.retrySafe ? undefined : error instanceof HTTPError ? false : neverReachedServer(error),
+                },
+                hooks: {
+                    beforeRetry: [
+                        ({ error, retryCount }) => {
+                            options.onRetry?.({
+                                operation: op,
+                                attempt: retryCount,
+                                error,
+                                reason: error instanceof HTTPError ? `HTTP ${error.response.status}` : causeOf(error).message,
+                            });
+                        },
+                    ],
+                },
+            });
+            if (def.response === 'text')
+                return (await response.text());
+            const text = await response.text();
+            let json;
+            try {
+                json = text.trim() === '' ? {} : JSON.parse(text);
+            }
+            catch (error) {
+                throw new ResponseShapeError(`${op}: the server answered 200 with a body that is not JSON`, op, { cause: error });
+            }
+            const parsed = def.response.safeParse(json);
+            if (!parsed.success) {
+                const issue = parsed.error.issues[0];
+                throw new ResponseShapeError(`${op}: unexpected answer from ${baseUrl}: ${issue ? `${issue.path.join('.') || 'body'}: ${issue.message}` : 'invalid'}`, op, { cause: parsed.error });
+            }
+            return parsed.data;
+        }
+        catch (error) {
+            throw await translate(op, error);
+        }
+    }
+    function translateHttp(op, error) {
+        return error.response
+            .text()
+            .catch(() => '')
+            .then((text) => new ApiError(op, error.response.status, text.split('\n')[0].trim().slice(0, 500), {
+            code: error.response.headers.get(ERROR_CODE_HEADER) ?? undefined,
+            cause: error,
+            // An operation path that is not found at a base URL without /v1: most likely the URL is wrong.
+            hint: error.response.status === 404 && likelyApiUrl(baseUrl) ? `did you mean --api-url ${likelyApiUrl(baseUrl)}?` : undefined,
+        }));
+    }
+    async function translate(op, error) {
+        if (error instanceof HTTPError)
+            return translateHttp(op, error);
+        if (error instanceof TimeoutError)
+            return new errors_TimeoutError(op, timeoutMs, { cause: error });
+        if (error instanceof ApiError || error instanceof ResponseShapeError)
+            return error;
+        if (error instanceof Error && error.name === 'AbortError')
+            return error;
+        if (error instanceof TypeError && isPlainHttpAnswer(error))
+            return new PlainHttpError(op, baseUrl, { cause: error });
+        if (error instanceof TypeError)
+            return new NetworkError(op, baseUrl, causeOf(error).message, { cause: error });
+        return error;
+    }
+    async function* pages(op, body, requestOptions = {}) {
+        const { page_size = 100, ...rest } = body;
+        let token = '';
+        const seen = new Set();
+        for (let index = 0;; index++) {
+            const result = (await call(op, { ...rest, page_query: { page_size, page_token: token } }, requestOptions));
+            requestOptions.onPage?.(result.page, index);
+            yield result;
+            token = result.page.next_page_token;
+            if (!token)
+                return;
+            if (seen.has(token))
+                throw new ResponseShapeError(`${op}: the server returned the same page token twice`, op);
+            seen.add(token);
+        }
+    }
+    return { baseUrl, call: call, pages: pages };
+}
+
+
+;// CONCATENATED MODULE: ./src/contract/flaky.ts
+
+
+/** Longest window list-failing-tests accepts: 7 days. */
+const MAX_FAILING_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
+const TEST_STATUSES = ['healthy', 'flaky', 'broken'];
+const PageQuery = object({
+    page_size: looseInt(1, 100),
+    page_token: schemas_string().max(1024).optional(),
+});
+const Page = object({
+    total_rows: schemas_number().int().min(0),
+    total_pages: schemas_number().int().min(0),
+    next_page_token: schemas_string(),
+    prev_page_token: schemas_string(),
+    last_page_token: schemas_string(),
+    page_index: schemas_number().int().min(0),
+});
+const FlakyKey = { repo: Repo, org_url_slug: ShortString };
+const ListFailingTestsRequest = object({ ...FlakyKey, start_time: DateTimeInput, end_time: DateTimeInput, page_query: PageQuery })
+    .superRefine((req, ctx) => {
+    const start = Date.parse(req.start_time);
+    const end = Date.parse(req.end_time);
+    if (end <= start)
+        ctx.addIssue({ code: 'custom', path: ['end_time'], message: 'must be after start_time' });
+    else if (end - start > MAX_FAILING_WINDOW_MS)
+        ctx.addIssue({ code: 'custom', path: ['end_time'], message: 'must be at most 7 days after start_time' });
+});
+const ListUnhealthyTestsRequest = object({
+    ...FlakyKey,
+    page_query: PageQuery,
+    status: looseEnum(['FLAKY', 'BROKEN']),
+});
+const GetTestDetailsRequest = object({ ...FlakyKey, test_id: schemas_uuid() });
+const ListQuarantinedTestsRequest = object({ ...FlakyKey, page_query: PageQuery });
+const LinkTicketRequest = object({
+    test_case_id: schemas_uuid(),
+    external_ticket_id: ShortString,
+    repo: Repo,
+});
+const TestStatusObject = object({
+    value: schemas_enum(TEST_STATUSES),
+    reason: schemas_string(),
+    timestamp: DateTimeOutput,
+});
+const FailureSummary = object({
+    summary: schemas_string(),
+    occurrence_count: schemas_number().int().min(0),
+    last_occurrence: DateTimeOutput.optional(),
+});
+const TestCaseCore = {
+    id: schemas_string(),
+    repository: object({ html_url: schemas_string() }),
+    html_url: schemas_string(),
+    name: schemas_string(),
+    variant: schemas_string(),
+    status: TestStatusObject,
+    file_path: schemas_string().optional(),
+    parent: schemas_string().optional(),
+    classname: schemas_string().optional(),
+    codeowners: array(schemas_string()),
+    pull_requests_impacted_last_7d: schemas_number().int().min(0),
+    quarantined: schemas_boolean(),
+    ticket: object({ html_url: schemas_string() }).optional(),
+};
+/** A test in list-unhealthy-tests: without failure statistics. */
+const UnhealthyTestCase = object(TestCaseCore);
+/** A test in list-failing-tests and get-test-details: with failure statistics. */
+const DetailedTestCase = object({
+    ...TestCaseCore,
+    most_common_failures: array(FailureSummary),
+    failure_rate_last_7d: schemas_number(),
+    failure_rate_last_24h: schemas_number(),
+});
+const ListUnhealthyTestsResponse = object({ tests: array(UnhealthyTestCase), page: Page });
+const ListFailingTestsResponse = object({ tests: array(DetailedTestCase), page: Page });
+const GetTestDetailsResponse = object({ test: DetailedTestCase });
+const QuarantinedTest = object({
+    name: schemas_string(),
+    parent: schemas_string().nullable(),
+    file: schemas_string().nullable(),
+    classname: schemas_string().nullable(),
+    status: schemas_enum(['HEALTHY', 'FLAKY', 'BROKEN']),
+    codeowners: array(schemas_string()),
+    quarantine_setting: schemas_enum(['ALWAYS_QUARANTINE', 'AUTO_QUARANTINE']),
+    quarantined_at: DateTimeOutput,
+    status_last_updated_at: DateTimeOutput,
+    test_case_id: schemas_string(),
+    variant: schemas_string(),
+});
+const ListQuarantinedTestsResponse = object({
+    quarantined_tests: array(QuarantinedTest),
+    page: Page,
+});
+// ---------------------------------------------------------------------------------------------
+// Railyard extensions (not in Trunk's contract): test-result upload, repository settings,
+// per-test quarantine overrides and the quarantine check used by `railyard flaky run`.
+/** At most this many report files in one upload request (the CLI splits larger sets). */
+const MAX_REPORTS_PER_UPLOAD = 1000;
+const UploadReport = object({
+    /** The report's path as the uploader saw it: named in errors. */
+    name: ShortString,
+    /** The JUnit XML text. */
+    content: schemas_string(),
+});
+const UploadTestResultsRequest = object({
+    ...FlakyKey,
+    branch: BranchNameInput,
+    sha: schemas_string().trim().regex(/^[0-9a-fA-F]{4,64}$/, 'must be a commit SHA (hex)'),
+    pr_number: looseInt(1, 4_294_967_295).optional(),
+    job: schemas_string().trim().max(256).optional(),
+    /** Stored as a 32-bit integer (PostgreSQL's `integer`): a CI attempt number is far below. */
+    attempt: looseInt(1, 2_147_483_647).optional(),
+    variant: schemas_string().trim().max(256).optional(),
+    started_at: DateTimeInput.optional(),
+    /** Text of the repository's CODEOWNERS file; stored for the repository when sent. */
+    codeowners: schemas_string().max(1_000_000).optional(),
+    reports: array(UploadReport).min(1).max(MAX_REPORTS_PER_UPLOAD),
+});
+const UploadTestResultsResponse = object({
+    upload_id: schemas_string(),
+    files: schemas_number().int().min(0),
+    /** Distinct tests in the upload (retries of one test count once). */
+    tests: schemas_number().int().min(0),
+    passed: schemas_number().int().min(0),
+    failed: schemas_number().int().min(0),
+    skipped: schemas_number().int().min(0),
+    /** Passed only after failing in the same upload (pass-on-retry evidence). */
+    flaky: schemas_number().int().min(0),
+    /** Tests never seen before in this repository. */
+    new_tests: schemas_number().int().min(0),
+    /** True when the upload looks like an infrastructure outage and is kept out of detection. */
+    excluded_from_detection: schemas_boolean(),
+});
+const Fraction = schemas_number().min(0).max(1);
+/** The longest ticket_url_template: every ticket link of every test of the repository carries it. */
+const TICKET_URL_TEMPLATE_MAX = 2048;
+/** Detection and quarantine settings of one repository (every field has a default). */
+const RepositorySettings = object({
+    quarantining_enabled: schemas_boolean(),
+    auto_quarantine_flaky: schemas_boolean(),
+    pass_on_retry: object({ enabled: schemas_boolean(), recovery_days: schemas_number().int().min(1).max(15) }),
+    failure_rate: object({
+        enabled: schemas_boolean(),
+        /** Branch globs: `*` matches any characters including `/`, `?` one character. */
+        branches: array(ShortString).min(1).max(10),
+        window_hours: schemas_number().int().min(1).max(720),
+        min_sample: schemas_number().int().min(1).max(100_000),
+        flaky_activation: Fraction,
+        flaky_resolution: Fraction,
+        broken_threshold: Fraction,
+    }),
+    /** Uploads with at least this share of failed tests are kept out of detection… */
+    infra_failure_threshold: Fraction,
+    /** …when they have at least this many tests. */
+    infra_failure_min_tests: schemas_number().int().min(1).max(1_000_000),
+    /**
+     * Where linked tickets live; `{id}` is replaced by the ticket id. Only http(s) URLs: the dashboard
+     * renders the result as a link, and `javascript:` or `data:` there would run in its page.
+     */
+    ticket_url_template: schemas_string()
+        .max(TICKET_URL_TEMPLATE_MAX)
+        .refine((t) => /^https?:\/\/[^\s/]/i.test(t), { message: 'must be an http:// or https:// URL, e.g. https://jira.example.com/browse/{id}' })
+        .refine((t) => t.includes('{id}'), { message: 'must contain {id} (where the ticket id goes)' }),
+});
+const GetRepositorySettingsRequest = object(FlakyKey);
+const UpdateRepositorySettingsRequest = object({
+    ...FlakyKey,
+    settings: object({
+        ...RepositorySettings.shape,
+        pass_on_retry: RepositorySettings.shape.pass_on_retry.partial(),
+        failure_rate: RepositorySettings.shape.failure_rate.partial(),
+    })
+        .partial(),
+});
+const QUARANTINE_OVERRIDES = ['ALWAYS_QUARANTINE', 'NEVER_QUARANTINE', 'AUTO'];
+const SetTestQuarantineRequest = object({
+    ...FlakyKey,
+    test_id: schemas_uuid(),
+    /** AUTO removes the override (the repository's settings decide). */
+    setting: looseEnum(QUARANTINE_OVERRIDES),
+});
+const CheckQuarantineRequest = object({
+    ...FlakyKey,
+    test_ids: array(schemas_uuid()).max(100_000),
+});
+const CheckQuarantineResponse = object({
+    quarantining_enabled: schemas_boolean(),
+    /** The asked ids that are quarantined now. */
+    quarantined_test_ids: array(schemas_string()),
+});
+/** Longest history getTestFailureHistory returns, in days. */
+const MAX_HISTORY_DAYS = 90;
+const GetTestFailureHistoryRequest = object({
+    ...FlakyKey,
+    test_id: schemas_uuid(),
+    /** Days in the window, ending with today (UTC). */
+    days: looseInt(1, MAX_HISTORY_DAYS).default(30),
+});
+const FailureHistoryDay = object({
+    /** The UTC day, YYYY-MM-DD. */
+    date: schemas_string(),
+    runs: schemas_number().int().min(0),
+    failures: schemas_number().int().min(0),
+    /** failures / runs; null on a day without runs. */
+    failure_rate: Fraction.nullable(),
+});
+const GetTestFailureHistoryResponse = object({
+    test_id: schemas_string(),
+    /** One entry per UTC day of the window, oldest first, days without runs included. */
+    days: array(FailureHistoryDay),
+});
+
+;// CONCATENATED MODULE: ./src/contract/routes-flaky.ts
+/** The flaky-test operations of the route table (routes.ts): schemas and documentation. */
+
+
+
+const flakyRoutes = {
+    listFailingTests: route({
+        ...at('listFailingTests'),
+        summary: 'Distinct tests that failed in [start_time, end_time), at most 7 days',
+        tag: 'flaky-tests',
+        auth: true,
+        retrySafe: true,
+        request: ListFailingTestsRequest,
+        response: ListFailingTestsResponse,
+    }),
+    listUnhealthyTests: route({
+        ...at('listUnhealthyTests'),
+        summary: 'Tests that are currently flaky or broken',
+        tag: 'flaky-tests',
+        auth: true,
+        retrySafe: true,
+        request: ListUnhealthyTestsRequest,
+        response: ListUnhealthyTestsResponse,
+    }),
+    getTestDetails: route({
+        ...at('getTestDetails'),
+        summary: 'One test case with its failure statistics',
+        tag: 'flaky-tests',
+        auth: true,
+        retrySafe: true,
+        request: GetTestDetailsRequest,
+        response: GetTestDetailsResponse,
+    }),
+    listQuarantinedTests: route({
+        ...at('listQuarantinedTests'),
+        summary: 'Tests that are currently quarantined',
+        tag: 'flaky-tests',
+        auth: true,
+        retrySafe: true,
+        request: ListQuarantinedTestsRequest,
+        response: ListQuarantinedTestsResponse,
+    }),
+    linkTicketToTestCase: route({
+        ...at('linkTicketToTestCase'),
+        summary: 'Link an external ticket (e.g. KAN-123) to a test case',
+        tag: 'flaky-tests',
+        auth: true,
+        retrySafe: true,
+        request: LinkTicketRequest,
+        response: EmptyResponse,
+    }),
+    uploadTestResults: route({
+        ...at('uploadTestResults'),
+        summary: 'Upload JUnit XML reports of one CI job; parsed and stored in one transaction, answered with counts',
+        tag: 'flaky-tests',
+        auth: true,
+        retrySafe: false,
+        request: UploadTestResultsRequest,
+        response: UploadTestResultsResponse,
+        extension: true,
+    }),
+    getRepositorySettings: route({
+        ...at('getRepositorySettings'),
+        summary: 'Detection and quarantine settings of a repository (defaults until changed)',
+        tag: 'flaky-tests',
+        auth: true,
+        retrySafe: true,
+        request: GetRepositorySettingsRequest,
+        response: RepositorySettings,
+        extension: true,
+    }),
+    updateRepositorySettings: route({
+        ...at('updateRepositorySettings'),
+        summary: 'Change detection and quarantine settings of a repository (absent fields are unchanged)',
+        tag: 'flaky-tests',
+        auth: true,
+        retrySafe: true,
+        request: UpdateRepositorySettingsRequest,
+        response: RepositorySettings,
+        extension: true,
+    }),
+    setTestQuarantine: route({
+        ...at('setTestQuarantine'),
+        summary: 'Override quarantine for one test: ALWAYS_QUARANTINE, NEVER_QUARANTINE or AUTO (no override)',
+        tag: 'flaky-tests',
+        auth: true,
+        retrySafe: true,
+        request: SetTestQuarantineRequest,
+        response: EmptyResponse,
+        extension: true,
+    }),
+    checkQuarantine: route({
+        ...at('checkQuarantine'),
+        summary: 'Which of the given test ids are quarantined now (used by `railyard flaky run`)',
+        tag: 'flaky-tests',
+        auth: true,
+        retrySafe: true,
+        request: CheckQuarantineRequest,
+        response: CheckQuarantineResponse,
+        extension: true,
+    }),
+    // Railyard extension: a test's failure rate day by day, for the dashboard's test page.
+    getTestFailureHistory: route({
+        ...at('getTestFailureHistory'),
+        summary: "One test case's runs, failures and failure rate per UTC day over the last `days` days (default 30, at most 90), oldest first",
+        tag: 'flaky-tests',
+        auth: true,
+        retrySafe: true,
+        request: GetTestFailureHistoryRequest,
+        response: GetTestFailureHistoryResponse,
+        extension: true,
+    }),
+    // Railyard extensions: outgoing webhooks (README "Outgoing webhooks").
+};
+
 ;// CONCATENATED MODULE: ./src/contract/constants.ts
 /**
  * The merge queue's vocabulary as plain constants: states, modes and merge methods. The zod
@@ -51201,264 +51932,6 @@ const MERGED_REASONS = (/* unused pure expression or super */ null && (['MERGE_G
 /** Submission reasons (webhook `submitted_reason`) used as the reason code of a fresh entry. */
 const SUBMITTED_REASONS = (/* unused pure expression or super */ null && (['USER_REQUESTED', 'TRUNK_ADMIN_REQUESTED', 'API_REQUESTED']));
 
-;// CONCATENATED MODULE: ./src/contract/flaky.ts
-
-
-/** Longest window list-failing-tests accepts: 7 days. */
-const MAX_FAILING_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
-const TEST_STATUSES = ['healthy', 'flaky', 'broken'];
-const PageQuery = object({
-    page_size: looseInt(1, 100),
-    page_token: schemas_string().max(1024).optional(),
-});
-const Page = object({
-    total_rows: schemas_number().int().min(0),
-    total_pages: schemas_number().int().min(0),
-    next_page_token: schemas_string(),
-    prev_page_token: schemas_string(),
-    last_page_token: schemas_string(),
-    page_index: schemas_number().int().min(0),
-});
-const FlakyKey = { repo: Repo, org_url_slug: ShortString };
-const ListFailingTestsRequest = object({ ...FlakyKey, start_time: DateTimeInput, end_time: DateTimeInput, page_query: PageQuery })
-    .superRefine((req, ctx) => {
-    const start = Date.parse(req.start_time);
-    const end = Date.parse(req.end_time);
-    if (end <= start)
-        ctx.addIssue({ code: 'custom', path: ['end_time'], message: 'must be after start_time' });
-    else if (end - start > MAX_FAILING_WINDOW_MS)
-        ctx.addIssue({ code: 'custom', path: ['end_time'], message: 'must be at most 7 days after start_time' });
-});
-const ListUnhealthyTestsRequest = object({
-    ...FlakyKey,
-    page_query: PageQuery,
-    status: looseEnum(['FLAKY', 'BROKEN']),
-});
-const GetTestDetailsRequest = object({ ...FlakyKey, test_id: schemas_uuid() });
-const ListQuarantinedTestsRequest = object({ ...FlakyKey, page_query: PageQuery });
-const LinkTicketRequest = object({
-    test_case_id: schemas_uuid(),
-    external_ticket_id: ShortString,
-    repo: Repo,
-});
-const TestStatusObject = object({
-    value: schemas_enum(TEST_STATUSES),
-    reason: schemas_string(),
-    timestamp: DateTimeOutput,
-});
-const FailureSummary = object({
-    summary: schemas_string(),
-    occurrence_count: schemas_number().int().min(0),
-    last_occurrence: DateTimeOutput.optional(),
-});
-const TestCaseCore = {
-    id: schemas_string(),
-    repository: object({ html_url: schemas_string() }),
-    html_url: schemas_string(),
-    name: schemas_string(),
-    variant: schemas_string(),
-    status: TestStatusObject,
-    file_path: schemas_string().optional(),
-    parent: schemas_string().optional(),
-    classname: schemas_string().optional(),
-    codeowners: array(schemas_string()),
-    pull_requests_impacted_last_7d: schemas_number().int().min(0),
-    quarantined: schemas_boolean(),
-    ticket: object({ html_url: schemas_string() }).optional(),
-};
-/** A test in list-unhealthy-tests: without failure statistics. */
-const UnhealthyTestCase = object(TestCaseCore);
-/** A test in list-failing-tests and get-test-details: with failure statistics. */
-const DetailedTestCase = object({
-    ...TestCaseCore,
-    most_common_failures: array(FailureSummary),
-    failure_rate_last_7d: schemas_number(),
-    failure_rate_last_24h: schemas_number(),
-});
-const ListUnhealthyTestsResponse = object({ tests: array(UnhealthyTestCase), page: Page });
-const ListFailingTestsResponse = object({ tests: array(DetailedTestCase), page: Page });
-const GetTestDetailsResponse = object({ test: DetailedTestCase });
-const QuarantinedTest = object({
-    name: schemas_string(),
-    parent: schemas_string().nullable(),
-    file: schemas_string().nullable(),
-    classname: schemas_string().nullable(),
-    status: schemas_enum(['HEALTHY', 'FLAKY', 'BROKEN']),
-    codeowners: array(schemas_string()),
-    quarantine_setting: schemas_enum(['ALWAYS_QUARANTINE', 'AUTO_QUARANTINE']),
-    quarantined_at: DateTimeOutput,
-    status_last_updated_at: DateTimeOutput,
-    test_case_id: schemas_string(),
-    variant: schemas_string(),
-});
-const ListQuarantinedTestsResponse = object({
-    quarantined_tests: array(QuarantinedTest),
-    page: Page,
-});
-// ---------------------------------------------------------------------------------------------
-// Railyard extensions (not in Trunk's contract): test-result upload, repository settings,
-// per-test quarantine overrides and the quarantine check used by `railyard flaky run`.
-/** At most this many report files in one upload request (the CLI splits larger sets). */
-const MAX_REPORTS_PER_UPLOAD = 1000;
-const UploadReport = object({
-    /** The report's path as the uploader saw it: named in errors. */
-    name: ShortString,
-    /** The JUnit XML text. */
-    content: schemas_string(),
-});
-const UploadTestResultsRequest = object({
-    ...FlakyKey,
-    branch: BranchNameInput,
-    sha: schemas_string().trim().regex(/^[0-9a-fA-F]{4,64}$/, 'must be a commit SHA (hex)'),
-    pr_number: looseInt(1, 4_294_967_295).optional(),
-    job: schemas_string().trim().max(256).optional(),
-    /** Stored as a 32-bit integer (PostgreSQL's `integer`): a CI attempt number is far below. */
-    attempt: looseInt(1, 2_147_483_647).optional(),
-    variant: schemas_string().trim().max(256).optional(),
-    started_at: DateTimeInput.optional(),
-    /** Text of the repository's CODEOWNERS file; stored for the repository when sent. */
-    codeowners: schemas_string().max(1_000_000).optional(),
-    reports: array(UploadReport).min(1).max(MAX_REPORTS_PER_UPLOAD),
-});
-const UploadTestResultsResponse = object({
-    upload_id: schemas_string(),
-    files: schemas_number().int().min(0),
-    /** Distinct tests in the upload (retries of one test count once). */
-    tests: schemas_number().int().min(0),
-    passed: schemas_number().int().min(0),
-    failed: schemas_number().int().min(0),
-    skipped: schemas_number().int().min(0),
-    /** Passed only after failing in the same upload (pass-on-retry evidence). */
-    flaky: schemas_number().int().min(0),
-    /** Tests never seen before in this repository. */
-    new_tests: schemas_number().int().min(0),
-    /** True when the upload looks like an infrastructure outage and is kept out of detection. */
-    excluded_from_detection: schemas_boolean(),
-});
-const Fraction = schemas_number().min(0).max(1);
-/** The longest ticket_url_template: every ticket link of every test of the repository carries it. */
-const TICKET_URL_TEMPLATE_MAX = 2048;
-/** Detection and quarantine settings of one repository (every field has a default). */
-const RepositorySettings = object({
-    quarantining_enabled: schemas_boolean(),
-    auto_quarantine_flaky: schemas_boolean(),
-    pass_on_retry: object({ enabled: schemas_boolean(), recovery_days: schemas_number().int().min(1).max(15) }),
-    failure_rate: object({
-        enabled: schemas_boolean(),
-        /** Branch globs: `*` matches any characters including `/`, `?` one character. */
-        branches: array(ShortString).min(1).max(10),
-        window_hours: schemas_number().int().min(1).max(720),
-        min_sample: schemas_number().int().min(1).max(100_000),
-        flaky_activation: Fraction,
-        flaky_resolution: Fraction,
-        broken_threshold: Fraction,
-    }),
-    /** Uploads with at least this share of failed tests are kept out of detection… */
-    infra_failure_threshold: Fraction,
-    /** …when they have at least this many tests. */
-    infra_failure_min_tests: schemas_number().int().min(1).max(1_000_000),
-    /**
-     * Where linked tickets live; `{id}` is replaced by the ticket id. Only http(s) URLs: the dashboard
-     * renders the result as a link, and `javascript:` or `data:` there would run in its page.
-     */
-    ticket_url_template: schemas_string()
-        .max(TICKET_URL_TEMPLATE_MAX)
-        .refine((t) => /^https?:\/\/[^\s/]/i.test(t), { message: 'must be an http:// or https:// URL, e.g. https://jira.example.com/browse/{id}' })
-        .refine((t) => t.includes('{id}'), { message: 'must contain {id} (where the ticket id goes)' }),
-});
-const GetRepositorySettingsRequest = object(FlakyKey);
-const UpdateRepositorySettingsRequest = object({
-    ...FlakyKey,
-    settings: object({
-        ...RepositorySettings.shape,
-        pass_on_retry: RepositorySettings.shape.pass_on_retry.partial(),
-        failure_rate: RepositorySettings.shape.failure_rate.partial(),
-    })
-        .partial(),
-});
-const QUARANTINE_OVERRIDES = ['ALWAYS_QUARANTINE', 'NEVER_QUARANTINE', 'AUTO'];
-const SetTestQuarantineRequest = object({
-    ...FlakyKey,
-    test_id: schemas_uuid(),
-    /** AUTO removes the override (the repository's settings decide). */
-    setting: looseEnum(QUARANTINE_OVERRIDES),
-});
-const CheckQuarantineRequest = object({
-    ...FlakyKey,
-    test_ids: array(schemas_uuid()).max(100_000),
-});
-const CheckQuarantineResponse = object({
-    quarantining_enabled: schemas_boolean(),
-    /** The asked ids that are quarantined now. */
-    quarantined_test_ids: array(schemas_string()),
-});
-/** Longest history getTestFailureHistory returns, in days. */
-const MAX_HISTORY_DAYS = 90;
-const GetTestFailureHistoryRequest = object({
-    ...FlakyKey,
-    test_id: schemas_uuid(),
-    /** Days in the window, ending with today (UTC). */
-    days: looseInt(1, MAX_HISTORY_DAYS).default(30),
-});
-const FailureHistoryDay = object({
-    /** The UTC day, YYYY-MM-DD. */
-    date: schemas_string(),
-    runs: schemas_number().int().min(0),
-    failures: schemas_number().int().min(0),
-    /** failures / runs; null on a day without runs. */
-    failure_rate: Fraction.nullable(),
-});
-const GetTestFailureHistoryResponse = object({
-    test_id: schemas_string(),
-    /** One entry per UTC day of the window, oldest first, days without runs included. */
-    days: array(FailureHistoryDay),
-});
-
-;// CONCATENATED MODULE: ./src/contract/paths.ts
-/**
- * Where each operation of the v1 API lives: its method and its path below `/v1`. The only place a
- * path is written; the route table (routes.ts) adds the schemas, and the dashboard (web/), which
- * must not bundle zod, calls the API through this table alone.
- */
-const ROUTE_PATHS = {
-    submitPullRequest: { method: 'POST', path: '/submitPullRequest' },
-    cancelPullRequest: { method: 'POST', path: '/cancelPullRequest' },
-    restartTestsOnPullRequest: { method: 'POST', path: '/restartTestsOnPullRequest' },
-    getSubmittedPullRequest: { method: 'POST', path: '/getSubmittedPullRequest' },
-    listPullRequests: { method: 'POST', path: '/listPullRequests' },
-    setImpactedTargets: { method: 'POST', path: '/setImpactedTargets' },
-    getMergeQueueTestingDetails: { method: 'POST', path: '/getMergeQueueTestingDetails' },
-    createQueue: { method: 'POST', path: '/createQueue' },
-    deleteQueue: { method: 'POST', path: '/deleteQueue' },
-    getQueue: { method: 'POST', path: '/getQueue' },
-    updateQueue: { method: 'POST', path: '/updateQueue' },
-    getMergeQueueMetrics: { method: 'GET', path: '/getMergeQueueMetrics' },
-    getPullRequestHistory: { method: 'POST', path: '/getPullRequestHistory' },
-    listQueues: { method: 'POST', path: '/listQueues' },
-    getCheckRunLog: { method: 'GET', path: '/getCheckRunLog' },
-    listFailingTests: { method: 'POST', path: '/flaky-tests/list-failing-tests' },
-    listUnhealthyTests: { method: 'POST', path: '/flaky-tests/list-unhealthy-tests' },
-    getTestDetails: { method: 'POST', path: '/flaky-tests/get-test-details' },
-    listQuarantinedTests: { method: 'POST', path: '/flaky-tests/list-quarantined-tests' },
-    linkTicketToTestCase: { method: 'POST', path: '/flaky-tests/link-ticket-to-test-case' },
-    uploadTestResults: { method: 'POST', path: '/flaky-tests/upload-test-results' },
-    getRepositorySettings: { method: 'POST', path: '/flaky-tests/get-repository-settings' },
-    updateRepositorySettings: { method: 'POST', path: '/flaky-tests/update-repository-settings' },
-    setTestQuarantine: { method: 'POST', path: '/flaky-tests/set-test-quarantine' },
-    checkQuarantine: { method: 'POST', path: '/flaky-tests/check-quarantine' },
-    getTestFailureHistory: { method: 'POST', path: '/flaky-tests/get-test-failure-history' },
-    createWebhook: { method: 'POST', path: '/createWebhook' },
-    listWebhooks: { method: 'POST', path: '/listWebhooks' },
-    testWebhook: { method: 'POST', path: '/testWebhook' },
-    disableWebhook: { method: 'POST', path: '/disableWebhook' },
-    enableWebhook: { method: 'POST', path: '/enableWebhook' },
-    deleteWebhook: { method: 'POST', path: '/deleteWebhook' },
-    rotateWebhookSecret: { method: 'POST', path: '/rotateWebhookSecret' },
-    listWebhookDeliveries: { method: 'POST', path: '/listWebhookDeliveries' },
-    replayWebhookDelivery: { method: 'POST', path: '/replayWebhookDelivery' },
-    status: { method: 'GET', path: '/status' },
-};
-
 ;// CONCATENATED MODULE: ./src/contract/queues.ts
 
 
@@ -51502,129 +51975,13 @@ const ListQueuesResponse = object({
     queues: array(QueueSummary),
 });
 
-;// CONCATENATED MODULE: ./src/contract/webhooks.ts
-
-
-// Railyard extension (not in Trunk's v1 contract, where webhooks are configured in Trunk's web
-// app): the outgoing webhook endpoints of the token's organisation and their delivery log.
-// README "Outgoing webhooks".
-const WEBHOOK_KINDS = ['standard', 'slack'];
-const WebhookIdRequest = object({
-    /** The endpoint id (`ep_…`) createWebhook answered. */
-    id: schemas_string().min(1).max(100),
-});
-const CreateWebhookRequest = object({
-    /** Where events are POSTed: https:// (http:// only when the server allows it). */
-    url: schemas_string().min(1).max(2048),
-    /** standard (signed JSON, Trunk's payloads) or slack (a Slack incoming-webhook URL). */
-    kind: schemas_enum(WEBHOOK_KINDS).optional(),
-    /** Event types to send (default: every event; for slack, the PR outcomes and flaky-test changes). */
-    events: array(schemas_string().min(1).max(100)).max(100).optional(),
-    /** Only events of these repositories (default: every repository). */
-    repos: array(Repo).max(100).optional(),
-    description: schemas_string().max(500).optional(),
-});
-const WebhookEndpoint = object({
-    id: schemas_string(),
-    url: schemas_string(),
-    kind: schemas_enum(WEBHOOK_KINDS),
-    description: schemas_string().nullable(),
-    /** null: every event. */
-    events: array(schemas_string()).nullable(),
-    /** `host/owner/name`; null: every repository. */
-    repos: array(schemas_string()).nullable(),
-    /** disabled by `webhook disable`, or by the server after failing for days (disabledReason says which). */
-    state: schemas_enum(['enabled', 'disabled']),
-    disabledReason: schemas_string().nullable(),
-    /** Since when every attempt failed (null while deliveries succeed). */
-    failingSince: schemas_string().nullable(),
-    createdAt: schemas_string(),
-});
-const CreateWebhookResponse = object({
-    endpoint: WebhookEndpoint,
-    /** The signing secret (`whsec_…`): shown in this answer only. */
-    secret: schemas_string(),
-});
-const ListWebhooksRequest = object({});
-const ListWebhooksResponse = object({ endpoints: array(WebhookEndpoint), eventTypes: array(schemas_string()) });
-const WebhookEndpointResponse = object({ endpoint: WebhookEndpoint });
-const TestWebhookResponse = object({
-    /** The `webhook-id` of the test event. */
-    webhookId: schemas_string(),
-});
-const RotateWebhookSecretRequest = WebhookIdRequest.extend({
-    /** How long the old secret keeps signing beside the new one (hours, 0..168; default 24). */
-    overlapHours: schemas_number().min(0).max(168).optional(),
-});
-const RotateWebhookSecretResponse = object({
-    secret: schemas_string(),
-    previousSecretValidUntil: schemas_string(),
-});
-const ListWebhookDeliveriesRequest = WebhookIdRequest.extend({
-    limit: schemas_number().int().min(1).max(500).optional(),
-    /** Only deliveries older than this delivery id (paging). */
-    before: schemas_number().int().min(1).optional(),
-});
-const WebhookAttempt = object({
-    attempt: schemas_number().int(),
-    at: schemas_string(),
-    /** HTTP status, null when no answer came (the error says why). */
-    status: schemas_number().int().nullable(),
-    latencyMs: schemas_number(),
-    error: schemas_string().nullable(),
-    /** The start of the answer's body (at most 1 KiB). */
-    response: schemas_string().nullable(),
-});
-const WebhookDelivery = object({
-    id: schemas_number().int(),
-    /** The `webhook-id` header: the same on every attempt and replay. */
-    webhookId: schemas_string(),
-    type: schemas_string(),
-    state: schemas_enum(['pending', 'succeeded', 'failed']),
-    attempts: schemas_number().int(),
-    nextAttemptAt: schemas_string().nullable(),
-    lastStatus: schemas_number().int().nullable(),
-    lastError: schemas_string().nullable(),
-    createdAt: schemas_string(),
-    finishedAt: schemas_string().nullable(),
-    payload: unknown(),
-    log: array(WebhookAttempt),
-});
-const ListWebhookDeliveriesResponse = object({ deliveries: array(WebhookDelivery) });
-const ReplayWebhookDeliveryRequest = object({ deliveryId: schemas_number().int().min(1) });
-const ReplayWebhookDeliveryResponse = object({ deliveryId: schemas_number().int(), webhookId: schemas_string() });
-
-;// CONCATENATED MODULE: ./src/contract/routes.ts
+;// CONCATENATED MODULE: ./src/contract/routes-mq.ts
+/** The merge-queue operations of the route table (routes.ts): schemas and documentation. */
 
 
 
 
-
-
-
-const StatusResponse = object({
-    overallStatus: object({
-        type: schemas_enum(['up', 'impacted']),
-        color: schemas_enum(['green', 'yellow', 'red']),
-        overallStatusDescription: schemas_string(),
-        impactedStatuses: array(object({
-            name: schemas_string(),
-            color: schemas_enum(['green', 'yellow', 'red']),
-            statusDescription: schemas_string(),
-        }))
-            .optional(),
-    }),
-    statuses: array(object({ name: schemas_string(), color: schemas_enum(['green', 'yellow', 'red']), statusDescription: schemas_string() })),
-});
-function route(def) {
-    return def;
-}
-/** The operation's name, method and path, from ROUTE_PATHS (./paths.ts). */
-function at(operationId) {
-    return { operationId, ...ROUTE_PATHS[operationId] };
-}
-/** THE route table: every operation's schemas and documentation; its name, method and path come from ROUTE_PATHS. */
-const routes = {
+const mqRoutes = {
     submitPullRequest: route({
         ...at('submitPullRequest'),
         summary: 'Submit a pull request to a merge queue (resubmitting updates priority and noBatch)',
@@ -51766,562 +52123,7 @@ const routes = {
         response: 'text',
         extension: true,
     }),
-    listFailingTests: route({
-        ...at('listFailingTests'),
-        summary: 'Distinct tests that failed in [start_time, end_time), at most 7 days',
-        tag: 'flaky-tests',
-        auth: true,
-        retrySafe: true,
-        request: ListFailingTestsRequest,
-        response: ListFailingTestsResponse,
-    }),
-    listUnhealthyTests: route({
-        ...at('listUnhealthyTests'),
-        summary: 'Tests that are currently flaky or broken',
-        tag: 'flaky-tests',
-        auth: true,
-        retrySafe: true,
-        request: ListUnhealthyTestsRequest,
-        response: ListUnhealthyTestsResponse,
-    }),
-    getTestDetails: route({
-        ...at('getTestDetails'),
-        summary: 'One test case with its failure statistics',
-        tag: 'flaky-tests',
-        auth: true,
-        retrySafe: true,
-        request: GetTestDetailsRequest,
-        response: GetTestDetailsResponse,
-    }),
-    listQuarantinedTests: route({
-        ...at('listQuarantinedTests'),
-        summary: 'Tests that are currently quarantined',
-        tag: 'flaky-tests',
-        auth: true,
-        retrySafe: true,
-        request: ListQuarantinedTestsRequest,
-        response: ListQuarantinedTestsResponse,
-    }),
-    linkTicketToTestCase: route({
-        ...at('linkTicketToTestCase'),
-        summary: 'Link an external ticket (e.g. KAN-123) to a test case',
-        tag: 'flaky-tests',
-        auth: true,
-        retrySafe: true,
-        request: LinkTicketRequest,
-        response: EmptyResponse,
-    }),
-    uploadTestResults: route({
-        ...at('uploadTestResults'),
-        summary: 'Upload JUnit XML reports of one CI job; parsed and stored in one transaction, answered with counts',
-        tag: 'flaky-tests',
-        auth: true,
-        retrySafe: false,
-        request: UploadTestResultsRequest,
-        response: UploadTestResultsResponse,
-        extension: true,
-    }),
-    getRepositorySettings: route({
-        ...at('getRepositorySettings'),
-        summary: 'Detection and quarantine settings of a repository (defaults until changed)',
-        tag: 'flaky-tests',
-        auth: true,
-        retrySafe: true,
-        request: GetRepositorySettingsRequest,
-        response: RepositorySettings,
-        extension: true,
-    }),
-    updateRepositorySettings: route({
-        ...at('updateRepositorySettings'),
-        summary: 'Change detection and quarantine settings of a repository (absent fields are unchanged)',
-        tag: 'flaky-tests',
-        auth: true,
-        retrySafe: true,
-        request: UpdateRepositorySettingsRequest,
-        response: RepositorySettings,
-        extension: true,
-    }),
-    setTestQuarantine: route({
-        ...at('setTestQuarantine'),
-        summary: 'Override quarantine for one test: ALWAYS_QUARANTINE, NEVER_QUARANTINE or AUTO (no override)',
-        tag: 'flaky-tests',
-        auth: true,
-        retrySafe: true,
-        request: SetTestQuarantineRequest,
-        response: EmptyResponse,
-        extension: true,
-    }),
-    checkQuarantine: route({
-        ...at('checkQuarantine'),
-        summary: 'Which of the given test ids are quarantined now (used by `railyard flaky run`)',
-        tag: 'flaky-tests',
-        auth: true,
-        retrySafe: true,
-        request: CheckQuarantineRequest,
-        response: CheckQuarantineResponse,
-        extension: true,
-    }),
-    // Railyard extension: a test's failure rate day by day, for the dashboard's test page.
-    getTestFailureHistory: route({
-        ...at('getTestFailureHistory'),
-        summary: "One test case's runs, failures and failure rate per UTC day over the last `days` days (default 30, at most 90), oldest first",
-        tag: 'flaky-tests',
-        auth: true,
-        retrySafe: true,
-        request: GetTestFailureHistoryRequest,
-        response: GetTestFailureHistoryResponse,
-        extension: true,
-    }),
-    // Railyard extensions: outgoing webhooks (README "Outgoing webhooks").
-    createWebhook: route({
-        ...at('createWebhook'),
-        summary: "Create an outgoing webhook endpoint of the token's organisation; the answer holds its signing secret, shown only there",
-        tag: 'webhooks',
-        auth: true,
-        retrySafe: false,
-        request: CreateWebhookRequest,
-        response: CreateWebhookResponse,
-        extension: true,
-    }),
-    listWebhooks: route({
-        ...at('listWebhooks'),
-        summary: "The outgoing webhook endpoints of the token's organisation (never their secrets) and the event types there are",
-        tag: 'webhooks',
-        auth: true,
-        retrySafe: true,
-        request: ListWebhooksRequest,
-        response: ListWebhooksResponse,
-        extension: true,
-    }),
-    testWebhook: route({
-        ...at('testWebhook'),
-        summary: 'Send a test event (webhook.test) to one endpoint',
-        tag: 'webhooks',
-        auth: true,
-        retrySafe: false,
-        request: WebhookIdRequest,
-        response: TestWebhookResponse,
-        extension: true,
-    }),
-    disableWebhook: route({
-        ...at('disableWebhook'),
-        summary: 'Stop delivering to an endpoint (events wait until it is enabled again)',
-        tag: 'webhooks',
-        auth: true,
-        retrySafe: false,
-        request: WebhookIdRequest,
-        response: WebhookEndpointResponse,
-        extension: true,
-    }),
-    enableWebhook: route({
-        ...at('enableWebhook'),
-        summary: 'Deliver to an endpoint again (also one the server disabled after it failed for days)',
-        tag: 'webhooks',
-        auth: true,
-        retrySafe: false,
-        request: WebhookIdRequest,
-        response: WebhookEndpointResponse,
-        extension: true,
-    }),
-    deleteWebhook: route({
-        ...at('deleteWebhook'),
-        summary: 'Delete an endpoint and its delivery log',
-        tag: 'webhooks',
-        auth: true,
-        retrySafe: false,
-        request: WebhookIdRequest,
-        response: EmptyResponse,
-        extension: true,
-    }),
-    rotateWebhookSecret: route({
-        ...at('rotateWebhookSecret'),
-        summary: 'A new signing secret; the old one signs too (a second signature) for overlapHours',
-        tag: 'webhooks',
-        auth: true,
-        retrySafe: false,
-        request: RotateWebhookSecretRequest,
-        response: RotateWebhookSecretResponse,
-        extension: true,
-    }),
-    listWebhookDeliveries: route({
-        ...at('listWebhookDeliveries'),
-        summary: 'The delivery log of an endpoint, newest first: each event with its attempts (status, latency, the start of the answer)',
-        tag: 'webhooks',
-        auth: true,
-        retrySafe: true,
-        request: ListWebhookDeliveriesRequest,
-        response: ListWebhookDeliveriesResponse,
-        extension: true,
-    }),
-    replayWebhookDelivery: route({
-        ...at('replayWebhookDelivery'),
-        summary: 'Send a delivered or failed event again (same webhook-id)',
-        tag: 'webhooks',
-        auth: true,
-        retrySafe: false,
-        request: ReplayWebhookDeliveryRequest,
-        response: ReplayWebhookDeliveryResponse,
-        extension: true,
-    }),
-    status: route({
-        ...at('status'),
-        summary: 'Service status (no token needed)',
-        tag: 'service',
-        auth: false,
-        retrySafe: true,
-        request: null,
-        response: StatusResponse,
-    }),
 };
-const API_PREFIX = '/v1';
-
-;// CONCATENATED MODULE: ./src/contract/errors.ts
-/**
- * Error codes of the API. Every error answer is one line of `text/plain` (for people and shell
- * scripts) with a status, and a stable code in the `x-railyard-error-code` header (for programs:
- * a status can mean several things, a code one). README, "Errors and limits", lists them.
- */
-/** The response header that carries the code of an error answer. */
-const ERROR_CODE_HEADER = 'x-railyard-error-code';
-/** Every code the server sends, with its status and what it means. */
-const ERROR_CODES = {
-    invalid_request: { status: 400, description: 'The request is invalid: the message names the field' },
-    unauthorized: { status: 401, description: 'The x-api-token header is missing or unknown' },
-    not_found: {
-        status: 404,
-        description: 'The queue, pull request, test run, test or organisation does not exist (or belongs to another organisation)',
-    },
-    unknown_endpoint: { status: 404, description: 'No operation has this path' },
-    method_not_allowed: {
-        status: 405,
-        description: 'The operation exists under another method (see the Allow header)',
-    },
-    conflict: {
-        status: 409,
-        description: 'The request conflicts with the current state (a queue that exists, a PR being merged)',
-    },
-    payload_too_large: { status: 413, description: 'The body is larger than 20 MiB' },
-    limit_reached: {
-        status: 429,
-        description: 'A limit of the server is reached (pull requests per queue): the text names it and the flag that sets it',
-    },
-    internal_error: {
-        status: 500,
-        description: 'Unexpected error; the server log has the details under the request id',
-    },
-    forge_unavailable: {
-        status: 502,
-        description: 'The forge (GitHub) answered an error while the request needed it; nothing changed, retry',
-    },
-    unavailable: {
-        status: 503,
-        description: 'The database cannot be reached right now (or a replica lost the queue lease mid-write); nothing changed, retry',
-    },
-};
-/** The code of an error answer that has no more specific one: the general code of its status. */
-function errorCodeForStatus(status) {
-    switch (status) {
-        case 401:
-            return 'unauthorized';
-        case 404:
-            return 'not_found';
-        case 405:
-            return 'method_not_allowed';
-        case 409:
-            return 'conflict';
-        case 413:
-            return 'payload_too_large';
-        case 429:
-            return 'limit_reached';
-        case 502:
-            return 'forge_unavailable';
-        default:
-            return status >= 500 ? 'internal_error' : 'invalid_request';
-    }
-}
-
-;// CONCATENATED MODULE: ./src/contract/index.ts
-
-
-
-
-
-
-
-
-
-
-
-;// CONCATENATED MODULE: ./src/client/errors.ts
-/**
- * The errors the client throws. Every one is a ClientError naming the operation, with the error
- * it came from (ky's HTTPError or TimeoutError, fetch's TypeError, a JSON or schema error) as
- * `cause`. A cancelled call rejects with the caller's AbortError, unchanged.
- */
-/** The base class: catch this to handle every failure of a call. */
-class ClientError extends Error {
-    operation;
-    name = 'ClientError';
-    constructor(message, 
-    /** The operation that failed (e.g. `submitPullRequest`). */
-    operation, options) {
-        super(message, options);
-        this.operation = operation;
-    }
-}
-/** The server answered with an error status; `serverMessage` is its one-line plain-text body. */
-class ApiError extends ClientError {
-    status;
-    serverMessage;
-    name = 'ApiError';
-    /** The server's stable error code (x-railyard-error-code); undefined from a server that sends none. */
-    code;
-    /** A guess at what is wrong on the caller's side (e.g. an --api-url without /v1), part of the message. */
-    hint;
-    constructor(operation, status, serverMessage, options) {
-        super(ApiError.describe(operation, status, serverMessage) + (options?.hint ? ` (${options.hint})` : ''), operation, options);
-        this.status = status;
-        this.serverMessage = serverMessage;
-        this.code = options?.code;
-        this.hint = options?.hint;
-    }
-    static describe(operation, status, serverMessage) {
-        const detail = serverMessage ? `: ${serverMessage}` : '';
-        switch (status) {
-            case 401:
-                return `${operation}: the server rejected the API token (401)${detail}. Check --token, RAILYARD_TOKEN or TRUNK_API_TOKEN`;
-            case 404:
-                return `${operation}: not found (404)${detail}`;
-            case 429:
-                return `${operation}: rate limited (429)${detail}`;
-            // What the server refused, in its words (they name the field or the condition), never bare HTTP internals.
-            case 400:
-                return `${operation}: refused${detail}`;
-            case 409:
-                return `${operation}: refused, it conflicts with the current state${detail}`;
-            case 413:
-                return `${operation}: the request is too large${detail}`;
-            default:
-                if (status >= 500)
-                    return `${operation}: the server failed (${status})${detail}`;
-                return `${operation}: refused (${status})${detail}`;
-        }
-    }
-}
-/** The server could not be reached (refused, reset, DNS, TLS). */
-class NetworkError extends ClientError {
-    baseUrl;
-    causeMessage;
-    name = 'NetworkError';
-    constructor(operation, baseUrl, causeMessage, options) {
-        super(`${operation}: cannot reach ${baseUrl} (${causeMessage})`, operation, options);
-        this.baseUrl = baseUrl;
-        this.causeMessage = causeMessage;
-    }
-}
-/**
- * An https:// base URL whose server answered the TLS handshake with something else: most likely a
- * plain-HTTP server. One line that says so, instead of OpenSSL's text.
- */
-class PlainHttpError extends NetworkError {
-    name = 'PlainHttpError';
-    constructor(operation, baseUrl, options) {
-        super(operation, baseUrl, 'not TLS', options);
-        const url = new URL(baseUrl);
-        url.protocol = 'http:';
-        this.message = `${operation}: could not speak TLS to ${new URL(baseUrl).host}: is it plain HTTP? Try --api-url ${url.href.replace(/\/$/, '')}`;
-    }
-}
-/** No answer within the time limit of one attempt. */
-class errors_TimeoutError extends ClientError {
-    timeoutMs;
-    name = 'TimeoutError';
-    constructor(operation, timeoutMs, options) {
-        super(`${operation}: no answer within ${Math.round(timeoutMs / 1000)} s`, operation, options);
-        this.timeoutMs = timeoutMs;
-    }
-}
-/** The answer did not match the contract (a different server, or a version mismatch). */
-class ResponseShapeError extends ClientError {
-    name = 'ResponseShapeError';
-}
-/** Worth trying again later: 429, 5xx, network errors (not TLS spoken to a plain-HTTP server) and timeouts. */
-function isTransientError(error) {
-    if (error instanceof ApiError)
-        return error.status === 429 || error.status >= 500;
-    return (error instanceof NetworkError && !(error instanceof PlainHttpError)) || error instanceof errors_TimeoutError;
-}
-
-;// CONCATENATED MODULE: ./src/client/index.ts
-
-
-
-
-
-
-function causeOf(error) {
-    let current = error;
-    for (let depth = 0; depth < 5 && current; depth++) {
-        const e = current;
-        if (e.code)
-            return { code: e.code, message: firstLine(`${e.code}${e.message && !e.message.includes(e.code) ? ` ${e.message}` : ''}`) };
-        if (!e.cause)
-            return { message: firstLine(e.message ?? String(current)) };
-        current = e.cause;
-    }
-    return { message: firstLine(String(error)) };
-}
-const firstLine = (text) => text.split('\n')[0].trim();
-/**
- * True when a TLS handshake got an answer that is not TLS: an https:// URL pointing at a plain-HTTP
- * server (OpenSSL's "wrong version number", or an HTTP answer read as a TLS record).
- */
-function isPlainHttpAnswer(error) {
-    const { code, message } = causeOf(error);
-    return (code === 'ERR_SSL_WRONG_VERSION_NUMBER' ||
-        code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG' ||
-        code === 'ERR_SSL_HTTP_REQUEST' ||
-        (code === 'EPROTO' && /wrong version number|packet length too long|http request/i.test(message)));
-}
-/**
- * Where a Trunk v1 API most likely is when `baseUrl` answered 404 to an operation: the same URL
- * ending in /v1, or null when it already does.
- */
-function likelyApiUrl(baseUrl) {
-    let url;
-    try {
-        url = new URL(baseUrl);
-    }
-    catch {
-        return null;
-    }
-    const segments = url.pathname.split('/').filter(Boolean);
-    if (segments.at(-1) === 'v1')
-        return null;
-    if (/^v\d+$/.test(segments.at(-1) ?? ''))
-        segments.pop();
-    return `${url.origin}/${[...segments, 'v1'].join('/')}`;
-}
-/** True when the request provably never reached the server, so even a write may be sent again. */
-function neverReachedServer(error) {
-    const { code } = causeOf(error);
-    return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN';
-}
-function createClient(options) {
-    const baseUrl = withoutTrailingSlashes(options.baseUrl);
-    const timeoutMs = options.timeoutMs ?? 30_000;
-    const retries = options.retries ?? 3;
-    const headers = { 'user-agent': options.userAgent ?? 'railyard-cli' };
-    if (options.token)
-        headers['x-api-token'] = options.token;
-    const http = distribution.create({
-        prefixUrl: baseUrl,
-        timeout: timeoutMs,
-        headers,
-        throwHttpErrors: true,
-    });
-    async function call(op, body, requestOptions = {}) {
-        const def = routes[op];
-        const signal = requestOptions.signal ?? options.signal;
-        const path = def.path.replace(/^\//, '');
-        try {
-            const response = await http(path, {
-                method: def.method,
-                ...(def.method === 'GET'
-                    ? { searchParams: Object.fromEntries(Object.entries((body ?? {})).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)])) }
-                    : { json: body ?? {} }),
-                signal,
-                retry: {
-                    limit: retries,
-                    methods: ['get', 'post'],
-                    statusCodes: def.retrySafe ? [408, 429, 500, 502, 503, 504] : [],
-                    afterStatusCodes: [429, 503],
-                    backoffLimit: 10_000,
-                    jitter: (delay) => delay * (0.5 + Math.random() * 0.5),
-                    retryOnTimeout: def.retrySafe,
-                    // A write is sent again only when it provably never reached the server.
-                    // Never for a TLS handshake with a plain-HTTP server: it fails the same way every time.
-                    shouldRetry: ({ error }) => isPlainHttpAnswer(error) ? false : def.retrySafe ? undefined : error instanceof HTTPError ? false : neverReachedServer(error),
-                },
-                hooks: {
-                    beforeRetry: [
-                        ({ error, retryCount }) => {
-                            options.onRetry?.({
-                                operation: op,
-                                attempt: retryCount,
-                                error,
-                                reason: error instanceof HTTPError ? `HTTP ${error.response.status}` : causeOf(error).message,
-                            });
-                        },
-                    ],
-                },
-            });
-            if (def.response === 'text')
-                return (await response.text());
-            const text = await response.text();
-            let json;
-            try {
-                json = text.trim() === '' ? {} : JSON.parse(text);
-            }
-            catch (error) {
-                throw new ResponseShapeError(`${op}: the server answered 200 with a body that is not JSON`, op, { cause: error });
-            }
-            const parsed = def.response.safeParse(json);
-            if (!parsed.success) {
-                const issue = parsed.error.issues[0];
-                throw new ResponseShapeError(`${op}: unexpected answer from ${baseUrl}: ${issue ? `${issue.path.join('.') || 'body'}: ${issue.message}` : 'invalid'}`, op, { cause: parsed.error });
-            }
-            return parsed.data;
-        }
-        catch (error) {
-            throw await translate(op, error);
-        }
-    }
-    function translateHttp(op, error) {
-        return error.response
-            .text()
-            .catch(() => '')
-            .then((text) => new ApiError(op, error.response.status, text.split('\n')[0].trim().slice(0, 500), {
-            code: error.response.headers.get(ERROR_CODE_HEADER) ?? undefined,
-            cause: error,
-            // An operation path that is not found at a base URL without /v1: most likely the URL is wrong.
-            hint: error.response.status === 404 && likelyApiUrl(baseUrl) ? `did you mean --api-url ${likelyApiUrl(baseUrl)}?` : undefined,
-        }));
-    }
-    async function translate(op, error) {
-        if (error instanceof HTTPError)
-            return translateHttp(op, error);
-        if (error instanceof TimeoutError)
-            return new errors_TimeoutError(op, timeoutMs, { cause: error });
-        if (error instanceof ApiError || error instanceof ResponseShapeError)
-            return error;
-        if (error instanceof Error && error.name === 'AbortError')
-            return error;
-        if (error instanceof TypeError && isPlainHttpAnswer(error))
-            return new PlainHttpError(op, baseUrl, { cause: error });
-        if (error instanceof TypeError)
-            return new NetworkError(op, baseUrl, causeOf(error).message, { cause: error });
-        return error;
-    }
-    async function* pages(op, body, requestOptions = {}) {
-        const { page_size = 100, ...rest } = body;
-        let token = '';
-        const seen = new Set();
-        for (let index = 0;; index++) {
-            const result = (await call(op, { ...rest, page_query: { page_size, page_token: token } }, requestOptions));
-            requestOptions.onPage?.(result.page, index);
-            yield result;
-            token = result.page.next_page_token;
-            if (!token)
-                return;
-            if (seen.has(token))
-                throw new ResponseShapeError(`${op}: the server returned the same page token twice`, op);
-            seen.add(token);
-        }
-    }
-    return { baseUrl, call: call, pages: pages };
-}
-
 
 ;// CONCATENATED MODULE: external "node:child_process"
 const external_node_child_process_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:child_process");
@@ -53234,6 +53036,7 @@ class input_error_ConfigError extends Error {
 
 
 
+
 /**
  * Test-result upload shared by `railyard flaky upload`, `railyard flaky run` and the Action's
  * `upload-tests` operation: finding report files, CI defaults, and splitting the reports into
@@ -54004,6 +53807,8 @@ async function waitForTerminal(options) {
 
 
 
+
+
 /** Reads what the runner gives an Action: INPUT_* variables, GITHUB_* variables, the event file. */
 function runEnvironment() {
     return {
@@ -54036,7 +53841,8 @@ class Step {
     constructor(settings, signal) {
         this.settings = settings;
         this.signal = signal;
-        this.client = createClient({ baseUrl: settings.apiUrl, token: settings.token, signal, userAgent: 'railyard-action' });
+        // Only the operations the Action calls: the bundle carries no webhook or service schemas.
+        this.client = createClientFor({ ...mqRoutes, ...flakyRoutes }, { baseUrl: settings.apiUrl, token: settings.token, signal, userAgent: 'railyard-action' });
     }
     async read(s) {
         const pr = await this.client.call('getSubmittedPullRequest', { ...queueKey(s), pr: { number: s.prNumber } });
