@@ -33,6 +33,8 @@ export function describePr(pr: SubmittedPullRequest): Record<string, unknown> {
     priority: `${pr.priorityName} (${pr.priorityValue})`,
     inQueue: pr.isCurrentlySubmittedToQueue,
     testRunId: pr.testRunId,
+    // The server's estimate (issue 22, an extension): absent from Trunk and from PRs not yet estimated.
+    riskEstimate: typeof pr.riskEstimate === 'number' ? riskText(pr.riskEstimate) : undefined,
     readiness: pr.readiness
       ? `base matches: ${pr.readiness.doesBaseBranchMatch}, mergeability: ${pr.readiness.gitHubMergeability}` +
         (pr.readiness.requiresImpactedTargets ? `, impacted targets: ${pr.readiness.hasImpactedTargets ? 'yes' : 'missing'}` : '')
@@ -41,6 +43,11 @@ export function describePr(pr: SubmittedPullRequest): Record<string, unknown> {
     blockedBy: pr.readiness?.blockedBy,
     conflict: pr.readiness?.conflict?.message,
   };
+}
+
+/** `12 % chance its test run fails (estimated from the queue's history)`: the dashboard's figure, with what it means. */
+export function riskText(estimate: number): string {
+  return `${(estimate * 100).toFixed(0)} % chance its test run fails (estimated from the queue's history)`;
 }
 
 /** What the PR waits for, less the mergeability that its conflict sentence (its own row) explains. */

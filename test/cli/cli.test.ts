@@ -98,6 +98,12 @@ describe('mq pull request commands', () => {
     const status = await json(['mq', 'status', '11', ...REPO]);
     expect(status.prTitle).toBe('Sandbox PR #11');
     expect(status.readiness).toMatchObject({ doesBaseBranchMatch: true, gitHubMergeability: 'mergeable' });
+    // The server's riskEstimate (issue 22): in the JSON, and as the dashboard's percentage in the human view.
+    expect(status.riskEstimate).toBeGreaterThan(0);
+    expect(status.riskEstimate).toBeLessThan(1);
+    const human = await railyard(['mq', 'status', '11', ...REPO], env);
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).toMatch(new RegExp(`^riskEstimate +${(status.riskEstimate * 100).toFixed(0)} % chance its test run fails \\(estimated from the queue's history\\)$`, 'm'));
 
     const list = await json(['mq', 'list', ...REPO]);
     expect(list.pullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([11, 12]);
