@@ -50625,6 +50625,7 @@ function describeBranchProblem(name, problem) {
 }
 
 ;// CONCATENATED MODULE: ./src/contract/common.ts
+/** Schemas and bounds every part of the contract shares: the request body limit, repositories, branches, empty answers. */
 
 
 /** Largest value of a u32, the upper bound the v1 OpenAPI document uses for integers. */
@@ -51189,6 +51190,7 @@ function createClientFor(table, options) {
 
 
 ;// CONCATENATED MODULE: ./src/contract/flaky.ts
+/** The flaky-test operations' request and response schemas (lists, details, uploads, settings, quarantine). */
 
 
 /** Longest window list-failing-tests accepts: 7 days. */
@@ -51572,6 +51574,7 @@ const WAIT_REASONS = [
 const DEFAULT_API_URL = 'https://api.trunk.io/v1';
 
 ;// CONCATENATED MODULE: ./src/contract/mq.ts
+/** The merge-queue operations' schemas: enums, PR and queue objects, requests and answers of every mq operation. */
 
 
 
@@ -51875,64 +51878,10 @@ const CheckRunLogQuery = object({
     testRunId: ShortString,
     check: ShortString,
 });
-// ---------------------------------------------------------------- reason codes
-const FAILURE_REASONS = (/* unused pure expression or super */ null && ([
-    'START_TEST_RUN_INVALID_EVENT',
-    'START_TEST_RUN_MERGE_CONFLICT',
-    'START_TEST_RUN_CONFIG_NOT_FOUND',
-    'START_TEST_RUN_CONFIG_PARSING_FAILURE',
-    'START_TEST_RUN_CONFIG_MISSING_REQUIRED_STATUSES',
-    'START_TEST_RUN_CONFIG_BAD_REQUIRED_STATUSES',
-    'START_TEST_RUN_CONFIG_BAD_VERSION',
-    'START_TEST_RUN_NO_REQUIRED_STATUSES',
-    'TEST_RUN_REQUIRED_STATUS_FAILED',
-    'TEST_RUN_TIMEOUT',
-    'GITHUB_API_MERGE_PR_FAILED',
-    'GITHUB_API_DIRECT_MERGE_PR_FAILED',
-    'PR_UPDATED_AT_MERGE_TIME',
-    'START_TEST_RUN_RETRY_EXHAUSTED',
-    'START_TEST_RUN_DRAFT_PRS_NOT_ALLOWED',
-    'TEST_RUN_FAILED_BY_OPTIMIZATION',
-    /** Railyard (GitHub forge): no CI reported any check on the test commit within the grace period. */
-    'TEST_RUN_NO_CHECKS_REPORTED',
-]));
-const CANCELLATION_REASONS = (/* unused pure expression or super */ null && ([
-    'USER_REQUESTED',
-    'PR_CLOSED',
-    'PR_PUSHED_TO',
-    'PR_BASE_BRANCH_CHANGED',
-    'TRUNK_ADMIN_REQUESTED',
-    'PR_CONVERTED_TO_DRAFT',
-    'STACKED_PR_MEMBER_PUSHED_TO',
-    'STACKED_PR_MEMBER_CLOSED',
-    'STACKED_PR_MEMBER_MERGED',
-    'STACKED_PR_MEMBER_BASE_BRANCH_CHANGED',
-]));
-const QUEUED_REASONS = (/* unused pure expression or super */ null && ([
-    'MANUAL_PUSH_TO_TARGET_BRANCH',
-    'PREREQUISITE_MERGE_ITEM_CANCELLED',
-    'PREREQUISITE_MERGE_ITEM_FAILED',
-    'PREREQUISITE_MERGE_ITEM_MANUALLY_MERGED',
-    'MERGE_ITEM_NOW_READY',
-    'TESTS_RESTARTED_BY_USER',
-    'TESTS_RESTARTED_BY_API_REQUEST',
-    'SKIP_THE_LINE_INTERRUPTED',
-    'BISECTION_REQUIRED',
-    'BISECTION_TEST_RUN_PASSED',
-    /** Railyard: its run failed only on tests with flake history; the same commit is tested again (flakyRetries). */
-    'FLAKY_FAILURE_RETRIED',
-    /** Railyard: its riskEstimate is above probationThreshold; it is tested alone, off the line, first. */
-    'PROBATION_REQUIRED',
-    /** Railyard: it passed its probation run and joins the line. */
-    'PROBATION_PASSED',
-]));
-/** Railyard: why a run counts as passed although a check failed (flakyPolicy); the history names the tests. */
-const PASSED_REASONS = (/* unused pure expression or super */ null && (['FLAKY_FAILURES_IGNORED']));
-const MERGED_REASONS = (/* unused pure expression or super */ null && (['MERGE_GRAPH_MERGE', 'MANUAL_MERGE', 'MERGE_GRAPH_DIRECT_MERGE']));
-/** Submission reasons (webhook `submitted_reason`) used as the reason code of a fresh entry. */
-const SUBMITTED_REASONS = (/* unused pure expression or super */ null && (['USER_REQUESTED', 'TRUNK_ADMIN_REQUESTED', 'API_REQUESTED']));
+
 
 ;// CONCATENATED MODULE: ./src/contract/queues.ts
+/** The listQueues extension's schemas: every queue of the organisation with the dashboard's figures. */
 
 
 
@@ -53029,6 +52978,7 @@ class input_error_ConfigError extends Error {
 }
 
 ;// CONCATENATED MODULE: ./src/upload/reports.ts
+/** Test-result upload shared by `flaky upload`, `flaky run` and the Action: finding, reading and sending reports. */
 
 
 
@@ -53296,6 +53246,7 @@ function checkMeta(meta) {
 }
 
 ;// CONCATENATED MODULE: ./src/action/inputs.ts
+/** The Action's inputs and event, read and checked: what to do (submit, cancel, restart, upload…) for which PR and queue. */
 
 
 const OPERATIONS = ['submit', 'status', 'wait', 'cancel', 'restart', 'impacted-targets', 'upload-tests'];
@@ -53798,6 +53749,7 @@ async function waitForTerminal(options) {
 }
 
 ;// CONCATENATED MODULE: ./src/action/main.ts
+/** The GitHub Action: submits, cancels or restarts a PR, waits for it, uploads test results, and writes the job summary. */
 
 
 
@@ -54090,6 +54042,7 @@ async function run() {
 }
 
 ;// CONCATENATED MODULE: ./src/action/index.ts
+/** The GitHub Action's entry point (bundled into dist/index.js): runs the Action. */
 
 // The runner starts this file; run() reports failures through core.setFailed.
 void run();

@@ -1,3 +1,4 @@
+/** The Action's inputs and event, read and checked: what to do (submit, cancel, restart, upload…) for which PR and queue. */
 import { DEFAULT_API_URL, PULL_REQUEST_STATES } from '../contract/constants.js';
 import type { Repo } from '../contract/index.js';
 import { parseRepoRef, withoutTrailingSlashes } from '../contract/common.js';

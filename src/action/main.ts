@@ -1,3 +1,4 @@
+/** The GitHub Action: submits, cancels or restarts a PR, waits for it, uploads test results, and writes the job summary. */
 import * as core from '@actions/core';
 import { context } from '@actions/github';
 import type { SubmittedPullRequest } from '../contract/index.js';

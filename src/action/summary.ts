@@ -1,3 +1,4 @@
+/** The Action's job summary tables (a PR's state, an upload's figures) and durations as people read them. */
 import type { SubmittedPullRequest } from '../contract/index.js';
 
 export interface SummaryFacts {

@@ -1,3 +1,4 @@
+/** The base of every client command: --api-url/--token resolution, --json, errors mapped to exit codes. */
 import { extname } from 'node:path';
 import { Command, Errors, Flags, type Interfaces } from '@oclif/core';
 import type { Client } from '../client/index.js';

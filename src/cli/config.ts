@@ -1,3 +1,4 @@
+/** The CLI configuration file (`railyard config`): where it lives, reading and writing its values. */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';

@@ -1,3 +1,4 @@
+/** What the `railyard flaky` commands share: flags, the organisation, table columns, following pages, output. */
 import { writeFile } from 'node:fs/promises';
 import { Flags } from '@oclif/core';
 import type { DetailedTestCase, QuarantinedTest, UnhealthyTestCase } from '../contract/index.js';

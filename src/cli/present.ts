@@ -1,3 +1,4 @@
+/** The `railyard mq` commands' views: a submitted PR for people, PR list columns, waiting for a PR to settle. */
 import type { QueueListItem, SubmittedPullRequest } from '../contract/index.js';
 import type { Client } from '../client/index.js';
 import type { Repo } from '../contract/index.js';

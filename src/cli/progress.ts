@@ -1,3 +1,4 @@
+/** Progress on stderr for long client commands: a spinner on a terminal, plain lines otherwise. */
 import { printable } from './escape.js';
 
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];

@@ -1,3 +1,4 @@
+/** The base of `mq queue pause`, `resume` and `drain`: updateQueue with only `state`. */
 import { BaseCommand, queueFlags } from './base-command.js';
 
 /** pause / resume / drain: updateQueue with only `state`. */

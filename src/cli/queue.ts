@@ -1,3 +1,4 @@
+/** A queue's settings and enqueued PRs as rows for `railyard mq queue get` and `list`. */
 import type { GetQueueResponse, QueueSettings } from '../contract/index.js';
 
 /** The settings of a queue as key/value rows (enqueued PRs are rendered separately). */

@@ -1,3 +1,4 @@
+/** Tables and records for people (fitted to the terminal) or machines (--json, CSV, TSV). */
 import Table from 'cli-table3';
 import { stringify } from 'csv-stringify/sync';
 import { printable } from './escape.js';

@@ -1,3 +1,4 @@
+/** API tokens as Railyard makes them: the `ry_` prefix and the generator. */
 import { randomBytes } from 'node:crypto';
 
 /** Prefix of every API token Railyard makes: easy to recognise in a config file or a leak scan. */

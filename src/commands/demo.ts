@@ -1,3 +1,4 @@
+/** `railyard demo`: watch a merge queue land real pull requests in a throwaway git repository. */
 import { Command, Flags } from '@oclif/core';
 
 export default class Demo extends Command {

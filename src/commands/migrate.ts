@@ -1,3 +1,4 @@
+/** `railyard migrate`: bring the database schema up to date, then exit. */
 import { Command, Flags } from '@oclif/core';
 import { DATABASE_URL_WARNING, databaseUrlFlags, resolveDatabaseUrl } from '../cli/database-url.js';
 

@@ -1,3 +1,4 @@
+/** `railyard sim`: simulate the merge queue engine in virtual time and compare it with the analytic bounds. */
 import { Command, Errors, Flags } from '@oclif/core';
 import { EXIT } from '../cli/exit.js';
 

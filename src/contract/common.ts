@@ -1,3 +1,4 @@
+/** Schemas and bounds every part of the contract shares: the request body limit, repositories, branches, empty answers. */
 import { z } from 'zod';
 import { MAX_BRANCH_NAME_BYTES } from './branch-name.js';
 

@@ -1,3 +1,4 @@
+/** The flaky-test operations' request and response schemas (lists, details, uploads, settings, quarantine). */
 import { z } from 'zod';
 import {
   BranchNameInput,

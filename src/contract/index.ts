@@ -1,3 +1,4 @@
+/** The wire contract in one import: schemas, the route table, constants, error codes. */
 export * from './branch-name.js';
 export * from './common.js';
 export * from './mq.js';

@@ -1,3 +1,4 @@
+/** The OpenAPI document, generated from the route table (extensions marked). */
 import { z } from 'zod';
 import { ERROR_CODE_HEADER, ERROR_CODES } from './errors.js';
 import { API_PREFIX, routes, type RouteDef } from './routes.js';

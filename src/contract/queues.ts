@@ -1,3 +1,4 @@
+/** The listQueues extension's schemas: every queue of the organisation with the dashboard's figures. */
 import { z } from 'zod';
 import { Repo } from './common.js';
 import { QUEUE_STATES, MODES } from './mq.js';

@@ -1,5 +1,5 @@
 /**
- * Plain-language sentences for the reason codes of the v1 contract (src/contract/mq.ts), shared by the
+ * Plain-language sentences for the reason codes of the v1 contract (src/contract/reason-codes.ts), shared by the
  * demo's summary and the web dashboard. Dependency-free (no zod): the dashboard bundles it.
  * Each completes "PR #n failed because …" / "… was cancelled because …".
  */

@@ -1,3 +1,4 @@
+/** The outgoing webhooks' schemas (an extension): endpoints, deliveries, replays, and the events sent. */
 import { z } from 'zod';
 import { Repo } from './common.js';
 

@@ -1,3 +1,4 @@
+/** The demo's project: the initial repository and the pull requests `railyard demo` lands. */
 import { execFile } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';

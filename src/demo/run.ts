@@ -1,3 +1,4 @@
+/** `railyard demo`'s run: a throwaway repository, a real server on the git forge, PRs landing one by one. */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

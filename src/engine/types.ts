@@ -1,3 +1,4 @@
+/** The engine's types: a queue's settings, entries, test runs, events it takes and effects it asks for. */
 import type {
   CancellationReason,
   DirectMergeMode,

@@ -1,3 +1,4 @@
+/** CODEOWNERS files (GitHub/GitLab syntax): which owners a test's file has. */
 import ignore from 'ignore';
 
 interface Rule {

@@ -1,3 +1,4 @@
+/** Flaky-test detection: the failure-rate and pass-on-retry monitors, pure decisions over a test's results. */
 import type { RepositorySettings, TestStatus } from '../contract/index.js';
 
 /**

@@ -1,3 +1,4 @@
+/** A test's identity: the stable id Railyard gives a test from its name, file, class and variant. */
 import { hash } from 'node:crypto';
 import { parse as parseUuid } from 'uuid';
 import { repoKey, type Repo } from '../contract/index.js';

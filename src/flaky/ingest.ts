@@ -1,3 +1,4 @@
+/** What an upload stores of each test: results folded per test, failures grouped by message. */
 import type { Repo } from '../contract/index.js';
 import { failureLine, normaliseFailure } from './failures.js';
 import { JUnitParseError, parseJUnit, type JUnitCase } from './junit.js';

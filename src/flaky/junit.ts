@@ -1,3 +1,4 @@
+/** JUnit XML parsing for the common dialects (jest, vitest, pytest, Maven, Go, …) into test results. */
 import { SaxesParser } from 'saxes';
 
 /**

@@ -1,3 +1,4 @@
+/** Quarantine: whether a test's failure is ignored, from its status, its override and the repository's settings. */
 import type { RepositorySettings, TestStatus } from '../contract/index.js';
 
 /** A test's own quarantine setting; null leaves it to the repository's settings. */

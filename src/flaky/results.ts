@@ -1,3 +1,4 @@
+/** One upload's outcome per test: retries inside an upload folded into pass, fail or flaky. */
 import type { Repo } from '../contract/index.js';
 import { testIds, type TestIdentity } from './identity.js';
 import type { JUnitCase } from './junit.js';

@@ -1,3 +1,4 @@
+/** Runs a test run's checks (the git forge's CI): the commands of railyard.json, isolated when a sandbox is set, and their verdicts. */
 import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { appendFile, mkdir } from 'node:fs/promises';

@@ -1,3 +1,4 @@
+/** Token authentication of API requests: hashes looked up, re-read when another process changes them, last use recorded. */
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { Store } from '../store/index.js';
 

@@ -1,3 +1,4 @@
+/** HttpError and its helpers: the one-line errors the server answers, each with a code from the contract. */
 import { errorCodeForStatus, type ErrorCode } from '../contract/errors.js';
 
 /**

@@ -1,3 +1,4 @@
+/** The flaky-test service: uploads, lists, details and settings over the flaky store, and failing tests of runs. */
 import type {
   CheckQuarantineRequest,
   CheckQuarantineResponse,

@@ -1,3 +1,4 @@
+/** The server in one import: buildServer, its options, and the pieces `railyard serve` starts. */
 export { buildServer, type ServerDeps, type Railyard, type LogLevel } from './app.js';
 export { QueueService, normaliseRepo, type QueueHandle, type EffectHandler, type QueueServiceOptions } from './service.js';
 export { TokenAuth } from './auth.js';

@@ -1,3 +1,4 @@
+/** getMergeQueueMetrics: the Prometheus exposition of the queues' figures. */
 import { isTerminal, type Entry, type QueueModel, type TestRun } from '../engine/index.js';
 import type { QueueHandle } from './service.js';
 

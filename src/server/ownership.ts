@@ -1,3 +1,4 @@
+/** Which organisation owns each repository (`serve --org-repos` pins, first claims recorded). */
 import { repoKey, type Repo } from '../contract/index.js';
 import type { Store } from '../store/index.js';
 

@@ -1,3 +1,4 @@
+/** Page tokens of the flaky-test lists: encrypted and authenticated, bounded, refused when tampered with. */
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import type { Page } from '../contract/index.js';
 import type { Store } from '../store/index.js';

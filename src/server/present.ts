@@ -1,3 +1,4 @@
+/** Queues and PRs as the merge-queue answers show them (settings, list items, submitted PRs). */
 import {
   isoTime,
   QueueSettings,

@@ -1,3 +1,4 @@
+/** This replica among others on one PostgreSQL database: leases, LISTEN/NOTIFY, catching up. */
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { QUEUE_CHANNEL, type Fence, type Store } from '../store/index.js';

@@ -1,3 +1,4 @@
+/** Reading upload reports on worker threads (piscina), beside the database work of other uploads. */
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';

@@ -1,3 +1,4 @@
+/** Serving the built dashboard (build/web) next to the API. */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -1,3 +1,4 @@
+/** The human summary of a `railyard sim` result: inputs, figures and bounds. */
 import Table from 'cli-table3';
 import type { SimResult } from './simulate.js';
 

@@ -1,3 +1,4 @@
+/** Opening the database a command names (data dir or --database-url), and telling busy or unreachable databases apart. */
 import { isPostgresUrl, openStore } from './store.js';
 
 /** A database URL without its password, for messages. */

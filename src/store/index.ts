@@ -1,3 +1,4 @@
+/** The store in one import: openStore, Store and the other stores, their types and migrations. */
 export { openStore, hashToken, impactedTargetsKey, isPostgresUrl, LeaseLostError, QUEUE_CHANNEL, Store, SQLITE_FILE, TOKEN_ID_LENGTH } from './store.js';
 export type { Db, Fence, QueueTransaction, StoreKind, StoreOptions, StoredQueue, ImpactedTargetsWrite, TokenInfo, PrTransition } from './store.js';
 export type { SchemaTables } from './schema.js';

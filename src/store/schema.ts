@@ -1,3 +1,4 @@
+/** The tables as Kysely sees them (every column of every migration). */
 import type { ColumnType, Generated } from 'kysely';
 
 /**

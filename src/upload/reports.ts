@@ -1,3 +1,4 @@
+/** Test-result upload shared by `flaky upload`, `flaky run` and the Action: finding, reading and sending reports. */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';

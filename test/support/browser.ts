@@ -1,3 +1,4 @@
+/** Tests' browser: Chromium driven by playwright-core for the dashboard tests. */
 import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 

@@ -1,3 +1,4 @@
+/** Running the built CLI in tests with a private HOME and config. */
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { tempDirSync } from './tmp.js';

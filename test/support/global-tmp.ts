@@ -1,3 +1,4 @@
+/** Vitest global setup: a private temp dir for the whole run, checked for leftovers at the end. */
 import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,3 +1,4 @@
+/** Cleanups registered by tests and helpers, run after each test (last registered first). */
 import { afterAll, afterEach, beforeAll, describe } from 'vitest';
 import { skipWithoutPostgres, startPostgres, type PostgresCluster } from './postgres.js';
 import { startTestServer, type TestServer, type TestServerOptions } from './server.js';

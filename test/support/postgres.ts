@@ -1,3 +1,4 @@
+/** A throwaway PostgreSQL cluster for tests (Debian's postgresql-15 binaries). */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, chown, mkdtemp, rm, writeFile } from 'node:fs/promises';

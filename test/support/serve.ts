@@ -1,3 +1,4 @@
+/** Runs the real `railyard serve` binary on 127.0.0.1 for end-to-end tests. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { BIN } from './cli.js';
 

@@ -1,3 +1,4 @@
+/** A real Railyard server (buildServer over SQLite) on 127.0.0.1 for tests. */
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,3 +1,4 @@
+/** The vitest reporter that prints the closing `N passed, N failed` line CI reads. */
 import type { Reporter, TestModule } from 'vitest/node';
 
 /**

@@ -1,3 +1,4 @@
+/** Temporary directories of a test file, removed when its tests are done. */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

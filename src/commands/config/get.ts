@@ -1,3 +1,4 @@
+/** `railyard config get`: show the CLI configuration (or one key). */
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
 import { CONFIG_KEYS, configPath, readConfig } from '../../cli/config.js';

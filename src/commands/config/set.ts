@@ -1,3 +1,4 @@
+/** `railyard config set`: set a CLI configuration value (stored with mode 0600). */
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
 import { CONFIG_KEYS, ConfigError, configPath, parseRepo, readConfig, writeConfig, type ConfigKey } from '../../cli/config.js';

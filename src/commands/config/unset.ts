@@ -1,3 +1,4 @@
+/** `railyard config unset`: remove a CLI configuration value (its default or environment variable applies again). */
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
 import { CONFIG_KEYS, configPath, readConfig, writeConfig, type ConfigKey } from '../../cli/config.js';

@@ -1,3 +1,4 @@
+/** `railyard flaky link-ticket`: link an external ticket (e.g. KAN-123) to a test. */
 import { Args } from '@oclif/core';
 import { BaseCommand, repoFlag } from '../../cli/base-command.js';
 

@@ -1,3 +1,4 @@
+/** `railyard flaky list-failing`: list the distinct tests that failed in a time window. */
 import { Flags } from '@oclif/core';
 import { BaseCommand, formatFlag, formatOf, repoFlag } from '../../cli/base-command.js';
 import { ConfigError, parseTime } from '../../cli/config.js';

@@ -1,3 +1,4 @@
+/** `railyard flaky list-quarantined`: list quarantined tests. */
 import { BaseCommand, formatFlag, formatOf, repoFlag } from '../../cli/base-command.js';
 import { flakyFlags } from '../../cli/flaky.js';
 import type { QuarantinedTest } from '../../contract/index.js';

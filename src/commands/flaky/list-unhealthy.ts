@@ -1,3 +1,4 @@
+/** `railyard flaky list-unhealthy`: list flaky or broken tests. */
 import { Flags } from '@oclif/core';
 import { BaseCommand, formatFlag, formatOf, repoFlag } from '../../cli/base-command.js';
 import { flakyFlags } from '../../cli/flaky.js';

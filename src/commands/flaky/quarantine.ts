@@ -1,3 +1,4 @@
+/** `railyard flaky quarantine`: override quarantine for one test: always, never, or automatic (no override). */
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand, repoFlag } from '../../cli/base-command.js';
 import { ConfigError } from '../../cli/config.js';

@@ -1,3 +1,4 @@
+/** `railyard flaky run`: run a test command, upload its JUnit reports, and pass the job when every failure is quarantined. */
 import { Flags } from '@oclif/core';
 import { ConfigError } from '../../cli/config.js';
 import type { UploadReport } from '../../contract/index.js';

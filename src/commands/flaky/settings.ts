@@ -1,3 +1,4 @@
+/** `railyard flaky settings`: show or change the flaky-test detection and quarantine settings of a repository. */
 import { Flags } from '@oclif/core';
 import { BaseCommand, repoFlag } from '../../cli/base-command.js';
 import { ConfigError } from '../../cli/config.js';

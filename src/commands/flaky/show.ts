@@ -1,3 +1,4 @@
+/** `railyard flaky show`: show one test: status, failure rates, most common failures. */
 import { Args } from '@oclif/core';
 import { BaseCommand, formatFlag, formatOf, repoFlag } from '../../cli/base-command.js';
 import { flakyFlags } from '../../cli/flaky.js';

@@ -1,3 +1,4 @@
+/** `railyard flaky upload`: upload JUnit XML test reports for flaky-test detection. */
 import { Flags } from '@oclif/core';
 import { BaseCommand, repoFlag } from '../../cli/base-command.js';
 import { ConfigError, parseTime } from '../../cli/config.js';

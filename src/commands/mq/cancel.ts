@@ -1,3 +1,4 @@
+/** `railyard mq cancel`: remove a pull request from a merge queue. */
 import { Args } from '@oclif/core';
 import { BaseCommand, prNumber, queueFlags } from '../../cli/base-command.js';
 

@@ -1,3 +1,4 @@
+/** `railyard mq history`: show every state change of a pull request in a merge queue: when, why, and which test run. */
 import { Args } from '@oclif/core';
 import { BaseCommand, formatFlag, formatOf, prNumber, queueFlags } from '../../cli/base-command.js';
 import type { PullRequestTransition } from '../../contract/index.js';

@@ -1,3 +1,4 @@
+/** `railyard mq impacted-targets`: set the impacted targets of a pull request head SHA (parallel queues). */
 import { readFile } from 'node:fs/promises';
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand, prNumber, queueFlags } from '../../cli/base-command.js';

@@ -1,3 +1,4 @@
+/** `railyard mq list`: list the pull requests of a merge queue. */
 import { Flags } from '@oclif/core';
 import { BaseCommand, formatFlag, formatOf, queueFlags } from '../../cli/base-command.js';
 import { parseTime } from '../../cli/config.js';

@@ -1,3 +1,4 @@
+/** `railyard mq logs`: show why a pull request failed in the queue: the reason, its detail and the output of the failed checks. */
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand, prNumber, queueFlags } from '../../cli/base-command.js';
 import { ConfigError } from '../../cli/config.js';

@@ -1,3 +1,4 @@
+/** `railyard mq metrics`: print the Prometheus metrics of the merge queues. */
 import { BaseCommand, repoFlag } from '../../cli/base-command.js';
 import { parseRepo } from '../../cli/config.js';
 

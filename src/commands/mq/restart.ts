@@ -1,3 +1,4 @@
+/** `railyard mq restart`: restart the tests of a pull request in a merge queue (it keeps its place). */
 import { Args } from '@oclif/core';
 import { BaseCommand, prNumber, queueFlags } from '../../cli/base-command.js';
 

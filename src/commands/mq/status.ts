@@ -1,3 +1,4 @@
+/** `railyard mq status`: show the state of a submitted pull request (optionally wait for it to finish). */
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand, prNumber, queueFlags } from '../../cli/base-command.js';
 import { parseDuration } from '../../cli/config.js';

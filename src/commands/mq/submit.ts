@@ -1,3 +1,4 @@
+/** `railyard mq submit`: submit a pull request to a merge queue. */
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand, prNumber, queueFlags } from '../../cli/base-command.js';
 import { ConfigError, parseDuration } from '../../cli/config.js';

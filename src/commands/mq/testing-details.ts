@@ -1,3 +1,4 @@
+/** `railyard mq testing-details`: show a merge queue test run: branch, SHA, statuses and tested pull requests. */
 import { Args } from '@oclif/core';
 import { BaseCommand, queueFlags } from '../../cli/base-command.js';
 

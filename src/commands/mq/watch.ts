@@ -1,3 +1,4 @@
+/** `railyard mq watch`: watch a merge queue live: position, lane, state, test run, time in queue and ETA of each pull request. */
 import { Flags } from '@oclif/core';
 import { BaseCommand, prNumber, queueFlags } from '../../cli/base-command.js';
 import { parseDuration } from '../../cli/config.js';

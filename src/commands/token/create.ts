@@ -1,3 +1,4 @@
+/** `railyard token create`: create an API token for an organisation (printed once; only its hash is stored). */
 import { Command, Flags } from '@oclif/core';
 import { fail, EXIT } from '../../cli/exit.js';
 

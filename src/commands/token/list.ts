@@ -1,3 +1,4 @@
+/** `railyard token list`: list the API tokens of the database (ids, organisations, when each was last used). */
 import { Command, Flags } from '@oclif/core';
 import { fail, EXIT } from '../../cli/exit.js';
 

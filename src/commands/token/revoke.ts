@@ -1,3 +1,4 @@
+/** `railyard token revoke`: revoke an API token: a server on the same data dir refuses it from its next request. */
 import { Args, Command, Flags } from '@oclif/core';
 import { fail, EXIT } from '../../cli/exit.js';
 

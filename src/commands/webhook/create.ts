@@ -1,3 +1,4 @@
+/** `railyard webhook create`: create an outgoing webhook endpoint; prints its id and signing secret (shown only this once). */
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
 

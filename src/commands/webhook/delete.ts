@@ -1,3 +1,4 @@
+/** `railyard webhook delete`: delete an endpoint and its delivery log. */
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
 

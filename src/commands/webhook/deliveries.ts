@@ -1,3 +1,4 @@
+/** `railyard webhook deliveries`: show the delivery log of an endpoint, newest first: event, state, attempts, last status and latency. */
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand, formatFlag, formatOf } from '../../cli/base-command.js';
 import type { WebhookDelivery } from '../../contract/index.js';

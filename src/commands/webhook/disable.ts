@@ -1,3 +1,4 @@
+/** `railyard webhook disable`: stop delivering to an endpoint (its events wait until it is enabled again). */
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
 

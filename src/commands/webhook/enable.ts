@@ -1,3 +1,4 @@
+/** `railyard webhook enable`: deliver to an endpoint again (also one the server disabled after failing for days). */
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
 

@@ -1,3 +1,4 @@
+/** `railyard webhook list`: list the outgoing webhook endpoints of the token's organisation (never their secrets). */
 import { BaseCommand, formatFlag, formatOf } from '../../cli/base-command.js';
 import type { WebhookEndpoint } from '../../contract/index.js';
 

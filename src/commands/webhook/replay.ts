@@ -1,3 +1,4 @@
+/** `railyard webhook replay`: send a delivered or failed event again, with the same webhook-id. */
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
 

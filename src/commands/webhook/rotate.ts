@@ -1,3 +1,4 @@
+/** `railyard webhook rotate`: give an endpoint a new signing secret; the old one keeps signing beside it for --overlap-hours. */
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
 

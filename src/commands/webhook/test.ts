@@ -1,3 +1,4 @@
+/** `railyard webhook test`: send a test event (webhook.test) to an endpoint. */
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
 

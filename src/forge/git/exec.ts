@@ -1,3 +1,4 @@
+/** Running git for the git forge: the queue's commit identity, a plain environment, errors in one line. */
 import { spawn } from 'node:child_process';
 
 /** Identity of every commit the queue makes (merge commits, squash/rebase committer). */

@@ -1,3 +1,4 @@
+/** The git forge's repository work: test branches, test commits (merge, squash, rebase), landing by compare-and-swap. */
 import path from 'node:path';
 import { branchNameProblem } from '../../contract/branch-name.js';
 import { jsonTooDeep, MAX_JSON_DEPTH } from '../../contract/json-depth.js';

@@ -1,3 +1,4 @@
+/** The GitHub REST client of the GitHub forge (Octokit with retries and throttling; token or App auth). */
 import { createAppAuth } from '@octokit/auth-app';
 import { Octokit } from '@octokit/core';
 import { retry } from '@octokit/plugin-retry';

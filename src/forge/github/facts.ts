@@ -1,3 +1,4 @@
+/** A GitHub pull request as the queue reads it: PR facts from REST answers and webhook payloads. */
 import type { Mergeability } from '../../contract/index.js';
 import type { PrFacts } from '../../engine/types.js';
 import { readFacts } from '../shared/polling.js';

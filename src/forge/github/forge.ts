@@ -1,3 +1,4 @@
+/** The GitHub forge's source role: PR facts, mergeability re-reads and landing state from GitHub. */
 import type { Repo } from '../../contract/index.js';
 import type { Source } from '../types.js';
 import { statusOf, type GitHubClient } from './client.js';

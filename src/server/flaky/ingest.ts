@@ -1,3 +1,4 @@
+/** An upload's ingest: tests and results stored in one transaction, detection run on what it changed. */
 import { randomUUID } from 'node:crypto';
 import type { UploadTestResultsRequest, UploadTestResultsResponse } from '../../contract/index.js';
 import { branchMatcher, decideMonitors } from '../../flaky/detect.js';

@@ -1,3 +1,4 @@
+/** Keyset paging of the flaky-test lists: page tokens that stay right while uploads add tests. */
 import type { Page, PageQuery } from '../../contract/index.js';
 import type { CaseRow, CaseSet, FlakyStore } from '../../store/flaky.js';
 import { badRequest } from '../errors.js';

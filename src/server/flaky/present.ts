@@ -1,3 +1,4 @@
+/** Stored tests as the flaky-test answers show them (status at a time, rates, failure groups). */
 import {
   isoTime,
   type DetailedTestCase,

@@ -1,3 +1,4 @@
+/** The flaky-test reads: lists, a test's details and history, and the per-test settings. */
 import type {
   CheckQuarantineRequest,
   CheckQuarantineResponse,

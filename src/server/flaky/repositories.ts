@@ -1,3 +1,4 @@
+/** The flaky-test service's repositories: found or created, their settings and CODEOWNERS. */
 import { randomUUID } from 'node:crypto';
 import type { Repo, RepositorySettings, UpdateRepositorySettingsRequest } from '../../contract/index.js';
 import { CodeOwners } from '../../flaky/codeowners.js';

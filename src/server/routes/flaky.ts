@@ -1,3 +1,4 @@
+/** The flaky-test operations' handlers over the flaky-test service. */
 import type { Page, PageQuery, Repo } from '../../contract/index.js';
 import type { FlakyService } from '../flaky.js';
 import { notFound } from '../errors.js';

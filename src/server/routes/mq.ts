@@ -1,3 +1,4 @@
+/** The merge-queue operations' handlers over the queue service. */
 import { open } from 'node:fs/promises';
 import {
   API_PREFIX,

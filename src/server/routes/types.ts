@@ -1,3 +1,4 @@
+/** What a route handler is: its validated input, its context, and raw answers. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { OperationName, Routes } from '../../contract/index.js';

@@ -1,3 +1,4 @@
+/** Store migration 001 (core): creates organisations, api_tokens, queues, pull_requests, test_runs, impacted_targets. */
 import type { Kysely } from 'kysely';
 
 /** Organisations and their tokens, queues, pull-request entries, test runs, impacted targets. */

@@ -1,3 +1,4 @@
+/** Store migration 002 (flaky): creates flaky_repositories, test_cases, test_uploads, test_results. */
 import type { Kysely } from 'kysely';
 
 /** Flaky tests: repositories with their settings, test cases, uploads and one row per test result. */

@@ -1,3 +1,4 @@
+/** Store migration 003 (flaky results): creates flaky_counters, flaky_results, flaky_failures; changes test_cases, test_uploads. */
 import { sql, type Kysely } from 'kysely';
 
 /**

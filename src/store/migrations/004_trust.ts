@@ -1,3 +1,4 @@
+/** Store migration 004 (trust): creates repo_owners, server_secrets. */
 import type { Kysely } from 'kysely';
 
 interface Claim {

@@ -1,3 +1,4 @@
+/** Store migration 005 (token usage): changes api_tokens. */
 import type { Kysely } from 'kysely';
 
 /**

@@ -1,3 +1,4 @@
+/** Store migration 006 (replicas): creates queue_leases; changes queues. */
 import type { Kysely } from 'kysely';
 
 /**

@@ -1,3 +1,4 @@
+/** Store migration 007 (pr history): creates pr_transitions. */
 import { sql, type Kysely } from 'kysely';
 
 /**

@@ -1,3 +1,4 @@
+/** Store migration 008 (flaky partial indexes): test_cases' status, pass-on-retry and override indexes hold only the tests the lists ask for. */
 import { sql, type Kysely } from 'kysely';
 
 /**

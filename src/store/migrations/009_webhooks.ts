@@ -1,3 +1,4 @@
+/** Store migration 009 (webhooks): creates webhook_endpoints, webhook_messages, webhook_deliveries, webhook_attempts. */
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
 
 /**

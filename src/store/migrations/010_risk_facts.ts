@@ -1,3 +1,4 @@
+/** Store migration 010 (risk facts): creates risk_facts. */
 import type { Kysely } from 'kysely';
 
 /**

@@ -1,3 +1,4 @@
+/** Store migration 011 (forge events): creates forge_events. */
 import type { Kysely } from 'kysely';
 
 /**

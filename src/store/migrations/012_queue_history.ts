@@ -1,3 +1,4 @@
+/** Store migration 012 (queue history): changes queues. */
 import type { Kysely } from 'kysely';
 
 /**

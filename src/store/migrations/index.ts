@@ -1,3 +1,4 @@
+/** Every store migration, by number. */
 import type { Migration } from 'kysely';
 import * as core from './001_core.js';
 import * as flaky from './002_flaky.js';

@@ -1,3 +1,4 @@
+/** `railyard mq queue create`: create a merge queue for a branch. */
 import { Flags } from '@oclif/core';
 import { BaseCommand, queueFlags } from '../../../cli/base-command.js';
 

@@ -1,3 +1,4 @@
+/** `railyard mq queue delete`: delete an empty merge queue (asks first; --yes for scripts). */
 import { Flags } from '@oclif/core';
 import { BaseCommand, queueFlags } from '../../../cli/base-command.js';
 import { ConfigError } from '../../../cli/config.js';

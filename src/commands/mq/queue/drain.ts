@@ -1,3 +1,4 @@
+/** `railyard mq queue drain`: drain a merge queue: finish what is queued, admit nothing new. */
 import { QueueStateCommand } from '../../../cli/queue-state.js';
 
 export default class QueueDrain extends QueueStateCommand {

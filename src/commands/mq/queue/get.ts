@@ -1,3 +1,4 @@
+/** `railyard mq queue get`: show a merge queue: its settings and enqueued pull requests. */
 import { BaseCommand, formatFlag, formatOf, queueFlags } from '../../../cli/base-command.js';
 
 export default class QueueGet extends BaseCommand {

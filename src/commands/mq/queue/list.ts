@@ -1,3 +1,4 @@
+/** `railyard mq queue list`: list the merge queues of the token's organisation. */
 import { BaseCommand, formatFlag, formatOf, repoFlag } from '../../../cli/base-command.js';
 import { parseRepo } from '../../../cli/config.js';
 import type { QueueSummary } from '../../../contract/index.js';

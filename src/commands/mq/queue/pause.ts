@@ -1,3 +1,4 @@
+/** `railyard mq queue pause`: pause a merge queue: nothing starts or merges; running tests finish. */
 import { QueueStateCommand } from '../../../cli/queue-state.js';
 
 export default class QueuePause extends QueueStateCommand {

@@ -1,3 +1,4 @@
+/** `railyard mq queue resume`: resume a paused or draining merge queue. */
 import { QueueStateCommand } from '../../../cli/queue-state.js';
 
 export default class QueueResume extends QueueStateCommand {

@@ -1,3 +1,4 @@
+/** `railyard mq queue update`: change merge queue settings (only the flags you give change). */
 import { Flags } from '@oclif/core';
 import { BaseCommand, queueFlags } from '../../../cli/base-command.js';
 import { ConfigError } from '../../../cli/config.js';
