@@ -1,14 +1,11 @@
 // The GitHub emulator's pull requests, statuses, comments, permissions, CI (check runs, reruns),
 // signed webhooks checked against @octokit/openapi-webhooks, and GitHub's edge rules.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Octokit } from '@octokit/core';
 import { verify } from '@octokit/webhooks-methods';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startGitHubEmulator, type GitHubEmulator } from './github/index.js';
+import type { GitHubEmulator } from './github/index.js';
 import { loadValidator, type SchemaValidator } from './github/validate.js';
-import { startReceiver, TOKEN } from './github-emulator-fixture.js';
+import { closeEmulator, openEmulator, startReceiver } from './github-emulator-fixture.js';
 
 describe('GitHub emulator', () => {
   let gh: GitHubEmulator;
@@ -20,25 +17,8 @@ describe('GitHub emulator', () => {
     validator = await loadValidator('ghes');
   });
 
-  beforeEach(async () => {
-    gh = await startGitHubEmulator({ validate: true });
-    gh.addToken(TOKEN, { login: 'railyard-bot' });
-    gh.createRepo('acme', 'app', { files: { 'README.md': '# app\n', 'src/a.txt': 'one\n' } });
-    ok = new Octokit({ auth: TOKEN, baseUrl: gh.apiUrl });
-    work = await mkdtemp(join(tmpdir(), 'gh-emu-test-'));
-  });
-
-  afterEach(async () => {
-    try {
-      await gh.idle();
-      // Every REST answer and webhook payload of the test was valid against GitHub's descriptions.
-      expect(gh.schemaViolations).toEqual([]);
-    } finally {
-      await gh.close();
-      await rm(work, { recursive: true, force: true });
-    }
-  });
-
+  beforeEach(async () => ({ gh, ok, work } = await openEmulator()));
+  afterEach(() => closeEmulator(gh, work));
 
   it('pulls create/patch, statuses, comments and collaborator permissions', async () => {
     await gh.pushCommit('acme', 'app', 'railyard-merge/t1', { 't.txt': 't\n' });

@@ -1,8 +1,15 @@
-// What the GitHub emulator's tests (github-emulator*.test.ts) share: git run against it without
-// blocking the event loop, a webhook receiver on 127.0.0.1, and the token they authenticate with.
+// What the GitHub emulator's tests (github-emulator*.test.ts) share: a validating emulator per test
+// (opened and checked by openEmulator / closeEmulator), git run against it without blocking the
+// event loop, a webhook receiver on 127.0.0.1, and the token they authenticate with.
 import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { Octokit } from '@octokit/core';
+import { expect } from 'vitest';
+import { startGitHubEmulator, type GitHubEmulator } from './github/index.js';
 
 export const run = promisify(execFile);
 export const GIT_ENV = {
@@ -69,3 +76,29 @@ export async function startReceiver(): Promise<{ url: string; got: Received[]; s
 }
 
 export const TOKEN = 'ghp_emulatortesttoken';
+
+/**
+ * A test's emulator: validating every answer, the bot's token, `acme/app` with `files`, an Octokit
+ * on it and a scratch directory (`work`).
+ */
+export async function openEmulator(
+  files: Record<string, string> = { 'README.md': '# app\n', 'src/a.txt': 'one\n' },
+): Promise<{ gh: GitHubEmulator; ok: Octokit; work: string }> {
+  const gh = await startGitHubEmulator({ validate: true });
+  gh.addToken(TOKEN, { login: 'railyard-bot' });
+  gh.createRepo('acme', 'app', { files });
+  const ok = new Octokit({ auth: TOKEN, baseUrl: gh.apiUrl });
+  const work = await mkdtemp(join(tmpdir(), 'gh-emu-test-'));
+  return { gh, ok, work };
+}
+
+/** After a test: every REST answer and webhook payload was valid against GitHub's descriptions; then closes and removes. */
+export async function closeEmulator(gh: GitHubEmulator, work: string): Promise<void> {
+  try {
+    await gh.idle();
+    expect(gh.schemaViolations).toEqual([]);
+  } finally {
+    await gh.close();
+    await rm(work, { recursive: true, force: true });
+  }
+}

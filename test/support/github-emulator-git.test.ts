@@ -1,37 +1,18 @@
 // The GitHub emulator over git and its merges: clone, fetch and push over smart HTTP with tokens,
 // the fast-forward rule of git/refs, lazy mergeability, PUT pulls/merge and a fast-forwarded base.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Octokit } from '@octokit/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startGitHubEmulator, type GitHubEmulator } from './github/index.js';
-import { git, gitFails, TOKEN } from './github-emulator-fixture.js';
+import type { GitHubEmulator } from './github/index.js';
+import { closeEmulator, git, gitFails, openEmulator, TOKEN } from './github-emulator-fixture.js';
 
 describe('GitHub emulator', () => {
   let gh: GitHubEmulator;
   let ok: Octokit;
   let work: string;
 
-  beforeEach(async () => {
-    gh = await startGitHubEmulator({ validate: true });
-    gh.addToken(TOKEN, { login: 'railyard-bot' });
-    gh.createRepo('acme', 'app', { files: { 'README.md': '# app\n', 'src/a.txt': 'one\n' } });
-    ok = new Octokit({ auth: TOKEN, baseUrl: gh.apiUrl });
-    work = await mkdtemp(join(tmpdir(), 'gh-emu-test-'));
-  });
-
-  afterEach(async () => {
-    try {
-      await gh.idle();
-      // Every REST answer and webhook payload of the test was valid against GitHub's descriptions.
-      expect(gh.schemaViolations).toEqual([]);
-    } finally {
-      await gh.close();
-      await rm(work, { recursive: true, force: true });
-    }
-  });
-
+  beforeEach(async () => ({ gh, ok, work } = await openEmulator()));
+  afterEach(() => closeEmulator(gh, work));
 
   it('git clones, fetches refs/pull/N/head and pushes over smart HTTP with x-access-token; refuses without a token', async () => {
     const { cloneUrl } = { cloneUrl: `http://${gh.host}/acme/app.git` };

@@ -1,38 +1,18 @@
 // The GitHub emulator's limits and auth: ETags and 304s, primary and secondary rate limits, and a
 // GitHub App's JWT, installation tokens and their expiry.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createAppAuth } from '@octokit/auth-app';
 import { Octokit } from '@octokit/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startGitHubEmulator, type GitHubEmulator } from './github/index.js';
-import { git, gitFails, TOKEN } from './github-emulator-fixture.js';
+import type { GitHubEmulator } from './github/index.js';
+import { closeEmulator, git, gitFails, openEmulator } from './github-emulator-fixture.js';
 
 describe('GitHub emulator', () => {
   let gh: GitHubEmulator;
   let ok: Octokit;
   let work: string;
 
-  beforeEach(async () => {
-    gh = await startGitHubEmulator({ validate: true });
-    gh.addToken(TOKEN, { login: 'railyard-bot' });
-    gh.createRepo('acme', 'app', { files: { 'README.md': '# app\n', 'src/a.txt': 'one\n' } });
-    ok = new Octokit({ auth: TOKEN, baseUrl: gh.apiUrl });
-    work = await mkdtemp(join(tmpdir(), 'gh-emu-test-'));
-  });
-
-  afterEach(async () => {
-    try {
-      await gh.idle();
-      // Every REST answer and webhook payload of the test was valid against GitHub's descriptions.
-      expect(gh.schemaViolations).toEqual([]);
-    } finally {
-      await gh.close();
-      await rm(work, { recursive: true, force: true });
-    }
-  });
-
+  beforeEach(async () => ({ gh, ok, work } = await openEmulator()));
+  afterEach(() => closeEmulator(gh, work));
 
   it('GETs carry an ETag; If-None-Match answers 304 without spending the rate limit', async () => {
     const sha = (await gh.branchSha('acme', 'app', 'main'))!;

@@ -3,14 +3,11 @@
 // description. The other themes: -git (smart HTTP, refs, merges), -api (pulls, CI, webhooks, edge
 // rules), -limits (ETags, rate limits, App tokens), -rules (branch rules, delivery faults).
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Octokit } from '@octokit/core';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGitHubEmulator, type GitHubEmulator } from './github/index.js';
 import { loadValidator, type SchemaValidator } from './github/validate.js';
-import { TOKEN } from './github-emulator-fixture.js';
+import { closeEmulator, openEmulator, TOKEN } from './github-emulator-fixture.js';
 
 describe('GitHub emulator', () => {
   let gh: GitHubEmulator;
@@ -22,25 +19,8 @@ describe('GitHub emulator', () => {
     validator = await loadValidator('ghes');
   });
 
-  beforeEach(async () => {
-    gh = await startGitHubEmulator({ validate: true });
-    gh.addToken(TOKEN, { login: 'railyard-bot' });
-    gh.createRepo('acme', 'app', { files: { 'README.md': '# app\n', 'src/a.txt': 'one\n' } });
-    ok = new Octokit({ auth: TOKEN, baseUrl: gh.apiUrl });
-    work = await mkdtemp(join(tmpdir(), 'gh-emu-test-'));
-  });
-
-  afterEach(async () => {
-    try {
-      await gh.idle();
-      // Every REST answer and webhook payload of the test was valid against GitHub's descriptions.
-      expect(gh.schemaViolations).toEqual([]);
-    } finally {
-      await gh.close();
-      await rm(work, { recursive: true, force: true });
-    }
-  });
-
+  beforeEach(async () => ({ gh, ok, work } = await openEmulator()));
+  afterEach(() => closeEmulator(gh, work));
 
   it('close() stops the emulator and removes its repositories', async () => {
     const other = await startGitHubEmulator();
