@@ -56,6 +56,8 @@ export class Deliverer {
   private timer: NodeJS.Timeout | undefined;
   private kickTimer: NodeJS.Timeout | undefined;
   private pumping = false;
+  /** When the outbox first failed to answer, while it does not. */
+  private unreadableSince: number | null = null;
   private again = false;
   private stopped = false;
   private lastPrune = 0;
@@ -125,7 +127,19 @@ export class Deliverer {
     }
     this.pumping = true;
     void this.pump()
-      .catch((error: unknown) => this.log.error({ err: error }, 'webhook deliverer: could not read the outbox'))
+      .then(
+        () => {
+          if (this.unreadableSince === null) return;
+          this.log.info({ seconds: Math.round((this.now() - this.unreadableSince) / SECOND) }, 'webhook deliverer: the outbox answers again');
+          this.unreadableSince = null;
+        },
+        (error: unknown) => {
+          // Said once per outage, not on every poll: the database being down is reported by /healthz and the requests.
+          if (this.unreadableSince !== null) return;
+          this.unreadableSince = this.now();
+          this.log.error({ err: error }, 'webhook deliverer: could not read the outbox; trying again quietly until it answers');
+        },
+      )
       .finally(() => {
         this.pumping = false;
         if (this.again) {
