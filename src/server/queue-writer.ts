@@ -12,6 +12,14 @@ import { effectsBetween, type QueueHandle, type QueueRegistry, type ReplicaView 
 /** Where the writer hands a committed step's effects (the service passes them on to the workers). */
 export type EffectSink = (queue: QueueHandle, effects: readonly Effect[]) => void | Promise<void>;
 
+/** How one command is committed: see QueueWriter.commit. */
+interface CommitOptions {
+  impactedTargets?: ImpactedTargetsWrite;
+  /** Events to add after seeing the intermediate model. */
+  more?: (model: QueueModel) => EngineEvent[];
+  fenced?: boolean;
+}
+
 export interface QueueWriterOptions {
   store: Store;
   registry: QueueRegistry;
@@ -90,11 +98,7 @@ export class QueueWriter {
   async commit(
     handle: QueueHandle,
     events: EngineEvent[],
-    options: {
-      impactedTargets?: ImpactedTargetsWrite;
-      more?: (model: QueueModel) => EngineEvent[];
-      fenced?: boolean;
-    } = {},
+    options: CommitOptions = {},
   ): Promise<QueueModel> {
     if (this.replicas) return this.commitShared(handle, events, options);
     const before = handle.model;
@@ -146,11 +150,7 @@ export class QueueWriter {
   private async commitShared(
     handle: QueueHandle,
     events: EngineEvent[],
-    options: {
-      impactedTargets?: ImpactedTargetsWrite;
-      more?: (model: QueueModel) => EngineEvent[];
-      fenced?: boolean;
-    },
+    options: CommitOptions,
   ): Promise<QueueModel> {
     const fence = this.replicas!.fence(handle.id);
     if (options.fenced && !fence) throw new LeaseLostError(handle.id);
