@@ -1,11 +1,12 @@
 /**
  * `railyard serve`'s flag parsing and checks: organisation tokens, the token file, the port,
- * seconds, secret files, and the `--github` options (secrets from files or the environment).
+ * and the `--github` options (secrets from files or the environment; src/flag-values.ts reads them).
  */
 import { readFile } from 'node:fs/promises';
 import type { GitHubAuth } from '../forge/github/client.js';
 import type { GitHubBackendOptions } from '../server/runtime.js';
 import { withoutTrailingSlashes } from '../contract/common.js';
+import { seconds, secretFile } from '../flag-values.js';
 
 export function parseOrgToken(value: string): { org: string; token: string } {
   const at = value.indexOf('=');
@@ -48,25 +49,6 @@ export async function portInUse(host: string, port: number): Promise<string | nu
     probe.once('error', (error) => resolve(listenError(error, port)));
     probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(null)));
   });
-}
-
-export function seconds(flag: string, value: string, min: number): number {
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n < min) throw new Error(`--${flag}: expected a number of seconds >= ${min}, got "${value}"`);
-  return n;
-}
-
-/** Reads a secret from a file (trimmed); the path, never the secret, appears in errors. */
-export async function secretFile(flag: string, path: string): Promise<string> {
-  const { readFile } = await import('node:fs/promises');
-  let text: string;
-  try {
-    text = (await readFile(path, 'utf8')).trim();
-  } catch (error) {
-    throw new Error(`--${flag}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
-  if (text === '') throw new Error(`--${flag}: ${path} is empty`);
-  return text;
 }
 
 /** `serve --github` options: secrets from files or the environment only (removed from the environment once read). */

@@ -3,8 +3,8 @@
  * the token and hook secret from files or the environment only (removed from the environment once
  * read), poll and CI-start intervals. Errors are one line naming the flag.
  */
-import { readFile } from 'node:fs/promises';
 import { withoutTrailingSlashes } from '../../contract/common.js';
+import { seconds, secretFile } from '../../flag-values.js';
 import type { GitLabSettings } from './driver.js';
 
 export interface GitLabFlags {
@@ -14,24 +14,6 @@ export interface GitLabFlags {
   'gitlab-webhook-secret-file'?: string;
   'gitlab-poll-seconds': string;
   'gitlab-ci-start-seconds': string;
-}
-
-async function secretFile(flag: string, path: string): Promise<string> {
-  let text: string;
-  try {
-    text = (await readFile(path, 'utf8')).trim();
-  } catch (error) {
-    throw new Error(`--${flag}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
-  if (text === '') throw new Error(`--${flag}: ${path} is empty`);
-  return text;
-}
-
-function seconds(flag: string, text: string, min: number): number {
-  const n = Number(text);
-  if (!Number.isFinite(n) || n < min)
-    throw new Error(`--${flag}: expected a number of seconds (at least ${min}), got "${text}"`);
-  return n;
 }
 
 export async function gitlabSettings(
