@@ -1,5 +1,7 @@
-/** API tokens as Railyard makes them: the `ry_` prefix and the generator. */
+/** API tokens as Railyard makes them: the `ry_` prefix, the generator, the database file, `token list`'s columns. */
 import { randomBytes } from 'node:crypto';
+import type { TokenInfo } from '../store/accounts.js';
+import type { Column } from './render.js';
 
 /** Prefix of every API token Railyard makes: easy to recognise in a config file or a leak scan. */
 export const TOKEN_PREFIX = 'ry_';
@@ -9,11 +11,16 @@ export function newToken(): string {
   return `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
 }
 
-/** `2026-11-23 14:05` (UTC) or `never`. */
-export function formatTime(ms: number | null): string {
-  if (ms === null) return 'never';
-  return new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
-}
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** `token list`'s columns: relative times in the table (`never` unused), ISO 8601 UTC (empty when unused) in CSV and TSV. */
+export const tokenColumns: Column<TokenInfo>[] = [
+  { header: 'Id', get: (t) => t.id },
+  { header: 'Organisation', get: (t) => t.org },
+  { header: 'Created', get: (t) => iso(t.createdAt), time: true },
+  { header: 'Last used', get: (t) => iso(t.lastUsedAt) ?? 'never', plain: (t) => iso(t.lastUsedAt), time: true },
+  { header: 'Label', get: (t) => t.label ?? '', shrink: true },
+];
 
 /**
  * The SQLite file the token commands use, which must exist unless `create` (a typo'd or missing

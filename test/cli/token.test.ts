@@ -58,7 +58,7 @@ describe('railyard token', () => {
     const before = await railyard(['token', 'list', '--data-dir', dir], e);
     expect(before.code).toBe(0);
     expect(before.stdout).toMatch(
-      new RegExp(`${id}\\s+team-a\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d\\s+never\\s+CI of web`),
+      new RegExp(`^Id\\s+Organisation\\s+Created\\s+Last used\\s+Label\\n${id}\\s+team-a\\s+\\d+ (?:seconds?|minutes?) ago\\s+never\\s+CI of web\\n$`),
     );
     expect(before.stdout).not.toContain(token);
 
@@ -107,6 +107,41 @@ describe('railyard token', () => {
     expect(doc).toMatchObject({ org: 'local', label: null, database: join(dir, SQLITE_FILE) });
     expect(doc.token).toMatch(/^ry_/);
     expect(doc.id).toMatch(/^[0-9a-f]{12}$/);
+  });
+
+  it('token list and token create take --format like the other commands; the token goes to stdout only, once', async () => {
+    const dir = await tempDir();
+    const e = env();
+    const tsv = await railyard(['token', 'create', '--data-dir', dir, '--create-database', '--org', 'team-a', '--label', 'CI', '--format', 'tsv'], e);
+    expect(tsv.code).toBe(0);
+    expect(tsv.stderr).toBe('');
+    const lines = tsv.stdout.trimEnd().split('\n').map((l) => l.split('\t'));
+    expect(lines.map((l) => l[0])).toEqual(['field', 'id', 'org', 'label', 'token', 'database']);
+    const record = Object.fromEntries(lines.slice(1));
+    expect(record).toMatchObject({ org: 'team-a', label: 'CI', database: join(dir, SQLITE_FILE) });
+    expect(record.token).toMatch(/^ry_[\w-]{43}$/);
+    expect(tsv.stdout.split(record.token)).toHaveLength(2); // printed once
+
+    const md = await railyard(['token', 'create', '--data-dir', dir, '--org', 'team-b', '--format', 'markdown'], e);
+    expect(md.stdout).toMatch(/^\| field \| value \|\n\| --- \| --- \|\n\| id \| [0-9a-f]{12} \|/);
+    expect(md.stderr).not.toMatch(/ry_/);
+    const asJson = JSON.parse((await railyard(['token', 'create', '--data-dir', dir, '--org', 'team-c', '--format', 'json'], e)).stdout);
+    expect(asJson).toMatchObject({ org: 'team-c', label: null });
+    expect(asJson.token).toMatch(/^ry_/);
+
+    const csv = await railyard(['token', 'list', '--data-dir', dir, '--format', 'csv'], e);
+    expect(csv.code).toBe(0);
+    const rows = csv.stdout.trimEnd().split('\r\n');
+    expect(rows[0]).toBe('Id,Organisation,Created,Last used,Label');
+    expect(rows).toHaveLength(4);
+    expect(rows[1]).toMatch(new RegExp(`^${record.id},team-a,\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z,,CI$`));
+    expect(csv.stdout).not.toMatch(/ry_/);
+    const listed = JSON.parse((await railyard(['token', 'list', '--data-dir', dir, '--org', 'team-b', '--format', 'json'], e)).stdout);
+    expect(listed).toEqual(JSON.parse((await railyard(['token', 'list', '--data-dir', dir, '--org', 'team-b', '--json'], e)).stdout));
+    expect(listed).toHaveLength(1);
+    const bad = await railyard(['token', 'list', '--data-dir', dir, '--format', 'xml'], e);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--format/);
   });
 
   it('serve reads tokens from --token-file and RAILYARD_SERVER_TOKEN, and warns about --token on the command line', async () => {

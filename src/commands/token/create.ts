@@ -1,5 +1,6 @@
 /** `railyard token create`: create an API token for an organisation (printed once; only its hash is stored). */
 import { Command, Flags } from '@oclif/core';
+import { formatFlag, formatOf } from '../../cli/base-command.js';
 import { fail, EXIT } from '../../cli/exit.js';
 
 export default class TokenCreate extends Command {
@@ -8,11 +9,14 @@ export default class TokenCreate extends Command {
   static override description =
     'Writes a new token into the database of --data-dir and prints it on stdout, once: the database keeps only ' +
     'its SHA-256. A server running on the same data dir accepts it from its next request. The token is `ry_` and ' +
-    '32 random bytes.';
+    '32 random bytes. The table format prints the token alone on stdout (the note goes to stderr), so ' +
+    '`TOKEN=$(railyard token create …)` captures it; --json and --format json|csv|tsv|markdown print a record ' +
+    '(id, org, label, token, database) on stdout instead. The token is never written to stderr.';
 
   static override examples = [
     '<%= config.bin %> token create --data-dir /var/lib/railyard --org team-a --label "CI of web"',
     '<%= config.bin %> token create --data-dir ./new-server --create-database --org local',
+    '<%= config.bin %> token create --data-dir /var/lib/railyard --org team-a --format tsv',
   ];
 
   static override flags = {
@@ -24,8 +28,9 @@ export default class TokenCreate extends Command {
         'Create the database in --data-dir if there is none yet (else a missing database is an error)',
       default: false,
     }),
+    format: formatFlag.format,
     json: Flags.boolean({
-      description: 'Print JSON: {"id", "org", "label", "token", "database"}',
+      description: 'Print JSON: {"id", "org", "label", "token", "database"} (the same as --format json)',
       default: false,
     }),
   };
@@ -38,6 +43,7 @@ export default class TokenCreate extends Command {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(TokenCreate);
+    const format = flags.json ? 'json' : formatOf(flags);
     const [{ openStore, hashToken, TOKEN_ID_LENGTH }, { newToken, tokenDatabase }] = await Promise.all([
       import('../../store/index.js'),
       import('../../cli/tokens.js'),
@@ -50,14 +56,10 @@ export default class TokenCreate extends Command {
       const token = newToken();
       await store.addToken(flags.org, token, flags.label);
       const id = hashToken(token).slice(0, TOKEN_ID_LENGTH);
-      if (flags.json) {
-        this.log(
-          JSON.stringify(
-            { id, org: flags.org, label: flags.label ?? null, token, database: database.file },
-            null,
-            2,
-          ),
-        );
+      if (format !== 'table') {
+        const { renderJson, renderRecord } = await import('../../cli/render.js');
+        const record = { id, org: flags.org, label: flags.label ?? null, token, database: database.file };
+        process.stdout.write(format === 'json' ? renderJson(record) : renderRecord(record, format));
         return;
       }
       this.logToStderr(

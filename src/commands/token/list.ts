@@ -1,5 +1,6 @@
 /** `railyard token list`: list the API tokens of the database (ids, organisations, when each was last used). */
 import { Command, Flags } from '@oclif/core';
+import { formatFlag, formatOf } from '../../cli/base-command.js';
 import { fail, EXIT } from '../../cli/exit.js';
 
 export default class TokenList extends Command {
@@ -8,14 +9,19 @@ export default class TokenList extends Command {
 
   static override description =
     'Tokens themselves are never shown: only their id (the start of their SHA-256), which `token revoke` takes. ' +
-    'Last use is recorded to the minute.';
+    'Last use is recorded to the minute. Times are relative in the table, ISO 8601 UTC in CSV and TSV; ' +
+    '--json (or --format json) prints the list with times in epoch milliseconds.';
 
-  static override examples = ['<%= config.bin %> token list --data-dir /var/lib/railyard --org team-a'];
+  static override examples = [
+    '<%= config.bin %> token list --data-dir /var/lib/railyard --org team-a',
+    '<%= config.bin %> token list --data-dir /var/lib/railyard --format csv > tokens.csv',
+  ];
 
   static override flags = {
     'data-dir': Flags.string({ description: 'Directory of the database', default: './.railyard' }),
     org: Flags.string({ description: 'Only the tokens of this organisation' }),
-    json: Flags.boolean({ description: 'Print JSON', default: false }),
+    ...formatFlag,
+    json: Flags.boolean({ description: 'Print JSON (the same as --format json)', default: false }),
   };
 
   /** A mistyped flag names the one meant (src/cli/did-you-mean.ts). */
@@ -26,9 +32,12 @@ export default class TokenList extends Command {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(TokenList);
-    const [{ openStore }, { formatTime, tokenDatabase }] = await Promise.all([
+    const format = flags.json ? 'json' : formatOf(flags);
+    const [{ openStore }, { tokenDatabase, tokenColumns }, { renderJson, renderRows }, { useColor }] = await Promise.all([
       import('../../store/index.js'),
       import('../../cli/tokens.js'),
+      import('../../cli/render.js'),
+      import('../../cli/color.js'),
     ]);
     const database = await tokenDatabase(flags['data-dir'], false).catch((error: Error) =>
       fail(this, error.message, EXIT.usage),
@@ -36,11 +45,11 @@ export default class TokenList extends Command {
     const store = await openStore({ dataDir: database.dataDir });
     try {
       const tokens = await store.describeTokens(flags.org);
-      if (flags.json) {
-        this.log(JSON.stringify(tokens, null, 2));
+      if (format === 'json') {
+        process.stdout.write(renderJson(tokens));
         return;
       }
-      if (!tokens.length) {
+      if (format === 'table' && !tokens.length) {
         this.log(
           flags.org
             ? `No tokens for organisation "${flags.org}" in ${database.file}.`
@@ -48,18 +57,10 @@ export default class TokenList extends Command {
         );
         return;
       }
-      const rows = [
-        ['ID', 'ORGANISATION', 'CREATED (UTC)', 'LAST USED (UTC)', 'LABEL'],
-        ...tokens.map((t) => [t.id, t.org, formatTime(t.createdAt), formatTime(t.lastUsedAt), t.label ?? '']),
-      ];
-      const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-      for (const r of rows)
-        this.log(
-          r
-            .map((cell, i) => cell.padEnd(widths[i]))
-            .join('  ')
-            .trimEnd(),
-        );
+      const width = process.stdout.isTTY && !flags.wide ? process.stdout.columns : undefined;
+      process.stdout.write(
+        renderRows(tokens, tokenColumns, format, { color: useColor(process.stdout), ...(width ? { width } : {}) }),
+      );
     } finally {
       await store.close();
     }
