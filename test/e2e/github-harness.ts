@@ -4,6 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { TestContext } from 'vitest';
 import { startGitHubEmulator, type GitHubEmulator } from '../support/github/index.js';
 import { call, ok } from '../server/helpers.js';
 import type { TestServer } from '../support/server.js';
@@ -34,6 +35,9 @@ export interface StartOptions {
  * answer the emulator gave the server did not match GitHub's OpenAPI description.
  */
 export const cleanup = (): Promise<void> => shared.cleanup("GitHub's schema");
+
+/** A test body with its own cleanups (checked against GitHub's schema), for tests that run side by side. */
+export const scoped = <C extends TestContext>(fn: (ctx: C) => Promise<void>) => shared.ownCleanups("GitHub's schema", fn);
 
 export async function emulator(): Promise<GitHubEmulator> {
   const gh = await startGitHubEmulator({ validate: true });

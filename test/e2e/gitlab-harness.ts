@@ -4,6 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { TestContext } from 'vitest';
 import { startGitLabEmulator, type GitLabEmulator } from '../support/gitlab/index.js';
 import type { TestServer } from '../support/server.js';
 import { ok } from '../server/helpers.js';
@@ -17,6 +18,9 @@ export const GL_TOKEN = 'glpat-e2e-secret-token';
 export const HOOK_SECRET = 'e2e-hook-secret';
 
 export const cleanup = (): Promise<void> => shared.cleanup('the GitLab shapes');
+
+/** A test body with its own cleanups (checked against the GitLab shapes), for tests that run side by side. */
+export const scoped = <C extends TestContext>(fn: (ctx: C) => Promise<void>) => shared.ownCleanups('the GitLab shapes', fn);
 
 export async function emulator(): Promise<GitLabEmulator> {
   const gl = await startGitLabEmulator();

@@ -3,11 +3,17 @@
  * gitlab-harness.ts) share: cleanups registered per test (and the emulators' schema violations
  * turned into a failure), temp dirs, the real built `railyard serve` as a child process waited on
  * until it listens, and waiting on a submitted PR through the API.
+ *
+ * Cleanups belong to the test that registered them: a test wrapped in `ownCleanups` (the harnesses'
+ * `scoped`) has its own list, run when that test finishes, so tests of one file can run side by side
+ * (`it.concurrent`); a test not wrapped registers on the file's list, which `cleanup` (afterEach) runs.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { TestContext } from 'vitest';
 import { ok } from '../server/helpers.js';
 import { BIN } from './cli.js';
 import type { TestServer } from './server.js';
@@ -29,43 +35,78 @@ export interface CheckedEmulator {
   readonly schemaViolations: readonly string[];
 }
 
-const cleanups: Array<() => Promise<void> | void> = [];
-const emulators: CheckedEmulator[] = [];
+/** What a test (or, unwrapped, the file's current test) must undo, and the emulators to check. */
+class Cleanups {
+  private readonly fns: Array<() => Promise<void> | void> = [];
+  private readonly emulators: CheckedEmulator[] = [];
+
+  add(fn: () => Promise<void> | void): void {
+    this.fns.push(fn);
+  }
+
+  check(emulator: CheckedEmulator): void {
+    this.emulators.push(emulator);
+  }
+
+  /** Reads the emulators' schema violations, runs the cleanups (last registered first), then fails on violations. */
+  async run(shapes: string): Promise<void> {
+    const violations: string[] = [];
+    for (const e of this.emulators.splice(0)) {
+      await e.idle().catch(() => undefined);
+      violations.push(...e.schemaViolations);
+    }
+    for (const c of this.fns.splice(0).reverse()) {
+      try {
+        await c();
+      } catch {
+        /* keep cleaning */
+      }
+    }
+    if (violations.length) throw new Error(`the emulator's answers broke ${shapes}:\n${violations.join('\n')}`);
+  }
+}
+
+const fileCleanups = new Cleanups();
+const testCleanups = new AsyncLocalStorage<Cleanups>();
+const current = (): Cleanups => testCleanups.getStore() ?? fileCleanups;
 
 /** Runs `fn` at cleanup (last registered first). */
 export function onCleanup(fn: () => Promise<void> | void): void {
-  cleanups.push(fn);
+  current().add(fn);
 }
 
 /** Checks an emulator's answers at cleanup (and closes it). */
 export function checkAtCleanup(emulator: CheckedEmulator & { close(): Promise<void> }): void {
-  cleanups.push(() => emulator.close());
-  emulators.push(emulator);
+  current().add(() => emulator.close());
+  current().check(emulator);
 }
 
 /**
- * Runs the cleanups registered by this harness (call from afterEach), then fails the test if any
- * answer an emulator gave the server did not match the forge's published description (`shapes`).
+ * Runs the cleanups registered by tests not wrapped in `ownCleanups` (call from afterEach), then
+ * fails the test if any answer an emulator gave the server did not match the forge's published
+ * description (`shapes`).
  */
-export async function cleanup(shapes: string): Promise<void> {
-  const violations: string[] = [];
-  for (const e of emulators.splice(0)) {
-    await e.idle().catch(() => undefined);
-    violations.push(...e.schemaViolations);
-  }
-  for (const c of cleanups.splice(0).reverse()) {
-    try {
-      await c();
-    } catch {
-      /* keep cleaning */
-    }
-  }
-  if (violations.length) throw new Error(`the emulator's answers broke ${shapes}:\n${violations.join('\n')}`);
+export function cleanup(shapes: string): Promise<void> {
+  return fileCleanups.run(shapes);
+}
+
+/**
+ * A test body whose servers, emulators and temp dirs are its own: cleaned up (and the emulators'
+ * answers checked against `shapes`) when this test finishes, whatever runs beside it. Use it for
+ * tests that run concurrently (`it.concurrent`), where afterEach's `cleanup` would not know whose
+ * resources are whose.
+ */
+export function ownCleanups<C extends TestContext>(shapes: string, fn: (ctx: C) => Promise<void>): (ctx: C) => Promise<void> {
+  return (ctx: C) => {
+    const mine = new Cleanups();
+    ctx.onTestFinished(() => mine.run(shapes));
+    return testCleanups.run(mine, () => fn(ctx));
+  };
 }
 
 export function tempDir(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  onCleanup(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
 
@@ -114,8 +155,8 @@ export async function spawnRailyard(args: string[], home: string, dataDir: strin
       await exited;
     },
   };
-  cleanups.push(stop);
-  if (process.env.RAILYARD_E2E_DEBUG) cleanups.push(() => console.log(`--- railyard output ---\n${out}`));
+  onCleanup(stop);
+  if (process.env.RAILYARD_E2E_DEBUG) onCleanup(() => console.log(`--- railyard output ---\n${out}`));
   return proc;
 }
 
