@@ -18,6 +18,6 @@ export interface BackendOptions extends ForgeSettings {
 
 /** Where PRs come from and who runs tests and merges: the driver, and the workers driving it. */
 export async function createBackend(options: BackendOptions): Promise<{ driver: ForgeDriver; workers: QueueWorkers }> {
-  const driver = createDriver(options, { dataDir: options.dataDir, pollMs: options.pollMs, log: options.log });
+  const driver = await createDriver(options, { dataDir: options.dataDir, pollMs: options.pollMs, log: options.log });
   return { driver, workers: new QueueWorkers(driver, { tickMs: options.tickMs, log: options.log }) };
 }
