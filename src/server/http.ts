@@ -1,12 +1,13 @@
 /**
- * The HTTP plumbing of the API server (app.ts): request schemas compiled once, request errors in
+ * The HTTP plumbing of the API server (app.ts): request schemas compiled once (on first use), request errors in
  * one line, the lenient JSON body parser, gzipped raw answers, Node's parser errors, driver routes.
  */
 import { STATUS_CODES } from 'node:http';
+import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { negotiate } from '@fastify/accept-negotiator';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { z } from 'zod';
 import {
   describeZodError,
@@ -24,15 +25,45 @@ const TEXT_TYPE = 'text/plain; charset=utf-8';
 
 
 /**
- * Every request schema, compiled once per process: z.compile builds a specialised validator with
- * the same results and errors as the schema (a rejected input is re-run through the schema
- * itself), at a few percent of its cost per request.
+ * An operation's request schema, compiled on its first request and kept for the process (undefined
+ * when it takes no input): z.compile builds a specialised validator with the same results and
+ * errors as the schema (a rejected input is re-run through the schema itself), at a few percent of
+ * its cost per request. Compiled when first needed, not at import: all 35 cost ~40 ms of CPU, paid
+ * by every process that loads the server, most of which never see most operations.
  */
-export const requestSchemas = new Map(
-  (Object.entries(routes) as [OperationName, RouteDef][]).flatMap(([op, def]) =>
-    def.request ? [[op, z.compile(def.request)] as const] : [],
-  ),
-);
+export function requestSchema(op: OperationName): z.ZodType | undefined {
+  if (!compiled.has(op)) {
+    const def: RouteDef = routes[op];
+    compiled.set(op, def.request ? z.compile(def.request) : undefined);
+  }
+  return compiled.get(op);
+}
+const compiled = new Map<OperationName, z.ZodType | undefined>();
+
+const fastifyRequire = createRequire(createRequire(import.meta.url).resolve('fastify'));
+type SchemaCompilers = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
+type CompilerFactory = (externalSchemas: unknown, options: unknown) => unknown;
+const loaded = new Map<string, CompilerFactory>();
+/** Fastify's default compiler factory from the package Fastify itself depends on, loaded once. */
+function fastifyCompiler(name: string): CompilerFactory {
+  let factory = loaded.get(name);
+  if (!factory) {
+    factory = (fastifyRequire(name) as () => CompilerFactory)();
+    loaded.set(name, factory);
+  }
+  return factory;
+}
+/**
+ * Fastify's own schema compilers (ajv, fast-json-stringify), loaded the first time a route declares
+ * a Fastify schema. No route does (requests are checked by the contract's zod schemas, answers are
+ * JSON.stringify), but Fastify otherwise loads both when an app is created: ~120 modules, a sixth
+ * of what a server loads.
+ */
+export const lazySchemaCompilers = {
+  buildValidator: (externalSchemas: unknown, options: unknown) => fastifyCompiler('@fastify/ajv-compiler')(externalSchemas, options),
+  buildSerializer: (externalSchemas: unknown, options: unknown) =>
+    fastifyCompiler('@fastify/fast-json-stringify-compiler')(externalSchemas, options),
+} as SchemaCompilers;
 
 /**
  * `field: problem` for a rejected request. Issues carry their input (reportInput), so a missing
