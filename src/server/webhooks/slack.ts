@@ -5,7 +5,7 @@
  * `@slack/webhook` over the guarded transport (same address rules, no redirects, deadline), with
  * none of the generic endpoints' signing headers.
  */
-import { IncomingWebhook, type FetchFunction, type IncomingWebhookSendArguments } from '@slack/webhook';
+import type { FetchFunction, IncomingWebhookSendArguments } from '@slack/webhook';
 import { explainReason } from '../../contract/reasons.js';
 import type { WebhookTransport } from './ssrf.js';
 
@@ -76,8 +76,12 @@ export function slackMessage(type: string, payload: Payload): IncomingWebhookSen
   return null;
 }
 
-/** Posts one message with `@slack/webhook`, its requests made by the guarded transport. */
+/**
+ * Posts one message with `@slack/webhook`, its requests made by the guarded transport. The SDK is
+ * imported on the first Slack delivery: a server without a Slack endpoint never loads it.
+ */
 export async function sendToSlack(transport: WebhookTransport, url: string, message: IncomingWebhookSendArguments) {
+  const { IncomingWebhook } = await import('@slack/webhook');
   let status = 0;
   let excerpt = '';
   const fetchFn: FetchFunction = async (target, init) => {
