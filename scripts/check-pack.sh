@@ -40,6 +40,13 @@ export PATH="$WORK/prefix/bin:$PATH" HOME="$WORK/home" XDG_CONFIG_HOME="$WORK/ho
 mkdir -p "$HOME" && cd "$HOME"
 [ "$(command -v railyard)" = "$WORK/prefix/bin/railyard" ] || fail "railyard is not the installed one: $(command -v railyard)"
 railyard --version | grep -q "^$NAME/$VERSION " || fail "railyard --version printed: $(railyard --version)"
+# The start-up fast path (src/cli/fast-path.ts) is in the package: the help cache answers, byte-identical to oclif.
+PKG="$WORK/prefix/lib/node_modules/$NAME"
+[ -f "$PKG/build/help-cache.json" ] || fail "build/help-cache.json is not in the package"
+FAST=$(node --input-type=module -e "const m = await import('$PKG/build/cli/fast-path.js'); process.stdout.write(m.fastOutput(['mq','status','--help']) ?? 'none')")
+LIVE=$(node --input-type=module -e "const { execute } = await import('$PKG/node_modules/@oclif/core/lib/index.js'); await execute({ dir: 'file://$PKG/bin/run.js', args: ['mq','status','--help'] })")
+[ "$FAST" = "$LIVE" ] || fail "the installed help cache differs from oclif's help (or was not used): $FAST"
+[ "$(railyard mq status --help)" = "$LIVE" ] || fail "railyard mq status --help differs from oclif's help"
 
 TOKEN=ry_pack_check_token_0123456789abcdef0123456789
 RAILYARD_SERVER_TOKEN=$TOKEN railyard serve --sandbox --port 0 --data-dir "$WORK/data" --sandbox-test-seconds 1 --log-level warn >"$WORK/serve.log" 2>&1 &
