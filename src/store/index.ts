@@ -6,7 +6,7 @@ export { migrations } from './migrations/index.js';
 export { isDatabaseBusy, isDatabaseUnavailable, openDatabase, redactUrl } from './database.js';
 export { ForgeEventsStore } from './forge-events.js';
 export type { ForgeEventKind } from './forge-events.js';
-export { endpointWants, publicEndpoint, WebhookStore } from './webhooks.js';
+export { dueHeads, endpointWants, publicEndpoint, WebhookStore } from './webhooks.js';
 export type {
   AttemptOutcome,
   AttemptRecord,

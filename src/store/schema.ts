@@ -272,6 +272,8 @@ export interface WebhookDeliveriesTable {
   last_error: Nullable<string>;
   created_at: Millis;
   finished_at: Nullable<number>;
+  /** 1: the first pending delivery of its line (endpoint, order key), the only one a claim reads (015). */
+  head: ColumnType<number, number | undefined, number>;
 }
 
 /** One attempt of a delivery: the delivery log (009). */

@@ -6,7 +6,7 @@
  * server (src/server/webhooks/events.ts), which hands this store pure builders.
  */
 import { EventEmitter } from 'node:events';
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type Transaction } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import type { Repo } from '../contract/index.js';
 import type { QueueModel } from '../engine/types.js';
@@ -126,7 +126,7 @@ async function insertEvents(
 ): Promise<string[]> {
   const now = Date.now();
   const messages: { id: string; org_slug: string; type: string; payload: string; created_at: number }[] = [];
-  const deliveries: { endpoint_id: string; message_id: string; order_key: string; state: string; next_at: number; created_at: number }[] = [];
+  const deliveries: NewDelivery[] = [];
   for (const event of events) {
     const targets = endpoints.filter((e) => force || endpointWants(e, event.type, event.repoKey));
     if (!targets.length) continue;
@@ -135,11 +135,70 @@ async function insertEvents(
     for (const e of targets)
       deliveries.push({ endpoint_id: e.id, message_id: id, order_key: event.orderKey, state: 'pending', next_at: now, created_at: now });
   }
+  await markHeads(trx, deliveries);
   for (let i = 0; i < messages.length; i += CHUNK) await trx.insertInto('webhook_messages').values(messages.slice(i, i + CHUNK)).execute();
   // In event order: the ids number the deliveries in the order they must go out.
   for (let i = 0; i < deliveries.length; i += CHUNK) await trx.insertInto('webhook_deliveries').values(deliveries.slice(i, i + CHUNK)).execute();
   if (messages.length) setTimeout(() => outboxSignals.emit('written'), 2).unref();
   return messages.map((m) => m.id);
+}
+
+type NewDelivery = { endpoint_id: string; message_id: string; order_key: string; state: string; next_at: number; created_at: number; head?: number };
+
+const lineOf = (endpointId: string, orderKey: string) => `${endpointId}\n${orderKey}`;
+
+/**
+ * PostgreSQL: takes the transaction's advisory lock of each line (endpoint, order key), in one
+ * order, so that a transaction adding deliveries to a line and one finishing the line's head run
+ * one after the other: otherwise a delivery written beside the head's completion could be marked
+ * as waiting behind a head that is already gone, and nothing would ever send it. On SQLite every
+ * write transaction holds the database's write lock (`begin immediate`), which serializes them.
+ */
+async function lockLines(trx: Db, lines: Iterable<string>): Promise<void> {
+  if (!(trx.getExecutor().adapter instanceof PostgresAdapter)) return;
+  const keys = [...new Set(lines)];
+  if (!keys.length) return;
+  await sql`SELECT count(pg_advisory_xact_lock(h)) FROM (
+      SELECT DISTINCT hashtextextended('webhook-line:' || k, 0) AS h FROM unnest(${keys}::text[]) AS k ORDER BY h) s`.execute(trx);
+}
+
+/**
+ * Marks each new delivery that starts its line (no pending delivery of its endpoint and order key
+ * before it) as the line's head: the only deliveries a claim reads (migration 015).
+ */
+async function markHeads(trx: Db, deliveries: NewDelivery[]): Promise<void> {
+  if (!deliveries.length) return;
+  await lockLines(trx, deliveries.map((d) => lineOf(d.endpoint_id, d.order_key)));
+  const endpoints = [...new Set(deliveries.map((d) => d.endpoint_id))];
+  const keys = [...new Set(deliveries.map((d) => d.order_key))];
+  const taken = new Set<string>();
+  for (let i = 0; i < keys.length; i += CHUNK) {
+    const rows = await trx
+      .selectFrom('webhook_deliveries')
+      .select(['endpoint_id', 'order_key'])
+      .distinct()
+      .where('state', '=', 'pending')
+      .where('endpoint_id', 'in', endpoints)
+      .where('order_key', 'in', keys.slice(i, i + CHUNK))
+      .execute();
+    for (const r of rows) taken.add(lineOf(r.endpoint_id, r.order_key));
+  }
+  for (const d of deliveries) {
+    const line = lineOf(d.endpoint_id, d.order_key);
+    d.head = taken.has(line) ? 0 : 1;
+    taken.add(line);
+  }
+}
+
+/**
+ * The due line heads of one endpoint, oldest due first, at most `limit` (`extra`: more conditions;
+ * `lock`: a locking clause). Exported for the test that checks its query plan.
+ */
+export function dueHeads(endpointId: string, now: number, limit: number, extra = sql``, lock = sql``) {
+  return sql<{ id: number; next_at: number }>`
+    SELECT id, next_at FROM webhook_deliveries
+    WHERE endpoint_id = ${endpointId} AND state = 'pending' AND head = 1 AND next_at <= ${now} AND lease_until <= ${now} ${extra}
+    ORDER BY next_at, id LIMIT ${limit} ${lock}`;
 }
 
 export class WebhookStore extends WebhookEndpointStore {
@@ -187,10 +246,12 @@ export class WebhookStore extends WebhookEndpointStore {
   // ------------------------------------------------------------------ delivering
 
   /**
-   * Claims up to `limit` due deliveries for `holder` until now + leaseMs: only the first pending
-   * delivery of each (endpoint, order key), of enabled endpoints, none of `busyEndpoints`. On
+   * Claims up to `limit` due deliveries for `holder` until now + leaseMs: line heads only (the
+   * first pending delivery of each endpoint and order key), of enabled endpoints, none of
+   * `busyEndpoints`, oldest due first. Each endpoint is one walk of `webhook_deliveries_heads` that
+   * stops after `limit` rows, so a claim costs the same behind a backlog of any size. On
    * PostgreSQL the rows are locked with SKIP LOCKED, so replicas claiming at once take different
-   * ones; on SQLite the server is the database's only writer.
+   * ones; on SQLite the server is the database's only deliverer.
    */
   async claim(
     holder: string,
@@ -201,21 +262,23 @@ export class WebhookStore extends WebhookEndpointStore {
     inFlight: readonly number[] = [],
   ): Promise<ClaimedDelivery[]> {
     if (limit <= 0) return [];
-    const busy = busyEndpoints.length ? sql`AND d.endpoint_id NOT IN (${sql.join(busyEndpoints)})` : sql``;
-    const lock = this.kind === 'postgres' ? sql`FOR UPDATE OF d SKIP LOCKED` : sql``;
-    // SQLite: this process is the only writer, so its claims live in memory (`inFlight`) and a
-    // claim writes nothing (a commit per claim cost an fsync on the request thread each time).
-    const mine = this.kind === 'sqlite' && inFlight.length ? sql`AND d.id NOT IN (${sql.join(inFlight)})` : sql``;
+    const lock = this.kind === 'postgres' ? sql`FOR UPDATE SKIP LOCKED` : sql``;
+    // SQLite: one deliverer per database, so its claims live in memory (`inFlight`) and a claim
+    // writes nothing (a commit per claim cost an fsync each time).
+    const mine = this.kind === 'sqlite' && inFlight.length ? sql`AND id NOT IN (${sql.join(inFlight)})` : sql``;
     const run = async (trx: Db) => {
-      const { rows } = await sql<{ id: number }>`
-        SELECT d.id FROM webhook_deliveries d
-        JOIN webhook_endpoints ep ON ep.id = d.endpoint_id
-        WHERE d.state = 'pending' AND d.next_at <= ${now} AND d.lease_until <= ${now} AND ep.state = 'enabled' ${busy} ${mine}
-          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e
-                          WHERE e.endpoint_id = d.endpoint_id AND e.order_key = d.order_key AND e.state = 'pending' AND e.id < d.id)
-        ORDER BY d.next_at, d.id LIMIT ${limit} ${lock}`.execute(trx);
-      if (!rows.length) return [];
-      const ids = rows.map((r) => Number(r.id));
+      const endpoints = await trx.selectFrom('webhook_endpoints').select('id').where('state', '=', 'enabled').execute();
+      const due: { id: number; next_at: number }[] = [];
+      for (const { id: endpointId } of endpoints) {
+        if (busyEndpoints.includes(endpointId)) continue;
+        const { rows } = await dueHeads(endpointId, now, limit, mine, lock).execute(trx);
+        for (const r of rows) due.push({ id: Number(r.id), next_at: Number(r.next_at) });
+      }
+      if (!due.length) return [];
+      const ids = due
+        .sort((a, b) => a.next_at - b.next_at || a.id - b.id)
+        .slice(0, limit)
+        .map((r) => r.id);
       if (this.kind === 'postgres')
         await trx.updateTable('webhook_deliveries').set({ lease_until: now + leaseMs, leased_by: holder }).where('id', 'in', ids).execute();
       const claimed = await trx
@@ -242,7 +305,8 @@ export class WebhookStore extends WebhookEndpointStore {
 
   /** Forgets the claims of a replica that stopped (SQLite at start: the only writer, so every claim). */
   async releaseClaims(holder?: string): Promise<void> {
-    let q = this.db.updateTable('webhook_deliveries').set({ lease_until: 0, leased_by: null }).where('state', '=', 'pending');
+    // Only leased rows are written (on SQLite claims live in memory: normally none).
+    let q = this.db.updateTable('webhook_deliveries').set({ lease_until: 0, leased_by: null }).where('state', '=', 'pending').where('lease_until', '>', 0);
     if (holder !== undefined) q = q.where('leased_by', '=', holder);
     await q.execute();
   }
@@ -254,20 +318,36 @@ export class WebhookStore extends WebhookEndpointStore {
    */
   /** Records several attempts in one transaction (one commit, one fsync); answers per attempt as recordAttempt. */
   async recordAttempts(outcomes: readonly AttemptOutcome[], disableAfterMs: number): Promise<{ disabled: boolean; failingSince: number | null }[]> {
+    if (!outcomes.length) return [];
     return this.db.transaction().execute(async (trx) => {
-      const out = [];
-      for (const o of outcomes) out.push(await this.recordIn(trx, o, disableAfterMs));
+      if (this.kind === 'postgres') {
+        const rows = await trx
+          .selectFrom('webhook_deliveries')
+          .select(['endpoint_id', 'order_key'])
+          .where('id', 'in', outcomes.map((o) => o.deliveryId))
+          .execute();
+        await lockLines(trx, rows.map((r) => lineOf(r.endpoint_id, r.order_key)));
+      }
+      // Endpoint rows are updated in one order (by id), so two replicas' batches never wait on each other in a cycle.
+      const order = outcomes.map((o, i) => ({ o, i })).sort((a, b) => (a.o.endpointId < b.o.endpointId ? -1 : a.o.endpointId > b.o.endpointId ? 1 : a.i - b.i));
+      const out: { disabled: boolean; failingSince: number | null }[] = new Array(outcomes.length);
+      for (const { o, i } of order) out[i] = await this.recordIn(trx, o, disableAfterMs);
       return out;
     });
   }
 
   async recordAttempt(o: AttemptOutcome, disableAfterMs: number): Promise<{ disabled: boolean; failingSince: number | null }> {
-    return this.db.transaction().execute((trx) => this.recordIn(trx, o, disableAfterMs));
+    const [result] = await this.recordAttempts([o], disableAfterMs);
+    return result;
   }
 
   private async recordIn(trx: Db, o: AttemptOutcome, disableAfterMs: number): Promise<{ disabled: boolean; failingSince: number | null }> {
     {
-      const row = await trx.selectFrom('webhook_deliveries').select(['attempts']).where('id', '=', o.deliveryId).executeTakeFirst();
+      const row = await trx
+        .selectFrom('webhook_deliveries')
+        .select(['attempts', 'endpoint_id', 'order_key', 'head', 'state'])
+        .where('id', '=', o.deliveryId)
+        .executeTakeFirst();
       if (!row) return { disabled: false, failingSince: null };
       const n = Number(row.attempts) + 1;
       await trx
@@ -289,6 +369,12 @@ export class WebhookStore extends WebhookEndpointStore {
         })
         .where('id', '=', o.deliveryId)
         .execute();
+      if (state !== 'pending' && row.state === 'pending' && Number(row.head) === 1) {
+        // The line's next delivery (if any) is its head now: the next claim sends it.
+        await sql`UPDATE webhook_deliveries SET head = 1 WHERE id = (
+            SELECT min(id) FROM webhook_deliveries
+            WHERE endpoint_id = ${row.endpoint_id} AND order_key = ${row.order_key} AND state = 'pending')`.execute(trx);
+      }
       if (o.ok) {
         const ep = await trx.selectFrom('webhook_endpoints').select('failing_since').where('id', '=', o.endpointId).executeTakeFirst();
         if (ep && ep.failing_since !== null) {
@@ -299,6 +385,7 @@ export class WebhookStore extends WebhookEndpointStore {
             .set({ next_at: o.at })
             .where('endpoint_id', '=', o.endpointId)
             .where('state', '=', 'pending')
+            .where('head', '=', 1)
             .where('next_at', '>', o.at)
             .execute();
         }
@@ -326,16 +413,6 @@ export class WebhookStore extends WebhookEndpointStore {
       }
       return { disabled: false, failingSince: since };
     }
-  }
-
-  /** The earliest time a pending delivery of an enabled endpoint is due (for the deliverer's sleep), or null. */
-  async nextDue(): Promise<number | null> {
-    const row = await this.db
-      .selectFrom('webhook_deliveries')
-      .select((eb) => eb.fn.min('next_at').as('next'))
-      .where('state', '=', 'pending')
-      .executeTakeFirst();
-    return numOrNull(row?.next);
   }
 
   // ------------------------------------------------------------------ the delivery log
@@ -395,11 +472,12 @@ export class WebhookStore extends WebhookEndpointStore {
     const found = await this.deliveryEndpoint(org, deliveryId);
     if (!found) return undefined;
     const now = Date.now();
-    const row = await this.db
-      .insertInto('webhook_deliveries')
-      .values({ endpoint_id: found.endpointId, message_id: found.messageId, order_key: found.orderKey, state: 'pending', next_at: now, created_at: now })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const delivery: NewDelivery = { endpoint_id: found.endpointId, message_id: found.messageId, order_key: found.orderKey, state: 'pending', next_at: now, created_at: now };
+    // In a transaction: the head check and the insert must not be split by the line's head finishing.
+    const row = await this.db.transaction().execute(async (trx) => {
+      await markHeads(trx, [delivery]);
+      return trx.insertInto('webhook_deliveries').values(delivery).returning('id').executeTakeFirstOrThrow();
+    });
     this.signals.emit('written');
     return Number(row.id);
   }

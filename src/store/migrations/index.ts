@@ -12,6 +12,7 @@ import * as webhooks from './009_webhooks.js';
 import * as riskFacts from './010_risk_facts.js';
 import * as forgeEvents from './011_forge_events.js';
 import * as queueHistory from './012_queue_history.js';
+import * as webhookLines from './015_webhook_lines.js';
 
 /**
  * Every migration, in order. Kysely applies them by name (sorted), so add a new file
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '010_risk_facts': riskFacts,
   '011_forge_events': forgeEvents,
   '012_queue_history': queueHistory,
+  '015_webhook_lines': webhookLines,
 };
