@@ -48,6 +48,7 @@ import type { QueueWorkers } from './workers.js';
 import type { Replicas } from './replicas.js';
 import { webhookHandlers } from './routes/webhooks.js';
 import { Deliverer, type WebhookOptions } from './webhooks/deliverer.js';
+import { DelivererThread, delivererWorkerFile, type DelivererHandle } from './webhooks/deliverer-thread.js';
 import { forgePrUrl, queueEventBuilder } from './webhooks/events.js';
 import { WebhookService } from './webhooks/service.js';
 
@@ -72,6 +73,8 @@ export interface ServerDeps {
    * (builtWorkerFile); `false`, or none found (running from sources), reads them on the request thread.
    */
   reportWorker?: string | false;
+  /** `false`: deliver webhooks on the request thread even on an SQLite file (default: a worker thread when built). */
+  delivererThread?: boolean;
   /** `serve --org-repos`: repositories pinned to organisations (decisions "Trust"). */
   orgRepos?: readonly OrgRepoPin[];
   /** Several replicas on one PostgreSQL database: leases and change notifications (see replicas.ts). */
@@ -190,7 +193,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     return `http://${host}:${address.port}`;
   };
   deps.store.webhooks.queueEvents = queueEventBuilder(dashboardUrl, forgePrUrl(deps.driver.kind));
-  const deliverer = new Deliverer(deps.store, webhookOptions, app.log);
+  // On an SQLite file the deliverer runs on its own thread and connection (deliverer-thread.ts).
+  const delivererFile = deps.store.sqliteFile && deps.delivererThread !== false ? delivererWorkerFile() : undefined;
+  const deliverer: DelivererHandle =
+    delivererFile && deps.store.sqliteFile
+      ? new DelivererThread(delivererFile, deps.store.sqliteFile, deps.store.webhooks, webhookOptions, app.log)
+      : new Deliverer(deps.store.webhooks, webhookOptions, app.log);
   const webhooks = new WebhookService(deps.store, webhookOptions, now);
   app.decorate('railyard', { service, auth });
   app.decorateRequest('org', '');

@@ -42,6 +42,9 @@ export class AccountStore {
   /** The migrations this open applied (empty when the schema was already current). */
   migrated: string[] = [];
 
+  /** The SQLite database file (null: PostgreSQL, another dialect, or `:memory:`), for connections of other threads. */
+  sqliteFile: string | null = null;
+
   /** Outgoing webhooks: endpoints, the outbox each queue step writes to, deliveries (webhooks.ts). */
   readonly webhooks: WebhookStore;
 

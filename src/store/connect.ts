@@ -141,6 +141,19 @@ export function sqliteDialect(path: string): { dialect: Dialect; stop?: () => Pr
 }
 
 /**
+ * A second connection to an SQLite file the server has open (a worker thread's: the webhook
+ * deliverer). Its transactions begin immediate like the server's, wait for the server's write
+ * lock up to `busyMs`, and never checkpoint (the server's checkpointer does).
+ */
+export function sqliteSideDialect(path: string, busyMs = 5000): Dialect {
+  const database = new Database(path, { fileMustExist: true });
+  database.pragma('foreign_keys = ON');
+  database.pragma(`busy_timeout = ${busyMs}`);
+  database.pragma('wal_autocheckpoint = 0');
+  return new SqliteDialect({ database: keepingStatements(database, 64) });
+}
+
+/**
  * The database as Kysely sees it, with prepared statements kept per SQL text (the most recently
  * used `size`): Kysely prepares every query it runs, and compiling the same multi-row statement
  * again for every upload cost more than running it. Kysely's `begin` becomes `begin immediate`.

@@ -79,6 +79,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   const pause = kind === 'sqlite' ? pauseBetweenStatements(file && file !== ':memory:' ? `${file}-wal` : null) : undefined;
   const store = new Store(db, kind, dataVersions.get(dialect), pause, stop);
   store.migrated = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  if (file && file !== ':memory:') store.sqliteFile = file;
   return store;
 }
 

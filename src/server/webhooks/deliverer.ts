@@ -7,7 +7,7 @@
  * An endpoint whose every attempt failed for `disableAfterMs` is disabled, with a log line.
  */
 import { randomUUID } from 'node:crypto';
-import type { AttemptOutcome, ClaimedDelivery, Store } from '../../store/index.js';
+import type { AttemptOutcome, ClaimedDelivery, WebhookStore } from '../../store/index.js';
 import { slackMessage, sendToSlack } from './slack.js';
 import { signedHeaders } from './signer.js';
 import { AddressRefused, WebhookTransport, type AddressPolicy } from './ssrf.js';
@@ -67,7 +67,7 @@ export class Deliverer {
   private flushTimer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: WebhookStore,
     options: WebhookOptions,
     private readonly log: DelivererLog,
     private readonly now: () => number = Date.now,
@@ -83,8 +83,8 @@ export class Deliverer {
 
   async start(): Promise<void> {
     // SQLite: this server is the database's only writer, so claims left by a killed process are void.
-    if (this.store.kind === 'sqlite') await this.store.webhooks.releaseClaims();
-    this.store.webhooks.signals.on('written', this.onWritten);
+    if (this.store.kind === 'sqlite') await this.store.releaseClaims();
+    this.store.signals.on('written', this.onWritten);
     this.timer = setInterval(() => this.kick(), this.pollMs);
     this.timer.unref();
     this.kick();
@@ -94,7 +94,7 @@ export class Deliverer {
     this.stopped = true;
     clearInterval(this.timer);
     clearTimeout(this.kickTimer);
-    this.store.webhooks.signals.off('written', this.onWritten);
+    this.store.signals.off('written', this.onWritten);
     const pending = Promise.all([...this.inFlight.values()].map((f) => f.done));
     await this.flush();
     await pending;
@@ -158,7 +158,7 @@ export class Deliverer {
       const free = MAX_IN_FLIGHT - this.inFlight.size;
       if (free <= 0) return;
       const now = this.now();
-      const claimed = (await this.store.webhooks.claim(this.holder, free, now, this.leaseMs, busy, [...this.inFlight.keys()])).filter(
+      const claimed = (await this.store.claim(this.holder, free, now, this.leaseMs, busy, [...this.inFlight.keys()])).filter(
         (d) => !this.inFlight.has(d.id),
       );
       for (const d of claimed) {
@@ -172,7 +172,7 @@ export class Deliverer {
       }
       if (now - this.lastPrune > HOUR) {
         this.lastPrune = now;
-        await this.store.webhooks.prune(now - PRUNE_AFTER_MS);
+        await this.store.prune(now - PRUNE_AFTER_MS);
       }
       if (!claimed.length) return;
     }
@@ -191,7 +191,7 @@ export class Deliverer {
     const batch = this.outcomes.splice(0);
     if (!batch.length) return;
     try {
-      const results = await this.store.webhooks.recordAttempts(
+      const results = await this.store.recordAttempts(
         batch.map((b) => b.outcome),
         this.disableAfterMs,
       );
