@@ -66,6 +66,22 @@ describe('slack endpoints', () => {
     }
   });
 
+  it('posts one sentence when a test turns flaky (test_case.status_changed), linking the test, and nothing for the other flaky-test events', async () => {
+    const r = await slack();
+    const s = await server({ webhooks: LOCAL });
+    // The default Slack filter; v2.test_case.status_changed and monitor events would be a second and third message of the same change.
+    await ok(s, 'createWebhook', { url: r.url, kind: 'slack' });
+    const report = `<testsuite name="auth"><testcase classname="auth" name="logs in" file="test/login.test.ts"><failure message="Timeout 5000ms"/></testcase><testcase classname="auth" name="logs in" file="test/login.test.ts"/></testsuite>`;
+    await ok(s, 'uploadTestResults', { repo: Q.repo, org_url_slug: s.org, branch: 'main', sha: 'a'.repeat(40), reports: [{ name: 'junit.xml', content: report }] });
+    await until('the message', () => r.messages.length >= 1);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(r.messages).toHaveLength(1);
+    expect(r.messages[0]).toBe(
+      ':warning: Test <https://github.com/acme/web/blob/HEAD/test/login.test.ts|logs in> in acme/web is now flaky (was healthy). Inconsistent results on the same commit aaaaaaa on main',
+    );
+    expect(r.requests[0].status).toBe(200);
+  });
+
   it("records Slack's refusal (404 no_service for a removed hook) in the delivery log, and the test event works", async () => {
     const r = await slack();
     const s = await server({ webhooks: { ...LOCAL, retrySchedule: [] } });

@@ -43,6 +43,15 @@ const OUTCOMES: Record<string, { icon: string; verb: string; reason: string }> =
   'pull_request.canceled': { icon: ':no_entry_sign:', verb: 'was taken out of the merge queue of', reason: 'cancellation_reason' },
 };
 
+/** `owner/name` of a repository's web address (its path), or the address itself when it is not one. */
+function repoOfUrl(url: string): string {
+  try {
+    return new URL(url).pathname.split('/').filter(Boolean).join('/') || url;
+  } catch {
+    return url;
+  }
+}
+
 /**
  * The Slack message of one event, or null when Slack gets no message for it. A PR outcome is one
  * sentence naming the PR (a link to it on its forge), its title and author, what happened and why,
@@ -66,11 +75,13 @@ export function slackMessage(type: string, payload: Payload): IncomingWebhookSen
     return { text: `${outcome.icon} PR ${pr}${title}${by} ${outcome.verb} ${branch}${esc(because(payload[outcome.reason]))}${quoted}${dashboard}` };
   }
   if (type === 'test_case.status_changed') {
-    const tc = payload.test_case as { name?: string; html_url?: string } | undefined;
+    const tc = payload.test_case as { name?: string; html_url?: string; repository?: { html_url?: string } } | undefined;
+    // Flaky-test events name their repository inside the test case (Trunk's shape), by its web address.
+    const where = tc?.repository?.html_url ? repoOfUrl(tc.repository.html_url) : repo;
     const change = payload.status_change as { previous_status?: string; current_status?: { value?: string; reason?: string } } | undefined;
     const name = tc?.html_url ? `<${href(tc.html_url)}|${esc(tc.name ?? 'a test')}>` : esc(tc?.name ?? 'a test');
     const reason = change?.current_status?.reason ? ` ${esc(change.current_status.reason)}` : '';
-    return { text: `:warning: Test ${name} in ${esc(repo)} is now ${esc(change?.current_status?.value ?? '?')} (was ${esc(change?.previous_status ?? '?')}).${reason}` };
+    return { text: `:warning: Test ${name} in ${esc(where)} is now ${esc(change?.current_status?.value ?? '?')} (was ${esc(change?.previous_status ?? '?')}).${reason}` };
   }
   if (type === 'webhook.test') return { text: 'Railyard test event: this Slack webhook works.' };
   return null;
