@@ -196,5 +196,10 @@ export interface ForgeDriver {
   readonly lander: Lander;
   readonly events?: Events;
   readonly reporter?: Reporter;
+  /**
+   * The web page of a pull request, when the driver knows its instance's address (GitLab: from
+   * `--gitlab-url`, which may be http, carry a port and a path prefix); null for another host.
+   */
+  readonly prUrl?: (repo: Repo, prNumber: number) => string | null;
   close(): Promise<void>;
 }

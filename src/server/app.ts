@@ -192,7 +192,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     return `http://${host}:${address.port}`;
   };
-  deps.store.webhooks.queueEvents = queueEventBuilder(dashboardUrl, forgePrUrl(deps.driver.kind));
+  deps.store.webhooks.queueEvents = queueEventBuilder(dashboardUrl, forgePrUrl(deps.driver.kind, deps.driver.prUrl));
   // On an SQLite file the deliverer runs on its own thread and connection (deliverer-thread.ts).
   const delivererFile = deps.store.sqliteFile && deps.delivererThread !== false ? delivererWorkerFile() : undefined;
   const deliverer: DelivererHandle =

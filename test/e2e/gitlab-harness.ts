@@ -22,8 +22,8 @@ export const cleanup = (): Promise<void> => shared.cleanup('the GitLab shapes');
 /** A test body with its own cleanups (checked against the GitLab shapes), for tests that run side by side. */
 export const scoped = <C extends TestContext>(fn: (ctx: C) => Promise<void>) => shared.ownCleanups('the GitLab shapes', fn);
 
-export async function emulator(): Promise<GitLabEmulator> {
-  const gl = await startGitLabEmulator();
+export async function emulator(options: { pathPrefix?: string } = {}): Promise<GitLabEmulator> {
+  const gl = await startGitLabEmulator(options);
   checkAtCleanup(gl);
   gl.addToken(GL_TOKEN, { username: 'railyard-bot' });
   return gl;
@@ -31,7 +31,7 @@ export async function emulator(): Promise<GitLabEmulator> {
 
 export async function startRailyard(
   gl: GitLabEmulator,
-  opts: { webhooks: boolean; dataDir: string; pollSeconds?: number; ciStartSeconds?: number },
+  opts: { webhooks: boolean; dataDir: string; pollSeconds?: number; ciStartSeconds?: number; extraArgs?: string[] },
 ): Promise<RailyardProcess> {
   const secrets = tempDir('railyard-secrets-');
   writeFileSync(join(secrets, 'token'), GL_TOKEN + '\n');
@@ -59,6 +59,7 @@ export async function startRailyard(
     writeFileSync(join(secrets, 'hook'), HOOK_SECRET);
     args.push('--gitlab-webhook-secret-file', join(secrets, 'hook'));
   }
+  args.push(...(opts.extraArgs ?? []));
   const proc = await spawnRailyard(args, secrets, opts.dataDir);
   if (opts.webhooks) gl.setWebhook(`${baseUrlOf(proc)}/webhooks/gitlab`, HOOK_SECRET);
   return proc;

@@ -7,6 +7,7 @@
  * reporter (reporter.ts: status and one note). They share one GitLabRuntime (runtime.ts).
  */
 import { resolve } from 'node:path';
+import { withoutTrailingSlashes } from '../../contract/common.js';
 import type { ForgeDriver } from '../types.js';
 import { RemoteBuilder } from '../shared/builder.js';
 import { GitLabCi } from './ci.js';
@@ -14,6 +15,7 @@ import { GitLabClient } from './client.js';
 import { GitLabPolling } from './events.js';
 import { pushRefs } from './git.js';
 import { GitLabLander } from './lander.js';
+import { projectPath } from './repo.js';
 import { GitLabReporter } from './reporter.js';
 import { GitLabRuntime } from './runtime.js';
 import { GitLabSource } from './source.js';
@@ -65,6 +67,9 @@ export function createGitLabDriver(
     lander: new GitLabLander(rt, (q, n) => polling.refreshMr(q, n)),
     events: { start: (host) => polling.start(host), routes: [webhooks.route] },
     reporter,
+    // The instance's own address: a self-managed GitLab may be http://host:port/gitlab.
+    prUrl: (repo, n) =>
+      repo.host.toLowerCase() === gl.host.toLowerCase() ? `${withoutTrailingSlashes(gl.url)}/${projectPath(repo)}/-/merge_requests/${n}` : null,
     async close() {
       rt.closed = true;
       ci.close();

@@ -41,12 +41,15 @@ export function prPageUrl(dashboard: string, repo: Repo, branch: string, prNumbe
 export type PrUrlOf = (repo: Repo, prNumber: number) => string | null;
 
 /**
- * The forge's web page of a pull request, by forge kind: GitLab's merge requests, GitHub's pull
+ * The forge's web page of a pull request: the driver's own answer when it has one (GitLab's, from
+ * its instance URL), else by forge kind: GitLab's merge requests, GitHub's pull
  * requests (also the sandbox's, whose repositories are named like GitHub's); none for local bare
  * repositories (`--git-root`), which have no web page.
  */
-export function forgePrUrl(forgeKind: string): PrUrlOf {
+export function forgePrUrl(forgeKind: string, driverUrl?: PrUrlOf): PrUrlOf {
   return (repo, n) => {
+    const own = driverUrl?.(repo, n);
+    if (own) return own;
     const path = `${encodeURIComponent(repo.host)}/${repo.owner.split('/').map(encodeURIComponent).join('/')}/${encodeURIComponent(repo.name)}`;
     if (forgeKind === 'gitlab') return `https://${path}/-/merge_requests/${n}`;
     if (forgeKind === 'git') return null;

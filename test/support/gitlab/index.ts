@@ -43,6 +43,8 @@ export class GitLabEmulator {
   url = '';
   /** `host:port`, the `repo.host` Railyard serves. */
   host = '';
+  /** The path the instance lives under ('' or e.g. `/gitlab`), part of `url`. */
+  pathPrefix = '';
   readonly world = new World(mkdtempSync(join(tmpdir(), 'railyard-gl-')));
   readonly hooks = new Hooks(this.world);
   readonly ci = new Ci(this.world, this.hooks);
@@ -76,7 +78,7 @@ export class GitLabEmulator {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     this.server = server;
     this.host = `127.0.0.1:${(server.address() as { port: number }).port}`;
-    this.url = `http://${this.host}`;
+    this.url = `http://${this.host}${this.pathPrefix}`;
     this.world.web = this.url;
   }
 
@@ -410,6 +412,17 @@ export class GitLabEmulator {
   // --- HTTP ----------------------------------------------------------------------------------
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // A self-managed instance under a path (http://host:port/gitlab): everything lives below it.
+    if (this.pathPrefix) {
+      const path = req.url ?? '/';
+      if (!path.startsWith(`${this.pathPrefix}/`)) {
+        req.resume();
+        res.writeHead(404, { 'content-type': 'text/plain' });
+        res.end('Not Found');
+        return;
+      }
+      req.url = path.slice(this.pathPrefix.length);
+    }
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname === '/api/v4' || url.pathname.startsWith('/api/v4/'))
       return this.rest.handle(req, res, url);
@@ -476,8 +489,10 @@ function basicPassword(header: string | undefined): string | null {
   return i < 0 ? null : decoded.slice(i + 1) || null;
 }
 
-export async function startGitLabEmulator(): Promise<GitLabEmulator> {
+/** `pathPrefix`: serve under a path, as a self-managed GitLab at `http://host:port/gitlab` does. */
+export async function startGitLabEmulator(options: { pathPrefix?: string } = {}): Promise<GitLabEmulator> {
   const e = new GitLabEmulator();
+  e.pathPrefix = options.pathPrefix ?? '';
   await e.start();
   return e;
 }
