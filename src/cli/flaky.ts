@@ -17,9 +17,18 @@ export async function resolveOrg(flag: string | undefined, config: { org?: strin
   return org;
 }
 
+/**
+ * What a view says for a test's status: the server's verdict label when it sends one (`not enough
+ * runs yet (3 of 10)` rather than a healthy that has no verdict yet, `flaky: passed on retry`), else
+ * the wire status.
+ */
+export function statusLabel(t: { status: { value: string }; verdict?: { label: string } | undefined }): string {
+  return t.verdict?.label ?? stateText(t.status.value);
+}
+
 export const testColumns: Column<UnhealthyTestCase | DetailedTestCase>[] = [
   { header: 'Test', get: (t) => t.name, shrink: true },
-  { header: 'Status', get: (t) => stateText(t.status.value) },
+  { header: 'Status', get: statusLabel },
   { header: 'Reason', get: (t) => t.status.reason },
   { header: 'File', get: (t) => t.file_path ?? '', shrink: true },
   { header: 'Class', get: (t) => t.classname ?? '' },
@@ -33,6 +42,7 @@ export const failingColumns: Column<DetailedTestCase>[] = [
   ...testColumns.slice(0, 4),
   { header: 'Fail 7d', get: (t) => `${(t.failure_rate_last_7d * 100).toFixed(1)}%`, plain: (t) => t.failure_rate_last_7d },
   { header: 'Fail 24h', get: (t) => `${(t.failure_rate_last_24h * 100).toFixed(1)}%`, plain: (t) => t.failure_rate_last_24h },
+  { header: 'Passed on retry', get: (t) => t.verdict?.failures_passed_on_retry_last_7d ?? '' },
   { header: 'Top failure', get: (t) => t.most_common_failures[0]?.summary ?? '', shrink: true },
   ...testColumns.slice(5),
 ];

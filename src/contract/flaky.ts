@@ -77,6 +77,32 @@ export const FailureSummary = z.object({
   last_occurrence: DateTimeOutput.optional(),
 });
 
+/** Marks a field of a Trunk answer as a Railyard addition in the OpenAPI document. */
+const extension = <T extends z.ZodType>(schema: T, description: string): T =>
+  schema.meta({ 'x-railyard-extension': true, description });
+
+/** What a test's status rests on (a Railyard extension of the test answers; Trunk clients ignore it). */
+export const TEST_VERDICTS = ['healthy', 'not_enough_runs', 'failure_rate', 'pass_on_retry'] as const;
+export const TestVerdict = z.object({
+  /**
+   * `not_enough_runs`: `status.value` is healthy only because the failure-rate monitor has fewer
+   * runs than it needs while the test has failed; `pass_on_retry`: flaky because it failed and then
+   * passed on the same commit; `failure_rate`: flaky or broken by its failure rate.
+   */
+  kind: z.enum(TEST_VERDICTS),
+  /** What a view shows for the status: `not enough runs yet (3 of 10)`, `flaky: passed on retry`, `broken`. */
+  label: z.string(),
+  /** Runs and failures the failure-rate monitor counts now: stable branches, its window, not excluded. */
+  runs: z.number().int().min(0),
+  failures: z.number().int().min(0),
+  /** The runs it needs for a verdict (`failure_rate.min_sample`) and its window. */
+  min_runs: z.number().int().min(0),
+  window_hours: z.number().min(0),
+  /** Failures in the last 7 days that a pass of the same test on the same commit followed. */
+  failures_passed_on_retry_last_7d: z.number().int().min(0),
+});
+export type TestVerdict = z.infer<typeof TestVerdict>;
+
 const TestCaseCore = {
   id: z.string(),
   repository: z.object({ html_url: z.string() }),
@@ -91,6 +117,10 @@ const TestCaseCore = {
   pull_requests_impacted_last_7d: z.number().int().min(0),
   quarantined: z.boolean(),
   ticket: z.object({ html_url: z.string() }).optional(),
+  verdict: extension(
+    TestVerdict.optional(),
+    'Railyard extension: what the status rests on (e.g. not enough runs yet for a verdict, or failures that passed on retry)',
+  ),
 };
 
 /** A test in list-unhealthy-tests: without failure statistics. */

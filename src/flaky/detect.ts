@@ -209,3 +209,53 @@ export function decideMonitors(
   }
   return decision;
 }
+
+/** What a test's view shows and why (the `verdict` extension of the test answers). */
+export interface VerdictInput {
+  /** Its effective status now, and whether pass-on-retry is what makes it flaky. */
+  status: TestStatus;
+  passOnRetryActive: boolean;
+  /** The failure-rate monitor's runs and failures now (stable branches, its window). */
+  window: { runs: number; fails: number };
+  /** Its failures anywhere in the last 7 days, and how many a pass on the same commit followed. */
+  failures7d: number;
+  passedOnRetry7d: number;
+}
+
+export interface Verdict {
+  kind: 'healthy' | 'not_enough_runs' | 'failure_rate' | 'pass_on_retry';
+  label: string;
+  runs: number;
+  failures: number;
+  min_runs: number;
+  window_hours: number;
+  failures_passed_on_retry_last_7d: number;
+}
+
+/**
+ * The verdict behind a status, pure. A healthy test that has failed (in the monitor's window or in
+ * the last 7 days) while the failure-rate monitor has fewer runs than its minimum sample has no
+ * verdict yet: `not enough runs yet (3 of 10)`, never "healthy". A test flaky by pass-on-retry
+ * (and not broken) says so.
+ */
+export function verdictOf(input: VerdictInput, settings: RepositorySettings): Verdict {
+  const fr = settings.failure_rate;
+  const base = {
+    runs: input.window.runs,
+    failures: input.window.fails,
+    min_runs: fr.min_sample,
+    window_hours: fr.window_hours,
+    failures_passed_on_retry_last_7d: input.passedOnRetry7d,
+  };
+  if (input.status === 'broken') return { kind: 'failure_rate', label: 'broken', ...base };
+  if (input.status === 'flaky') {
+    return input.passOnRetryActive
+      ? { kind: 'pass_on_retry', label: 'flaky: passed on retry', ...base }
+      : { kind: 'failure_rate', label: 'flaky', ...base };
+  }
+  const failed = input.window.fails > 0 || input.failures7d > 0;
+  if (fr.enabled && failed && input.window.runs < fr.min_sample) {
+    return { kind: 'not_enough_runs', label: `not enough runs yet (${input.window.runs} of ${fr.min_sample})`, ...base };
+  }
+  return { kind: 'healthy', label: 'healthy', ...base };
+}

@@ -275,6 +275,53 @@ export class FlakyStore extends FlakyIngest {
     return out;
   }
 
+  /**
+   * Of these tests' failures in [since, until] (not excluded), how many a pass of the same test on
+   * the same commit followed: a result that failed and passed in one upload (retries), or a failure
+   * with a later pass in an upload of the same SHA. Each later upload is found through
+   * `test_uploads (repo_id, sha)` and its results through the results' (test, time) index.
+   */
+  async passedOnRetry(seqs: readonly number[], since: number, until: number): Promise<Map<number, number>> {
+    const out = new Map<number, number>();
+    if (!seqs.length) return out;
+    const rows = await this.db
+      .selectFrom('flaky_results as f')
+      .innerJoin('test_uploads as uf', 'uf.seq', 'f.upload_seq')
+      .select((eb) => ['f.test_seq', eb.fn.countAll<number>().as('n')])
+      .where('f.test_seq', 'in', seqs)
+      .where('f.at', '>=', since)
+      .where('f.at', '<=', until)
+      .where('f.excluded', '=', 0)
+      .where((eb) =>
+        eb.or([
+          eb('f.outcome', '=', 'flaky'),
+          eb.and([
+            eb('f.outcome', '=', 'failed'),
+            eb.exists(
+              eb
+                .selectFrom('test_uploads as up')
+                .innerJoin('flaky_results as p', (j) =>
+                  j
+                    .onRef('p.upload_seq', '=', 'up.seq')
+                    .onRef('p.test_seq', '=', 'f.test_seq')
+                    .onRef('p.at', '>=', 'up.first_at')
+                    .onRef('p.at', '<=', 'up.last_at')
+                    .onRef('p.at', '>', 'f.at')
+                    .on('p.outcome', '=', 'passed'),
+                )
+                .select(sql<number>`1`.as('one'))
+                .whereRef('up.repo_id', '=', 'uf.repo_id')
+                .whereRef('up.sha', '=', 'uf.sha'),
+            ),
+          ]),
+        ]),
+      )
+      .groupBy('f.test_seq')
+      .execute();
+    for (const r of rows) out.set(num(r.test_seq), num(r.n));
+    return out;
+  }
+
   /** Failures of these tests in [since, until], grouped by failure key. */
   async failureGroups(seqs: readonly number[], since: number, until: number): Promise<FailureGroup[]> {
     if (!seqs.length) return [];

@@ -279,6 +279,9 @@ if (missing && process.env.CI) {
       await page.getByRole('tab', { name: 'Failing, last 24 h' }).click();
       const link = page.getByRole('link', { name: 'totals with tax' });
       await link.waitFor();
+      // Failing with fewer runs than the failure-rate monitor needs: it says so, never "healthy".
+      const status = page.locator('tr[data-test="totals with tax"] td').first();
+      expect(await status.textContent()).toMatch(/^◌ not enough runs yet \([23] of 10\)$/);
       // The filter narrows the list.
       await page.getByLabel('Filter').fill('nothing-like-this');
       await page.getByText('No test here matches the filters').waitFor();
@@ -286,6 +289,9 @@ if (missing && process.env.CI) {
       await shot('flaky-list');
       await link.click();
       await page.getByRole('heading', { name: 'totals with tax' }).waitFor();
+      expect(await page.locator('p.summary').textContent()).toMatch(
+        /^◌ not enough runs yet \([23] of 10\) — [12] of [23] runs failed on stable branches in the last 72 h: the failure-rate monitor decides from 10 runs/,
+      );
       const testId = decodeURIComponent(page.url().split('/test/')[1]);
       const details = async () =>
         (await ok('getTestDetails', { repo: REPO, org_url_slug: ORG, test_id: testId })).test;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RepositorySettings } from '../../src/contract/index.js';
-import { decideMonitors, DEFAULT_SETTINGS, rateStatus, type MonitorsBefore } from '../../src/flaky/detect.js';
+import { decideMonitors, DEFAULT_SETTINGS, rateStatus, verdictOf, type MonitorsBefore } from '../../src/flaky/detect.js';
 import { isQuarantined, quarantineMatches } from '../../src/flaky/quarantine.js';
 
 // The monitor decision, pure: activation at 20 %, resolution below 10 %, broken at 80 %, at least
@@ -124,5 +124,42 @@ describe('quarantine rule', () => {
     expect(isQuarantined(manual, 'ALWAYS_QUARANTINE', 'broken')).toBe(true);
     const off = quarantineMatches({ ...on, quarantining_enabled: false });
     expect(isQuarantined(off, 'ALWAYS_QUARANTINE', 'flaky')).toBe(false);
+  });
+});
+
+describe('verdictOf: what a view says instead of a bare status', () => {
+  const counts = { window: { runs: 3, fails: 3 }, failures7d: 3, passedOnRetry7d: 0 };
+  it('a healthy test that failed with fewer runs than the minimum sample has no verdict yet, with the real counts', () => {
+    expect(verdictOf({ status: 'healthy', passOnRetryActive: false, ...counts }, DEFAULT_SETTINGS)).toEqual({
+      kind: 'not_enough_runs',
+      label: 'not enough runs yet (3 of 10)',
+      runs: 3,
+      failures: 3,
+      min_runs: 10,
+      window_hours: 72,
+      failures_passed_on_retry_last_7d: 0,
+    });
+    const five: RepositorySettings = { ...DEFAULT_SETTINGS, failure_rate: { ...DEFAULT_SETTINGS.failure_rate, min_sample: 5 } };
+    expect(verdictOf({ status: 'healthy', passOnRetryActive: false, ...counts }, five).label).toBe('not enough runs yet (3 of 5)');
+    // Failed only off the stable branches: the monitor has seen none of its runs.
+    expect(verdictOf({ status: 'healthy', passOnRetryActive: false, window: { runs: 0, fails: 0 }, failures7d: 2, passedOnRetry7d: 0 }, DEFAULT_SETTINGS).label).toBe('not enough runs yet (0 of 10)');
+  });
+
+  it('healthy when it never failed, when the sample is complete, or when the failure-rate monitor is off', () => {
+    expect(verdictOf({ status: 'healthy', passOnRetryActive: false, window: { runs: 3, fails: 0 }, failures7d: 0, passedOnRetry7d: 0 }, DEFAULT_SETTINGS).label).toBe('healthy');
+    expect(verdictOf({ status: 'healthy', passOnRetryActive: false, window: { runs: 12, fails: 1 }, failures7d: 1, passedOnRetry7d: 0 }, DEFAULT_SETTINGS).label).toBe('healthy');
+    const off: RepositorySettings = { ...DEFAULT_SETTINGS, failure_rate: { ...DEFAULT_SETTINGS.failure_rate, enabled: false } };
+    expect(verdictOf({ status: 'healthy', passOnRetryActive: false, ...counts }, off).kind).toBe('healthy');
+  });
+
+  it('names pass-on-retry as the cause of a flaky status; broken wins over it', () => {
+    const retried = { ...counts, passedOnRetry7d: 1 };
+    expect(verdictOf({ status: 'flaky', passOnRetryActive: true, ...retried }, DEFAULT_SETTINGS)).toMatchObject({
+      kind: 'pass_on_retry',
+      label: 'flaky: passed on retry',
+      failures_passed_on_retry_last_7d: 1,
+    });
+    expect(verdictOf({ status: 'flaky', passOnRetryActive: false, ...counts }, DEFAULT_SETTINGS)).toMatchObject({ kind: 'failure_rate', label: 'flaky' });
+    expect(verdictOf({ status: 'broken', passOnRetryActive: true, ...retried }, DEFAULT_SETTINGS)).toMatchObject({ kind: 'failure_rate', label: 'broken' });
   });
 });

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError, type DetailedTestCase, type Repo, type UnhealthyTestCase } from './api.js';
-import { percent, repoPath, enc, safeHref } from './format.js';
+import { percent, repoPath, enc, safeHref, stateGlyph } from './format.js';
 import { usePoll } from './poll.js';
 import { BarChart, DailyRateChart, ErrorBox, Section, State } from './ui.js';
 
@@ -69,6 +69,33 @@ function RepoPicker({ repo, repos }: { repo: Repo | null; repos: Repo[] }) {
       <ErrorBox message={problem} />
     </form>
   );
+}
+
+/**
+ * A test's status as the views say it: the server's verdict label (`not enough runs yet (3 of 10)`
+ * for a failing test the failure-rate monitor cannot judge yet, `flaky: passed on retry`), else the
+ * wire status.
+ */
+function TestState({ t }: { t: UnhealthyTestCase }) {
+  const v = t.verdict;
+  if (!v) return <State state={t.status.value} title={t.status.reason} />;
+  const state = v.kind === 'not_enough_runs' ? 'not_enough_runs' : t.status.value;
+  return (
+    <span class={`state s-${state}`} title={verdictReason(t) ?? t.status.reason} data-verdict={v.kind}>
+      <span aria-hidden="true" class="glyph">
+        {stateGlyph(state)}
+      </span>{' '}
+      {v.label}
+    </span>
+  );
+}
+
+/** Why a test has no verdict yet, in the monitor's figures (null: the status reason says it). */
+function verdictReason(t: UnhealthyTestCase): string | null {
+  const v = t.verdict;
+  if (v?.kind !== 'not_enough_runs') return null;
+  const seen = v.runs ? `${v.failures} of ${v.runs} runs failed` : 'no runs';
+  return `${seen} on stable branches in the last ${v.window_hours} h: the failure-rate monitor decides from ${v.min_runs} runs`;
 }
 
 function TestList({ repo, org }: { repo: Repo; org: string }) {
@@ -150,6 +177,11 @@ function TestList({ repo, org }: { repo: Repo; org: string }) {
                   7 days
                 </th>
               )}
+              {failing && (
+                <th scope="col" class="num">
+                  Passed on retry (7 d)
+                </th>
+              )}
               <th scope="col" class="num">
                 PRs hit (7 d)
               </th>
@@ -164,11 +196,12 @@ function TestList({ repo, org }: { repo: Repo; org: string }) {
                   <div class="muted small">{t.parent ?? t.classname ?? t.file_path ?? ''}</div>
                 </th>
                 <td>
-                  <State state={t.status.value} />
+                  <TestState t={t} />
                 </td>
                 <td>{t.quarantined ? <strong>⊘ quarantined</strong> : 'no'}</td>
                 {failing && <td class="num">{percent((t as DetailedTestCase).failure_rate_last_24h)}</td>}
                 {failing && <td class="num">{percent((t as DetailedTestCase).failure_rate_last_7d)}</td>}
+                {failing && <td class="num">{t.verdict?.failures_passed_on_retry_last_7d ?? '—'}</td>}
                 <td class="num">{t.pull_requests_impacted_last_7d}</td>
                 <td class="small">{t.codeowners.join(', ') || '—'}</td>
               </tr>
@@ -227,9 +260,15 @@ function TestDetail({ repo, org, testId }: { repo: Repo; org: string; testId: st
         <>
           <h2>{t.name}</h2>
           <p class="summary">
-            <State state={t.status.value} /> — {t.status.reason} · {t.parent ?? t.classname ?? ''}{' '}
+            <TestState t={t} /> — {verdictReason(t) ?? t.status.reason} · {t.parent ?? t.classname ?? ''}{' '}
             {t.file_path ? `· ${t.file_path}` : ''} · owners {t.codeowners.join(', ') || 'none'}
           </p>
+          {t.verdict && t.verdict.failures_passed_on_retry_last_7d > 0 && (
+            <p class="small" data-testid="passed-on-retry">
+              {t.verdict.failures_passed_on_retry_last_7d} of its failures in the last 7 days passed on retry on the
+              same commit.
+            </p>
+          )}
           <div class="cols">
             <Section title="Failure rate over time" id="rate-h">
               <BarChart

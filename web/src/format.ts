@@ -49,6 +49,7 @@ const STATES: Record<string, [string, string]> = {
   healthy: ['✔', 'healthy'],
   flaky: ['≈', 'flaky'],
   broken: ['✖', 'broken'],
+  not_enough_runs: ['◌', 'not enough runs yet'],
 };
 
 export function stateGlyph(state: string | undefined): string {

@@ -2,6 +2,7 @@
 import { Args } from '@oclif/core';
 import { BaseCommand, formatFlag, formatOf, repoFlag } from '../../cli/base-command.js';
 import { flakyFlags } from '../../cli/flaky.js';
+import type { DetailedTestCase } from '../../contract/index.js';
 
 export default class Show extends BaseCommand {
   static override summary = 'Show one test: status, failure rates, most common failures';
@@ -16,16 +17,16 @@ export default class Show extends BaseCommand {
   async run() {
     const { args, flags } = await this.parse(Show);
     const format = formatOf(flags);
-    const { resolveOrg, emit } = await import('../../cli/flaky.js');
+    const { resolveOrg, emit, statusLabel } = await import('../../cli/flaky.js');
     const org = await resolveOrg(flags.org, await this.config_());
     const client = await this.client(flags);
     const { test } = await client.call('getTestDetails', { repo: await this.repo(flags.repo), org_url_slug: org, test_id: args.testId });
-    const { renderJson, renderRecord, stateText } = await import('../../cli/render.js');
+    const { renderJson, renderRecord } = await import('../../cli/render.js');
     const record = {
       name: test.name,
       id: test.id,
-      status: `${stateText(test.status.value)} since ${test.status.timestamp}`,
-      reason: test.status.reason,
+      status: test.verdict?.kind === 'not_enough_runs' ? statusLabel(test) : `${statusLabel(test)} since ${test.status.timestamp}`,
+      reason: verdictReason(test) ?? test.status.reason,
       file: test.file_path,
       classname: test.classname,
       parent: test.parent,
@@ -36,6 +37,7 @@ export default class Show extends BaseCommand {
       failureRate7d: `${(test.failure_rate_last_7d * 100).toFixed(1)}%`,
       failureRate24h: `${(test.failure_rate_last_24h * 100).toFixed(1)}%`,
       pullRequestsImpacted7d: test.pull_requests_impacted_last_7d,
+      failuresPassedOnRetry7d: test.verdict?.failures_passed_on_retry_last_7d,
       mostCommonFailures: test.most_common_failures.map((f) => `${f.occurrence_count}× ${f.summary}`),
       link: test.html_url,
     };
@@ -43,4 +45,12 @@ export default class Show extends BaseCommand {
     await emit(text, flags.output, this.jsonEnabled());
     return { test };
   }
+}
+
+/** Why a test has no verdict yet, in the monitor's figures (undefined: the server's reason says it). */
+function verdictReason(test: DetailedTestCase): string | undefined {
+  const v = test.verdict;
+  if (v?.kind !== 'not_enough_runs') return undefined;
+  const seen = v.runs ? `${v.failures} of ${v.runs} runs failed` : 'no runs';
+  return `${seen} on stable branches in the last ${v.window_hours} h: the failure-rate monitor decides from ${v.min_runs} runs`;
 }

@@ -5,7 +5,7 @@ import {
   type QuarantinedTest,
   type UnhealthyTestCase,
 } from '../../contract/index.js';
-import { effectiveStatus, type EffectiveStatus } from '../../flaky/detect.js';
+import { effectiveStatus, verdictOf, type EffectiveStatus, type VerdictInput } from '../../flaky/detect.js';
 import { isQuarantined } from '../../flaky/quarantine.js';
 import type { CaseRow, FailureGroup, RecentRates } from '../../store/flaky.js';
 import type { Repository } from './repositories.js';
@@ -50,13 +50,18 @@ function ticketUrl(repository: Repository, ticket: string): string {
     .replaceAll('{id}', encodeURIComponent(ticket));
 }
 
+/** What the verdict of a test needs besides its stored row (counted by the caller for a page of tests). */
+export type VerdictCounts = Pick<VerdictInput, 'window' | 'failures7d' | 'passedOnRetry7d'>;
+
 export function unhealthyCase(
   repository: Repository,
   row: CaseRow,
   prsImpacted: number,
   now: number,
+  counts: VerdictCounts,
 ): UnhealthyTestCase {
   const status = statusOf(row, now);
+  const passOnRetryActive = row.por_until !== null && row.por_until > now;
   const test: UnhealthyTestCase = {
     id: row.id,
     ...htmlUrls(repository, row),
@@ -66,6 +71,7 @@ export function unhealthyCase(
     codeowners: repository.codeowners?.ownersOf(row.file) ?? [],
     pull_requests_impacted_last_7d: prsImpacted,
     quarantined: isQuarantined(repository.quarantine, row.override, status.value),
+    verdict: verdictOf({ status: status.value, passOnRetryActive, ...counts }, repository.settings),
   };
   if (row.file) test.file_path = row.file;
   if (row.parent) test.parent = row.parent;

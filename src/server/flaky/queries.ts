@@ -23,7 +23,8 @@ import { detailedCase, quarantinedTest, statusOf, unhealthyCase } from './presen
 import { isQuarantined } from '../../flaky/quarantine.js';
 import { findRepository, requireRepository, type Repository } from './repositories.js';
 
-const DAY = 24 * 60 * 60 * 1000;
+const HOUR = 60 * 60 * 1000;
+const DAY = 24 * HOUR;
 
 /** The flaky-test lists, a test's details, and the per-test settings (ticket, quarantine override). */
 export class Queries {
@@ -32,17 +33,30 @@ export class Queries {
     private readonly now: () => number,
   ) {}
 
+  /**
+   * The tests of a page as the lists show them, each with its verdict: the failure-rate monitor's
+   * runs and failures now (its window on stable branches), its failures of the last 7 days
+   * (`fails7`, when the caller counted them) and how many of those passed on retry.
+   */
   private async unhealthyCases(
     repository: Repository,
     rows: readonly CaseRow[],
     now: number,
+    fails7?: ReadonlyMap<number, number>,
   ): Promise<UnhealthyTestCase[]> {
-    const prs = await this.store.impactedPullRequests(
-      rows.map((r) => r.seq),
-      now - 7 * DAY,
-      now,
+    const seqs = rows.map((r) => r.seq);
+    const [prs, window, retried] = await Promise.all([
+      this.store.impactedPullRequests(seqs, now - 7 * DAY, now),
+      this.store.stableRates(seqs, now - repository.settings.failure_rate.window_hours * HOUR, now),
+      this.store.passedOnRetry(seqs, now - 7 * DAY, now),
+    ]);
+    return rows.map((row) =>
+      unhealthyCase(repository, row, prs.get(row.seq) ?? 0, now, {
+        window: window.get(row.seq) ?? { runs: 0, fails: 0 },
+        failures7d: fails7?.get(row.seq) ?? 0,
+        passedOnRetry7d: retried.get(row.seq) ?? 0,
+      }),
     );
-    return rows.map((row) => unhealthyCase(repository, row, prs.get(row.seq) ?? 0, now));
   }
 
   private async detailedCases(
@@ -51,8 +65,9 @@ export class Queries {
     now: number,
   ): Promise<DetailedTestCase[]> {
     const seqs = rows.map((r) => r.seq);
-    const base = await this.unhealthyCases(repository, rows, now);
     const rates = await this.store.recentRates(seqs, now - 7 * DAY, now - DAY, now);
+    const fails7 = new Map([...rates].map(([seq, r]) => [seq, r.fails7]));
+    const base = await this.unhealthyCases(repository, rows, now, fails7);
     const failures = new Map<number, FailureGroup[]>();
     for (const group of await this.store.failureGroups(seqs, now - 7 * DAY, now)) {
       const list = failures.get(group.testSeq) ?? [];
