@@ -51240,6 +51240,28 @@ const FailureSummary = object({
     occurrence_count: schemas_number().int().min(0),
     last_occurrence: DateTimeOutput.optional(),
 });
+/** Marks a field of a Trunk answer as a Railyard addition in the OpenAPI document. */
+const extension = (schema, description) => schema.meta({ 'x-railyard-extension': true, description });
+/** What a test's status rests on (a Railyard extension of the test answers; Trunk clients ignore it). */
+const TEST_VERDICTS = ['healthy', 'not_enough_runs', 'failure_rate', 'pass_on_retry'];
+const TestVerdict = object({
+    /**
+     * `not_enough_runs`: `status.value` is healthy only because the failure-rate monitor has fewer
+     * runs than it needs while the test has failed; `pass_on_retry`: flaky because it failed and then
+     * passed on the same commit; `failure_rate`: flaky or broken by its failure rate.
+     */
+    kind: schemas_enum(TEST_VERDICTS),
+    /** What a view shows for the status: `not enough runs yet (3 of 10)`, `flaky: passed on retry`, `broken`. */
+    label: schemas_string(),
+    /** Runs and failures the failure-rate monitor counts now: stable branches, its window, not excluded. */
+    runs: schemas_number().int().min(0),
+    failures: schemas_number().int().min(0),
+    /** The runs it needs for a verdict (`failure_rate.min_sample`) and its window. */
+    min_runs: schemas_number().int().min(0),
+    window_hours: schemas_number().min(0),
+    /** Failures in the last 7 days that a pass of the same test on the same commit followed. */
+    failures_passed_on_retry_last_7d: schemas_number().int().min(0),
+});
 const TestCaseCore = {
     id: schemas_string(),
     repository: object({ html_url: schemas_string() }),
@@ -51254,6 +51276,7 @@ const TestCaseCore = {
     pull_requests_impacted_last_7d: schemas_number().int().min(0),
     quarantined: schemas_boolean(),
     ticket: object({ html_url: schemas_string() }).optional(),
+    verdict: extension(TestVerdict.optional(), 'Railyard extension: what the status rests on (e.g. not enough runs yet for a verdict, or failures that passed on retry)'),
 };
 /** A test in list-unhealthy-tests: without failure statistics. */
 const UnhealthyTestCase = object(TestCaseCore);
@@ -51589,13 +51612,13 @@ const OptimizationMode = looseEnum(OPTIMIZATION_MODES);
 const MergeMethod = looseEnum(MERGE_METHODS);
 const FlakyPolicy = looseEnum(FLAKY_POLICIES);
 /** Marks a field of a Trunk operation as a Railyard addition in the OpenAPI document. */
-const extension = (schema, description) => schema.meta({ 'x-railyard-extension': true, description });
+const mq_extension = (schema, description) => schema.meta({ 'x-railyard-extension': true, description });
 /** The flaky-aware queue settings (Railyard extensions, docs/decisions.md "Round 3"), as updateQueue accepts them. */
 const FlakySettingsInput = {
-    flakyPolicy: extension(FlakyPolicy.optional(), 'Which failing tests do not fail a test run: off, ignore_quarantined, ignore_flaky'),
-    flakyReportGraceSeconds: extension(looseInt(0, 3600).optional(), 'How long a failed check waits for its uploaded test results before it counts as an ordinary failure'),
-    flakyRetries: extension(looseInt(0, 3).optional(), 'Retries of a failure whose failing tests all have flake history'),
-    probationThreshold: extension(schemas_number().min(0).max(1).nullable().optional(), 'PRs whose riskEstimate is above this are tested alone, off the line, before they join it; null = off'),
+    flakyPolicy: mq_extension(FlakyPolicy.optional(), 'Which failing tests do not fail a test run: off, ignore_quarantined, ignore_flaky'),
+    flakyReportGraceSeconds: mq_extension(looseInt(0, 3600).optional(), 'How long a failed check waits for its uploaded test results before it counts as an ordinary failure'),
+    flakyRetries: mq_extension(looseInt(0, 3).optional(), 'Retries of a failure whose failing tests all have flake history'),
+    probationThreshold: mq_extension(schemas_number().min(0).max(1).nullable().optional(), 'PRs whose riskEstimate is above this are tested alone, off the line, before they join it; null = off'),
 };
 // ---------------------------------------------------------------- priority
 const PRIORITY_NAMES = { urgent: 0, high: 10, medium: 100, low: 200 };
@@ -51723,7 +51746,7 @@ const Readiness = object({
     waitingFor: array(schemas_enum(WAIT_REASONS)).optional(),
     // Railyard extension: what the target's branch protection still waits for, as the forge tells it.
     blockedBy: schemas_string().optional(),
-    conflict: extension(object({
+    conflict: mq_extension(object({
         message: schemas_string(),
         files: array(schemas_string()).optional(),
         commit: object({ sha: schemas_string(), subject: schemas_string(), prNumber: schemas_number().optional() }).optional(),
@@ -51750,7 +51773,7 @@ const PullRequestCore = {
     testRunId: schemas_string().optional(),
     /** When this submission entered the queue. */
     enqueuedAt: DateTimeOutput.optional(),
-    riskEstimate: extension(schemas_number().min(0).max(1).optional(), "The PR's failure probability, estimated by the server when the PR is submitted from the queue's own stored history: an online logistic regression over its author, the paths it changes (or its impacted targets), its size, how often those paths failed recently and its earlier outcomes in the queue (absent until estimated)"),
+    riskEstimate: mq_extension(schemas_number().min(0).max(1).optional(), "The PR's failure probability, estimated by the server when the PR is submitted from the queue's own stored history: an online logistic regression over its author, the paths it changes (or its impacted targets), its size, how often those paths failed recently and its earlier outcomes in the queue (absent until estimated)"),
 };
 const SubmittedPullRequest = object({
     ...PullRequestCore,
@@ -51793,10 +51816,10 @@ const QueueSettings = object({
     enqueueingLabel: schemas_string(),
     labelCommandsEnabled: schemas_boolean(),
     stateLabelsEnabled: schemas_boolean(),
-    flakyPolicy: extension(schemas_enum(FLAKY_POLICIES), 'Which failing tests do not fail a test run'),
-    flakyReportGraceSeconds: extension(schemas_number(), 'Seconds a failed check waits for its test results'),
-    flakyRetries: extension(schemas_number(), 'Retries of a failure whose failing tests all have flake history'),
-    probationThreshold: extension(schemas_number().nullable(), 'Risk above which a PR is tested alone first; null = off'),
+    flakyPolicy: mq_extension(schemas_enum(FLAKY_POLICIES), 'Which failing tests do not fail a test run'),
+    flakyReportGraceSeconds: mq_extension(schemas_number(), 'Seconds a failed check waits for its test results'),
+    flakyRetries: mq_extension(schemas_number(), 'Retries of a failure whose failing tests all have flake history'),
+    probationThreshold: mq_extension(schemas_number().nullable(), 'Risk above which a PR is tested alone first; null = off'),
 });
 const GetQueueResponse = QueueSettings.extend({ enqueuedPullRequests: array(QueueListItem) });
 const CHECK_RUN_STATUSES = ['QUEUED', 'IN_PROGRESS', 'COMPLETED'];
@@ -51836,7 +51859,7 @@ const TestingDetailsResponse = object({
     impactedTargets: array(schemas_string()).optional(),
     impactedTargetsForTestedPrs: array(schemas_string()).optional(),
     dependentPrs: array(schemas_number()).optional(),
-    failingTests: extension(array(object({
+    failingTests: mq_extension(array(object({
         name: schemas_string(),
         quarantined: schemas_boolean(),
         flaky: schemas_boolean(),
@@ -51844,8 +51867,8 @@ const TestingDetailsResponse = object({
         ignored: schemas_boolean(),
     }))
         .optional(), "The run's failing tests from its uploaded results, with what the flaky-test data said of each and whether the flake-aware verdict ignored it"),
-    retryOf: extension(schemas_string().optional(), 'The failed run this one tests again (flakyRetries)'),
-    pendingChecks: extension(array(object({ name: schemas_string(), state: schemas_enum(['running', 'not_reported']) })).optional(), 'While the run is testing on a forge whose CI Railyard reads (GitHub, GitLab): the checks it still waits for (the required ones, else those reported), running or not reported yet; absent once the run has its verdict, or when this server does not drive the queue'),
+    retryOf: mq_extension(schemas_string().optional(), 'The failed run this one tests again (flakyRetries)'),
+    pendingChecks: mq_extension(array(object({ name: schemas_string(), state: schemas_enum(['running', 'not_reported']) })).optional(), 'While the run is testing on a forge whose CI Railyard reads (GitHub, GitLab): the checks it still waits for (the required ones, else those reported), running or not reported yet; absent once the run has its verdict, or when this server does not drive the queue'),
 });
 // ---------------------------------------------------------------- Railyard extensions
 /** One state change of a pull request (the shape of Trunk v2's queue-entry history). */
