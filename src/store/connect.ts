@@ -70,31 +70,70 @@ const db = new Database(workerData.path, { fileMustExist: true });
 // (between two transactions) then finds it busy; under back-to-back writes neither got through.
 db.pragma('busy_timeout = 0');
 const walSize = () => { try { return statSync(workerData.path + '-wal').size; } catch { return 0; } };
-const timer = setInterval(() => {
+const check = () => {
   if (walSize() <= workerData.bytes) return;
   try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {}
   if (walSize() > workerData.truncateBytes) { try { db.pragma('wal_checkpoint(TRUNCATE)'); } catch {} }
-}, 250);
+};
+check();
+const timer = setInterval(check, 250);
 parentPort.once('message', () => { clearInterval(timer); db.close(); parentPort.close(); });
 `;
 
-function startCheckpointer(path: string, onError: () => void): () => Promise<void> {
-  const worker = new Worker(CHECKPOINTER, {
-    eval: true,
-    workerData: {
-      path,
-      bytes: CHECKPOINT_BYTES,
-      truncateBytes: TRUNCATE_BYTES,
-      driver: createRequire(import.meta.url).resolve('better-sqlite3'),
+/**
+ * WAL size at which the checkpointer thread is started (see startCheckpointer): SQLite's own
+ * checkpoint size (1,000 pages), above the ~1 MB that creating a database's tables writes.
+ */
+const CHECKPOINTER_START_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Starts the checkpointer once the WAL passes CHECKPOINTER_START_BYTES, far below the size at which
+ * it acts (CHECKPOINT_BYTES): a thread and a second connection cost ~25 ms of CPU, which a server
+ * that writes little — a test's, a demo's — never needs. Until then this thread looks at the
+ * WAL's size every 250 ms (one stat, the checkpointer's own rhythm), and `poke` lets a transaction
+ * that just saw it grow start it at once. Returns `poke` and the stop function.
+ */
+function startCheckpointer(path: string, onError: () => void): { poke: (walBytes: number) => void; stop: () => Promise<void> } {
+  let stopWorker: (() => Promise<void>) | undefined;
+  let stopped = false;
+  const start = () => {
+    clearInterval(watch);
+    const worker = new Worker(CHECKPOINTER, {
+      eval: true,
+      workerData: {
+        path,
+        bytes: CHECKPOINT_BYTES,
+        truncateBytes: TRUNCATE_BYTES,
+        driver: createRequire(import.meta.url).resolve('better-sqlite3'),
+      },
+    });
+    worker.unref();
+    worker.on('error', onError);
+    const exited = new Promise<void>((done) => worker.once('exit', () => done()));
+    stopWorker = async () => {
+      worker.ref(); // keep the process alive until it has closed its connection
+      worker.postMessage('close');
+      await exited;
+    };
+  };
+  const poke = (walBytes: number) => {
+    if (!stopWorker && !stopped && walBytes > CHECKPOINTER_START_BYTES) start();
+  };
+  const watch = setInterval(() => {
+    try {
+      poke(statSync(`${path}-wal`).size);
+    } catch {
+      // no WAL yet
+    }
+  }, 250);
+  watch.unref();
+  return {
+    poke,
+    stop: async () => {
+      stopped = true;
+      clearInterval(watch);
+      await stopWorker?.();
     },
-  });
-  worker.unref();
-  worker.on('error', onError);
-  const exited = new Promise<void>((done) => worker.once('exit', () => done()));
-  return async () => {
-    worker.ref(); // keep the process alive until it has closed its connection
-    worker.postMessage('close');
-    await exited;
   };
 }
 
@@ -105,10 +144,19 @@ export function sqliteDialect(path: string): { dialect: Dialect; stop?: () => Pr
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
   database.pragma(`journal_size_limit = ${WAL_KEEP_BYTES}`);
+  const walFile = path === ':memory:' ? null : `${path}-wal`;
+  // Checkpoints run on the checkpointer's thread, never in a COMMIT here. (Past 16 MB, not
+  // SQLite's 4 MB: a flaky-test upload of new tests dirties hundreds of index pages, and
+  // checkpointing that often cost ~50 % more per commit.)
+  if (walFile) database.pragma('wal_autocheckpoint = 0');
+  // Should the checkpointer fail, COMMITs checkpoint again (the WAL must not grow without end).
+  const checkpointHere = () => {
+    if (database.open) database.pragma(`wal_autocheckpoint = ${CHECKPOINT_BYTES / 4096}`);
+  };
+  const checkpointer = walFile ? startCheckpointer(path, checkpointHere) : undefined;
   // The last resort when the checkpointer's TRUNCATE keeps missing the moments between back-to-back
   // transactions: past HARD_WAL_BYTES the next transaction truncates the WAL itself before it begins
   // (on this thread; PASSIVE has copied most of it already, so what is left is short).
-  const walFile = path === ':memory:' ? null : `${path}-wal`;
   const beforeBegin = () => {
     if (!walFile) return;
     let bytes = 0;
@@ -117,6 +165,7 @@ export function sqliteDialect(path: string): { dialect: Dialect; stop?: () => Pr
     } catch {
       return;
     }
+    checkpointer?.poke(bytes);
     if (bytes > HARD_WAL_BYTES) {
       try {
         database.pragma('wal_checkpoint(TRUNCATE)');
@@ -128,16 +177,7 @@ export function sqliteDialect(path: string): { dialect: Dialect; stop?: () => Pr
   const dialect = new SqliteDialect({ database: keepingStatements(database, 256, beforeBegin) });
   const version = database.prepare('PRAGMA data_version').pluck();
   dataVersions.set(dialect, () => version.get() as number);
-  if (path === ':memory:') return { dialect };
-  // Checkpoints run on the checkpointer's thread, never in a COMMIT here. (Past 16 MB, not
-  // SQLite's 4 MB: a flaky-test upload of new tests dirties hundreds of index pages, and
-  // checkpointing that often cost ~50 % more per commit.)
-  database.pragma('wal_autocheckpoint = 0');
-  // Should the checkpointer fail, COMMITs checkpoint again (the WAL must not grow without end).
-  const checkpointHere = () => {
-    if (database.open) database.pragma(`wal_autocheckpoint = ${CHECKPOINT_BYTES / 4096}`);
-  };
-  return { dialect, stop: startCheckpointer(path, checkpointHere) };
+  return { dialect, stop: checkpointer?.stop };
 }
 
 /**
