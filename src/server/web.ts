@@ -42,29 +42,36 @@ function walk(dir: string): string[] {
   });
 }
 
+/** index.html and the hashed files under /assets/ of a built dashboard, read and gzipped. */
+function readAssets(root: string | undefined): Map<string, Asset> {
+  const assets = new Map<string, Asset>();
+  if (!root) return assets;
+  for (const file of walk(root)) {
+    const url = '/' + relative(root, file).split(sep).join('/');
+    const ext = url.slice(url.lastIndexOf('.'));
+    const type = TYPES[ext];
+    if (!type || ext === '.map') continue;
+    const body = readFileSync(file);
+    assets.set(url, {
+      body,
+      gzip: body.length > 1024 ? gzipSync(body, { level: 9 }) : null,
+      type,
+      immutable: url.startsWith('/assets/'),
+    });
+  }
+  return assets;
+}
+
 /**
  * Serves the web dashboard (built by `npm run build` into build/web) at `/`: index.html and the
- * hashed files under /assets/, read once at start and kept gzipped in memory. Without a built
- * dashboard, `/` says how to build it.
+ * hashed files under /assets/, read on the first request for one of them and kept gzipped in
+ * memory (not at start: a server that nobody opens in a browser, such as every test server, never
+ * pays for reading and compressing them). Without a built dashboard, `/` says how to build it.
  */
 export function serveDashboard(app: FastifyInstance, root: string | undefined): void {
-  const assets = new Map<string, Asset>();
-  if (root) {
-    for (const file of walk(root)) {
-      const url = '/' + relative(root, file).split(sep).join('/');
-      const ext = url.slice(url.lastIndexOf('.'));
-      const type = TYPES[ext];
-      if (!type || ext === '.map') continue;
-      const body = readFileSync(file);
-      assets.set(url, {
-        body,
-        gzip: body.length > 1024 ? gzipSync(body, { level: 9 }) : null,
-        type,
-        immutable: url.startsWith('/assets/'),
-      });
-    }
-  }
+  let assets: Map<string, Asset> | undefined;
   const send = (url: string) => (request: FastifyRequest, reply: FastifyReply) => {
+    assets ??= readAssets(root);
     const asset = assets.get(url);
     if (!asset) {
       return reply
