@@ -10,6 +10,7 @@ export type { ForgeEventKind } from './forge-events.js';
 export { dueHeads, endpointWants, publicEndpoint, WebhookStore } from './webhooks.js';
 export type {
   AttemptOutcome,
+  AttemptResult,
   AttemptRecord,
   ClaimedDelivery,
   DeliveryRecord,

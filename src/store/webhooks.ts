@@ -1,12 +1,13 @@
 /**
  * Outgoing webhooks in the database, part 2: the outbox (`webhook_messages`, written inside the
  * transaction of the change that causes the event), the deliveries, their attempts and the
- * delivery log. Endpoints and secrets are in webhook-endpoints.ts (WebhookStore extends it).
- * Every SQL statement of webhooks is in these two files; what an event says is decided by the
+ * delivery log. Endpoints and secrets are in webhook-endpoints.ts (WebhookStore extends it), the
+ * lines' heads and the record of attempts in webhook-lines.ts.
+ * Every SQL statement of webhooks is in these three files; what an event says is decided by the
  * server (src/server/webhooks/events.ts), which hands this store pure builders.
  */
 import { EventEmitter } from 'node:events';
-import { PostgresAdapter, sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import type { Repo } from '../contract/index.js';
 import type { QueueModel } from '../engine/types.js';
@@ -14,9 +15,11 @@ import type { SchemaTables } from './schema.js';
 import type { PrTransition, StoreKind } from './store.js';
 import { ENDPOINT_COLUMNS, endpointOf, enabledEndpoints, endpointWants, numOrNull, WebhookEndpointStore } from './webhook-endpoints.js';
 import type { EndpointRow, EndpointSecrets, WebhookEndpoint } from './webhook-endpoints.js';
+import { CHUNK, markHeads, recordAttemptsIn, RESUME_CHUNK, resumeHeadsIn, type AttemptOutcome, type AttemptResult, type DeliveryState, type NewDelivery } from './webhook-lines.js';
 
 export { endpointWants, publicEndpoint } from './webhook-endpoints.js';
 export type { EndpointKind, EndpointSecrets, EndpointState, NewEndpoint, WebhookEndpoint } from './webhook-endpoints.js';
+export type { AttemptOutcome, AttemptResult, DeliveryState } from './webhook-lines.js';
 
 type Db = Kysely<SchemaTables> | Transaction<SchemaTables>;
 
@@ -58,7 +61,6 @@ export interface ClaimedDelivery {
   endpoint: EndpointSecrets;
 }
 
-export type DeliveryState = 'pending' | 'succeeded' | 'failed';
 
 export interface AttemptRecord {
   n: number;
@@ -85,21 +87,7 @@ export interface DeliveryRecord {
   log: AttemptRecord[];
 }
 
-export interface AttemptOutcome {
-  deliveryId: number;
-  endpointId: string;
-  at: number;
-  ok: boolean;
-  status: number | null;
-  latencyMs: number;
-  error: string | null;
-  response: string | null;
-  /** When to try again; null: give up (the delivery fails). */
-  retryAt: number | null;
-}
 
-/** Rows per multi-row INSERT (SQLite allows 32,766 parameters; PostgreSQL 65,535). */
-const CHUNK = 200;
 
 /** Emits `written` after events were put in the outbox (the deliverers of this process look at once). */
 const outboxSignals = new EventEmitter();
@@ -141,53 +129,6 @@ async function insertEvents(
   for (let i = 0; i < deliveries.length; i += CHUNK) await trx.insertInto('webhook_deliveries').values(deliveries.slice(i, i + CHUNK)).execute();
   if (messages.length) setTimeout(() => outboxSignals.emit('written'), 2).unref();
   return messages.map((m) => m.id);
-}
-
-type NewDelivery = { endpoint_id: string; message_id: string; order_key: string; state: string; next_at: number; created_at: number; head?: number };
-
-const lineOf = (endpointId: string, orderKey: string) => `${endpointId}\n${orderKey}`;
-
-/**
- * PostgreSQL: takes the transaction's advisory lock of each line (endpoint, order key), in one
- * order, so that a transaction adding deliveries to a line and one finishing the line's head run
- * one after the other: otherwise a delivery written beside the head's completion could be marked
- * as waiting behind a head that is already gone, and nothing would ever send it. On SQLite every
- * write transaction holds the database's write lock (`begin immediate`), which serializes them.
- */
-async function lockLines(trx: Db, lines: Iterable<string>): Promise<void> {
-  if (!(trx.getExecutor().adapter instanceof PostgresAdapter)) return;
-  const keys = [...new Set(lines)];
-  if (!keys.length) return;
-  await sql`SELECT count(pg_advisory_xact_lock(h)) FROM (
-      SELECT DISTINCT hashtextextended('webhook-line:' || k, 0) AS h FROM unnest(${keys}::text[]) AS k ORDER BY h) s`.execute(trx);
-}
-
-/**
- * Marks each new delivery that starts its line (no pending delivery of its endpoint and order key
- * before it) as the line's head: the only deliveries a claim reads (migration 015).
- */
-async function markHeads(trx: Db, deliveries: NewDelivery[]): Promise<void> {
-  if (!deliveries.length) return;
-  await lockLines(trx, deliveries.map((d) => lineOf(d.endpoint_id, d.order_key)));
-  const endpoints = [...new Set(deliveries.map((d) => d.endpoint_id))];
-  const keys = [...new Set(deliveries.map((d) => d.order_key))];
-  const taken = new Set<string>();
-  for (let i = 0; i < keys.length; i += CHUNK) {
-    const rows = await trx
-      .selectFrom('webhook_deliveries')
-      .select(['endpoint_id', 'order_key'])
-      .distinct()
-      .where('state', '=', 'pending')
-      .where('endpoint_id', 'in', endpoints)
-      .where('order_key', 'in', keys.slice(i, i + CHUNK))
-      .execute();
-    for (const r of rows) taken.add(lineOf(r.endpoint_id, r.order_key));
-  }
-  for (const d of deliveries) {
-    const line = lineOf(d.endpoint_id, d.order_key);
-    d.head = taken.has(line) ? 0 : 1;
-    taken.add(line);
-  }
 }
 
 /**
@@ -312,107 +253,24 @@ export class WebhookStore extends WebhookEndpointStore {
   }
 
   /**
-   * Records one attempt: the delivery succeeds, waits for `retryAt`, or fails for good. The
-   * endpoint's failing_since follows (a success clears it and sends what waited at once).
-   * Answers whether the endpoint has been failing for longer than `disableAfterMs` (then it is disabled).
+   * Records attempts in one transaction (one commit): each delivery succeeds, waits for its
+   * `retryAt`, or fails for good, and its line's next delivery becomes the head; the endpoints'
+   * failing_since follows (a success clears it and sends what waited at once). Answers, per attempt,
+   * whether its endpoint has been failing for longer than `disableAfterMs` (it is then disabled).
    */
-  /** Records several attempts in one transaction (one commit, one fsync); answers per attempt as recordAttempt. */
-  async recordAttempts(outcomes: readonly AttemptOutcome[], disableAfterMs: number): Promise<{ disabled: boolean; failingSince: number | null }[]> {
+  async recordAttempts(outcomes: readonly AttemptOutcome[], disableAfterMs: number): Promise<AttemptResult[]> {
     if (!outcomes.length) return [];
-    return this.db.transaction().execute(async (trx) => {
-      if (this.kind === 'postgres') {
-        const rows = await trx
-          .selectFrom('webhook_deliveries')
-          .select(['endpoint_id', 'order_key'])
-          .where('id', 'in', outcomes.map((o) => o.deliveryId))
-          .execute();
-        await lockLines(trx, rows.map((r) => lineOf(r.endpoint_id, r.order_key)));
-      }
-      // Endpoint rows are updated in one order (by id), so two replicas' batches never wait on each other in a cycle.
-      const order = outcomes.map((o, i) => ({ o, i })).sort((a, b) => (a.o.endpointId < b.o.endpointId ? -1 : a.o.endpointId > b.o.endpointId ? 1 : a.i - b.i));
-      const out: { disabled: boolean; failingSince: number | null }[] = new Array(outcomes.length);
-      for (const { o, i } of order) out[i] = await this.recordIn(trx, o, disableAfterMs);
-      return out;
-    });
+    return this.db.transaction().execute((trx) => recordAttemptsIn(trx, outcomes, disableAfterMs));
   }
 
-  async recordAttempt(o: AttemptOutcome, disableAfterMs: number): Promise<{ disabled: boolean; failingSince: number | null }> {
+  /** Moves up to `limit` more heads of an endpoint that came back at `at` to due now (see AttemptResult.resumeAt); answers how many. */
+  async resumeHeads(endpointId: string, at: number, limit = RESUME_CHUNK): Promise<number> {
+    return this.db.transaction().execute((trx) => resumeHeadsIn(trx, endpointId, at, limit));
+  }
+
+  async recordAttempt(o: AttemptOutcome, disableAfterMs: number): Promise<AttemptResult> {
     const [result] = await this.recordAttempts([o], disableAfterMs);
     return result;
-  }
-
-  private async recordIn(trx: Db, o: AttemptOutcome, disableAfterMs: number): Promise<{ disabled: boolean; failingSince: number | null }> {
-    {
-      const row = await trx
-        .selectFrom('webhook_deliveries')
-        .select(['attempts', 'endpoint_id', 'order_key', 'head', 'state'])
-        .where('id', '=', o.deliveryId)
-        .executeTakeFirst();
-      if (!row) return { disabled: false, failingSince: null };
-      const n = Number(row.attempts) + 1;
-      await trx
-        .insertInto('webhook_attempts')
-        .values({ delivery_id: o.deliveryId, n, at: o.at, status: o.status, latency_ms: Math.round(o.latencyMs), error: o.error, response: o.response })
-        .execute();
-      const state: DeliveryState = o.ok ? 'succeeded' : o.retryAt === null ? 'failed' : 'pending';
-      await trx
-        .updateTable('webhook_deliveries')
-        .set({
-          attempts: n,
-          state,
-          next_at: o.retryAt ?? o.at,
-          lease_until: 0,
-          leased_by: null,
-          last_status: o.status,
-          last_error: o.error,
-          finished_at: state === 'pending' ? null : o.at,
-        })
-        .where('id', '=', o.deliveryId)
-        .execute();
-      if (state !== 'pending' && row.state === 'pending' && Number(row.head) === 1) {
-        // The line's next delivery (if any) is its head now: the next claim sends it.
-        await sql`UPDATE webhook_deliveries SET head = 1 WHERE id = (
-            SELECT min(id) FROM webhook_deliveries
-            WHERE endpoint_id = ${row.endpoint_id} AND order_key = ${row.order_key} AND state = 'pending')`.execute(trx);
-      }
-      if (o.ok) {
-        const ep = await trx.selectFrom('webhook_endpoints').select('failing_since').where('id', '=', o.endpointId).executeTakeFirst();
-        if (ep && ep.failing_since !== null) {
-          await trx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', o.endpointId).execute();
-          // The endpoint is back: what waits for a retry goes out now, not at its backed-off time.
-          await trx
-            .updateTable('webhook_deliveries')
-            .set({ next_at: o.at })
-            .where('endpoint_id', '=', o.endpointId)
-            .where('state', '=', 'pending')
-            .where('head', '=', 1)
-            .where('next_at', '>', o.at)
-            .execute();
-        }
-        return { disabled: false, failingSince: null };
-      }
-      await trx
-        .updateTable('webhook_endpoints')
-        .set({ failing_since: o.at })
-        .where('id', '=', o.endpointId)
-        .where('failing_since', 'is', null)
-        .execute();
-      const ep = await trx.selectFrom('webhook_endpoints').select(['failing_since', 'state']).where('id', '=', o.endpointId).executeTakeFirst();
-      const since = numOrNull(ep?.failing_since);
-      if (ep && ep.state === 'enabled' && since !== null && o.at - since >= disableAfterMs) {
-        await trx
-          .updateTable('webhook_endpoints')
-          .set({
-            state: 'disabled',
-            disabled_reason: `every delivery failed since ${new Date(since).toISOString()} (last: ${o.error ?? `HTTP ${o.status}`})`,
-            updated_at: o.at,
-          })
-          .where('id', '=', o.endpointId)
-          .execute();
-        return { disabled: true, failingSince: since };
-      }
-      return { disabled: false, failingSince: since };
-    }
   }
 
   // ------------------------------------------------------------------ the delivery log

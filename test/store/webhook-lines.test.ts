@@ -120,6 +120,30 @@ for (const d of dialects) {
       }
     });
 
+    it('an endpoint back after an outage longer than one transaction moves: the rest of its heads move in chunks, none is left waiting', { timeout: 120_000 }, async () => {
+      const store = await d.open();
+      try {
+        const [a] = await endpoints(store);
+        const LONG = 1200;
+        const events = Array.from({ length: LONG }, (_, i) => ({ type: 'pull_request.submitted', payload: { pr: i + 1 }, orderKey: `pr:${i + 1}`, repoKey: null }));
+        await store.db.transaction().execute((trx) => store.webhooks.writeEvents(trx, 'acme', events));
+        let now = Date.now() + 60_000;
+        const heads = (await store.webhooks.claim('r1', 10_000, now, LEASE)).filter((h) => h.endpoint.id === a);
+        expect(heads).toHaveLength(LONG);
+        await store.webhooks.recordAttempts(heads.map((h) => outcome(h, now, false, now + 3_600_000)), 1e12);
+        now += 1;
+        const [result] = await store.webhooks.recordAttempts([outcome(heads[0], now, true)], 1e12);
+        expect(result.resumeAt).toBe(now);
+        let moved = 0;
+        for (let n; (n = await store.webhooks.resumeHeads(a, now)) > 0; ) moved += n;
+        expect(moved).toBe(LONG - 1 - 500);
+        const due = (await store.webhooks.claim('r1', 10_000, now, LEASE)).filter((h) => h.endpoint.id === a);
+        expect(due).toHaveLength(LONG - 1);
+      } finally {
+        await store.close();
+      }
+    });
+
     it('a replayed delivery waits behind its line when the line is busy and goes out alone when it is not', async () => {
       const store = await d.open();
       try {

@@ -7,7 +7,7 @@
  * An endpoint whose every attempt failed for `disableAfterMs` is disabled, with a log line.
  */
 import { randomUUID } from 'node:crypto';
-import type { AttemptOutcome, ClaimedDelivery, WebhookStore } from '../../store/index.js';
+import type { AttemptOutcome, AttemptResult, ClaimedDelivery, WebhookStore } from '../../store/index.js';
 import { slackMessage, sendToSlack } from './slack.js';
 import { signedHeaders } from './signer.js';
 import { AddressRefused, WebhookTransport, type AddressPolicy } from './ssrf.js';
@@ -63,8 +63,10 @@ export class Deliverer {
   private lastPrune = 0;
   private readonly onWritten = () => this.kick();
   /** Attempts waiting to be recorded: written together, every RECORD_MS at most (one commit for many). */
-  private outcomes: { outcome: AttemptOutcome; delivery: ClaimedDelivery; done: (result: { disabled: boolean; failingSince: number | null }) => void; fail: (e: unknown) => void }[] = [];
+  private outcomes: { outcome: AttemptOutcome; delivery: ClaimedDelivery; done: (result: AttemptResult) => void; fail: (e: unknown) => void }[] = [];
   private flushTimer: NodeJS.Timeout | undefined;
+  /** Endpoints that came back with more waiting heads than one transaction moves: the rest, a chunk at a time. */
+  private readonly resuming = new Map<string, Promise<void>>();
 
   constructor(
     private readonly store: WebhookStore,
@@ -99,6 +101,7 @@ export class Deliverer {
     await this.flush();
     await pending;
     await this.flush();
+    await Promise.all(this.resuming.values());
     this.transport.close();
   }
 
@@ -179,7 +182,7 @@ export class Deliverer {
   }
 
   /** Records an attempt with the others of the next RECORD_MS, in one transaction. */
-  private record(delivery: ClaimedDelivery, outcome: AttemptOutcome): Promise<{ disabled: boolean; failingSince: number | null }> {
+  private record(delivery: ClaimedDelivery, outcome: AttemptOutcome): Promise<AttemptResult> {
     return new Promise((done, fail) => {
       this.outcomes.push({ outcome, delivery, done, fail });
       this.flushTimer ??= setTimeout(() => void this.flush(), RECORD_MS);
@@ -199,6 +202,27 @@ export class Deliverer {
     } catch (error) {
       for (const b of batch) b.fail(error);
     }
+  }
+
+  /**
+   * Makes the rest of an endpoint's waiting heads due, one short transaction per chunk with a turn
+   * of the event loop between (the server's writes get the database between two chunks).
+   */
+  private resume(endpointId: string, at: number): void {
+    if (this.resuming.has(endpointId)) return;
+    const run = (async () => {
+      try {
+        while (!this.stopped && (await this.store.resumeHeads(endpointId, at)) > 0) {
+          this.kick();
+          await new Promise((next) => setImmediate(next));
+        }
+      } catch (error) {
+        this.log.error({ err: error, endpoint: endpointId }, 'webhook deliverer: could not resume the deliveries waiting for an endpoint that answers again');
+      } finally {
+        this.resuming.delete(endpointId);
+      }
+    })();
+    this.resuming.set(endpointId, run);
   }
 
   /** The delay before attempt `n + 1` after `n` failed ones, with ±20 % jitter; null after the last. */
@@ -249,6 +273,7 @@ export class Deliverer {
       response,
       retryAt: ok ? null : this.retryAt(attempts, at),
     });
+    if (result.resumeAt !== undefined) this.resume(d.endpoint.id, result.resumeAt);
     if (!ok) this.log.warn({ endpoint: d.endpoint.id, delivery: d.id, webhookId: d.messageId, type: d.type, attempt: attempts, error }, 'webhook delivery failed');
     if (result.disabled)
       this.log.warn(
