@@ -1,7 +1,8 @@
 /**
  * Outgoing webhooks through the real binaries: the `railyard webhook` commands against a running
- * `railyard serve`, and a server killed with SIGKILL in the middle of a burst of deliveries (after a
- * restart nothing is lost, and a duplicate carries the same webhook-id).
+ * `railyard serve`, a server killed with SIGKILL in the middle of a burst of deliveries (after a
+ * restart nothing is lost, and a duplicate carries the same webhook-id), and one stopped while its
+ * deliverer thread has an attempt in flight (it is finished and recorded before the exit).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -27,9 +28,9 @@ function env(): Record<string, string> {
   return e;
 }
 
-async function serve(dir: string, extra: string[] = []): Promise<ServeProcess> {
+async function serve(dir: string, extra: string[] = [], logLevel = 'warn'): Promise<ServeProcess> {
   const s = await spawnServe(
-    ['--data-dir', dir, '--sandbox', '--sandbox-test-seconds', '0', '--webhook-allow-private', '--webhook-allow-http', '--log-level', 'warn', ...extra],
+    ['--data-dir', dir, '--sandbox', '--sandbox-test-seconds', '0', '--webhook-allow-private', '--webhook-allow-http', '--log-level', logLevel, ...extra],
     { ...env(), RAILYARD_SERVER_TOKEN: TOKEN },
   );
   cleanup(() => s.kill());
@@ -148,5 +149,29 @@ describe('a server killed mid-delivery', () => {
     receiver.delivered.forEach((d, i) => idsPerEvent.set(events[i], (idsPerEvent.get(events[i]) ?? new Set()).add(String(d.headers['webhook-id']))));
     for (const [event, ids] of idsPerEvent) expect(ids.size, event).toBe(1);
     expect(receiver.delivered.every((d) => d.verified)).toBe(true);
+  });
+});
+
+describe('a server stopped mid-delivery', () => {
+  it('finishes the attempt in flight on the deliverer thread and records it before it exits: nothing sent twice after a restart', { timeout: 120_000 }, async () => {
+    const receiver = await startReceiver();
+    cleanup(() => receiver.close());
+    receiver.delayMs = 2000;
+    const dir = await tempDir();
+    let s = await serve(dir, [], 'info');
+    expect(s.output().stdout).toContain('webhook deliverer: on its own thread with its own database connection');
+    const { secret, endpoint } = await api(s.url, 'createWebhook', { url: receiver.url });
+    receiver.secrets.push(secret);
+    await api(s.url, 'testWebhook', { id: endpoint.id });
+    await until('the attempt in flight', () => receiver.all.length >= 1);
+    await s.stop(60_000);
+    expect(await s.exit).toBe(0);
+    expect(receiver.delivered).toHaveLength(1);
+    s = await serve(dir);
+    const { deliveries } = await api(s.url, 'listWebhookDeliveries', { id: endpoint.id });
+    expect(deliveries).toHaveLength(1);
+    expect(deliveries[0]).toMatchObject({ state: 'succeeded', webhookId: receiver.all[0].headers['webhook-id'] });
+    expect(deliveries[0].log).toHaveLength(1);
+    expect(deliveries[0].log[0]).toMatchObject({ status: 200 });
   });
 });
