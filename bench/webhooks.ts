@@ -67,6 +67,9 @@ async function main(): Promise<void> {
     /** Submit + cancel of a new PR each tick: submitted, canceled (and queued when admitted) = ~3 events. */
     const traffic = async (seconds: number) => {
       const latencies: number[] = [];
+      /** Per 10 s of the phase (by when the pair was sent): request latencies, to tell a stall from a steady cost. */
+      const windows: number[][] = [];
+      const t0 = performance.now();
       const prs: number[] = [];
       let errors = 0;
       const reasons = new Set<string>();
@@ -79,8 +82,12 @@ async function main(): Promise<void> {
         prs.push(pr);
         const p = (async () => {
           const key = { repo: REPO, targetBranch: 'main', pr: { number: pr } };
-          latencies.push((await api('submitPullRequest', key)).ms);
-          latencies.push((await api('cancelPullRequest', key)).ms);
+          const window = (windows[Math.floor((performance.now() - t0) / 10_000)] ??= []);
+          for (const op of ['submitPullRequest', 'cancelPullRequest']) {
+            const { ms } = await api(op, key);
+            latencies.push(ms);
+            window.push(ms);
+          }
         })()
           .catch((error: unknown) => {
             errors += 1;
@@ -96,7 +103,7 @@ async function main(): Promise<void> {
       }
       await Promise.all(inFlight);
       if (errors) console.log(`  ${errors} submit/cancel pairs failed (not counted as events); first reasons: ${[...reasons].join(' | ')}`);
-      return { latencies, prs, errors };
+      return { latencies, prs, errors, windows };
     };
     const received = (r: Receiver, type: string) => new Set(r.delivered.filter((d) => d.json.type === type).map((d) => Number(d.json.pr_number)));
     const lost = (prs: number[]) =>
@@ -135,6 +142,7 @@ async function main(): Promise<void> {
     console.log(
       `C during the outage  requests ${c.latencies.length}  failed submit/cancel pairs ${c.errors}  p50 ${pct(c.latencies, 50).toFixed(1)} ms  p99 ${pct(c.latencies, 99).toFixed(1)} ms  (p99 ${((pct(c.latencies, 99) / pct(a.latencies, 99) - 1) * 100).toFixed(1)} % vs A)`,
     );
+    console.log(`  p99 per 10 s of the outage (ms): ${c.windows.map((w) => pct(w, 99).toFixed(0)).join(' ')}`);
     const before = receivers.reduce((n, r) => n + r.delivered.length, 0);
     for (const r of receivers) r.mode = { kind: 'ok' };
     const drained = await waitFor(() => lost(c.prs).every((n) => n === 0), 600_000);
