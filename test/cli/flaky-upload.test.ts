@@ -254,13 +254,16 @@ describe('flaky exports for cron jobs', () => {
       api.map((t) => [t.name, t.id, String(t.failure_rate_last_7d)]).sort(), // the rate, not `12.0%`
     );
     expect(rows.find((r) => r.Test === 'alpha')).toMatchObject({ File: 'src/app.js', 'Top failure': 'boom', Quarantined: 'false' });
+    // One failed run is no verdict yet; a failure then a pass on the same commit is a pass on retry.
+    expect(rows.find((r) => r.Test === 'alpha')).toMatchObject({ Status: 'not enough runs yet (1 of 10)', 'Passed on retry': '0' });
+    expect(rows.find((r) => r.Test === 'beta')).toMatchObject({ Status: 'flaky: passed on retry', 'Passed on retry': '1' });
 
     const flaky = await railyard(['flaky', 'list-unhealthy', ...repo, '--status', 'flaky', '--format', 'markdown'], env);
     expect(flaky.code, flaky.stderr).toBe(0);
     const lines = flaky.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^\| Test \| Status \| Reason \|/);
     expect(lines.slice(2)).toHaveLength(1);
-    expect(lines[2]).toMatch(/^\| beta \| flaky \| Inconsistent results on the same commit abc1234 on main \|/);
+    expect(lines[2]).toMatch(/^\| beta \| flaky: passed on retry \| Inconsistent results on the same commit abc1234 on main \|/);
 
     const beta = api.find((t) => t.name === 'beta')!;
     await json(['flaky', 'link-ticket', beta.id, 'KAN-7', ...repo]); // exits 0
