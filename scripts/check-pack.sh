@@ -41,6 +41,9 @@ mkdir -p "$HOME" && cd "$HOME"
 [ "$(command -v railyard)" = "$WORK/prefix/bin/railyard" ] || fail "railyard is not the installed one: $(command -v railyard)"
 railyard --version | grep -q "^$NAME/$VERSION " || fail "railyard --version printed: $(railyard --version)"
 # The start-up fast path (src/cli/fast-path.ts) is in the package: the help cache answers, byte-identical to oclif.
+# Uncoloured output, whatever the CI sets (CI=true makes ansis colour, and the fast path then rightly stands aside).
+unset FORCE_COLOR
+export NO_COLOR=1
 PKG="$WORK/prefix/lib/node_modules/$NAME"
 [ -f "$PKG/build/help-cache.json" ] || fail "build/help-cache.json is not in the package"
 FAST=$(node --input-type=module -e "const m = await import('$PKG/build/cli/fast-path.js'); process.stdout.write(m.fastOutput(['mq','status','--help']) ?? 'none')")
