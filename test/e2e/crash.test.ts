@@ -90,8 +90,10 @@ describe('kill -9', () => {
         }
       };
       const writing = Promise.all(Array.from({ length: WRITERS }, (_, w) => writer(w)));
-      // Killed at a random moment once writes flow.
-      await new Promise((r) => setTimeout(r, 500 + Math.floor(Math.random() * 1500)));
+      // Killed at a random moment once writes flow (several of each acknowledged: a loaded machine may take seconds).
+      const flowing = Date.now() + 60_000;
+      while ((submitted.length <= 5 || uploaded.length <= 2) && Date.now() < flowing) await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 1500)));
       first.child.kill('SIGKILL');
       await first.exit;
       stop = true;
