@@ -36,6 +36,8 @@ function runAction(
     event?: object;
     eventName?: string;
     onStart?: (pid: number) => void;
+    /** Called with everything printed so far, each time the Action prints. */
+    onOutput?: (stdout: string) => void;
     env?: Record<string, string>;
     cwd?: string;
   } = {},
@@ -64,8 +66,12 @@ function runAction(
     const child = spawn(process.execPath, [DIST], { env, cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     opts.onStart?.(child.pid as number);
     let stdout = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stdout += d.toString()));
+    const print = (d: Buffer) => {
+      stdout += d.toString();
+      opts.onOutput?.(stdout);
+    };
+    child.stdout.on('data', print);
+    child.stderr.on('data', print);
     child.on('error', reject);
     child.on('close', (code) =>
       resolvePromise({
@@ -139,8 +145,13 @@ describe('the GitHub Action (dist/index.js)', () => {
 
   it('wait: a PR that ends cancelled fails the step, with each state change printed once', async () => {
     await runAction({ ...base, operation: 'submit', 'pr-number': '8' });
-    const waiting = runAction({ ...base, operation: 'wait', 'pr-number': '8', 'poll-interval-seconds': '0.2', 'timeout-minutes': '1' });
-    await new Promise((r) => setTimeout(r, 1500));
+    let pending!: () => void;
+    const printed = new Promise<void>((r) => (pending = r));
+    const waiting = runAction(
+      { ...base, operation: 'wait', 'pr-number': '8', 'poll-interval-seconds': '0.2', 'timeout-minutes': '1' },
+      { onOutput: (out) => /#8: pending/.test(out) && pending() },
+    );
+    await Promise.race([printed, waiting]); // it waits, and said so (or it ended: the checks below say how)
     await runAction({ ...base, operation: 'cancel', 'pr-number': '8', 'fail-on': '' });
     const run = await waiting;
     expect(run.code).toBe(1);
@@ -195,8 +206,13 @@ describe('the GitHub Action (dist/index.js)', () => {
     const headers = { 'x-api-token': 't2', 'content-type': 'application/json' };
     await fetch(`${other.url}/createQueue`, { method: 'POST', headers, body: JSON.stringify(key) });
     await fetch(`${other.url}/submitPullRequest`, { method: 'POST', headers, body: JSON.stringify({ ...key, pr: { number: 3 } }) });
-    const waiting = runAction({ token: 't2', 'api-url': other.url, operation: 'wait', 'pr-number': '3', 'poll-interval-seconds': '0.1', 'timeout-minutes': '1' });
-    await new Promise((r) => setTimeout(r, 1200));
+    let pending!: () => void;
+    const read = new Promise<void>((r) => (pending = r));
+    const waiting = runAction(
+      { token: 't2', 'api-url': other.url, operation: 'wait', 'pr-number': '3', 'poll-interval-seconds': '0.1', 'timeout-minutes': '1' },
+      { onOutput: (out) => /#3: [a-z_]+/.test(out) && pending() },
+    );
+    await Promise.race([read, waiting]); // it has read the PR once (or it ended: the checks below say how)
     await other.close();
     const run = await waiting;
     expect(run.code).toBe(1);

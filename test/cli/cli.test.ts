@@ -130,8 +130,12 @@ describe('mq pull request commands', () => {
 
   it('status --wait ends with exit 1 when the PR is cancelled meanwhile', async () => {
     await json(['mq', 'submit', '21', ...REPO]);
-    const waiting = railyard(['mq', 'status', '21', ...REPO, '--wait', '--interval', '0.2s', '--timeout', '30s'], env);
-    await new Promise((r) => setTimeout(r, 1500));
+    let pending!: () => void;
+    const printed = new Promise<void>((r) => (pending = r));
+    const waiting = railyard(['mq', 'status', '21', ...REPO, '--wait', '--interval', '0.2s', '--timeout', '30s'], env, undefined, undefined, (_out, err) => {
+      if (/#21: pending/.test(err)) pending();
+    });
+    await Promise.race([printed, waiting]); // it waits, and said so (or it ended: the checks below say how)
     await json(['mq', 'cancel', '21', ...REPO]);
     const result = await waiting;
     expect(result.code).toBe(1);

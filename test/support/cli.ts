@@ -19,14 +19,29 @@ export function isolatedEnv(extra: Record<string, string> = {}): Record<string, 
   return { ...env, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), NO_COLOR: '1', ...extra };
 }
 
-/** Runs the real `railyard` binary (built by `npm run build`) as a child process. */
-export function railyard(args: string[], env: Record<string, string>, input?: string, cwd?: string): Promise<CliResult> {
+/**
+ * Runs the real `railyard` binary (built by `npm run build`) as a child process. `onOutput` is
+ * called with everything printed so far each time it prints (to wait for a line, not a time).
+ */
+export function railyard(
+  args: string[],
+  env: Record<string, string>,
+  input?: string,
+  cwd?: string,
+  onOutput?: (stdout: string, stderr: string) => void,
+): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { env, cwd: cwd ?? env.HOME, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      onOutput?.(stdout, stderr);
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      onOutput?.(stdout, stderr);
+    });
     child.on('error', reject);
     child.on('close', (code) => resolvePromise({ code: code ?? -1, stdout, stderr }));
     child.stdin.end(input ?? '');
