@@ -1,6 +1,6 @@
 /** This replica among others on one PostgreSQL database: leases, LISTEN/NOTIFY, catching up. */
 import { randomUUID } from 'node:crypto';
-import { Client } from 'pg';
+import type { Client } from 'pg';
 import { QUEUE_CHANNEL, type Fence, type Store } from '../store/index.js';
 import type { QueueService, ReplicaView } from './service.js';
 import type { QueueWorkers } from './workers.js';
@@ -99,6 +99,9 @@ export class Replicas implements ReplicaView {
   }
 
   private async listen(): Promise<void> {
+    // pg is imported here, when a replica first listens: loading this module (the test harness
+    // does, for every server it starts) costs nothing on SQLite.
+    const { Client } = await import('pg');
     const client = new Client({
       connectionString: this.options.databaseUrl,
       application_name: 'railyard-listen',
