@@ -244,6 +244,11 @@ export class WebhookStore extends WebhookEndpointStore {
     return this.kind === 'postgres' ? this.db.transaction().execute(run) : run(this.db);
   }
 
+  /** Whether the outbox holds no message at all: nothing to deliver, retry or prune until the next write. */
+  async outboxEmpty(): Promise<boolean> {
+    return !(await this.db.selectFrom('webhook_messages').select('id').limit(1).executeTakeFirst());
+  }
+
   /** Forgets the claims of a replica that stopped (SQLite at start: the only writer, so every claim). */
   async releaseClaims(holder?: string): Promise<void> {
     // Only leased rows are written (on SQLite claims live in memory: normally none).

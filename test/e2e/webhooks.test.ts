@@ -159,11 +159,14 @@ describe('a server stopped mid-delivery', () => {
     receiver.delayMs = 2000;
     const dir = await tempDir();
     let s = await serve(dir, [], 'info');
-    expect(s.output().stdout).toContain('webhook deliverer: on its own thread with its own database connection');
     const { secret, endpoint } = await api(s.url, 'createWebhook', { url: receiver.url });
     receiver.secrets.push(secret);
     await api(s.url, 'testWebhook', { id: endpoint.id });
     await until('the attempt in flight', () => receiver.all.length >= 1);
+    // The thread starts with the first write to the outbox (none before: a server without webhooks never starts it).
+    await until('the deliverer thread says it started', () =>
+      s.output().stdout.includes('webhook deliverer: on its own thread with its own database connection'),
+    );
     await s.stop(60_000);
     expect(await s.exit).toBe(0);
     expect(receiver.delivered).toHaveLength(1);

@@ -7,6 +7,10 @@
  * attempts the thread had in flight are simply sent again, with the same webhook-id.
  * On PostgreSQL, or without the built worker file (running from sources), the server runs the
  * Deliverer itself.
+ *
+ * With an empty outbox the thread starts with the first write to it, not with the server: it loads
+ * its own copy of the store's modules and opens a connection (~250 ms of CPU), which a server
+ * without webhook endpoints — most, and every test server — never needs.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +36,15 @@ export class DelivererThread implements DelivererHandle {
   private fallback: Deliverer | undefined;
   private closed = false;
   private readonly onWritten = () => this.send('kick');
+  /** The thread's start when the first outbox write asked for it. */
+  private starting: Promise<void> | undefined;
+  private readonly onFirstWrite = () => {
+    this.store.signals.off('written', this.onFirstWrite);
+    if (this.closed) return;
+    this.starting = this.startThread().catch((error: unknown) =>
+      this.log.error({ err: error }, 'webhook deliverer could not start'),
+    );
+  };
 
   constructor(
     private readonly workerFile: string,
@@ -42,6 +55,15 @@ export class DelivererThread implements DelivererHandle {
   ) {}
 
   async start(): Promise<void> {
+    if (await this.store.outboxEmpty()) {
+      // Its Deliverer looks at the outbox when it starts: what was written meanwhile goes out then.
+      this.store.signals.on('written', this.onFirstWrite);
+      return;
+    }
+    await this.startThread();
+  }
+
+  private async startThread(): Promise<void> {
     const worker = new Worker(this.workerFile, { workerData: { sqliteFile: this.sqliteFile, options: this.options } });
     this.worker = worker;
     const ready = new Promise<void>((resolve, reject) => {
@@ -65,6 +87,8 @@ export class DelivererThread implements DelivererHandle {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.store.signals.off('written', this.onFirstWrite);
+    await this.starting;
     this.store.signals.off('written', this.onWritten);
     const worker = this.worker;
     this.worker = undefined;
