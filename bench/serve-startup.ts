@@ -8,7 +8,7 @@
  * build/ is used for the in-process part). Run after `npm run build`: npx tsx bench/serve-startup.ts
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, rmSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 
@@ -59,14 +59,16 @@ function serveOnce(): Promise<{ wall: number; cpu: number }> {
 
 /**
  * The in-process part, run as plain JavaScript in a fresh node process (no TypeScript loader in the
- * way) so that its first start loads every module: prints [{ wall, cpu }] per start.
+ * way) so that its first start loads every module: prints [{ wall, cpu }] per start. Run from a
+ * file, not `-e`: worker threads inherit `--input-type` and would fail to start (the server then
+ * falls back to its request thread, and the figures miss the threads' cost).
  */
 const IN_PROCESS = `
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-const [buildDir, count] = [process.argv[1], Number(process.argv[2])];
+const [buildDir, count] = [process.argv[2], Number(process.argv[3])];
 const url = (p) => pathToFileURL(join(buildDir, p)).href;
 const rows = [];
 for (let i = 0; i < count; i++) {
@@ -108,15 +110,18 @@ console.log(
 );
 
 // In-process: several node processes (each a test file's worth), each doing 1 cold + 4 warm starts.
+const script = join(mkdtempSync(join(tmpdir(), 'railyard-serve-bench-')), 'in-process.mjs');
+writeFileSync(script, IN_PROCESS);
 const cold: { wall: number; cpu: number }[] = [];
 const warm: { wall: number; cpu: number }[] = [];
 for (let i = 0; i < Math.max(3, Math.ceil(runs / 2)); i++) {
-  const result = spawnSync(process.execPath, ['--input-type=module', '-e', IN_PROCESS, build, '5'], { encoding: 'utf8' });
+  const result = spawnSync(process.execPath, [script, build, '5'], { encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`in-process run failed: ${result.stderr}`);
   const rows = JSON.parse(result.stdout) as { wall: number; cpu: number }[];
   cold.push(rows[0]);
   warm.push(...rows.slice(1));
 }
+rmSync(dirname(script), { recursive: true, force: true });
 for (const [name, rows] of [
   ['in-process, first start (imports included)', cold],
   ['in-process, later starts', warm],
