@@ -31,18 +31,30 @@ export class TokenAuth {
 
   /** Re-reads the stored token hashes (after tokens were added or revoked). */
   reload(): Promise<void> {
+    if (this.store.listTokensNow) {
+      try {
+        const version = this.store.dataVersion?.();
+        this.use(this.store.listTokensNow(), version);
+        return Promise.resolve();
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
+    }
     this.reloading ??= (async () => {
       try {
         const version = this.store.dataVersion?.();
-        const rows = await this.store.listTokens();
-        this.tokens = rows.map((r) => ({ digest: Buffer.from(r.hash, 'hex'), hex: r.hash, org: r.org }));
-        this.version = version;
-        this.loadedAt = this.now();
+        this.use(await this.store.listTokens(), version);
       } finally {
         this.reloading = undefined;
       }
     })();
     return this.reloading;
+  }
+
+  private use(rows: { hash: string; org: string }[], version: number | undefined): void {
+    this.tokens = rows.map((r) => ({ digest: Buffer.from(r.hash, 'hex'), hex: r.hash, org: r.org }));
+    this.version = version;
+    this.loadedAt = this.now();
   }
 
   /** Whether the stored tokens may have changed since they were read. */

@@ -45,6 +45,14 @@ export class AccountStore {
   /** The SQLite database file (null: PostgreSQL, another dialect, or `:memory:`), for connections of other threads. */
   sqliteFile: string | null = null;
 
+  /**
+   * SQLite: listTokens at once, without waiting for a transaction in progress on the connection.
+   * The server re-reads tokens whenever another connection committed (dataVersion), which the
+   * webhook deliverer's thread does many times a second; through the connection's queue every
+   * such request waited behind the queue's write in progress.
+   */
+  listTokensNow: (() => { hash: string; org: string }[]) | undefined;
+
   /** Outgoing webhooks: endpoints, the outbox each queue step writes to, deliveries (webhooks.ts). */
   readonly webhooks: WebhookStore;
 

@@ -39,6 +39,13 @@ function createPrivately(path: string): void {
 /** Per SQLite database: a number that changes when ANOTHER connection commits (PRAGMA data_version). */
 export const dataVersions = new WeakMap<Dialect, () => number>();
 
+/**
+ * Per SQLite database: the stored token hashes, read at once on the server's connection (no wait
+ * behind a transaction in progress; tokens are only written by `railyard token`, another process,
+ * or by the server's own addToken, which reloads after it).
+ */
+export const tokenReaders = new WeakMap<Dialect, () => { hash: string; org: string }[]>();
+
 /** WAL size past which the checkpointer copies it into the database (PASSIVE: blocks nobody). */
 const CHECKPOINT_BYTES = 16 * 1024 * 1024;
 /** WAL size past which it also truncates the WAL (TRUNCATE: waits for the writer, briefly holds new ones). */
@@ -177,6 +184,11 @@ export function sqliteDialect(path: string): { dialect: Dialect; stop?: () => Pr
   const dialect = new SqliteDialect({ database: keepingStatements(database, 256, beforeBegin) });
   const version = database.prepare('PRAGMA data_version').pluck();
   dataVersions.set(dialect, () => version.get() as number);
+  let tokens: Database.Statement | undefined;
+  tokenReaders.set(dialect, () => {
+    tokens ??= database.prepare('SELECT token_hash, org_slug FROM api_tokens');
+    return (tokens.all() as { token_hash: string; org_slug: string }[]).map((r) => ({ hash: r.token_hash, org: r.org_slug }));
+  });
   return { dialect, stop: checkpointer?.stop };
 }
 

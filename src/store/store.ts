@@ -11,6 +11,7 @@ import type { Entry, QueueConfig, QueueModel, TestRun } from '../engine/types.js
 import { AccountStore } from './accounts.js';
 import {
   dataVersions,
+  tokenReaders,
   pauseBetweenStatements,
   postgresDialect,
   sqliteDialect,
@@ -80,6 +81,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   const store = new Store(db, kind, dataVersions.get(dialect), pause, stop);
   store.migrated = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
   if (file && file !== ':memory:') store.sqliteFile = file;
+  store.listTokensNow = tokenReaders.get(dialect);
   return store;
 }
 
