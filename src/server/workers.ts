@@ -2,6 +2,7 @@
  * The queue workers of a server: they hand the engine's effects to the forge driver (build a test
  * commit, read or run its checks, land, show a state change) and feed the outcomes back as events.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { ChecksConfigError, MergeConflictError } from '../forge/errors.js';
 import type { DriverHost, DriverQueue, ForgeDriver, MergeOutcome } from '../forge/types.js';
 import type { FailureReason } from '../contract/index.js';
@@ -9,6 +10,11 @@ import { findEntry, isTerminal, nextDeadline, testBasis, type Effect, type Engin
 import type { EffectHandler, QueueHandle, QueueService } from './service.js';
 import type { FlakyService } from './flaky.js';
 import { awaitFailingTests, readsFailingTests } from './flaky/run-reports.js';
+import { isDatabaseBusy, isDatabaseUnavailable } from '../store/index.js';
+
+/** Waits between attempts to write an outcome the database did not take: 0.25 s, doubling, at most 5 s. */
+const RETRY_FIRST_MS = 250;
+const RETRY_MAX_MS = 5000;
 
 /** Feeds the outcome of an effect back into the queue's engine (through its single writer). */
 export type Report = (event: EngineEvent) => Promise<void>;
@@ -29,6 +35,8 @@ export class QueueWorkers {
   private service: QueueService | null = null;
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
+  /** Aborted on close(): ends the waits between attempts to write an outcome. */
+  private readonly stopping = new AbortController();
   private readonly chains = new Map<string, Promise<void>>();
   /** Runs being built or checked here: aborted when the engine cancels them or the server stops. */
   private readonly controllers = new Map<string, AbortController>();
@@ -105,14 +113,27 @@ export class QueueWorkers {
     }
   }
 
+  /**
+   * Feeds an outcome to the queue. When the database cannot take it (down, restarting, busy),
+   * nothing was written: the outcome of a run or a merge is the only record of work done on the
+   * forge, so it is written again, with growing waits, for as long as this replica drives the
+   * queue (one that takes over re-attaches to the run itself). Ticks are not repeated: the next comes.
+   */
   private report(queue: QueueHandle): Report {
     return async (event) => {
-      if (this.closed || !this.service) return;
-      try {
-        await this.service.dispatch(queue.id, event);
-      } catch (error) {
-        // The queue may have been deleted meanwhile; anything else is worth a line in the log.
-        if (this.service.byQueueId(queue.id)) this.log(`queue ${queue.id}: ${event.type} failed`, error);
+      for (let wait = RETRY_FIRST_MS; ; wait = Math.min(wait * 2, RETRY_MAX_MS)) {
+        if (this.closed || !this.service) return;
+        try {
+          await this.service.dispatch(queue.id, event);
+          return;
+        } catch (error) {
+          // The queue may have been deleted meanwhile; anything else is worth a line in the log.
+          if (!this.service.byQueueId(queue.id)) return;
+          const again = event.type !== 'tick' && (isDatabaseUnavailable(error) || isDatabaseBusy(error)) && this.service.drives(queue.id);
+          if (!again) return this.log(`queue ${queue.id}: ${event.type} failed`, error);
+          if (wait === RETRY_FIRST_MS) this.log(`queue ${queue.id}: ${event.type} not written yet (the database did not take it); trying again until it does`, error);
+          await delay(wait, undefined, { signal: this.stopping.signal }).catch(() => undefined);
+        }
       }
     };
   }
@@ -276,6 +297,7 @@ export class QueueWorkers {
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.closed = true;
+    this.stopping.abort();
     for (const c of this.controllers.values()) c.abort();
     await this.driver.close();
     await Promise.allSettled([...this.inFlight]);

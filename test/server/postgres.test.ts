@@ -162,7 +162,31 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
     await waitFor(a, 1, merged);
     await waitFor(a, 2, merged);
     // The lost connection was reported (not printed as a stack trace among the suite's output).
-    expect(failures.lines.some((l) => l.startsWith('replica notifications: connection lost'))).toBe(true);
+    expect(failures.lines.some((l) => /^replica notifications: connection (lost|dropped)/.test(l)), failures.lines.join('\n')).toBe(true);
+  });
+
+  it('lands a PR whose run finished while the database was down, without waiting for its lease to lapse', async () => {
+    const url = await cluster().createDatabase();
+    const failures = expectedFailures();
+    // A lease far longer than the outage: this replica keeps driving the queue, nothing re-attaches to the run.
+    const a = await server(url, { sandbox: { testSeconds: 8 }, leaseMs: 120_000, renewMs: 100, log: failures.log });
+    await ok(a, 'createQueue', Q);
+    await ok(a, 'submitPullRequest', { ...Q, pr: { number: 1 } });
+    // The run has started (its test commit is written): the database goes away before it finishes.
+    const { testRunId } = (await waitFor(a, 1, (pr) => pr.state === 'testing')) as PrAnswer & { testRunId: string };
+    const started = Date.now() + 20_000;
+    while (!(await ok(a, 'getMergeQueueTestingDetails', { ...Q, testRunId })).testBranchSha && Date.now() < started) await new Promise((r) => setTimeout(r, 50));
+    await cluster().stop();
+    try {
+      // The run's outcome could not be written: the server says so, once, and keeps it.
+      const notYet = () => failures.lines.filter((l) => l.includes('testRunFinished not written yet'));
+      const deadline = Date.now() + 30_000;
+      while (!notYet().length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(notYet(), failures.lines.join('\n')).toHaveLength(1);
+    } finally {
+      await cluster().start();
+    }
+    await waitFor(a, 1, merged, 30_000);
   });
 
   it('answers 503 with Retry-After when an upload waits past the statement timeout for a test held elsewhere, and stores none of it', async () => {

@@ -32,6 +32,8 @@ export interface TestServerOptions {
   statementTimeoutMs?: number;
   /** Replicas: lease length (default 5 s, short in tests that fail over). */
   leaseMs?: number;
+  /** PostgreSQL: how often leases are renewed and new queues taken up (default a fifth of leaseMs). */
+  renewMs?: number;
   /** HTTP timeouts (ms), e.g. short ones to test slow clients. */
   timeouts?: ServerDeps['timeouts'];
   /** Limits per organisation and per queue. */
@@ -74,7 +76,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       })
     : await openStore({ dataDir });
   const replicas = opts.databaseUrl
-    ? new Replicas(store, { databaseUrl: opts.databaseUrl, leaseMs: opts.leaseMs, log: opts.log })
+    ? new Replicas(store, { databaseUrl: opts.databaseUrl, leaseMs: opts.leaseMs, renewMs: opts.renewMs, log: opts.log })
     : undefined;
   for (const [token, org] of entries) await store.addToken(org, token);
   const { driver, workers } = await createBackend({
