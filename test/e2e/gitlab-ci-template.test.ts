@@ -158,7 +158,14 @@ describe('GitLab CI template', () => {
       ).json()) as { tests: Array<{ name: string }> };
       expect(failing.tests.map((t) => t.name)).toEqual(['flakes']);
 
-      // A cancelled MR: wait exits non-zero, so the job fails.
+      // A cancelled MR: wait exits non-zero, so the job fails. The queue is paused first, so that
+      // #8 cannot test and merge (1 s sandbox runs) before the cancel below arrives on a loaded machine.
+      const paused = await fetch(`${server.url}/updateQueue`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-token': TOKEN },
+        body: JSON.stringify({ repo: REPO, targetBranch: 'main', state: 'paused' }),
+      });
+      expect(paused.status).toBe(200);
       const failed = await runJob(
         [...vars, ...linesOf(doc, '.railyard:submit')],
         { ...env, CI_MERGE_REQUEST_IID: '8', RAILYARD_PRIORITY: 'high' },
@@ -176,6 +183,7 @@ describe('GitLab CI template', () => {
         dir,
       );
       expect(waitFailed.code, waitFailed.out).toBe(1);
+      expect(waitFailed.out).toMatch(/#8: cancelled/);
     },
   );
 });
