@@ -97,7 +97,9 @@ describe('railyard sim', () => {
     expect(parallel.mergedPerHour).toBeGreaterThanOrEqual(0.9 * parallel.bounds.mergedPerHour);
     // Lanes are ignored in single mode.
     expect(withoutWallClock(capacity({ concurrency: 10, seed: 3, lanes: 4 })).merged).toBe(single.merged);
-  });
+    // Three whole simulations, CPU-bound: ~21 s beside the rest of the suite, 64 s once at load ~15.
+    // What it asserts is figures, not speed, so the time limit is generous.
+  }, 180_000);
 
   it('anti-flake (optimistic + pending failure depth 1) evicts far fewer good PRs under a 5 % flake rate', () => {
     const base: Partial<SimOptions> = { concurrency: 10, failureRate: 0.05, flakeRate: 0.05, seed: 4, hours: 30 };
