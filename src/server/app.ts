@@ -73,8 +73,12 @@ export interface ServerDeps {
    * (builtWorkerFile); `false`, or none found (running from sources), reads them on the request thread.
    */
   reportWorker?: string | false;
-  /** `false`: deliver webhooks on the request thread even on an SQLite file (default: a worker thread when built). */
-  delivererThread?: boolean;
+  /**
+   * The webhook deliverer's worker entry, for an SQLite file (default: `deliverer-worker.js` next to
+   * the built server, delivererWorkerFile); `false`, or none found (running from sources), delivers
+   * on the request thread.
+   */
+  delivererWorker?: string | false;
   /** `serve --org-repos`: repositories pinned to organisations (decisions "Trust"). */
   orgRepos?: readonly OrgRepoPin[];
   /** Several replicas on one PostgreSQL database: leases and change notifications (see replicas.ts). */
@@ -194,7 +198,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   };
   deps.store.webhooks.queueEvents = queueEventBuilder(dashboardUrl, forgePrUrl(deps.driver.kind, deps.driver.prUrl));
   // On an SQLite file the deliverer runs on its own thread and connection (deliverer-thread.ts).
-  const delivererFile = deps.store.sqliteFile && deps.delivererThread !== false ? delivererWorkerFile() : undefined;
+  const delivererFile = deps.store.sqliteFile && deps.delivererWorker !== false ? (deps.delivererWorker ?? delivererWorkerFile()) : undefined;
   const deliverer: DelivererHandle =
     delivererFile && deps.store.sqliteFile
       ? new DelivererThread(delivererFile, deps.store.sqliteFile, deps.store.webhooks, webhookOptions, app.log)

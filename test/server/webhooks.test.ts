@@ -4,8 +4,11 @@
  * against Trunk's event schemas (test/support/trunk-webhook-schemas.ts); failing, stalling and
  * recovering receivers; the delivery log, replays, rotation, and the address rules.
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
@@ -188,6 +191,24 @@ describe('delivery', () => {
     expect(replay.webhookId).toBe(webhookId);
     await until('the replay', () => r.delivered.length === 2);
     expect(r.delivered[1].headers['webhook-id']).toBe(webhookId);
+  });
+
+  it('delivers from the server thread when the deliverer thread cannot start, and says so once', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'railyard-broken-worker-'));
+    cleanup(() => rm(dir, { recursive: true, force: true }));
+    const broken = join(dir, 'deliverer-worker.mjs');
+    await writeFile(broken, "throw new Error('broken on purpose');\n");
+    const logged: string[] = [];
+    const r = await receiver();
+    const s = await server({ webhooks: LOCAL, delivererWorker: broken, log: (message, error) => logged.push(`${message}${error ? `: ${error}` : ''}`) });
+    await endpoint(s, r);
+    await ok(s, 'createQueue', { ...Q, concurrency: 1 });
+    await ok(s, 'submitPullRequest', { ...Q, pr: { number: 4 } });
+    await ok(s, 'cancelPullRequest', { ...Q, pr: { number: 4 } });
+    await until('the canceled event', () => typesOf(r, 4).includes('pull_request.canceled'));
+    const types = typesOf(r, 4);
+    expect([types[0], types[types.length - 1]]).toEqual(['pull_request.submitted', 'pull_request.canceled']);
+    expect(logged.filter((l) => l.startsWith('webhook deliverer thread failed'))).toEqual(['webhook deliverer thread failed; delivering on the server thread: broken on purpose']);
   });
 
   it('disables an endpoint that keeps failing, with the reason in its visible state', async () => {

@@ -48,6 +48,8 @@ export interface TestServerOptions {
   checks?: BackendOptions['checks'];
   /** Outgoing webhooks (tests deliver to 127.0.0.1: pass allowPrivate and allowHttp). */
   webhooks?: ServerDeps['webhooks'];
+  /** The webhook deliverer's worker entry (default: the built one, as `serve` runs it on SQLite; false: the request thread). */
+  delivererWorker?: string | false;
 }
 
 export interface TestServer {
@@ -92,6 +94,10 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const reportWorker = resolve(import.meta.dirname, '../../build/flaky/ingest-worker.js');
   if (!existsSync(reportWorker))
     throw new Error(`startTestServer: ${reportWorker} is missing; run npm run build`);
+  // On SQLite webhooks are delivered from the built worker thread, as `railyard serve` does.
+  const delivererWorker = opts.delivererWorker ?? resolve(import.meta.dirname, '../../build/server/webhooks/deliverer-worker.js');
+  if (delivererWorker && !existsSync(delivererWorker))
+    throw new Error(`startTestServer: ${delivererWorker} is missing; run npm run build`);
   const orgRepos = (opts.orgRepos ?? []).map(parseOrgRepoPin);
   // The dashboard at / is the built one (build/web), when it was built.
   const webRoot = resolve(import.meta.dirname, '../../build/web');
@@ -104,6 +110,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     ...(opts.log ? { logStream: logLines(opts.log) } : {}),
     now: opts.now,
     reportWorker,
+    delivererWorker,
     orgRepos,
     replicas,
     timeouts: opts.timeouts,
