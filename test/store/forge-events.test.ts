@@ -1,39 +1,19 @@
 // The record of what a forge driver acted on (migration 011): each delivery or command comment is
 // claimed once, also by two stores on the same database and after reopening it; rows stay bounded.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ForgeEventsStore, openStore, type Store } from '../../src/store/index.js';
-import { postgresForFile } from '../support/hooks.js';
+import { postgresForFile, storeDialects } from '../support/hooks.js';
 import { skipWithoutPostgres } from '../support/postgres.js';
 
 const noPostgres = skipWithoutPostgres();
 const cluster = postgresForFile(noPostgres);
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-});
-
-const dialects = [
-  {
-    name: 'sqlite',
-    skip: false,
-    open: async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'railyard-forge-events-'));
-      dirs.push(dir);
-      return () => openStore({ dataDir: dir });
-    },
+const dialects = storeDialects('railyard-forge-events-', noPostgres, cluster).map((d) => ({
+  ...d,
+  open: async () => {
+    const at = await d.where();
+    return () => openStore(at);
   },
-  {
-    name: 'postgres',
-    skip: noPostgres,
-    open: async () => {
-      const databaseUrl = await cluster().createDatabase();
-      return () => openStore({ databaseUrl });
-    },
-  },
-];
+}));
 
 for (const d of dialects) {
   describe.skipIf(d.skip)(`forge events on ${d.name}`, () => {

@@ -1,12 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newQueueModel, step, type PrFacts, type QueueModel } from '../../src/engine/index.js';
 import { FlakyStore } from '../../src/store/flaky.js';
 import { LeaseLostError, openStore, type SchemaTables, type Store } from '../../src/store/index.js';
-import { postgresForFile } from '../support/hooks.js';
+import { postgresForFile, storeDialects } from '../support/hooks.js';
 import { skipWithoutPostgres } from '../support/postgres.js';
 
 const noPostgres = skipWithoutPostgres();
@@ -32,31 +29,13 @@ function submit(model: QueueModel, n: number): QueueModel {
 }
 
 const cluster = postgresForFile(noPostgres);
-const dirs: string[] = [];
-
-afterAll(async () => {
-  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-});
-
-const dialects = [
-  {
-    name: 'sqlite',
-    skip: false,
-    open: async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'railyard-store-'));
-      dirs.push(dir);
-      return { reopen: () => openStore({ dataDir: dir }) };
-    },
+const dialects = storeDialects('railyard-store-', noPostgres, cluster).map((d) => ({
+  ...d,
+  open: async () => {
+    const at = await d.where();
+    return { reopen: () => openStore(at) };
   },
-  {
-    name: 'postgres',
-    skip: noPostgres,
-    open: async () => {
-      const databaseUrl = await cluster().createDatabase();
-      return { reopen: () => openStore({ databaseUrl }) };
-    },
-  },
-];
+}));
 
 describe.each(dialects)('store on $name', ({ name, skip, open }) => {
   it.skipIf(skip)('applies every migration once: a second open applies none', async () => {

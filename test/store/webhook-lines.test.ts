@@ -1,34 +1,18 @@
 // The webhook outbox's lines (migration 015): a claim reads only the first pending delivery of each
 // endpoint and order key, so a backlog behind a receiver outage costs a claim nothing; every line
 // still goes out in order and nothing is left behind when heads finish, fail for good or recover.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { sql } from 'kysely';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dueHeads, openStore, type ClaimedDelivery, type Store } from '../../src/store/index.js';
-import { postgresForFile } from '../support/hooks.js';
+import { postgresForFile, storeDialects } from '../support/hooks.js';
 import { skipWithoutPostgres } from '../support/postgres.js';
 
 const noPostgres = skipWithoutPostgres();
 const cluster = postgresForFile(noPostgres);
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-});
-
-const dialects = [
-  {
-    name: 'sqlite',
-    skip: false,
-    open: async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'railyard-webhook-lines-'));
-      dirs.push(dir);
-      return openStore({ dataDir: dir });
-    },
-  },
-  { name: 'postgres', skip: noPostgres, open: async () => openStore({ databaseUrl: await cluster().createDatabase() }) },
-];
+const dialects = storeDialects('railyard-webhook-lines-', noPostgres, cluster).map((d) => ({
+  ...d,
+  open: async () => openStore(await d.where()),
+}));
 
 const LINES = 150;
 const PER_LINE = 3;

@@ -1,4 +1,7 @@
 /** Cleanups registered by tests and helpers, run after each test (last registered first). */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe } from 'vitest';
 import { skipWithoutPostgres, startPostgres, type PostgresCluster } from './postgres.js';
 import { startTestServer, type TestServer, type TestServerOptions } from './server.js';
@@ -33,6 +36,37 @@ export function postgresForFile(skip: boolean): () => PostgresCluster {
     if (!cluster) throw new Error('no PostgreSQL cluster: the tests that need it must be skipped');
     return cluster;
   };
+}
+
+/** Where a store test opens its store: a data dir (SQLite) or a database (PostgreSQL). */
+export type StoreLocation = { dataDir: string } | { databaseUrl: string };
+
+/**
+ * The two databases a store test runs on, for `for (const d of storeDialects(…))`: each `where()`
+ * makes a new place (a data dir named `prefix…`, removed after the file's tests, or a new database
+ * on the file's cluster); PostgreSQL is skipped where there is none. Call at the top level of a file.
+ */
+export function storeDialects(
+  prefix: string,
+  noPostgres: boolean,
+  cluster: () => PostgresCluster,
+): { name: 'sqlite' | 'postgres'; skip: boolean; where: () => Promise<StoreLocation> }[] {
+  const dirs: string[] = [];
+  afterAll(async () => {
+    for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+  });
+  return [
+    {
+      name: 'sqlite',
+      skip: false,
+      where: async () => {
+        const dataDir = await mkdtemp(join(tmpdir(), prefix));
+        dirs.push(dataDir);
+        return { dataDir };
+      },
+    },
+    { name: 'postgres', skip: noPostgres, where: async () => ({ databaseUrl: await cluster().createDatabase() }) },
+  ];
 }
 
 /**
