@@ -105,7 +105,7 @@ export const EXTENSION_EVENT_SCHEMAS: Record<(typeof EXTENSION_EVENTS)[number], 
 /**
  * The OpenAPI 3.1 `webhooks` object: one entry per event type, the body an endpoint receives.
  * Trunk's events point at Trunk's own description (their payloads are Trunk's, plus a `railyard`
- * object in PR events); the extensions carry their schema and `x-railyard-extension`.
+ * object in PR and flaky-test events); the extensions carry their schema and `x-railyard-extension`.
  */
 export function webhooksDocument(): Record<string, unknown> {
   const out: Record<string, unknown> = {};

@@ -201,5 +201,7 @@ export interface ForgeDriver {
    * `--gitlab-url`, which may be http, carry a port and a path prefix); null for another host.
    */
   readonly prUrl?: (repo: Repo, prNumber: number) => string | null;
+  /** The web page of a repository, on the same terms as prUrl (src/server/links.ts builds every link from these two). */
+  readonly repoUrl?: (repo: Repo) => string | null;
   close(): Promise<void>;
 }

@@ -35,6 +35,7 @@ import {
 } from './http.js';
 import { DatabaseHealth, DEFAULT_HEALTH, type HealthOptions } from './health.js';
 import { FlakyService } from './flaky.js';
+import { serverLinks } from './links.js';
 import { flakyHandlers } from './routes/flaky.js';
 import { RepoOwners, type OrgRepoPin } from './ownership.js';
 import { repoOwnerProblem } from './repo-bounds.js';
@@ -49,7 +50,7 @@ import type { Replicas } from './replicas.js';
 import { webhookHandlers } from './routes/webhooks.js';
 import { Deliverer, type WebhookOptions } from './webhooks/deliverer.js';
 import { DelivererThread, delivererWorkerFile, type DelivererHandle } from './webhooks/deliverer-thread.js';
-import { forgePrUrl, queueEventBuilder } from './webhooks/events.js';
+import { queueEventBuilder } from './webhooks/events.js';
 import { WebhookService } from './webhooks/service.js';
 
 export interface ServerDeps {
@@ -196,7 +197,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     return `http://${host}:${address.port}`;
   };
-  deps.store.webhooks.queueEvents = queueEventBuilder(dashboardUrl, forgePrUrl(deps.driver.kind, deps.driver.prUrl));
+  // Every link to a PR, repository or test: the forge's page, else the dashboard's (src/server/links.ts).
+  const links = serverLinks(deps.driver, dashboardUrl);
+  deps.store.webhooks.queueEvents = queueEventBuilder(dashboardUrl, links.forgePr);
   // On an SQLite file the deliverer runs on its own thread and connection (deliverer-thread.ts).
   const delivererFile = deps.store.sqliteFile && deps.delivererWorker !== false ? (deps.delivererWorker ?? delivererWorkerFile()) : undefined;
   const deliverer: DelivererHandle =
@@ -330,7 +333,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     else check();
   };
 
-  const flakyService = new FlakyService(deps.store, now, reports?.read);
+  const flakyService = new FlakyService(deps.store, now, reports?.read, links);
   // A forge that runs checks itself (the git forge) stores their reports as uploads and reads the flake-aware verdict's facts.
   deps.driver.ci.useTestResults?.((org, input) => flakyService.testRunResults(org, input));
   // A forge whose own CI runs the checks (GitHub, GitLab): CI's uploads for the test commit give the failing tests.
@@ -341,6 +344,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       now,
       deps.workers ? deps.driver.ci.logPath?.bind(deps.driver.ci) : undefined,
       deps.workers ? deps.driver.ci.progress?.bind(deps.driver.ci) : undefined,
+      links,
     ),
     ...flakyHandlers(flakyService, pageTokens),
     ...webhookHandlers(webhooks),

@@ -22,6 +22,7 @@ import type { Store } from '../store/index.js';
 import { Ingest, type ReportReader } from './flaky/ingest.js';
 import { Queries } from './flaky/queries.js';
 import { findRepository, updateSettings } from './flaky/repositories.js';
+import { serverLinks, type Links } from './links.js';
 
 export { emptyPage } from './flaky/paging.js';
 export type { ReportReader } from './flaky/ingest.js';
@@ -72,10 +73,12 @@ export class FlakyService {
     store: Store,
     private readonly now: () => number = Date.now,
     reader?: ReportReader,
+    /** The links in answers and events (the server's forge and dashboard; src/server/links.ts). */
+    links: Links = serverLinks({ kind: 'sandbox' }, () => 'http://127.0.0.1'),
   ) {
     this.store = new FlakyStore(store.db, { pause: store.pause });
-    this.ingest = new Ingest(this.store, now, reader);
-    this.queries = new Queries(this.store, now);
+    this.ingest = new Ingest(this.store, now, links, reader);
+    this.queries = new Queries(this.store, now, links);
   }
 
   async getSettings(org: string, repo: Repo): Promise<RepositorySettings> {

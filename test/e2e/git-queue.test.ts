@@ -114,6 +114,18 @@ describe('landing real pull requests', () => {
     const details = JSON.parse((await w.cli(['mq', 'testing-details', failed.testRunId, ...FLAGS, '--json'])).stdout);
     expect(details).toMatchObject({ status: 'failed', statusChecks: [{ context: 'test', state: 'FAILURE' }] });
     expect(details.testBranch).toMatch(/^railyard-merge\/pr-(\d+-)*2\//);
+    // Bare repositories have no web pages: the links the contract requires are the dashboard's pages.
+    const dashboard = w.server.url.replace(/\/v1$/, '');
+    expect(details.testedPullRequests.length).toBeGreaterThan(0);
+    for (const t of details.testedPullRequests as { prNumber: number; prUrl: string }[])
+      expect(t.prUrl).toBe(`${dashboard}/#/pr/github.com/acme/app/main/${t.prNumber}`);
+    const report = `<testsuite name="s"><testcase name="t" file="test/t.test.ts"><failure message="x"/></testcase><testcase name="t" file="test/t.test.ts"/></testsuite>`;
+    await ok(w.server, 'uploadTestResults', { repo: REPO, org_url_slug: w.server.org, branch: 'main', sha: 'a'.repeat(40), reports: [{ name: 'junit.xml', content: report }] });
+    const [test] = (await ok(w.server, 'listUnhealthyTests', { repo: REPO, org_url_slug: w.server.org, status: 'FLAKY', page_query: { page_size: 10 } })).tests;
+    expect(test).toMatchObject({
+      repository: { html_url: `${dashboard}/#/flaky/github.com/acme/app` },
+      html_url: `${dashboard}/#/flaky/github.com/acme/app/test/${test!.id}`,
+    });
   });
 
   it('batching with bisection isolates the culprit and lands the rest', async () => {

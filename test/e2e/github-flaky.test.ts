@@ -34,15 +34,16 @@ async function world(queue: Record<string, unknown>) {
   await ok(server, 'updateRepositorySettings', { ...key, settings: { quarantining_enabled: true } });
   const read = readReports({ org: server.org, repo, variant: '', reports: [{ name: 'junit.xml', content: report() }] });
   if (!read.ok) throw new Error(read.error);
-  await ok(server, 'setTestQuarantine', { ...key, test_id: read.results.find((r) => r.name === 'net works')!.id, setting: 'ALWAYS_QUARANTINE' });
+  const netId = read.results.find((r) => r.name === 'net works')!.id;
+  await ok(server, 'setTestQuarantine', { ...key, test_id: netId, setting: 'ALWAYS_QUARANTINE' });
   await createQueue(server, gh, { createPrsForTestingBranches: false, ...queue });
   const env = isolatedEnv({ RAILYARD_API_URL: server.url, RAILYARD_TOKEN: server.token });
-  return { gh, server, repo, env };
+  return { gh, server, repo, env, netId };
 }
 
 describe('serve --github: failing tests from CI uploads', () => {
   it("ignores a failure only of a quarantined test reported by CI's upload for the test commit: the PR lands", async () => {
-    const { gh, server, repo, env } = await world({ flakyPolicy: 'ignore_quarantined' });
+    const { gh, server, repo, env, netId } = await world({ flakyPolicy: 'ignore_quarantined' });
     const pr = await gh.createPullRequest(OWNER, NAME, { head: 'feat', title: 'Feature', files: { 'feature.txt': 'f\n' } });
     await submit(server, gh, pr.number);
     const testing = await waitForTesting(server, gh, pr.number);
@@ -66,6 +67,11 @@ describe('serve --github: failing tests from CI uploads', () => {
     });
     const details = await ok(server, 'getMergeQueueTestingDetails', { repo, targetBranch: 'main', testRunId: done.testRunId });
     expect(details.failingTests).toEqual([{ name: 'suite › net works', quarantined: true, flaky: true, changedByPr: false, ignored: true }]);
+    // Links point at GitHub's pages of the repository (src/server/links.ts).
+    const page = `https://${repo.host}/${OWNER}/${NAME}`;
+    expect(details.testedPullRequests).toEqual([{ prNumber: pr.number, prUrl: `${page}/pull/${pr.number}`, title: 'Feature' }]);
+    const net = await ok(server, 'getTestDetails', { repo, org_url_slug: server.org, test_id: netId });
+    expect(net.test).toMatchObject({ repository: { html_url: page }, html_url: `${page}/blob/HEAD/tests/net.test.ts` });
   }, 60_000);
 
   it('a failed check with no report within flakyReportGraceSeconds fails the PR as before; a report of a test the PR changes is never ignored', async () => {

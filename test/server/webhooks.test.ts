@@ -98,6 +98,9 @@ const database = eachDatabase(() => {
     await ok(s, 'uploadTestResults', { repo: Q.repo, org_url_slug: s.org, branch: 'main', sha: 'a'.repeat(40), reports: [{ name: 'junit.xml', content: report }] });
     const changed = await until('the status change', () => r.delivered.find((d) => d.json.type === 'test_case.status_changed'));
     expect(changed.json).toMatchObject({ test_case: { name: 'logs in', classname: 'auth', file_path: 'test/login.test.ts' }, status_change: { previous_status: 'healthy', current_status: { value: 'flaky' } } });
+    // A GitHub-named repository: GitHub's pages of the repository and the test's file; the repository by name in `railyard`.
+    expect(changed.json.test_case).toMatchObject({ repository: { html_url: 'https://github.com/acme/web' }, html_url: 'https://github.com/acme/web/blob/HEAD/test/login.test.ts' });
+    expect(changed.json.railyard).toEqual({ repository: Q.repo });
     await until('the v2 and monitor events', () => ['v2.test_case.status_changed', 'test_case.monitor_status_changed'].every((t) => r.delivered.some((d) => d.json.type === t)));
     const testId = (changed.json.test_case as { id: string }).id;
     await ok(s, 'setTestQuarantine', { repo: Q.repo, org_url_slug: s.org, test_id: testId, setting: 'ALWAYS_QUARANTINE' });

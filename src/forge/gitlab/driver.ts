@@ -8,6 +8,7 @@
  */
 import { resolve } from 'node:path';
 import { withoutTrailingSlashes } from '../../contract/common.js';
+import type { Repo } from '../../contract/index.js';
 import type { ForgeDriver } from '../types.js';
 import { RemoteBuilder } from '../shared/builder.js';
 import { GitLabCi } from './ci.js';
@@ -59,6 +60,8 @@ export function createGitLabDriver(
   const polling = new GitLabPolling(rt, ci);
   const webhooks = new GitLabWebhooks(rt, ci, polling);
   const reporter = new GitLabReporter(rt);
+  const repoUrl = (repo: Repo) =>
+    repo.host.toLowerCase() === gl.host.toLowerCase() ? `${withoutTrailingSlashes(gl.url)}/${projectPath(repo)}` : null;
   return {
     kind: 'gitlab',
     source,
@@ -68,8 +71,11 @@ export function createGitLabDriver(
     events: { start: (host) => polling.start(host), routes: [webhooks.route] },
     reporter,
     // The instance's own address: a self-managed GitLab may be http://host:port/gitlab.
-    prUrl: (repo, n) =>
-      repo.host.toLowerCase() === gl.host.toLowerCase() ? `${withoutTrailingSlashes(gl.url)}/${projectPath(repo)}/-/merge_requests/${n}` : null,
+    repoUrl,
+    prUrl: (repo, n) => {
+      const page = repoUrl(repo);
+      return page === null ? null : `${page}/-/merge_requests/${n}`;
+    },
     async close() {
       rt.closed = true;
       ci.close();

@@ -7,6 +7,7 @@ import { countResults } from '../../flaky/results.js';
 import type { FlakyStore, KnownCase, MonitorChange } from '../../store/flaky.js';
 import { badRequest } from '../errors.js';
 import { Slices } from '../slices.js';
+import type { Links } from '../links.js';
 import { monitorEvents } from '../webhooks/flaky-events.js';
 import { lockRepository, type Repository } from './repositories.js';
 
@@ -90,6 +91,7 @@ export class Ingest {
   constructor(
     private readonly store: FlakyStore,
     private readonly now: () => number,
+    private readonly links: Links,
     private readonly reader?: ReportReader,
   ) {}
 
@@ -354,7 +356,7 @@ export class Ingest {
         const r = byId.get(id)!;
         return { test: r, before: before(r), change, at: atOf(r) };
       });
-      await tx.writeWebhookEvents(repository.org, monitorEvents(repository, changed));
+      await tx.writeWebhookEvents(repository.org, monitorEvents(this.links, repository, changed));
     }
   }
 }

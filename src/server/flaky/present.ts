@@ -8,6 +8,7 @@ import {
 import { effectiveStatus, verdictOf, type EffectiveStatus, type VerdictInput } from '../../flaky/detect.js';
 import { isQuarantined } from '../../flaky/quarantine.js';
 import type { CaseRow, FailureGroup, RecentRates } from '../../store/flaky.js';
+import type { Links } from '../links.js';
 import type { Repository } from './repositories.js';
 
 const TOP_FAILURES = 5;
@@ -28,19 +29,6 @@ export function statusOf(row: CaseRow, now: number): EffectiveStatus {
   );
 }
 
-function htmlUrls(
-  repository: Repository,
-  row: CaseRow,
-): { repository: { html_url: string }; html_url: string } {
-  const { host, owner, name } = repository.repo;
-  const repoUrl = `https://${host}/${owner}/${name}`;
-  const file = row.file?.replace(/^\.?\/+/, '');
-  return {
-    repository: { html_url: repoUrl },
-    html_url: file && !file.startsWith('../') ? `${repoUrl}/blob/HEAD/${file}` : repoUrl,
-  };
-}
-
 function ticketUrl(repository: Repository, ticket: string): string {
   const { host, owner, name } = repository.repo;
   return repository.settings.ticket_url_template
@@ -54,6 +42,7 @@ function ticketUrl(repository: Repository, ticket: string): string {
 export type VerdictCounts = Pick<VerdictInput, 'window' | 'failures7d' | 'passedOnRetry7d'>;
 
 export function unhealthyCase(
+  links: Links,
   repository: Repository,
   row: CaseRow,
   prsImpacted: number,
@@ -64,7 +53,8 @@ export function unhealthyCase(
   const passOnRetryActive = row.por_until !== null && row.por_until > now;
   const test: UnhealthyTestCase = {
     id: row.id,
-    ...htmlUrls(repository, row),
+    repository: { html_url: links.repository(repository.repo) },
+    html_url: links.test(repository.repo, row),
     name: row.name,
     variant: row.variant,
     status: { value: status.value, reason: status.reason, timestamp: isoTime(status.since) },

@@ -18,6 +18,7 @@ import { repoKey } from '../../flaky/identity.js';
 import type { CaseRow, FailureGroup, FlakyStore } from '../../store/flaky.js';
 import { notFound } from '../errors.js';
 import { emptyPage, pageOfCases } from './paging.js';
+import type { Links } from '../links.js';
 import { quarantineEvent } from '../webhooks/flaky-events.js';
 import { detailedCase, quarantinedTest, statusOf, unhealthyCase } from './present.js';
 import { isQuarantined } from '../../flaky/quarantine.js';
@@ -31,6 +32,7 @@ export class Queries {
   constructor(
     private readonly store: FlakyStore,
     private readonly now: () => number,
+    private readonly links: Links,
   ) {}
 
   /**
@@ -51,7 +53,7 @@ export class Queries {
       this.store.passedOnRetry(seqs, now - 7 * DAY, now),
     ]);
     return rows.map((row) =>
-      unhealthyCase(repository, row, prs.get(row.seq) ?? 0, now, {
+      unhealthyCase(this.links, repository, row, prs.get(row.seq) ?? 0, now, {
         window: window.get(row.seq) ?? { runs: 0, fails: 0 },
         failures7d: fails7?.get(row.seq) ?? 0,
         passedOnRetry7d: retried.get(row.seq) ?? 0,
@@ -160,7 +162,7 @@ export class Queries {
     const override = input.setting === 'AUTO' ? null : input.setting;
     const now = this.now();
     const status = statusOf(row, now);
-    const event = quarantineEvent(repository, row, { value: status.value, reason: status.reason, at: status.since }, row.override ?? 'UNSPECIFIED', override ?? 'UNSPECIFIED', now);
+    const event = quarantineEvent(this.links, repository, row, { value: status.value, reason: status.reason, at: status.since }, row.override ?? 'UNSPECIFIED', override ?? 'UNSPECIFIED', now);
     // The override and its webhook event are stored together.
     await this.store.transaction(async (tx) => {
       await tx.setOverride(row.id, override, override ? now : null);

@@ -12,6 +12,7 @@ import {
 import { type ConfigPatch, type TestRun } from '../../engine/index.js';
 import { badRequest, notFound, ofTokenOrg } from '../errors.js';
 import { METRICS_CONTENT_TYPE, renderMetrics } from '../metrics.js';
+import type { Links } from '../links.js';
 import { summariseQueue } from '../queue-summary.js';
 import { normaliseRepo, type QueueHandle, type QueueService } from '../service.js';
 import { RawAnswer, type Handlers, type OpsOfTag } from './types.js';
@@ -60,8 +61,9 @@ async function tail(path: string, max: number): Promise<{ text: Buffer; skipped:
 export function mqHandlers(
   service: QueueService,
   now: () => number,
-  checkLogPath?: CheckLogPath,
-  checkProgress?: CheckProgress,
+  checkLogPath: CheckLogPath | undefined,
+  checkProgress: CheckProgress | undefined,
+  links: Links,
 ): Pick<Handlers, MqOps> {
   return {
     async submitPullRequest(input, { org }) {
@@ -169,7 +171,8 @@ export function mqHandlers(
         })),
         testedPullRequests: run.prNumbers.map((n) => ({
           prNumber: n,
-          prUrl: `https://${queue.repo.host}/${queue.repo.owner}/${queue.repo.name}/pull/${n}`,
+          // Required by the contract: the PR's page on its forge, else on the dashboard (git forge).
+          prUrl: links.pr(queue.repo, queue.model.branch, n),
           title: title(n),
         })),
         dependentPrs: run.basePrNumbers,

@@ -16,46 +16,11 @@ import {
 import { BATCH_ACTIONS, PR_ACTIONS, type QueueAction } from '../../contract/webhook-events.js';
 import type { Entry, QueueModel, TestRun } from '../../engine/types.js';
 import type { OutboxEvent, PrTransition, QueueEventBuilder, QueueIdentity } from '../../store/index.js';
+import { prPageUrl, queuePageUrl, type PrUrlOf } from '../links.js';
 
 export { EVENT_TYPES, EXTENSION_EVENTS, TRUNK_EVENTS } from '../../contract/webhook-events.js';
 
 export const repoKeyOf = (repo: Repo) => `${repo.host}/${repo.owner}/${repo.name}`.toLowerCase();
-
-/** The dashboard page of a queue (hash routes of web/src/router.ts). */
-export function queuePageUrl(dashboard: string, repo: Repo, branch: string): string {
-  const parts = ['queue', repo.host, repo.owner, repo.name, branch].map(encodeURIComponent);
-  let base = dashboard;
-  while (base.endsWith('/')) base = base.slice(0, -1);
-  return `${base}/#/${parts.join('/')}`;
-}
-
-/** The dashboard page of a pull request (hash routes of web/src/router.ts). */
-export function prPageUrl(dashboard: string, repo: Repo, branch: string, prNumber: number): string {
-  const parts = ['pr', repo.host, repo.owner, repo.name, branch, String(prNumber)].map(encodeURIComponent);
-  let base = dashboard;
-  while (base.endsWith('/')) base = base.slice(0, -1);
-  return `${base}/#/${parts.join('/')}`;
-}
-
-/** A function giving the forge's web page of a pull request (null: the forge has none). */
-export type PrUrlOf = (repo: Repo, prNumber: number) => string | null;
-
-/**
- * The forge's web page of a pull request: the driver's own answer when it has one (GitLab's, from
- * its instance URL), else by forge kind: GitLab's merge requests, GitHub's pull
- * requests (also the sandbox's, whose repositories are named like GitHub's); none for local bare
- * repositories (`--git-root`), which have no web page.
- */
-export function forgePrUrl(forgeKind: string, driverUrl?: PrUrlOf): PrUrlOf {
-  return (repo, n) => {
-    const own = driverUrl?.(repo, n);
-    if (own) return own;
-    const path = `${encodeURIComponent(repo.host)}/${repo.owner.split('/').map(encodeURIComponent).join('/')}/${encodeURIComponent(repo.name)}`;
-    if (forgeKind === 'gitlab') return `https://${path}/-/merge_requests/${n}`;
-    if (forgeKind === 'git') return null;
-    return `https://${path}/pull/${n}`;
-  };
-}
 
 const oneOf = <T extends string>(list: readonly T[], value: string | null, fallback: T): T =>
   value !== null && (list as readonly string[]).includes(value) ? (value as T) : fallback;

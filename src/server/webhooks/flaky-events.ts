@@ -3,13 +3,15 @@
  * (`test_case.status_changed` and `v2.test_case.status_changed`), a monitor turning active or
  * resolved (`test_case.monitor_status_changed`), a quarantine override set or cleared
  * (`test_case.quarantining_setting_changed`). Pure: the caller writes them in the transaction that
- * stores the change (src/server/flaky/ingest.ts, queries.ts).
+ * stores the change (src/server/flaky/ingest.ts, queries.ts). Links are the forge's pages of the
+ * repository and the test's file (src/server/links.ts); each event adds `railyard.repository`.
  */
 import { isoTime, type TestStatus } from '../../contract/index.js';
 import type { TestIdentity } from '../../flaky/identity.js';
 import type { OutboxEvent } from '../../store/index.js';
 import type { KnownCase, MonitorChange } from '../../store/flaky.js';
 import type { Repository } from '../flaky/repositories.js';
+import type { Links } from '../links.js';
 import { repoKeyOf } from './events.js';
 
 export interface ChangedTest extends TestIdentity {
@@ -24,16 +26,13 @@ function overall(rate: TestStatus, porUntil: number | null, at: number): TestSta
   return SEVERITY[rate] >= SEVERITY[por] ? rate : por;
 }
 
-function testCase(repository: Repository, test: ChangedTest, status: { value: TestStatus; reason: string; at: number }) {
-  const { host, owner, name } = repository.repo;
-  const repoUrl = `https://${host}/${owner}/${name}`;
-  const file = test.file?.replace(/^\.?\/+/, '');
+function testCase(links: Links, repository: Repository, test: ChangedTest, status: { value: TestStatus; reason: string; at: number }) {
   return {
     id: test.id,
     name: test.name,
     variant: test.variant,
-    repository: { html_url: repoUrl },
-    html_url: file && !file.startsWith('../') ? `${repoUrl}/blob/HEAD/${file}` : repoUrl,
+    repository: { html_url: links.repository(repository.repo) },
+    html_url: links.test(repository.repo, test),
     status: { value: status.value, reason: status.reason, timestamp: isoTime(status.at) },
     codeowners: repository.codeowners?.ownersOf(test.file) ?? [],
     ...(test.file ? { file_path: test.file } : {}),
@@ -43,8 +42,15 @@ function testCase(repository: Repository, test: ChangedTest, status: { value: Te
   };
 }
 
+/**
+ * Railyard's addition to a flaky-test event: the repository by name (Trunk's payload names it only
+ * by its web address, which on a self-managed GitLab carries the instance's path prefix).
+ */
+const railyardOf = (repository: Repository) => ({ repository: repository.repo });
+
 /** The events of what one upload's detection changed. */
 export function monitorEvents(
+  links: Links,
   repository: Repository,
   changes: ReadonlyArray<{ test: ChangedTest; before: KnownCase; change: MonitorChange; at: number }>,
 ): OutboxEvent[] {
@@ -65,8 +71,9 @@ export function monitorEvents(
         type: 'test_case.monitor_status_changed',
         monitor: { id: `${repository.id}:${type}`, type, status: active ? 'active' : 'resolved' },
         evidence: { reason, timestamp: isoTime(at) },
-        repository: { id: repository.id, html_url: `https://${repository.repo.host}/${repository.repo.owner}/${repository.repo.name}` },
+        repository: { id: repository.id, html_url: links.repository(repository.repo) },
         test_case: { id: test.id, name: test.name, variant: test.variant },
+        railyard: railyardOf(repository),
       },
     });
     if (change.rateStatus !== undefined && (change.rateStatus === 'healthy') !== (before.rate_status === 'healthy'))
@@ -75,7 +82,7 @@ export function monitorEvents(
     const porNow = porAfter !== null && porAfter > at;
     if (change.porUntil !== undefined && porWas !== porNow) out.push(monitor('pass_on_retry', porNow));
     if (was === now) continue;
-    const tc = testCase(repository, test, { value: now, reason, at });
+    const tc = testCase(links, repository, test, { value: now, reason, at });
     out.push({
       type: 'test_case.status_changed',
       orderKey,
@@ -84,6 +91,7 @@ export function monitorEvents(
         type: 'test_case.status_changed',
         test_case: tc,
         status_change: { previous_status: was, current_status: { value: now, reason, timestamp: isoTime(at) } },
+        railyard: railyardOf(repository),
       },
     });
     out.push({
@@ -101,6 +109,7 @@ export function monitorEvents(
           monitor_status: now === 'healthy' ? 'resolved' : 'active',
         },
         timestamp: isoTime(at),
+        railyard: railyardOf(repository),
       },
     });
   }
@@ -111,6 +120,7 @@ type Setting = 'ALWAYS_QUARANTINE' | 'NEVER_QUARANTINE' | 'UNSPECIFIED';
 
 /** `test_case.quarantining_setting_changed` of an override set through the API. */
 export function quarantineEvent(
+  links: Links,
   repository: Repository,
   test: ChangedTest,
   status: { value: TestStatus; reason: string; at: number },
@@ -124,7 +134,7 @@ export function quarantineEvent(
     repoKey: repoKeyOf(repository.repo),
     payload: {
       type: 'test_case.quarantining_setting_changed',
-      test_case: testCase(repository, test, status),
+      test_case: testCase(links, repository, test, status),
       quarantine_setting_changed: {
         actor: { full_name: 'API token', email: '' },
         reason: null,
@@ -132,6 +142,7 @@ export function quarantineEvent(
         previous_quarantining_setting: previous,
         updated_quarantining_setting: updated,
       },
+      railyard: railyardOf(repository),
     },
   };
 }

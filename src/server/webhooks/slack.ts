@@ -20,7 +20,12 @@ export const SLACK_DEFAULT_EVENTS = [
 
 type Payload = Record<string, unknown> & {
   repository?: { host?: string; owner?: string; name?: string };
-  railyard?: { title?: string | null; detail?: string | null; pr_url?: string | null };
+  railyard?: {
+    title?: string | null;
+    detail?: string | null;
+    pr_url?: string | null;
+    repository?: { owner?: string; name?: string };
+  };
 };
 
 /** Escapes text for Slack's mrkdwn (a title cannot become a link or an @channel mention). */
@@ -76,8 +81,10 @@ export function slackMessage(type: string, payload: Payload): IncomingWebhookSen
   }
   if (type === 'test_case.status_changed') {
     const tc = payload.test_case as { name?: string; html_url?: string; repository?: { html_url?: string } } | undefined;
-    // Flaky-test events name their repository inside the test case (Trunk's shape), by its web address.
-    const where = tc?.repository?.html_url ? repoOfUrl(tc.repository.html_url) : repo;
+    // Flaky-test events name their repository by its web address (Trunk's shape), and by name in
+    // `railyard` (an address may carry a GitLab instance's path prefix); events written before that, by the address.
+    const named = payload.railyard?.repository;
+    const where = named ? `${named.owner}/${named.name}` : tc?.repository?.html_url ? repoOfUrl(tc.repository.html_url) : repo;
     const change = payload.status_change as { previous_status?: string; current_status?: { value?: string; reason?: string } } | undefined;
     const name = tc?.html_url ? `<${href(tc.html_url)}|${esc(tc.name ?? 'a test')}>` : esc(tc?.name ?? 'a test');
     const reason = change?.current_status?.reason ? ` ${esc(change.current_status.reason)}` : '';
