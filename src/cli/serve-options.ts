@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import type { GitHubAuth } from '../forge/github/client.js';
 import type { GitHubBackendOptions } from '../server/runtime.js';
 import { withoutTrailingSlashes } from '../contract/common.js';
-import { seconds, secretFile } from '../flag-values.js';
+import { hostName, instanceUrl, seconds, secretFile, secretOf, takeSecrets } from '../flag-values.js';
 
 export function parseOrgToken(value: string): { org: string; token: string } {
   const at = value.indexOf('=');
@@ -63,21 +63,11 @@ export async function githubOptions(flags: {
   'github-ci-start-seconds': string;
   'github-write-interval-ms': number;
   'github-merge-api': boolean;
-}): Promise<GitHubBackendOptions> {
-  let apiUrl: URL;
-  try {
-    apiUrl = new URL(flags['github-api-url']);
-    if (apiUrl.protocol !== 'https:' && apiUrl.protocol !== 'http:') throw new Error('not http(s)');
-  } catch {
-    throw new Error(`--github-api-url: expected an http(s) URL such as https://api.github.com or https://HOST/api/v3, got "${flags['github-api-url']}"`);
-  }
-  if (apiUrl.username || apiUrl.password) throw new Error('--github-api-url: must not carry credentials (use --github-token-file)');
-  const host = flags['github-host'].trim().toLowerCase();
-  if (!/^[a-z0-9][a-z0-9.:-]*$/.test(host)) throw new Error(`--github-host: "${flags['github-host']}" is not a host name`);
-  const envToken = process.env.RAILYARD_GITHUB_TOKEN;
-  const envSecret = process.env.RAILYARD_GITHUB_WEBHOOK_SECRET;
-  delete process.env.RAILYARD_GITHUB_TOKEN;
-  delete process.env.RAILYARD_GITHUB_WEBHOOK_SECRET;
+}, env: NodeJS.ProcessEnv = process.env): Promise<GitHubBackendOptions> {
+  // First, before anything can throw: the secrets leave the environment (children never see them).
+  const secrets = takeSecrets(env, ['RAILYARD_GITHUB_TOKEN', 'RAILYARD_GITHUB_WEBHOOK_SECRET']);
+  const apiUrl = instanceUrl('github-api-url', flags['github-api-url'], 'https://api.github.com or https://HOST/api/v3', 'github-token-file');
+  const host = hostName('github-host', flags['github-host']);
   const appId = flags['github-app-id'];
   const keyFile = flags['github-private-key-file'];
   let auth: GitHubAuth;
@@ -87,16 +77,13 @@ export async function githubOptions(flags: {
     const privateKey = await secretFile('github-private-key-file', keyFile);
     if (!privateKey.includes('PRIVATE KEY')) throw new Error(`--github-private-key-file: ${keyFile} does not hold a PEM private key`);
     auth = { kind: 'app', appId, privateKey };
-  } else if (flags['github-token-file']) {
-    auth = { kind: 'token', token: await secretFile('github-token-file', flags['github-token-file']) };
-  } else if (envToken && envToken.trim()) {
-    auth = { kind: 'token', token: envToken.trim() };
   } else {
-    throw new Error('--github: say how to authenticate: --github-token-file FILE, RAILYARD_GITHUB_TOKEN, or --github-app-id N with --github-private-key-file FILE');
+    const token = await secretOf('github-token-file', flags['github-token-file'], secrets.RAILYARD_GITHUB_TOKEN);
+    if (token === null)
+      throw new Error('--github: say how to authenticate: --github-token-file FILE, RAILYARD_GITHUB_TOKEN, or --github-app-id N with --github-private-key-file FILE');
+    auth = { kind: 'token', token };
   }
-  let webhookSecret: string | null = null;
-  if (flags['github-webhook-secret-file']) webhookSecret = await secretFile('github-webhook-secret-file', flags['github-webhook-secret-file']);
-  else if (envSecret && envSecret.trim()) webhookSecret = envSecret.trim();
+  const webhookSecret = await secretOf('github-webhook-secret-file', flags['github-webhook-secret-file'], secrets.RAILYARD_GITHUB_WEBHOOK_SECRET);
   return {
     apiUrl: withoutTrailingSlashes(apiUrl.toString()),
     host,

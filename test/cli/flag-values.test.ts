@@ -1,9 +1,14 @@
-/** The flag values `serve` and the GitLab forge read alike (src/flag-values.ts): their one-line errors. */
+/**
+ * The flag values `serve` and the GitLab forge read alike (src/flag-values.ts): their one-line
+ * errors, and secrets from the environment taken out of it before anything can refuse the start.
+ */
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { secretFile, seconds } from '../../src/flag-values.js';
+import { githubOptions } from '../../src/cli/serve-options.js';
+import { secretFile, secretOf, seconds, takeSecrets } from '../../src/flag-values.js';
+import { gitlabSettings } from '../../src/forge/gitlab/settings.js';
 import { cleanupsAfterEach } from '../support/hooks.js';
 
 const cleanup = cleanupsAfterEach();
@@ -57,5 +62,68 @@ describe('seconds', () => {
     expect(() => seconds('gitlab-poll-seconds', text, 0.05)).toThrow(
       `--gitlab-poll-seconds: expected a number of seconds >= 0.05, got "${text}"`,
     );
+  });
+});
+
+describe('secrets from a file or the environment', () => {
+  it('takeSecrets returns the values and deletes them from the environment', () => {
+    const env: NodeJS.ProcessEnv = { A: 'a-secret', KEEP: 'x' };
+    expect(takeSecrets(env, ['A', 'B'])).toEqual({ A: 'a-secret', B: undefined });
+    expect(env).toEqual({ KEEP: 'x' });
+  });
+
+  it('secretOf prefers the file, then the environment value (trimmed, blank = none)', async () => {
+    const file = join(await tempDir(), 'secret');
+    await writeFile(file, 'from-file\n');
+    await expect(secretOf('gitlab-token-file', file, 'from-env')).resolves.toBe('from-file');
+    await expect(secretOf('gitlab-token-file', undefined, ' from-env \n')).resolves.toBe('from-env');
+    await expect(secretOf('gitlab-token-file', undefined, '  ')).resolves.toBeNull();
+    await expect(secretOf('gitlab-token-file', undefined, undefined)).resolves.toBeNull();
+  });
+
+  const gitlab = { 'gitlab-url': 'https://gitlab.example.com', 'gitlab-poll-seconds': '30', 'gitlab-ci-start-seconds': '0' };
+  const github = {
+    'github-api-url': 'https://api.github.com',
+    'github-host': 'github.com',
+    'github-poll-seconds': '30',
+    'github-ci-start-seconds': '0',
+    'github-write-interval-ms': 0,
+    'github-merge-api': false,
+  };
+  // Each start below is refused; the secrets must be gone from the environment all the same.
+  it.each([
+    ['a URL that is not one', { 'gitlab-url': 'not a url' }, /--gitlab-url: expected an http\(s\) URL/],
+    ['a URL with credentials', { 'gitlab-url': 'https://u:p@gitlab.example.com' }, /--gitlab-url: must not carry credentials/],
+    ['a bad host', { 'gitlab-host': 'bad host/x' }, /--gitlab-host: "bad host\/x" is not a host name/],
+    ['an unreadable token file', { 'gitlab-token-file': '/nonexistent/token' }, /--gitlab-token-file: cannot read/],
+    ['bad poll seconds', { 'gitlab-poll-seconds': 'soon' }, /--gitlab-poll-seconds/],
+  ])('serve --gitlab refused for %s: RAILYARD_GITLAB_* are already out of the environment, and not in the error', async (_what, flags, message) => {
+    const env: NodeJS.ProcessEnv = { RAILYARD_GITLAB_TOKEN: 'glpat-must-not-stay', RAILYARD_GITLAB_WEBHOOK_SECRET: 'hook-must-not-stay', PATH: '/bin' };
+    const error = await gitlabSettings({ ...gitlab, ...flags }, env).catch((e: Error) => e);
+    expect(String(error)).toMatch(message);
+    expect(String(error)).not.toMatch(/must-not-stay/);
+    expect(env).toEqual({ PATH: '/bin' });
+  });
+
+  it.each([
+    ['a URL that is not one', { 'github-api-url': 'ftp://api.example' }, /--github-api-url: expected an http\(s\) URL/],
+    ['a bad host', { 'github-host': 'bad host/x' }, /--github-host: "bad host\/x" is not a host name/],
+    ['an app id without its key', { 'github-app-id': 7 }, /--github-app-id and --github-private-key-file go together/],
+    ['bad poll seconds', { 'github-poll-seconds': 'soon' }, /--github-poll-seconds/],
+  ])('serve --github refused for %s: RAILYARD_GITHUB_* are already out of the environment, and not in the error', async (_what, flags, message) => {
+    const env: NodeJS.ProcessEnv = { RAILYARD_GITHUB_TOKEN: 'ghp-must-not-stay', RAILYARD_GITHUB_WEBHOOK_SECRET: 'hook-must-not-stay', PATH: '/bin' };
+    const error = await githubOptions({ ...github, ...flags }, env).catch((e: Error) => e);
+    expect(String(error)).toMatch(message);
+    expect(String(error)).not.toMatch(/must-not-stay/);
+    expect(env).toEqual({ PATH: '/bin' });
+  });
+
+  it('reads the token and hook secret from the environment it empties (GitLab and GitHub alike)', async () => {
+    const glEnv: NodeJS.ProcessEnv = { RAILYARD_GITLAB_TOKEN: ' glpat-1 ', RAILYARD_GITLAB_WEBHOOK_SECRET: 'hook-1' };
+    await expect(gitlabSettings(gitlab, glEnv)).resolves.toMatchObject({ token: 'glpat-1', webhookSecret: 'hook-1', host: 'gitlab.example.com' });
+    expect(glEnv).toEqual({});
+    const ghEnv: NodeJS.ProcessEnv = { RAILYARD_GITHUB_TOKEN: 'ghp-1' };
+    await expect(githubOptions(github, ghEnv)).resolves.toMatchObject({ auth: { kind: 'token', token: 'ghp-1' }, webhookSecret: null });
+    expect(ghEnv).toEqual({});
   });
 });
