@@ -6,38 +6,22 @@
  * quarantined test is ignored and the PR lands; when no report arrives within the queue's
  * `flakyReportGraceSeconds`, the failed check is an ordinary failure.
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readReports } from '../../src/flaky/ingest.js';
 import { ok } from '../server/helpers.js';
-import { isolatedEnv, railyard } from '../support/cli.js';
+import { quarantinedNet, TEST_FILES, uploadFromCi } from '../support/flaky-ci.js';
 import { cleanup, createQueue, emulator, NAME, OWNER, repoOf, settled, startRailyard, submit, tempDir, waitFor, waitForTesting, waitForTestCommit } from './github-harness.js';
 
 afterEach(cleanup);
 
-const report = (failing: string[] = []) =>
-  `<testsuite name="suite">${['net', 'db']
-    .map((t) => `<testcase classname="tests/${t}.test.ts" file="tests/${t}.test.ts" name="${t} works">${failing.includes(t) ? '<failure message="boom"/>' : ''}</testcase>`)
-    .join('')}</testsuite>`;
-
 async function world(queue: Record<string, unknown>) {
   const gh = await emulator();
-  gh.createRepo(OWNER, NAME, { files: { 'README.md': 'app\n', 'tests/net.test.ts': 'net\n', 'tests/db.test.ts': 'db\n' } });
+  gh.createRepo(OWNER, NAME, { files: { 'README.md': 'app\n', ...TEST_FILES } });
   // CI: the `test` check fails on every test branch (in 50 ms); PR heads and main pass.
   gh.setCi(OWNER, NAME, ({ branch }) => [{ name: 'test', conclusion: branch.startsWith('railyard-merge/') ? 'failure' : 'success' }]);
   const server = await startRailyard(gh, { webhooks: true, dataDir: tempDir('railyard-gh-flaky-') });
   const repo = repoOf(gh);
-  const key = { repo, org_url_slug: server.org };
-  // The flaky-test data knows both tests from CI on main; `net works` is quarantined.
-  await ok(server, 'uploadTestResults', { ...key, branch: 'main', sha: 'a'.repeat(40), reports: [{ name: 'junit.xml', content: report() }] });
-  await ok(server, 'updateRepositorySettings', { ...key, settings: { quarantining_enabled: true } });
-  const read = readReports({ org: server.org, repo, variant: '', reports: [{ name: 'junit.xml', content: report() }] });
-  if (!read.ok) throw new Error(read.error);
-  const netId = read.results.find((r) => r.name === 'net works')!.id;
-  await ok(server, 'setTestQuarantine', { ...key, test_id: netId, setting: 'ALWAYS_QUARANTINE' });
+  const { netId, env } = await quarantinedNet(server, repo);
   await createQueue(server, gh, { createPrsForTestingBranches: false, ...queue });
-  const env = isolatedEnv({ RAILYARD_API_URL: server.url, RAILYARD_TOKEN: server.token });
   return { gh, server, repo, env, netId };
 }
 
@@ -50,12 +34,7 @@ describe('serve --github: failing tests from CI uploads', () => {
     const sha = await waitForTestCommit(server, gh, testing.testRunId);
     // The check fails first; CI's upload step runs after it, as `if: always()` steps do.
     await expect.poll(() => gh.checkRuns(OWNER, NAME, sha).map((c) => c.conclusion), { timeout: 10_000 }).toEqual(['failure']);
-    const file = join(env.HOME, 'junit.xml');
-    writeFileSync(file, report(['net']));
-    const upload = await railyard(
-      ['flaky', 'upload', '--repo', `${repo.host}/${repo.owner}/${repo.name}`, '--org', server.org, '--branch', testing.testBranch ?? 'railyard-merge/test', '--sha', sha, '--job', 'test', file],
-      env,
-    );
+    const upload = await uploadFromCi(server, env, repo, { branch: testing.testBranch ?? 'railyard-merge/test', sha, failing: ['net'] });
     expect(upload.code, upload.stderr).toBe(0);
 
     const done = await waitFor(server, gh, pr.number, settled, 30_000);
@@ -94,9 +73,7 @@ describe('serve --github: failing tests from CI uploads', () => {
     await submit(server, gh, two.number);
     const t2 = await waitForTesting(server, gh, two.number);
     const sha2 = await waitForTestCommit(server, gh, t2.testRunId);
-    const file = join(env.HOME, 'junit.xml');
-    writeFileSync(file, report(['net']));
-    const upload = await railyard(['flaky', 'upload', '--repo', `${repo.host}/${repo.owner}/${repo.name}`, '--org', server.org, '--branch', 'x', '--sha', sha2, '--job', 'test', file], env);
+    const upload = await uploadFromCi(server, env, repo, { branch: 'x', sha: sha2, failing: ['net'] });
     expect(upload.code, upload.stderr).toBe(0);
     const done = await waitFor(server, gh, two.number, settled, 30_000);
     expect(done).toMatchObject({ state: 'failed', stateReason: 'TEST_RUN_REQUIRED_STATUS_FAILED' });

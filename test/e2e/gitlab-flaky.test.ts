@@ -7,37 +7,22 @@
  * failure only of a quarantined test is ignored and the MR lands; without a report in time the
  * failed pipeline fails the MR.
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readReports } from '../../src/flaky/ingest.js';
 import { ok } from '../server/helpers.js';
-import { isolatedEnv, railyard } from '../support/cli.js';
+import { quarantinedNet, TEST_FILES, uploadFromCi } from '../support/flaky-ci.js';
 import { ciOnTestBranches, cleanup, createQueue, emulator, PROJECT, repoOf, settled, startRailyard, submit, tempDir, until, waitFor } from './gitlab-harness.js';
 
 afterEach(cleanup);
 
-const report = (failing: string[] = []) =>
-  `<testsuite name="suite">${['net', 'db']
-    .map((t) => `<testcase classname="tests/${t}.test.ts" file="tests/${t}.test.ts" name="${t} works">${failing.includes(t) ? '<failure message="boom"/>' : ''}</testcase>`)
-    .join('')}</testsuite>`;
-
 async function world(queue: Record<string, unknown>) {
   const gl = await emulator();
-  gl.createProject(PROJECT, { files: { 'README.md': 'app\n', 'tests/net.test.ts': 'net\n', 'tests/db.test.ts': 'db\n' } });
+  gl.createProject(PROJECT, { files: { 'README.md': 'app\n', ...TEST_FILES } });
   // CI: the `test` job fails on every test branch.
   ciOnTestBranches(gl, () => 'failed');
   const server = await startRailyard(gl, { webhooks: true, dataDir: tempDir('railyard-gl-flaky-') });
   const repo = repoOf(gl);
-  const key = { repo, org_url_slug: server.org };
-  // The flaky-test data knows both tests from CI on main; `net works` is quarantined.
-  await ok(server, 'uploadTestResults', { ...key, branch: 'main', sha: 'a'.repeat(40), reports: [{ name: 'junit.xml', content: report() }] });
-  await ok(server, 'updateRepositorySettings', { ...key, settings: { quarantining_enabled: true } });
-  const read = readReports({ org: server.org, repo, variant: '', reports: [{ name: 'junit.xml', content: report() }] });
-  if (!read.ok) throw new Error(read.error);
-  await ok(server, 'setTestQuarantine', { ...key, test_id: read.results.find((r) => r.name === 'net works')!.id, setting: 'ALWAYS_QUARANTINE' });
+  const { env } = await quarantinedNet(server, repo);
   await createQueue(server, gl, queue);
-  const env = isolatedEnv({ RAILYARD_API_URL: server.url, RAILYARD_TOKEN: server.token });
   return { gl, server, repo, env };
 }
 
@@ -54,12 +39,7 @@ describe('serve --gitlab: failing tests from CI uploads', () => {
     });
     // The pipeline fails first; CI's upload runs after the failed job.
     await until('the failed pipeline of the test commit', () => gl.pipelines(PROJECT).some((p) => p.sha === sha && p.status === 'failed'));
-    const file = join(env.HOME, 'junit.xml');
-    writeFileSync(file, report(['net']));
-    const upload = await railyard(
-      ['flaky', 'upload', '--repo', `${repo.host}/${repo.owner}/${repo.name}`, '--org', server.org, '--branch', testing.testBranch ?? 'railyard-merge/test', '--sha', sha, '--job', 'test', file],
-      env,
-    );
+    const upload = await uploadFromCi(server, env, repo, { branch: testing.testBranch ?? 'railyard-merge/test', sha, failing: ['net'] });
     expect(upload.code, upload.stderr).toBe(0);
 
     const done = await waitFor(server, gl, mr.iid, settled, 30_000);
