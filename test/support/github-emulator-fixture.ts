@@ -46,13 +46,17 @@ export async function gitFails(cwd: string, args: string[], token?: string): Pro
 
 export interface Received {
   event: string;
-  id: string;
+  /** `X-GitHub-Delivery`; undefined when a replay sent none. */
+  id: string | undefined;
+  contentType: string;
+  /** The raw body (what the signature covers). */
   body: string;
   signature: string;
+  /** The JSON payload, also of a form-encoded delivery (its `payload` field). */
   payload: { action?: string } & Record<string, unknown>;
 }
 
-/** A webhook receiver on 127.0.0.1 that records what the emulator delivers. */
+/** A webhook receiver on 127.0.0.1 that records what the emulator delivers, JSON or form-encoded. */
 export async function startReceiver(): Promise<{ url: string; got: Received[]; server: Server }> {
   const got: Received[] = [];
   const server = createServer((req, res) => {
@@ -60,12 +64,15 @@ export async function startReceiver(): Promise<{ url: string; got: Received[]; s
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
+      const contentType = String(req.headers['content-type']);
+      const json = contentType.startsWith('application/x-www-form-urlencoded') ? (new URLSearchParams(body).get('payload') ?? '') : body;
       got.push({
         event: String(req.headers['x-github-event']),
-        id: String(req.headers['x-github-delivery']),
-        signature: String(req.headers['x-hub-signature-256']),
+        id: req.headers['x-github-delivery'] as string | undefined,
+        contentType,
         body,
-        payload: JSON.parse(body) as Received['payload'],
+        signature: String(req.headers['x-hub-signature-256']),
+        payload: JSON.parse(json) as Received['payload'],
       });
       res.statusCode = 202;
       res.end();

@@ -2,49 +2,14 @@
 // GitHub's OpenAPI descriptions: branch rules (blocked PRs, 422 refusals with GitHub's messages,
 // the rules / branch / reviews endpoints), delivery faults (lost, held, duplicated, replayed with
 // another id or none), form-encoded deliveries, request timing, and when a PR showed its final state.
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { Octokit } from '@octokit/core';
 import { verify } from '@octokit/webhooks-methods';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startReceiver } from './github-emulator-fixture.js';
 import { startGitHubEmulator, type GitHubEmulator } from './github/index.js';
 
 const TOKEN = 'ghp_emulatorrulestoken';
-
-interface Received {
-  event: string;
-  id: string | undefined;
-  contentType: string;
-  body: string;
-  signature: string;
-  payload: Record<string, unknown>;
-}
-
-async function startReceiver(): Promise<{ url: string; got: Received[]; server: Server }> {
-  const got: Received[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      const contentType = String(req.headers['content-type']);
-      const json = contentType.startsWith('application/x-www-form-urlencoded')
-        ? (new URLSearchParams(body).get('payload') ?? '')
-        : body;
-      got.push({
-        event: String(req.headers['x-github-event']),
-        id: req.headers['x-github-delivery'] as string | undefined,
-        contentType,
-        body,
-        signature: String(req.headers['x-hub-signature-256']),
-        payload: JSON.parse(json) as Record<string, unknown>,
-      });
-      res.statusCode = 202;
-      res.end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, got, server };
-}
 
 const message = async (p: Promise<unknown>) => {
   try {
