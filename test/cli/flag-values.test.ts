@@ -90,31 +90,28 @@ describe('secrets from a file or the environment', () => {
     'github-write-interval-ms': 0,
     'github-merge-api': false,
   };
+  /** Starts the forge's settings from these flags over an environment holding both its secrets. */
+  const start = (forge: 'gitlab' | 'github', flags: Record<string, unknown>) => {
+    const prefix = forge === 'gitlab' ? 'RAILYARD_GITLAB' : 'RAILYARD_GITHUB';
+    const env: NodeJS.ProcessEnv = { [`${prefix}_TOKEN`]: 'token-must-not-stay', [`${prefix}_WEBHOOK_SECRET`]: 'hook-must-not-stay', PATH: '/bin' };
+    const started = forge === 'gitlab' ? gitlabSettings({ ...gitlab, ...flags }, env) : githubOptions({ ...github, ...flags }, env);
+    return { env, error: started.then(() => null, (e: Error) => e) };
+  };
   // Each start below is refused; the secrets must be gone from the environment all the same.
   it.each([
-    ['a URL that is not one', { 'gitlab-url': 'not a url' }, /--gitlab-url: expected an http\(s\) URL/],
-    ['a URL with credentials', { 'gitlab-url': 'https://u:p@gitlab.example.com' }, /--gitlab-url: must not carry credentials/],
-    ['a bad host', { 'gitlab-host': 'bad host/x' }, /--gitlab-host: "bad host\/x" is not a host name/],
-    ['an unreadable token file', { 'gitlab-token-file': '/nonexistent/token' }, /--gitlab-token-file: cannot read/],
-    ['bad poll seconds', { 'gitlab-poll-seconds': 'soon' }, /--gitlab-poll-seconds/],
-  ])('serve --gitlab refused for %s: RAILYARD_GITLAB_* are already out of the environment, and not in the error', async (_what, flags, message) => {
-    const env: NodeJS.ProcessEnv = { RAILYARD_GITLAB_TOKEN: 'glpat-must-not-stay', RAILYARD_GITLAB_WEBHOOK_SECRET: 'hook-must-not-stay', PATH: '/bin' };
-    const error = await gitlabSettings({ ...gitlab, ...flags }, env).catch((e: Error) => e);
-    expect(String(error)).toMatch(message);
-    expect(String(error)).not.toMatch(/must-not-stay/);
-    expect(env).toEqual({ PATH: '/bin' });
-  });
-
-  it.each([
-    ['a URL that is not one', { 'github-api-url': 'ftp://api.example' }, /--github-api-url: expected an http\(s\) URL/],
-    ['a bad host', { 'github-host': 'bad host/x' }, /--github-host: "bad host\/x" is not a host name/],
-    ['an app id without its key', { 'github-app-id': 7 }, /--github-app-id and --github-private-key-file go together/],
-    ['bad poll seconds', { 'github-poll-seconds': 'soon' }, /--github-poll-seconds/],
-  ])('serve --github refused for %s: RAILYARD_GITHUB_* are already out of the environment, and not in the error', async (_what, flags, message) => {
-    const env: NodeJS.ProcessEnv = { RAILYARD_GITHUB_TOKEN: 'ghp-must-not-stay', RAILYARD_GITHUB_WEBHOOK_SECRET: 'hook-must-not-stay', PATH: '/bin' };
-    const error = await githubOptions({ ...github, ...flags }, env).catch((e: Error) => e);
-    expect(String(error)).toMatch(message);
-    expect(String(error)).not.toMatch(/must-not-stay/);
+    ['gitlab', 'a URL that is not one', { 'gitlab-url': 'not a url' }, /--gitlab-url: expected an http\(s\) URL/],
+    ['gitlab', 'a URL with credentials', { 'gitlab-url': 'https://u:p@gitlab.example.com' }, /--gitlab-url: must not carry credentials/],
+    ['gitlab', 'a bad host', { 'gitlab-host': 'bad host/x' }, /--gitlab-host: "bad host\/x" is not a host name/],
+    ['gitlab', 'an unreadable token file', { 'gitlab-token-file': '/nonexistent/token' }, /--gitlab-token-file: cannot read/],
+    ['gitlab', 'bad poll seconds', { 'gitlab-poll-seconds': 'soon' }, /--gitlab-poll-seconds/],
+    ['github', 'a URL that is not one', { 'github-api-url': 'ftp://api.example' }, /--github-api-url: expected an http\(s\) URL/],
+    ['github', 'a bad host', { 'github-host': 'bad host/x' }, /--github-host: "bad host\/x" is not a host name/],
+    ['github', 'an app id without its key', { 'github-app-id': 7 }, /--github-app-id and --github-private-key-file go together/],
+    ['github', 'bad poll seconds', { 'github-poll-seconds': 'soon' }, /--github-poll-seconds/],
+  ] as const)('serve --%s refused for %s: its secrets are already out of the environment, and not in the error', async (forge, _what, flags, message) => {
+    const { env, error } = start(forge, flags);
+    expect(String(await error)).toMatch(message);
+    expect(String(await error)).not.toMatch(/must-not-stay/);
     expect(env).toEqual({ PATH: '/bin' });
   });
 
