@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { cleanupsAfterEach, serversPerTest } from '../support/hooks.js';
+import { slackMessage } from '../../src/server/webhooks/slack.js';
 import { startSlackReceiver, type SlackReceiver } from '../support/slack-receiver.js';
 import { ok, Q } from './helpers.js';
 
@@ -80,6 +81,18 @@ describe('slack endpoints', () => {
       ':warning: Test <https://github.com/acme/web/blob/HEAD/test/login.test.ts|logs in> in acme/web is now flaky (was healthy). Inconsistent results on the same commit aaaaaaa on main',
     );
     expect(r.requests[0].status).toBe(200);
+  });
+
+  it('names the repository of a flaky test by name, not by its address (a self-managed GitLab under /gitlab)', () => {
+    const project = 'http://127.0.0.1:8929/gitlab/acme/platform/app';
+    const message = slackMessage('test_case.status_changed', {
+      test_case: { name: 'logs in', repository: { html_url: project }, html_url: `${project}/-/blob/HEAD/test/login.test.ts` },
+      status_change: { previous_status: 'healthy', current_status: { value: 'flaky', reason: 'Passed on retry' } },
+      railyard: { repository: { host: '127.0.0.1:8929', owner: 'acme/platform', name: 'app' } },
+    });
+    expect(message?.text).toBe(
+      `:warning: Test <${project}/-/blob/HEAD/test/login.test.ts|logs in> in acme/platform/app is now flaky (was healthy). Passed on retry`,
+    );
   });
 
   it("records Slack's refusal (404 no_service for a removed hook) in the delivery log, and the test event works", async () => {

@@ -24,7 +24,7 @@ type Payload = Record<string, unknown> & {
     title?: string | null;
     detail?: string | null;
     pr_url?: string | null;
-    repository?: { owner?: string; name?: string };
+    repository?: { host?: string; owner?: string; name?: string };
   };
 };
 
