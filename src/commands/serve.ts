@@ -2,6 +2,7 @@
 import { Command, Flags } from '@oclif/core';
 import { DATABASE_URL_WARNING, databaseUrlFlags, resolveDatabaseUrl } from '../cli/database-url.js';
 import { githubOptions, listenError, parseOrgToken, portInUse, readTokenFile } from '../cli/serve-options.js';
+import { takeSecrets } from '../flag-values.js';
 import type { GitHubBackendOptions } from '../server/runtime.js';
 import type { LogLevel } from '../server/index.js';
 
@@ -208,13 +209,15 @@ export default class Serve extends Command {
   }
 
   async run(): Promise<void> {
+    // Out of the environment at once, like every secret serve reads: nothing it starts inherits it.
+    const { RAILYARD_SERVER_TOKEN: envToken } = takeSecrets(process.env, ['RAILYARD_SERVER_TOKEN']);
     const { flags } = await this.parse(Serve);
     let orgTokens: { org: string; token: string }[];
     try {
       orgTokens = [
         ...(flags.token ?? []).map((token) => ({ org: flags.org, token })),
         ...(await readTokenFile(flags['token-file'])).map((token) => ({ org: flags.org, token })),
-        ...(process.env.RAILYARD_SERVER_TOKEN?.trim() ? [{ org: flags.org, token: process.env.RAILYARD_SERVER_TOKEN.trim() }] : []),
+        ...(envToken?.trim() ? [{ org: flags.org, token: envToken.trim() }] : []),
         ...(flags['org-token'] ?? []).map(parseOrgToken),
       ];
     } catch (error) {
