@@ -13,6 +13,8 @@
  *
  *   npm run build && npx tsx bench/webhooks.ts                  # OUTAGE_SECONDS=600 by default
  *   OUTAGE_SECONDS=60 SECONDS=60 npx tsx bench/webhooks.ts      # a shorter outage (say so when recording)
+ *   BIN=/other/checkout/bin/run.js npx tsx bench/webhooks.ts     # another build (same-minute A/B)
+ *   NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' npx tsx bench/webhooks.ts   # profile the server (every thread)
  *
  * `uptime` is printed before and after each phase: on a shared machine the load says what the
  * figures are worth.
@@ -46,11 +48,15 @@ const pct = (xs: number[], p: number) => {
   return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : NaN;
 };
 
+/** p99 of each 10 s window of a phase, to tell a stall or a climb from a steady cost. */
+const perWindow = (windows: number[][]) => windows.map((w) => pct(w, 99).toFixed(0)).join(' ');
+
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'railyard-bench-'));
   const server = await spawnServe(
     ['--data-dir', dir, '--sandbox', '--sandbox-test-seconds', '3600', '--webhook-allow-private', '--webhook-allow-http', '--log-level', 'error', '--max-prs-per-queue', '100000'],
     { ...process.env, RAILYARD_SERVER_TOKEN: TOKEN },
+    { bin: process.env.BIN, nodeArgs: process.env.NODE_ARGS?.split(' ').filter(Boolean) },
   );
   const receivers: Receiver[] = [await startReceiver(), await startReceiver()];
   const api = async (op: string, body: unknown): Promise<{ ms: number; json: any }> => { // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -126,6 +132,7 @@ async function main(): Promise<void> {
     const a = await traffic(SECONDS);
     uptime('after A');
     console.log(`A no endpoint    requests ${a.latencies.length}  failed pairs ${a.errors}  p50 ${pct(a.latencies, 50).toFixed(1)} ms  p99 ${pct(a.latencies, 99).toFixed(1)} ms`);
+    console.log(`  p99 per 10 s (ms): ${perWindow(a.windows)}`);
 
     for (const r of receivers) await api('createWebhook', { url: r.url });
     const b = await traffic(SECONDS);
@@ -134,6 +141,7 @@ async function main(): Promise<void> {
     const delays = receivers.flatMap((r) => r.delivered.map((d) => d.at - Date.parse(String(d.json.timestamp))));
     const events = receivers.reduce((n, r) => n + r.delivered.length, 0);
     console.log(`B two endpoints  requests ${b.latencies.length}  failed pairs ${b.errors}  p50 ${pct(b.latencies, 50).toFixed(1)} ms  p99 ${pct(b.latencies, 99).toFixed(1)} ms  (p99 ${(((pct(b.latencies, 99) / pct(a.latencies, 99)) - 1) * 100).toFixed(1)} % vs A)`);
+    console.log(`  p99 per 10 s (ms): ${perWindow(b.windows)}`);
     console.log(`  deliveries ${events} in ${SECONDS} s (${(events / SECONDS).toFixed(0)}/s)  delay p50 ${pct(delays, 50)} ms  p95 ${pct(delays, 95)} ms  p99 ${pct(delays, 99)} ms  max ${pct(delays, 100)} ms  lost ${lost(b.prs).join(' + ')}`);
 
     for (const r of receivers) r.mode = { kind: 'status', status: 503 };
@@ -142,7 +150,7 @@ async function main(): Promise<void> {
     console.log(
       `C during the outage  requests ${c.latencies.length}  failed submit/cancel pairs ${c.errors}  p50 ${pct(c.latencies, 50).toFixed(1)} ms  p99 ${pct(c.latencies, 99).toFixed(1)} ms  (p99 ${((pct(c.latencies, 99) / pct(a.latencies, 99) - 1) * 100).toFixed(1)} % vs A)`,
     );
-    console.log(`  p99 per 10 s of the outage (ms): ${c.windows.map((w) => pct(w, 99).toFixed(0)).join(' ')}`);
+    console.log(`  p99 per 10 s of the outage (ms): ${perWindow(c.windows)}`);
     const before = receivers.reduce((n, r) => n + r.delivered.length, 0);
     for (const r of receivers) r.mode = { kind: 'ok' };
     const drained = await waitFor(() => lost(c.prs).every((n) => n === 0), 600_000);
@@ -152,6 +160,10 @@ async function main(): Promise<void> {
       `C outage ${OUTAGE_SECONDS} s (${c.prs.length} PRs, ~${c.prs.length * 3 * 2} deliveries): backlog drained ${drained === null ? 'NOT within 10 min' : `${(drained / 1000).toFixed(1)} s`} after recovery (${sent} deliveries${drained ? `, ${(sent / (drained / 1000)).toFixed(0)}/s` : ''}); lost ${lost(c.prs).join(' + ')}`,
     );
   } finally {
+    // What the server logged as errors (run with --log-level error): the cause of any failed pair.
+    const { stdout, stderr } = server.output();
+    const errors = `${stdout}\n${stderr}`.split('\n').filter((l) => /"level":(50|60)/.test(l));
+    if (errors.length) console.log(`  server errors: ${errors.length}; first: ${errors.slice(0, 3).map((l) => l.slice(0, 1500)).join('\n    ')}`);
     await server.stop();
     for (const r of receivers) await r.close();
     await rm(dir, { recursive: true, force: true });

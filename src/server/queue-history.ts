@@ -3,7 +3,7 @@
  * adds (with the words for failures people read) and the log lines of each committed change.
  */
 import type { PullRequestState } from '../contract/index.js';
-import { findEntry, type Effect, type EngineEvent, type FailedTest, type QueueModel } from '../engine/index.js';
+import { changedItems, findEntry, type Effect, type EngineEvent, type FailedTest, type QueueModel } from '../engine/index.js';
 import type { PrTransition } from '../store/index.js';
 import { describeRepo, type QueueHandle } from './queue-registry.js';
 
@@ -112,10 +112,10 @@ export function logQueueEvents(
     );
   }
   if (before.runs !== after.runs) {
-    const old = new Map(before.runs.map((r) => [r.id, r]));
-    for (const run of after.runs) {
-      const was = old.get(run.id);
-      if (was === run) continue;
+    // The runs the step changed or started (by position: not a pass over every run the queue had).
+    const changed = changedItems(before.runs, after.runs);
+    for (const [i, run] of changed.upsert.entries()) {
+      const was = changed.previous[i];
       if (!was)
         log.info(
           {

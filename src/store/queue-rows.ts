@@ -5,6 +5,7 @@
 import { sql } from 'kysely';
 import type { ImpactedTargets, PullRequestState, Repo } from '../contract/index.js';
 import { defaultConfig } from '../engine/model.js';
+import { changedItems } from '../engine/working-set.js';
 import type { Entry, QueueConfig, QueueModel, TestRun } from '../engine/types.js';
 
 /** A replica's hold on a queue: written by it, checked by every write the driving replica makes. */
@@ -112,15 +113,9 @@ export function changeOf(before: QueueModel, after: QueueModel): QueueChange {
   return { entries, runs, configChanged, empty };
 }
 
-/** What changed between two models: rows to upsert and ids to delete. */
-function diff<T extends { id: string }>(
-  before: readonly T[],
-  after: readonly T[],
-): { upsert: T[]; remove: string[] } {
-  const old = new Set(before);
-  const upsert = after.filter((x) => !old.has(x));
-  const kept = new Set(after.map((x) => x.id));
-  const remove = before.filter((x) => !kept.has(x.id)).map((x) => x.id);
+/** What changed between two models: rows to upsert and ids to delete (by position: see changedItems). */
+function diff<T extends { id: string }>(before: readonly T[], after: readonly T[]): { upsert: T[]; remove: string[] } {
+  const { upsert, remove } = changedItems(before, after);
   return { upsert, remove };
 }
 

@@ -1,6 +1,8 @@
 import { resolvePriority } from '../../src/contract/index.js';
+import { isDeepStrictEqual } from 'node:util';
 import { findEntry, newQueueModel, step, targetsOverlap } from '../../src/engine/index.js';
-import type { ConfigPatch, Effect, Entry, EngineEvent, FailedTest, PrFacts, QueueModel, TestRun } from '../../src/engine/index.js';
+import { stepWhole } from '../../src/engine/step.js';
+import type { ConfigPatch, Effect, Entry, EngineEvent, FailedTest, PrFacts, QueueModel, StepResult, TestRun } from '../../src/engine/index.js';
 import type { PriorityInput } from '../../src/contract/index.js';
 
 export function facts(prNumber: number, branch = 'main'): PrFacts {
@@ -65,8 +67,27 @@ export class Harness {
     if (Object.keys(config).length) this.apply({ type: 'updateConfig', patch: config });
   }
 
+  /**
+   * Check every step against the rules run on the whole model (src/engine/working-set.ts: the
+   * working set must hold everything the rules read); a difference throws, with the event.
+   */
+  checkWorkingSet = false;
+
   apply(event: EngineEvent): Effect[] {
-    const result = step(this.model, event, { now: this.now, newId: () => `id-${++this.ids}` });
+    const ids: string[] = [];
+    const newId = () => {
+      const id = `id-${++this.ids}`;
+      ids.push(id);
+      return id;
+    };
+    let result;
+    try {
+      result = step(this.model, event, { now: this.now, newId });
+    } catch (error) {
+      if (this.checkWorkingSet) this.compareWhole(event, ids, error, undefined);
+      throw error;
+    }
+    if (this.checkWorkingSet) this.compareWhole(event, ids, undefined, result);
     this.model = result.model;
     this.effects.push(...result.effects);
     for (const effect of result.effects) this.log.push({ at: this.now, effect });
@@ -87,6 +108,19 @@ export class Harness {
     if (started.length) this.countSlots(started);
     if (this.autoMerge) for (const effect of result.effects) if (effect.type === 'merge') this.land(effect.runId, effect.prNumbers);
     return result.effects;
+  }
+
+  private compareWhole(event: EngineEvent, ids: string[], error: unknown, result: StepResult | undefined): void {
+    let k = 0;
+    let wholeError: unknown;
+    let whole: StepResult | undefined;
+    try {
+      whole = stepWhole(this.model, event, { now: this.now, newId: () => ids[k++] ?? 'an id the working set did not ask for' });
+    } catch (e) {
+      wholeError = e;
+    }
+    if (String(error) !== String(wholeError) || !isDeepStrictEqual(result, whole))
+      throw new Error(`the step on the working set differs from the step on the whole model, for ${JSON.stringify(event)}`);
   }
 
   private countSlots(started: string[]): void {

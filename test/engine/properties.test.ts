@@ -62,6 +62,7 @@ interface Scenario {
 function play(s: Scenario): Harness {
   const { mode, ...config } = s.config;
   const h = new Harness(config, mode);
+  h.checkWorkingSet = true;
   const broken = new Set(s.prs.flatMap((p, i) => (p.broken ? [i + 1] : [])));
   const passes = (run: TestRun, flake: boolean) =>
     !(s.flakes && flake) && ![...run.basePrNumbers, ...run.prNumbers].some((pr) => broken.has(pr));

@@ -14,7 +14,8 @@ import {
   type Repo,
 } from '../../contract/index.js';
 import { BATCH_ACTIONS, PR_ACTIONS, type QueueAction } from '../../contract/webhook-events.js';
-import type { Entry, QueueModel, TestRun } from '../../engine/types.js';
+import { changedItems } from '../../engine/index.js';
+import type { QueueModel, TestRun } from '../../engine/types.js';
 import type { OutboxEvent, PrTransition, QueueEventBuilder, QueueIdentity } from '../../store/index.js';
 import { prPageUrl, queuePageUrl, type PrUrlOf } from '../links.js';
 
@@ -79,14 +80,28 @@ function reasonFields(action: PrAction, t: PrTransition, run: TestRun | undefine
   }
 }
 
+/** Lookup by id among `changed`, else (rarely: a run the step left alone) in `all`, newest first. */
+function byId<T extends { id: string }>(changed: readonly T[], all: readonly T[]): { get(id: string): T | undefined } {
+  const map = new Map(changed.map((x) => [x.id, x]));
+  return {
+    get(id) {
+      const found = map.get(id);
+      if (found) return found;
+      for (let i = all.length - 1; i >= 0; i--) if (all[i].id === id) return all[i];
+      return undefined;
+    },
+  };
+}
+
 /**
  * The queue events of one committed step, for endpoints at `dashboard` (the server's public URL);
  * `prUrl` gives the PR's page on its forge (in `railyard.pr_url`).
  */
 export function queueEventBuilder(dashboard: () => string, prUrl: PrUrlOf = () => null): QueueEventBuilder {
   return (queue: QueueIdentity, before: QueueModel, after: QueueModel, transitions: readonly PrTransition[], at: number): OutboxEvent[] => {
-    const entries = new Map<string, Entry>(after.entries.map((e) => [e.id, e]));
-    const runs = new Map<string, TestRun>(after.runs.map((r) => [r.id, r]));
+    // What the step changed (its transitions' entries, their runs), not the queue's whole history.
+    const entries = byId(changedItems(before.entries, after.entries).upsert, after.entries);
+    const runs = byId(changedItems(before.runs, after.runs).upsert, after.runs);
     const repository = { host: queue.repo.host, owner: queue.repo.owner, name: queue.repo.name };
     const repoKey = repoKeyOf(queue.repo);
     const out: OutboxEvent[] = [];
