@@ -19,12 +19,48 @@
  * `uptime` is printed before and after each phase: on a shared machine the load says what the
  * figures are worth.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnServe } from '../test/support/serve.js';
-import { startReceiver, type Receiver } from '../test/support/webhook-receiver.js';
+import type { Mode } from '../test/support/webhook-receiver.js';
+import type { FromReceivers, ToReceivers } from './webhook-receivers.js';
+
+/** A receiver in the receivers' process (bench/webhook-receivers.ts), as the bench reads it. */
+interface Receiver {
+  url: string;
+  delivered: { json: { type: string; pr_number: number; timestamp: string }; at: number }[];
+}
+
+/** Starts the two receivers in a process of their own: setMode switches both, close stops them. */
+async function startReceivers(): Promise<{ receivers: Receiver[]; setMode(mode: Mode): void; close(): Promise<void> }> {
+  const child = fork(new URL('./webhook-receivers.ts', import.meta.url), { execArgv: ['--import', 'tsx'] });
+  const receivers: Receiver[] = [];
+  let closed: () => void = () => undefined;
+  const ready = new Promise<void>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`the receivers exited (${code}) before they listened`)));
+    child.on('message', (m: FromReceivers) => {
+      if (m === 'closed') closed();
+      else if ('urls' in m) {
+        for (const url of m.urls) receivers.push({ url, delivered: [] });
+        resolve();
+      } else for (const d of m.delivered) receivers[d.receiver].delivered.push({ json: { type: d.type, pr_number: d.pr, timestamp: d.timestamp }, at: d.at });
+    });
+  });
+  await ready;
+  return {
+    receivers,
+    setMode: (mode) => child.send({ mode } satisfies ToReceivers),
+    close: async () => {
+      const done = new Promise<void>((resolve) => (closed = resolve));
+      child.send('close' satisfies ToReceivers);
+      await done;
+      child.disconnect();
+    },
+  };
+}
 
 const SECONDS = Number(process.env.SECONDS ?? 60);
 const OUTAGE_SECONDS = Number(process.env.OUTAGE_SECONDS ?? 600);
@@ -58,7 +94,9 @@ async function main(): Promise<void> {
     { ...process.env, RAILYARD_SERVER_TOKEN: TOKEN },
     { bin: process.env.BIN, nodeArgs: process.env.NODE_ARGS?.split(' ').filter(Boolean) },
   );
-  const receivers: Receiver[] = [await startReceiver(), await startReceiver()];
+  // On their own thread: serving the deliveries on this loop counted their time as the server's.
+  const hooks = await startReceivers();
+  const receivers = hooks.receivers;
   const api = async (op: string, body: unknown): Promise<{ ms: number; json: any }> => { // eslint-disable-line @typescript-eslint/no-explicit-any
     const t0 = performance.now();
     const res = await fetch(`${server.url}/${op}`, { method: 'POST', headers: { 'x-api-token': TOKEN, 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -144,7 +182,7 @@ async function main(): Promise<void> {
     console.log(`  p99 per 10 s (ms): ${perWindow(b.windows)}`);
     console.log(`  deliveries ${events} in ${SECONDS} s (${(events / SECONDS).toFixed(0)}/s)  delay p50 ${pct(delays, 50)} ms  p95 ${pct(delays, 95)} ms  p99 ${pct(delays, 99)} ms  max ${pct(delays, 100)} ms  lost ${lost(b.prs).join(' + ')}`);
 
-    for (const r of receivers) r.mode = { kind: 'status', status: 503 };
+    hooks.setMode({ kind: 'status', status: 503 });
     const c = await traffic(OUTAGE_SECONDS);
     uptime('outage over');
     console.log(
@@ -152,7 +190,7 @@ async function main(): Promise<void> {
     );
     console.log(`  p99 per 10 s of the outage (ms): ${perWindow(c.windows)}`);
     const before = receivers.reduce((n, r) => n + r.delivered.length, 0);
-    for (const r of receivers) r.mode = { kind: 'ok' };
+    hooks.setMode({ kind: 'ok' });
     const drained = await waitFor(() => lost(c.prs).every((n) => n === 0), 600_000);
     const sent = receivers.reduce((n, r) => n + r.delivered.length, 0) - before;
     uptime('drained');
@@ -165,7 +203,7 @@ async function main(): Promise<void> {
     const errors = `${stdout}\n${stderr}`.split('\n').filter((l) => /"level":(50|60)/.test(l));
     if (errors.length) console.log(`  server errors: ${errors.length}; first: ${errors.slice(0, 3).map((l) => l.slice(0, 1500)).join('\n    ')}`);
     await server.stop();
-    for (const r of receivers) await r.close();
+    await hooks.close();
     await rm(dir, { recursive: true, force: true });
   }
 }
