@@ -25,81 +25,135 @@ export interface WorkingSet {
   runAt: number[];
 }
 
+/**
+ * What makes a working set cheap to find, kept per array of a queue model (arrays are never
+ * changed once a model holds them; a step makes new ones): the positions of the open entries and
+ * of the live runs (in progress or merging) of that very array, worked out from the previous
+ * array's in mergeWorkingSet; and indexes by PR number and by run id, shared by every array that
+ * grew from the same first one. Several arrays may grow from one (a step whose commit failed
+ * is thrown away), so an index may hold positions that another array filled differently: every
+ * lookup checks what it finds.
+ */
+const openAt = new WeakMap<readonly Entry[], number[]>();
+const liveAt = new WeakMap<readonly TestRun[], number[]>();
+const prIndexes = new WeakMap<readonly Entry[], Map<number, number[]>>();
+const runIndexes = new WeakMap<readonly TestRun[], Map<string, number[]>>();
+
+const isLive = (r: TestRun) => r.status === 'in_progress' || r.mergeRequested;
+
+function positions<T>(items: readonly T[], keep: (item: T) => boolean): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < items.length; i++) if (keep(items[i])) out.push(i);
+  return out;
+}
+
+function indexOf<T, K>(cache: WeakMap<readonly T[], Map<K, number[]>>, items: readonly T[], key: (item: T) => K): Map<K, number[]> {
+  let index = cache.get(items);
+  if (!index) {
+    index = new Map();
+    for (let i = 0; i < items.length; i++) addTo(index, key(items[i]), i);
+    cache.set(items, index);
+  }
+  return index;
+}
+
+function addTo<K>(index: Map<K, number[]>, k: K, at: number): void {
+  const list = index.get(k);
+  if (!list) index.set(k, [at]);
+  else if (!list.includes(at)) list.push(at);
+}
+
 /** The working set of `model` for `event` (the whole model's arrays are left untouched). */
 export function workingSet(model: QueueModel, event: EngineEvent): WorkingSet {
   const { entries, runs } = model;
-  const inSet = new Uint8Array(entries.length);
+  let open = openAt.get(entries);
+  if (!open) openAt.set(entries, (open = positions(entries, (e) => !isTerminal(e.state))));
+  let live = liveAt.get(runs);
+  if (!live) liveAt.set(runs, (live = positions(runs, isLive)));
+  const entryAt = new Set(open);
+  const runAt = new Set(live);
   const prs = new Set<number>();
-  const runIds = new Set<string>();
+  const runIds: string[] = [];
   if ('prNumber' in event && event.prNumber !== undefined) prs.add(event.prNumber);
-  if ('runId' in event) runIds.add(event.runId);
-  for (let i = 0; i < entries.length; i++) {
+  if ('runId' in event) runIds.push(event.runId);
+  for (const i of open) {
     const e = entries[i];
-    if (isTerminal(e.state)) continue;
-    inSet[i] = 1;
-    if (e.testRunId) runIds.add(e.testRunId);
+    if (e.testRunId) runIds.push(e.testRunId);
     const known = e.bisectKnownFailure;
     if (known) for (const pr of [...known.base, ...known.prs]) prs.add(pr);
   }
-  const runIn = new Uint8Array(runs.length);
-  const takeRuns = () => {
-    for (let i = 0; i < runs.length; i++) {
-      const r = runs[i];
-      if (runIn[i] || !(r.status === 'in_progress' || r.mergeRequested || runIds.has(r.id))) continue;
-      runIn[i] = 1;
-      for (const pr of r.prNumbers) prs.add(pr);
-      for (const pr of r.basePrNumbers) prs.add(pr);
-      if (r.mergePrNumbers) for (const pr of r.mergePrNumbers) prs.add(pr);
-    }
+  const byRun = indexOf(runIndexes, runs, (r) => r.id);
+  const byPr = indexOf(prIndexes, entries, (e) => e.prNumber);
+  const takeRuns = (ids: readonly string[]) => {
+    for (const id of ids) for (const i of byRun.get(id) ?? []) if (i < runs.length && runs[i].id === id) runAt.add(i);
   };
-  takeRuns();
+  takeRuns(runIds);
+  for (const i of runAt) {
+    const r = runs[i];
+    for (const pr of r.prNumbers) prs.add(pr);
+    for (const pr of r.basePrNumbers) prs.add(pr);
+    if (r.mergePrNumbers) for (const pr of r.mergePrNumbers) prs.add(pr);
+  }
   // Concluded entries of the PRs named so far, and then the runs those entries were in.
-  let more = false;
-  if (prs.size)
-    for (let i = 0; i < entries.length; i++) {
-      const e = entries[i];
-      if (inSet[i] || !prs.has(e.prNumber)) continue;
-      inSet[i] = 1;
-      if (e.testRunId && !runIds.has(e.testRunId)) {
-        runIds.add(e.testRunId);
-        more = true;
-      }
+  const more: string[] = [];
+  for (const pr of prs)
+    for (const i of byPr.get(pr) ?? []) {
+      if (i >= entries.length || entries[i].prNumber !== pr || entryAt.has(i)) continue;
+      entryAt.add(i);
+      const runId = entries[i].testRunId;
+      if (runId) more.push(runId);
     }
-  if (more) takeRuns();
-  const entryAt: number[] = [];
-  const setEntries: Entry[] = [];
-  for (let i = 0; i < entries.length; i++)
-    if (inSet[i]) {
-      entryAt.push(i);
-      setEntries.push(entries[i]);
-    }
-  const runAt: number[] = [];
-  const setRuns: TestRun[] = [];
-  for (let i = 0; i < runs.length; i++)
-    if (runIn[i]) {
-      runAt.push(i);
-      setRuns.push(runs[i]);
-    }
-  return { model: { ...model, entries: setEntries, runs: setRuns }, entryAt, runAt };
+  takeRuns(more);
+  const entryOrder = [...entryAt].sort((a, b) => a - b);
+  const runOrder = [...runAt].sort((a, b) => a - b);
+  return {
+    model: { ...model, entries: entryOrder.map((i) => entries[i]), runs: runOrder.map((i) => runs[i]) },
+    entryAt: entryOrder,
+    runAt: runOrder,
+  };
 }
 
 /**
  * The whole model after a step on its working set: the set's entries and runs back in their places
- * (the rules replace them in place and only append new ones), the new ones after the rest.
+ * (the rules replace them in place and only append new ones), the new ones after the rest. The
+ * new arrays inherit what makes the next working set cheap.
  */
 export function mergeWorkingSet(whole: QueueModel, set: WorkingSet, after: QueueModel): QueueModel {
-  return {
-    ...after,
-    entries: putBack(whole.entries, set.entryAt, after.entries),
-    runs: putBack(whole.runs, set.runAt, after.runs),
-  };
+  const entries = putBack(whole.entries, set.entryAt, after.entries);
+  const runs = putBack(whole.runs, set.runAt, after.runs);
+  carry(openAt, prIndexes, whole.entries, entries, set.entryAt, (e) => !isTerminal(e.state), (e) => e.prNumber);
+  carry(liveAt, runIndexes, whole.runs, runs, set.runAt, isLive, (r) => r.id);
+  return { ...after, entries, runs };
 }
 
 function putBack<T>(whole: readonly T[], at: readonly number[], part: readonly T[]): T[] {
-  const out = whole.slice();
+  // One copy of the right size (pushing onto a copy of a long history made V8 copy it again).
+  const out = part.length > at.length ? whole.concat(part.slice(at.length)) : whole.slice();
   for (let i = 0; i < at.length; i++) out[at[i]] = part[i];
-  for (let i = at.length; i < part.length; i++) out.push(part[i]);
   return out;
+}
+
+/**
+ * The positions of `next`'s open entries (live runs) from those of the set it was stepped on (a
+ * superset of `previous`'s) and what was appended; its index is `previous`'s with the appended ones.
+ */
+function carry<T, K>(
+  kept: WeakMap<readonly T[], number[]>,
+  indexes: WeakMap<readonly T[], Map<K, number[]>>,
+  previous: readonly T[],
+  next: readonly T[],
+  setAt: readonly number[],
+  keep: (item: T) => boolean,
+  key: (item: T) => K,
+): void {
+  const at: number[] = [];
+  for (const i of setAt) if (keep(next[i])) at.push(i);
+  for (let i = previous.length; i < next.length; i++) if (keep(next[i])) at.push(i);
+  kept.set(next, at);
+  const index = indexes.get(previous);
+  if (!index) return;
+  for (let i = previous.length; i < next.length; i++) addTo(index, key(next[i]), i);
+  indexes.set(next, index);
 }
 
 /** What changed between two copies of a queue's entries or runs (see `changedItems`). */
