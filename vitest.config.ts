@@ -4,8 +4,9 @@ import SummaryReporter from './test/support/summary-reporter.js';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // A private TMPDIR per run that must be empty at the end: tests clean up what they create.
-    globalSetup: ['test/support/global-tmp.ts'],
+    // A private TMPDIR per run that must be empty at the end: tests clean up what they create. Then
+    // one PostgreSQL cluster for the run (its files create their databases in it), inside that TMPDIR.
+    globalSetup: ['test/support/global-tmp.ts', 'test/support/global-postgres.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',

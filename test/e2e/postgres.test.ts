@@ -24,7 +24,8 @@ const Q = { repo: LOCATION, targetBranch: 'main' };
 const TOKEN = 'failover-token';
 const PRS = 10;
 
-const cluster = postgresForFile(noPostgres);
+// Its own cluster: the failover figures it prints and bounds are not shared with other files' load.
+const cluster = postgresForFile(noPostgres, { own: true });
 const cleanup = cleanupsAfterEach();
 
 interface Replica {

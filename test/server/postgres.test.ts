@@ -12,7 +12,8 @@ import { call, ok, REPO } from './helpers.js';
 const noPostgres = skipWithoutPostgres();
 const Q = { repo: REPO, targetBranch: 'main' };
 
-const cluster = postgresForFile(noPostgres);
+// Its own cluster: the tests stop and start it.
+const cluster = postgresForFile(noPostgres, { own: true });
 const cleanup = cleanupsAfterEach();
 
 async function server(databaseUrl: string, opts: TestServerOptions = {}): Promise<TestServer> {

@@ -11,7 +11,8 @@ import { startTestServer } from '../support/server.js';
 import { ok, Q } from './helpers.js';
 
 const noPostgres = skipWithoutPostgres();
-const cluster = postgresForFile(noPostgres);
+// Its own cluster: the tests stop and start it.
+const cluster = postgresForFile(noPostgres, { own: true });
 const cleanup = cleanupsAfterEach();
 
 async function status(url: string) {

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe } from 'vitest';
-import { skipWithoutPostgres, startPostgres, type PostgresCluster } from './postgres.js';
+import { sharedPostgres, skipWithoutPostgres, startPostgres, type PostgresCluster } from './postgres.js';
 import { startTestServer, type TestServer, type TestServerOptions } from './server.js';
 
 /**
@@ -21,13 +21,16 @@ export function cleanupsAfterEach(): (fn: () => unknown) => void {
 }
 
 /**
- * A throwaway PostgreSQL cluster for the tests of one file: started before them, removed after
- * them; none when `skip` (PostgreSQL tests skipped here). Call once at the top level of the file.
+ * The PostgreSQL cluster for the tests of one file: the run's shared one (test/support/global-postgres.ts),
+ * or with `own` (a file that stops and starts its cluster) a throwaway cluster of its own, started
+ * before the file's tests and removed after them; none when `skip` (PostgreSQL tests skipped here).
+ * Call once at the top level of the file.
  */
-export function postgresForFile(skip: boolean): () => PostgresCluster {
+export function postgresForFile(skip: boolean, options: { own?: boolean } = {}): () => PostgresCluster {
   let cluster: PostgresCluster | undefined;
   beforeAll(async () => {
-    if (!skip) cluster = await startPostgres();
+    if (skip) return;
+    cluster = (!options.own && sharedPostgres()) || (await startPostgres());
   });
   afterAll(async () => {
     await cluster?.close();
@@ -86,11 +89,12 @@ export function serversPerTest(): (opts?: TestServerOptions) => Promise<TestServ
 }
 
 /**
- * Declares `suite` twice: 'on SQLite', and 'on PostgreSQL' on a throwaway cluster (skipped, saying
- * why, on a machine without PostgreSQL; with CI set it must run). Call once at the top level of a
- * test file: `const database = eachDatabase(suite);`. A server started in the suite takes
+ * Declares `suite` twice: 'on SQLite', and 'on PostgreSQL' on the run's shared cluster (skipped,
+ * saying why, on a machine without PostgreSQL; with CI set it must run). Call once at the top level
+ * of a test file: `const database = eachDatabase(suite);`. A server started in the suite takes
  * `await database()`: nothing on SQLite; on PostgreSQL the running test's own database, made on
- * first use and shared by every server the test starts (a restart finds what it stored).
+ * first use (with the store's schema already in it, as after an earlier start) and shared by every
+ * server the test starts (a restart finds what it stored).
  */
 export function eachDatabase(suite: () => void): () => Promise<Pick<TestServerOptions, 'databaseUrl'>> {
   let newDatabase: (() => Promise<string>) | null = null;
@@ -102,8 +106,8 @@ export function eachDatabase(suite: () => void): () => Promise<Pick<TestServerOp
   describe.skipIf(skipWithoutPostgres())('on PostgreSQL', () => {
     let cluster: PostgresCluster | undefined;
     beforeAll(async () => {
-      cluster = await startPostgres();
-      newDatabase = () => cluster!.createDatabase();
+      cluster = sharedPostgres() ?? (await startPostgres());
+      newDatabase = () => cluster!.createDatabase(undefined, { migrated: true });
     });
     afterAll(async () => {
       newDatabase = null;
