@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import SlowFilesFirst from './test/support/sequencer.js';
 import SummaryReporter from './test/support/summary-reporter.js';
 
 export default defineConfig({
@@ -10,7 +11,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // Two cores: integration suites start real servers and git processes.
+    // The longest files first (test/support/sequencer.ts): the run does not end on one of them alone.
+    sequence: { sequencer: SlowFilesFirst },
+    // Two cores: integration suites start real servers and git processes. (Three workers: one of two
+    // whole runs failed, a GitHub end-to-end PR ending `failed`, as once with two; see bench/README.md.)
     maxWorkers: 2,
     disableConsoleIntercept: true,
     reporters: ['default', new SummaryReporter()],
