@@ -57,18 +57,20 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return false;
 }
 
-/** Deadlock, serialization failure, lock timeout, statement timeout. */
+/** PostgreSQL: deadlock, serialization failure, lock timeout, statement timeout. */
 const BUSY_CODES = new Set(['40P01', '40001', '55P03', '57014']);
 
 /**
- * Whether PostgreSQL gave up on a statement that waited for other transactions: nothing was
- * committed and the same request may well succeed at once, so the server answers 503 with a short
- * Retry-After, not 500.
+ * Whether the database gave up on a statement that waited for other transactions — PostgreSQL's
+ * codes above, or SQLite's SQLITE_BUSY (and its extended codes) once its busy timeout passed while
+ * another connection held the write lock (the webhook deliverer's thread, `railyard token`, a
+ * backup): nothing was committed and the same request may well succeed at once, so the server
+ * answers 503 with a short Retry-After, not 500.
  */
 export function isDatabaseBusy(error: unknown): boolean {
   for (let e = error, depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
     const { code } = e as { code?: unknown };
-    if (typeof code === 'string' && BUSY_CODES.has(code)) return true;
+    if (typeof code === 'string' && (BUSY_CODES.has(code) || code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_'))) return true;
     e = (e as { cause?: unknown }).cause;
   }
   return false;

@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { statSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
@@ -243,5 +244,23 @@ describe('data on disk', () => {
       await s.close();
       await rm(parent, { recursive: true, force: true });
     }
+  });
+
+  it('another process holding the SQLite write lock longer than the server waits: 503 with Retry-After, nothing changed, the same request goes in after', async () => {
+    const s = await server();
+    await ok(s, 'createQueue', Q);
+    const holder = new Database(join(s.dataDir, SQLITE_FILE), { fileMustExist: true });
+    holder.exec('BEGIN IMMEDIATE'); // e.g. `railyard token` or a backup, stuck
+    try {
+      const refused = await call(s, 'submitPullRequest', { ...Q, pr: { number: 1 } });
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      expect(refused.text).toMatch(/^the database gave up waiting for other writes \(.*\); nothing was changed, try again$/);
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    expect((await call(s, 'getSubmittedPullRequest', { ...Q, pr: { number: 1 } })).status).toBe(404);
+    await ok(s, 'submitPullRequest', { ...Q, pr: { number: 1 } });
   });
 });
