@@ -4,6 +4,9 @@
  * turned into a failure), temp dirs, the real built `railyard serve` as a child process waited on
  * until it listens, and waiting on a submitted PR through the API.
  *
+ * A failing test explains itself: it prints the last state seen of every PR it waited on (with the
+ * failure reason and detail of its history) and the tail of each server's output.
+ *
  * Cleanups belong to the test that registered them: a test wrapped in `ownCleanups` (the harnesses'
  * `scoped`) has its own list, run when that test finishes, so tests of one file can run side by side
  * (`it.concurrent`); a test not wrapped registers on the file's list, which `cleanup` (afterEach) runs.
@@ -13,8 +16,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TestContext } from 'vitest';
-import { ok } from '../server/helpers.js';
+import { onTestFailed, type TestContext } from 'vitest';
+import { call, ok } from '../server/helpers.js';
 import { BIN } from './cli.js';
 import type { TestServer } from './server.js';
 
@@ -157,7 +160,43 @@ export async function spawnRailyard(args: string[], home: string, dataDir: strin
   };
   onCleanup(stop);
   if (process.env.RAILYARD_E2E_DEBUG) onCleanup(() => console.log(`--- railyard output ---\n${out}`));
+  explainFailures(proc.url, () => out);
   return proc;
+}
+
+/** What waitForPr last saw of each PR, by server URL then PR ref: printed when the test fails. */
+const lastSeen = new Map<string, Map<string, string>>();
+
+/**
+ * When the running test fails, prints what waitForPr last saw of the PRs of the server at `url`
+ * and the last lines of its output (`output`, without the access log's successful requests), so that a PR that ended `failed` says why.
+ */
+export function explainFailures(url: string, output: () => string, lines = 60): void {
+  const seen = new Map<string, string>();
+  lastSeen.set(url, seen);
+  try {
+    onTestFailed(({ task }) => {
+      const prs = [...seen.entries()].map(([ref, what]) => `  ${ref}: ${what}`).join('\n') || '  (none waited on)';
+      // Without the access log's successful requests (the test's own polling of the API).
+      const quiet = (l: string) => !/"msg":"request"/.test(l) || !/"status":[23]\d\d/.test(l);
+      const tail = output().trimEnd().split('\n').filter(quiet).slice(-lines).join('\n');
+      console.error(`--- "${task.name}" failed; the PRs it waited on, as last seen ---\n${prs}\n--- the last ${lines} lines of railyard serve (${url}) ---\n${tail}\n---`);
+    });
+  } catch {
+    /* not inside a running test (a hook): nothing to attach to */
+  }
+  onCleanup(() => void lastSeen.delete(url));
+}
+
+/** One line on a PR: its state, reason and test run, and for a failed or cancelled one the detail of its last transition. */
+async function describePr(server: TestServer, repo: Repo, pr: Pr): Promise<string> {
+  let line = `${pr.state} (${pr.stateReason ?? 'no reason'}) head ${String(pr.prSha ?? '').slice(0, 12)} run ${pr.testRunId ?? '-'}`;
+  if (pr.state === 'failed' || pr.state === 'cancelled') {
+    const h = await call(server, 'getPullRequestHistory', { repo, targetBranch: 'main', pr: { number: pr.prNumber } }).catch(() => null);
+    const transitions: Array<{ state: string; reason?: string; detail?: string }> = h?.json?.transitions ?? [];
+    line += `; history: ${transitions.map((t) => `${t.state}${t.reason ? `(${t.reason})` : ''}${t.detail ? ` "${t.detail}"` : ''}`).join(' -> ')}`;
+  }
+  return line;
 }
 
 /** The base URL (no /v1) of a started server, for webhook routes. */
@@ -178,10 +217,13 @@ export async function waitForPr(
   timeoutMs = 30_000,
 ): Promise<Pr> {
   const deadline = Date.now() + timeoutMs;
+  const seen = lastSeen.get(server.url);
   for (;;) {
     const pr = await ok(server, 'getSubmittedPullRequest', { repo, targetBranch: 'main', pr: { number: n } });
+    const settledNow = settled(pr);
+    if (seen) seen.set(ref, settledNow ? await describePr(server, repo, pr) : `${pr.state} (${pr.stateReason ?? 'no reason'})`);
     if (done(pr)) return pr;
-    if (Date.now() > deadline) throw new Error(`${ref} is still ${pr.state} (${pr.stateReason ?? ''})`);
+    if (Date.now() > deadline) throw new Error(`${ref} is still ${settledNow ? seen?.get(ref) : `${pr.state} (${pr.stateReason ?? ''})`}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
