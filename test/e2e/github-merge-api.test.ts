@@ -65,6 +65,20 @@ describe('serve --github-merge-api', () => {
     );
   });
 
+  it("GitHub's push webhook of the merge, heard before the merge API's answer, does not fail the merged PR (both read main into the cache)", async () => {
+    const { gh, server } = await world(true);
+    // The merge's webhooks arrive before its answer, and every git read is slow: the webhook's
+    // fetch of main is still running when the landing fetches main to check what GitHub made.
+    gh.setMergeAnswerDelay(OWNER, NAME, 500);
+    gh.setGitReadDelay(OWNER, NAME, 1500);
+    const pr = await gh.createPullRequest(OWNER, NAME, { head: 'feat', title: 'Feature', files: { 'f.txt': 'f\n' } });
+    await createQueue(server, gh, { createPrsForTestingBranches: false });
+    await submit(server, gh, pr.number);
+    expect(await waitFor(server, gh, pr.number, settled, 60_000)).toMatchObject({ state: 'merged' });
+    expect(gh.getPullRequest(OWNER, NAME, pr.number)).toMatchObject({ state: 'closed', merged: true });
+    expect(server.output()).not.toMatch(/cannot lock ref|merge of run .* failed/);
+  });
+
   it('without the flag the tested commit itself lands and the PR is closed (GitHub shows it Closed)', async () => {
     const { gh, server } = await world(false);
     const pr = await gh.createPullRequest(OWNER, NAME, { head: 'feat', title: 'Feature', files: { 'f.txt': 'f\n' } });

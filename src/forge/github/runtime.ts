@@ -63,13 +63,16 @@ export class GitHubRuntime extends RemoteRuntime<Persisted> {
   }
 
   /** Fetches the target branch and the heads of `prs` into the cache; returns the target head. */
-  async fetch(c: SharedRepoCtx, branch: string, prs: readonly number[]): Promise<string | null> {
-    await c.git((dir, url, token) =>
-      fetchRefs(dir, url, token, [
-        `+refs/heads/${branch}:refs/heads/${branch}`,
-        ...prs.map((n) => `+refs/pull/${n}/head:refs/pull/${n}/head`),
-      ]),
-    );
-    return headOf(c.dir, branch);
+  fetch(c: SharedRepoCtx, branch: string, prs: readonly number[]): Promise<string | null> {
+    // One fetch at a time into the cache: concurrent ones updating the same ref fail (shared/runtime.ts).
+    return this.oneFetchAtATime(c.dir, async () => {
+      await c.git((dir, url, token) =>
+        fetchRefs(dir, url, token, [
+          `+refs/heads/${branch}:refs/heads/${branch}`,
+          ...prs.map((n) => `+refs/pull/${n}/head:refs/pull/${n}/head`),
+        ]),
+      );
+      return headOf(c.dir, branch);
+    });
   }
 }

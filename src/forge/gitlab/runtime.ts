@@ -48,13 +48,16 @@ export class GitLabRuntime extends RemoteRuntime<PersistedBase, GitLabDriverOpti
   }
 
   /** Fetches the target branch and the heads of `mrs` (`refs/merge-requests/N/head`) into the cache; returns the target head. */
-  async fetch(c: RepoCtx, branch: string, mrs: readonly number[]): Promise<string | null> {
-    await c.git((dir, url, token) =>
-      fetchRefs(dir, url, token, [
-        `+refs/heads/${branch}:refs/heads/${branch}`,
-        ...mrs.map((n) => `+refs/merge-requests/${n}/head:refs/merge-requests/${n}/head`),
-      ]),
-    );
-    return headOf(c.dir, branch);
+  fetch(c: RepoCtx, branch: string, mrs: readonly number[]): Promise<string | null> {
+    // One fetch at a time into the cache: concurrent ones updating the same ref fail (shared/runtime.ts).
+    return this.oneFetchAtATime(c.dir, async () => {
+      await c.git((dir, url, token) =>
+        fetchRefs(dir, url, token, [
+          `+refs/heads/${branch}:refs/heads/${branch}`,
+          ...mrs.map((n) => `+refs/merge-requests/${n}/head:refs/merge-requests/${n}/head`),
+        ]),
+      );
+      return headOf(c.dir, branch);
+    });
   }
 }

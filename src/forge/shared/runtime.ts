@@ -2,7 +2,8 @@
  * What every forge driver that talks to a remote forge (GitHub, GitLab) keeps for its roles, one
  * object per server: the options every such driver has, the target heads seen and those the queue
  * put there itself, a small state file (`<dataDir>/<forge>/state.json`: comment or note ids, PRs
- * closed after landing; no secrets), the host that drives the queues, and the work in flight.
+ * closed after landing; no secrets), the host that drives the queues, the work in flight, and one
+ * `git fetch` at a time into each bare cache.
  * Each driver's runtime.ts extends it with its client and its bare caches.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -57,6 +58,8 @@ export abstract class RemoteRuntime<P extends PersistedBase, O extends RemoteDri
   readonly refusals = new Map<string, string>();
   /** Runs this server is building or waiting on (their test branches stay). */
   readonly busy = new Set<string>();
+  /** The last fetch into each bare cache (settled, never failing): the next one waits for it. */
+  private readonly fetching = new Map<string, Promise<void>>();
   readonly persisted: P;
   private readonly statePath: string;
   private saving: Promise<void> = Promise.resolve();
@@ -92,6 +95,26 @@ export abstract class RemoteRuntime<P extends PersistedBase, O extends RemoteDri
   abstract ctx(repo: Repo): Promise<RepoCtx>;
   /** Fetches the target branch and the heads of `prs` into the cache; returns the target head. */
   abstract fetch(c: RepoCtx, branch: string, prs: readonly number[]): Promise<string | null>;
+
+  /**
+   * Runs `fetch` (a `git fetch` into the bare cache `dir`, and reading what it fetched) once the
+   * fetches into `dir` before it are over. Two fetches updating the same ref at once make one fail
+   * ("cannot lock ref 'refs/heads/main': is at X but expected Y"), and the builder, the landing and
+   * the push webhook all fetch the target: on a slow machine they overlap, and a landing whose
+   * fetch failed failed its PRs (a PR GitHub had just merged through the merge API among them).
+   */
+  protected oneFetchAtATime<T>(dir: string, fetch: () => Promise<T>): Promise<T> {
+    const mine = (this.fetching.get(dir) ?? Promise.resolve()).then(fetch);
+    const settled = mine.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.fetching.set(dir, settled);
+    void settled.then(() => {
+      if (this.fetching.get(dir) === settled) this.fetching.delete(dir);
+    });
+    return mine;
+  }
 
   get webhooks(): boolean {
     return this.options.webhookSecret !== null;

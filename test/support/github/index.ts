@@ -137,6 +137,7 @@ class Emulator extends EmulatorHttp implements GitHubEmulator {
       ci: defaultCi,
       mergeabilityDelayMs: 0,
       gitReadDelayMs: 0,
+      mergeAnswerDelayMs: 0,
       refs: new Map([[defaultBranch, sha]]),
       lock: Promise.resolve(),
     });
@@ -348,6 +349,10 @@ class Emulator extends EmulatorHttp implements GitHubEmulator {
 
   setGitReadDelay(owner: string, repo: string, ms: number): void {
     this.mustRepo(owner, repo).gitReadDelayMs = ms;
+  }
+
+  setMergeAnswerDelay(owner: string, repo: string, ms: number): void {
+    this.mustRepo(owner, repo).mergeAnswerDelayMs = ms;
   }
 
   async rerunCheck(

@@ -149,7 +149,7 @@ export function pullRoutes(e: EmulatorHttp, add: AddRoute): void {
       const { sha, merge_method: method = 'merge', commit_title, commit_message } = c.body;
       if (method !== 'merge' && method !== 'squash' && method !== 'rebase')
         throw validation('PullRequest', 'merge_method', 'invalid');
-      return e.locked(r, async () => {
+      const answer = await e.locked(r, async () => {
         if (p.state !== 'open') throw new HttpError(405, 'Pull Request is not mergeable');
         if (p.draft) throw new HttpError(405, 'Pull Request is still a draft');
         if (sha !== undefined && sha !== p.headSha)
@@ -201,6 +201,9 @@ export function pullRoutes(e: EmulatorHttp, add: AddRoute): void {
           body: { sha: newSha, merged: true, message: 'Pull Request successfully merged' },
         };
       });
+      // Merged (and its webhooks sent); the answer may take a while (setMergeAnswerDelay).
+      if (r.mergeAnswerDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, r.mergeAnswerDelayMs));
+      return answer;
     },
   );
 }

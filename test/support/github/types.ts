@@ -174,6 +174,11 @@ export interface GitHubEmulator {
    * ref update made meanwhile, as on a slow network.
    */
   setGitReadDelay(owner: string, repo: string, ms: number): void;
+  /**
+   * The merge API (`PUT pulls/{n}/merge`) merges at once (its webhooks go out) but answers `ms` late
+   * (default 0), as a slow GitHub or network would: the caller hears of the merge after the webhooks.
+   */
+  setMergeAnswerDelay(owner: string, repo: string, ms: number): void;
   rerunCheck(
     owner: string,
     repo: string,
@@ -315,6 +320,7 @@ export interface Repo extends RepoFacts {
   ci: CiDecide;
   mergeabilityDelayMs: number;
   gitReadDelayMs: number;
+  mergeAnswerDelayMs: number;
   refs: Map<string, string>;
   lock: Promise<unknown>;
   /** Branch name → its rules. */
