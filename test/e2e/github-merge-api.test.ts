@@ -51,7 +51,7 @@ describe('serve --github-merge-api', () => {
     await submit(server, gh, pr.number);
     const testing = await waitForTesting(server, gh, pr.number);
     const tested = await waitForTestCommit(server, gh, testing.testRunId);
-    expect((await waitFor(server, gh, pr.number, settled)).state).toBe('merged');
+    expect(await waitFor(server, gh, pr.number, settled)).toMatchObject({ state: 'merged' });
     const view = gh.getPullRequest(OWNER, NAME, pr.number);
     expect(view).toMatchObject({ state: 'closed', merged: true });
     const log = await gh.log(OWNER, NAME, 'main');

@@ -334,8 +334,23 @@ describe('serve --github with webhooks', () => {
     await gh.pushCommit(OWNER, NAME, 'main', { 'hotfix.txt': 'fix\n' }, { message: 'Hotfix pushed by hand' });
     const restarted = await waitFor(server, gh, pr.number, (p) => p.testRunId !== testing.testRunId);
     expect(restarted.stateReason).toBe('MANUAL_PUSH_TO_TARGET_BRANCH');
-    expect((await waitFor(server, gh, pr.number, settled)).state).toBe('merged');
+    expect(await waitFor(server, gh, pr.number, settled)).toMatchObject({ state: 'merged' });
     expect(await messages(gh)).toEqual(['Feature (#1)', 'Hotfix pushed by hand', expect.any(String)]);
+  });
+
+  it("an outside push whose webhook is still fetching main when the run's landing starts restarts it too (never fails the PR)", async () => {
+    const { gh, server } = await world();
+    // Slow git reads: the push webhook's fetch of main is still running when the run's CI passes
+    // and its landing fetches main as well (two fetches into one cache at once: one fails).
+    gh.setGitReadDelay(OWNER, NAME, 1500);
+    gh.setCi(OWNER, NAME, () => [{ name: 'ci', conclusion: 'success', delayMs: 1500 }]);
+    const pr = await onePr(server, gh);
+    const testing = await waitForTesting(server, gh, pr.number);
+    await waitForTestCommit(server, gh, testing.testRunId);
+    await gh.pushCommit(OWNER, NAME, 'main', { 'hotfix.txt': 'fix\n' }, { message: 'Hotfix pushed by hand' });
+    expect(await waitFor(server, gh, pr.number, settled, 60_000)).toMatchObject({ state: 'merged' });
+    expect(await messages(gh)).toEqual(['Feature (#1)', 'Hotfix pushed by hand', expect.any(String)]);
+    expect(server.output()).not.toMatch(/cannot lock ref/);
   });
 
   it('batching with bisection isolates the culprit and lands the rest', async () => {
