@@ -43,4 +43,6 @@ port.on('message', async (m: ToReceivers) => {
   }
   for (const r of receivers) r.mode = m.mode;
 });
+// The bench went away (it failed, or was stopped): nothing is left listening.
+process.on('disconnect', () => process.exit(0));
 port.postMessage({ urls: receivers.map((r) => r.url) } satisfies FromReceivers);

@@ -88,15 +88,16 @@ const pct = (xs: number[], p: number) => {
 const perWindow = (windows: number[][]) => windows.map((w) => pct(w, 99).toFixed(0)).join(' ');
 
 async function main(): Promise<void> {
+  // First, and in a process of their own (serving the deliveries on this loop counted their time
+  // as the server's); it exits when this process does, so a server that fails to start leaves nothing.
+  const hooks = await startReceivers();
+  const receivers = hooks.receivers;
   const dir = await mkdtemp(join(tmpdir(), 'railyard-bench-'));
   const server = await spawnServe(
     ['--data-dir', dir, '--sandbox', '--sandbox-test-seconds', '3600', '--webhook-allow-private', '--webhook-allow-http', '--log-level', 'error', '--max-prs-per-queue', '100000'],
     { ...process.env, RAILYARD_SERVER_TOKEN: TOKEN },
     { bin: process.env.BIN, nodeArgs: process.env.NODE_ARGS?.split(' ').filter(Boolean) },
   );
-  // On their own thread: serving the deliveries on this loop counted their time as the server's.
-  const hooks = await startReceivers();
-  const receivers = hooks.receivers;
   const api = async (op: string, body: unknown): Promise<{ ms: number; json: any }> => { // eslint-disable-line @typescript-eslint/no-explicit-any
     const t0 = performance.now();
     const res = await fetch(`${server.url}/${op}`, { method: 'POST', headers: { 'x-api-token': TOKEN, 'content-type': 'application/json' }, body: JSON.stringify(body) });
