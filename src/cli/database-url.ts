@@ -4,6 +4,7 @@
  * machine (ps, shell history) and therefore warns, as `serve --token` does.
  */
 import { Flags } from '@oclif/core';
+import { takeSecrets } from '../flag-values.js';
 
 export const databaseUrlFlags = {
   'database-url': Flags.string({
@@ -32,8 +33,7 @@ export async function resolveDatabaseUrl(flags: {
   url: string | undefined;
   warn: boolean;
 }> {
-  const fromEnv = process.env.RAILYARD_DATABASE_URL?.trim() || undefined;
-  delete process.env.RAILYARD_DATABASE_URL;
+  const fromEnv = takeSecrets(process.env, ['RAILYARD_DATABASE_URL']).RAILYARD_DATABASE_URL?.trim() || undefined;
   if (flags['database-url'] !== undefined) return { url: flags['database-url'], warn: true };
   const path = flags['database-url-file'];
   if (path !== undefined) {
