@@ -155,14 +155,19 @@ describe('runChecks', () => {
 
   it('runs checks in parallel up to the concurrency bound', async () => {
     const { repo, sha, logDir } = await setup();
-    // six worktrees of one repo created at once (git itself races on $GIT_DIR/worktrees)
-    // (each check also gets a clone of its own: the sleep dwarfs that, serial or not)
-    const checks = Object.fromEntries(['a', 'b', 'c', 'd', 'e', 'f'].map((n) => [n, 'sleep 1.2']));
-    const t0 = Date.now();
+    // six worktrees of one repo created at once (git itself races on $GIT_DIR/worktrees).
+    // A barrier, not a stopwatch: each check leaves its mark in a shared directory (writable by the
+    // checks' own uids) and succeeds only once all six marks are there, i.e. while all six run at
+    // the same time; run one after another, the first would give up after 15 s and fail. (A bound
+    // on the elapsed time failed on a loaded machine, where six clones take seconds.)
+    const barrier = path.join(path.dirname(logDir), 'barrier');
+    execFileSync('mkdir', ['-m', '0777', barrier]);
+    const waitForAll = (n: string) =>
+      `touch ${barrier}/${n}; i=0; while [ "$(ls ${barrier} | wc -l)" -lt 6 ]; do i=$((i+1)); [ $i -le 300 ] || exit 1; sleep 0.05; done`;
+    const checks = Object.fromEntries(['a', 'b', 'c', 'd', 'e', 'f'].map((n) => [n, waitForAll(n)]));
     const res = await runChecks({ repoDir: repo.dir, sha, logDir, timeoutMs: 0, required: null, concurrency: 6, checks });
-    const elapsed = Date.now() - t0;
     expect(Object.values(res.results).map((r) => r.outcome)).toEqual(Array(6).fill('success'));
-    expect(elapsed).toBeLessThan(4500); // serial would be ≥ 7.2 s
+    expect(readdirSync(barrier).sort()).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
   });
 
   it('rejects a required status with no check, before running anything', async () => {
