@@ -7,8 +7,9 @@ import { open } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { PostgresDialect, SqliteDialect, type Dialect, type Kysely, type SqliteDatabase } from 'kysely';
+import { PostgresDialect, SqliteDialect, type Dialect, type Kysely, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import type { SchemaTables } from './schema.js';
+import { sharedWriteLock, type WriteLock } from './write-lock.js';
 
 export type StoreOptions =
   /** Embedded SQLite at `<dataDir>/railyard.sqlite` (created if missing). */
@@ -181,7 +182,7 @@ export function sqliteDialect(path: string): { dialect: Dialect; stop?: () => Pr
       }
     }
   };
-  const dialect = new SqliteDialect({ database: keepingStatements(database, 256, beforeBegin) });
+  const dialect = new SqliteDialect({ database: keepingStatements(database, 256, { beforeBegin, lock: path === ':memory:' || path === '' ? undefined : sharedWriteLock(path) }) });
   const version = database.prepare('PRAGMA data_version').pluck();
   dataVersions.set(dialect, () => version.get() as number);
   let tokens: Database.Statement | undefined;
@@ -194,40 +195,97 @@ export function sqliteDialect(path: string): { dialect: Dialect; stop?: () => Pr
 
 /**
  * A second connection to an SQLite file the server has open (a worker thread's: the webhook
- * deliverer). Its transactions begin immediate like the server's, wait for the server's write
- * lock up to `busyMs`, and never checkpoint (the server's checkpointer does).
+ * deliverer). Its transactions begin immediate like the server's and never checkpoint (the
+ * server's checkpointer does). With `lock` (the buffer of the server's sharedWriteLock for the
+ * file, see write-lock.ts) they wait for the server's transactions on it, and the server's for
+ * theirs, each woken the moment the other commits; `busyMs` bounds that wait and SQLite's.
  */
-export function sqliteSideDialect(path: string, busyMs = 5000): Dialect {
+export function sqliteSideDialect(path: string, busyMs = 5000, lock?: WriteLock): Dialect {
   const database = new Database(path, { fileMustExist: true });
   database.pragma('foreign_keys = ON');
   database.pragma(`busy_timeout = ${busyMs}`);
   database.pragma('wal_autocheckpoint = 0');
-  return new SqliteDialect({ database: keepingStatements(database, 64) });
+  return new SqliteDialect({ database: keepingStatements(database, 64, { lock, lockWaitMs: busyMs }) });
 }
 
 /**
  * The database as Kysely sees it, with prepared statements kept per SQL text (the most recently
  * used `size`): Kysely prepares every query it runs, and compiling the same multi-row statement
  * again for every upload cost more than running it. Kysely's `begin` becomes `begin immediate`.
+ *
+ * With `lock` (an SQLite file the server's threads share, see write-lock.ts) every transaction
+ * takes that lock before `begin immediate` and gives it back once COMMIT or ROLLBACK has ended it,
+ * so that a transaction waiting for another thread's starts the moment that one ends instead of
+ * after SQLite's busy handler's next sleep. Statements outside a transaction do not take it
+ * (SQLite's busy_timeout covers them, as it covers other processes).
  */
-function keepingStatements(database: Database.Database, size = 256, beforeBegin?: () => void): SqliteDatabase {
+function keepingStatements(
+  database: Database.Database,
+  size = 256,
+  { beforeBegin, lock, lockWaitMs = 5000 }: { beforeBegin?: () => void; lock?: WriteLock; lockWaitMs?: number } = {},
+): SqliteDatabase {
   const kept = new Map<string, Database.Statement>();
-  return {
-    close: () => database.close(),
-    prepare(text: string) {
-      // Every transaction takes the write lock when it begins (it waits for the checkpointer's
-      // TRUNCATE like any write): a deferred one that read first and wrote second was refused
-      // (SQLITE_BUSY, no wait) when the checkpointer took the lock between its read and its write.
-      if (text === 'begin') beforeBegin?.();
-      const source = text === 'begin' ? 'begin immediate' : text;
-      let statement = kept.get(source);
-      if (statement) kept.delete(source);
-      else {
-        statement = database.prepare(source);
-        if (kept.size >= size) kept.delete(kept.keys().next().value!);
+  /** Whether this connection holds `lock` (from its begin to its commit or rollback). */
+  let held = false;
+  const giveBack = () => {
+    if (held && !database.inTransaction) {
+      held = false;
+      lock!.release();
+    }
+  };
+  const prepared = (source: string) => {
+    let statement = kept.get(source);
+    if (statement) kept.delete(source);
+    else {
+      statement = database.prepare(source);
+      if (kept.size >= size) kept.delete(kept.keys().next().value!);
+    }
+    kept.set(source, statement);
+    return statement;
+  };
+  /** `begin immediate`, with the lock taken first (and given back should the begin fail). */
+  const begin = (statement: Database.Statement): SqliteStatement => ({
+    reader: false,
+    all: (parameters) => statement.all(parameters),
+    iterate: (parameters) => statement.iterate(parameters),
+    run(parameters) {
+      if (lock && !held && !database.inTransaction) held = lock.acquire(lockWaitMs);
+      try {
+        // Every transaction takes the write lock when it begins (it waits for the checkpointer's
+        // TRUNCATE like any write): a deferred one that read first and wrote second was refused
+        // (SQLITE_BUSY, no wait) when the checkpointer took the lock between its read and its write.
+        beforeBegin?.();
+        return statement.run(parameters);
+      } finally {
+        giveBack();
       }
-      kept.set(source, statement);
-      return statement;
+    },
+  });
+  /** COMMIT or ROLLBACK: the lock goes back once the transaction has ended (a failed COMMIT leaves it open). */
+  const end = (statement: Database.Statement): SqliteStatement => ({
+    reader: false,
+    all: (parameters) => statement.all(parameters),
+    iterate: (parameters) => statement.iterate(parameters),
+    run(parameters) {
+      try {
+        return statement.run(parameters);
+      } finally {
+        giveBack();
+      }
+    },
+  });
+  return {
+    close: () => {
+      database.close();
+      if (held) {
+        held = false;
+        lock!.release();
+      }
+    },
+    prepare(text: string) {
+      if (text === 'begin') return begin(prepared('begin immediate'));
+      if (lock && (text === 'commit' || text === 'rollback')) return end(prepared(text));
+      return prepared(text);
     },
   };
 }

@@ -5,7 +5,7 @@ export type { SchemaTables } from './schema.js';
 export { migrations } from './migrations/index.js';
 export { isDatabaseBusy, isDatabaseUnavailable, openDatabase, redactUrl } from './database.js';
 export { ForgeEventsStore } from './forge-events.js';
-export { openDelivererStore, type DelivererStore } from './deliverer-store.js';
+export { openDelivererStore, sharedWriteLock, type DelivererStore, type WriteLock } from './deliverer-store.js';
 export type { ForgeEventKind } from './forge-events.js';
 export { dueHeads, endpointWants, publicEndpoint, WebhookStore } from './webhooks.js';
 export type {

@@ -2,7 +2,8 @@
  * Runs the webhook deliverer on a worker thread with its own SQLite connection
  * (deliverer-worker.ts), for a server on an SQLite file: the deliverer's database work and HTTP
  * sending then leave the request thread alone (issue 25: a long receiver outage saturated it).
- * Outbox writes kick it through a message. Should the thread fail, delivery falls back to the
+ * Outbox writes kick it through a message. Its transactions and the server's take one write lock
+ * (src/store/write-lock.ts), so each waits for the other's commit without SQLite's busy-handler sleeps. Should the thread fail, delivery falls back to the
  * request thread (slower, never stuck): claims on SQLite live in the deliverer's memory, so the
  * attempts the thread had in flight are simply sent again, with the same webhook-id.
  * On PostgreSQL, or without the built worker file (running from sources), the server runs the
@@ -15,7 +16,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { WebhookStore } from '../../store/index.js';
+import { sharedWriteLock, type WebhookStore } from '../../store/index.js';
 import { Deliverer, type DelivererLog, type WebhookOptions } from './deliverer.js';
 import type { ToDeliverer, ToServer } from './deliverer-worker.js';
 
@@ -64,8 +65,14 @@ export class DelivererThread implements DelivererHandle {
   }
 
   private async startThread(): Promise<void> {
-    const worker = new Worker(this.workerFile, { workerData: { sqliteFile: this.sqliteFile, options: this.options } });
+    // The thread's transactions and the server's share one write lock for the file (write-lock.ts).
+    const lock = sharedWriteLock(this.sqliteFile);
+    const worker = new Worker(this.workerFile, { workerData: { sqliteFile: this.sqliteFile, options: this.options, writeLock: lock.buffer } });
     this.worker = worker;
+    const threadId = worker.threadId;
+    // A thread that died inside a transaction (terminated, crashed) must not leave the lock held:
+    // the server's next transaction would wait for it until its timeout, every time.
+    worker.once('exit', () => lock.releaseIfHeldBy(threadId));
     const ready = new Promise<void>((resolve, reject) => {
       worker.on('message', (m: ToServer) => {
         if ('ready' in m) resolve();

@@ -12,7 +12,7 @@ export type ToServer = { ready: true } | { closed: true } | { log: keyof Deliver
 export type ToDeliverer = 'kick' | 'close';
 
 const port = parentPort!;
-const { sqliteFile, options } = workerData as { sqliteFile: string; options: WebhookOptions };
+const { sqliteFile, options, writeLock } = workerData as { sqliteFile: string; options: WebhookOptions; writeLock?: SharedArrayBuffer };
 const tell = (message: ToServer) => port.postMessage(message);
 
 function logTo(level: keyof DelivererLog): (obj: object, msg: string) => void {
@@ -26,7 +26,8 @@ function logTo(level: keyof DelivererLog): (obj: object, msg: string) => void {
   };
 }
 
-const store = openDelivererStore(sqliteFile);
+// The server's write lock for the file: its transactions and this thread's wake each other (write-lock.ts).
+const store = openDelivererStore(sqliteFile, writeLock);
 const deliverer = new Deliverer(store.webhooks, options, { info: logTo('info'), warn: logTo('warn'), error: logTo('error') });
 let closing: Promise<void> | undefined;
 port.on('message', (m: ToDeliverer) => {
