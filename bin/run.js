@@ -13,6 +13,29 @@ const fast =
 if (fast !== undefined) {
   process.stdout.write(fast);
 } else {
+  // @oclif/core's index checks the Node version against its `engines` with semver (47 modules, a
+  // tenth of a command's start) every time it loads. A plain `>=X.Y.Z` is compared here instead,
+  // and the check skipped only when it passes: on an older Node oclif still checks and warns.
+  const engineWarning = process.env.OCLIF_DISABLE_ENGINE_WARNING;
+  if (engineWarning === undefined && (await nodeSatisfiesOclif())) process.env.OCLIF_DISABLE_ENGINE_WARNING = '1';
   const { execute } = await import('@oclif/core');
+  // Not inherited by what a command starts (a server, checks, git).
+  if (engineWarning === undefined) delete process.env.OCLIF_DISABLE_ENGINE_WARNING;
   await execute({ dir: import.meta.url });
+}
+
+/** Whether this Node meets @oclif/core's `engines.node` when that is a plain `>=X.Y.Z` (else: false, oclif checks). */
+async function nodeSatisfiesOclif() {
+  try {
+    const { createRequire } = await import('node:module');
+    const { readFileSync } = await import('node:fs');
+    const pjson = createRequire(import.meta.url).resolve('@oclif/core/package.json');
+    const wanted = /^>=\s*(\d+)\.(\d+)\.(\d+)$/.exec(JSON.parse(readFileSync(pjson, 'utf8')).engines?.node?.trim() ?? '');
+    if (!wanted) return false;
+    const have = process.versions.node.split('.').map(Number);
+    for (let i = 0; i < 3; i++) if (have[i] !== Number(wanted[i + 1])) return have[i] > Number(wanted[i + 1]);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -50624,6 +50624,25 @@ function describeBranchProblem(name, problem) {
     return `branch name${shown} is not valid: it ${problem}`;
 }
 
+;// CONCATENATED MODULE: ./src/contract/repo-ref.ts
+/**
+ * `host/owner/name` or `owner/name` (host github.com) as a Repo; a trailing `.git` is dropped and
+ * the owner may hold more than one segment (GitLab groups: `gitlab.com/group/sub/app`). Null
+ * when the text has fewer than two segments: the caller says which flag or input was wrong.
+ */
+function parseRepoRef(text) {
+    const parts = text
+        .trim()
+        .replace(/\.git$/, '')
+        .split('/')
+        .filter(Boolean);
+    if (parts.length === 2)
+        return { host: 'github.com', owner: parts[0], name: parts[1] };
+    if (parts.length >= 3)
+        return { host: parts[0], owner: parts.slice(1, -1).join('/'), name: parts[parts.length - 1] };
+    return null;
+}
+
 ;// CONCATENATED MODULE: ./src/contract/common.ts
 /** Schemas and bounds every part of the contract shares: the request body limit, repositories, branches, empty answers. */
 
@@ -50673,19 +50692,7 @@ const Repo = object({
 function repoKey(repo) {
     return `${repo.host.trim()}/${repo.owner.trim()}/${repo.name.trim()}`.toLowerCase();
 }
-/**
- * `host/owner/name` or `owner/name` (host github.com) as a Repo; a trailing `.git` is dropped and
- * the owner may hold more than one segment (GitLab groups: `gitlab.com/group/sub/app`). Null
- * when the text has fewer than two segments: the caller says which flag or input was wrong.
- */
-function parseRepoRef(text) {
-    const parts = text.trim().replace(/\.git$/, '').split('/').filter(Boolean);
-    if (parts.length === 2)
-        return { host: 'github.com', owner: parts[0], name: parts[1] };
-    if (parts.length >= 3)
-        return { host: parts[0], owner: parts.slice(1, -1).join('/'), name: parts[parts.length - 1] };
-    return null;
-}
+
 /** `repo.owner: must be at most 39 characters` when `owner` is longer than `max` (the forge's bound), else null. */
 function ownerTooLong(owner, max = REPO_OWNER_MAX, field = 'repo.owner') {
     return owner.length > max ? `${field}: must be at most ${max} characters` : null;
@@ -51024,7 +51031,7 @@ function causeOf(error) {
     for (let depth = 0; depth < 5 && current; depth++) {
         const e = current;
         if (e.code)
-            return { code: e.code, message: firstLine(`${e.code}${e.message && !e.message.includes(e.code) ? ` ${e.message}` : ''}`) };
+            return { code: e.code, message: firstLine(`${e.code}${e.message && !e.message.includes(e.code) ? ` ${e.message}` : ''}`), detail: e.message ?? '' };
         if (!e.cause)
             return { message: firstLine(e.message ?? String(current)) };
         current = e.cause;
@@ -51037,11 +51044,12 @@ const firstLine = (text) => text.split('\n')[0].trim();
  * server (OpenSSL's "wrong version number", or an HTTP answer read as a TLS record).
  */
 function isPlainHttpAnswer(error) {
-    const { code, message } = causeOf(error);
+    const { code, detail = '' } = causeOf(error);
     return (code === 'ERR_SSL_WRONG_VERSION_NUMBER' ||
         code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG' ||
         code === 'ERR_SSL_HTTP_REQUEST' ||
-        (code === 'EPROTO' && /wrong version number|packet length too long|http request/i.test(message)));
+        // node:https names it by the failed write (`write EPROTO …:wrong version number`): read OpenSSL's whole text.
+        (code === 'EPROTO' && /wrong version number|packet length too long|http request/i.test(detail)));
 }
 /**
  * Where a Trunk v1 API most likely is when `baseUrl` answered 404 to an operation: the same URL
@@ -51083,6 +51091,7 @@ function createClientFor(table, options) {
         timeout: timeoutMs,
         headers,
         throwHttpErrors: true,
+        ...(options.fetch ? { fetch: options.fetch } : {}),
     });
     async function call(op, body, requestOptions = {}) {
         const def = table[op];

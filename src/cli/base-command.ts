@@ -7,7 +7,7 @@ import { useColor } from './color.js';
 import { ConfigError, DEFAULT_API_URL, parseRepo, readConfig, repoFromGitOrigin, type Config } from './config.js';
 import { printable } from './escape.js';
 import { EXIT } from './exit.js';
-import { FORMATS, type Format, type View } from './render.js';
+import { FORMATS, type Format, type View } from './formats.js';
 
 const repoText = (repo: Repo) => `${repo.host}/${repo.owner}/${repo.name}`;
 
@@ -47,10 +47,11 @@ export abstract class BaseCommand extends Command {
     if (!token) {
       throw new ConfigError('no API token: pass --token, set RAILYARD_TOKEN, or run `railyard config set token VALUE`');
     }
-    const { createClient } = await import('../client/index.js');
+    const [{ createClient }, { nodeFetch }] = await Promise.all([import('../client/index.js'), import('./http-fetch.js')]);
     return createClient({
       baseUrl,
       token,
+      fetch: nodeFetch,
       onRetry: ({ operation, attempt, reason }) => {
         process.stderr.write(`${operation}: ${reason}; retrying (${attempt})\n`);
       },

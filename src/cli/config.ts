@@ -5,7 +5,8 @@ import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseRepoRef, type Repo } from '../contract/index.js';
+import type { Repo } from '../contract/index.js';
+import { parseRepoRef } from '../contract/repo-ref.js';
 import { ConfigError } from '../input-error.js';
 
 export const CONFIG_KEYS = ['api-url', 'token', 'org', 'repo'] as const;

@@ -27,13 +27,16 @@ export interface ClientOptions {
   signal?: AbortSignal;
   /** Called before each retry (for progress output). */
   onRetry?: (info: { operation: string; attempt: number; error: Error; reason: string }) => void;
+  /** The transport, with fetch's contract (default: the global fetch; the CLI passes cli/http-fetch.ts). */
+  fetch?: typeof fetch;
 }
 
-function causeOf(error: unknown): { code?: string; message: string } {
+function causeOf(error: unknown): { code?: string; message: string; detail?: string } {
   let current: unknown = error;
   for (let depth = 0; depth < 5 && current; depth++) {
     const e = current as { code?: string; cause?: unknown; message?: string };
-    if (e.code) return { code: e.code, message: firstLine(`${e.code}${e.message && !e.message.includes(e.code) ? ` ${e.message}` : ''}`) };
+    if (e.code)
+      return { code: e.code, message: firstLine(`${e.code}${e.message && !e.message.includes(e.code) ? ` ${e.message}` : ''}`), detail: e.message ?? '' };
     if (!e.cause) return { message: firstLine(e.message ?? String(current)) };
     current = e.cause;
   }
@@ -47,12 +50,13 @@ const firstLine = (text: string) => text.split('\n')[0]!.trim();
  * server (OpenSSL's "wrong version number", or an HTTP answer read as a TLS record).
  */
 function isPlainHttpAnswer(error: unknown): boolean {
-  const { code, message } = causeOf(error);
+  const { code, detail = '' } = causeOf(error);
   return (
     code === 'ERR_SSL_WRONG_VERSION_NUMBER' ||
     code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG' ||
     code === 'ERR_SSL_HTTP_REQUEST' ||
-    (code === 'EPROTO' && /wrong version number|packet length too long|http request/i.test(message))
+    // node:https names it by the failed write (`write EPROTO …:wrong version number`): read OpenSSL's whole text.
+    (code === 'EPROTO' && /wrong version number|packet length too long|http request/i.test(detail))
   );
 }
 
@@ -114,6 +118,7 @@ export function createClientFor(table: RouteTable, options: ClientOptions): Clie
     timeout: timeoutMs,
     headers,
     throwHttpErrors: true,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
   });
 
   async function call<Op extends OperationName>(

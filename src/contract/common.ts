@@ -61,17 +61,7 @@ export function repoKey(repo: Repo): string {
   return `${repo.host.trim()}/${repo.owner.trim()}/${repo.name.trim()}`.toLowerCase();
 }
 
-/**
- * `host/owner/name` or `owner/name` (host github.com) as a Repo; a trailing `.git` is dropped and
- * the owner may hold more than one segment (GitLab groups: `gitlab.com/group/sub/app`). Null
- * when the text has fewer than two segments: the caller says which flag or input was wrong.
- */
-export function parseRepoRef(text: string): Repo | null {
-  const parts = text.trim().replace(/\.git$/, '').split('/').filter(Boolean);
-  if (parts.length === 2) return { host: 'github.com', owner: parts[0], name: parts[1] };
-  if (parts.length >= 3) return { host: parts[0], owner: parts.slice(1, -1).join('/'), name: parts[parts.length - 1] };
-  return null;
-}
+export { parseRepoRef } from './repo-ref.js';
 
 /** `repo.owner: must be at most 39 characters` when `owner` is longer than `max` (the forge's bound), else null. */
 export function ownerTooLong(owner: string, max = REPO_OWNER_MAX, field = 'repo.owner'): string | null {

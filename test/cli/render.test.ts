@@ -95,6 +95,23 @@ describe('tables for people', () => {
     expect(ago('2026-09-01T12:00:00Z', now)).toMatch(/^2026-09-0[12]$/); // older: the local date
     expect(ago('not a time', now)).toBe('not a time');
   });
+
+  it('relative times are the words Intl.RelativeTimeFormat would print, past and future, up to 30 days', () => {
+    const rtf = new Intl.RelativeTimeFormat('en', { numeric: 'always' });
+    const units = [
+      [60, 1, 'second'],
+      [3600, 60, 'minute'],
+      [86_400, 3600, 'hour'],
+      [30 * 86_400, 86_400, 'day'],
+    ] as const;
+    const offsets = [-499, 0, 499, 500, 1000, 59_499, 59_500, 89_999, 90_000, 3_570_000, 84_600_000, 2_591_999_000];
+    for (let ms = 7; ms < 30 * 86_400_000; ms = Math.ceil(ms * 1.07)) offsets.push(ms);
+    for (const offset of offsets.flatMap((ms) => [ms, -ms])) {
+      const seconds = Math.round((now + offset - now) / 1000); // as ago() computes it (never -0 for offset -0)
+      const [, size, unit] = units.find(([below]) => Math.abs(seconds) < below)!;
+      expect(ago(new Date(now + offset).toISOString(), now), `${offset} ms`).toBe(rtf.format(Math.round(seconds / size), unit));
+    }
+  });
 });
 
 describe('colour decision', () => {

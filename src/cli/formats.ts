@@ -1,0 +1,15 @@
+/**
+ * The output formats and views of the CLI's tables, apart from the renderer (render.ts loads
+ * cli-table3 and csv-stringify): base-command declares --format from these, and a command loads
+ * render.ts only when it prints.
+ */
+export const FORMATS = ['table', 'json', 'csv', 'markdown', 'tsv'] as const;
+export type Format = (typeof FORMATS)[number];
+
+/** How a table is shown: colour, and the terminal's width to fit (undefined: as wide as it needs, e.g. piped or --wide). */
+export interface View {
+  color?: boolean;
+  width?: number;
+  /** For relative times (tests pin it). */
+  now?: number;
+}
