@@ -280,6 +280,10 @@ describe('snapshot / diffSnapshots', () => {
     r.git(['config', 'railyard.pr-1.base', 'release']);
     expect(diffSnapshots(after, await snapshot(r.dir))).toEqual([{ type: 'prBaseChanged', prNumber: 1, from: null, to: 'release' }]);
     expect(diffSnapshots(after, after)).toEqual([]);
+    // The config's parse is kept between polls: an edit of the same size in the same instant is still seen.
+    const released = await snapshot(r.dir);
+    r.git(['config', 'railyard.pr-1.base', 'feature']);
+    expect(diffSnapshots(released, await snapshot(r.dir))).toEqual([{ type: 'prBaseChanged', prNumber: 1, from: 'release', to: 'feature' }]);
   });
 });
 

@@ -6,6 +6,7 @@ import type { PrFacts } from '../../engine/types.js';
 import { mergeabilityOf, mergeTrees, type MergeCheck } from './merge-check.js';
 import { ChecksConfigError, NotFastForwardError } from './errors.js';
 import { git, withRepoLock } from './exec.js';
+import { configuredBases } from './pr-bases.js';
 
 const SHA_RE = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 /** Prefix of every test branch the queue creates. */
@@ -98,16 +99,6 @@ async function readBlobs(repoDir: string, shas: string[]): Promise<Map<string, s
   return out;
 }
 
-async function configuredBases(repoDir: string): Promise<Map<number, string>> {
-  const r = await git(repoDir, ['config', '--get-regexp', '^railyard\\.pr-[0-9]+\\.base$'], { okCodes: [0, 1] });
-  const bases = new Map<number, string>();
-  for (const line of r.stdout.split('\n')) {
-    const m = /^railyard\.pr-(\d+)\.base (.+)$/.exec(line.trim());
-    if (m) bases.set(Number(m[1]), m[2]!.trim());
-  }
-  return bases;
-}
-
 function cleanBranchName(raw: string): string | null {
   const name = raw.trim().replace(/^refs\/heads\//, '');
   return name === '' ? null : name;
@@ -136,8 +127,7 @@ export async function getPullRequest(repoDir: string, prNumber: number, queueBra
   let baseBranch: string | null = null;
   if (baseBlob) baseBranch = cleanBranchName((await readBlobs(repoDir, [baseBlob])).get(baseBlob) ?? '');
   if (!baseBranch) {
-    const c = await git(repoDir, ['config', '--get', prBaseConfigKey(prNumber)], { okCodes: [0, 1] });
-    baseBranch = cleanBranchName(c.stdout);
+    baseBranch = cleanBranchName((await configuredBases(repoDir)).byKey.get(prBaseConfigKey(prNumber)) ?? '');
   }
   baseBranch ??= queueBranch;
   // A base that is no branch name (refs/tags/v1, main~1) is reported as it is, for the server to
@@ -204,7 +194,7 @@ export interface RepoSnapshot {
   pulls: Record<number, PullRefState>;
 }
 
-/** Read every branch and PR ref in two or three git processes. */
+/** Read every branch and PR ref in one to three git processes (the config is re-read only when it changed). */
 export async function snapshot(repoDir: string): Promise<RepoSnapshot> {
   const [refs, configured] = await Promise.all([
     git(repoDir, ['for-each-ref', '--format=%(objectname) %(objecttype) %(refname)', 'refs/heads/', 'refs/pull/']),
@@ -230,7 +220,7 @@ export async function snapshot(repoDir: string): Promise<RepoSnapshot> {
   const contents = await readBlobs(repoDir, [...new Set(baseBlobs.values())]);
   for (const [n, pr] of Object.entries(snap.pulls)) {
     const blob = baseBlobs.get(Number(n));
-    pr.base = (blob ? cleanBranchName(contents.get(blob) ?? '') : null) ?? configured.get(Number(n)) ?? null;
+    pr.base = (blob ? cleanBranchName(contents.get(blob) ?? '') : null) ?? configured.byNumber.get(Number(n)) ?? null;
   }
   return snap;
 }
