@@ -115,22 +115,26 @@ async function startWorker(file: string): Promise<{ worker: Worker; next: () => 
 }
 
 describe('the write lock shared by the server thread and the deliverer thread (SQLite)', () => {
-  it('both threads writing transactions at once: every row committed, no SQLITE_BUSY, no deadlock', { timeout: 120_000 }, async () => {
+  it('both threads writing at once (transactions, and single writes on the server thread): every row committed, no SQLITE_BUSY, no deadlock', { timeout: 120_000 }, async () => {
     const { file, db } = await serverDb();
     const { worker, next } = await startWorker(file);
     const COUNT = 200;
     worker.postMessage({ write: COUNT });
     // The server thread's transactions at the same time, each also spanning turns of its loop.
-    for (let i = 0; i < COUNT; i++)
+    for (let i = 0; i < COUNT; i++) {
       await db.transaction().execute(async (trx) => {
         await sql`INSERT INTO t (who, n) VALUES ('server', ${i})`.execute(trx);
         await new Promise((r) => setImmediate(r));
         await sql`INSERT INTO t (who, n) VALUES ('server', ${i})`.execute(trx);
       });
+      // and a write outside a transaction (it takes the lock for its own run)
+      await sql`INSERT INTO t (who, n) VALUES ('server-alone', ${i})`.execute(db);
+    }
     expect(await next()).toEqual({ wrote: COUNT });
     const rows = await sql<{ who: string; rows: number }>`SELECT who, COUNT(*) AS rows FROM t GROUP BY who ORDER BY who`.execute(db);
     expect(rows.rows).toEqual([
       { who: 'server', rows: 2 * COUNT },
+      { who: 'server-alone', rows: COUNT },
       { who: 'thread', rows: 2 * COUNT },
     ]);
   });

@@ -4,12 +4,28 @@
  * HTTP attempts and their records — so none of it takes the request thread. The server kicks it
  * when it writes to the outbox; its log lines are sent back to the server's logger.
  */
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDelivererStore } from '../../store/index.js';
 import { Deliverer, type DelivererLog, type WebhookOptions } from './deliverer.js';
 
 export type ToServer = { ready: true } | { closed: true } | { log: keyof DelivererLog; obj: object; msg: string };
 export type ToDeliverer = 'kick' | 'close';
+
+/**
+ * This thread yields the CPU to the request thread: its work can wait milliseconds, a request's
+ * should not (on 2 cores its attempts, signing and records competed with the requests of
+ * bench/webhooks.ts phase B). Linux keeps a nice value per thread, and /proc/thread-self names
+ * this thread's id; elsewhere the thread keeps the server's priority.
+ */
+const DELIVERER_NICE = 10;
+try {
+  const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+  if (Number.isInteger(tid) && tid > 0) setPriority(tid, DELIVERER_NICE);
+} catch {
+  // not Linux, or not allowed: same priority as the request thread
+}
 
 const port = parentPort!;
 const { sqliteFile, options, writeLock } = workerData as { sqliteFile: string; options: WebhookOptions; writeLock?: SharedArrayBuffer };
