@@ -80,6 +80,17 @@ describe('getPullRequest', () => {
     expect((await getPullRequest(r.dir, 2, 'main'))?.baseBranch).toBe('main');
   });
 
+  it("merges onto the queue's branch as it is now, and reports unspecified when that branch does not exist", async () => {
+    const r = await repo({ files: { 'a.txt': 'line\n' } });
+    r.openPr(1, { 'a.txt': 'pr version\n' });
+    r.commitOn('release/1.x', { 'a.txt': 'release version\n' }); // under refs/heads/release/, not the branch release
+    expect(await getPullRequest(r.dir, 1, 'release')).toMatchObject({ baseBranch: 'release', mergeability: 'unspecified' });
+    r.commitOn('stable', { 'b.txt': 'b\n' });
+    expect(await getPullRequest(r.dir, 1, 'stable')).toMatchObject({ baseBranch: 'stable', mergeability: 'mergeable' });
+    r.commitOn('stable', { 'a.txt': 'stable version\n' });
+    expect(await getPullRequest(r.dir, 1, 'stable')).toMatchObject({ baseBranch: 'stable', mergeability: 'not_mergeable' });
+  });
+
   it('reports not_mergeable when the PR conflicts with the current target head', async () => {
     const r = await repo({ files: { 'a.txt': 'line\n' } });
     r.openPr(1, { 'a.txt': 'pr version\n' });
