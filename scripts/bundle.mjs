@@ -80,18 +80,19 @@ function record(dir) {
   return `inputs ${inputsHash(dir)}\noutputs ${outputsHash(dir)}\n`;
 }
 
-/** Runs ncc into `out`; exits with ncc's status when it fails. */
+/** Runs ncc into `out`; its exit status (0 when it bundled). */
 function ncc(out) {
   const child = spawnSync(join(root, 'node_modules', '.bin', 'ncc'), [...NCC_ARGS, '-o', out], {
     cwd: root,
     stdio: 'inherit',
   });
-  if (child.status !== 0) process.exit(child.status ?? 1);
+  return child.status ?? 1;
 }
 
 if (!process.argv.includes('--check')) {
   rmSync(join(dist, RECORD), { force: true });
-  ncc(dist);
+  const status = ncc(dist);
+  if (status !== 0) process.exit(status);
   writeFileSync(join(dist, RECORD), record(dist));
   console.log(
     `dist/${RECORD}: the bundle's inputs and outputs recorded (CI checks them instead of bundling again)`,
@@ -108,8 +109,10 @@ if (existsSync(join(dist, 'index.js.map')) && recorded === record(dist)) {
 }
 console.log(`dist/${RECORD} does not match the sources or the bundle: bundling again to compare`);
 const out = mkdtempSync(join(tmpdir(), 'railyard-bundle-'));
+// No process.exit() below: the temporary bundle is removed in `finally` whatever the outcome.
 try {
-  ncc(out);
+  const status = ncc(out);
+  if (status !== 0) throw new Error(`ncc failed (exit ${status}): the bundle could not be checked`);
   const want = bundleFiles(out);
   const have = bundleFiles(dist);
   const differ = [...new Set([...want, ...have])]
@@ -124,11 +127,12 @@ try {
     console.log(
       `dist/ is stale (${differ.join(', ')} differ${differ.length === 1 ? 's' : ''}): run 'npm run bundle' and commit it`,
     );
-    process.exit(1);
+    process.exitCode = 1;
+  } else {
+    console.log(
+      `dist/ matches a fresh bundle; only its record is out of date ('npm run bundle' rewrites dist/${RECORD})`,
+    );
   }
-  console.log(
-    `dist/ matches a fresh bundle; only its record is out of date ('npm run bundle' rewrites dist/${RECORD})`,
-  );
 } finally {
   rmSync(out, { recursive: true, force: true });
 }
