@@ -242,47 +242,23 @@ function keepingStatements(
     kept.set(source, statement);
     return statement;
   };
-  /** `begin immediate`, with the lock taken first (and given back should the begin fail). */
-  const begin = (statement: Database.Statement): SqliteStatement => ({
-    reader: false,
-    all: (parameters) => statement.all(parameters),
-    iterate: (parameters) => statement.iterate(parameters),
-    run(parameters) {
+  /**
+   * A statement that takes `lock` around its run: `begin immediate` (`opens`: after beforeBegin, and
+   * the lock stays held until the transaction ends), COMMIT and ROLLBACK (the lock goes back once
+   * the transaction has ended; a failed COMMIT leaves it open and held), and a write outside a
+   * transaction (its own implicit one: the lock for its run). In phase B of bench/webhooks.ts a
+   * quarter of the server's writes were such, and they met the deliverer's commits like the
+   * transactions did. A connection inside a transaction, or holding the lock, does not take it
+   * again. An iterator is read to its end inside the lock: it could otherwise keep it past the call.
+   */
+  const locked = (statement: Database.Statement, opens = false): SqliteStatement => {
+    const once = <T>(run: () => T): T => {
       if (lock && !held && !database.inTransaction) held = lock.acquire(lockWaitMs);
       try {
-        // Every transaction takes the write lock when it begins (it waits for the checkpointer's
-        // TRUNCATE like any write): a deferred one that read first and wrote second was refused
-        // (SQLITE_BUSY, no wait) when the checkpointer took the lock between its read and its write.
-        beforeBegin?.();
-        return statement.run(parameters);
-      } finally {
-        giveBack();
-      }
-    },
-  });
-  /** COMMIT or ROLLBACK: the lock goes back once the transaction has ended (a failed COMMIT leaves it open). */
-  const end = (statement: Database.Statement): SqliteStatement => ({
-    reader: false,
-    all: (parameters) => statement.all(parameters),
-    iterate: (parameters) => statement.iterate(parameters),
-    run(parameters) {
-      try {
-        return statement.run(parameters);
-      } finally {
-        giveBack();
-      }
-    },
-  });
-  /**
-   * A write outside a transaction (its own implicit one) takes the lock for its run too: in phase B
-   * of bench/webhooks.ts a quarter of the server's writes were such, and they met the deliverer's
-   * commits like the transactions did.
-   */
-  const alone = (statement: Database.Statement): SqliteStatement => {
-    const once = <T>(run: () => T): T => {
-      if (held || database.inTransaction) return run();
-      held = lock!.acquire(lockWaitMs);
-      try {
+        // Transactions begin immediate (they wait for the checkpointer's TRUNCATE like any write):
+        // a deferred one that read first and wrote second was refused (SQLITE_BUSY, no wait) when
+        // the checkpointer took SQLite's lock between its read and its write.
+        if (opens) beforeBegin?.();
         return run();
       } finally {
         giveBack();
@@ -291,7 +267,6 @@ function keepingStatements(
     return {
       reader: statement.reader,
       all: (parameters) => once(() => statement.all(parameters)),
-      // Read to its end inside the lock: an iterator could otherwise keep it past this call.
       iterate: (parameters) => once(() => [...statement.iterate(parameters)])[Symbol.iterator](),
       run: (parameters) => once(() => statement.run(parameters)),
     };
@@ -305,11 +280,11 @@ function keepingStatements(
       }
     },
     prepare(text: string) {
-      if (text === 'begin') return begin(prepared('begin immediate'));
+      if (text === 'begin') return locked(prepared('begin immediate'), true);
       if (!lock) return prepared(text);
-      if (text === 'commit' || text === 'rollback') return end(prepared(text));
       const statement = prepared(text);
-      return statement.readonly ? statement : alone(statement);
+      // SQLite calls COMMIT and ROLLBACK read-only statements: they are named here.
+      return text === 'commit' || text === 'rollback' || !statement.readonly ? locked(statement) : statement;
     },
   };
 }
