@@ -170,6 +170,12 @@ export default class Serve extends Command {
       description: 'Without requiredStatuses: a test commit with no pipeline job or status after this long fails (TEST_RUN_NO_CHECKS_REPORTED)',
       default: '120',
     }),
+    'landing-retry-seconds': Flags.integer({
+      description:
+        'How long a landing that failed on a blip of the forge (a 5xx, a dropped connection, a rate limit) is tried again, with growing waits, before its PRs fail (0 = never); a refusal fails at once',
+      default: 600,
+      min: 0,
+    }),
     'sandbox-test-seconds': Flags.integer({ description: 'Sandbox: how long a test run takes', default: 5, min: 0 }),
     'sandbox-fail': Flags.string({
       description: 'Sandbox: runs containing any of these PR numbers fail (comma-separated, e.g. 3,7)',
@@ -341,6 +347,7 @@ export default class Serve extends Command {
         github,
         gitlab,
         sandbox: { testSeconds: flags['sandbox-test-seconds'], failPrs, failureRate, seed: flags.seed },
+        landingRetryMs: flags['landing-retry-seconds'] * 1000,
         log: (message, error) => logError(message, error),
       });
     } catch (error) {

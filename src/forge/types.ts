@@ -157,9 +157,20 @@ export type MergeOutcome =
   | 'error'
   | { refused: true; detail: string; pauseQueue: boolean };
 
-/** Lands tested commits. Must be idempotent: a merge that already landed is `merged`. */
+/**
+ * Lands tested commits. Must be idempotent: a merge that already landed is `merged` — also when
+ * the attempt before threw after the forge had carried it out (it answered 502, or the connection
+ * dropped after the push reached it): `land` is called again after a blip, and must then find that
+ * out (and never land twice) before it moves anything.
+ */
 export interface Lander {
   land(queue: DriverQueue, run: TestRun, prNumbers: readonly number[]): Promise<MergeOutcome>;
+  /**
+   * Whether an error `land` threw is a blip worth trying again (the network, a 5xx, a rate limit):
+   * what the forge answered, in a few words for people ("GitHub answered 502"); null when it is
+   * not (a refusal, bad credentials, a bug): the run's PRs fail at once. Without it nothing is retried.
+   */
+  blip?(error: unknown): string | null;
 }
 
 /** An HTTP route of a driver, mounted by the server as is (e.g. `POST /webhooks/github`). */

@@ -16,6 +16,16 @@ import { isDatabaseBusy, isDatabaseUnavailable } from '../store/index.js';
 const RETRY_FIRST_MS = 250;
 const RETRY_MAX_MS = 5000;
 
+/**
+ * A landing that failed on a blip (Lander.blip: the network, a 5xx, a rate limit) is tried again
+ * after 2 s, doubling up to 60 s, each wait between half and all of that (jitter: replicas and
+ * queues hit by the same outage do not come back in step), for up to `landingRetryMs`.
+ */
+const LAND_RETRY_FIRST_MS = 2000;
+const LAND_RETRY_MAX_MS = 60_000;
+/** How long a landing's blips are tried again by default: 10 minutes (`serve --landing-retry-seconds`). */
+export const LANDING_RETRY_DEFAULT_MS = 600_000;
+
 /** Feeds the outcome of an effect back into the queue's engine (through its single writer). */
 export type Report = (event: EngineEvent) => Promise<void>;
 
@@ -24,6 +34,8 @@ export interface WorkersOptions {
   tickMs?: number;
   now?: () => number;
   log?: (message: string, error?: unknown) => void;
+  /** How long a landing that failed on a blip is tried again (default 10 minutes; 0: never). */
+  landingRetryMs?: number;
 }
 
 /**
@@ -44,12 +56,14 @@ export class QueueWorkers {
   private readonly tickMs: number;
   private readonly now: () => number;
   private readonly log: (message: string, error?: unknown) => void;
+  private readonly landingRetryMs: number;
 
   constructor(
     readonly driver: ForgeDriver,
     options: WorkersOptions = {},
   ) {
     this.tickMs = options.tickMs ?? 1000;
+    this.landingRetryMs = options.landingRetryMs ?? LANDING_RETRY_DEFAULT_MS;
     this.now = options.now ?? Date.now;
     this.log = options.log ?? ((message, error) => console.error(message, error ?? ''));
   }
@@ -181,23 +195,62 @@ export class QueueWorkers {
         this.enqueue(queue, async () => {
           const run = queue.model.runs.find((r) => r.id === effect.runId);
           if (!run) return;
-          let outcome: MergeOutcome;
-          try {
-            outcome = await this.driver.lander.land(queue, run, effect.prNumbers);
-          } catch (error) {
-            this.log(`merge of run ${run.id} failed`, error);
-            outcome = 'error';
-          }
+          const landed = await this.land(queue, run, effect.prNumbers);
+          if (landed === null) return; // the server stops, or the merge is no longer wanted here: nothing to report
+          const { outcome, detail } = landed;
           if (outcome === 'merged') await report({ type: 'mergeSucceeded', runId: run.id });
           else if (typeof outcome === 'object') {
             this.log(`queue ${queue.id}: the forge refused to land run ${run.id}: ${outcome.detail}${outcome.pauseQueue ? ' (queue paused)' : ''}`);
             await report({ type: 'mergeFailed', runId: run.id, reason: 'refused', detail: outcome.detail, pauseQueue: outcome.pauseQueue });
-          } else await report({ type: 'mergeFailed', runId: run.id, reason: outcome });
+          } else await report({ type: 'mergeFailed', runId: run.id, reason: outcome, ...(detail === undefined ? {} : { detail }) });
         });
         break;
       case 'stateChanged':
         this.driver.reporter?.stateChanged(queue, effect.prNumber);
         break;
+    }
+  }
+
+  /**
+   * Lands `run`. A blip (Lander.blip: the network, a 5xx, a rate limit) is tried again with growing
+   * waits for up to landingRetryMs, one log line per attempt; the lander checks before each retry
+   * whether the attempt before landed after all (then it is `merged`, never a second landing), and a
+   * target that moved or a refusal end the retries with their own outcome. After the window the
+   * outcome is `error` with a detail saying what the forge answered. The queue's later effects wait
+   * meanwhile (nothing is built on a target in doubt). Null when the server stops during a wait (no
+   * landing is half-done: the next start redoes the merge, checked first — recover()), or when this
+   * replica no longer drives the queue, or the engine no longer waits for this merge.
+   */
+  private async land(queue: QueueHandle, run: TestRun, prNumbers: readonly number[]): Promise<{ outcome: MergeOutcome; detail?: string } | null> {
+    const started = this.now();
+    let current = run;
+    for (let attempt = 1, wait = LAND_RETRY_FIRST_MS; ; attempt++, wait = Math.min(wait * 2, LAND_RETRY_MAX_MS)) {
+      try {
+        return { outcome: await this.driver.lander.land(queue, current, prNumbers) };
+      } catch (error) {
+        if (this.closed) return null;
+        const blip = this.driver.lander.blip?.(error) ?? null;
+        if (blip === null) {
+          this.log(`merge of run ${run.id} failed`, error);
+          return { outcome: 'error' };
+        }
+        const pause = Math.round(wait / 2 + (Math.random() * wait) / 2);
+        const elapsed = this.now() - started;
+        if (elapsed + pause > this.landingRetryMs) {
+          const tried = attempt === 1 ? 'once' : `${attempt} times over ${duration(elapsed)}`;
+          this.log(`queue ${queue.id}: landing run ${run.id} failed: ${blip} (tried ${tried}); its PRs fail`, error);
+          return {
+            outcome: 'error',
+            detail: `Landing failed: ${blip} (tried ${tried}); nothing was landed. The tests passed: resubmit the PR once the forge answers again.`,
+          };
+        }
+        this.log(`queue ${queue.id}: landing run ${run.id}: ${blip} (attempt ${attempt}), retrying in ${duration(pause)}`);
+        await delay(pause, undefined, { signal: this.stopping.signal }).catch(() => undefined);
+        if (this.closed || !this.service?.drives(queue.id)) return null;
+        const now = (this.service.byQueueId(queue.id) ?? queue).model.runs.find((r) => r.id === run.id);
+        if (!now?.mergeRequested) return null;
+        current = now;
+      }
     }
   }
 
@@ -302,6 +355,13 @@ export class QueueWorkers {
     await this.driver.close();
     await Promise.allSettled([...this.inFlight]);
   }
+}
+
+/** A duration for people: `800 ms`, `20 s`, `3 min 5 s`. */
+function duration(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  const s = Math.round(ms / 1000);
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min${s % 60 ? ` ${s % 60} s` : ''}`;
 }
 
 function membersPending(model: QueueModel, run: TestRun): boolean {

@@ -4,6 +4,7 @@
  * lane of the same queue is not a reason to restart: the lane's PRs are rebuilt on top of it.
  */
 import { findEntry, type Entry, type TestRun } from '../../engine/index.js';
+import { gitNetworkFailure } from '../shared/blips.js';
 import type { DriverQueue, Lander, MergeOutcome } from '../types.js';
 import { buildTestCommit, unitOf } from './build.js';
 import type { GitForge } from './forge.js';
@@ -26,6 +27,18 @@ export class GitLander implements Lander {
     private readonly own: OwnHeads,
     private readonly log: (message: string, error?: unknown) => void,
   ) {}
+
+  /**
+   * Local repositories rarely blip: a ref lock held by another git process for a moment, or a
+   * repository on a network file system that failed on the way (src/forge/shared/blips.ts).
+   */
+  blip(error: unknown): string | null {
+    const stderr = (error as { stderr?: unknown } | null)?.stderr;
+    const text = `${typeof stderr === 'string' ? stderr : ''}\n${error instanceof Error ? error.message : ''}`;
+    if (/Unable to create '[^']*\.lock': File exists/i.test(text)) return 'git found the branch locked by another git process';
+    const git = gitNetworkFailure(error);
+    return git ? `git failed on the way (${git})` : null;
+  }
 
   async land(queue: DriverQueue, run: TestRun, prNumbers: readonly number[]): Promise<MergeOutcome> {
     const repoDir = this.forge.repoDir(queue.repo);

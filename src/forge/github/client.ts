@@ -5,6 +5,7 @@ import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
 import type { RequestParameters } from '@octokit/core/types';
 import { withoutTrailingSlashes } from '../../contract/common.js';
+import { gitNetworkFailure, networkFailure, transientStatus } from '../shared/blips.js';
 import { DROPPED, WriteLine, WritePriority, type WriteOptions } from './writes.js';
 
 /** How the forge authenticates: one token for every repository, or a GitHub App (a token per installation). */
@@ -63,6 +64,37 @@ export type Requester = <T = unknown>(
 export function statusOf(error: unknown): number | undefined {
   const s = (error as { status?: unknown } | null)?.status;
   return typeof s === 'number' ? s : undefined;
+}
+
+/**
+ * Request parameters that turn Octokit's own retries off for one request: a landing call is never
+ * sent again blindly (it may have landed before the answer was lost); the queue workers try it
+ * again once the lander has checked what happened.
+ */
+export const NO_RETRY = { request: { retries: 0 } } as const;
+
+/**
+ * Whether a failed request or git command against GitHub is a blip worth trying again, in a few
+ * words for people ("GitHub answered 502"; src/forge/shared/blips.ts): a 5xx, 408 or 429, a
+ * secondary rate limit, a connection that failed or dropped; null for an answer (4xx, a refusal).
+ */
+export function gitHubBlip(error: unknown): string | null {
+  const status = statusOf(error);
+  if (status !== undefined && (error as { name?: unknown }).name === 'HttpError') {
+    // Octokit turns a failed fetch into a RequestError 500 with no response.
+    if ((error as { response?: unknown }).response === undefined) {
+      const why = networkFailure(error) ?? (error instanceof Error ? error.message.split('\n')[0]!.trim() : String(error));
+      return `the connection to GitHub failed (${why})`;
+    }
+    if (transientStatus(status)) return `GitHub answered ${status}`;
+    const message = error instanceof Error ? error.message : '';
+    if (status === 403 && /secondary rate limit|rate limit exceeded/i.test(message)) return `GitHub's rate limit (403)`;
+    return null;
+  }
+  const network = networkFailure(error);
+  if (network) return `the connection to GitHub failed (${network})`;
+  const git = gitNetworkFailure(error);
+  return git ? `git could not reach GitHub (${git})` : null;
 }
 
 /**

@@ -9,6 +9,8 @@ export interface GitHubPull {
   title: string;
   state: string;
   merged?: boolean | null;
+  /** The commit GitHub made when it merged the PR (the merge API checks it after a blip). */
+  merge_commit_sha?: string | null;
   draft?: boolean | null;
   mergeable?: boolean | null;
   mergeable_state?: string | null;

@@ -7,13 +7,16 @@
  * told apart by reading the target again: moved = someone pushed (runs restart); unchanged = a rule
  * refused it (the run fails quoting GitHub, or the queue pauses when no PR could land) — never a
  * loop of rebuilt test commits. With `--github-merge-api`, a squash/rebase PR may land through the
- * merge API instead, where that is safe (merge-api.ts).
+ * merge API instead, where that is safe (merge-api.ts). A blip (a 5xx, a dropped connection, a
+ * secondary rate limit: `blip`) is thrown and the landing tried again by the queue workers; the
+ * next attempt first reads the target (and, after a merge-API blip, the PR): what landed after all
+ * is `merged`, never landed twice. Octokit's own retries are off for these calls (NO_RETRY).
  */
 import type { TestRun } from '../../engine/index.js';
 import { isOutcome, prepareLanding } from '../shared/landing.js';
-import { landWithMergeApi, mergeApiFits } from './merge-api.js';
+import { checkApiMerge, landWithMergeApi, mergeApiFits, mergedByGitHub } from './merge-api.js';
 import type { DriverQueue, Lander, MergeOutcome } from '../types.js';
-import { statusOf } from './client.js';
+import { gitHubBlip, NO_RETRY, statusOf } from './client.js';
 import type { GitHubPull } from './facts.js';
 import { pushRefs } from './git.js';
 import { repoKey, type GitHubRuntime } from './runtime.js';
@@ -27,8 +30,23 @@ export class GitHubLander implements Lander {
     private readonly mergeApi = false,
   ) {}
 
+  /** Runs whose merge-API call failed on a blip: run id → what it was to land (asked first on the next attempt). */
+  private readonly apiBlips = new Map<string, { n: number; head: string; sha: string }>();
+
+  /** A blip of GitHub or the network (client.ts gitHubBlip): the workers try the landing again. */
+  blip(error: unknown): string | null {
+    return gitHubBlip(error);
+  }
+
   async land(queue: DriverQueue, run: TestRun, prNumbers: readonly number[]): Promise<MergeOutcome> {
     const branch = queue.model.branch;
+    // The merge API failed on a blip last time: GitHub may have merged meanwhile (never merge twice).
+    const tried = this.apiBlips.get(run.id);
+    if (tried) {
+      const landed = await mergedByGitHub(this.rt, queue, tried.n);
+      this.apiBlips.delete(run.id);
+      if (landed !== null) return checkApiMerge(this.rt, queue, run, tried.n, await this.rt.ctx(queue.repo), tried.head, tried.sha, landed);
+    }
     // Read again (a webhook may have been lost or late); the read is handed to the events role when it changed.
     const pulls = new Map<number, GitHubPull | null>();
     const plan = await prepareLanding(
@@ -55,7 +73,14 @@ export class GitHubLander implements Lander {
     if (isOutcome(plan)) return plan;
     const { c, head, sha } = plan;
     if (this.mergeApi && (await mergeApiFits(queue, run, prNumbers, c, head, sha))) {
-      const outcome = await landWithMergeApi(this.rt, queue, run, prNumbers[0]!, c, head, sha);
+      let outcome: MergeOutcome | null;
+      try {
+        outcome = await landWithMergeApi(this.rt, queue, run, prNumbers[0]!, c, head, sha);
+      } catch (error) {
+        if (this.apiBlips.size > 1000) this.apiBlips.delete(this.apiBlips.keys().next().value!);
+        this.apiBlips.set(run.id, { n: prNumbers[0]!, head, sha });
+        throw error;
+      }
       if (outcome) return outcome;
     }
     this.rt.own(queue.repo).add(sha);
@@ -64,7 +89,8 @@ export class GitHubLander implements Lander {
         queue.repo.owner,
         queue.repo.name,
         'PATCH /repos/{owner}/{repo}/git/refs/heads/{branch}',
-        { branch, sha, force: false },
+        // Never sent again blindly: after a blip the next attempt first finds whether it landed.
+        { branch, sha, force: false, ...NO_RETRY },
         { urgent: true },
       );
     } catch (error) {

@@ -4,10 +4,14 @@
  * a compare-and-swap that git and GitLab enforce). Before landing, every MR's head and state are
  * read again: an MR pushed to or closed since it was tested is taken out instead. A refused push
  * whose target did not move was refused by a rule (a protected branch the token may not push to):
- * the run fails quoting GitLab's message, never a retry loop.
+ * the run fails quoting GitLab's message, never a retry loop. A push that failed on the network is
+ * a blip (`blip`, tried again by the queue workers) — unless the target is at the tested commit
+ * after all (the push reached GitLab before the connection dropped): then it landed, once.
  */
 import type { TestRun } from '../../engine/index.js';
+import { gitNetworkFailure, networkFailure, transientStatus } from '../shared/blips.js';
 import { isOutcome, prepareLanding } from '../shared/landing.js';
+import { statusOf } from './client.js';
 import type { DriverQueue, Lander, MergeOutcome } from '../types.js';
 import { pushRefs, remoteHeads } from './git.js';
 import { repoKey, type GitLabRuntime } from './runtime.js';
@@ -31,6 +35,19 @@ export class GitLabLander implements Lander {
     /** Feeds an MR's new facts to the queue (the events role). */
     private readonly refreshMr: (q: DriverQueue, iid: number) => Promise<void>,
   ) {}
+
+  /**
+   * A blip (src/forge/shared/blips.ts): GitLab answered 5xx, 408 or 429 (after the client's own
+   * retries), a connection failed or dropped, or git could not reach GitLab. A refused push is not.
+   */
+  blip(error: unknown): string | null {
+    const status = statusOf(error);
+    if (status !== undefined) return transientStatus(status) ? `GitLab answered ${status}` : null;
+    const network = networkFailure(error);
+    if (network) return `the connection to GitLab failed (${network})`;
+    const git = gitNetworkFailure(error);
+    return git ? `git could not reach GitLab (${git})` : null;
+  }
 
   async land(queue: DriverQueue, run: TestRun, prNumbers: readonly number[]): Promise<MergeOutcome> {
     const branch = queue.model.branch;
@@ -69,7 +86,14 @@ export class GitLabLander implements Lander {
       );
     } catch (error) {
       const now = (await c.git((dir, url, token) => remoteHeads(dir, url, token))).get(branch);
+      if (now === landed) {
+        // The push reached GitLab before the connection dropped: it landed, once.
+        this.rt.log(`landing run ${run.id} on ${repoKey(queue.repo)} ${branch}: the push failed (${gitNetworkFailure(error) ?? refusalOf(error)}) but ${branch} is at the tested commit: landed`);
+        this.rt.targetHeads.set(`${repoKey(queue.repo)} ${branch}`, landed);
+        return 'merged';
+      }
       if (now !== head) return 'target_moved'; // someone pushed meanwhile: nothing merged
+      if (gitNetworkFailure(error) !== null) throw error; // the network, not a rule: tried again (blip)
       const why = refusalOf(error);
       this.rt.log(`landing run ${run.id} on ${repoKey(queue.repo)} ${branch} was refused by GitLab: ${why}`);
       throw new Error(`GitLab refused the push to ${branch}: ${why}`);

@@ -184,7 +184,20 @@ export abstract class EmulatorHttp extends EmulatorProtection {
     } else if (!route) {
       answer = notFound('https://docs.github.com/rest');
     } else {
-      answer = await this.dispatch(route, req, path, url, raw, tokenText);
+      const fault = this.landingFault(method, route, path);
+      if (fault && !fault.after) answer = { status: 0 };
+      else answer = await this.dispatch(route, req, path, url, raw, tokenText);
+      if (fault) {
+        // A blip of GitHub or the network (failLanding): no answer, or GitHub's HTML error page.
+        this.requests.push({ method, path, status: fault.answer === 'drop' ? 0 : fault.answer, token: tokenText, at: startedAt, ms: Date.now() - startedAt });
+        if (fault.answer === 'drop') {
+          req.socket.destroy();
+          return;
+        }
+        res.writeHead(fault.answer, { 'content-type': 'text/html' });
+        res.end(`<html><body><h1>${fault.answer} ${fault.answer === 502 ? 'Bad Gateway' : 'Service Unavailable'}</h1></body></html>\n`);
+        return;
+      }
     }
     const body = answer.body === undefined ? '' : JSON.stringify(answer.body);
     const out: Record<string, string> = {
@@ -222,6 +235,17 @@ export abstract class EmulatorHttp extends EmulatorProtection {
     out['content-type'] = 'application/json; charset=utf-8';
     res.writeHead(status, out);
     res.end(body);
+  }
+
+  /** The landing fault this request meets (failLanding), taken off the list; null for most requests. */
+  landingFault(method: string, route: Route, path: string): { answer: 502 | 503 | 'drop'; after: boolean } | null {
+    const landing =
+      (method === 'PATCH' && route.template === '/repos/{owner}/{repo}/git/refs/{ref}' && /\/git\/refs\/heads\//.test(path)) ||
+      (method === 'PUT' && route.template === '/repos/{owner}/{repo}/pulls/{pull_number}/merge');
+    if (!landing) return null;
+    const m = /^\/repos\/([^/]+)\/([^/]+)\//.exec(path);
+    const list = m ? this.landingFaults.get(`${m[1]}/${m[2]}`.toLowerCase()) : undefined;
+    return list?.shift() ?? null;
   }
 
   async dispatch(

@@ -18,11 +18,13 @@ import {
   type CiDecide,
   type EmulatorOptions,
   type GitHubEmulator,
+  type LandingFault,
   type Permission,
   type PrShown,
 } from './types.js';
 
 export type {
+  LandingFault,
   BranchRules,
   DeliveryFate,
   DeliveryFilter,
@@ -389,6 +391,14 @@ class Emulator extends EmulatorHttp implements GitHubEmulator {
 
   resetRequestCount(): void {
     this.requests.length = 0;
+  }
+
+  failLanding(owner: string, repo: string, fault: LandingFault): void {
+    this.mustRepo(owner, repo);
+    const key = `${owner}/${repo}`.toLowerCase();
+    const list = this.landingFaults.get(key) ?? [];
+    for (let i = 0; i < (fault.times ?? 1); i++) list.push({ answer: fault.answer ?? 502, after: fault.after ?? false });
+    this.landingFaults.set(key, list);
   }
 
   rateLimitNext(

@@ -65,6 +65,8 @@ export abstract class EmulatorState extends EmulatorWork {
   readonly repos = new Map<string, Repo>();
   readonly rateUsed = new Map<string, { used: number; reset: number }>();
   forced: Array<{ kind: 'primary' | 'secondary'; retryAfter: number; status: 403 | 429 }> = [];
+  /** Landing faults still to happen, per `owner/repo` (lower case), oldest first (failLanding). */
+  readonly landingFaults = new Map<string, Array<{ answer: 502 | 503 | 'drop'; after: boolean }>>();
   webhook: { url: string; secret: string; contentType: 'json' | 'form' } | null = null;
   deliveryChain: Promise<unknown> = Promise.resolve();
   readonly bodies = new Map<string, { event: string; body: string; contentType: 'json' | 'form' }>();

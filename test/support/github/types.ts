@@ -89,6 +89,13 @@ export interface Delivery {
   action?: string;
   payload: Record<string, unknown>;
 }
+/** How the emulator fails a landing call (failLanding). */
+export interface LandingFault {
+  times?: number;
+  answer?: 502 | 503 | 'drop';
+  after?: boolean;
+}
+
 export interface RequestRecord {
   method: string;
   path: string;
@@ -200,6 +207,14 @@ export interface GitHubEmulator {
     status?: 403 | 429,
   ): void;
   readonly schemaViolations: string[];
+  /**
+   * The next `times` landing calls on the repository (`PATCH git/refs/heads/*`, `PUT pulls/{n}/merge`)
+   * fail the way a blip of GitHub or the network would: `answer` 502 or 503 (GitHub's HTML error
+   * page), or `drop` (the connection is closed without an answer). `after: true` carries the call
+   * out first (the branch moves, the PR merges, webhooks go out) and only then fails the answer.
+   * Each is recorded in `requests` (a dropped one with status 0).
+   */
+  failLanding(owner: string, repo: string, fault: LandingFault): void;
 
   // --- additions beyond the agreed interface ---
   /** Check runs on a commit (latest per name unless `all`). */

@@ -1,0 +1,141 @@
+/**
+ * A blip of GitHub while landing (a 502, a dropped connection) does not fail a PR whose tests
+ * passed: the landing is tried again with growing waits, and before each new attempt Railyard
+ * finds whether the last one landed after all (GitHub answered 502 but moved the branch or merged
+ * the PR) — then the PR is merged, never landed twice. A refusal still fails at once, and when the
+ * blips outlast `--landing-retry-seconds` the PR fails saying what GitHub answered and that it can
+ * be resubmitted. Real `railyard serve --github` against the emulator's landing faults (failLanding).
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { call } from '../server/helpers.js';
+import type { GitHubEmulator } from '../support/github/index.js';
+import type { TestServer } from '../support/server.js';
+import {
+  cleanup,
+  emulator,
+  NAME,
+  onePr,
+  OWNER,
+  repoOf,
+  settled,
+  startRailyard,
+  tempDir,
+  waitFor,
+  waitForTestCommit,
+  waitForTesting,
+} from './github-harness.js';
+
+afterEach(cleanup);
+
+async function world(opts: { mergeApi?: boolean; retrySeconds?: number } = {}) {
+  const gh = await emulator();
+  gh.createRepo(OWNER, NAME, { files: { 'README.md': 'app\n' } });
+  gh.setCi(OWNER, NAME, () => [{ name: 'ci', conclusion: 'success', delayMs: 100 }]);
+  if (opts.mergeApi) gh.protectBranch(OWNER, NAME, 'main', { requiredApprovals: 0, bypass: ['railyard-bot'] });
+  const server = await startRailyard(gh, {
+    webhooks: true,
+    dataDir: tempDir('railyard-gh-land-'),
+    extraArgs: [...(opts.mergeApi ? ['--github-merge-api'] : []), ...(opts.retrySeconds === undefined ? [] : ['--landing-retry-seconds', String(opts.retrySeconds)])],
+  });
+  return { gh, server, before: await gh.branchSha(OWNER, NAME, 'main') };
+}
+
+/** The statuses GitHub answered to the landing calls on main (the ref update, or the merge API). */
+const landingCalls = (gh: GitHubEmulator, kind: 'ref' | 'merge') =>
+  gh.requests
+    .filter((r) => (kind === 'ref' ? r.method === 'PATCH' && r.path.endsWith('/git/refs/heads/main') : r.method === 'PUT' && r.path.endsWith('/merge')))
+    .map((r) => r.status);
+
+/** The PR's state changes, oldest first. */
+async function history(server: TestServer, gh: GitHubEmulator, n: number): Promise<Array<{ state: string; reason?: string; detail?: string }>> {
+  const r = await call(server, 'getPullRequestHistory', { repo: repoOf(gh), targetBranch: 'main', pr: { number: n } });
+  expect(r.status).toBe(200);
+  return r.json.transitions;
+}
+
+describe('serve --github: a blip while landing', () => {
+  it('GitHub answers 502 to the ref update twice: tried again, the PR merges once (one commit on main)', async () => {
+    const { gh, server, before } = await world();
+    gh.failLanding(OWNER, NAME, { times: 2, answer: 502 });
+    const pr = await onePr(server, gh);
+    const tested = await waitForTestCommit(server, gh, (await waitForTesting(server, gh, pr.number)).testRunId);
+    expect((await waitFor(server, gh, pr.number, settled, 60_000)).state).toBe('merged');
+    expect(landingCalls(gh, 'ref')).toEqual([502, 502, 200]);
+    expect(await gh.branchSha(OWNER, NAME, 'main')).toBe(tested);
+    const log = await gh.log(OWNER, NAME, 'main');
+    expect(log.map((c) => c.sha)).toEqual([tested, before]);
+    await server.stop(); // the log is written out
+    expect(server.output()).toMatch(/GitHub answered 502 \(attempt 1\), retrying in \d+ s/);
+    expect(server.output()).toMatch(/GitHub answered 502 \(attempt 2\), retrying in \d+ s/);
+  });
+
+  it('GitHub moves main but answers 502: the next attempt finds it landed, no second landing', async () => {
+    const { gh, server, before } = await world();
+    gh.failLanding(OWNER, NAME, { answer: 502, after: true });
+    const pr = await onePr(server, gh);
+    const tested = await waitForTestCommit(server, gh, (await waitForTesting(server, gh, pr.number)).testRunId);
+    expect((await waitFor(server, gh, pr.number, settled, 60_000)).state).toBe('merged');
+    expect(landingCalls(gh, 'ref')).toEqual([502]);
+    expect((await gh.log(OWNER, NAME, 'main')).map((c) => c.sha)).toEqual([tested, before]);
+  });
+
+  it('--github-merge-api: GitHub merges the PR but the connection drops before the answer: merged, never merged again', async () => {
+    const { gh, server, before } = await world({ mergeApi: true });
+    gh.failLanding(OWNER, NAME, { answer: 'drop', after: true });
+    const pr = await onePr(server, gh);
+    expect((await waitFor(server, gh, pr.number, settled, 60_000)).state).toBe('merged');
+    expect(landingCalls(gh, 'merge')).toEqual([0]);
+    expect(landingCalls(gh, 'ref')).toEqual([]);
+    expect(gh.getPullRequest(OWNER, NAME, pr.number)).toMatchObject({ state: 'closed', merged: true });
+    const log = await gh.log(OWNER, NAME, 'main');
+    expect(log).toHaveLength(2);
+    expect(log[1]!.sha).toBe(before);
+  });
+
+  it('--github-merge-api: a 503 before merging is tried again and the PR merges through the merge API', async () => {
+    const { gh, server } = await world({ mergeApi: true });
+    gh.failLanding(OWNER, NAME, { answer: 503 });
+    const pr = await onePr(server, gh);
+    expect((await waitFor(server, gh, pr.number, settled, 60_000)).state).toBe('merged');
+    expect(landingCalls(gh, 'merge')).toEqual([503, 200]);
+    expect(gh.getPullRequest(OWNER, NAME, pr.number)).toMatchObject({ state: 'closed', merged: true });
+    expect(await gh.log(OWNER, NAME, 'main')).toHaveLength(2);
+  });
+
+  it('a refusal (422, the target unchanged) fails at once, never tried again', async () => {
+    const { gh, server, before } = await world();
+    gh.protectBranch(OWNER, NAME, 'main', { kind: 'classic', requiredChecks: ['security-scan'] });
+    // The PR has the scan, the test commit does not: GitHub refuses to move main to it.
+    gh.setCi(OWNER, NAME, (push) =>
+      push.branch.startsWith('railyard-merge/')
+        ? [{ name: 'ci', conclusion: 'success', delayMs: 50 }]
+        : [
+            { name: 'ci', conclusion: 'success', delayMs: 50 },
+            { name: 'security-scan', conclusion: 'success', delayMs: 50 },
+          ],
+    );
+    const pr = await onePr(server, gh);
+    expect((await waitFor(server, gh, pr.number, settled, 60_000)).state).toBe('failed');
+    expect(landingCalls(gh, 'ref')).toEqual([422]);
+    expect((await history(server, gh, pr.number)).at(-1)!.detail).toContain('Required status check "security-scan" is expected.');
+    expect(await gh.branchSha(OWNER, NAME, 'main')).toBe(before);
+    await server.stop();
+    expect(server.output()).not.toMatch(/retrying in/);
+  });
+
+  it('blips that outlast --landing-retry-seconds fail the PR saying what GitHub answered and that it can be resubmitted', async () => {
+    const { gh, server, before } = await world({ retrySeconds: 10 });
+    gh.failLanding(OWNER, NAME, { times: 100, answer: 502 });
+    const pr = await onePr(server, gh);
+    const end = await waitFor(server, gh, pr.number, settled, 60_000);
+    expect(end.state).toBe('failed');
+    const last = (await history(server, gh, pr.number)).at(-1)!;
+    expect(last).toMatchObject({ state: 'failed', reason: 'GITHUB_API_MERGE_PR_FAILED' });
+    expect(last.detail).toMatch(/^Landing failed: GitHub answered 502 \(tried (once|\d+ times over \d+ s)\); nothing was landed\. The tests passed: resubmit the PR/);
+    // Tried at least twice (the first wait is at most 2 s of the 10), and never once the window was over.
+    const calls = landingCalls(gh, 'ref');
+    expect(calls.length).toBeGreaterThanOrEqual(2);
+    expect(calls.every((s) => s === 502)).toBe(true);
+    expect(await gh.branchSha(OWNER, NAME, 'main')).toBe(before);
+  });
+});
