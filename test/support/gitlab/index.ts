@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ci } from './ci.js';
+import { LandingFaults, type LandingFault } from './faults.js';
 import { Hooks, type Delivery } from './hooks.js';
 import { Mrs } from './mr.js';
 import { checkOpenApi } from './openapi.js';
@@ -24,6 +25,7 @@ import {
 
 export { ACCESS, type CiDecide, type CiJob, type CiPush } from './world.js';
 export type { Delivery, HookEvent } from './hooks.js';
+export type { LandingFault } from './faults.js';
 export type { RequestRecord } from './rest.js';
 
 export interface MergeRequestView {
@@ -50,6 +52,7 @@ export class GitLabEmulator {
   readonly ci = new Ci(this.world, this.hooks);
   readonly mrs = new Mrs(this.world, this.hooks, this.ci);
   readonly rest = new Rest({ world: this.world, mrs: this.mrs, ci: this.ci, hooks: this.hooks });
+  readonly landingFaults = new LandingFaults();
   private server: Server | null = null;
 
   get apiUrl(): string {
@@ -390,6 +393,11 @@ export class GitLabEmulator {
     return this.hooks.redeliver(uuid);
   }
 
+  /** The next pushes updating a branch fail like a blip of GitLab or the network (faults.ts; `landingFaults.met` lists them). */
+  failLanding(path: string, fault: LandingFault = {}): void {
+    this.landingFaults.arm(path, this.world.mustProject(path).defaultBranch, fault);
+  }
+
   rateLimitNext(n: number, retryAfterSeconds = 1): void {
     this.rest.rateLimitNext(n, retryAfterSeconds);
   }
@@ -468,15 +476,10 @@ export class GitLabEmulator {
     const afterPush = isPush
       ? () => this.world.track(this.world.locked(p, () => this.mrs.syncRefs(p, user)))
       : undefined;
-    await this.world.git.serveHttpBackend(
-      req,
-      res,
-      this.world.reposRoot,
-      `/${p.pathWithNamespace}.git${rest}`,
-      query,
-      user.username,
-      afterPush,
-    );
+    const serve = (rq: IncomingMessage, rs: ServerResponse) =>
+      this.world.git.serveHttpBackend(rq, rs, this.world.reposRoot, `/${p.pathWithNamespace}.git${rest}`, query, user.username, afterPush);
+    if (isPush && this.landingFaults.pending(p.pathWithNamespace)) return this.landingFaults.serve(p.pathWithNamespace, req, res, serve);
+    await serve(req, res);
   }
 }
 
