@@ -20,6 +20,7 @@ import {
   settled,
   startRailyard,
   tempDir,
+  until,
   waitFor,
   waitForTestCommit,
   waitForTesting,
@@ -100,6 +101,25 @@ describe('serve --github: a blip while landing', () => {
     expect(landingCalls(gh, 'merge')).toEqual([503, 200]);
     expect(gh.getPullRequest(OWNER, NAME, pr.number)).toMatchObject({ state: 'closed', merged: true });
     expect(await gh.log(OWNER, NAME, 'main')).toHaveLength(2);
+  });
+
+  it('the server stops while it waits to try again: nothing half-done, the next start lands the PR once', async () => {
+    const { gh, server, before } = await world();
+    const dataDir = server.dataDir;
+    gh.failLanding(OWNER, NAME, { times: 1000, answer: 502 });
+    const pr = await onePr(server, gh);
+    const tested = await waitForTestCommit(server, gh, (await waitForTesting(server, gh, pr.number)).testRunId);
+    await until('GitHub answered 502 to the landing', () => landingCalls(gh, 'ref').length > 0, 60_000);
+    expect((await waitFor(server, gh, pr.number, () => true)).state).toBe('tests_passed'); // not failed: it waits to try again
+    await server.stop();
+    expect(await gh.branchSha(OWNER, NAME, 'main')).toBe(before);
+    gh.failLanding(OWNER, NAME, { times: 0 }); // GitHub is back
+    const again = await startRailyard(gh, { webhooks: true, dataDir });
+    expect((await waitFor(again, gh, pr.number, settled, 60_000)).state).toBe('merged');
+    const calls = landingCalls(gh, 'ref');
+    expect(calls.at(-1)).toBe(200);
+    expect(calls.filter((s) => s !== 502)).toEqual([200]);
+    expect((await gh.log(OWNER, NAME, 'main')).map((c) => c.sha)).toEqual([tested, before]);
   });
 
   it('a refusal (422, the target unchanged) fails at once, never tried again', async () => {

@@ -396,6 +396,10 @@ class Emulator extends EmulatorHttp implements GitHubEmulator {
   failLanding(owner: string, repo: string, fault: LandingFault): void {
     this.mustRepo(owner, repo);
     const key = `${owner}/${repo}`.toLowerCase();
+    if (fault.times === 0) {
+      this.landingFaults.delete(key);
+      return;
+    }
     const list = this.landingFaults.get(key) ?? [];
     for (let i = 0; i < (fault.times ?? 1); i++) list.push({ answer: fault.answer ?? 502, after: fault.after ?? false });
     this.landingFaults.set(key, list);

@@ -212,7 +212,7 @@ export interface GitHubEmulator {
    * fail the way a blip of GitHub or the network would: `answer` 502 or 503 (GitHub's HTML error
    * page), or `drop` (the connection is closed without an answer). `after: true` carries the call
    * out first (the branch moves, the PR merges, webhooks go out) and only then fails the answer.
-   * Each is recorded in `requests` (a dropped one with status 0).
+   * Each is recorded in `requests` (a dropped one with status 0). `times: 0` clears the faults still armed.
    */
   failLanding(owner: string, repo: string, fault: LandingFault): void;
 
