@@ -6,6 +6,7 @@
  * blips outlast `--landing-retry-seconds` the PR fails saying what GitHub answered and that it can
  * be resubmitted. Real `railyard serve --github` against the emulator's landing faults (failLanding).
  */
+import { Octokit } from '@octokit/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { call } from '../server/helpers.js';
 import type { GitHubEmulator } from '../support/github/index.js';
@@ -13,6 +14,7 @@ import type { TestServer } from '../support/server.js';
 import {
   cleanup,
   emulator,
+  GH_TOKEN,
   NAME,
   onePr,
   OWNER,
@@ -20,6 +22,7 @@ import {
   settled,
   startRailyard,
   tempDir,
+  twoPrs,
   until,
   waitFor,
   waitForTestCommit,
@@ -120,6 +123,38 @@ describe('serve --github: a blip while landing', () => {
     expect(calls.at(-1)).toBe(200);
     expect(calls.filter((s) => s !== 502)).toEqual([200]);
     expect((await gh.log(OWNER, NAME, 'main')).map((c) => c.sha)).toEqual([tested, before]);
+  });
+
+  it('parallel lanes: a lane rebuilt on the other lane, landed but answered 502, is not rebuilt and landed again', async () => {
+    // #1's CI reports only when the test says so: #2 lands first, then #1 is rebuilt on top of it to land.
+    const { gh, server, before } = await world();
+    gh.setCi(OWNER, NAME, (push) => (push.branch.includes('pr-1/') ? [] : [{ name: 'ci', conclusion: 'success' }]));
+    const { one: a, two: b } = await twoPrs(server, gh, {
+      prs: [
+        { head: 'a', title: 'Web', files: { 'web.txt': 'w\n' } },
+        { head: 'b', title: 'Api', files: { 'api.txt': 'a\n' } },
+      ],
+      queue: { mode: 'parallel', createPrsForTestingBranches: false },
+      impactedTargets: [['web'], ['api']],
+      submit: 'both',
+    });
+    expect((await waitFor(server, gh, b.number, settled, 60_000)).state).toBe('merged');
+    const slow = await waitFor(server, gh, a.number, () => true);
+    expect(slow.state).toBe('testing');
+    gh.failLanding(OWNER, NAME, { answer: 502, after: true });
+    const octokit = new Octokit({ auth: GH_TOKEN, baseUrl: gh.apiUrl });
+    await octokit.request('POST /repos/{owner}/{repo}/statuses/{sha}', {
+      owner: OWNER,
+      repo: NAME,
+      sha: await waitForTestCommit(server, gh, slow.testRunId),
+      state: 'success',
+      context: 'ci',
+    });
+    expect((await waitFor(server, gh, a.number, settled, 60_000)).state).toBe('merged');
+    expect(landingCalls(gh, 'ref')).toEqual([200, 502]);
+    const log = await gh.log(OWNER, NAME, 'main');
+    expect(log.map((c) => c.message.split('\n')[0])).toEqual(['Web (#1)', 'Api (#2)', expect.any(String)]);
+    expect(log[2]!.sha).toBe(before);
   });
 
   it('a refusal (422, the target unchanged) fails at once, never tried again', async () => {

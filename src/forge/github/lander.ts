@@ -84,6 +84,7 @@ export class GitHubLander implements Lander {
       if (outcome) return outcome;
     }
     this.rt.own(queue.repo).add(sha);
+    this.rt.landing(run.id, sha);
     try {
       await this.rt.forge.client.request(
         queue.repo.owner,

@@ -73,6 +73,7 @@ export class GitLabLander implements Lander {
     if (isOutcome(plan)) return plan;
     const { c, head, sha } = plan;
     this.rt.own(queue.repo).add(sha);
+    this.rt.landing(run.id, sha);
     const landed = sha;
     try {
       await c.git((dir, url, token) =>

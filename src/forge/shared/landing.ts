@@ -6,6 +6,8 @@
  * lane's commit on top of it (and pushes it again); and every PR is read again and must still be
  * what was tested (the same head, open, based on the target, nothing on the forge holding it) —
  * otherwise its new facts go to the engine and nothing lands. Never land an untested combination.
+ * Called again after a blip: what the attempt before landed (`rt.landing`, also a rebuilt commit)
+ * is `merged` — never rebuilt and landed a second time.
  */
 import { findEntry, isTerminal, type Entry, type TestRun } from '../../engine/index.js';
 import { buildTestCommit, isAncestor, testBranchName, unitOf } from '../git/index.js';
@@ -38,6 +40,9 @@ export async function prepareLanding(
   const head = await rt.fetch(c, branch, []);
   if (!head) return 'error';
   if (head === sha || (await isAncestor(c.dir, sha, head))) return 'merged'; // landed already (asked again after a restart)
+  // An attempt before this one (its answer lost to a blip) landed what it rebuilt on another lane.
+  const tried = rt.triedToLand(run.id);
+  if (tried !== undefined && tried !== sha && (head === tried || (await isAncestor(c.dir, tried, head)))) return 'merged';
   if (!(await isAncestor(c.dir, head, sha))) {
     // The target moved since the run was built: someone else did it, everything restarts. In
     // parallel mode another lane did it: this lane's PRs land on top of it (built and pushed again).

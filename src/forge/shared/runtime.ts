@@ -56,6 +56,12 @@ export abstract class RemoteRuntime<P extends PersistedBase, O extends RemoteDri
   readonly targetHeads = new Map<string, string>();
   /** The forge's refusal of a run's landing (its words), for the PRs' comments: run id → message. */
   readonly refusals = new Map<string, string>();
+  /**
+   * The commit each run's last landing attempt put (or tried to put) on the target: run id → SHA.
+   * A retry after a blip finds there whether that attempt landed — in parallel mode it may be a
+   * rebuild, which the target containing the run's test commit would not show.
+   */
+  private readonly tried = new Map<string, string>();
   /** Runs this server is building or waiting on (their test branches stay). */
   readonly busy = new Set<string>();
   /** The last fetch into each bare cache (settled, never failing): the next one waits for it. */
@@ -162,6 +168,17 @@ export abstract class RemoteRuntime<P extends PersistedBase, O extends RemoteDri
     let set = this.ownHeads.get(key);
     if (!set) this.ownHeads.set(key, (set = new Set()));
     return set;
+  }
+
+  /** Remembers the commit a landing of `runId` is about to put on the target (bounded). */
+  landing(runId: string, sha: string): void {
+    if (this.tried.size > 1000) this.tried.delete(this.tried.keys().next().value!);
+    this.tried.set(runId, sha);
+  }
+
+  /** The commit the last landing attempt of `runId` put or tried to put on the target, if any. */
+  triedToLand(runId: string): string | undefined {
+    return this.tried.get(runId);
   }
 
   /** Remembers a refusal of the forge for a run (bounded). */
