@@ -195,6 +195,12 @@ export interface Reporter {
   stateChanged(queue: DriverQueue, prNumber: number): void;
   /** A run's test commit was published as `branch`. */
   runStarted?(queue: DriverQueue, run: TestRun, branch: string): void;
+  /**
+   * The landing of `run` failed on a blip of the forge: `note` says, in one sentence, what the forge
+   * answered and when it is tried again — shown on the run's PRs while they wait; or (`final`) that
+   * it was given up: then shown with their failure.
+   */
+  landingNote?(queue: DriverQueue, run: TestRun, note: string, final: boolean): void;
 }
 
 /** One forge: its roles, and close() to stop timers and wait for work in flight. */

@@ -239,12 +239,12 @@ export class QueueWorkers {
         if (elapsed + pause > this.landingRetryMs) {
           const tried = attempt === 1 ? 'once' : `${attempt} times over ${duration(elapsed)}`;
           this.log(`queue ${queue.id}: landing run ${run.id} failed: ${blip} (tried ${tried}); its PRs fail`, error);
-          return {
-            outcome: 'error',
-            detail: `Landing failed: ${blip} (tried ${tried}); nothing was landed. The tests passed: resubmit the PR once the forge answers again.`,
-          };
+          const detail = `Landing failed: ${blip} (tried ${tried}); nothing was landed. The tests passed: resubmit the PR once the forge answers again.`;
+          this.driver.reporter?.landingNote?.(queue, current, detail, true);
+          return { outcome: 'error', detail };
         }
         this.log(`queue ${queue.id}: landing run ${run.id}: ${blip} (attempt ${attempt}), retrying in ${duration(pause)}`);
+        this.driver.reporter?.landingNote?.(queue, current, `Landing: ${blip} (attempt ${attempt}), retrying in ${duration(pause)}.`, false);
         await delay(pause, undefined, { signal: this.stopping.signal }).catch(() => undefined);
         if (this.closed || !this.service?.drives(queue.id)) return null;
         const now = (this.service.byQueueId(queue.id) ?? queue).model.runs.find((r) => r.id === run.id);

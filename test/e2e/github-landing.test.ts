@@ -4,7 +4,7 @@
  * finds whether the last one landed after all (GitHub answered 502 but moved the branch or merged
  * the PR) — then the PR is merged, never landed twice. A refusal still fails at once, and when the
  * blips outlast `--landing-retry-seconds` the PR fails saying what GitHub answered and that it can
- * be resubmitted. Real `railyard serve --github` against the emulator's landing faults (failLanding).
+ * be resubmitted; the PR's comment on GitHub says so too, and says while it waits. Real `railyard serve --github` against the emulator's landing faults (failLanding).
  */
 import { Octokit } from '@octokit/core';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -114,6 +114,10 @@ describe('serve --github: a blip while landing', () => {
     const tested = await waitForTestCommit(server, gh, (await waitForTesting(server, gh, pr.number)).testRunId);
     await until('GitHub answered 502 to the landing', () => landingCalls(gh, 'ref').length > 0, 60_000);
     expect((await waitFor(server, gh, pr.number, () => true)).state).toBe('tests_passed'); // not failed: it waits to try again
+    // The PR's comment on GitHub says why it waits.
+    await until('the comment says the landing is retried', () =>
+      gh.comments(OWNER, NAME, pr.number).some((c) => /> Landing: GitHub answered 502 \(attempt \d+\), retrying in \d+ s\./.test(c.body)),
+    );
     await server.stop();
     expect(await gh.branchSha(OWNER, NAME, 'main')).toBe(before);
     gh.failLanding(OWNER, NAME, { times: 0 }); // GitHub is back
@@ -192,5 +196,8 @@ describe('serve --github: a blip while landing', () => {
     expect(calls.length).toBeGreaterThanOrEqual(2);
     expect(calls.every((s) => s === 502)).toBe(true);
     expect(await gh.branchSha(OWNER, NAME, 'main')).toBe(before);
+    await until('the comment on GitHub says it too', () =>
+      gh.comments(OWNER, NAME, pr.number).some((c) => c.body.includes('Landing failed: GitHub answered 502') && c.body.includes('resubmit the PR')),
+    );
   });
 });

@@ -41,9 +41,9 @@ function statusFor(entry: Entry, model: QueueModel): { state: 'pending' | 'succe
   return { state: STATE_OF[w.phase], description: w.phase === 'testing' ? `In the ${model.branch} merge queue` : w.description };
 }
 
-function commentOf(entry: Entry, model: QueueModel, refusals: ReadonlyMap<string, string>, mergedByApi: ReadonlyMap<string, string>): string {
+function commentOf(entry: Entry, model: QueueModel, rt: GitHubRuntime): string {
   const run = entry.testRunId;
-  return commentFor(entry, model, WORDS, run ? refusals.get(run) : undefined, run ? mergedByApi.get(run) : undefined);
+  return commentFor(entry, model, WORDS, run ? rt.refusals.get(run) : undefined, run ? rt.mergedByApi.get(run) : undefined, run ? rt.landingNotes.get(run) : undefined);
 }
 
 export class GitHubReporter implements Reporter {
@@ -56,6 +56,11 @@ export class GitHubReporter implements Reporter {
   /** A run's test branch is on GitHub: a draft PR shows it, when the queue asks for one. */
   runStarted(queue: DriverQueue, run: TestRun, branch: string): void {
     if (queue.model.config.createPrsForTestingBranches) void this.rt.track(this.openDraftPr(queue, run, branch));
+  }
+
+  /** A landing blip (or the landing given up): the PRs' comments say so. */
+  landingNote(queue: DriverQueue, run: TestRun, note: string, final: boolean): void {
+    if (this.rt.landingNote(run.id, note, final)) for (const n of run.mergePrNumbers ?? run.prNumbers) this.stateChanged(queue, n);
   }
 
   /** The engine changed an entry's state: its close, commit status and comment are queued (each at most once). */
@@ -139,7 +144,7 @@ export class GitHubReporter implements Reporter {
     if (queue.model.config.commentsEnabled) {
       const body = () => {
         const e = now();
-        return e ? commentOf(e, queue.model, this.rt.refusals, this.rt.mergedByApi) : null;
+        return e ? commentOf(e, queue.model, this.rt) : null;
       };
       const wanted = () => {
         const b = body();

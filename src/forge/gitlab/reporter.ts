@@ -6,7 +6,7 @@
  * see it merged). Updates of one MR are coalesced: a change that comes while one is sent is sent
  * once more after it.
  */
-import { findEntry, isTerminal, type Entry, type QueueModel } from '../../engine/index.js';
+import { findEntry, isTerminal, type Entry, type QueueModel, type TestRun } from '../../engine/index.js';
 import { COMMENT_MARKER, commentFor, statusWords, type ForgeWords, type StatusPhase } from '../shared/comment.js';
 import type { DriverQueue, Reporter } from '../types.js';
 import { messageOf, statusOf } from './client.js';
@@ -52,6 +52,11 @@ export class GitLabReporter implements Reporter {
   >();
 
   constructor(private readonly rt: GitLabRuntime) {}
+
+  /** A landing blip (or the landing given up): the MRs' notes say so. */
+  landingNote(queue: DriverQueue, run: TestRun, note: string, final: boolean): void {
+    if (this.rt.landingNote(run.id, note, final)) for (const n of run.mergePrNumbers ?? run.prNumbers) this.stateChanged(queue, n);
+  }
 
   stateChanged(queue: DriverQueue, prNumber: number): void {
     const key = `${queue.id}#${prNumber}`;
@@ -110,7 +115,8 @@ export class GitLabReporter implements Reporter {
     }
 
     if (model.config.commentsEnabled) {
-      const body = commentFor(entry, model, WORDS, entry.testRunId ? this.rt.refusals.get(entry.testRunId) : undefined);
+      const run = entry.testRunId;
+      const body = commentFor(entry, model, WORDS, run ? this.rt.refusals.get(run) : undefined, undefined, run ? this.rt.landingNotes.get(run) : undefined);
       if (this.noteBodies.get(nkey) !== body) {
         const id = this.rt.persisted.comments[nkey];
         const create = async () => {

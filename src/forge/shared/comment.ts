@@ -59,8 +59,12 @@ export function statusWords(entry: Entry, model: QueueModel, words: ForgeWords):
   }
 }
 
-/** The body of the queue's comment on a PR; `refused` is the forge's refusal of its run's landing, `landedAs` the commit the forge made when it merged it (GitHub's merge API). */
-export function commentFor(entry: Entry, model: QueueModel, words: ForgeWords, refused?: string, landedAs?: string): string {
+/**
+ * The body of the queue's comment on a PR; `refused` is the forge's refusal of its run's landing,
+ * `landedAs` the commit the forge made when it merged it (GitHub's merge API), `landing` why its
+ * landing is being tried again (a blip of the forge).
+ */
+export function commentFor(entry: Entry, model: QueueModel, words: ForgeWords, refused?: string, landedAs?: string, landing?: string): string {
   const run = entry.testRunId ? model.runs.find((r) => r.id === entry.testRunId) : undefined;
   const refs = (ns: readonly number[]) => ns.map((n) => words.ref(n)).join(', ');
   const lines = [COMMENT_MARKER, `**Railyard merge queue** (\`${model.branch}\`): **${entry.state.replace('_', ' ')}**`];
@@ -86,6 +90,7 @@ export function commentFor(entry: Entry, model: QueueModel, words: ForgeWords, r
         ? `The branch rules hold it: ${entry.pr.blockedBy}. It enters the queue by itself once ${words.forge} lets it through (approvals, threads, required checks; Railyard's own \`${words.statusName}\` status does not count).`
         : words.notReady,
     );
+  if (landing && entry.state === 'tests_passed') lines.push('', `> ${landing}`);
   if (refused && (entry.state === 'failed' || model.config.state === 'paused')) lines.push('', `> ${refused}`);
   if (entry.state === 'merged' && run?.sha) lines.push('', `Landed on \`${model.branch}\` as ${landedAs ?? run.sha} (test run \`${run.id}\`).`);
   if ((entry.state === 'failed' || entry.state === 'cancelled' || entry.state === 'pending_failure') && entry.reason) {

@@ -56,6 +56,8 @@ export abstract class RemoteRuntime<P extends PersistedBase, O extends RemoteDri
   readonly targetHeads = new Map<string, string>();
   /** The forge's refusal of a run's landing (its words), for the PRs' comments: run id → message. */
   readonly refusals = new Map<string, string>();
+  /** A landing tried again after a blip, for the PRs' comments while they wait: run id → sentence. */
+  readonly landingNotes = new Map<string, string>();
   /**
    * The commit each run's last landing attempt put (or tried to put) on the target: run id → SHA.
    * A retry after a blip finds there whether that attempt landed — in parallel mode it may be a
@@ -179,6 +181,22 @@ export abstract class RemoteRuntime<P extends PersistedBase, O extends RemoteDri
   /** The commit the last landing attempt of `runId` put or tried to put on the target, if any. */
   triedToLand(runId: string): string | undefined {
     return this.tried.get(runId);
+  }
+
+  /**
+   * A landing blip of `runId` to show on its PRs (Reporter.landingNote): while it is tried again in
+   * `landingNotes`; once given up as the run's refusal (shown with the failure). True when the PRs'
+   * comments should be written again now.
+   */
+  landingNote(runId: string, note: string, final: boolean): boolean {
+    if (final) {
+      this.landingNotes.delete(runId);
+      this.refused(runId, note);
+      return false; // the failure's state change writes it
+    }
+    if (this.landingNotes.size > 1000) this.landingNotes.delete(this.landingNotes.keys().next().value!);
+    this.landingNotes.set(runId, note);
+    return true;
   }
 
   /** Remembers a refusal of the forge for a run (bounded). */
