@@ -354,4 +354,30 @@ describe('GitHub emulator', () => {
       await new Promise((r) => rx.server.close(r));
     }
   });
+
+  it('failLanding: a landing call answered 502 without effect, or carried out and then answered 502 or dropped', async () => {
+    const main = (await gh.branchSha('acme', 'app', 'main'))!;
+    const next = await gh.pushCommit('acme', 'app', 'feature', { 'f.txt': 'f\n' });
+    const patch = () =>
+      ok.request('PATCH /repos/{owner}/{repo}/git/refs/{ref}', {
+        owner: 'acme',
+        repo: 'app',
+        ref: 'heads/main',
+        sha: next,
+        force: false,
+        request: { retries: 0 },
+      });
+    gh.failLanding('acme', 'app', { answer: 502 });
+    await expect(patch()).rejects.toMatchObject({ status: 502 });
+    expect(await gh.branchSha('acme', 'app', 'main')).toBe(main);
+    gh.failLanding('acme', 'app', { answer: 'drop', after: true });
+    await expect(patch()).rejects.toMatchObject({ status: 500, response: undefined }); // Octokit's word for a failed fetch
+    expect(await gh.branchSha('acme', 'app', 'main')).toBe(next);
+    expect(gh.requests.filter((r) => r.method === 'PATCH').map((r) => r.status)).toEqual([502, 0]);
+    // Other calls are not landing calls; times: 0 clears what is armed.
+    gh.failLanding('acme', 'app', { times: 3 });
+    expect((await ok.request('GET /repos/{owner}/{repo}', { owner: 'acme', repo: 'app' })).status).toBe(200);
+    gh.failLanding('acme', 'app', { times: 0 });
+    expect((await patch()).status).toBe(200);
+  });
 });
