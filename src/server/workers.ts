@@ -215,8 +215,9 @@ export class QueueWorkers {
    * Lands `run`. A blip (Lander.blip: the network, a 5xx, a rate limit) is tried again with growing
    * waits for up to landingRetryMs, one log line per attempt; the lander checks before each retry
    * whether the attempt before landed after all (then it is `merged`, never a second landing), and a
-   * target that moved or a refusal end the retries with their own outcome. After the window the
-   * outcome is `error` with a detail saying what the forge answered. The queue's later effects wait
+   * target that moved or a refusal end the retries with their own outcome. When the window is over,
+   * one last attempt at once (it finds an attempt that landed after all), then the outcome is
+   * `error` with a detail saying what the forge answered. The queue's later effects wait
    * meanwhile (nothing is built on a target in doubt). Null when the server stops during a wait (no
    * landing is half-done: the next start redoes the merge, checked first — recover()), or when this
    * replica no longer drives the queue, or the engine no longer waits for this merge.
@@ -237,9 +238,28 @@ export class QueueWorkers {
         const pause = Math.round(wait / 2 + (Math.random() * wait) / 2);
         const elapsed = this.now() - started;
         if (elapsed + pause > this.landingRetryMs) {
-          const tried = attempt === 1 ? 'once' : `${attempt} times over ${duration(elapsed)}`;
-          this.log(`queue ${queue.id}: landing run ${run.id} failed: ${blip} (tried ${tried}); its PRs fail`, error);
-          const detail = `Landing failed: ${blip} (tried ${tried}); nothing was landed. The tests passed: resubmit the PR once the forge answers again.`;
+          // The window is over. One last attempt at once: it first finds whether the one that just
+          // failed landed after all (its answer lost), so a landed PR is never reported failed.
+          let last: MergeOutcome | null = null;
+          let lastBlip = blip;
+          if (this.landingRetryMs > 0) {
+            try {
+              last = await this.driver.lander.land(queue, current, prNumbers);
+            } catch (again) {
+              if (this.closed) return null;
+              const b = this.driver.lander.blip?.(again) ?? null;
+              if (b === null) {
+                this.log(`merge of run ${run.id} failed`, again);
+                return { outcome: 'error' };
+              }
+              lastBlip = b;
+            }
+          }
+          if (last !== null) return { outcome: last };
+          const attempts = this.landingRetryMs > 0 ? attempt + 1 : attempt;
+          const tried = attempts === 1 ? 'once' : `${attempts} times over ${duration(this.now() - started)}`;
+          this.log(`queue ${queue.id}: landing run ${run.id} failed: ${lastBlip} (tried ${tried}); its PRs fail`, error);
+          const detail = `Landing failed: ${lastBlip} (tried ${tried}). The tests passed: resubmit the PR once the forge answers again.`;
           this.driver.reporter?.landingNote?.(queue, current, detail, true);
           return { outcome: 'error', detail };
         }
