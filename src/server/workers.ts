@@ -220,7 +220,8 @@ export class QueueWorkers {
    * `error` with a detail saying what the forge answered. The queue's later effects wait
    * meanwhile (nothing is built on a target in doubt). Null when the server stops during a wait (no
    * landing is half-done: the next start redoes the merge, checked first — recover()), or when this
-   * replica no longer drives the queue, or the engine no longer waits for this merge.
+   * replica no longer drives the queue, the engine no longer waits for this merge, or its PRs left
+   * the queue while it waited (nothing of theirs lands).
    */
   private async land(queue: QueueHandle, run: TestRun, prNumbers: readonly number[]): Promise<{ outcome: MergeOutcome; detail?: string } | null> {
     const started = this.now();
@@ -267,8 +268,14 @@ export class QueueWorkers {
         this.driver.reporter?.landingNote?.(queue, current, `Landing: ${blip} (attempt ${attempt}), retrying in ${duration(pause)}.`, false);
         await delay(pause, undefined, { signal: this.stopping.signal }).catch(() => undefined);
         if (this.closed || !this.service?.drives(queue.id)) return null;
-        const now = (this.service.byQueueId(queue.id) ?? queue).model.runs.find((r) => r.id === run.id);
+        const model = (this.service.byQueueId(queue.id) ?? queue).model;
+        const now = model.runs.find((r) => r.id === run.id);
         if (!now?.mergeRequested) return null;
+        if (!membersPending(model, now)) {
+          // Its PRs left the queue meanwhile (cancelled, closed): what they took out is not landed.
+          this.log(`queue ${queue.id}: landing run ${run.id}: its pull requests left the queue while it waited to try again; not landed`);
+          return null;
+        }
         current = now;
       }
     }

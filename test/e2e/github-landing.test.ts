@@ -161,6 +161,20 @@ describe('serve --github: a blip while landing', () => {
     expect(log[2]!.sha).toBe(before);
   });
 
+  it('a PR cancelled while its landing waits to be tried again is not landed', async () => {
+    const { gh, server, before } = await world();
+    gh.failLanding(OWNER, NAME, { times: 1000, answer: 502 });
+    const pr = await onePr(server, gh);
+    await until('GitHub answered 502 to the landing', () => landingCalls(gh, 'ref').length > 0, 60_000);
+    const cancelled = await call(server, 'cancelPullRequest', { repo: repoOf(gh), targetBranch: 'main', pr: { number: pr.number } });
+    expect(cancelled.status).toBe(200);
+    // (The faults stay armed: a retry started just before the cancel must not land it either.)
+    await until('the server gives the landing up', () => /left the queue while it waited to try again; not landed/.test(server.output()), 60_000);
+    expect((await waitFor(server, gh, pr.number, settled)).state).toBe('cancelled');
+    expect(landingCalls(gh, 'ref').every((s) => s === 502)).toBe(true);
+    expect(await gh.branchSha(OWNER, NAME, 'main')).toBe(before);
+  });
+
   it('a refusal (422, the target unchanged) fails at once, never tried again', async () => {
     const { gh, server, before } = await world();
     gh.protectBranch(OWNER, NAME, 'main', { kind: 'classic', requiredChecks: ['security-scan'] });
