@@ -43,13 +43,23 @@ const SLOW_FILES: Record<string, number> = {
   'test/cli/token.test.ts': 12,
 };
 
-/** The files above first, longest first; then the others in vitest's own order. */
+/**
+ * The files of the `fresh` project (vitest.config.ts: a fresh process per file) first, then those of
+ * `shared`; within each, the files above first, longest first, then the others in vitest's own order.
+ *
+ * Why the fresh ones first, together: vitest's pool keeps a shared worker for the next file only if
+ * the file at the head of its queue is a shared one too; a fresh file there ends the worker, and the
+ * next shared file pays for a new process and its imports again. Queued together, they end at most
+ * one shared worker; spread by length through the queue, they ended one each. At the start they run
+ * beside the longest shared files (e2e/github-queue and e2e/github-truth), which start ~30 s later.
+ */
 export default class SlowFilesFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const ordered = await super.sort(files);
     const root = this.ctx.config.root.replace(/\/$/, '');
     const seconds = (spec: TestSpecification) => SLOW_FILES[spec.moduleId.slice(root.length + 1)] ?? 0;
+    const fresh = (spec: TestSpecification) => (spec.project.config.isolate === false ? 0 : 1);
     // Array.prototype.sort is stable: files of equal weight (0: the rest) keep vitest's order.
-    return ordered.sort((a, b) => seconds(b) - seconds(a));
+    return ordered.sort((a, b) => fresh(b) - fresh(a) || seconds(b) - seconds(a));
   }
 }

@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll } from 'vitest';
 
 /**
  * Temporary directories of a test file, removed when the file's tests are done if the test did
@@ -12,18 +11,16 @@ import { afterAll } from 'vitest';
  */
 const made = new Set<string>();
 
-function removeAll(): void {
+/**
+ * Removes the directories made so far. Under vitest, test/support/per-file.ts calls it after each
+ * test file (this module is loaded once per worker, which runs many files); outside vitest (bench/
+ * scripts import the e2e harness) the exit hook does.
+ */
+export function removeTempDirs(): void {
   for (const dir of made) rmSync(dir, { recursive: true, force: true });
   made.clear();
 }
-// Registered on the test file that imports this module first (each file runs in its own module graph).
-// Outside vitest (bench/ scripts import the e2e harness) there is no suite: the exit hook removes them.
-try {
-  afterAll(removeAll);
-} catch {
-  /* not under vitest */
-}
-process.on('exit', removeAll);
+process.on('exit', removeTempDirs);
 
 /** A fresh directory `<tmpdir>/<prefix>XXXXXX`, removed at the latest when the test file ends. */
 export function tempDirSync(prefix = 'railyard-test-'): string {
