@@ -46,7 +46,13 @@ export default defineConfig({
         // Most files share a worker's process and its loaded modules (src/, test/support/, Fastify,
         // zod…) instead of a fresh process each: ~0.35 CPU-s less per file (bench/README.md). A file
         // leaves the process as it found it (CONTRIBUTING.md).
-        test: { ...common, name: 'shared', include: ['test/**/*.test.ts'], exclude: FRESH_PROCESS_FILES, isolate: false },
+        test: {
+          ...common,
+          name: 'shared',
+          include: ['test/**/*.test.ts'],
+          exclude: FRESH_PROCESS_FILES,
+          isolate: false,
+        },
       },
       { test: { ...common, name: 'fresh', include: FRESH_PROCESS_FILES, isolate: true } },
     ],
