@@ -7,7 +7,7 @@ import { API_PREFIX, routes, type OperationName } from '../../src/contract/index
 import { postgresForFile } from '../support/hooks.js';
 import { skipWithoutPostgres } from '../support/postgres.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { startStatusProbe } from '../support/status-probe.js';
+import { startStatusProbe, summarise } from '../support/status-probe.js';
 import { spawnServe, type ServeProcess } from '../support/serve.js';
 import { ok, Q, seedValidRequests, validRequests } from './helpers.js';
 
@@ -175,7 +175,12 @@ const cluster = postgresForFile(noPostgres);
  */
 const dialects = [
   { name: 'SQLite', skip: false, runs: RUNS, databaseUrl: async () => undefined },
-  { name: 'PostgreSQL', skip: noPostgres, runs: Number(process.env.FUZZ_RUNS ?? 3_000), databaseUrl: async () => cluster().createDatabase() },
+  {
+    name: 'PostgreSQL',
+    skip: noPostgres,
+    runs: Number(process.env.FUZZ_RUNS ?? 3_000),
+    databaseUrl: async () => cluster().createDatabase(),
+  },
 ];
 
 describe.each(dialects)('fuzzing the route table on $name', ({ skip, runs, databaseUrl }) => {
@@ -259,19 +264,47 @@ describe('hostile bodies on SQLite', () => {
   });
 
   const depth = Math.floor(16.5e6 / 40);
-  const deepXml = '<testsuites>' + '<testsuite name="s">'.repeat(depth) + '</testsuite>'.repeat(depth) + '</testsuites>';
+  const deepXml =
+    '<testsuites>' + '<testsuite name="s">'.repeat(depth) + '</testsuite>'.repeat(depth) + '</testsuites>';
   const attacks: Array<[string, OperationName, () => string]> = [
     ['20 MiB of nested arrays', 'submitPullRequest', () => '['.repeat(20 * MiB - 1024)],
-    ['nested objects after a long string', 'getQueue', () => `{"x":"${'a'.repeat(10 * MiB)}","y":${'{"a":'.repeat(100_000)}1}`],
+    [
+      'nested objects after a long string',
+      'getQueue',
+      () => `{"x":"${'a'.repeat(10 * MiB)}","y":${'{"a":'.repeat(100_000)}1}`,
+    ],
     [
       '16.5 MB report of nested <testsuite>',
       'uploadTestResults',
-      () => JSON.stringify({ repo: Q.repo, org_url_slug: 'local', branch: 'main', sha: 'abcdef12', reports: [{ name: 'deep.xml', content: deepXml }] }),
+      () =>
+        JSON.stringify({
+          repo: Q.repo,
+          org_url_slug: 'local',
+          branch: 'main',
+          sha: 'abcdef12',
+          reports: [{ name: 'deep.xml', content: deepXml }],
+        }),
     ],
-    ['10 MB owner', 'createQueue', () => JSON.stringify({ repo: { ...Q.repo, owner: 'o'.repeat(10 * MiB) }, targetBranch: 'x' })],
-    ['10 MB target branch', 'createQueue', () => JSON.stringify({ repo: Q.repo, targetBranch: 'b'.repeat(10 * MiB) })],
-    ['10 MB repo name', 'listQueues', () => JSON.stringify({ repo: { ...Q.repo, name: 'n'.repeat(10 * MiB) } })],
-    ['10 MB PR branch', 'getSubmittedPullRequest', () => JSON.stringify({ ...Q, pr: { branch: 'b'.repeat(10 * MiB) } })],
+    [
+      '10 MB owner',
+      'createQueue',
+      () => JSON.stringify({ repo: { ...Q.repo, owner: 'o'.repeat(10 * MiB) }, targetBranch: 'x' }),
+    ],
+    [
+      '10 MB target branch',
+      'createQueue',
+      () => JSON.stringify({ repo: Q.repo, targetBranch: 'b'.repeat(10 * MiB) }),
+    ],
+    [
+      '10 MB repo name',
+      'listQueues',
+      () => JSON.stringify({ repo: { ...Q.repo, name: 'n'.repeat(10 * MiB) } }),
+    ],
+    [
+      '10 MB PR branch',
+      'getSubmittedPullRequest',
+      () => JSON.stringify({ ...Q, pr: { branch: 'b'.repeat(10 * MiB) } }),
+    ],
   ];
 
   /** Sends `body` to `op`; the status, text and milliseconds until the whole answer arrived. */
@@ -286,46 +319,69 @@ describe('hostile bodies on SQLite', () => {
     return { status: res.status, text, ms: performance.now() - t0 };
   };
 
-  it('each is refused with a 4xx within 200 ms while /v1/status stays under 100 ms p99', { timeout: 120_000 }, async () => {
-    const bodies = attacks.map(([what, op, make]) => ({ what, op, body: Buffer.from(make()) }));
-    // The floor on this machine now: bodies of the same sizes refused for a plain reason (a
-    // missing field) — receiving and parsing them is all they cost. On a quiet machine the bounds
-    // are 200 ms and 100 ms; when the machine is busy (CI runs two test files at once) they are
-    // twice what the plain bodies measure, whichever is larger.
-    const plain = bodies.map(({ op, body }) => ({ op, body: Buffer.from(JSON.stringify({ pad: 'p'.repeat(body.length - 20) })) }));
-    let probe = await startStatusProbe(`${server.url}/status`);
-    let floorMs = 0;
-    for (const round of [0, 1])
-      for (const { op, body } of plain) {
+  it(
+    'each is refused with a 4xx within 200 ms while /v1/status stays under 100 ms p99',
+    { timeout: 120_000 },
+    async () => {
+      const bodies = attacks.map(([what, op, make]) => ({ what, op, body: Buffer.from(make()) }));
+      // The floor on this machine, in the same seconds: right before each hostile body goes a plain
+      // body of the same size, refused for a plain reason (a missing field) — receiving and parsing it
+      // is all it costs. On a quiet machine the bounds are 200 ms and 100 ms; when the machine is busy
+      // (CI runs two test files at once, other jobs run beside) they are twice what the plain bodies
+      // measure, whichever is larger. Pairs, not a round of plain bodies before the hostile ones: a
+      // floor measured seconds earlier missed the load that came later (a whole CI run at load 7-9
+      // failed on it, 2026-11-27). Each /v1/status sample counts for the body whose send it was due in.
+      const plain = bodies.map(({ body }) =>
+        Buffer.from(JSON.stringify({ pad: 'p'.repeat(body.length - 20) })),
+      );
+      const now = () => performance.timeOrigin + performance.now();
+      const windows: Array<{ hostile: boolean; from: number; to: number }> = [];
+      const timed = async (hostile: boolean, op: OperationName, body: Buffer) => {
+        const from = now();
         const answer = await send(op, body);
-        expect(answer.status, answer.text).toBeLessThan(500);
-        if (round === 1) floorMs = Math.max(floorMs, answer.ms);
-      }
-    const floor = await probe.stop();
-    const boundMs = Math.max(200, 2 * floorMs);
-    const boundP99 = Math.max(100, 2 * floor.p99);
-
-    probe = await startStatusProbe(`${server.url}/status`);
-    const slow: string[] = [];
-    try {
-      // One warm-up round (JIT, the first worker thread), then the measured one.
-      for (const round of [0, 1]) {
-        for (const { what, op, body } of bodies) {
-          const { status, text, ms } = await send(op, body);
-          expect(status, `${what}: ${text}`).toBeGreaterThanOrEqual(400);
-          expect(status, `${what}: ${text}`).toBeLessThan(500);
-          if (round === 1 && ms > boundMs) slow.push(`${what}: ${ms.toFixed(0)} ms`);
+        windows.push({ hostile, from, to: now() });
+        return answer;
+      };
+      let floorMs = 0;
+      const hostileMs: Array<[string, number]> = [];
+      const probe = await startStatusProbe(`${server.url}/status`);
+      let probed: Awaited<ReturnType<typeof probe.stop>>;
+      try {
+        // One warm-up round (JIT, the first worker thread), then the measured one.
+        for (const round of [0, 1]) {
+          for (const [i, { what, op, body }] of bodies.entries()) {
+            const floor = await timed(false, op, plain[i]!);
+            expect(floor.status, floor.text).toBeLessThan(500);
+            const { status, text, ms } = await timed(true, op, body);
+            expect(status, `${what}: ${text}`).toBeGreaterThanOrEqual(400);
+            expect(status, `${what}: ${text}`).toBeLessThan(500);
+            if (round === 1) {
+              floorMs = Math.max(floorMs, floor.ms);
+              hostileMs.push([what, ms]);
+            }
+          }
         }
+      } finally {
+        probed = await probe.stop();
       }
-    } finally {
-      const status = await probe.stop();
+      const during = (hostile: boolean) =>
+        probed.samples
+          .filter((s) => windows.some((w) => w.hostile === hostile && s.at >= w.from && s.at < w.to))
+          .map((s) => s.ms);
+      const floor = summarise(during(false));
+      const status = summarise(during(true));
+      const boundMs = Math.max(200, 2 * floorMs);
+      const boundP99 = Math.max(100, 2 * floor.p99);
       console.log(
         `hostile bodies: each within ${boundMs.toFixed(0)} ms (plain bodies ${floorMs.toFixed(0)} ms); ` +
-          `/v1/status p50 ${status.p50.toFixed(1)} ms, p99 ${status.p99.toFixed(1)} ms (bound ${boundP99.toFixed(0)}), max ${status.max.toFixed(1)} ms over ${status.count}`,
+          `/v1/status p50 ${status.p50.toFixed(1)} ms, p99 ${status.p99.toFixed(1)} ms (bound ${boundP99.toFixed(0)}: plain bodies' p99 ${floor.p99.toFixed(1)} ms over ${floor.count}), ` +
+          `max ${status.max.toFixed(1)} ms over ${status.count}`,
       );
-      expect(status.failed).toBe(0);
+      expect(probed.failed).toBe(0);
       expect(status.p99).toBeLessThan(boundP99);
-    }
-    expect(slow).toEqual([]);
-  });
+      expect(
+        hostileMs.filter(([, ms]) => ms > boundMs).map(([what, ms]) => `${what}: ${ms.toFixed(0)} ms`),
+      ).toEqual([]);
+    },
+  );
 });

@@ -18,28 +18,34 @@ export interface ProbeSummary {
   max: number;
 }
 
+/** One answer: when its request was due (ms since the epoch, `performance.timeOrigin + performance.now()`) and its latency (ms). */
+export interface ProbeSample {
+  at: number;
+  ms: number;
+}
+
 export interface StatusProbe {
-  /** Stops sending, waits for the answers still out, and summarises (ms). */
-  stop(): Promise<ProbeSummary>;
+  /** Stops sending, waits for the answers still out, and summarises (ms), with every sample. */
+  stop(): Promise<ProbeSummary & { samples: ProbeSample[] }>;
 }
 
 const CHILD = String.raw`
 const http = require('node:http');
 const [url, interval] = [process.argv[1], Number(process.argv[2])];
 const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
-const latencies = [];
+const samples = [];
 let failed = 0, out = 0, stopping = false;
 const start = performance.now();
 let n = 0;
 function finish() {
   if (!stopping || out > 0) return;
-  process.stdout.write(JSON.stringify({ latencies, failed }) + '\n', () => process.exit(0));
+  process.stdout.write(JSON.stringify({ samples, failed }) + '\n', () => process.exit(0));
 }
 function one(due) {
   out++;
   const req = http.get(url, { agent }, (res) => {
     res.resume();
-    res.on('end', () => { latencies.push(performance.now() - due); out--; finish(); });
+    res.on('end', () => { samples.push([performance.timeOrigin + due, performance.now() - due]); out--; finish(); });
   });
   req.on('error', () => { failed++; out--; finish(); });
   req.setTimeout(30000, () => req.destroy());
@@ -58,6 +64,18 @@ tick();
 
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
+
+/** p50, p99 and max of latencies (ms), e.g. of the samples of one kind of window. */
+export function summarise(latencies: number[], failed = 0): ProbeSummary {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  return {
+    count: sorted.length,
+    failed,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    max: sorted[sorted.length - 1] ?? NaN,
+  };
+}
 
 /** Starts probing `statusUrl` (e.g. `http://127.0.0.1:PORT/v1/status`); resolves once the first request is out. */
 export async function startStatusProbe(statusUrl: string, intervalMs = 20): Promise<StatusProbe> {
@@ -78,14 +96,14 @@ export async function startStatusProbe(statusUrl: string, intervalMs = 20): Prom
       await exited;
       const line = out.split('\n').find((l) => l.startsWith('{'));
       if (!line) throw new Error(`status probe gave no figures: ${out}`);
-      const { latencies, failed } = JSON.parse(line) as { latencies: number[]; failed: number };
-      latencies.sort((a, b) => a - b);
+      const parsed = JSON.parse(line) as { samples: Array<[number, number]>; failed: number };
+      const samples = parsed.samples.map(([at, ms]) => ({ at, ms }));
       return {
-        count: latencies.length,
-        failed,
-        p50: percentile(latencies, 50),
-        p99: percentile(latencies, 99),
-        max: latencies[latencies.length - 1] ?? NaN,
+        ...summarise(
+          samples.map((s) => s.ms),
+          parsed.failed,
+        ),
+        samples,
       };
     },
   };
