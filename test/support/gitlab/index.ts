@@ -473,9 +473,7 @@ export class GitLabEmulator {
     const isPush = rest === '/git-receive-pack' && req.method === 'POST';
     // A push is processed (MR updates, hooks, CI) before git's answer ends, so a test's push returns
     // with GitLab's state already updated.
-    const afterPush = isPush
-      ? () => this.world.track(this.world.locked(p, () => this.mrs.syncRefs(p, user)))
-      : undefined;
+    const afterPush = isPush ? () => this.world.track(this.world.locked(p, () => this.mrs.syncRefs(p, user))) : undefined;
     const serve = (rq: IncomingMessage, rs: ServerResponse) =>
       this.world.git.serveHttpBackend(rq, rs, this.world.reposRoot, `/${p.pathWithNamespace}.git${rest}`, query, user.username, afterPush);
     if (isPush && this.landingFaults.pending(p.pathWithNamespace)) return this.landingFaults.serve(p.pathWithNamespace, req, res, serve);
