@@ -15,11 +15,15 @@
  *   OUTAGE_SECONDS=60 SECONDS=60 npx tsx bench/webhooks.ts      # a shorter outage (say so when recording)
  *   BIN=/other/checkout/bin/run.js npx tsx bench/webhooks.ts     # another build (same-minute A/B)
  *   NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' npx tsx bench/webhooks.ts   # profile the server (every thread)
+ *   B_ENDPOINTS=0 SECONDS=60 OUTAGE_SECONDS=0 npx tsx bench/webhooks.ts   # control: B without endpoints (B's place after A)
  *
  * `uptime` is printed before and after each phase: on a shared machine the load says what the
- * figures are worth.
+ * figures are worth. So is the CPU time of the server's threads in A and B (Linux, from /proc):
+ * the request thread's CPU-s moves far less with the load than p99 does, so A/B pairs on a busy
+ * machine still say which build makes the request thread work more.
  */
 import { execFileSync, fork } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,6 +68,8 @@ async function startReceivers(): Promise<{ receivers: Receiver[]; setMode(mode: 
 
 const SECONDS = Number(process.env.SECONDS ?? 60);
 const OUTAGE_SECONDS = Number(process.env.OUTAGE_SECONDS ?? 600);
+/** Endpoints in phase B (and C): 2; 0 makes B a control, the same traffic again without webhooks. */
+const B_ENDPOINTS = Number(process.env.B_ENDPOINTS ?? 2);
 const EVENTS_PER_SECOND = 100;
 const TOKEN = 'bench-token';
 const REPO = { host: 'github.com', owner: 'acme', name: 'web' };
@@ -83,6 +89,40 @@ const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : NaN;
 };
+
+/** Clock ticks per second of /proc's CPU times. */
+const TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' })) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** CPU seconds (user + system) of each thread of process `pid` so far, by thread id; empty where /proc is missing. */
+function threadCpu(pid: number | undefined): Map<number, number> {
+  const out = new Map<number, number>();
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(Number(tid), (Number(fields[11]) + Number(fields[12])) / TICKS);
+    }
+  } catch {
+    // not Linux, or the server is gone
+  }
+  return out;
+}
+
+/** The server's CPU between two threadCpu samples: its request (main) thread, the busiest other thread, all the others. */
+function cpuLine(pid: number | undefined, before: Map<number, number>, after: Map<number, number>): string {
+  if (!after.size) return 'server CPU: not measured (no /proc)';
+  const used = [...after].map(([tid, s]) => [tid, s - (before.get(tid) ?? 0)] as const);
+  const main = used.find(([tid]) => tid === pid)?.[1] ?? 0;
+  const others = used.filter(([tid]) => tid !== pid).sort((x, y) => y[1] - x[1]);
+  const rest = others.reduce((n, [, s]) => n + s, 0);
+  return `server CPU: request thread ${main.toFixed(2)} s, other threads ${rest.toFixed(2)} s (busiest ${(others[0]?.[1] ?? 0).toFixed(2)} s)`;
+}
 
 /** p99 of each 10 s window of a phase, to tell a stall or a climb from a steady cost. */
 const perWindow = (windows: number[][]) => windows.map((w) => pct(w, 99).toFixed(0)).join(' ');
@@ -152,7 +192,7 @@ async function main(): Promise<void> {
     };
     const received = (r: Receiver, type: string) => new Set(r.delivered.filter((d) => d.json.type === type).map((d) => Number(d.json.pr_number)));
     const lost = (prs: number[]) =>
-      receivers.map((r) => {
+      receivers.slice(0, B_ENDPOINTS).map((r) => {
         const submitted = received(r, 'pull_request.submitted');
         const canceled = received(r, 'pull_request.canceled');
         return prs.filter((pr) => !submitted.has(pr)).length + prs.filter((pr) => !canceled.has(pr)).length;
@@ -167,20 +207,28 @@ async function main(): Promise<void> {
     };
 
     console.log(`webhooks bench: ${SECONDS} s at ${EVENTS_PER_SECOND} events/s, outage ${OUTAGE_SECONDS} s`);
+    const pid = server.child.pid;
+    const cpuStart = threadCpu(pid);
     uptime('start');
     const a = await traffic(SECONDS);
+    const cpuA = threadCpu(pid);
     uptime('after A');
     console.log(`A no endpoint    requests ${a.latencies.length}  failed pairs ${a.errors}  p50 ${pct(a.latencies, 50).toFixed(1)} ms  p99 ${pct(a.latencies, 99).toFixed(1)} ms`);
     console.log(`  p99 per 10 s (ms): ${perWindow(a.windows)}`);
+    console.log(`  ${cpuLine(pid, cpuStart, cpuA)}`);
 
-    for (const r of receivers) await api('createWebhook', { url: r.url });
+    // B_ENDPOINTS=0: a control run, B without endpoints (what B's place after A costs by itself: a bigger database).
+    for (const r of receivers.slice(0, B_ENDPOINTS)) await api('createWebhook', { url: r.url });
+    const cpuB0 = threadCpu(pid);
     const b = await traffic(SECONDS);
+    const cpuB = threadCpu(pid);
     uptime('after B');
     await waitFor(() => lost(b.prs).every((n) => n === 0), 60_000);
     const delays = receivers.flatMap((r) => r.delivered.map((d) => d.at - Date.parse(String(d.json.timestamp))));
     const events = receivers.reduce((n, r) => n + r.delivered.length, 0);
-    console.log(`B two endpoints  requests ${b.latencies.length}  failed pairs ${b.errors}  p50 ${pct(b.latencies, 50).toFixed(1)} ms  p99 ${pct(b.latencies, 99).toFixed(1)} ms  (p99 ${(((pct(b.latencies, 99) / pct(a.latencies, 99)) - 1) * 100).toFixed(1)} % vs A)`);
+    console.log(`B ${B_ENDPOINTS} endpoints${B_ENDPOINTS === 2 ? '' : ' (control)'}  requests ${b.latencies.length}  failed pairs ${b.errors}  p50 ${pct(b.latencies, 50).toFixed(1)} ms  p99 ${pct(b.latencies, 99).toFixed(1)} ms  (p99 ${(((pct(b.latencies, 99) / pct(a.latencies, 99)) - 1) * 100).toFixed(1)} % vs A)`);
     console.log(`  p99 per 10 s (ms): ${perWindow(b.windows)}`);
+    console.log(`  ${cpuLine(pid, cpuB0, cpuB)}`);
     console.log(`  deliveries ${events} in ${SECONDS} s (${(events / SECONDS).toFixed(0)}/s)  delay p50 ${pct(delays, 50)} ms  p95 ${pct(delays, 95)} ms  p99 ${pct(delays, 99)} ms  max ${pct(delays, 100)} ms  lost ${lost(b.prs).join(' + ')}`);
 
     hooks.setMode({ kind: 'status', status: 503 });
