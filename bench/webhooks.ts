@@ -3,7 +3,9 @@
  * SQLite, sandbox) in a child process, with two receivers on 127.0.0.1 in this process:
  *
  *   A. 60 s of queue traffic making 100 events/s (submit + cancel of new PRs), no endpoint:
- *      the queue's request latency without webhooks.
+ *      the queue's request latency without webhooks. Measured in two halves, before and after B
+ *      (A B A, endpoints deleted for the second half), so that A and B see the same database size
+ *      on average: B run after the whole of A costs more by that alone (ORDER=AB: the old order).
  *   B. The same with two endpoints: request latency again (goal p99 within 10 % of A), delivery
  *      latency from the state change (payload timestamp) to arrival (goal p95 <= 1 s), lost events
  *      (goal 0: every submitted and canceled event reaches both receivers).
@@ -16,6 +18,7 @@
  *   BIN=/other/checkout/bin/run.js npx tsx bench/webhooks.ts     # another build (same-minute A/B)
  *   NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' npx tsx bench/webhooks.ts   # profile the server (every thread)
  *   B_ENDPOINTS=0 SECONDS=60 OUTAGE_SECONDS=0 npx tsx bench/webhooks.ts   # control: B without endpoints (B's place after A)
+ *   ORDER=AB SECONDS=60 OUTAGE_SECONDS=0 npx tsx bench/webhooks.ts         # A whole before B (as before 2026-11-27)
  *
  * `uptime` is printed before and after each phase: on a shared machine the load says what the
  * figures are worth. So is the CPU time of the server's threads in A and B (Linux, from /proc):
@@ -70,6 +73,14 @@ const SECONDS = Number(process.env.SECONDS ?? 60);
 const OUTAGE_SECONDS = Number(process.env.OUTAGE_SECONDS ?? 600);
 /** Endpoints in phase B (and C): 2; 0 makes B a control, the same traffic again without webhooks. */
 const B_ENDPOINTS = Number(process.env.B_ENDPOINTS ?? 2);
+/**
+ * ABA (default): half of A before B, half after it with the endpoints deleted, pooled. The database
+ * grows through the run, and B after the whole of A ran on a bigger one: B without endpoints
+ * (B_ENDPOINTS=0) cost ~2 CPU-s of the request thread and +4.4 % p99 more than A by that alone
+ * (bench/README.md, 2026-11-27). AB: A whole, then B.
+ */
+const ORDER = process.env.ORDER ?? 'ABA';
+if (ORDER !== 'ABA' && ORDER !== 'AB') throw new Error(`ORDER must be ABA or AB, not ${ORDER}`);
 const EVENTS_PER_SECOND = 100;
 const TOKEN = 'bench-token';
 const REPO = { host: 'github.com', owner: 'acme', name: 'web' };
@@ -114,10 +125,17 @@ function threadCpu(pid: number | undefined): Map<number, number> {
   return out;
 }
 
-/** The server's CPU between two threadCpu samples: its request (main) thread, the busiest other thread, all the others. */
-function cpuLine(pid: number | undefined, before: Map<number, number>, after: Map<number, number>): string {
-  if (!after.size) return 'server CPU: not measured (no /proc)';
-  const used = [...after].map(([tid, s]) => [tid, s - (before.get(tid) ?? 0)] as const);
+/** CPU seconds each thread used between two threadCpu samples; spans of one phase (A's halves) added up. */
+function cpuUsed(...spans: [Map<number, number>, Map<number, number>][]): Map<number, number> {
+  const used = new Map<number, number>();
+  for (const [before, after] of spans) for (const [tid, s] of after) used.set(tid, (used.get(tid) ?? 0) + s - (before.get(tid) ?? 0));
+  return used;
+}
+
+/** The server's CPU of a phase (cpuUsed): its request (main) thread, the busiest other thread, all the others. */
+function cpuLine(pid: number | undefined, usedByThread: Map<number, number>): string {
+  if (!usedByThread.size) return 'server CPU: not measured (no /proc)';
+  const used = [...usedByThread];
   const main = used.find(([tid]) => tid === pid)?.[1] ?? 0;
   const others = used.filter(([tid]) => tid !== pid).sort((x, y) => y[1] - x[1]);
   const rest = others.reduce((n, [, s]) => n + s, 0);
@@ -208,29 +226,48 @@ async function main(): Promise<void> {
 
     console.log(`webhooks bench: ${SECONDS} s at ${EVENTS_PER_SECOND} events/s, outage ${OUTAGE_SECONDS} s`);
     const pid = server.child.pid;
+    const aSeconds = ORDER === 'ABA' ? SECONDS / 2 : SECONDS;
     const cpuStart = threadCpu(pid);
     uptime('start');
-    const a = await traffic(SECONDS);
+    const a1 = await traffic(aSeconds);
     const cpuA = threadCpu(pid);
-    uptime('after A');
-    console.log(`A no endpoint    requests ${a.latencies.length}  failed pairs ${a.errors}  p50 ${pct(a.latencies, 50).toFixed(1)} ms  p99 ${pct(a.latencies, 99).toFixed(1)} ms`);
-    console.log(`  p99 per 10 s (ms): ${perWindow(a.windows)}`);
-    console.log(`  ${cpuLine(pid, cpuStart, cpuA)}`);
+    uptime(ORDER === 'ABA' ? 'after the first half of A' : 'after A');
 
     // B_ENDPOINTS=0: a control run, B without endpoints (what B's place after A costs by itself: a bigger database).
-    for (const r of receivers.slice(0, B_ENDPOINTS)) await api('createWebhook', { url: r.url });
+    const createEndpoints = async () => {
+      const ids: string[] = [];
+      for (const r of receivers.slice(0, B_ENDPOINTS)) ids.push((await api('createWebhook', { url: r.url })).json.endpoint.id);
+      return ids;
+    };
+    let endpoints = await createEndpoints();
     const cpuB0 = threadCpu(pid);
     const b = await traffic(SECONDS);
     const cpuB = threadCpu(pid);
     uptime('after B');
     await waitFor(() => lost(b.prs).every((n) => n === 0), 60_000);
+    let a = a1;
+    let cpuOfA = cpuUsed([cpuStart, cpuA]);
+    if (ORDER === 'ABA') {
+      // The second half of A: no endpoint again (deleted, so no event is written), once B's deliveries arrived.
+      for (const id of endpoints) await api('deleteWebhook', { id });
+      endpoints = [];
+      const cpuA20 = threadCpu(pid);
+      const a2 = await traffic(aSeconds);
+      cpuOfA = cpuUsed([cpuStart, cpuA], [cpuA20, threadCpu(pid)]);
+      uptime('after the second half of A');
+      a = { latencies: [...a1.latencies, ...a2.latencies], prs: [...a1.prs, ...a2.prs], errors: a1.errors + a2.errors, windows: [...a1.windows, ...a2.windows] };
+    }
+    console.log(`A no endpoint${ORDER === 'ABA' ? ' (halves before and after B)' : ''}  requests ${a.latencies.length}  failed pairs ${a.errors}  p50 ${pct(a.latencies, 50).toFixed(1)} ms  p99 ${pct(a.latencies, 99).toFixed(1)} ms`);
+    console.log(`  p99 per 10 s (ms): ${perWindow(a.windows)}`);
+    console.log(`  ${cpuLine(pid, cpuOfA)}`);
     const delays = receivers.flatMap((r) => r.delivered.map((d) => d.at - Date.parse(String(d.json.timestamp))));
     const events = receivers.reduce((n, r) => n + r.delivered.length, 0);
     console.log(`B ${B_ENDPOINTS} endpoints${B_ENDPOINTS === 2 ? '' : ' (control)'}  requests ${b.latencies.length}  failed pairs ${b.errors}  p50 ${pct(b.latencies, 50).toFixed(1)} ms  p99 ${pct(b.latencies, 99).toFixed(1)} ms  (p99 ${(((pct(b.latencies, 99) / pct(a.latencies, 99)) - 1) * 100).toFixed(1)} % vs A)`);
     console.log(`  p99 per 10 s (ms): ${perWindow(b.windows)}`);
-    console.log(`  ${cpuLine(pid, cpuB0, cpuB)}`);
+    console.log(`  ${cpuLine(pid, cpuUsed([cpuB0, cpuB]))}`);
     console.log(`  deliveries ${events} in ${SECONDS} s (${(events / SECONDS).toFixed(0)}/s)  delay p50 ${pct(delays, 50)} ms  p95 ${pct(delays, 95)} ms  p99 ${pct(delays, 99)} ms  max ${pct(delays, 100)} ms  lost ${lost(b.prs).join(' + ')}`);
 
+    if (OUTAGE_SECONDS > 0 && endpoints.length === 0 && B_ENDPOINTS > 0) endpoints = await createEndpoints();
     hooks.setMode({ kind: 'status', status: 503 });
     const c = await traffic(OUTAGE_SECONDS);
     uptime('outage over');
