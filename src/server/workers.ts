@@ -227,57 +227,56 @@ export class QueueWorkers {
     const started = this.now();
     let current = run;
     for (let attempt = 1, wait = LAND_RETRY_FIRST_MS; ; attempt++, wait = Math.min(wait * 2, LAND_RETRY_MAX_MS)) {
-      try {
-        return { outcome: await this.driver.lander.land(queue, current, prNumbers) };
-      } catch (error) {
-        if (this.closed) return null;
-        const blip = this.driver.lander.blip?.(error) ?? null;
-        if (blip === null) {
-          this.log(`merge of run ${run.id} failed`, error);
-          return { outcome: 'error' };
+      const result = await this.attemptLanding(queue, current, prNumbers);
+      if (result === null || 'outcome' in result) return result;
+      const { blip, error } = result;
+      const pause = Math.round(wait / 2 + (Math.random() * wait) / 2);
+      const elapsed = this.now() - started;
+      if (elapsed + pause > this.landingRetryMs) {
+        // The window is over. One last attempt at once: it first finds whether the one that just
+        // failed landed after all (its answer lost), so a landed PR is never reported failed.
+        let lastBlip = blip;
+        if (this.landingRetryMs > 0) {
+          const last = await this.attemptLanding(queue, current, prNumbers);
+          if (last === null || 'outcome' in last) return last;
+          lastBlip = last.blip;
         }
-        const pause = Math.round(wait / 2 + (Math.random() * wait) / 2);
-        const elapsed = this.now() - started;
-        if (elapsed + pause > this.landingRetryMs) {
-          // The window is over. One last attempt at once: it first finds whether the one that just
-          // failed landed after all (its answer lost), so a landed PR is never reported failed.
-          let last: MergeOutcome | null = null;
-          let lastBlip = blip;
-          if (this.landingRetryMs > 0) {
-            try {
-              last = await this.driver.lander.land(queue, current, prNumbers);
-            } catch (again) {
-              if (this.closed) return null;
-              const b = this.driver.lander.blip?.(again) ?? null;
-              if (b === null) {
-                this.log(`merge of run ${run.id} failed`, again);
-                return { outcome: 'error' };
-              }
-              lastBlip = b;
-            }
-          }
-          if (last !== null) return { outcome: last };
-          const attempts = this.landingRetryMs > 0 ? attempt + 1 : attempt;
-          const tried = attempts === 1 ? 'once' : `${attempts} times over ${duration(this.now() - started)}`;
-          this.log(`queue ${queue.id}: landing run ${run.id} failed: ${lastBlip} (tried ${tried}); its PRs fail`, error);
-          const detail = `Landing failed: ${lastBlip} (tried ${tried}). The tests passed: resubmit the PR once the forge answers again.`;
-          this.driver.reporter?.landingNote?.(queue, current, detail, true);
-          return { outcome: 'error', detail };
-        }
-        this.log(`queue ${queue.id}: landing run ${run.id}: ${blip} (attempt ${attempt}), retrying in ${duration(pause)}`);
-        this.driver.reporter?.landingNote?.(queue, current, `Landing: ${blip} (attempt ${attempt}), retrying in ${duration(pause)}.`, false);
-        await delay(pause, undefined, { signal: this.stopping.signal }).catch(() => undefined);
-        if (this.closed || !this.service?.drives(queue.id)) return null;
-        const model = (this.service.byQueueId(queue.id) ?? queue).model;
-        const now = model.runs.find((r) => r.id === run.id);
-        if (!now?.mergeRequested) return null;
-        if (!membersPending(model, now)) {
-          // Its PRs left the queue meanwhile (cancelled, closed): what they took out is not landed.
-          this.log(`queue ${queue.id}: landing run ${run.id}: its pull requests left the queue while it waited to try again; not landed`);
-          return null;
-        }
-        current = now;
+        const attempts = this.landingRetryMs > 0 ? attempt + 1 : attempt;
+        const tried = attempts === 1 ? 'once' : `${attempts} times over ${duration(this.now() - started)}`;
+        this.log(`queue ${queue.id}: landing run ${run.id} failed: ${lastBlip} (tried ${tried}); its PRs fail`, error);
+        const detail = `Landing failed: ${lastBlip} (tried ${tried}). The tests passed: resubmit the PR once the forge answers again.`;
+        this.driver.reporter?.landingNote?.(queue, current, detail, true);
+        return { outcome: 'error', detail };
       }
+      this.log(`queue ${queue.id}: landing run ${run.id}: ${blip} (attempt ${attempt}), retrying in ${duration(pause)}`);
+      this.driver.reporter?.landingNote?.(queue, current, `Landing: ${blip} (attempt ${attempt}), retrying in ${duration(pause)}.`, false);
+      await delay(pause, undefined, { signal: this.stopping.signal }).catch(() => undefined);
+      if (this.closed || !this.service?.drives(queue.id)) return null;
+      const model = (this.service.byQueueId(queue.id) ?? queue).model;
+      const now = model.runs.find((r) => r.id === run.id);
+      if (!now?.mergeRequested) return null;
+      if (!membersPending(model, now)) {
+        // Its PRs left the queue meanwhile (cancelled, closed): what they took out is not landed.
+        this.log(`queue ${queue.id}: landing run ${run.id}: its pull requests left the queue while it waited to try again; not landed`);
+        return null;
+      }
+      current = now;
+    }
+  }
+
+  /**
+   * One landing attempt: its outcome (a failure that is no blip is `error`, logged); the blip that
+   * failed it, to be tried again; null when the server stopped meanwhile.
+   */
+  private async attemptLanding(queue: QueueHandle, run: TestRun, prNumbers: readonly number[]): Promise<{ outcome: MergeOutcome } | { blip: string; error: unknown } | null> {
+    try {
+      return { outcome: await this.driver.lander.land(queue, run, prNumbers) };
+    } catch (error) {
+      if (this.closed) return null;
+      const blip = this.driver.lander.blip?.(error) ?? null;
+      if (blip !== null) return { blip, error };
+      this.log(`merge of run ${run.id} failed`, error);
+      return { outcome: 'error' };
     }
   }
 
