@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run build`: the TypeScript into build/, the dashboard (scripts/build-web.mjs), oclif's manifest
+// `npm run build`: the TypeScript into build/, the client commands bundled (scripts/cli-bundle.mjs), the dashboard (scripts/build-web.mjs), oclif's manifest
 // and the help cache (scripts/help-cache.mjs). When build/ was made from exactly the inputs there are
 // now (a SHA-256 over every file the build reads, the Node version included, kept in
 // build/.inputs), it says so and builds nothing: `npm test` builds first (pretest), and .ci/run has
@@ -44,6 +44,7 @@ function inputsHash() {
       'tsconfig.json',
       'tsconfig.build.json',
       'scripts/build.mjs',
+      'scripts/cli-bundle.mjs',
       'scripts/build-web.mjs',
       'scripts/help-cache.mjs',
     ],
@@ -82,6 +83,8 @@ if (
 rmSync(join(root, 'build'), { recursive: true, force: true });
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 run(bin('tsc'), ['-p', 'tsconfig.build.json']);
+// The client commands as bundles sharing chunks (a command's start is mostly module loading).
+run(process.execPath, [join(root, 'scripts', 'cli-bundle.mjs')]);
 run(process.execPath, [join(root, 'scripts', 'build-web.mjs')]);
 run(bin('oclif'), ['manifest'], { ...process.env, OCLIF_SKIP_NEW_VERSION_CHECK: 'true' });
 run(process.execPath, [join(root, 'scripts', 'help-cache.mjs')]);
