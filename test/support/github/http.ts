@@ -108,6 +108,7 @@ export abstract class EmulatorHttp extends EmulatorProtection {
     const afterPush = isPush
       ? () => this.track(this.locked(r, () => this.syncRefs(r, token.login)))
       : undefined;
+    const startedAt = Date.now();
     await this.git.serveHttpBackend(
       req,
       res,
@@ -118,6 +119,7 @@ export abstract class EmulatorHttp extends EmulatorProtection {
       afterPush,
       rest === '/git-upload-pack' && req.method === 'POST' ? r.gitReadDelayMs : 0,
     );
+    this.gitRequests.push({ owner, repo: name, method: req.method ?? 'GET', path: query ? `${rest}?${query}` : rest, at: startedAt, ms: Date.now() - startedAt });
   }
 
   rateHeaders(key: string, count: boolean): Record<string, string> {

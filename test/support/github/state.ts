@@ -31,6 +31,7 @@ import {
   type Installation,
   type Pr,
   type Repo,
+  type GitRequestRecord,
   type RequestRecord,
   type TokenInfo,
 } from './types.js';
@@ -41,6 +42,7 @@ export abstract class EmulatorState extends EmulatorWork {
   host = '';
   readonly deliveries: Delivery[] = [];
   readonly requests: RequestRecord[] = [];
+  readonly gitRequests: GitRequestRecord[] = [];
   readonly schemaViolations: string[] = [];
   readonly branchMoves: Array<{
     at: number;

@@ -106,6 +106,18 @@ export interface RequestRecord {
   ms: number;
 }
 
+/** A smart-HTTP git request (clone, fetch, ls-remote, push), recorded once its answer is complete. */
+export interface GitRequestRecord {
+  owner: string;
+  repo: string;
+  method: string;
+  /** After `/owner/repo.git`, with the query: `/info/refs?service=git-upload-pack`, `/git-upload-pack`, … */
+  path: string;
+  /** When the request arrived (ms since the epoch) and how long the answer took. */
+  at: number;
+  ms: number;
+}
+
 export interface GitHubEmulator {
   readonly apiUrl: string;
   readonly host: string;
@@ -198,6 +210,12 @@ export interface GitHubEmulator {
   readonly deliveries: Delivery[];
   redeliver(id: string): Promise<number>;
   readonly requests: RequestRecord[];
+  /**
+   * Git requests with a token that sees the repository, in the order their answers completed. Every
+   * `git ls-remote`, fetch or push starts with one `GET /info/refs?service=…`: a test counts them to
+   * know that a poller has read the branches again (a condition instead of a fixed sleep).
+   */
+  readonly gitRequests: GitRequestRecord[];
   resetRequestCount(): void;
   /** `status` (secondary only): 403 (default) or 429, both of which GitHub sends for secondary limits. */
   rateLimitNext(
