@@ -18,7 +18,9 @@ if (fast !== undefined) {
   // and the check skipped only when it passes: on an older Node oclif still checks and warns.
   const engineWarning = process.env.OCLIF_DISABLE_ENGINE_WARNING;
   if (engineWarning === undefined && (await nodeSatisfiesOclif())) process.env.OCLIF_DISABLE_ENGINE_WARNING = '1';
-  const { execute } = await import('@oclif/core');
+  // @oclif/core bundled into one file at build (scripts/cli-bundle.mjs): the same oclif, loaded
+  // as one module instead of ~150.
+  const { execute } = await import('#oclif-core');
   // Not inherited by what a command starts (a server, checks, git).
   if (engineWarning === undefined) delete process.env.OCLIF_DISABLE_ENGINE_WARNING;
   await execute({ dir: import.meta.url });

@@ -2,16 +2,23 @@
 // that open a database or run a server) are rewritten in place as esbuild bundles that share their
 // common code through chunks in build/cli-chunks/. Why: a command's start is mostly module loading,
 // which Node 20 does one module at a time in every process; `mq status` loaded ~170 ESM modules
-// (zod alone 95, ky 15, csv-stringify 8, ~40 of ours), now 37 (17 of them chunks). Measured in
-// bench/README.md (2026-11-27, "CLI: client commands bundled").
+// (zod alone 95, ky 15, csv-stringify 8, ~40 of ours) and 118 CommonJS ones (oclif's), now 28 and
+// 13. Measured in bench/README.md (2026-11-27, "CLI start-up: the client commands and oclif bundled").
 //
-// What is bundled is only our own build/ code and the pure-ESM packages in BUNDLED; every other
-// package stays an ordinary import of node_modules (oclif, which finds its own files and plugins
-// relative to itself, and CommonJS packages). The commands that reach the store, the server, the
+// What a command bundle holds is only our own build/ code and the pure-ESM packages in BUNDLED;
+// every other package stays an ordinary import of node_modules (CommonJS packages, and oclif
+// through `#oclif-core`, below). The commands that reach the store, the server, the
 // workers or a forge driver (serve, demo, sim, migrate, token *) keep tsc's output: those modules
 // find files relative to themselves (migrations, the dashboard, worker threads). The build fails
 // if a bundled command reaches one of them, rather than shipping a command that breaks at run time.
-import { readdirSync } from 'node:fs';
+//
+// @oclif/core itself (~115 CommonJS modules and its dependencies, ~60 CPU-ms to load) is bundled
+// first into one CommonJS file, build/oclif-core.cjs, whose ESM wrapper build/oclif-core.js
+// package.json's `imports` names `#oclif-core`. Every file of build/ (tsc's output, bundled or
+// not) and bin/run.js import that, so a process holds one oclif; only oclif's own plugins (help, autocomplete) still load the package
+// when their commands run. Its optional TypeScript loaders (typescript, ts-node, tsx) stay external:
+// they serve oclif's development mode, which build/ never uses.
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +44,56 @@ function commandFiles(dir) {
   return found;
 }
 
+/** Every .js file under `dir`. */
+function jsFiles(dir) {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.js'))
+    .map((entry) => join(entry.parentPath ?? entry.path, entry.name));
+}
+
+// 1. oclif as one file, and tsc's output pointed at it. The bundle is CommonJS (as oclif is), and
+// ESM imports it through a small wrapper that require()s it and names its exports: an ESM `import`
+// of a CommonJS file makes Node scan its whole source for export names (~65 CPU-ms for this one).
+const OCLIF = '#oclif-core';
+const bundle = join(build, 'oclif-core.cjs');
+await esbuild.build({
+  entryPoints: [createRequire(import.meta.url).resolve('@oclif/core')],
+  outfile: bundle,
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  external: ['typescript', 'ts-node', 'tsx', 'pnpapi'],
+  logLevel: 'warning',
+});
+const names = Object.keys(createRequire(import.meta.url)(bundle)).filter(
+  (name) => name !== 'default' && name !== '__esModule',
+);
+for (const name of names)
+  if (!/^[A-Za-z_$][\w$]*$/.test(name)) throw new Error(`cli-bundle: oclif exports an odd name: ${name}`);
+writeFileSync(
+  join(build, 'oclif-core.js'),
+  [
+    '// @oclif/core, bundled into ./oclif-core.cjs by scripts/cli-bundle.mjs; imported as `#oclif-core`.',
+    "import { createRequire } from 'node:module';",
+    "const oclif = createRequire(import.meta.url)('./oclif-core.cjs');",
+    `export const { ${names.join(', ')} } = oclif;`,
+    'export default oclif;',
+    '',
+  ].join('\n'),
+);
+let pointed = 0;
+for (const file of jsFiles(build)) {
+  const text = readFileSync(file, 'utf8');
+  const next = text.replaceAll(/(from |import\()'@oclif\/core'/g, `$1'${OCLIF}'`);
+  if (next !== text) {
+    writeFileSync(file, next);
+    pointed++;
+  }
+}
+if (pointed === 0) throw new Error('cli-bundle: no file of build/ imports @oclif/core: has tsc run?');
+
+// 2. The client commands.
 const commandsDir = join(build, 'commands');
 const entries = commandFiles(commandsDir)
   .filter((path) => {
@@ -59,7 +116,13 @@ const externals = {
       const target = join(args.resolveDir, args.path);
       const top = relative(build, target).split(sep)[0];
       if (FORBIDDEN.includes(top))
-        return { errors: [{ text: `a bundled CLI command reaches build/${top} (${args.importer}): add it to UNBUNDLED in scripts/cli-bundle.mjs` }] };
+        return {
+          errors: [
+            {
+              text: `a bundled CLI command reaches build/${top} (${args.importer}): add it to UNBUNDLED in scripts/cli-bundle.mjs`,
+            },
+          ],
+        };
       return undefined;
     });
   },
@@ -80,4 +143,6 @@ await esbuild.build({
   plugins: [externals],
   logLevel: 'warning',
 });
-console.log(`cli-bundle: ${entries.length} commands bundled (chunks in build/cli-chunks)`);
+console.log(
+  `cli-bundle: oclif in build/oclif-core.cjs (${pointed} files import it), ${entries.length} commands bundled (chunks in build/cli-chunks)`,
+);
