@@ -55,6 +55,10 @@ export class WorkingCopy {
   // Lookups by entry id and by PR number (performance only: entries are replaced in place, never moved).
   private readonly byId = new Map<string, number>();
   private readonly byPr = new Map<number, number[]>();
+  /** Counts the changes to entries and runs (every one goes through add, update, updateRun, createRun). */
+  private version = 0;
+  /** What `units()` answered at `version` (performance only: the rules ask it several times a round). */
+  private unitsAt: { version: number; units: Unit[] } | null = null;
 
   constructor(
     readonly original: QueueModel,
@@ -143,8 +147,16 @@ export class WorkingCopy {
     return members;
   }
 
-  /** Units in queue order (the order their runs started in). */
+  /**
+   * Units in queue order (the order their runs started in). A new array each time (callers may
+   * change it), of the same Unit objects while no entry or run changed: callers must not change those.
+   */
   units(): Unit[] {
+    if (this.unitsAt?.version !== this.version) this.unitsAt = { version: this.version, units: this.buildUnits() };
+    return this.unitsAt.units.slice();
+  }
+
+  private buildUnits(): Unit[] {
     const byRun = new Map<string, Entry[]>();
     for (const e of this.entries) {
       if (!e.testRunId || !IN_RUN.has(e.state)) continue;
@@ -171,6 +183,7 @@ export class WorkingCopy {
 
   /** Adds a new entry (a submission) in `not_ready`. */
   add(entry: Entry): void {
+    this.version++;
     this.entries.push(entry);
     this.index(entry, this.entries.length - 1);
     this.effects.push({
@@ -184,6 +197,7 @@ export class WorkingCopy {
   }
 
   update(entry: Entry, patch: Partial<Entry>): Entry {
+    this.version++;
     const at = this.byId.get(entry.id);
     const index = at !== undefined && this.entries[at] === entry ? at : this.entries.indexOf(entry);
     const next = { ...entry, ...patch };
@@ -192,6 +206,7 @@ export class WorkingCopy {
   }
 
   updateRun(run: TestRun, patch: Partial<TestRun>): TestRun {
+    this.version++;
     const index = this.runs.indexOf(run);
     const next = { ...run, ...patch };
     this.runs[index] = next;
@@ -250,6 +265,7 @@ export class WorkingCopy {
       mergeRequested: false,
       mergePrNumbers: null,
     };
+    this.version++;
     this.runs.push(run);
     return run;
   }

@@ -13,8 +13,8 @@ import type { Entry, QueueConfig, QueueModel, TestRun } from '../types.js';
  * `concurrency` and `bisectionConcurrency` apply to each lane on its own (README, "The merge queue").
  */
 export class Slots {
-  private readonly laneOf: (entry: Entry) => string;
-  private readonly used = new Map<string, { main: number; bisection: number }>();
+  private readonly laneOf: (entry: Entry) => number | string;
+  private readonly used = new Map<number | string, { main: number; bisection: number }>();
 
   constructor(
     entries: readonly Entry[],
@@ -58,7 +58,7 @@ export function laneNumbers(model: QueueModel, ordered: readonly Entry[]): Map<s
   const out = new Map<string, number>();
   if (model.config.mode !== 'parallel') return out;
   const laneOf = lanes(model.entries);
-  const numbers = new Map<string, number>();
+  const numbers = new Map<number | string, number>();
   for (const e of ordered) {
     if (isTerminal(e.state) || e.state === 'not_ready') continue;
     const lane = laneOf(e);
@@ -73,35 +73,57 @@ export function laneNumbers(model: QueueModel, ordered: readonly Entry[]): Map<s
  * Entries sharing a target are joined, "ALL" joins every entry with a non-empty list (as
  * `targetsOverlap`; unknown targets are never admitted in parallel mode and count as "ALL"), `[]`
  * joins nothing, and the PRs of one run or one bisection group are in one lane.
+ *
+ * Two entries are in one lane when their answers are equal; the answer means nothing else. Nodes
+ * are numbers (one per entry, target, run and group) in an array, not strings in a map: `startRuns`
+ * builds this for every round of every step in parallel mode, and the string keys were most of the
+ * simulator's time (`railyard sim --mode parallel`). An entry that is not admitted is a lane of its
+ * own (its id, which no number equals).
  */
-function lanes(entries: readonly Entry[]): (entry: Entry) => string {
-  const parent = new Map<string, string>();
-  const root = (node: string): string => {
-    let top = node;
-    for (let up = parent.get(top); up !== undefined; up = parent.get(top)) top = up;
-    for (let at = node; at !== top; ) {
-      const up = parent.get(at) as string;
-      parent.set(at, top);
-      at = up;
+function lanes(entries: readonly Entry[]): (entry: Entry) => number | string {
+  const parent: number[] = [];
+  const node = () => {
+    parent.push(parent.length);
+    return parent.length - 1;
+  };
+  const named = (nodes: Map<string, number>, name: string) => {
+    let n = nodes.get(name);
+    if (n === undefined) nodes.set(name, (n = node()));
+    return n;
+  };
+  const root = (n: number): number => {
+    while (parent[n] !== n) {
+      const up = parent[parent[n]];
+      parent[n] = up; // path halving
+      n = up;
     }
-    return top;
+    return n;
   };
-  const join = (a: string, b: string) => {
-    const [ra, rb] = [root(a), root(b)];
-    if (ra !== rb) parent.set(ra, rb);
+  const join = (a: number, b: number) => {
+    const ra = root(a);
+    const rb = root(b);
+    if (ra !== rb) parent[ra] = rb;
   };
+  const ALL = node();
+  const byEntry = new Map<string, number>();
+  const targetNodes = new Map<string, number>();
+  const runNodes = new Map<string, number>();
+  const groupNodes = new Map<string, number>();
   const admitted = entries.filter((e) => !isTerminal(e.state) && e.state !== 'not_ready');
   const anyAll = admitted.some((e) => !Array.isArray(e.impactedTargets));
   for (const e of admitted) {
-    const node = `e:${e.id}`;
+    const at = named(byEntry, e.id);
     const targets = e.impactedTargets;
-    if (!Array.isArray(targets)) join(node, 'ALL');
+    if (!Array.isArray(targets)) join(at, ALL);
     else {
-      for (const target of targets) join(node, `t:${target}`);
-      if (anyAll && targets.length > 0) join(node, 'ALL');
+      for (const target of targets) join(at, named(targetNodes, target));
+      if (anyAll && targets.length > 0) join(at, ALL);
     }
-    if (e.testRunId && IN_RUN.has(e.state)) join(node, `r:${e.testRunId}`);
-    if (e.bisectGroup) join(node, `g:${e.bisectGroup}`);
+    if (e.testRunId && IN_RUN.has(e.state)) join(at, named(runNodes, e.testRunId));
+    if (e.bisectGroup) join(at, named(groupNodes, e.bisectGroup));
   }
-  return (e) => root(`e:${e.id}`);
+  return (e) => {
+    const at = byEntry.get(e.id);
+    return at === undefined ? e.id : root(at);
+  };
 }
