@@ -6,12 +6,10 @@
  * quarantined test is ignored and the PR lands; when no report arrives within the queue's
  * `flakyReportGraceSeconds`, the failed check is an ordinary failure.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ok } from '../server/helpers.js';
 import { quarantinedNet, TEST_FILES, uploadFromCi } from '../support/flaky-ci.js';
-import { cleanup, createQueue, emulator, NAME, OWNER, repoOf, settled, startRailyard, submit, tempDir, waitFor, waitForTesting, waitForTestCommit } from './github-harness.js';
-
-afterEach(cleanup);
+import { createQueue, emulator, NAME, OWNER, repoOf, scoped, settled, startRailyard, submit, tempDir, waitFor, waitForTesting, waitForTestCommit } from './github-harness.js';
 
 async function world(queue: Record<string, unknown>) {
   const gh = await emulator();
@@ -26,7 +24,8 @@ async function world(queue: Record<string, unknown>) {
 }
 
 describe('serve --github: failing tests from CI uploads', () => {
-  it("ignores a failure only of a quarantined test reported by CI's upload for the test commit: the PR lands", async () => {
+  // Each test has its own emulator, server and cleanups (`scoped`): the two run side by side.
+  it.concurrent("ignores a failure only of a quarantined test reported by CI's upload for the test commit: the PR lands", scoped(async () => {
     const { gh, server, repo, env, netId } = await world({ flakyPolicy: 'ignore_quarantined' });
     const pr = await gh.createPullRequest(OWNER, NAME, { head: 'feat', title: 'Feature', files: { 'feature.txt': 'f\n' } });
     await submit(server, gh, pr.number);
@@ -51,9 +50,9 @@ describe('serve --github: failing tests from CI uploads', () => {
     expect(details.testedPullRequests).toEqual([{ prNumber: pr.number, prUrl: `${page}/pull/${pr.number}`, title: 'Feature' }]);
     const net = await ok(server, 'getTestDetails', { repo, org_url_slug: server.org, test_id: netId });
     expect(net.test).toMatchObject({ repository: { html_url: page }, html_url: `${page}/blob/HEAD/tests/net.test.ts` });
-  }, 60_000);
+  }), 60_000);
 
-  it('a failed check with no report within flakyReportGraceSeconds fails the PR as before; a report of a test the PR changes is never ignored', async () => {
+  it.concurrent('a failed check with no report within flakyReportGraceSeconds fails the PR as before; a report of a test the PR changes is never ignored', scoped(async () => {
     const { gh, server, repo, env } = await world({ flakyPolicy: 'ignore_quarantined', flakyReportGraceSeconds: 2 });
     const one = await gh.createPullRequest(OWNER, NAME, { head: 'one', title: 'One', files: { 'one.txt': '1\n' } });
     await submit(server, gh, one.number);
@@ -79,5 +78,5 @@ describe('serve --github: failing tests from CI uploads', () => {
     expect(done).toMatchObject({ state: 'failed', stateReason: 'TEST_RUN_REQUIRED_STATUS_FAILED' });
     const details = await ok(server, 'getMergeQueueTestingDetails', { repo, targetBranch: 'main', testRunId: done.testRunId });
     expect(details.failingTests).toEqual([{ name: 'suite › net works', quarantined: true, flaky: true, changedByPr: true, ignored: false }]);
-  }, 60_000);
+  }), 60_000);
 });
