@@ -12,6 +12,7 @@ import {
 } from '../contract/index.js';
 import { findEntry, IN_RUN, isTerminal, unionTargets } from './model.js';
 import { basisOf } from './rules/basis.js';
+import { lanes } from './rules/lanes.js';
 import {
   EngineRejection,
   type Effect,
@@ -59,6 +60,8 @@ export class WorkingCopy {
   private version = 0;
   /** What `units()` answered at `version` (performance only: the rules ask it several times a round). */
   private unitsAt: { version: number; units: Unit[] } | null = null;
+  /** What `laneOf()` answered at `version` (startRuns asks it every round; the last round changes nothing). */
+  private lanesAt: { version: number; laneOf: (entry: Entry) => number | string } | null = null;
 
   constructor(
     readonly original: QueueModel,
@@ -154,6 +157,12 @@ export class WorkingCopy {
   units(): Unit[] {
     if (this.unitsAt?.version !== this.version) this.unitsAt = { version: this.version, units: this.buildUnits() };
     return this.unitsAt.units.slice();
+  }
+
+  /** Parallel mode: the lane of each admitted entry as it stands (rules/lanes.ts), kept while nothing changed. */
+  laneOf(): (entry: Entry) => number | string {
+    if (this.lanesAt?.version !== this.version) this.lanesAt = { version: this.version, laneOf: lanes(this.entries) };
+    return this.lanesAt.laneOf;
   }
 
   private buildUnits(): Unit[] {

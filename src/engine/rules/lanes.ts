@@ -16,12 +16,14 @@ export class Slots {
   private readonly laneOf: (entry: Entry) => number | string;
   private readonly used = new Map<number | string, { main: number; bisection: number }>();
 
+  /** `laneOf`: the lanes of `entries` when the caller has them already (parallel mode only). */
   constructor(
     entries: readonly Entry[],
     runs: readonly TestRun[],
     private readonly config: QueueConfig,
+    laneOf?: (entry: Entry) => number | string,
   ) {
-    this.laneOf = config.mode === 'parallel' ? lanes(entries) : () => '';
+    this.laneOf = config.mode === 'parallel' ? (laneOf ?? lanes(entries)) : () => '';
     const memberOf = new Map<string, Entry>();
     for (const e of entries) if (e.testRunId && IN_RUN.has(e.state)) memberOf.set(e.testRunId, e);
     for (const run of runs) {
@@ -80,7 +82,7 @@ export function laneNumbers(model: QueueModel, ordered: readonly Entry[]): Map<s
  * simulator's time (`railyard sim --mode parallel`). An entry that is not admitted is a lane of its
  * own (its id, which no number equals).
  */
-function lanes(entries: readonly Entry[]): (entry: Entry) => number | string {
+export function lanes(entries: readonly Entry[]): (entry: Entry) => number | string {
   const parent: number[] = [];
   const node = () => {
     parent.push(parent.length);

@@ -19,13 +19,17 @@ export function startRuns(w: WorkingCopy): void {
   if (w.config.state === 'paused') return;
   const pending = w.entries.filter((e) => e.state === 'pending').sort(compareEntries);
   if (!pending.length) return;
-  const slots = new Slots(w.entries, w.runs, w.config);
+  const slots = new Slots(w.entries, w.runs, w.config, w.config.mode === 'parallel' ? w.laneOf() : undefined);
   startBisections(w, pending, slots);
   startLine(w, pending, slots);
 }
 
 /** The main line: units of pending PRs (batches when batching), each on the target plus the line ahead of it. */
 function startLine(w: WorkingCopy, pending: Entry[], slots: Slots): void {
+  // A unit starts only in a lane with a free main slot (checked on its first PR below): when no
+  // pending PR has one, nothing can start, and the line need not be built. With a standing
+  // backlog that is most rounds of most steps (every slot busy).
+  if (!pending.some((e) => !e.bisectGroup && slots.free(e, false))) return;
   const parallel = w.config.mode === 'parallel';
   const line = viableLine(w);
   const taken = new Set<string>();
