@@ -86,7 +86,9 @@ describe('GitHub emulator', () => {
   });
 
   it('GitHub App: the JWT finds the installation and mints tokens that work for REST and git until they expire', async () => {
-    const { appId, privateKeyPem } = gh.createApp({ installationTokenTtlMs: 1500 });
+    // Long enough for the checks below on a loaded machine (a clone alone took over 1.5 s at load 15,
+    // and the token expired before the 404 of another repository could be read); the end waits for it.
+    const { appId, privateKeyPem } = gh.createApp({ installationTokenTtlMs: 6000 });
     const installationId = gh.installApp(appId, 'acme', 'app');
     const app = new Octokit({
       authStrategy: createAppAuth,
@@ -99,7 +101,7 @@ describe('GitHub emulator', () => {
     const auth = createAppAuth({ appId, privateKey: privateKeyPem, request: app.request });
     const { token, expiresAt } = await auth({ type: 'installation', installationId });
     expect(token).toMatch(/^ghs_/);
-    expect(Date.parse(expiresAt) - Date.now()).toBeLessThanOrEqual(1500);
+    expect(Date.parse(expiresAt) - Date.now()).toBeLessThanOrEqual(6000);
     const withToken = new Octokit({ auth: token, baseUrl: gh.apiUrl });
     expect(
       (await withToken.request('GET /repos/{owner}/{repo}', { owner: 'acme', repo: 'app' })).status,
@@ -130,7 +132,9 @@ describe('GitHub emulator', () => {
       status: 401,
     });
 
-    await new Promise((r) => setTimeout(r, 1600));
+    // Until just past the token's expiry (expires_at has whole seconds, as GitHub's: the token lasts
+    // up to 1 s past it).
+    await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(expiresAt) - Date.now()) + 1100));
     await expect(
       withToken.request('GET /repos/{owner}/{repo}', { owner: 'acme', repo: 'app' }),
     ).rejects.toMatchObject({
