@@ -5,6 +5,7 @@
  * against the GitHub emulator.
  */
 import { createHmac } from 'node:crypto';
+import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BODY_LIMIT_BYTES, MAX_JSON_DEPTH } from '../../src/contract/index.js';
 import { cleanup, emulator, NAME, OWNER, startRailyard, tempDir, WEBHOOK_SECRET } from './github-harness.js';
@@ -24,14 +25,34 @@ describe('POST /webhooks/github limits', () => {
   it('answers a body over 20 MiB with the one-line text/plain 413 of every other route', async () => {
     const hook = await hookUrl();
     const body = `{"a":"${'x'.repeat(BODY_LIMIT_BYTES)}"}`;
-    const res = await fetch(hook, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-github-event': 'ping', 'x-hub-signature-256': sign(body) },
-      body,
+    // The headers first, then the answer, before any of the body is sent: the server answers from
+    // the declared length and closes the connection, and a client still writing the body then may
+    // see the connection reset before it has read the answer (fetch failed so with EPIPE at load 15).
+    const res = await new Promise<{ status: number; type: string | undefined; text: string }>((resolve, reject) => {
+      const req = request(hook, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(body)),
+          'x-github-event': 'ping',
+          'x-hub-signature-256': sign(body),
+        },
+      });
+      req.on('error', reject);
+      req.on('response', (answer) => {
+        let text = '';
+        answer.setEncoding('utf8');
+        answer.on('data', (chunk: string) => (text += chunk));
+        answer.on('end', () => {
+          resolve({ status: answer.statusCode ?? 0, type: answer.headers['content-type'], text });
+          req.destroy();
+        });
+      });
+      req.flushHeaders();
     });
     expect(res.status).toBe(413);
-    expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
-    expect(await res.text()).toBe(`request body is larger than 20 MiB (${BODY_LIMIT_BYTES} bytes)`);
+    expect(res.type).toBe('text/plain; charset=utf-8');
+    expect(res.text).toBe(`request body is larger than 20 MiB (${BODY_LIMIT_BYTES} bytes)`);
   });
 
   it(`refuses a signed payload nested deeper than ${MAX_JSON_DEPTH} before parsing it`, async () => {
