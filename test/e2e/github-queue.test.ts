@@ -1,8 +1,9 @@
 /**
  * `railyard serve --github` end to end, with webhooks: the real built server process against the
  * GitHub emulator (REST, smart HTTP git, CI, signed webhooks). Three lanes of tests run side by
- * side, each test with its own emulator and server; no test sleeps a fixed time: a "nothing
- * happened" waits for a sign that the server had its chance (its status, its log, its polls).
+ * side; in a lane, the tests that need no server flags of their own share one emulator and one
+ * server (`sharedLane`, a repository each). No test sleeps a fixed time: a "nothing happened" waits
+ * for a sign that the server had its chance (its status, its log, its polls).
  */
 import { createHmac } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -19,8 +20,10 @@ import {
   NAME,
   onePr,
   OWNER,
+  repoName,
   repoOf,
   scoped,
+  sharedLane,
   settled,
   startRailyard,
   submit,
@@ -50,23 +53,26 @@ const prsIn = (branch: string): number[] => {
   return m ? m[1]!.split('-').map(Number) : [];
 };
 const messages = async (gh: Awaited<ReturnType<typeof emulator>>) =>
-  (await gh.log(OWNER, NAME, 'main')).map((c) => c.message.trim().split('\n')[0]);
+  (await gh.log(OWNER, repoName(gh), 'main')).map((c) => c.message.trim().split('\n')[0]);
 /**
  * Waits until `n` git conversations with the repository began after `since` and ended (the server's
  * poll reads the branches with `git ls-remote` one round after another, each opening with one
  * `GET /info/refs`): at least `n - 1` polls have seen their answer.
  */
 const gitReadsAfter = (gh: Awaited<ReturnType<typeof emulator>>, since: number, n: number) =>
-  until(`${n} git reads of the repository`, () => gh.gitRequests.filter((r) => r.at >= since && r.path.startsWith('/info/refs?service=git-upload-pack')).length >= n);
+  until(`${n} git reads of the repository`, () => gh.gitRequests.filter((r) => r.repo === repoName(gh) && r.at >= since && r.path.startsWith('/info/refs?service=git-upload-pack')).length >= n);
 const testBranches = async (gh: Awaited<ReturnType<typeof emulator>>) =>
-  (await gh.branches(OWNER, NAME)).filter((b) => b.startsWith('railyard-merge/'));
+  (await gh.branches(OWNER, repoName(gh))).filter((b) => b.startsWith('railyard-merge/'));
 
 describe('serve --github with webhooks', () => {
-  // Each test has its own emulator, server and cleanups (`scoped`), so three lanes run side by
-  // side: most of a test's time is waiting (CI delays, held git answers, polls), not CPU.
+  // Three lanes run side by side: most of a test's time is waiting (CI delays, held git answers,
+  // polls), not CPU. Each test has its own cleanups (`scoped`) and repository; those that need
+  // server flags of their own (`world`) also their own emulator and server.
   describe.concurrent('lane 1: the slowest git (reads held 1.5 s), then the PRs that land', () => {
+    const lane = sharedLane();
+
     it.sequential("an outside push whose webhook is still fetching main when the run's landing starts restarts it too (never fails the PR)", scoped(async () => {
-      const { gh, server } = await world();
+      const { gh, server, NAME, output } = await lane();
       // Slow git reads: the push webhook's fetch of main is still running when the run's CI passes
       // and its landing fetches main as well (two fetches into one cache at once: one fails).
       gh.setGitReadDelay(OWNER, NAME, 1500);
@@ -77,11 +83,11 @@ describe('serve --github with webhooks', () => {
       await gh.pushCommit(OWNER, NAME, 'main', { 'hotfix.txt': 'fix\n' }, { message: 'Hotfix pushed by hand' });
       expect(await waitFor(server, gh, pr.number, settled, 60_000)).toMatchObject({ state: 'merged' });
       expect(await messages(gh)).toEqual(['Feature (#1)', 'Hotfix pushed by hand', expect.any(String)]);
-      expect(server.output()).not.toMatch(/cannot lock ref/);
+      expect(output()).not.toMatch(/cannot lock ref/);
     }));
 
     it.sequential('lands passing PRs squashed, shows status and ONE comment on each PR, closes them, and cleans up its branches', scoped(async () => {
-      const { gh, server } = await world();
+      const { gh, server, NAME } = await lane();
       const { one, two } = await twoPrs(server, gh, {
         prs: [
           { head: 'one', title: 'First feature', user: 'alice', files: { 'a.txt': 'a\n' } },
@@ -147,7 +153,7 @@ describe('serve --github with webhooks', () => {
     }));
 
     it.sequential('a failing PR never reaches the target and gets a failure status; the PR behind it lands', scoped(async () => {
-      const { gh, server } = await world();
+      const { gh, server, NAME } = await lane();
       // A test branch names the PRs its commit holds: a run containing the broken PR (#1) fails.
       gh.setCi(OWNER, NAME, (push) => [
         { name: 'build', conclusion: 'success', delayMs: 20 },
@@ -180,7 +186,7 @@ describe('serve --github with webhooks', () => {
     }));
 
     it.sequential('merge_commit: the target gets the tested merge commits and GitHub sees the PR merged by itself', scoped(async () => {
-      const { gh, server } = await world();
+      const { gh, server, NAME } = await lane();
       const pr = await onePr(server, gh, { queue: { mergeMethod: 'merge_commit' } });
       expect((await waitFor(server, gh, pr.number, settled)).state).toBe('merged');
       const log = await gh.log(OWNER, NAME, 'main');
@@ -222,6 +228,8 @@ describe('serve --github with webhooks', () => {
   });
 
   describe.concurrent('lane 2: runs held by CI the test controls, batching', () => {
+    const lane = sharedLane();
+
     it.sequential("the queue's own landing, seen late by the poll (git answers slowly), is not an outside push: the run behind it goes on", scoped(async () => {
       const { gh, server } = await world({ ciStartSeconds: 120 });
       // Every git ls-remote / fetch answer is 700 ms old when it arrives, so a poll often still sees
@@ -258,7 +266,7 @@ describe('serve --github with webhooks', () => {
     }));
 
     it.sequential('batching with bisection isolates the culprit and lands the rest', scoped(async () => {
-      const { gh, server } = await world();
+      const { gh, server, NAME } = await lane();
       const prs: number[] = [];
       for (const n of [1, 2, 3, 4]) {
         const pr = await gh.createPullRequest(OWNER, NAME, {
@@ -287,7 +295,7 @@ describe('serve --github with webhooks', () => {
     }));
 
     it.sequential('a re-run that turns a failed check green before the run ends counts', scoped(async () => {
-      const { gh, server } = await world();
+      const { gh, server, NAME } = await lane();
       gh.setCi(OWNER, NAME, (push) =>
         push.branch.startsWith('railyard-merge/')
           ? [
@@ -307,7 +315,7 @@ describe('serve --github with webhooks', () => {
     }));
 
     it.sequential('a PR that GitHub calls not mergeable says so, and what to do, in the API, mq status, its status and its comment', scoped(async () => {
-      const { gh, server } = await world({ files: { 'shared.txt': 'base\n' } });
+      const { gh, server, NAME } = await lane({ files: { 'shared.txt': 'base\n' } });
       const { one, two } = await twoPrs(server, gh, {
         prs: [
           { head: 'one', title: 'One', files: { 'shared.txt': 'one\n' } },
@@ -346,8 +354,10 @@ describe('serve --github with webhooks', () => {
   });
 
   describe.concurrent('lane 3: pushes, commands, webhooks', () => {
+    const lane = sharedLane();
+
     it.sequential('a push to a queued PR cancels it (PR_PUSHED_TO), closing cancels (PR_CLOSED), closed and merged PRs are refused', scoped(async () => {
-      const { gh, server } = await world();
+      const { gh, server, NAME } = await lane();
       gh.setCi(OWNER, NAME, () => [{ name: 'ci', conclusion: 'success', delayMs: 1500 }]);
       const { one, two } = await twoPrs(server, gh, {
         queue: { concurrency: 2, createPrsForTestingBranches: false },
@@ -405,14 +415,14 @@ describe('serve --github with webhooks', () => {
     }));
 
     it.sequential('/railyard commands from users with write permission; others are ignored', scoped(async () => {
-      const { gh, server } = await world();
+      const { gh, server, NAME, output } = await lane();
       gh.setCi(OWNER, NAME, () => [{ name: 'ci', conclusion: 'success', delayMs: 1500 }]);
       gh.setPermission(OWNER, NAME, 'writer', 'write');
       gh.setPermission(OWNER, NAME, 'reader', 'read');
       const { one, two } = await twoPrs(server, gh, { queue: { createPrsForTestingBranches: false }, submit: 'none' });
       await gh.comment(OWNER, NAME, one.number, 'reader', '/railyard merge');
       // The server has read the command and GitHub's answer on the reader's permission.
-      await until('the reader\'s command ignored', () => /\/railyard merge on #1 by reader ignored: no write permission/.test(server.output()));
+      await until('the reader\'s command ignored', () => /\/railyard merge on #1 by reader ignored: no write permission/.test(output()));
       expect(
         (
           await call(server, 'getSubmittedPullRequest', {
@@ -447,7 +457,7 @@ describe('serve --github with webhooks', () => {
     }));
 
     it.sequential('an outside push to the target during a run restarts it (MANUAL_PUSH_TO_TARGET_BRANCH) on the new head', scoped(async () => {
-      const { gh, server } = await world();
+      const { gh, server, NAME } = await lane();
       gh.setCi(OWNER, NAME, () => [{ name: 'ci', conclusion: 'success', delayMs: 1500 }]);
       const pr = await onePr(server, gh);
       const testing = await waitForTesting(server, gh, pr.number);
@@ -489,7 +499,7 @@ describe('serve --github with webhooks', () => {
     }));
 
     it.sequential('a draft PR stays not_ready until it is marked ready', scoped(async () => {
-      const { gh, server } = await world();
+      const { gh, server, NAME } = await lane();
       const pr = await onePr(server, gh, { draft: true });
       // The queue has decided (its status on the head says why it waits), and it waits.
       await until('the status says the PR waits', () =>
@@ -503,7 +513,7 @@ describe('serve --github with webhooks', () => {
     }));
 
     it.sequential('merge conflicts: a PR that conflicts with the one ahead fails with START_TEST_RUN_MERGE_CONFLICT', scoped(async () => {
-      const { gh, server } = await world({ files: { 'shared.txt': 'base\n' } });
+      const { gh, server } = await lane({ files: { 'shared.txt': 'base\n' } });
       // #1 is in the line before #2 is submitted (twoPrs' default), so #2 is the one that conflicts.
       const { one, two } = await twoPrs(server, gh, {
         prs: [
@@ -521,7 +531,7 @@ describe('serve --github with webhooks', () => {
     }));
 
     it.sequential('a bad signature gets 401 and changes nothing; a redelivered webhook is handled once', scoped(async () => {
-      const { gh, server } = await world();
+      const { gh, server, NAME, output } = await lane();
       gh.setPermission(OWNER, NAME, 'writer', 'write');
       const pr = await onePr(server, gh, { submit: false });
       const hook = server.url.replace(/\/v1$/, '/webhooks/github');
@@ -576,7 +586,7 @@ describe('serve --github with webhooks', () => {
       // one), and the signed one was not taken for a comment handled already.
       const asked = gh.requests.filter((r) => r.method === 'GET' && r.path === `/repos/${OWNER}/${NAME}/collaborators/writer/permission`);
       expect(asked).toHaveLength(1);
-      expect(server.output()).not.toMatch(/ignored: it was handled already/);
+      expect(output()).not.toMatch(/ignored: it was handled already/);
       const again = await send('sha256=' + createHmac('sha256', WEBHOOK_SECRET).update(body).digest('hex'));
       expect(again.status).toBe(200);
       expect(await again.text()).toMatch(/handled already/);
@@ -588,7 +598,7 @@ describe('serve --github with webhooks', () => {
     }));
 
     it.sequential('/railyard merge --priority asap queues nothing and answers with the allowed values', scoped(async () => {
-      const { gh, server } = await world();
+      const { gh, server, NAME } = await lane();
       gh.setPermission(OWNER, NAME, 'writer', 'write');
       const pr = await onePr(server, gh, { submit: false });
       await gh.comment(OWNER, NAME, pr.number, 'writer', '/railyard merge --priority asap');

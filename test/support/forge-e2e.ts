@@ -10,6 +10,7 @@
  * Cleanups belong to the test that registered them: a test wrapped in `ownCleanups` (the harnesses'
  * `scoped`) has its own list, run when that test finishes, so tests of one file can run side by side
  * (`it.concurrent`); a test not wrapped registers on the file's list, which `cleanup` (afterEach) runs.
+ * What several tests share (`sharedResources`, from a beforeAll) has a list of its own, run afterAll.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -82,6 +83,25 @@ export function onCleanup(fn: () => Promise<void> | void): void {
 export function checkAtCleanup(emulator: CheckedEmulator & { close(): Promise<void> }): void {
   current().add(() => emulator.close());
   current().check(emulator);
+}
+
+/**
+ * Checks an emulator's answers at cleanup without closing it: for a view of an emulator that
+ * several tests share (the answers given during one test).
+ */
+export function checkAnswersAtCleanup(emulator: CheckedEmulator): void {
+  current().check(emulator);
+}
+
+/**
+ * Starts what several tests share (an emulator and a server, from a beforeAll): `make`'s cleanups
+ * go on a list of their own, run (and its emulators' answers checked against `shapes`) by the
+ * returned `close` (call it from afterAll).
+ */
+export async function sharedResources<T>(shapes: string, make: () => Promise<T>): Promise<{ value: T; close(): Promise<void> }> {
+  const mine = new Cleanups();
+  const value = await testCleanups.run(mine, make);
+  return { value, close: () => mine.run(shapes) };
 }
 
 /**
