@@ -1,22 +1,26 @@
-// Run by `npm run build` after tsc: the CLI's client commands (build/commands/**, but not the ones
-// that open a database or run a server) are rewritten in place as esbuild bundles that share their
+// Run by `npm run build` after tsc: the CLI's commands (build/commands/**, but not the ones that
+// run a server) are rewritten in place as esbuild bundles that share their
 // common code through chunks in build/cli-chunks/. Why: a command's start is mostly module loading,
 // which Node 20 does one module at a time in every process; `mq status` loaded ~170 ESM modules
-// (zod alone 95, ky 15, csv-stringify 8, ~40 of ours) and 118 CommonJS ones (oclif's), now 28 and
+// (zod alone 95, ky 15, csv-stringify 8, ~40 of ours) and 118 CommonJS ones (oclif's), now 30 and
 // 13. Measured in bench/README.md (2026-11-27, "CLI start-up: the client commands and oclif bundled").
 //
 // What a command bundle holds is only our own build/ code and the pure-ESM packages in BUNDLED;
 // every other package stays an ordinary import of node_modules (CommonJS packages, and oclif
-// through `#oclif-core`, below). The commands that reach the store, the server, the
-// workers or a forge driver (serve, demo, sim, migrate, token *) keep tsc's output: those modules
-// find files relative to themselves (migrations, the dashboard, worker threads). The build fails
-// if a bundled command reaches one of them, rather than shipping a command that breaks at run time.
+// through `#oclif-core`, below). The commands that run a server (serve, demo, sim) keep tsc's
+// output: the server and its workers find files relative to themselves (the dashboard, worker
+// threads), and a server's start is not a command's. So does `migrate` (rarely run, not worth the
+// risk). The token commands are bundled with the store (kysely and uuid: ~280 more ES modules
+// otherwise); the store's one self-relative lookup, better-sqlite3 for the checkpointer thread,
+// resolves from build/ as from build/store/. The build fails if a bundled command reaches the
+// server, the workers, a forge driver or the webhook deliverer, rather than shipping a command that
+// breaks at run time.
 //
 // @oclif/core itself (~115 CommonJS modules and its dependencies, ~60 CPU-ms to load) is bundled
 // first into one CommonJS file, build/oclif-core.cjs, whose ESM wrapper build/oclif-core.js
 // package.json's `imports` names `#oclif-core`. Every file of build/ (tsc's output, bundled or
-// not) and bin/run.js import that, so a process holds one oclif; only oclif's own plugins (help, autocomplete) still load the package
-// when their commands run. Its optional TypeScript loaders (typescript, ts-node, tsx) stay external:
+// not) and bin/run.js import that, so a process holds one oclif; only oclif's own plugins (help,
+// autocomplete) still load the package when their commands run. Its optional TypeScript loaders (typescript, ts-node, tsx) stay external:
 // they serve oclif's development mode, which build/ never uses.
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -27,12 +31,12 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const build = join(root, 'build');
 const esbuild = createRequire(import.meta.url)('esbuild');
 
-/** Pure-ESM packages of the CLI's path, bundled (each would otherwise load as many small modules). */
-const BUNDLED = new Set(['zod', 'ky', 'csv-stringify']);
+/** Pure-ESM packages of the commands' paths, bundled (each would otherwise load as many small modules). */
+const BUNDLED = new Set(['zod', 'ky', 'csv-stringify', 'kysely', 'uuid']);
 /** Commands left as tsc wrote them (relative to build/commands, without `.js`; a folder covers its commands). */
-const UNBUNDLED = ['serve', 'demo', 'sim', 'migrate', 'token'];
+const UNBUNDLED = ['serve', 'demo', 'sim', 'migrate'];
 /** build/ folders a bundled command must never reach (they locate files relative to themselves). */
-const FORBIDDEN = ['store', 'server', 'workers', 'forge', 'webhooks'];
+const FORBIDDEN = ['server', 'workers', 'forge', 'webhooks'];
 
 function commandFiles(dir) {
   const found = [];
