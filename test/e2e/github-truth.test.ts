@@ -29,11 +29,11 @@ import {
   waitForTesting,
 } from './github-harness.js';
 
-async function world(opts: { writeIntervalMs?: number; dataDir?: string } = {}) {
+async function world(opts: { writeIntervalMs?: number; dataDir?: string; pollSeconds?: number } = {}) {
   const gh = await emulator();
   gh.createRepo(OWNER, NAME, { files: { 'README.md': 'app\n' } });
   const dataDir = opts.dataDir ?? tempDir('railyard-gh-');
-  const server = await startRailyard(gh, { webhooks: true, dataDir, writeIntervalMs: opts.writeIntervalMs });
+  const server = await startRailyard(gh, { webhooks: true, dataDir, writeIntervalMs: opts.writeIntervalMs, pollSeconds: opts.pollSeconds });
   return { gh, server, dataDir };
 }
 
@@ -59,7 +59,8 @@ describe('serve --github: what GitHub refuses, and the truth on the PR', () => {
   // write a second) and 7 (a 1-minute testingTimeoutMinutes) mostly wait; the rest run one after
   // another beside them.
   it.concurrent('5. GitHub shows each landed PR final within seconds, one write per second, no draft PR for an ended run', scoped(async () => {
-    const { gh, server } = await world({ writeIntervalMs: 1000 });
+    // Webhooks drive it (CI events, its own landings); polled every second, not five times a second.
+    const { gh, server } = await world({ writeIntervalMs: 1000, pollSeconds: 1 });
     // Landings no faster than one write a second can show them (4 writes each: land, status, close, comment).
     gh.setCi(OWNER, NAME, () => [{ name: 'ci', conclusion: 'success', delayMs: 6000 }]);
     const prs = [];
@@ -115,7 +116,9 @@ describe('serve --github: what GitHub refuses, and the truth on the PR', () => {
   }), 150_000); // paced at one write a second: ~40 s on a quiet machine, over 60 s at load 6-9 (its waits allow 90 s)
 
   it.concurrent('7. a required check that never reports is shown pending while testing, then named in the failure, the comment and mq status (before the engine times out)', scoped(async () => {
-    const { gh, server } = await world();
+    // A minute of waiting with webhooks (CI events and the timeout's timer drive it): polled every
+    // second, not five times a second (each poll is a git ls-remote, four processes).
+    const { gh, server } = await world({ pollSeconds: 1 });
     gh.setCi(OWNER, NAME, () => [{ name: 'ci', conclusion: 'success', delayMs: 50 }]);
     const pr = await onePr(server, gh, {
       queue: { requiredStatuses: ['ci', 'lint'], testingTimeoutMinutes: 1 },
