@@ -38,6 +38,9 @@ async function world(opts: { mergeApi?: boolean; retrySeconds?: number } = {}) {
   const server = await startRailyard(gh, {
     webhooks: true,
     dataDir: tempDir('railyard-gh-land-'),
+    // Webhooks (CI events, pushes) and the retry timers drive these tests: polled every second, not
+    // five times a second (each poll is a git ls-remote, four processes).
+    pollSeconds: 1,
     extraArgs: [...(opts.mergeApi ? ['--github-merge-api'] : []), ...(opts.retrySeconds === undefined ? [] : ['--landing-retry-seconds', String(opts.retrySeconds)])],
   });
   return { gh, server, before: await gh.branchSha(OWNER, NAME, 'main') };
