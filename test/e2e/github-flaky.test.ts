@@ -16,7 +16,8 @@ async function world(queue: Record<string, unknown>) {
   gh.createRepo(OWNER, NAME, { files: { 'README.md': 'app\n', ...TEST_FILES } });
   // CI: the `test` check fails on every test branch (in 50 ms); PR heads and main pass.
   gh.setCi(OWNER, NAME, ({ branch }) => [{ name: 'test', conclusion: branch.startsWith('railyard-merge/') ? 'failure' : 'success' }]);
-  const server = await startRailyard(gh, { webhooks: true, dataDir: tempDir('railyard-gh-flaky-') });
+  // Webhooks drive it; polled every second, not five times a second (each poll is a git ls-remote).
+  const server = await startRailyard(gh, { webhooks: true, dataDir: tempDir('railyard-gh-flaky-'), pollSeconds: 1 });
   const repo = repoOf(gh);
   const { netId, env } = await quarantinedNet(server, repo);
   await createQueue(server, gh, { createPrsForTestingBranches: false, ...queue });
