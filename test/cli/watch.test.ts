@@ -58,7 +58,14 @@ describe('railyard mq watch', () => {
     expect(lines.find((l) => l.includes(' #2 pending'))).toMatch(
       / 2\. #2 pending \(API_REQUESTED\) {2}\d+s in queue/,
     );
-    expect(lines.find((l) => l.includes('#2 testing'))).toMatch(/ 1\. #2 testing run /);
+    // #2's run starts once #1's has passed, and #1 may still be landing then (position 2 for a
+    // moment: seen at load 15); once #1 merged, #2 is first.
+    expect(lines.find((l) => l.includes('#2 testing'))).toMatch(/ [12]\. #2 testing run /);
+    const oneMerged = lines.findIndex((l) => / #1 merged/.test(l));
+    const twoAfter = lines.slice(oneMerged + 1).filter((l) => l.includes(' #2 '));
+    expect(oneMerged, result.stdout).toBeGreaterThan(-1);
+    for (const line of twoAfter.filter((l) => !/#2 merged/.test(l))) expect(line).toMatch(/ 1\. #2 /);
+    expect(lines.some((l) => / 1\. #2 /.test(l)), result.stdout).toBe(true);
     // Once a run finished, waiting and testing PRs get an ETA range.
     expect(lines.some((l) => /#2 .*ETA ~\d+s/.test(l))).toBe(true);
     expect(lines.at(-1)).toMatch(/#2 merged \(MERGE_GRAPH_MERGE\)$/);
