@@ -59,6 +59,20 @@ async function history(server: TestServer, gh: GitHubEmulator, n: number): Promi
   return r.json.transitions;
 }
 
+/**
+ * GitHub moves main but answers 502: whether the next attempt or the window's last look reads main,
+ * it finds the tested commit there and the PR merges; nothing lands a second time.
+ */
+async function landsOnceAfter502(opts: { retrySeconds?: number } = {}): Promise<void> {
+  const { gh, server, before } = await world(opts);
+  gh.failLanding(OWNER, NAME, { answer: 502, after: true });
+  const pr = await onePr(server, gh);
+  const tested = await waitForTestCommit(server, gh, (await waitForTesting(server, gh, pr.number)).testRunId);
+  expect((await waitFor(server, gh, pr.number, settled, 60_000)).state).toBe('merged');
+  expect(landingCalls(gh, 'ref')).toEqual([502]);
+  expect((await gh.log(OWNER, NAME, 'main')).map((c) => c.sha)).toEqual([tested, before]);
+}
+
 describe('serve --github: a blip while landing', () => {
   // Each test has its own emulator, server and cleanups (`scoped`), so three lanes run side by
   // side: a test mostly waits for the landing's retry backoff (1-2 s, doubling).
@@ -103,15 +117,7 @@ describe('serve --github: a blip while landing', () => {
       expect(server.output()).not.toMatch(/retrying in/);
     }));
 
-    it.sequential('GitHub moves main but answers 502: the next attempt finds it landed, no second landing', scoped(async () => {
-      const { gh, server, before } = await world();
-      gh.failLanding(OWNER, NAME, { answer: 502, after: true });
-      const pr = await onePr(server, gh);
-      const tested = await waitForTestCommit(server, gh, (await waitForTesting(server, gh, pr.number)).testRunId);
-      expect((await waitFor(server, gh, pr.number, settled, 60_000)).state).toBe('merged');
-      expect(landingCalls(gh, 'ref')).toEqual([502]);
-      expect((await gh.log(OWNER, NAME, 'main')).map((c) => c.sha)).toEqual([tested, before]);
-    }));
+    it.sequential('GitHub moves main but answers 502: the next attempt finds it landed, no second landing', scoped(() => landsOnceAfter502()));
   });
 
   describe.concurrent('lane 2: retried 502s, a restart mid-wait', () => {
@@ -224,14 +230,6 @@ describe('serve --github: a blip while landing', () => {
       expect(log[1]!.sha).toBe(before);
     }));
 
-    it.sequential('the window ends right after an attempt that landed but answered 502: the last look finds it landed, the PR merges', scoped(async () => {
-      const { gh, server, before } = await world({ retrySeconds: 1 });
-      gh.failLanding(OWNER, NAME, { answer: 502, after: true });
-      const pr = await onePr(server, gh);
-      const tested = await waitForTestCommit(server, gh, (await waitForTesting(server, gh, pr.number)).testRunId);
-      expect((await waitFor(server, gh, pr.number, settled, 60_000)).state).toBe('merged');
-      expect(landingCalls(gh, 'ref')).toEqual([502]);
-      expect((await gh.log(OWNER, NAME, 'main')).map((c) => c.sha)).toEqual([tested, before]);
-    }));
+    it.sequential('the window ends right after an attempt that landed but answered 502: the last look finds it landed, the PR merges', scoped(() => landsOnceAfter502({ retrySeconds: 1 })));
   });
 });
