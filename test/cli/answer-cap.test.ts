@@ -53,6 +53,13 @@ beforeAll(async () => {
         .end(line.repeat(Math.ceil((2 * MIB) / line.length)));
       return;
     }
+    if (req.headers['x-api-token'] === 'trickle') {
+      // Headers at once, then a byte now and then: never done.
+      res.writeHead(200, { 'content-type': 'application/json' }).write('{');
+      const timer = setInterval(() => res.write(' '), 100);
+      res.on('close', () => clearInterval(timer));
+      return;
+    }
     if (req.headers['x-api-token'] === 'declared') {
       // A Content-Length of 300 MB: refused before reading the body.
       stream(res, 'declared', 300e6, { 'content-length': 300e6 + 27 });
@@ -131,4 +138,22 @@ describe('an answer without end', () => {
     await expect.poll(() => sent.get('action')).toBeGreaterThan(8 * MIB);
     expect(sent.get('action')!).toBeLessThan(24 * MIB);
   }, 30_000);
+
+  it('an answer that trickles in falls under the time limit of the request', async () => {
+    const client = createClientFor(mqRoutes, {
+      baseUrl: base,
+      token: 'trickle',
+      timeoutMs: 1000,
+      retries: 0,
+    });
+    const started = Date.now();
+    await expect(
+      client.call('getSubmittedPullRequest', {
+        repo: { host: 'github.com', owner: 'acme', name: 'web' },
+        targetBranch: 'main',
+        pr: { number: 1 },
+      }),
+    ).rejects.toThrow('getSubmittedPullRequest: no answer within 1 s');
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
 });
