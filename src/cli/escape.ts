@@ -42,11 +42,13 @@ const OWN_STYLE_OR_CRLF = /(\x1b\[(?:1|22|36|39)m|\r\n)/;
  * out lines and columns (`\n`, a CSV record's `\r\n`, `\t`) and the CLI's own colours above. The
  * renderers escape the text of every cell before this (render.ts), so a server's own colour code
  * shows as `\e[31m` too; this catches any text that reaches a terminal without a renderer.
+ * DEL, C1 and bidi controls become `\u009b`-style escapes here, C0 ones `\x07`-style: a JSON
+ * document (`--format json`), where JSON.stringify left only the former raw, stays valid JSON.
  */
 export function forTerminal(text: string): string {
   return text
     .split(OWN_STYLE_OR_CRLF)
-    .map((part, i) => (i % 2 === 1 ? part : printable(part, '\n\t')))
+    .map((part, i) => (i % 2 === 1 ? part : printable(jsonForTerminal(part), '\n\t')))
     .join('');
 }
 

@@ -120,9 +120,11 @@ describe('on a terminal', () => {
     expect(coloured.output.replace(/\x1b\[(1|22|36|39)m/g, '')).not.toMatch(RAW_CONTROL);
 
     // JSON on a terminal: C1 and DEL as \u escapes, which JSON reads as the same string.
-    const json = await onTerminal(['mq', 'status', '1', ...ARGS, '--json']);
-    expect(json.output).not.toMatch(RAW_CONTROL);
-    expect(JSON.parse(json.output).prTitle).toBe(TITLE);
+    for (const flag of [['--json'], ['--format', 'json']]) {
+      const json = await onTerminal(['mq', 'list', ...ARGS, ...flag]);
+      expect(json.output, flag.join(' ')).not.toMatch(RAW_CONTROL);
+      expect(JSON.parse(json.output).pullRequests[0].prTitle, flag.join(' ')).toBe(TITLE);
+    }
 
     const watch = await onTerminal(['mq', 'watch', ...ARGS, '--interval', '200ms', '--timeout', '1s']);
     // The board redraws itself with cursor-up and clear-below: those and nothing else.
