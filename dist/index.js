@@ -51014,6 +51014,127 @@ function isTransientError(error) {
     return (error instanceof NetworkError && !(error instanceof PlainHttpError)) || error instanceof errors_TimeoutError;
 }
 
+;// CONCATENATED MODULE: ./src/client/answer.ts
+/**
+ * Reading an answer's body with a cap: a server (or something posing as one) that sends more than
+ * the client will hold gets an error as soon as its Content-Length says so, or as soon as the
+ * bytes read pass the cap, never the whole answer in memory. The CLI and the Action share it (the
+ * client reads every body through here), so both stop the same way.
+ */
+
+/** The cap when RAILYARD_MAX_RESPONSE_MIB is not set: 64 MiB of one answer. */
+const DEFAULT_MAX_RESPONSE_MIB = 64;
+const MAX_RESPONSE_ENV = 'RAILYARD_MAX_RESPONSE_MIB';
+const MIB = 1024 * 1024;
+/** The answer passed the cap; what was read is dropped and the connection closed. */
+class ResponseTooLargeError extends ClientError {
+    maxBytes;
+    name = 'ResponseTooLargeError';
+    constructor(operation, maxBytes) {
+        super(`the server's answer to ${operation} passed ${mibText(maxBytes)} MiB; stopped reading (${MAX_RESPONSE_ENV} raises the cap)`, operation);
+        this.maxBytes = maxBytes;
+    }
+}
+const mibText = (bytes) => String(Math.round((bytes / MIB) * 1000) / 1000);
+/**
+ * The cap in bytes from `RAILYARD_MAX_RESPONSE_MIB` (a positive number of MiB, fractions allowed);
+ * 64 MiB when unset or empty. Throws an Error naming the variable for anything else.
+ */
+function maxResponseBytes(env = globalThis.process?.env ?? {}) {
+    const text = env[MAX_RESPONSE_ENV]?.trim();
+    if (!text)
+        return DEFAULT_MAX_RESPONSE_MIB * MIB;
+    const mib = /^\d+(\.\d+)?$/.test(text) ? Number(text) : NaN;
+    if (!(mib > 0) || !Number.isFinite(mib)) {
+        throw new Error(`${MAX_RESPONSE_ENV}: expected a positive number of MiB (e.g. 64 or 0.5), got "${text}"`);
+    }
+    return Math.max(1, Math.floor(mib * MIB));
+}
+/**
+ * The body of `response` as text (UTF-8, as fetch's text() decodes it), read at most `maxBytes`:
+ * a Content-Length above it fails before reading, and the bytes are counted as they arrive (a
+ * chunked answer says nothing in advance). Past the cap the stream is cancelled, which closes the
+ * connection. `deadline` (epoch ms) bounds the whole read: a body that trickles in gets the same
+ * error as one that never starts.
+ */
+async function readCapped(response, operation, maxBytes, onTimeout, deadline) {
+    const declared = Number(response.headers.get('content-length') ?? NaN);
+    if (Number.isFinite(declared) && declared > maxBytes) {
+        await response.body?.cancel().catch(() => undefined);
+        throw new ResponseTooLargeError(operation, maxBytes);
+    }
+    if (!response.body)
+        return '';
+    const reader = response.body.getReader();
+    const chunks = [];
+    let total = 0;
+    let timer;
+    const timedOut = deadline !== undefined && onTimeout
+        ? new Promise((_, reject) => {
+            timer = setTimeout(() => reject(onTimeout()), Math.max(0, deadline - Date.now()));
+        })
+        : undefined;
+    timedOut?.catch(() => undefined); // handled by the race; never an unhandled rejection after the loop ends
+    try {
+        for (;;) {
+            const { done, value } = await (timedOut ? Promise.race([reader.read(), timedOut]) : reader.read());
+            if (done)
+                break;
+            total += value.byteLength;
+            if (total > maxBytes)
+                throw new ResponseTooLargeError(operation, maxBytes);
+            chunks.push(value);
+        }
+    }
+    catch (error) {
+        chunks.length = 0;
+        await reader.cancel().catch(() => undefined);
+        throw error;
+    }
+    finally {
+        if (timer)
+            clearTimeout(timer);
+    }
+    const bytes = new Uint8Array(total);
+    let at = 0;
+    for (const chunk of chunks) {
+        bytes.set(chunk, at);
+        at += chunk.byteLength;
+    }
+    chunks.length = 0;
+    return new TextDecoder().decode(bytes);
+}
+/**
+ * The first `maxBytes` of a body as text, the rest left unread (the stream is cancelled): enough of
+ * an error answer for its first line, whatever its length.
+ */
+async function readHead(response, maxBytes) {
+    if (!response.body)
+        return '';
+    const reader = response.body.getReader();
+    const chunks = [];
+    let total = 0;
+    try {
+        while (total < maxBytes) {
+            const { done, value } = await reader.read();
+            if (done)
+                break;
+            chunks.push(value.subarray(0, maxBytes - total));
+            total += Math.min(value.byteLength, maxBytes - total);
+        }
+    }
+    finally {
+        await reader.cancel().catch(() => undefined);
+    }
+    const bytes = new Uint8Array(total);
+    let at = 0;
+    for (const chunk of chunks) {
+        bytes.set(chunk, at);
+        at += chunk.byteLength;
+    }
+    return new TextDecoder().decode(bytes);
+}
+
 ;// CONCATENATED MODULE: ./src/client/core.ts
 /**
  * The typed HTTP client of the v1 API (ky): one call per operation of a route table, retries of
@@ -51026,12 +51147,18 @@ function isTransientError(error) {
 
 
 
+
+
 function causeOf(error) {
     let current = error;
     for (let depth = 0; depth < 5 && current; depth++) {
         const e = current;
         if (e.code)
-            return { code: e.code, message: firstLine(`${e.code}${e.message && !e.message.includes(e.code) ? ` ${e.message}` : ''}`), detail: e.message ?? '' };
+            return {
+                code: e.code,
+                message: firstLine(`${e.code}${e.message && !e.message.includes(e.code) ? ` ${e.message}` : ''}`),
+                detail: e.message ?? '',
+            };
         if (!e.cause)
             return { message: firstLine(e.message ?? String(current)) };
         current = e.cause;
@@ -51083,6 +51210,7 @@ function createClientFor(table, options) {
     const baseUrl = withoutTrailingSlashes(options.baseUrl);
     const timeoutMs = options.timeoutMs ?? 30_000;
     const retries = options.retries ?? 3;
+    const maxBytes = options.maxResponseBytes ?? maxResponseBytes();
     const headers = { 'user-agent': options.userAgent ?? 'railyard-cli' };
     if (options.token)
         headers['x-api-token'] = options.token;
@@ -51103,7 +51231,11 @@ function createClientFor(table, options) {
             const response = await http(path, {
                 method: def.method,
                 ...(def.method === 'GET'
-                    ? { searchParams: Object.fromEntries(Object.entries((body ?? {})).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)])) }
+                    ? {
+                        searchParams: Object.fromEntries(Object.entries((body ?? {}))
+                            .filter(([, v]) => v !== undefined)
+                            .map(([k, v]) => [k, String(v)])),
+                    }
                     : { json: body ?? {} }),
                 signal,
                 retry: {
@@ -51116,7 +51248,13 @@ function createClientFor(table, options) {
                     retryOnTimeout: def.retrySafe,
                     // A write is sent again only when it provably never reached the server.
                     // Never for a TLS handshake with a plain-HTTP server: it fails the same way every time.
-                    shouldRetry: ({ error }) => isPlainHttpAnswer(error) ? false : def.retrySafe ? undefined : error instanceof HTTPError ? false : neverReachedServer(error),
+                    shouldRetry: ({ error }) => isPlainHttpAnswer(error)
+                        ? false
+                        : def.retrySafe
+                            ? undefined
+                            : error instanceof HTTPError
+                                ? false
+                                : neverReachedServer(error),
                 },
                 hooks: {
                     beforeRetry: [
@@ -51131,15 +51269,18 @@ function createClientFor(table, options) {
                     ],
                 },
             });
+            // The body within the cap, and within the attempt's time limit (ky's covers only the wait for the headers).
+            const text = await readCapped(response, op, maxBytes, () => new errors_TimeoutError(op, timeoutMs), Date.now() + timeoutMs);
             if (def.response === 'text')
-                return (await response.text());
-            const text = await response.text();
+                return text;
             let json;
             try {
                 json = text.trim() === '' ? {} : JSON.parse(text);
             }
             catch (error) {
-                throw new ResponseShapeError(`${op}: the server answered 200 with a body that is not JSON`, op, { cause: error });
+                throw new ResponseShapeError(`${op}: the server answered 200 with a body that is not JSON`, op, {
+                    cause: error,
+                });
             }
             const parsed = def.response.safeParse(json);
             if (!parsed.success) {
@@ -51153,14 +51294,16 @@ function createClientFor(table, options) {
         }
     }
     function translateHttp(op, error) {
-        return error.response
-            .text()
+        // Only the head of an error answer: its first line is all the message keeps.
+        return readHead(error.response, 64 * 1024)
             .catch(() => '')
             .then((text) => new ApiError(op, error.response.status, text.split('\n')[0].trim().slice(0, 500), {
             code: error.response.headers.get(ERROR_CODE_HEADER) ?? undefined,
             cause: error,
             // An operation path that is not found at a base URL without /v1: most likely the URL is wrong.
-            hint: error.response.status === 404 && likelyApiUrl(baseUrl) ? `did you mean --api-url ${likelyApiUrl(baseUrl)}?` : undefined,
+            hint: error.response.status === 404 && likelyApiUrl(baseUrl)
+                ? `did you mean --api-url ${likelyApiUrl(baseUrl)}?`
+                : undefined,
         }));
     }
     async function translate(op, error) {
@@ -51168,7 +51311,10 @@ function createClientFor(table, options) {
             return translateHttp(op, error);
         if (error instanceof TimeoutError)
             return new errors_TimeoutError(op, timeoutMs, { cause: error });
-        if (error instanceof ApiError || error instanceof ResponseShapeError)
+        if (error instanceof ApiError ||
+            error instanceof ResponseShapeError ||
+            error instanceof ResponseTooLargeError ||
+            error instanceof errors_TimeoutError)
             return error;
         if (error instanceof Error && error.name === 'AbortError')
             return error;

@@ -4,14 +4,23 @@ import { Command, Errors, Flags, type Interfaces } from '@oclif/core';
 import type { Client } from '../client/index.js';
 import type { Repo, SubmittedPullRequest } from '../contract/index.js';
 import { useColor } from './color.js';
-import { ConfigError, DEFAULT_API_URL, parseRepo, readConfig, repoFromGitOrigin, type Config } from './config.js';
-import { printable } from './escape.js';
+import {
+  ConfigError,
+  DEFAULT_API_URL,
+  parseRepo,
+  readConfig,
+  repoFromGitOrigin,
+  type Config,
+} from './config.js';
+import { forTerminal, jsonForTerminal, printable } from './escape.js';
 import { EXIT } from './exit.js';
 import { FORMATS, type Format, type View } from './formats.js';
 
 const repoText = (repo: Repo) => `${repo.host}/${repo.owner}/${repo.name}`;
 
-export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>;
+export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<
+  (typeof BaseCommand)['baseFlags'] & T['flags']
+>;
 
 /** Shared flags and behaviour: --api-url/--token resolution, --json, errors → exit codes. */
 export abstract class BaseCommand extends Command {
@@ -45,15 +54,27 @@ export abstract class BaseCommand extends Command {
     }
     const token = flags.token || process.env.RAILYARD_TOKEN || process.env.TRUNK_API_TOKEN || config.token;
     if (!token) {
-      throw new ConfigError('no API token: pass --token, set RAILYARD_TOKEN, or run `railyard config set token VALUE`');
+      throw new ConfigError(
+        'no API token: pass --token, set RAILYARD_TOKEN, or run `railyard config set token VALUE`',
+      );
     }
-    const [{ createClient }, { nodeFetch }] = await Promise.all([import('../client/index.js'), import('./http-fetch.js')]);
+    const [{ createClient, maxResponseBytes }, { nodeFetch }] = await Promise.all([
+      import('../client/index.js'),
+      import('./http-fetch.js'),
+    ]);
+    let maxBytes: number;
+    try {
+      maxBytes = maxResponseBytes();
+    } catch (error) {
+      throw new ConfigError((error as Error).message);
+    }
     return createClient({
       baseUrl,
       token,
       fetch: nodeFetch,
+      maxResponseBytes: maxBytes,
       onRetry: ({ operation, attempt, reason }) => {
-        process.stderr.write(`${operation}: ${reason}; retrying (${attempt})\n`);
+        process.stderr.write(`${operation}: ${printable(reason)}; retrying (${attempt})\n`);
       },
     });
   }
@@ -98,43 +119,61 @@ export abstract class BaseCommand extends Command {
    */
   protected view(flags: { wide?: boolean; output?: string } = {}): View {
     const toFile = Boolean(flags.output);
-    const columns = process.stdout.isTTY && !toFile && !flags.wide ? process.stdout.columns : undefined;
-    return { color: !toFile && this.color(), ...(columns ? { width: columns } : {}) };
+    const terminal = Boolean(process.stdout.isTTY) && !toFile;
+    const columns = terminal && !flags.wide ? process.stdout.columns : undefined;
+    return { color: !toFile && this.color(), terminal, ...(columns ? { width: columns } : {}) };
   }
 
-  /** Writes rendered output unless --json is on (then run()'s return value is printed). */
+  /**
+   * Writes rendered output unless --json is on (then run()'s return value is printed). On a
+   * terminal, control characters are shown escaped (escape.ts's forTerminal); piped or redirected,
+   * the text goes out byte for byte.
+   */
   protected out(text: string): void {
-    if (!this.jsonEnabled()) process.stdout.write(text);
+    if (!this.jsonEnabled()) process.stdout.write(process.stdout.isTTY ? forTerminal(text) : text);
+  }
+
+  /** --json on a terminal: the same document with DEL, C1 and bidi controls as `\uXXXX` escapes; piped, oclif's own. */
+  override logJson(json: unknown): void {
+    if (!process.stdout.isTTY) return super.logJson(json);
+    process.stdout.write(`${jsonForTerminal(JSON.stringify(json, null, 2))}\n`);
   }
 
   /** A notice or warning for the person: stderr, also with --json (stdout carries only the JSON). */
   protected notice(text: string): void {
-    process.stderr.write(`${text}\n`);
+    process.stderr.write(`${printable(text)}\n`);
   }
 
   /** Ends a --wait: exit 0 when merged, 1 when failed, cancelled or still waiting at the timeout. */
   protected concludeWait(result: { pr: SubmittedPullRequest; timedOut: boolean }): SubmittedPullRequest {
     const { pr } = result;
-    const reason = pr.stateReason ? ` (${pr.stateReason})` : '';
+    const reason = pr.stateReason ? ` (${printable(pr.stateReason)})` : '';
     if (!result.timedOut && pr.state === 'merged') {
       this.out(`#${pr.prNumber} merged\n`);
       return pr;
     }
     if (this.jsonEnabled()) this.logJson(pr);
     this.logToStderr(
-      result.timedOut ? `#${pr.prNumber} is still ${pr.state}${reason} at the timeout` : `#${pr.prNumber} ${pr.state}${reason}`,
+      result.timedOut
+        ? `#${pr.prNumber} is still ${pr.state}${reason} at the timeout`
+        : `#${pr.prNumber} ${pr.state}${reason}`,
     );
     this.exit(EXIT.error);
   }
 
-  protected override async catch(error: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<unknown> {
+  protected override async catch(
+    error: Error & { exitCode?: number; oclif?: { exit?: number } },
+  ): Promise<unknown> {
     if (error instanceof Errors.ExitError) throw error;
     if ('parse' in error) {
       // A flag or argument oclif refused: one line in the house style, with the flag meant when one is near.
       const { withFlagHint } = await import('./did-you-mean.js');
       const message = withFlagHint(error).message.split('\n')[0]!;
       if (this.jsonEnabled()) this.logJson({ error: { message } });
-      else this.logToStderr(`Error: ${printable(message)}\nSee: ${this.config.bin} ${this.id?.replaceAll(':', ' ') ?? ''} --help`);
+      else
+        this.logToStderr(
+          `Error: ${printable(message)}\nSee: ${this.config.bin} ${this.id?.replaceAll(':', ' ') ?? ''} --help`,
+        );
       this.exit(EXIT.usage);
     }
     const { ApiError } = await import('../client/index.js');
@@ -143,7 +182,9 @@ export abstract class BaseCommand extends Command {
     else if (error instanceof ApiError && error.status === 401) exit = EXIT.auth;
     else if (error.oclif?.exit !== undefined) exit = error.oclif.exit;
     if (this.jsonEnabled()) {
-      this.logJson({ error: { message: error.message, ...(error instanceof ApiError ? { status: error.status } : {}) } });
+      this.logJson({
+        error: { message: error.message, ...(error instanceof ApiError ? { status: error.status } : {}) },
+      });
       this.exit(exit);
     }
     if (error.oclif?.exit !== undefined && !(error instanceof ConfigError) && !(error instanceof ApiError)) {
@@ -158,7 +199,10 @@ export abstract class BaseCommand extends Command {
  * --repo: the repository a command is about, as host/owner/name or owner/name. `fallback` names
  * where it comes from without the flag (null: no fallback; `what` then says what it selects).
  */
-export function repoFlag(fallback: string | null = 'origin remote, else the saved repo', what = 'repository') {
+export function repoFlag(
+  fallback: string | null = 'origin remote, else the saved repo',
+  what = 'repository',
+) {
   const description = `${what}: host/owner/name or owner/name${fallback ? ` [default: ${fallback}]` : ''}`;
   return Flags.string({ char: 'r', description });
 }
@@ -172,7 +216,8 @@ export const queueFlags = {
 export const formatFlag = {
   format: Flags.string({
     char: 'f',
-    description: "output format [default: from --output's extension (.csv .tsv .md .json), else table]; json is the --json document",
+    description:
+      "output format [default: from --output's extension (.csv .tsv .md .json), else table]; json is the --json document",
     options: [...FORMATS],
   }),
   wide: Flags.boolean({
@@ -183,7 +228,9 @@ export const formatFlag = {
 /** The format a file's extension names, e.g. `report.csv` → csv; undefined for any other name. */
 export function formatOfFile(path: string): Format | undefined {
   const ext = extname(path).toLowerCase();
-  return ({ '.csv': 'csv', '.tsv': 'tsv', '.md': 'markdown', '.markdown': 'markdown', '.json': 'json' } as const)[ext as '.csv'];
+  return (
+    { '.csv': 'csv', '.tsv': 'tsv', '.md': 'markdown', '.markdown': 'markdown', '.json': 'json' } as const
+  )[ext as '.csv'];
 }
 
 /**

@@ -16,7 +16,9 @@ function escapeOne(ch: string): string {
   const named = NAMED[ch];
   if (named) return named;
   const code = ch.charCodeAt(0);
-  return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  return code <= 0xff
+    ? `\\x${code.toString(16).padStart(2, '0')}`
+    : `\\u${code.toString(16).padStart(4, '0')}`;
 }
 
 /**
@@ -25,4 +27,38 @@ function escapeOne(ch: string): string {
  */
 export function printable(text: string, keep = ''): string {
   return text.replace(UNSAFE, (ch) => (keep.includes(ch) ? ch : escapeOne(ch)));
+}
+
+/**
+ * The CLI's own styling that may reach a terminal: bold on/off (cli-table3's headers) and cyan
+ * on/off (record keys). Nothing that moves the cursor, clears, retitles or writes the clipboard.
+ */
+// eslint-disable-next-line no-control-regex
+const OWN_STYLE_OR_CRLF = /(\x1b\[(?:1|22|36|39)m|\r\n)/;
+
+/**
+ * The last guard of everything a command prints to a terminal (base-command's out(), the flaky
+ * commands' emit()): every control character escaped except the line breaks and tabs that lay
+ * out lines and columns (`\n`, a CSV record's `\r\n`, `\t`) and the CLI's own colours above. The
+ * renderers escape the text of every cell before this (render.ts), so a server's own colour code
+ * shows as `\e[31m` too; this catches any text that reaches a terminal without a renderer.
+ * DEL, C1 and bidi controls become `\u009b`-style escapes here, C0 ones `\x07`-style: a JSON
+ * document (`--format json`), where JSON.stringify left only the former raw, stays valid JSON.
+ */
+export function forTerminal(text: string): string {
+  return text
+    .split(OWN_STYLE_OR_CRLF)
+    .map((part, i) => (i % 2 === 1 ? part : printable(jsonForTerminal(part), '\n\t')))
+    .join('');
+}
+
+// Characters JSON.stringify leaves raw in a string that a terminal may act on or reorder: DEL, C1, line separators, bidi controls.
+const JSON_UNSAFE = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * A JSON document for a terminal: the characters above written as `\u009b` escapes, which JSON
+ * reads as the same string, so the document means exactly what it meant (piped, it is left as is).
+ */
+export function jsonForTerminal(json: string): string {
+  return json.replace(JSON_UNSAFE, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

@@ -3,6 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { Flags } from '@oclif/core';
 import type { DetailedTestCase, QuarantinedTest, UnhealthyTestCase } from '../contract/index.js';
 import { ConfigError } from './config.js';
+import { forTerminal } from './escape.js';
 import { Progress } from './progress.js';
 import { stateText, type Column } from './render.js';
 
@@ -22,7 +23,10 @@ export async function resolveOrg(flag: string | undefined, config: { org?: strin
  * runs yet (3 of 10)` rather than a healthy that has no verdict yet, `flaky: passed on retry`), else
  * the wire status.
  */
-export function statusLabel(t: { status: { value: string }; verdict?: { label: string } | undefined }): string {
+export function statusLabel(t: {
+  status: { value: string };
+  verdict?: { label: string } | undefined;
+}): string {
   return t.verdict?.label ?? stateText(t.status.value);
 }
 
@@ -40,8 +44,16 @@ export const testColumns: Column<UnhealthyTestCase | DetailedTestCase>[] = [
 
 export const failingColumns: Column<DetailedTestCase>[] = [
   ...testColumns.slice(0, 4),
-  { header: 'Fail 7d', get: (t) => `${(t.failure_rate_last_7d * 100).toFixed(1)}%`, plain: (t) => t.failure_rate_last_7d },
-  { header: 'Fail 24h', get: (t) => `${(t.failure_rate_last_24h * 100).toFixed(1)}%`, plain: (t) => t.failure_rate_last_24h },
+  {
+    header: 'Fail 7d',
+    get: (t) => `${(t.failure_rate_last_7d * 100).toFixed(1)}%`,
+    plain: (t) => t.failure_rate_last_7d,
+  },
+  {
+    header: 'Fail 24h',
+    get: (t) => `${(t.failure_rate_last_24h * 100).toFixed(1)}%`,
+    plain: (t) => t.failure_rate_last_24h,
+  },
   { header: 'Passed on retry', get: (t) => t.verdict?.failures_passed_on_retry_last_7d ?? '' },
   { header: 'Top failure', get: (t) => t.most_common_failures[0]?.summary ?? '', shrink: true },
   ...testColumns.slice(5),
@@ -60,7 +72,9 @@ export const quarantinedColumns: Column<QuarantinedTest>[] = [
 
 /** Follows every page with a progress line on stderr (shown once an export takes a while). */
 export async function collectPages<T>(
-  pages: (onPage: (page: { total_rows: number; total_pages: number }, index: number) => void) => AsyncIterable<T[]>,
+  pages: (
+    onPage: (page: { total_rows: number; total_pages: number }, index: number) => void,
+  ) => AsyncIterable<T[]>,
   label: string,
 ): Promise<T[]> {
   const progress = new Progress(process.stderr, 5_000);
@@ -68,7 +82,10 @@ export async function collectPages<T>(
   const rows: T[] = [];
   try {
     for await (const batch of pages((page, index) => {
-      if (Date.now() - started > 500) progress.update(`${label}: page ${index + 1} of ${Math.max(page.total_pages, 1)}, ${page.total_rows} rows`);
+      if (Date.now() - started > 500)
+        progress.update(
+          `${label}: page ${index + 1} of ${Math.max(page.total_pages, 1)}, ${page.total_rows} rows`,
+        );
     })) {
       rows.push(...batch);
     }
@@ -78,10 +95,10 @@ export async function collectPages<T>(
   return rows;
 }
 
-/** stdout, or --output FILE (then a one-line note on stderr). */
+/** stdout (on a terminal with its control characters escaped: escape.ts), or --output FILE, exact (then a one-line note on stderr). */
 export async function emit(text: string, output: string | undefined, json: boolean): Promise<void> {
   if (output) {
     await writeFile(output, text);
     process.stderr.write(`wrote ${output}\n`);
-  } else if (!json) process.stdout.write(text);
+  } else if (!json) process.stdout.write(process.stdout.isTTY ? forTerminal(text) : text);
 }

@@ -10,6 +10,11 @@ export type Format = (typeof FORMATS)[number];
 export interface View {
   color?: boolean;
   width?: number;
+  /**
+   * Printed on a terminal: CSV and TSV cells show their control characters escaped (`\e`, `\n`,
+   * `\x9b`) as the table and Markdown always do. Otherwise (a pipe, a file) they stay byte-exact.
+   */
+  terminal?: boolean;
   /** For relative times (tests pin it). */
   now?: number;
 }

@@ -118,7 +118,12 @@ function textWidth(text: string): number {
  * Column widths that fit `width`: the shrinkable columns (else the widest) give up characters,
  * widest first, down to their header's width (at least 8). Null: the column keeps its natural width.
  */
-function fitWidths(natural: number[], shrink: boolean[], headers: string[], width: number | undefined): (number | null)[] {
+function fitWidths(
+  natural: number[],
+  shrink: boolean[],
+  headers: string[],
+  width: number | undefined,
+): (number | null)[] {
   const out: (number | null)[] = natural.map(() => null);
   if (!width) return out;
   let over = natural.reduce((a, b) => a + b, 0) + 2 * (natural.length - 1) - width;
@@ -151,28 +156,41 @@ export function renderRows<Row>(
   if (format === 'json') {
     return JSON.stringify(rows, null, 2) + '\n';
   }
-  const { color = false, width, now = Date.now() } = typeof view === 'boolean' ? { color: view } : view;
+  const {
+    color = false,
+    width,
+    now = Date.now(),
+    terminal = false,
+  } = typeof view === 'boolean' ? { color: view } : view;
   const machine = format === 'csv' || format === 'tsv';
+  // CSV and TSV for a person at a terminal: every control character of a cell shown escaped, a line break inside one too.
+  const shownCell = machine && terminal ? (value: unknown) => printable(cell(value)) : cell;
   const shown = columns.filter((c) => machine || !c.machineOnly);
   const headers = shown.map((c) => c.header);
   const body = rows.map((row) =>
     shown.map((c) => {
-      if (machine) return cell(c.time ? isoUtc((c.plain ?? c.get)(row)) : (c.plain ?? c.get)(row));
+      if (machine) return shownCell(c.time ? isoUtc((c.plain ?? c.get)(row)) : (c.plain ?? c.get)(row));
       const value = c.get(row);
-      if (c.time && typeof value === 'string') return format === 'table' ? ago(value, now) : String(isoUtc(value));
+      if (c.time && typeof value === 'string')
+        return format === 'table' ? ago(value, now) : String(isoUtc(value));
       return cell(value);
     }),
   );
   switch (format) {
     case 'csv':
       // Quoted also when a field holds a bare \n: csv-stringify quotes only its own record delimiter (\r\n).
-      return stringify([headers, ...body.map((r) => r.map(guardFormula))], { record_delimiter: '\r\n', quoted_match: /[\r\n]/ });
+      return stringify([headers, ...body.map((r) => r.map(guardFormula))], {
+        record_delimiter: '\r\n',
+        quoted_match: /[\r\n]/,
+      });
     case 'tsv':
       // The formula guard is for spreadsheets opening CSV; TSV and JSON are for programs and stay as they are.
       return [headers, ...body.map((r) => r.map(tsvCell))].map((r) => r.join('\t')).join('\n') + '\n';
     case 'markdown': {
       const line = (r: string[]) => `| ${r.map(markdownCell).join(' | ')} |`;
-      return [line(headers), `| ${headers.map(() => '---').join(' | ')} |`, ...body.map(line)].join('\n') + '\n';
+      return (
+        [line(headers), `| ${headers.map(() => '---').join(' | ')} |`, ...body.map(line)].join('\n') + '\n'
+      );
     }
     case 'table': {
       if (rows.length === 0) return '(none)\n';
@@ -182,27 +200,51 @@ export function renderRows<Row>(
         head: headers,
         chars: NO_BORDERS,
         style: { 'padding-left': 0, 'padding-right': 0, head: color ? ['bold'] : [], border: [] },
-        colWidths: fitWidths(natural, shown.map((c) => Boolean(c.shrink)), headers, width),
+        colWidths: fitWidths(
+          natural,
+          shown.map((c) => Boolean(c.shrink)),
+          headers,
+          width,
+        ),
         wordWrap: false,
         truncate: '…',
       });
       for (const r of cells) table.push(r);
-      return table.toString().split('\n').map((line) => line.trimEnd()).join('\n') + '\n';
+      return (
+        table
+          .toString()
+          .split('\n')
+          .map((line) => line.trimEnd())
+          .join('\n') + '\n'
+      );
     }
   }
 }
 
 /** cli-table3 without borders: columns apart by two spaces. */
 const NO_BORDERS = {
-  top: '', 'top-mid': '', 'top-left': '', 'top-right': '',
-  bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
-  left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '',
+  top: '',
+  'top-mid': '',
+  'top-left': '',
+  'top-right': '',
+  bottom: '',
+  'bottom-mid': '',
+  'bottom-left': '',
+  'bottom-right': '',
+  left: '',
+  'left-mid': '',
+  mid: '',
+  'mid-mid': '',
+  right: '',
+  'right-mid': '',
   middle: '  ',
 };
 
 /** Whether a value has nothing to show (a compact key/value table leaves its row out). */
 function isEmpty(value: unknown): boolean {
-  return value === null || value === undefined || value === '' || (Array.isArray(value) && value.length === 0);
+  return (
+    value === null || value === undefined || value === '' || (Array.isArray(value) && value.length === 0)
+  );
 }
 
 /**
@@ -211,8 +253,13 @@ function isEmpty(value: unknown): boolean {
  * item a line. CSV, TSV and Markdown keep every key (a `field`/`value` header, empty values as
  * empty cells), so scripts always get the same rows; JSON is the object.
  */
-export function renderRecord(record: Record<string, unknown>, format: Format, color = false): string {
+export function renderRecord(
+  record: Record<string, unknown>,
+  format: Format,
+  view: boolean | View = false,
+): string {
   if (format === 'json') return JSON.stringify(record, null, 2) + '\n';
+  const color = typeof view === 'boolean' ? view : Boolean(view.color);
   if (format === 'table') {
     const entries = Object.entries(record).filter(([, value]) => !isEmpty(value));
     if (entries.length === 0) return '(none)\n';
@@ -235,6 +282,6 @@ export function renderRecord(record: Record<string, unknown>, format: Format, co
       { header: 'value', get: (r) => r.value },
     ],
     format,
-    color,
+    typeof view === 'boolean' ? { color } : { color, terminal: view.terminal },
   );
 }

@@ -9,9 +9,25 @@ import { ERROR_CODE_HEADER } from '../contract/errors.js';
 import type { OperationName, Page, RequestBody, ResponseBody } from '../contract/index.js';
 import { API_PREFIX, type RouteDef } from '../contract/route-def.js';
 
+import { maxResponseBytes, readCapped, readHead, ResponseTooLargeError } from './answer.js';
 import { ApiError, NetworkError, PlainHttpError, ResponseShapeError, TimeoutError } from './errors.js';
 
-export { ApiError, ClientError, isTransientError, NetworkError, PlainHttpError, ResponseShapeError, TimeoutError } from './errors.js';
+export {
+  DEFAULT_MAX_RESPONSE_MIB,
+  MAX_RESPONSE_ENV,
+  maxResponseBytes,
+  ResponseTooLargeError,
+} from './answer.js';
+
+export {
+  ApiError,
+  ClientError,
+  isTransientError,
+  NetworkError,
+  PlainHttpError,
+  ResponseShapeError,
+  TimeoutError,
+} from './errors.js';
 
 export { DEFAULT_API_URL } from '../contract/constants.js';
 
@@ -29,6 +45,11 @@ export interface ClientOptions {
   onRetry?: (info: { operation: string; attempt: number; error: Error; reason: string }) => void;
   /** The transport, with fetch's contract (default: the global fetch; the CLI passes cli/http-fetch.ts). */
   fetch?: typeof fetch;
+  /**
+   * The most bytes of one answer read before the call fails with ResponseTooLargeError (default:
+   * RAILYARD_MAX_RESPONSE_MIB MiB, else 64 MiB).
+   */
+  maxResponseBytes?: number;
 }
 
 function causeOf(error: unknown): { code?: string; message: string; detail?: string } {
@@ -36,7 +57,11 @@ function causeOf(error: unknown): { code?: string; message: string; detail?: str
   for (let depth = 0; depth < 5 && current; depth++) {
     const e = current as { code?: string; cause?: unknown; message?: string };
     if (e.code)
-      return { code: e.code, message: firstLine(`${e.code}${e.message && !e.message.includes(e.code) ? ` ${e.message}` : ''}`), detail: e.message ?? '' };
+      return {
+        code: e.code,
+        message: firstLine(`${e.code}${e.message && !e.message.includes(e.code) ? ` ${e.message}` : ''}`),
+        detail: e.message ?? '',
+      };
     if (!e.cause) return { message: firstLine(e.message ?? String(current)) };
     current = e.cause;
   }
@@ -89,7 +114,11 @@ export interface RequestOptions {
 
 export interface Client {
   readonly baseUrl: string;
-  call<Op extends OperationName>(op: Op, body: RequestBody<Op>, options?: RequestOptions): Promise<ResponseBody<Op>>;
+  call<Op extends OperationName>(
+    op: Op,
+    body: RequestBody<Op>,
+    options?: RequestOptions,
+  ): Promise<ResponseBody<Op>>;
   /** Every page of a flaky-test list operation, following next_page_token until it is "". */
   pages<Op extends FlakyListOperation>(
     op: Op,
@@ -111,6 +140,7 @@ export function createClientFor(table: RouteTable, options: ClientOptions): Clie
   const baseUrl = withoutTrailingSlashes(options.baseUrl);
   const timeoutMs = options.timeoutMs ?? 30_000;
   const retries = options.retries ?? 3;
+  const maxBytes = options.maxResponseBytes ?? maxResponseBytes();
   const headers: Record<string, string> = { 'user-agent': options.userAgent ?? 'railyard-cli' };
   if (options.token) headers['x-api-token'] = options.token;
   const http: KyInstance = ky.create({
@@ -134,7 +164,13 @@ export function createClientFor(table: RouteTable, options: ClientOptions): Clie
       const response = await http(path, {
         method: def.method,
         ...(def.method === 'GET'
-          ? { searchParams: Object.fromEntries(Object.entries((body ?? {}) as Record<string, unknown>).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)])) }
+          ? {
+              searchParams: Object.fromEntries(
+                Object.entries((body ?? {}) as Record<string, unknown>)
+                  .filter(([, v]) => v !== undefined)
+                  .map(([k, v]) => [k, String(v)]),
+              ),
+            }
           : { json: body ?? {} }),
         signal,
         retry: {
@@ -148,7 +184,13 @@ export function createClientFor(table: RouteTable, options: ClientOptions): Clie
           // A write is sent again only when it provably never reached the server.
           // Never for a TLS handshake with a plain-HTTP server: it fails the same way every time.
           shouldRetry: ({ error }) =>
-            isPlainHttpAnswer(error) ? false : def.retrySafe ? undefined : error instanceof HTTPError ? false : neverReachedServer(error),
+            isPlainHttpAnswer(error)
+              ? false
+              : def.retrySafe
+                ? undefined
+                : error instanceof HTTPError
+                  ? false
+                  : neverReachedServer(error),
         },
         hooks: {
           beforeRetry: [
@@ -163,13 +205,22 @@ export function createClientFor(table: RouteTable, options: ClientOptions): Clie
           ],
         },
       });
-      if (def.response === 'text') return (await response.text()) as ResponseBody<Op>;
-      const text = await response.text();
+      // The body within the cap, and within the attempt's time limit (ky's covers only the wait for the headers).
+      const text = await readCapped(
+        response,
+        op,
+        maxBytes,
+        () => new TimeoutError(op, timeoutMs),
+        Date.now() + timeoutMs,
+      );
+      if (def.response === 'text') return text as ResponseBody<Op>;
       let json: unknown;
       try {
         json = text.trim() === '' ? {} : JSON.parse(text);
       } catch (error) {
-        throw new ResponseShapeError(`${op}: the server answered 200 with a body that is not JSON`, op, { cause: error });
+        throw new ResponseShapeError(`${op}: the server answered 200 with a body that is not JSON`, op, {
+          cause: error,
+        });
       }
       const parsed = (def.response as z.ZodType).safeParse(json);
       if (!parsed.success) {
@@ -187,8 +238,8 @@ export function createClientFor(table: RouteTable, options: ClientOptions): Clie
   }
 
   function translateHttp(op: string, error: HTTPError): Promise<ApiError> {
-    return error.response
-      .text()
+    // Only the head of an error answer: its first line is all the message keeps.
+    return readHead(error.response, 64 * 1024)
       .catch(() => '')
       .then(
         (text) =>
@@ -196,7 +247,10 @@ export function createClientFor(table: RouteTable, options: ClientOptions): Clie
             code: error.response.headers.get(ERROR_CODE_HEADER) ?? undefined,
             cause: error,
             // An operation path that is not found at a base URL without /v1: most likely the URL is wrong.
-            hint: error.response.status === 404 && likelyApiUrl(baseUrl) ? `did you mean --api-url ${likelyApiUrl(baseUrl)}?` : undefined,
+            hint:
+              error.response.status === 404 && likelyApiUrl(baseUrl)
+                ? `did you mean --api-url ${likelyApiUrl(baseUrl)}?`
+                : undefined,
           }),
       );
   }
@@ -204,10 +258,18 @@ export function createClientFor(table: RouteTable, options: ClientOptions): Clie
   async function translate(op: string, error: unknown): Promise<unknown> {
     if (error instanceof HTTPError) return translateHttp(op, error);
     if (error instanceof KyTimeoutError) return new TimeoutError(op, timeoutMs, { cause: error });
-    if (error instanceof ApiError || error instanceof ResponseShapeError) return error;
+    if (
+      error instanceof ApiError ||
+      error instanceof ResponseShapeError ||
+      error instanceof ResponseTooLargeError ||
+      error instanceof TimeoutError
+    )
+      return error;
     if (error instanceof Error && error.name === 'AbortError') return error;
-    if (error instanceof TypeError && isPlainHttpAnswer(error)) return new PlainHttpError(op, baseUrl, { cause: error });
-    if (error instanceof TypeError) return new NetworkError(op, baseUrl, causeOf(error).message, { cause: error });
+    if (error instanceof TypeError && isPlainHttpAnswer(error))
+      return new PlainHttpError(op, baseUrl, { cause: error });
+    if (error instanceof TypeError)
+      return new NetworkError(op, baseUrl, causeOf(error).message, { cause: error });
     return error;
   }
 
@@ -220,14 +282,19 @@ export function createClientFor(table: RouteTable, options: ClientOptions): Clie
     let token = '';
     const seen = new Set<string>();
     for (let index = 0; ; index++) {
-      const result = (await call(op, { ...rest, page_query: { page_size, page_token: token } } as RequestBody<Op>, requestOptions)) as ResponseBody<Op> & {
+      const result = (await call(
+        op,
+        { ...rest, page_query: { page_size, page_token: token } } as RequestBody<Op>,
+        requestOptions,
+      )) as ResponseBody<Op> & {
         page: Page;
       };
       requestOptions.onPage?.(result.page, index);
       yield result;
       token = result.page.next_page_token;
       if (!token) return;
-      if (seen.has(token)) throw new ResponseShapeError(`${op}: the server returned the same page token twice`, op);
+      if (seen.has(token))
+        throw new ResponseShapeError(`${op}: the server returned the same page token twice`, op);
       seen.add(token);
     }
   }

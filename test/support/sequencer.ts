@@ -31,6 +31,7 @@ const SLOW_FILES: Record<string, number> = {
   'test/e2e/gitlab-truth.test.ts': 28,
   'test/server/trust.test.ts': 26,
   'test/e2e/dashboard.test.ts': 25,
+  'test/cli/terminal-escapes.test.ts': 24,
   'test/cli/output.test.ts': 23,
   'test/forge/git.test.ts': 22,
   'test/cli/queue-ops.test.ts': 21,

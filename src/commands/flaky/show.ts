@@ -6,7 +6,9 @@ import type { DetailedTestCase } from '../../contract/index.js';
 
 export default class Show extends BaseCommand {
   static override summary = 'Show one test: status, failure rates, most common failures';
-  static override examples = ['<%= config.bin %> flaky show 3f0e8a52-6b1c-5d7e-9f00-112233445566 --org acme --repo acme/web'];
+  static override examples = [
+    '<%= config.bin %> flaky show 3f0e8a52-6b1c-5d7e-9f00-112233445566 --org acme --repo acme/web',
+  ];
   static override args = { testId: Args.string({ description: 'test id (UUID)', required: true }) };
   static override flags = {
     repo: repoFlag(),
@@ -20,12 +22,19 @@ export default class Show extends BaseCommand {
     const { resolveOrg, emit, statusLabel } = await import('../../cli/flaky.js');
     const org = await resolveOrg(flags.org, await this.config_());
     const client = await this.client(flags);
-    const { test } = await client.call('getTestDetails', { repo: await this.repo(flags.repo), org_url_slug: org, test_id: args.testId });
+    const { test } = await client.call('getTestDetails', {
+      repo: await this.repo(flags.repo),
+      org_url_slug: org,
+      test_id: args.testId,
+    });
     const { renderJson, renderRecord } = await import('../../cli/render.js');
     const record = {
       name: test.name,
       id: test.id,
-      status: test.verdict?.kind === 'not_enough_runs' ? statusLabel(test) : `${statusLabel(test)} since ${test.status.timestamp}`,
+      status:
+        test.verdict?.kind === 'not_enough_runs'
+          ? statusLabel(test)
+          : `${statusLabel(test)} since ${test.status.timestamp}`,
       reason: verdictReason(test) ?? test.status.reason,
       file: test.file_path,
       classname: test.classname,
@@ -41,7 +50,7 @@ export default class Show extends BaseCommand {
       mostCommonFailures: test.most_common_failures.map((f) => `${f.occurrence_count}× ${f.summary}`),
       link: test.html_url,
     };
-    const text = format === 'json' ? renderJson({ test }) : renderRecord(record, format, this.view(flags).color);
+    const text = format === 'json' ? renderJson({ test }) : renderRecord(record, format, this.view(flags));
     await emit(text, flags.output, this.jsonEnabled());
     return { test };
   }

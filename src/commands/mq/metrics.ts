@@ -1,6 +1,7 @@
 /** `railyard mq metrics`: print the Prometheus metrics of the merge queues. */
 import { BaseCommand, repoFlag } from '../../cli/base-command.js';
 import { parseRepo } from '../../cli/config.js';
+import { printable } from '../../cli/escape.js';
 
 export default class Metrics extends BaseCommand {
   static override summary = 'Print the Prometheus metrics of the merge queues';
@@ -22,7 +23,9 @@ export default class Metrics extends BaseCommand {
         })()
       : {};
     const text = await client.call('getMergeQueueMetrics', query);
-    this.out(text.endsWith('\n') ? text : `${text}\n`);
+    const lines = text.endsWith('\n') ? text : `${text}\n`;
+    // Label values are the server's text (a queue's owner and name): on a terminal their control characters show escaped; piped, the exposition is exact.
+    this.out(process.stdout.isTTY ? printable(lines, '\n') : lines);
     return { metrics: text };
   }
 }

@@ -7,14 +7,13 @@ import { EXIT } from '../../cli/exit.js';
 import { isTerminalState } from '../../contract/constants.js';
 import type { SubmittedPullRequest } from '../../contract/index.js';
 
-
 export default class Watch extends BaseCommand {
   static override summary =
     'Watch a merge queue live: position, lane, state, test run, time in queue and ETA of each pull request';
   static override description =
     'On a terminal the board is redrawn in place; piped, one line is printed per change. With pull request numbers, ' +
     'it ends when they have all settled: exit 0 when all merged, 1 when one failed or was cancelled or at the timeout ' +
-    "(as `mq status --wait`). Without, it runs until the timeout or Ctrl-C. In a parallel queue each PR shows its lane " +
+    '(as `mq status --wait`). Without, it runs until the timeout or Ctrl-C. In a parallel queue each PR shows its lane ' +
     "(PRs of different lanes are tested and merged independently). The ETA is a range from the queue's recent test " +
     'durations and failure rate.';
   static override examples = [
@@ -29,7 +28,8 @@ export default class Watch extends BaseCommand {
     interval: Flags.string({ description: 'how often to look', default: '2s' }),
     timeout: Flags.string({ description: 'stop after this long (0 = never)', default: '1h' }),
     heartbeat: Flags.string({
-      description: 'piped: with no change for this long, a line says what is still waited for (a CI log never goes silent)',
+      description:
+        'piped: with no change for this long, a line says what is still waited for (a CI log never goes silent)',
       default: '30s',
     }),
   };
@@ -89,7 +89,9 @@ export default class Watch extends BaseCommand {
           for (const [n, pr] of settled)
             lines.push(`     #${n} ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}`);
           if (!rows.length) lines.push('     (the queue is empty)');
-          process.stdout.write((drawn ? `\x1b[${drawn}A\x1b[J` : '') + lines.map((l) => printable(l)).join('\n') + '\n');
+          process.stdout.write(
+            (drawn ? `\x1b[${drawn}A\x1b[J` : '') + lines.map((l) => printable(l)).join('\n') + '\n',
+          );
           drawn = lines.length;
         } else if (!this.jsonEnabled()) {
           for (const row of rows) {
@@ -103,13 +105,17 @@ export default class Watch extends BaseCommand {
             const what = `${pr.state}`;
             if (seen.get(n) === what) continue;
             seen.set(n, what);
-            this.out(`${stamp()} #${n} ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}\n`);
+            this.out(
+              `${stamp()} ${printable(`#${n} ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}`)}\n`,
+            );
             lastLineAt = now;
           }
           if (now - lastLineAt >= heartbeatMs) {
             // Nothing changed for a while: say where each watched PR stands (the queue, when none is named).
             const watched = prs.length ? rows.filter((r) => prs.includes(r.pr.prNumber)) : [];
-            const lines = watched.length ? watched.map((r) => `still ${boardLine(r).trimStart()}`) : [`still watching ${boardHeader(repoLabel(repo), queue, summary)}`];
+            const lines = watched.length
+              ? watched.map((r) => `still ${boardLine(r).trimStart()}`)
+              : [`still watching ${boardHeader(repoLabel(repo), queue, summary)}`];
             for (const n of prs) {
               if (settled.has(n) || watched.some((r) => r.pr.prNumber === n)) continue;
               const line = outside.get(n);
