@@ -2,7 +2,7 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand, formatFlag, formatOf, queueFlags } from '../../cli/base-command.js';
 import { parseTime } from '../../cli/config.js';
-import { PULL_REQUEST_STATES } from '../../contract/constants.js';
+import { isTerminalState, PULL_REQUEST_STATES } from '../../contract/constants.js';
 import type { QueueListItem } from '../../contract/index.js';
 
 
@@ -69,8 +69,6 @@ export default class List extends BaseCommand {
   }
 }
 
-const TERMINAL = new Set(['merged', 'failed', 'cancelled']);
-
 /**
  * Each PR once, in the place of the submission kept: the one still in the queue, else the one
  * that changed state last (all of them with `all`).
@@ -86,7 +84,7 @@ function once(rows: QueueListItem[], all: boolean): QueueListItem[] {
 }
 
 function better(a: QueueListItem, b: QueueListItem): boolean {
-  const live = (p: QueueListItem) => !TERMINAL.has(p.state ?? '');
+  const live = (p: QueueListItem) => !isTerminalState(p.state);
   if (live(a) !== live(b)) return live(a);
   return Date.parse(a.stateChangedAt ?? '') > Date.parse(b.stateChangedAt ?? '');
 }
