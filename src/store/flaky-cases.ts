@@ -14,8 +14,8 @@ export class FlakyCases {
   // ---------------------------------------------------------------------- reading
 
   /**
-   * What CI uploaded for one commit (the flake-aware merge queue reads a test commit's results,
-   * issue 22): every upload's job, and every test that failed in an upload (failed for good, not
+   * What CI uploaded for one commit (the flake-aware merge queue reads a test commit's
+   * results): every upload's job, and every test that failed in an upload (failed for good, not
    * passed on a retry in it), with the job of that upload. Through `test_uploads (repo_id, sha)`,
    * the failures' `(repo_id, at, …)` index inside each upload's time span, and the results' index.
    */

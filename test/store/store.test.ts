@@ -70,7 +70,9 @@ describe.each(dialects)('store on $name', ({ name, skip, open }) => {
     expect(stored.id).toBe('q1');
     expect(stored.repo).toEqual(repo);
     expect(stored.model.config.mode).toBe('parallel');
-    expect(stored.model.entries.map((e) => [e.prNumber, e.state])).toEqual(model.entries.map((e) => [e.prNumber, e.state]));
+    expect(stored.model.entries.map((e) => [e.prNumber, e.state])).toEqual(
+      model.entries.map((e) => [e.prNumber, e.state]),
+    );
     expect(stored.model.nextSeq).toBe(model.nextSeq);
     expect(stored.impactedTargets.get(`2:${facts(2).headSha}`)).toEqual(['web']);
     await again.close();
@@ -80,7 +82,9 @@ describe.each(dialects)('store on $name', ({ name, skip, open }) => {
     const store = await (await open()).reopen();
     expect(await store.accounts.addToken('acme', 'secret-1')).toBe(true);
     expect(await store.accounts.addToken('acme', 'secret-1')).toBe(false);
-    await expect(store.accounts.addToken('other', 'secret-1')).rejects.toThrow(/already belongs to organisation "acme"/);
+    await expect(store.accounts.addToken('other', 'secret-1')).rejects.toThrow(
+      /already belongs to organisation "acme"/,
+    );
     await store.close();
   });
 });
@@ -102,7 +106,10 @@ describe.skipIf(noPostgres)('store on postgres: several replicas', () => {
   it('stores the same 12,000 new tests from two uploads in opposite orders at once: each test once, neither waits for the other in a circle', async () => {
     const flaky = new FlakyStore(store.db);
     await flaky.repositories.ensureRepository('acme', 'github.com/acme/web', repo, 'repo-1', 0);
-    const tests = Array.from({ length: 12_000 }, (_, i) => ({ id: `test-${String(i).padStart(5, '0')}`, n: i }));
+    const tests = Array.from({ length: 12_000 }, (_, i) => ({
+      id: `test-${String(i).padStart(5, '0')}`,
+      n: i,
+    }));
     // Three statements each (5,000 rows apiece): stored in the order given, the second statement of
     // each upload would wait for rows the other's first statement holds (PostgreSQL: deadlock).
     const stored = await Promise.all(
@@ -128,12 +135,28 @@ describe.skipIf(noPostgres)('store on postgres: several replicas', () => {
 
   it('holds tests row by row: an upload of other tests goes on, one sharing a test waits, opposite orders never deadlock', async () => {
     const flaky = new FlakyStore(store.db);
-    await flaky.repositories.ensureRepository('acme', 'github.com/acme/held', { ...repo, name: 'held' }, 'repo-3', 0);
+    await flaky.repositories.ensureRepository(
+      'acme',
+      'github.com/acme/held',
+      { ...repo, name: 'held' },
+      'repo-3',
+      0,
+    );
     const seqs = Array.from({ length: 12_000 }, (_, i) => 200_000 + i);
     await flaky.transaction((tx) =>
       tx.ingest.insertCases(
         seqs.map((seq) => ({ id: `held-${seq}` })),
-        (t) => ({ id: t.id, seq: Number(t.id.slice(5)), repo_id: 'repo-3', name: t.id, file: null, classname: null, parent: null, variant: '', first_seen_at: 0 }),
+        (t) => ({
+          id: t.id,
+          seq: Number(t.id.slice(5)),
+          repo_id: 'repo-3',
+          name: t.id,
+          file: null,
+          classname: null,
+          parent: null,
+          variant: '',
+          first_seen_at: 0,
+        }),
       ),
     );
     const events: string[] = [];
@@ -160,15 +183,30 @@ describe.skipIf(noPostgres)('store on postgres: several replicas', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     release();
     await Promise.all([first, sharing]);
-    expect(events).toEqual(['first holds its tests', 'other tests held meanwhile', 'first lets go', 'a shared test held']);
+    expect(events).toEqual([
+      'first holds its tests',
+      'other tests held meanwhile',
+      'first lets go',
+      'a shared test held',
+    ]);
     // Three statements each, in opposite orders as given: held in the given order, the second
     // statement of each would wait for rows the other's first one holds (PostgreSQL: deadlock).
-    await Promise.all([seqs, [...seqs].reverse()].map((order) => flaky.transaction((tx) => tx.ingest.holdCases('repo-3', order))));
+    await Promise.all(
+      [seqs, [...seqs].reverse()].map((order) =>
+        flaky.transaction((tx) => tx.ingest.holdCases('repo-3', order)),
+      ),
+    );
   });
 
   it('uploads of a repository hold it together, and wait while a replica not yet upgraded holds it alone', async () => {
     const flaky = new FlakyStore(store.db);
-    await flaky.repositories.ensureRepository('acme', 'github.com/acme/shared', { ...repo, name: 'shared' }, 'repo-2', 0);
+    await flaky.repositories.ensureRepository(
+      'acme',
+      'github.com/acme/shared',
+      { ...repo, name: 'shared' },
+      'repo-2',
+      0,
+    );
     const events: string[] = [];
     /** A transaction that takes the repository as `take` does, then holds it until released. */
     const holder = (take: (tx: Kysely<SchemaTables>) => Promise<unknown>, name: string) => {
@@ -185,7 +223,8 @@ describe.skipIf(noPostgres)('store on postgres: several replicas', () => {
       });
       return { holding, release, done };
     };
-    const upload = (tx: Kysely<SchemaTables>) => new FlakyStore(tx).repositories.findRepository('acme', 'github.com/acme/shared', true);
+    const upload = (tx: Kysely<SchemaTables>) =>
+      new FlakyStore(tx).repositories.findRepository('acme', 'github.com/acme/shared', true);
     // Two uploads hold it at once.
     const first = holder(upload, 'first');
     await first.holding;
@@ -195,7 +234,10 @@ describe.skipIf(noPostgres)('store on postgres: several replicas', () => {
     second.release();
     await Promise.all([first.done, second.done]);
     // A replica of before 2026-11-23 held it alone, under the same key: an upload waits for it.
-    const old = holder((tx) => sql`SELECT pg_advisory_xact_lock(hashtextextended('flaky:repo-2', 0))`.execute(tx), 'old');
+    const old = holder(
+      (tx) => sql`SELECT pg_advisory_xact_lock(hashtextextended('flaky:repo-2', 0))`.execute(tx),
+      'old',
+    );
     await old.holding;
     const third = holder(upload, 'third');
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -203,7 +245,16 @@ describe.skipIf(noPostgres)('store on postgres: several replicas', () => {
     await third.holding;
     third.release();
     await Promise.all([old.done, third.done]);
-    expect(events).toEqual(['first holds', 'second holds', 'first lets go', 'second lets go', 'old holds', 'old lets go', 'third holds', 'third lets go']);
+    expect(events).toEqual([
+      'first holds',
+      'second holds',
+      'first lets go',
+      'second lets go',
+      'old holds',
+      'old lets go',
+      'third holds',
+      'third lets go',
+    ]);
   });
 
   it('serializes writes to one queue: the second writer sees the first one version later', async () => {
@@ -244,9 +295,13 @@ describe.skipIf(noPostgres)('store on postgres: several replicas', () => {
     expect(b.get('q1')).toBeGreaterThan(a.get('q1')!);
     // The old holder's driving writes are refused inside the transaction.
     await expect(
-      store.queues.transactQueue('q1', async (tx) => tx.checkFence({ holder: 'replica-a', fence: a.get('q1')! })),
+      store.queues.transactQueue('q1', async (tx) =>
+        tx.checkFence({ holder: 'replica-a', fence: a.get('q1')! }),
+      ),
     ).rejects.toBeInstanceOf(LeaseLostError);
-    await store.queues.transactQueue('q1', async (tx) => tx.checkFence({ holder: 'replica-b', fence: b.get('q1')! }));
+    await store.queues.transactQueue('q1', async (tx) =>
+      tx.checkFence({ holder: 'replica-b', fence: b.get('q1')! }),
+    );
   });
 
   it('lets an expired lease go to another replica', async () => {
