@@ -67,7 +67,7 @@ async function child(): Promise<void> {
   const databaseUrl = process.env.BENCH_DATABASE_URL;
   const store = await openStore(databaseUrl ? { databaseUrl } : { dataDir });
   const replicas = databaseUrl ? new Replicas(store, { databaseUrl }) : undefined;
-  await store.addToken('local', TOKEN);
+  await store.accounts.addToken('local', TOKEN);
   const logMode = process.env.BENCH_LOG;
   let logStream: NodeJS.WritableStream | undefined;
   if (logMode === 'async' || logMode === 'sync') {

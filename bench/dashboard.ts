@@ -35,7 +35,7 @@ if (missing) {
 
 const dir = await mkdtemp(join(tmpdir(), 'railyard-bench-dashboard-'));
 const store = await openStore({ dataDir: dir });
-await store.addToken('local', TOKEN);
+await store.accounts.addToken('local', TOKEN);
 // Tests take an hour: the line stays as it is while the page is measured.
 const { driver, workers } = await createBackend({ dataDir: dir, sandbox: { testSeconds: 3600 }, tickMs: 200 });
 const app = await buildServer({

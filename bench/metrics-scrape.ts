@@ -25,7 +25,7 @@ async function child(): Promise<void> {
     import('../src/forge/sandbox/index.js'),
   ]);
   const store = await openStore({ sqlitePath: ':memory:' });
-  await store.addToken('local', TOKEN);
+  await store.accounts.addToken('local', TOKEN);
   // The limits are raised: the bench measures an organisation past the default of 1,000 queues.
   const app = await buildServer({
     store,

@@ -50626,6 +50626,11 @@ function describeBranchProblem(name, problem) {
 
 ;// CONCATENATED MODULE: ./src/contract/repo-ref.ts
 /**
+ * Reading a repository reference (`host/owner/name`, `owner/name`) without zod: the CLI's config
+ * and --repo parsing import this, so a command that validates nothing never loads the schemas.
+ * contract/common.ts re-exports it beside the Repo schema; it imports nothing of the contract.
+ */
+/**
  * `host/owner/name` or `owner/name` (host github.com) as a Repo; a trailing `.git` is dropped and
  * the owner may hold more than one segment (GitLab groups: `gitlab.com/group/sub/app`). Null
  * when the text has fewer than two segments: the caller says which flag or input was wrong.

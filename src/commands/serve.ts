@@ -362,10 +362,10 @@ export default class Serve extends Command {
       process.stderr.write(`railyard serve: ${error instanceof Error ? error.message : String(error)}\n`);
       this.exit(2);
     }
-    for (const { org, token } of orgTokens) await store.addToken(org, token);
-    if ((await store.listTokens()).length === 0) {
+    for (const { org, token } of orgTokens) await store.accounts.addToken(org, token);
+    if ((await store.accounts.listTokens()).length === 0) {
       const token = (await import('../cli/tokens.js')).newToken();
-      await store.addToken(flags.org, token);
+      await store.accounts.addToken(flags.org, token);
       this.log(`Generated an API token for organisation "${flags.org}". It is shown only this once (only its hash is stored):`);
       this.log(`  ${token}`);
     }

@@ -66,7 +66,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     );
 
     const token = `ry_demo_${randomBytes(12).toString('hex')}`;
-    await store.addToken('local', token);
+    await store.accounts.addToken('local', token);
     const backend = await createBackend({
       dataDir: join(root, 'data'),
       gitRoot: join(root, 'git'),

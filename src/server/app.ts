@@ -177,17 +177,6 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   await auth.reload();
   const owners = await RepoOwners.load(deps.store, deps.orgRepos);
   const pageTokens = await PageTokens.load(deps.store);
-  const service = await QueueService.load({
-    store: deps.store,
-    forge: deps.driver,
-    owners,
-    onEffects: deps.onEffects ?? deps.workers?.handle,
-    now,
-    log: (message, error) => app.log.error({ err: error }, message),
-    replicas: deps.replicas,
-    limits: { ...DEFAULT_LIMITS, ...deps.limits },
-    events: app.log,
-  });
   // Outgoing webhooks: queue steps write their events to the outbox; the deliverer sends them.
   const webhookOptions: WebhookOptions = { allowPrivate: false, allowHttp: false, ...deps.webhooks };
   const dashboardUrl = () => {
@@ -199,7 +188,19 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   };
   // Every link to a PR, repository or test: the forge's page, else the dashboard's (src/server/links.ts).
   const links = serverLinks(deps.driver, dashboardUrl);
-  deps.store.webhooks.queueEvents = queueEventBuilder(dashboardUrl, links.forgePr);
+  const service = await QueueService.load({
+    store: deps.store,
+    // Outgoing webhooks: each committed queue step writes its events to the outbox with it.
+    queueEvents: queueEventBuilder(dashboardUrl, links.forgePr),
+    forge: deps.driver,
+    owners,
+    onEffects: deps.onEffects ?? deps.workers?.handle,
+    now,
+    log: (message, error) => app.log.error({ err: error }, message),
+    replicas: deps.replicas,
+    limits: { ...DEFAULT_LIMITS, ...deps.limits },
+    events: app.log,
+  });
   // On an SQLite file the deliverer runs on its own thread and connection (deliverer-thread.ts).
   const delivererFile = deps.store.sqliteFile && deps.delivererWorker !== false ? (deps.delivererWorker ?? delivererWorkerFile()) : undefined;
   const deliverer: DelivererHandle =

@@ -31,10 +31,10 @@ export class TokenAuth {
 
   /** Re-reads the stored token hashes (after tokens were added or revoked). */
   reload(): Promise<void> {
-    if (this.store.listTokensNow) {
+    if (this.store.accounts.listTokensNow) {
       try {
         const version = this.store.dataVersion?.();
-        this.use(this.store.listTokensNow(), version);
+        this.use(this.store.accounts.listTokensNow(), version);
         return Promise.resolve();
       } catch (error) {
         return Promise.reject(error as Error);
@@ -43,7 +43,7 @@ export class TokenAuth {
     this.reloading ??= (async () => {
       try {
         const version = this.store.dataVersion?.();
-        this.use(await this.store.listTokens(), version);
+        this.use(await this.store.accounts.listTokens(), version);
       } finally {
         this.reloading = undefined;
       }
@@ -65,7 +65,7 @@ export class TokenAuth {
 
   /** Adds a token (stored as a hash) and makes it valid at once. */
   async add(org: string, token: string): Promise<void> {
-    await this.store.addToken(org, token);
+    await this.store.accounts.addToken(org, token);
     await this.reload();
   }
 
@@ -93,6 +93,6 @@ export class TokenAuth {
     const last = this.touched.get(hex);
     if (last !== undefined && now - last < TOUCH_EVERY_MS) return;
     this.touched.set(hex, now);
-    this.store.touchToken(hex, now).catch(this.onError);
+    this.store.accounts.touchToken(hex, now).catch(this.onError);
   }
 }

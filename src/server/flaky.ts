@@ -117,7 +117,7 @@ export class FlakyService {
   ): Promise<{ jobs: (string | null)[]; failing: (RunFailingTest & { job: string | null })[] } | null> {
     const repository = await findRepository(this.store, org, repo);
     if (!repository) return null;
-    const { uploads, failed } = await this.store.resultsOfCommit(repository.id, sha.toLowerCase());
+    const { uploads, failed } = await this.store.cases.resultsOfCommit(repository.id, sha.toLowerCase());
     if (uploads.length === 0) return null;
     const jobOf = new Map(uploads.map((u) => [u.seq, u.job]));
     const known = await this.queries.knownFlakes(org, repo, [...new Set(failed.map((f) => f.id))]);

@@ -1,4 +1,5 @@
 /** getMergeQueueMetrics: the Prometheus exposition of the queues' figures. */
+import { CONCLUSIONS, type Conclusion } from '../contract/index.js';
 import { isTerminal, type Entry, type QueueModel, type TestRun } from '../engine/index.js';
 import type { QueueHandle } from './service.js';
 
@@ -47,8 +48,6 @@ export function renderMetrics(queues: readonly QueueHandle[], now: number): Buff
   return renderMetricsBuffer(queues, now);
 }
 
-const CONCLUSIONS = ['merged', 'failed', 'cancelled'] as const;
-type Conclusion = (typeof CONCLUSIONS)[number];
 const TYPES = ['main', 'bisection'] as const;
 const STATES = ['not_ready', 'pending', 'testing'] as const;
 type State = (typeof STATES)[number];

@@ -116,7 +116,7 @@ export class RepoOwners {
   static async load(store: Store, pins: readonly OrgRepoPin[] = []): Promise<RepoOwners> {
     const conflict = conflictingPins(pins);
     if (conflict) throw new Error(conflict);
-    return new RepoOwners(store, pins, await store.loadRepoOwners());
+    return new RepoOwners(store, pins, await store.accounts.loadRepoOwners());
   }
 
   /** The owning organisation, or undefined while nobody owns the repository. */
@@ -136,7 +136,7 @@ export class RepoOwners {
     const owner = this.ownerOf(repo);
     if (owner !== undefined) return owner === org;
     const key = ownerKey(repo);
-    const stored = await this.store.claimRepo(org, key);
+    const stored = await this.store.accounts.claimRepo(org, key);
     this.claimed.set(key, stored);
     return stored === org;
   }

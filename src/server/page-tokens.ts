@@ -27,7 +27,7 @@ export class PageTokens {
   }
 
   static async load(store: Store): Promise<PageTokens> {
-    const secret = await store.serverSecret(SECRET_NAME, () => randomBytes(32).toString('base64'));
+    const secret = await store.accounts.serverSecret(SECRET_NAME, () => randomBytes(32).toString('base64'));
     return new PageTokens(Buffer.from(secret, 'base64'));
   }
 

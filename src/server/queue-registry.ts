@@ -157,7 +157,7 @@ export class ReplicaSync {
     if (!this.replicas || (await this.replicas.caughtUp())) return;
     const repo = normaliseRepo(rawRepo);
     const key = queueKey(org, repo, branch);
-    const found = await this.store.findQueueVersion(org, repo, branch);
+    const found = await this.store.queues.findQueueVersion(org, repo, branch);
     const local = this.registry.byKeyOf(key);
     if (local && (!found || found.id !== local.id)) this.writer.serialize(key, async () => this.registry.unregister(local));
     if (found && (!local || local.id !== found.id || local.version < found.version)) await this.refresh(found.id);
@@ -166,7 +166,7 @@ export class ReplicaSync {
   /** Several replicas: brings every copy up to the committed versions, adds queues created elsewhere, drops deleted ones. */
   async syncAll(): Promise<void> {
     if (!this.replicas) return;
-    const committed = await this.store.queueVersions();
+    const committed = await this.store.queues.queueVersions();
     const ids = new Set(committed.map((q) => q.id));
     for (const local of this.registry.queues()) {
       if (!ids.has(local.id)) await this.writer.serialize(local.key, async () => this.registry.unregister(local));
@@ -188,7 +188,7 @@ export class ReplicaSync {
   private async reload(queueId: string, version?: number): Promise<void> {
     const local = this.registry.byQueueId(queueId);
     if (local && version !== undefined && local.version >= version) return;
-    const stored = await this.store.loadQueue(queueId);
+    const stored = await this.store.queues.loadQueue(queueId);
     if (!stored) {
       if (local) await this.writer.serialize(local.key, async () => this.registry.unregister(local));
       return;

@@ -4,7 +4,15 @@
  * swaps the in-memory model, logs the change and hands the engine's effects to the workers.
  */
 import { EngineRejection, step, type EngineEvent, type Effect, type QueueModel, type StepContext } from '../engine/index.js';
-import { impactedTargetsKey, LeaseLostError, type ImpactedTargetsWrite, type PrTransition, type Store, type StoredQueue } from '../store/index.js';
+import {
+  impactedTargetsKey,
+  LeaseLostError,
+  type ImpactedTargetsWrite,
+  type PrTransition,
+  type QueueEventBuilder,
+  type Store,
+  type StoredQueue,
+} from '../store/index.js';
 import { HttpError, notFound } from './errors.js';
 import { logQueueEvents, transitionsOfStep, type EventLog } from './queue-history.js';
 import { effectsBetween, type QueueHandle, type QueueRegistry, type ReplicaView } from './queue-registry.js';
@@ -29,6 +37,8 @@ export interface QueueWriterOptions {
   newId: () => string;
   log: (message: string, error?: unknown) => void;
   events?: EventLog;
+  /** Builds the webhook events a step writes to the outbox in its transaction. */
+  queueEvents?: QueueEventBuilder;
 }
 
 function fromRejection(error: unknown): unknown {
@@ -51,6 +61,7 @@ export class QueueWriter {
   private readonly newId: () => string;
   private readonly log: (message: string, error?: unknown) => void;
   private readonly events?: EventLog;
+  private readonly queueEvents?: QueueEventBuilder;
 
   constructor(options: QueueWriterOptions) {
     this.store = options.store;
@@ -61,6 +72,7 @@ export class QueueWriter {
     this.newId = options.newId;
     this.log = options.log;
     this.events = options.events;
+    this.queueEvents = options.queueEvents;
   }
 
   /** Whether this replica carries out the queue's effects (always, without other replicas). */
@@ -103,7 +115,7 @@ export class QueueWriter {
     if (this.replicas) return this.commitShared(handle, events, options);
     const before = handle.model;
     const { model, effects, transitions } = this.runEngine(before, events, options.more);
-    await this.store.commitQueueChange(handle.id, before, model, options.impactedTargets, transitions);
+    await this.store.queues.commitQueueChange(handle.id, before, model, options.impactedTargets, transitions, this.queueEvents);
     handle.model = model;
     if (options.impactedTargets) {
       const t = options.impactedTargets;
@@ -154,7 +166,7 @@ export class QueueWriter {
   ): Promise<QueueModel> {
     const fence = this.replicas!.fence(handle.id);
     if (options.fenced && !fence) throw new LeaseLostError(handle.id);
-    const result = await this.store.transactQueue(handle.id, async (tx) => {
+    const result = await this.store.queues.transactQueue(handle.id, async (tx) => {
       if (tx.version < 0) throw notFound(`no queue ${handle.id}`);
       if (options.fenced) await tx.checkFence(fence!);
       if (tx.version !== handle.version) {
@@ -164,7 +176,7 @@ export class QueueWriter {
       const before = handle.model;
       const stepped = this.runEngine(before, events, options.more);
       if (stepped.model === before && !options.impactedTargets) return { before, ...stepped, version: tx.version };
-      const version = await tx.write(before, stepped.model, options.impactedTargets, stepped.transitions);
+      const version = await tx.write(before, stepped.model, options.impactedTargets, stepped.transitions, this.queueEvents);
       return { before, ...stepped, version };
     });
     const effects = result.effects;

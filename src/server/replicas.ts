@@ -221,7 +221,7 @@ export class Replicas implements ReplicaView {
     try {
       if (!this.listener) await this.listen().catch(() => undefined);
       epoch = this.listener ? this.epoch : -1;
-      claimed = await this.store.claimLeases(this.id, this.leaseMs);
+      claimed = await this.store.queues.claimLeases(this.id, this.leaseMs);
       await service.syncAll();
       if (epoch === this.epoch) this.trustedEpoch = epoch;
     } catch (error) {
@@ -263,7 +263,7 @@ export class Replicas implements ReplicaView {
     await this.renewing;
     this.held.clear();
     this.validUntil = 0;
-    await this.store.releaseLeases(this.id).catch((error: unknown) => this.log('could not release queue leases', error));
+    await this.store.queues.releaseLeases(this.id).catch((error: unknown) => this.log('could not release queue leases', error));
     await this.listener?.end().catch(() => undefined);
     this.listener = null;
   }

@@ -26,8 +26,8 @@ import {
   type QueueModel,
 } from '../engine/index.js';
 import type { ForgeDriver, Source } from '../forge/types.js';
-import { impactedTargetsKey, type PrTransition, type Store } from '../store/index.js';
-import { ForgeEventsStore, RiskStore, type RiskSubmissionFacts } from '../store/index.js';
+import { impactedTargetsKey, type PrTransition, type QueueEventBuilder, type Store } from '../store/index.js';
+import type { RiskSubmissionFacts } from '../store/index.js';
 import { RiskEstimates } from './risk.js';
 import { badRequest, conflict, HttpError, notFound, ofTokenOrg, tooMany } from './errors.js';
 import type { RepoOwners } from './ownership.js';
@@ -69,6 +69,8 @@ export interface QueueServiceOptions {
   limits?: ServerLimits;
   /** Where queue events are logged (PR state changes, test runs, merges): a pino logger, at info. */
   events?: EventLog;
+  /** Builds the outgoing webhook events of each committed step (without it a step writes none). */
+  queueEvents?: QueueEventBuilder;
 }
 
 
@@ -140,14 +142,15 @@ export class QueueService {
       newId: this.newId,
       log: this.log,
       events: options.events,
+      queueEvents: options.queueEvents,
     });
     this.replicaSync = new ReplicaSync(options.store, this.registry, this.writer, options.replicas);
-    this.risk = new RiskEstimates(new RiskStore(this.store.db));
+    this.risk = new RiskEstimates(this.store.risk);
   }
 
   static async load(options: QueueServiceOptions): Promise<QueueService> {
     const service = new QueueService(options);
-    for (const q of await options.store.loadQueues()) {
+    for (const q of await options.store.queues.loadQueues()) {
       service.registry.register(service.registry.handleOf(q));
     }
     return service;
@@ -262,22 +265,22 @@ export class QueueService {
         version: 0,
       };
       try {
-        const { id, revived } = await this.store.insertQueue(handle);
+        const { id, revived } = await this.store.queues.insertQueue(handle);
         if (revived) {
           // The queue existed before: its concluded PRs (a merged PR stays merged) and their history come back.
-          const stored = await this.store.loadQueue(id);
+          const stored = await this.store.queues.loadQueue(id);
           if (!stored) throw new Error(`queue ${id} vanished while it was re-created`);
           handle = { ...handle, id, model: stored.model, impactedTargets: stored.impactedTargets, version: stored.version };
         }
       } catch (error) {
         // Another replica created it between our check and the insert (the unique key says so).
-        if (this.replicas && (await this.store.findQueueVersion(org, repo, branch))) {
+        if (this.replicas && (await this.store.queues.findQueueVersion(org, repo, branch))) {
           throw conflict(`A merge queue already exists for branch "${branch}" in ${describeRepo(repo)}`);
         }
         throw error;
       }
       this.registry.register(handle);
-      await this.store.announceQueue(handle.id);
+      await this.store.queues.announceQueue(handle.id);
     });
   }
 
@@ -291,7 +294,7 @@ export class QueueService {
       }
       if (this.replicas) {
         // Another replica may have queued PRs meanwhile: decide on the committed copy.
-        const stored = await this.store.loadQueue(handle.id);
+        const stored = await this.store.queues.loadQueue(handle.id);
         if (stored && stored.version !== handle.version) this.writer.replaceModel(handle, stored);
         const now = activeEntries(handle.model).length;
         if (now > 0)
@@ -299,9 +302,9 @@ export class QueueService {
             `queue for ${handle.model.branch} in ${describeRepo(handle.repo)} is not empty: cancel or merge its ${now} pull request${now === 1 ? '' : 's'} first`,
           );
       }
-      await this.store.deleteQueue(handle.id);
+      await this.store.queues.deleteQueue(handle.id);
       this.registry.unregister(handle);
-      await this.store.announceQueue(handle.id);
+      await this.store.queues.announceQueue(handle.id);
     });
   }
 
@@ -312,11 +315,9 @@ export class QueueService {
 
   /** Records a forge event a driver acted on (store: forge_events); true the first time only. */
   rememberForgeEvent(forge: string, repo: Repo, kind: 'delivery' | 'comment', key: string): Promise<boolean> {
-    this.forgeEvents ??= new ForgeEventsStore(this.store.db);
     const r = normaliseRepo(repo);
-    return this.forgeEvents.claim(forge, `${r.host}/${r.owner}/${r.name}`.toLowerCase(), kind, key);
+    return this.store.forgeEvents.claim(forge, `${r.host}/${r.owner}/${r.name}`.toLowerCase(), kind, key);
   }
-  private forgeEvents: ForgeEventsStore | null = null;
 
   /** The getQueue answer, serialized once per queue version. */
   getQueueBody(queue: QueueHandle): Buffer {
@@ -474,7 +475,7 @@ export class QueueService {
   async history(queue: QueueHandle, prNumber: number): Promise<PrTransition[]> {
     const handle = this.current(queue);
     if (!findEntry(handle.model, prNumber)) throw neverSubmitted(handle, `#${prNumber}`);
-    return this.store.prHistory(handle.id, prNumber);
+    return this.store.queues.prHistory(handle.id, prNumber);
   }
 
   /** A page of the queue's pull requests in queue order. */

@@ -1,12 +1,11 @@
 /**
- * The base of the store (store.ts): its database handle and lifecycle, and the accounts —
- * organisations, API tokens, repository owners and server secrets. Queues build on it.
+ * The accounts in the store: organisations, API tokens (kept as hashes), repository owners and
+ * server secrets. One part of the Store (store.ts), over its database handle.
  */
 import { createHash } from 'node:crypto';
-import { sql, type Transaction } from 'kysely';
-import type { Db, StoreKind } from './connect.js';
+import type { Transaction } from 'kysely';
+import type { Db } from './connect.js';
 import type { SchemaTables } from './schema.js';
-import { WebhookStore } from './webhooks.js';
 
 /** SHA-256 hex of an API token: the only form in which tokens are stored. */
 export function hashToken(token: string): string {
@@ -26,7 +25,13 @@ export interface TokenInfo {
 /** Characters of the hash that name a token. */
 export const TOKEN_ID_LENGTH = 12;
 
-function tokenInfo(r: { token_hash: string; org_slug: string; label: string | null; created_at: number; last_used_at: number | null }): TokenInfo {
+function tokenInfo(r: {
+  token_hash: string;
+  org_slug: string;
+  label: string | null;
+  created_at: number;
+  last_used_at: number | null;
+}): TokenInfo {
   return {
     id: r.token_hash.slice(0, TOKEN_ID_LENGTH),
     org: r.org_slug,
@@ -36,75 +41,41 @@ function tokenInfo(r: { token_hash: string; org_slug: string; label: string | nu
   };
 }
 
+/** Creates the organisation `slug` inside `trx` unless it exists (queues and tokens belong to one). */
+export async function ensureOrganisationIn(trx: Transaction<SchemaTables>, slug: string): Promise<void> {
+  const found = await trx
+    .selectFrom('organisations')
+    .select('slug')
+    .where('slug', '=', slug)
+    .executeTakeFirst();
+  if (!found) await trx.insertInto('organisations').values({ slug, created_at: Date.now() }).execute();
+}
 
+/** The accounts part of the store (`store.accounts`): organisations, API tokens, repository owners, server secrets. */
 export class AccountStore {
-
-  /** The migrations this open applied (empty when the schema was already current). */
-  migrated: string[] = [];
-
-  /** The SQLite database file (null: PostgreSQL, another dialect, or `:memory:`), for connections of other threads. */
-  sqliteFile: string | null = null;
-
-  /**
-   * SQLite: listTokens at once, without waiting for a transaction in progress on the connection.
-   * The server re-reads tokens whenever another connection committed (dataVersion), which the
-   * webhook deliverer's thread does many times a second; through the connection's queue every
-   * such request waited behind the queue's write in progress.
-   */
-  listTokensNow: (() => { hash: string; org: string }[]) | undefined;
-
-  /** Outgoing webhooks: endpoints, the outbox each queue step writes to, deliveries (webhooks.ts). */
-  readonly webhooks: WebhookStore;
-
   constructor(
-    readonly db: Db,
-    readonly kind: StoreKind = 'sqlite',
+    private readonly db: Db,
     /**
-     * SQLite only: changes whenever another connection (another process: `railyard token revoke`)
-     * commits, so a server can re-read tokens the moment they change. Undefined for other dialects.
+     * SQLite: listTokens at once, without waiting for a transaction in progress on the connection.
+     * The server re-reads tokens whenever another connection committed (dataVersion), which the
+     * webhook deliverer's thread does many times a second; through the connection's queue every
+     * such request waited behind the queue's write in progress.
      */
-    readonly dataVersion?: () => number,
-    /** Awaited between the statements of a long transaction (the default just yields). */
-    readonly pause: () => Promise<void> = () => new Promise<void>((resume) => setImmediate(resume)),
-    /** Stops what runs beside the database (the SQLite checkpointer) before it is closed. */
-    private readonly beforeClose?: () => Promise<void>,
-  ) {
-    this.webhooks = new WebhookStore(db, kind);
-  }
-
-  async close(): Promise<void> {
-    await this.beforeClose?.();
-    await this.db.destroy();
-  }
-
-  /**
-   * One trivial query: resolves when the database answers (`/v1/status`'s health probe). The
-   * embedded SQLite file lives in this process and cannot be unreachable while it answers; its one
-   * connection runs statements in turn, so a probe queued behind a long upload's transaction would
-   * time out and report a busy server as down (503): there is nothing to probe.
-   */
-  async ping(): Promise<void> {
-    if (this.kind === 'sqlite') return;
-    await sql`select 1`.execute(this.db);
-  }
+    readonly listTokensNow?: () => { hash: string; org: string }[],
+  ) {}
 
   // ------------------------------------------------------------ organisations and tokens
-
-  protected async ensureOrganisationIn(trx: Transaction<SchemaTables>, slug: string): Promise<void> {
-    const found = await trx
-      .selectFrom('organisations')
-      .select('slug')
-      .where('slug', '=', slug)
-      .executeTakeFirst();
-    if (!found) await trx.insertInto('organisations').values({ slug, created_at: Date.now() }).execute();
-  }
 
   /** Stores the hash of `token` for `org` (creating the organisation); false if it was already stored. */
   async addToken(org: string, token: string, label?: string): Promise<boolean> {
     const hash = hashToken(token);
     return this.db.transaction().execute(async (trx) => {
-      await this.ensureOrganisationIn(trx, org);
-      const existing = await trx.selectFrom('api_tokens').select('org_slug').where('token_hash', '=', hash).executeTakeFirst();
+      await ensureOrganisationIn(trx, org);
+      const existing = await trx
+        .selectFrom('api_tokens')
+        .select('org_slug')
+        .where('token_hash', '=', hash)
+        .executeTakeFirst();
       if (existing) {
         if (existing.org_slug !== org)
           throw new Error(`that token already belongs to organisation "${existing.org_slug}"`);
@@ -112,7 +83,13 @@ export class AccountStore {
       }
       await trx
         .insertInto('api_tokens')
-        .values({ token_hash: hash, org_slug: org, created_at: Date.now(), label: label ?? null, last_used_at: null })
+        .values({
+          token_hash: hash,
+          org_slug: org,
+          created_at: Date.now(),
+          label: label ?? null,
+          last_used_at: null,
+        })
         .execute();
       return true;
     });
@@ -137,7 +114,7 @@ export class AccountStore {
    */
   async claimRepo(org: string, repoKey: string): Promise<string> {
     return this.db.transaction().execute(async (trx) => {
-      await this.ensureOrganisationIn(trx, org);
+      await ensureOrganisationIn(trx, org);
       await trx
         .insertInto('repo_owners')
         .values({ repo_key: repoKey, org_slug: org, created_at: Date.now() })
@@ -191,14 +168,18 @@ export class AccountStore {
         .where('token_hash', 'like', `${hashPrefix}%`);
       if (org !== undefined) query = query.where('org_slug', '=', org);
       const rows = await query.execute();
-      if (rows.length === 1) await trx.deleteFrom('api_tokens').where('token_hash', '=', rows[0].token_hash).execute();
+      if (rows.length === 1)
+        await trx.deleteFrom('api_tokens').where('token_hash', '=', rows[0].token_hash).execute();
       return rows.map(tokenInfo);
     });
   }
 
   /** Records that the token with this hash was used at `at`. */
   async touchToken(hash: string, at: number): Promise<void> {
-    await this.db.updateTable('api_tokens').set({ last_used_at: at }).where('token_hash', '=', hash).execute();
+    await this.db
+      .updateTable('api_tokens')
+      .set({ last_used_at: at })
+      .where('token_hash', '=', hash)
+      .execute();
   }
-
 }

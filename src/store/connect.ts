@@ -64,7 +64,7 @@ const WAL_KEEP_BYTES = 16 * 1024 * 1024;
  * PASSIVE (never blocks the server's reads or writes) copies most of it. But PASSIVE alone never
  * lets the WAL start over while writes come back to back — SQLite rewinds the WAL only when a
  * write begins after a checkpoint that finished, and there is always a newer write — so under
- * sustained writes the WAL grew 246 → 786 MB in 45 s (issue 26). Past TRUNCATE_BYTES the
+ * sustained writes the WAL grew 246 → 786 MB in 45 s (bench/wal.ts). Past TRUNCATE_BYTES the
  * checkpointer tries TRUNCATE without waiting (it gets through between two writes), and past
  * HARD_WAL_BYTES the server's connection truncates it itself before its next transaction, when
  * no write of its own is open (see sqliteDialect).

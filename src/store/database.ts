@@ -1,5 +1,6 @@
 /** Opening the database a command names (data dir or --database-url), and telling busy or unreachable databases apart. */
-import { isPostgresUrl, openStore } from './store.js';
+import { isPostgresUrl } from './connect.js';
+import { openStore } from './store.js';
 
 /** A database URL without its password, for messages. */
 export function redactUrl(url: string): string {

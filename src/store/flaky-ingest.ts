@@ -13,10 +13,12 @@ import type {
   NewUpload,
   UploadWrite,
 } from './flaky-rows.js';
-import { FlakyRepositories } from './flaky-repositories.js';
-import { columns, MARKED, num, numOrNull, status } from './flaky-sql.js';
+import { columns, MARKED, num, numOrNull, status, type FlakyHandle } from './flaky-sql.js';
 
-export class FlakyIngest extends FlakyRepositories {
+/** What uploads write and detection reads and decides (`store.flaky.ingest`). */
+export class FlakyIngest {
+  constructor(private readonly h: FlakyHandle) {}
+
   // ---------------------------------------------------------------------- ingest
 
   /**
@@ -27,9 +29,11 @@ export class FlakyIngest extends FlakyRepositories {
    * out while a replica not yet upgraded stores one, so a rolling upgrade stays safe.
    */
   async lockRepository(repoId: string): Promise<void> {
-    if (!this.flavour.concurrentWriters) return;
+    if (!this.h.flavour.concurrentWriters) return;
     // The same key as findRepository's `'flaky:' || id`.
-    await sql`SELECT pg_advisory_xact_lock_shared(hashtextextended(${`flaky:${repoId}`}, 0))`.execute(this.db);
+    await sql`SELECT pg_advisory_xact_lock_shared(hashtextextended(${`flaky:${repoId}`}, 0))`.execute(
+      this.h.db,
+    );
   }
 
   /**
@@ -40,15 +44,16 @@ export class FlakyIngest extends FlakyRepositories {
    * taken by an upload that then fails is not used again.
    */
   async nextSeqs(name: 'test' | 'upload', n: number): Promise<number> {
-    const bump = this.db
+    const bump = this.h.db
       .updateTable('flaky_counters')
       .set((eb) => ({ value: eb('value', '+', n) }))
       .where('name', '=', name);
     let value: number;
-    if (this.flavour.returning) value = num((await bump.returning('value').executeTakeFirstOrThrow()).value);
+    if (this.h.flavour.returning)
+      value = num((await bump.returning('value').executeTakeFirstOrThrow()).value);
     else {
       await bump.execute();
-      const row = await this.db
+      const row = await this.h.db
         .selectFrom('flaky_counters')
         .select('value')
         .where('name', '=', name)
@@ -67,18 +72,23 @@ export class FlakyIngest extends FlakyRepositories {
    * (the shards of one CI run) store and detect in parallel, and ones sharing a test take turns.
    */
   async holdCases(repoId: string, seqs: readonly number[]): Promise<KnownCase[]> {
-    if (!this.flavour.concurrentWriters) return this.markedCases(seqs);
+    if (!this.h.flavour.concurrentWriters) return this.markedCases(seqs);
     const out: KnownCase[] = [];
     const sorted = [...seqs].sort((a, b) => a - b);
-    await this.inChunks(sorted, this.flavour.rowsPerArray, async (chunk) => {
+    await this.h.inChunks(sorted, this.h.flavour.rowsPerArray, async (chunk) => {
       // One index probe and lock per key (see markedCases for why the LATERAL … LIMIT 1); the
       // LIMIT also keeps the outer filter out of the subquery, so unmarked tests are locked too.
       const { rows } = await sql<{ seq: string; rate_status: string; por_until: string | null }>`
         SELECT c.seq, c.rate_status, c.por_until FROM unnest(${chunk}::bigint[]) AS k(seq)
         CROSS JOIN LATERAL (SELECT seq, rate_status, por_until FROM test_cases WHERE repo_id = ${repoId} AND seq = k.seq
           LIMIT 1 FOR NO KEY UPDATE) AS c
-        WHERE ${MARKED}`.execute(this.db);
-      for (const row of rows) out.push({ seq: num(row.seq), rate_status: status(row.rate_status), por_until: numOrNull(row.por_until) });
+        WHERE ${MARKED}`.execute(this.h.db);
+      for (const row of rows)
+        out.push({
+          seq: num(row.seq),
+          rate_status: status(row.rate_status),
+          por_until: numOrNull(row.por_until),
+        });
     });
     return out;
   }
@@ -98,20 +108,24 @@ export class FlakyIngest extends FlakyRepositories {
   async markedCases(seqs: readonly number[]): Promise<KnownCase[]> {
     const out: KnownCase[] = [];
     const add = (row: { seq: unknown; rate_status: string; por_until: unknown }) =>
-      out.push({ seq: num(row.seq), rate_status: status(row.rate_status), por_until: numOrNull(row.por_until) });
-    if (this.flavour.rowsPerArray) {
-      await this.inChunks(seqs, this.flavour.rowsPerArray, async (chunk) => {
+      out.push({
+        seq: num(row.seq),
+        rate_status: status(row.rate_status),
+        por_until: numOrNull(row.por_until),
+      });
+    if (this.h.flavour.rowsPerArray) {
+      await this.h.inChunks(seqs, this.h.flavour.rowsPerArray, async (chunk) => {
         const { rows } = await sql<{ seq: string; rate_status: string; por_until: string | null }>`
           SELECT c.seq, c.rate_status, c.por_until FROM unnest(${chunk}::bigint[]) AS k(seq)
           CROSS JOIN LATERAL (SELECT seq, rate_status, por_until FROM test_cases WHERE seq = k.seq AND ${MARKED} LIMIT 1) AS c`.execute(
-          this.db,
+          this.h.db,
         );
         rows.forEach(add);
       });
       return out;
     }
-    await this.inChunks(seqs, this.flavour.keysPerList, async (chunk) => {
-      const rows = await this.db
+    await this.h.inChunks(seqs, this.h.flavour.keysPerList, async (chunk) => {
+      const rows = await this.h.db
         .selectFrom('test_cases')
         .select(['seq', 'rate_status', 'por_until'])
         .where('seq', 'in', chunk)
@@ -126,18 +140,29 @@ export class FlakyIngest extends FlakyRepositories {
   async casesById(ids: readonly string[]): Promise<Map<string, KnownCase>> {
     const out = new Map<string, KnownCase>();
     const add = (row: { id: string; seq: unknown; rate_status: string; por_until: unknown }) =>
-      out.set(row.id, { seq: num(row.seq), rate_status: status(row.rate_status), por_until: numOrNull(row.por_until) });
-    if (this.flavour.rowsPerArray) {
-      await this.inChunks(ids, this.flavour.rowsPerArray, async (chunk) => {
-        const { rows } = await sql<{ id: string; seq: string; rate_status: string; por_until: string | null }>`
+      out.set(row.id, {
+        seq: num(row.seq),
+        rate_status: status(row.rate_status),
+        por_until: numOrNull(row.por_until),
+      });
+    if (this.h.flavour.rowsPerArray) {
+      await this.h.inChunks(ids, this.h.flavour.rowsPerArray, async (chunk) => {
+        const { rows } = await sql<{
+          id: string;
+          seq: string;
+          rate_status: string;
+          por_until: string | null;
+        }>`
           SELECT c.id, c.seq, c.rate_status, c.por_until FROM unnest(${chunk}::text[]) AS k(id)
-          CROSS JOIN LATERAL (SELECT id, seq, rate_status, por_until FROM test_cases WHERE id = k.id LIMIT 1) AS c`.execute(this.db);
+          CROSS JOIN LATERAL (SELECT id, seq, rate_status, por_until FROM test_cases WHERE id = k.id LIMIT 1) AS c`.execute(
+          this.h.db,
+        );
         rows.forEach(add);
       });
       return out;
     }
-    await this.inChunks(ids, this.flavour.keysPerList, async (chunk) => {
-      const rows = await this.db
+    await this.h.inChunks(ids, this.h.flavour.keysPerList, async (chunk) => {
+      const rows = await this.h.db
         .selectFrom('test_cases')
         .select(['id', 'seq', 'rate_status', 'por_until'])
         .where('id', 'in', chunk)
@@ -153,23 +178,36 @@ export class FlakyIngest extends FlakyRepositories {
    * for): the ids of the tests this call stored are returned. On PostgreSQL the rows go in by ascending id,
    * so two uploads storing the same new tests never wait for each other in a circle.
    */
-  async insertCases<T extends { id: string }>(items: readonly T[], toRow: (item: T) => NewCase): Promise<Set<string>> {
+  async insertCases<T extends { id: string }>(
+    items: readonly T[],
+    toRow: (item: T) => NewCase,
+  ): Promise<Set<string>> {
     const stored = new Set<string>();
-    if (this.flavour.rowsPerArray) {
+    if (this.h.flavour.rowsPerArray) {
       const byId = [...items].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      await this.inChunks(byId, this.flavour.rowsPerArray, async (chunk) => {
-        const c = columns(chunk.map(toRow), ['id', 'seq', 'repo_id', 'name', 'file', 'classname', 'parent', 'variant', 'first_seen_at']);
+      await this.h.inChunks(byId, this.h.flavour.rowsPerArray, async (chunk) => {
+        const c = columns(chunk.map(toRow), [
+          'id',
+          'seq',
+          'repo_id',
+          'name',
+          'file',
+          'classname',
+          'parent',
+          'variant',
+          'first_seen_at',
+        ]);
         const { rows } = await sql<{ id: string }>`
           INSERT INTO test_cases (id, seq, repo_id, name, file, classname, parent, variant, first_seen_at, rate_status)
           SELECT *, 'healthy' FROM unnest(${c.id}::text[], ${c.seq}::bigint[], ${c.repo_id}::text[], ${c.name}::text[],
             ${c.file}::text[], ${c.classname}::text[], ${c.parent}::text[], ${c.variant}::text[], ${c.first_seen_at}::bigint[])
-          ON CONFLICT (id) DO NOTHING RETURNING id`.execute(this.db);
+          ON CONFLICT (id) DO NOTHING RETURNING id`.execute(this.h.db);
         for (const row of rows) stored.add(row.id);
       });
       return stored;
     }
-    await this.inChunks(items, this.flavour.rowsPerInsert(10), async (chunk) => {
-      const rows = await this.db
+    await this.h.inChunks(items, this.h.flavour.rowsPerInsert(10), async (chunk) => {
+      const rows = await this.h.db
         .insertInto('test_cases')
         .values(chunk.map((item) => ({ ...toRow(item), rate_status: 'healthy' })))
         .onConflict((oc) => oc.column('id').doNothing())
@@ -181,7 +219,7 @@ export class FlakyIngest extends FlakyRepositories {
   }
 
   async insertUpload(upload: NewUpload): Promise<void> {
-    await this.db
+    await this.h.db
       .insertInto('test_uploads')
       .values({ ...upload, excluded: upload.excluded ? 1 : 0 })
       .execute();
@@ -192,34 +230,55 @@ export class FlakyIngest extends FlakyRepositories {
       const r = toRow(item);
       return { ...r, stable: r.stable ? 1 : 0, excluded: r.excluded ? 1 : 0 };
     };
-    if (this.flavour.rowsPerArray) {
-      await this.inChunks(items, this.flavour.rowsPerArray, async (chunk) => {
-        const c = columns(chunk.map(row), ['test_seq', 'at', 'upload_seq', 'outcome', 'stable', 'excluded', 'duration_ms', 'attempts']);
+    if (this.h.flavour.rowsPerArray) {
+      await this.h.inChunks(items, this.h.flavour.rowsPerArray, async (chunk) => {
+        const c = columns(chunk.map(row), [
+          'test_seq',
+          'at',
+          'upload_seq',
+          'outcome',
+          'stable',
+          'excluded',
+          'duration_ms',
+          'attempts',
+        ]);
         await sql`
           INSERT INTO flaky_results (test_seq, at, upload_seq, outcome, stable, excluded, duration_ms, attempts)
           SELECT * FROM unnest(${c.test_seq}::bigint[], ${c.at}::bigint[], ${c.upload_seq}::bigint[], ${c.outcome}::text[],
-            ${c.stable}::integer[], ${c.excluded}::integer[], ${c.duration_ms}::bigint[], ${c.attempts}::integer[])`.execute(this.db);
+            ${c.stable}::integer[], ${c.excluded}::integer[], ${c.duration_ms}::bigint[], ${c.attempts}::integer[])`.execute(
+          this.h.db,
+        );
       });
       return;
     }
-    await this.inChunks(items, this.flavour.rowsPerInsert(8), async (chunk) => {
-      await this.db.insertInto('flaky_results').values(chunk.map(row)).execute();
+    await this.h.inChunks(items, this.h.flavour.rowsPerInsert(8), async (chunk) => {
+      await this.h.db.insertInto('flaky_results').values(chunk.map(row)).execute();
     });
   }
 
   async insertFailures<T>(items: readonly T[], toRow: (item: T) => NewFailure): Promise<void> {
-    if (this.flavour.rowsPerArray) {
-      await this.inChunks(items, this.flavour.rowsPerArray, async (chunk) => {
-        const c = columns(chunk.map(toRow), ['test_seq', 'at', 'upload_seq', 'repo_id', 'pr_number', 'failure_key', 'failure_line']);
+    if (this.h.flavour.rowsPerArray) {
+      await this.h.inChunks(items, this.h.flavour.rowsPerArray, async (chunk) => {
+        const c = columns(chunk.map(toRow), [
+          'test_seq',
+          'at',
+          'upload_seq',
+          'repo_id',
+          'pr_number',
+          'failure_key',
+          'failure_line',
+        ]);
         await sql`
           INSERT INTO flaky_failures (test_seq, at, upload_seq, repo_id, pr_number, failure_key, failure_line)
           SELECT * FROM unnest(${c.test_seq}::bigint[], ${c.at}::bigint[], ${c.upload_seq}::bigint[], ${c.repo_id}::text[],
-            ${c.pr_number}::bigint[], ${c.failure_key}::text[], ${c.failure_line}::text[])`.execute(this.db);
+            ${c.pr_number}::bigint[], ${c.failure_key}::text[], ${c.failure_line}::text[])`.execute(
+          this.h.db,
+        );
       });
       return;
     }
-    await this.inChunks(items, this.flavour.rowsPerInsert(7), async (chunk) => {
-      await this.db.insertInto('flaky_failures').values(chunk.map(toRow)).execute();
+    await this.h.inChunks(items, this.h.flavour.rowsPerInsert(7), async (chunk) => {
+      await this.h.db.insertInto('flaky_failures').values(chunk.map(toRow)).execute();
     });
   }
 
@@ -230,7 +289,7 @@ export class FlakyIngest extends FlakyRepositories {
    * trip waits for both processes to get a core.
    */
   async storeUpload<T>(write: UploadWrite<T>): Promise<void> {
-    const size = this.flavour.rowsPerArray;
+    const size = this.h.flavour.rowsPerArray;
     const u = write.upload;
     let stored = 0;
     if (!size) await this.insertUpload(u);
@@ -264,11 +323,14 @@ export class FlakyIngest extends FlakyRepositories {
         INSERT INTO flaky_failures (test_seq, at, upload_seq, repo_id, pr_number, failure_key, failure_line)
         SELECT f.test_seq, f.at, ${u.seq}::bigint, f.repo_id, f.pr_number, f.failure_key, f.failure_line
         FROM unnest(${f.test_seq}::bigint[], ${f.at}::bigint[], ${f.repo_id}::text[], ${f.pr_number}::bigint[], ${f.failure_key}::text[],
-          ${f.failure_line}::text[]) AS f(test_seq, at, repo_id, pr_number, failure_key, failure_line)`.execute(this.db);
+          ${f.failure_line}::text[]) AS f(test_seq, at, repo_id, pr_number, failure_key, failure_line)`.execute(
+        this.h.db,
+      );
       stored = size;
     }
     // The rows as made, numbered in place (a copy of each row per statement cost SQLite's ingest ~5 % more CPU).
-    const numbered = <R extends object>(row: R): R & { upload_seq: number } => Object.assign(row, { upload_seq: u.seq });
+    const numbered = <R extends object>(row: R): R & { upload_seq: number } =>
+      Object.assign(row, { upload_seq: u.seq });
     const rest = <I>(items: readonly I[]) => (stored ? items.slice(stored) : items);
     await this.insertResults(rest(write.results), (item) => numbered(write.result(item)));
     await this.insertFailures(rest(write.failures), (item) => numbered(write.failure(item)));
@@ -276,7 +338,7 @@ export class FlakyIngest extends FlakyRepositories {
 
   /** The other stored uploads of this commit that detection used (not excluded): every one but `self`. */
   async uploadsOfCommit(repoId: string, sha: string, self: number): Promise<EarlierUpload[]> {
-    const rows = await this.db
+    const rows = await this.h.db
       .selectFrom('test_uploads')
       .select(['seq', 'first_at', 'last_at'])
       .where('repo_id', '=', repoId)
@@ -293,11 +355,11 @@ export class FlakyIngest extends FlakyRepositories {
     seqs: readonly number[],
   ): Promise<Array<{ seq: number; outcome: string }>> {
     const out: Array<{ seq: number; outcome: string }> = [];
-    await this.inChunks(seqs, this.flavour.keysPerList, async (chunk) => {
-      const rows = await this.db
+    await this.h.inChunks(seqs, this.h.flavour.keysPerList, async (chunk) => {
+      const rows = await this.h.db
         .selectFrom('flaky_results')
         .select(['test_seq', 'outcome'])
-        .where(this.seqIn('test_seq', chunk))
+        .where(this.h.seqIn('test_seq', chunk))
         .where('at', '>=', upload.first_at)
         .where('at', '<=', upload.last_at)
         .where('upload_seq', '=', upload.seq)
@@ -310,12 +372,12 @@ export class FlakyIngest extends FlakyRepositories {
   /** Of these tests, the ones with a failure in the window (since, until]. */
   async failedIn(seqs: readonly number[], since: number, until: number): Promise<Set<number>> {
     const out = new Set<number>();
-    await this.inChunks(seqs, this.flavour.keysPerList, async (chunk) => {
-      const rows = await this.db
+    await this.h.inChunks(seqs, this.h.flavour.keysPerList, async (chunk) => {
+      const rows = await this.h.db
         .selectFrom('flaky_failures')
         .select('test_seq')
         .distinct()
-        .where(this.seqIn('test_seq', chunk))
+        .where(this.h.seqIn('test_seq', chunk))
         .where('at', '>', since)
         .where('at', '<=', until)
         .execute();
@@ -331,15 +393,15 @@ export class FlakyIngest extends FlakyRepositories {
     until: number,
   ): Promise<Map<number, { runs: number; fails: number }>> {
     const out = new Map<number, { runs: number; fails: number }>();
-    await this.inChunks(seqs, this.flavour.keysPerList, async (chunk) => {
-      const rows = await this.db
+    await this.h.inChunks(seqs, this.h.flavour.keysPerList, async (chunk) => {
+      const rows = await this.h.db
         .selectFrom('flaky_results')
         .select((eb) => [
           'test_seq',
           eb.fn.countAll<number>().as('runs'),
           eb.fn.sum<number>(eb.case().when('outcome', '!=', 'passed').then(1).else(0).end()).as('fails'),
         ])
-        .where(this.seqIn('test_seq', chunk))
+        .where(this.h.seqIn('test_seq', chunk))
         .where('at', '>', since)
         .where('at', '<=', until)
         .where('stable', '=', 1)
@@ -360,17 +422,20 @@ export class FlakyIngest extends FlakyRepositories {
    * hash join over a scan of the whole table — 100 ms — to a probe of the primary key per key.)
    */
   async updateMonitors(changes: ReadonlyArray<{ id: string; change: MonitorChange }>): Promise<void> {
-    if (this.flavour.rowsPerArray) {
+    if (this.h.flavour.rowsPerArray) {
       // One row per test (a test changed twice: the later change over the earlier, as statements in turn would).
       const byId = new Map<string, MonitorChange>();
       for (const { id, change } of changes) {
         const merged: MonitorChange = { ...byId.get(id) };
-        for (const [key, value] of Object.entries(change)) if (value !== undefined) Object.assign(merged, { [key]: value });
+        for (const [key, value] of Object.entries(change))
+          if (value !== undefined) Object.assign(merged, { [key]: value });
         byId.set(id, merged);
       }
-      await this.inChunks([...byId], 100, async (chunk) => {
-        const set = <K extends keyof MonitorChange>(key: K) => chunk.map(([, change]) => change[key] !== undefined);
-        const value = <K extends keyof MonitorChange>(key: K) => chunk.map(([, change]) => change[key] ?? null);
+      await this.h.inChunks([...byId], 100, async (chunk) => {
+        const set = <K extends keyof MonitorChange>(key: K) =>
+          chunk.map(([, change]) => change[key] !== undefined);
+        const value = <K extends keyof MonitorChange>(key: K) =>
+          chunk.map(([, change]) => change[key] ?? null);
         await sql`
           UPDATE test_cases AS t SET
             por_since = CASE WHEN c.set_por_since THEN c.por_since ELSE t.por_since END,
@@ -388,13 +453,13 @@ export class FlakyIngest extends FlakyRepositories {
             ${set('rateReason')}::boolean[], ${value('rateReason')}::text[])
             AS c(id, set_por_since, por_since, set_por_until, por_until, set_por_reason, por_reason,
                  set_rate_status, rate_status, set_rate_changed_at, rate_changed_at, set_rate_reason, rate_reason)
-          WHERE t.id = c.id`.execute(this.db);
+          WHERE t.id = c.id`.execute(this.h.db);
       });
       return;
     }
-    await this.inChunks(changes, this.flavour.keysPerList, async (chunk) => {
+    await this.h.inChunks(changes, this.h.flavour.keysPerList, async (chunk) => {
       for (const { id, change } of chunk) {
-        await this.db
+        await this.h.db
           .updateTable('test_cases')
           .set({
             por_since: change.porSince,
@@ -409,5 +474,4 @@ export class FlakyIngest extends FlakyRepositories {
       }
     });
   }
-
 }

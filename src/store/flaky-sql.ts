@@ -1,6 +1,7 @@
 /**
  * What the flaky-test store (src/store/flaky.ts) chooses by database — bulk sizes, RETURNING,
- * locks, arrays — and the literal index conditions and row conversions its statements share.
+ * locks, arrays — and the literal index conditions and row conversions its statements share;
+ * FlakyHandle, the database handle with those choices that each part of the flaky store works over.
  */
 import {
   PostgresAdapter,
@@ -8,6 +9,7 @@ import {
   type Expression,
   type ExpressionBuilder,
   type Kysely,
+  type RawBuilder,
   type Selectable,
   type SqlBool,
 } from 'kysely';
@@ -64,6 +66,41 @@ export interface FlakyStoreOptions {
   pause?: () => Promise<void>;
 }
 
+/** The flaky store's database handle (a transaction's, inside one), its flavour and its chunked statements. */
+export class FlakyHandle {
+  readonly flavour: Flavour;
+  readonly pause: () => Promise<void>;
+
+  constructor(
+    readonly db: Kysely<SchemaTables>,
+    readonly options: FlakyStoreOptions = {},
+  ) {
+    this.flavour = flavourOf(db);
+    this.pause = options.pause ?? (() => Promise.resolve());
+  }
+
+  /**
+   * `column IN (seqs)`. On PostgreSQL `= ANY` of one array parameter: the statements an upload runs
+   * per 500 tests took 500 parameters each for Kysely to compile, pg to serialize and PostgreSQL to
+   * parse (the plan is the same: PostgreSQL reads an IN list as `= ANY` of an array).
+   */
+  seqIn(column: 'test_seq' | 'seq', seqs: readonly number[]): RawBuilder<SqlBool> {
+    return this.flavour.rowsPerArray
+      ? sql<SqlBool>`${sql.ref(column)} = ANY(${seqs}::bigint[])`
+      : sql<SqlBool>`${sql.ref(column)} IN (${sql.join(seqs)})`;
+  }
+
+  /** Runs `each` over `items` in chunks of `size`, pausing between chunks. */
+  async inChunks<T>(items: readonly T[], size: number, each: (chunk: T[]) => Promise<void>): Promise<void> {
+    let first = true;
+    for (const chunk of chunks(items, size)) {
+      if (!first) await this.pause();
+      first = false;
+      await each(chunk);
+    }
+  }
+}
+
 export type Cases = ExpressionBuilder<SchemaTables, 'test_cases'>;
 export type CaseFilter = (eb: Cases) => Expression<SqlBool>;
 
@@ -87,7 +124,8 @@ export const numOrNull = (value: unknown): number | null =>
   value === null || value === undefined ? null : Number(value);
 
 export const STATUSES: readonly string[] = ['healthy', 'flaky', 'broken'];
-export const status = (value: string): TestStatus => (STATUSES.includes(value) ? (value as TestStatus) : 'healthy');
+export const status = (value: string): TestStatus =>
+  STATUSES.includes(value) ? (value as TestStatus) : 'healthy';
 export const override = (value: string | null): QuarantineOverride | null =>
   value === 'ALWAYS_QUARANTINE' || value === 'NEVER_QUARANTINE' ? value : null;
 
@@ -98,7 +136,10 @@ export function chunks<T>(items: readonly T[], size: number): T[][] {
 }
 
 /** Rows as one array per column, for `unnest`. */
-export function columns<R, K extends keyof R>(rows: readonly R[], keys: readonly K[]): { [P in K]: Array<R[P]> } {
+export function columns<R, K extends keyof R>(
+  rows: readonly R[],
+  keys: readonly K[],
+): { [P in K]: Array<R[P]> } {
   const out = {} as { [P in K]: Array<R[P]> };
   for (const key of keys) out[key] = rows.map((row) => row[key]);
   return out;

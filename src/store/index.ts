@@ -1,11 +1,20 @@
-/** The store in one import: openStore, Store and the other stores, their types and migrations. */
-export { openStore, hashToken, impactedTargetsKey, isPostgresUrl, LeaseLostError, QUEUE_CHANNEL, Store, SQLITE_FILE, TOKEN_ID_LENGTH } from './store.js';
-export type { Db, Fence, QueueTransaction, StoreKind, StoreOptions, StoredQueue, ImpactedTargetsWrite, TokenInfo, PrTransition } from './store.js';
+/** The store in one import: openStore, Store and its parts, their types and migrations. */
+export { openStore, Store, type StoreExtras } from './store.js';
+export { isPostgresUrl, SQLITE_FILE, type Db, type StoreKind, type StoreOptions } from './connect.js';
+export { AccountStore, hashToken, TOKEN_ID_LENGTH, type TokenInfo } from './accounts.js';
+export { QueueStore, type QueueTransaction } from './queues.js';
+export { impactedTargetsKey, LeaseLostError, QUEUE_CHANNEL } from './queue-rows.js';
+export type { Fence, ImpactedTargetsWrite, PrTransition, StoredQueue } from './queue-rows.js';
 export type { SchemaTables } from './schema.js';
 export { migrations } from './migrations/index.js';
 export { isDatabaseBusy, isDatabaseUnavailable, openDatabase, redactUrl } from './database.js';
 export { ForgeEventsStore } from './forge-events.js';
-export { openDelivererStore, sharedWriteLock, type DelivererStore, type WriteLock } from './deliverer-store.js';
+export {
+  openDelivererStore,
+  sharedWriteLock,
+  type DelivererStore,
+  type WriteLock,
+} from './deliverer-store.js';
 export type { ForgeEventKind } from './forge-events.js';
 export { dueHeads, endpointWants, publicEndpoint, WebhookStore } from './webhooks.js';
 export type {

@@ -1,6 +1,6 @@
 /**
- * The queue as the store keeps it: a stored queue, the write a replica makes inside its
- * transaction (lease fences), the history's transitions, and the rows one engine step changes.
+ * The queue as the store keeps it (queues.ts): a stored queue, a replica's lease fence, the
+ * history's transitions, and the rows one engine step changes.
  */
 import { sql } from 'kysely';
 import type { ImpactedTargets, PullRequestState, Repo } from '../contract/index.js';
@@ -20,18 +20,6 @@ export class LeaseLostError extends Error {
     super(`queue ${queueId}: this replica no longer holds its lease`);
     this.name = 'LeaseLostError';
   }
-}
-
-/** What a queue write sees inside its transaction (several replicas: the row is locked). */
-export interface QueueTransaction {
-  /** The queue's committed version. */
-  readonly version: number;
-  /** The queue as committed (to refresh a stale copy). */
-  load(): Promise<StoredQueue | undefined>;
-  /** Refuses the write unless `fence` still holds the queue's lease. */
-  checkFence(fence: Fence): Promise<void>;
-  /** Writes one engine step and bumps the version; returns the new version. */
-  write(before: QueueModel, after: QueueModel, impactedTargets?: ImpactedTargetsWrite, transitions?: readonly PrTransition[]): Promise<number>;
 }
 
 /** The database's clock in epoch milliseconds (leases are timed by it, never by a replica's clock). */
@@ -109,18 +97,29 @@ export function changeOf(before: QueueModel, after: QueueModel): QueueChange {
   const entries = diff(before.entries, after.entries);
   const runs = diff(before.runs, after.runs);
   const configChanged = before.config !== after.config || before.nextSeq !== after.nextSeq;
-  const empty = !entries.upsert.length && !entries.remove.length && !runs.upsert.length && !runs.remove.length && !configChanged;
+  const empty =
+    !entries.upsert.length &&
+    !entries.remove.length &&
+    !runs.upsert.length &&
+    !runs.remove.length &&
+    !configChanged;
   return { entries, runs, configChanged, empty };
 }
 
 /** What changed between two models: rows to upsert and ids to delete (by position: see changedItems). */
-function diff<T extends { id: string }>(before: readonly T[], after: readonly T[]): { upsert: T[]; remove: string[] } {
+function diff<T extends { id: string }>(
+  before: readonly T[],
+  after: readonly T[],
+): { upsert: T[]; remove: string[] } {
   const { upsert, remove } = changedItems(before, after);
   return { upsert, remove };
 }
 
 /** The settings a queue stored before the flaky-aware queue lacks, at their defaults (behaviour unchanged). */
-export function flakyDefaults(): Pick<QueueConfig, 'flakyPolicy' | 'flakyReportGraceSeconds' | 'flakyRetries' | 'probationThreshold'> {
+export function flakyDefaults(): Pick<
+  QueueConfig,
+  'flakyPolicy' | 'flakyReportGraceSeconds' | 'flakyRetries' | 'probationThreshold'
+> {
   const { flakyPolicy, flakyReportGraceSeconds, flakyRetries, probationThreshold } = defaultConfig();
   return { flakyPolicy, flakyReportGraceSeconds, flakyRetries, probationThreshold };
 }

@@ -1,5 +1,5 @@
 /**
- * The risk model's stored history (issue 22, migration 010): the facts of each submission,
+ * The risk model's stored history (migration 010): the facts of each submission,
  * recorded at submit, and the outcomes the model learns from — each submission's final state in
  * the PR history (`pr_transitions`): merged = passed, failed on its tests (a required check
  * failed, or the run timed out) = failed. Other endings (cancelled, a merge conflict, a config

@@ -1,7 +1,7 @@
 /**
  * Outgoing webhooks in the database, part 1: the endpoints of each organisation (URL, kind,
  * filters, state and why it is off) and their signing secrets (with the rotation overlap). The
- * outbox, deliveries and attempts are in webhooks.ts, whose WebhookStore extends this class.
+ * outbox, deliveries and attempts are in webhooks.ts, whose WebhookStore holds these as `endpoints`.
  */
 import { randomBytes } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
@@ -89,12 +89,42 @@ export function endpointOf(r: EndpointRow): EndpointSecrets {
 
 /** The endpoint without its secrets (what the API answers). */
 export function publicEndpoint(e: EndpointSecrets | WebhookEndpoint): WebhookEndpoint {
-  const { id, org, url, kind, description, events, repos, state, disabledReason, failingSince, createdAt, updatedAt } = e;
-  return { id, org, url, kind, description, events, repos, state, disabledReason, failingSince, createdAt, updatedAt };
+  const {
+    id,
+    org,
+    url,
+    kind,
+    description,
+    events,
+    repos,
+    state,
+    disabledReason,
+    failingSince,
+    createdAt,
+    updatedAt,
+  } = e;
+  return {
+    id,
+    org,
+    url,
+    kind,
+    description,
+    events,
+    repos,
+    state,
+    disabledReason,
+    failingSince,
+    createdAt,
+    updatedAt,
+  };
 }
 
 /** Whether an endpoint wants an event. */
-export function endpointWants(e: Pick<WebhookEndpoint, 'events' | 'repos'>, type: string, repoKey: string | null): boolean {
+export function endpointWants(
+  e: Pick<WebhookEndpoint, 'events' | 'repos'>,
+  type: string,
+  repoKey: string | null,
+): boolean {
   if (e.events !== null && !e.events.includes(type)) return false;
   if (e.repos !== null && repoKey !== null && !e.repos.includes(repoKey)) return false;
   return true;
@@ -118,9 +148,11 @@ export const ENDPOINT_COLUMNS = [
   'updated_at',
 ] as const;
 
-
 /** The enabled endpoints of `org` with their filters (the outbox writes one delivery per wanting endpoint). */
-export async function enabledEndpoints(trx: Db, org: string): Promise<Pick<WebhookEndpoint, 'id' | 'events' | 'repos'>[]> {
+export async function enabledEndpoints(
+  trx: Db,
+  org: string,
+): Promise<Pick<WebhookEndpoint, 'id' | 'events' | 'repos'>[]> {
   const rows = await trx
     .selectFrom('webhook_endpoints')
     .select(['id', 'events', 'repos'])
@@ -135,13 +167,13 @@ export async function enabledEndpoints(trx: Db, org: string): Promise<Pick<Webho
   }));
 }
 
-/** Endpoint management (create, list, enable/disable, rotate, delete); webhooks.ts adds the outbox and deliveries. */
-export abstract class WebhookEndpointStore {
-  /** Emits `written` when deliveries became due (the deliverers of this process look at once). */
-  abstract readonly signals: EventEmitter;
-
-  constructor(protected readonly db: Kysely<SchemaTables>) {}
-
+/** Endpoint management (create, list, enable/disable, rotate, delete): `store.webhooks.endpoints`. */
+export class WebhookEndpoints {
+  constructor(
+    private readonly db: Kysely<SchemaTables>,
+    /** Emits `written` when deliveries became due (the deliverers of this process look at once). */
+    private readonly signals: EventEmitter,
+  ) {}
 
   async createEndpoint(e: NewEndpoint): Promise<EndpointSecrets> {
     const now = Date.now();
@@ -163,7 +195,11 @@ export abstract class WebhookEndpointStore {
       updated_at: now,
     };
     await this.db.transaction().execute(async (trx) => {
-      const org = await trx.selectFrom('organisations').select('slug').where('slug', '=', e.org).executeTakeFirst();
+      const org = await trx
+        .selectFrom('organisations')
+        .select('slug')
+        .where('slug', '=', e.org)
+        .executeTakeFirst();
       if (!org) await trx.insertInto('organisations').values({ slug: e.org, created_at: now }).execute();
       await trx.insertInto('webhook_endpoints').values(row).execute();
     });
@@ -171,26 +207,52 @@ export abstract class WebhookEndpointStore {
   }
 
   async listEndpoints(org: string): Promise<WebhookEndpoint[]> {
-    const rows = await this.db.selectFrom('webhook_endpoints').select(ENDPOINT_COLUMNS).where('org_slug', '=', org).orderBy('created_at').orderBy('id').execute();
+    const rows = await this.db
+      .selectFrom('webhook_endpoints')
+      .select(ENDPOINT_COLUMNS)
+      .where('org_slug', '=', org)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
     return rows.map((r) => publicEndpoint(endpointOf(r as EndpointRow)));
   }
 
   async findEndpoint(org: string, id: string): Promise<EndpointSecrets | undefined> {
-    const row = await this.db.selectFrom('webhook_endpoints').select(ENDPOINT_COLUMNS).where('org_slug', '=', org).where('id', '=', id).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('webhook_endpoints')
+      .select(ENDPOINT_COLUMNS)
+      .where('org_slug', '=', org)
+      .where('id', '=', id)
+      .executeTakeFirst();
     return row && endpointOf(row as EndpointRow);
   }
 
   /** Enables or disables an endpoint; false when there is no such endpoint. */
-  async setEndpointState(org: string, id: string, state: EndpointState, reason: string | null): Promise<boolean> {
+  async setEndpointState(
+    org: string,
+    id: string,
+    state: EndpointState,
+    reason: string | null,
+  ): Promise<boolean> {
     const result = await this.db
       .updateTable('webhook_endpoints')
-      .set({ state, disabled_reason: state === 'disabled' ? reason : null, failing_since: null, updated_at: Date.now() })
+      .set({
+        state,
+        disabled_reason: state === 'disabled' ? reason : null,
+        failing_since: null,
+        updated_at: Date.now(),
+      })
       .where('org_slug', '=', org)
       .where('id', '=', id)
       .executeTakeFirst();
     if (state === 'enabled') {
       // What waited while it was off goes out now.
-      await this.db.updateTable('webhook_deliveries').set({ next_at: Date.now() }).where('endpoint_id', '=', id).where('state', '=', 'pending').execute();
+      await this.db
+        .updateTable('webhook_deliveries')
+        .set({ next_at: Date.now() })
+        .where('endpoint_id', '=', id)
+        .where('state', '=', 'pending')
+        .execute();
       this.signals.emit('written');
     }
     return Number(result.numUpdatedRows) > 0;
@@ -200,7 +262,12 @@ export abstract class WebhookEndpointStore {
   async rotateSecret(org: string, id: string, secret: string, until: number): Promise<boolean> {
     const result = await this.db
       .updateTable('webhook_endpoints')
-      .set((eb) => ({ previous_secret: eb.ref('secret'), previous_secret_until: until, secret, updated_at: Date.now() }))
+      .set((eb) => ({
+        previous_secret: eb.ref('secret'),
+        previous_secret_until: until,
+        secret,
+        updated_at: Date.now(),
+      }))
       .where('org_slug', '=', org)
       .where('id', '=', id)
       .executeTakeFirst();
@@ -209,7 +276,12 @@ export abstract class WebhookEndpointStore {
 
   async deleteEndpoint(org: string, id: string): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
-      const found = await trx.selectFrom('webhook_endpoints').select('id').where('org_slug', '=', org).where('id', '=', id).executeTakeFirst();
+      const found = await trx
+        .selectFrom('webhook_endpoints')
+        .select('id')
+        .where('org_slug', '=', org)
+        .where('id', '=', id)
+        .executeTakeFirst();
       if (!found) return false;
       const ids = trx.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', id);
       await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', ids).execute();

@@ -1,10 +1,10 @@
 /**
  * Outgoing webhooks in the database, part 2: the outbox (`webhook_messages`, written inside the
  * transaction of the change that causes the event), the deliveries, their attempts and the
- * delivery log. Endpoints and secrets are in webhook-endpoints.ts (WebhookStore extends it), the
- * lines' heads and the record of attempts in webhook-lines.ts.
+ * delivery log. Endpoints and secrets are in webhook-endpoints.ts (WebhookStore's `endpoints`),
+ * the lines' heads and the record of attempts in webhook-lines.ts.
  * Every SQL statement of webhooks is in these three files; what an event says is decided by the
- * server (src/server/webhooks/events.ts), which hands this store pure builders.
+ * server (src/server/webhooks/events.ts), which hands this store pure builders with each write.
  */
 import { EventEmitter } from 'node:events';
 import { sql, type Kysely, type Transaction } from 'kysely';
@@ -12,13 +12,37 @@ import { v7 as uuidv7 } from 'uuid';
 import type { Repo } from '../contract/index.js';
 import type { QueueModel } from '../engine/types.js';
 import type { SchemaTables } from './schema.js';
-import type { PrTransition, StoreKind } from './store.js';
-import { ENDPOINT_COLUMNS, endpointOf, enabledEndpoints, endpointWants, numOrNull, WebhookEndpointStore } from './webhook-endpoints.js';
+import type { StoreKind } from './connect.js';
+import type { PrTransition } from './queue-rows.js';
+import {
+  ENDPOINT_COLUMNS,
+  endpointOf,
+  enabledEndpoints,
+  endpointWants,
+  numOrNull,
+  WebhookEndpoints,
+} from './webhook-endpoints.js';
 import type { EndpointRow, EndpointSecrets, WebhookEndpoint } from './webhook-endpoints.js';
-import { CHUNK, markHeads, recordAttemptsIn, RESUME_CHUNK, resumeHeadsIn, type AttemptOutcome, type AttemptResult, type DeliveryState, type NewDelivery } from './webhook-lines.js';
+import {
+  CHUNK,
+  markHeads,
+  recordAttemptsIn,
+  RESUME_CHUNK,
+  resumeHeadsIn,
+  type AttemptOutcome,
+  type AttemptResult,
+  type DeliveryState,
+  type NewDelivery,
+} from './webhook-lines.js';
 
 export { endpointWants, publicEndpoint } from './webhook-endpoints.js';
-export type { EndpointKind, EndpointSecrets, EndpointState, NewEndpoint, WebhookEndpoint } from './webhook-endpoints.js';
+export type {
+  EndpointKind,
+  EndpointSecrets,
+  EndpointState,
+  NewEndpoint,
+  WebhookEndpoint,
+} from './webhook-endpoints.js';
 export type { AttemptOutcome, AttemptResult, DeliveryState } from './webhook-lines.js';
 
 type Db = Kysely<SchemaTables> | Transaction<SchemaTables>;
@@ -61,7 +85,6 @@ export interface ClaimedDelivery {
   endpoint: EndpointSecrets;
 }
 
-
 export interface AttemptRecord {
   n: number;
   at: number;
@@ -87,8 +110,6 @@ export interface DeliveryRecord {
   log: AttemptRecord[];
 }
 
-
-
 /** Emits `written` after events were put in the outbox (the deliverers of this process look at once). */
 const outboxSignals = new EventEmitter();
 outboxSignals.setMaxListeners(0);
@@ -97,7 +118,12 @@ outboxSignals.setMaxListeners(0);
  * Writes events of `org` to the outbox inside `trx`, one delivery per enabled endpoint that wants
  * each (flaky-test changes call this from their own transaction through FlakyStore).
  */
-export async function writeWebhookEvents(trx: Db, org: string, events: readonly OutboxEvent[], only?: string): Promise<string[]> {
+export async function writeWebhookEvents(
+  trx: Db,
+  org: string,
+  events: readonly OutboxEvent[],
+  only?: string,
+): Promise<string[]> {
   if (!events.length) return [];
   let endpoints = await enabledEndpoints(trx, org);
   if (only !== undefined) endpoints = endpoints.filter((e) => e.id === only);
@@ -119,14 +145,35 @@ async function insertEvents(
     const targets = endpoints.filter((e) => force || endpointWants(e, event.type, event.repoKey));
     if (!targets.length) continue;
     const id = `msg_${uuidv7().replaceAll('-', '')}`;
-    messages.push({ id, org_slug: org, type: event.type, payload: JSON.stringify(event.payload), created_at: now });
+    messages.push({
+      id,
+      org_slug: org,
+      type: event.type,
+      payload: JSON.stringify(event.payload),
+      created_at: now,
+    });
     for (const e of targets)
-      deliveries.push({ endpoint_id: e.id, message_id: id, order_key: event.orderKey, state: 'pending', next_at: now, created_at: now });
+      deliveries.push({
+        endpoint_id: e.id,
+        message_id: id,
+        order_key: event.orderKey,
+        state: 'pending',
+        next_at: now,
+        created_at: now,
+      });
   }
   await markHeads(trx, deliveries);
-  for (let i = 0; i < messages.length; i += CHUNK) await trx.insertInto('webhook_messages').values(messages.slice(i, i + CHUNK)).execute();
+  for (let i = 0; i < messages.length; i += CHUNK)
+    await trx
+      .insertInto('webhook_messages')
+      .values(messages.slice(i, i + CHUNK))
+      .execute();
   // In event order: the ids number the deliveries in the order they must go out.
-  for (let i = 0; i < deliveries.length; i += CHUNK) await trx.insertInto('webhook_deliveries').values(deliveries.slice(i, i + CHUNK)).execute();
+  for (let i = 0; i < deliveries.length; i += CHUNK)
+    await trx
+      .insertInto('webhook_deliveries')
+      .values(deliveries.slice(i, i + CHUNK))
+      .execute();
   if (messages.length) setTimeout(() => outboxSignals.emit('written'), 2).unref();
   return messages.map((m) => m.id);
 }
@@ -142,42 +189,58 @@ export function dueHeads(endpointId: string, now: number, limit: number, extra =
     ORDER BY next_at, id LIMIT ${limit} ${lock}`;
 }
 
-export class WebhookStore extends WebhookEndpointStore {
+/**
+ * Called inside the transaction that commits a queue step (queues.ts): the step's events (its
+ * PRs' changes, and the queue's own: paused, resumed, drained, mode changed), made by `build`, go
+ * to the outbox with it, one delivery per endpoint that wants them. Nothing when no endpoint exists.
+ */
+export async function writeQueueStep(
+  trx: Db,
+  queueId: string,
+  before: QueueModel,
+  after: QueueModel,
+  transitions: readonly PrTransition[],
+  build: QueueEventBuilder,
+): Promise<void> {
+  if (!transitions.length && before.config === after.config) return;
+  const queue = await trx
+    .selectFrom('queues')
+    .select(['org_slug', 'repo_host', 'repo_owner', 'repo_name', 'branch'])
+    .where('id', '=', queueId)
+    .executeTakeFirst();
+  if (!queue) return;
+  const endpoints = await enabledEndpoints(trx, queue.org_slug);
+  if (!endpoints.length) return;
+  const repo = { host: queue.repo_host, owner: queue.repo_owner, name: queue.repo_name };
+  const at = transitions.reduce((latest, t) => Math.max(latest, t.at), 0) || Date.now();
+  const events = build(
+    { id: queueId, org: queue.org_slug, repo, branch: queue.branch },
+    before,
+    after,
+    transitions,
+    at,
+  );
+  await insertEvents(trx, queue.org_slug, events, endpoints);
+}
+
+/**
+ * The webhooks part of the store (`store.webhooks`): the endpoints (`endpoints`), the outbox,
+ * claiming and recording deliveries, and the delivery log.
+ */
+export class WebhookStore {
   /** Emits `written` after events were put in the outbox (the deliverer looks at once). */
   readonly signals = outboxSignals;
-  /** Set by the server: without it, queue changes write no events (e.g. `railyard token`). */
-  queueEvents: QueueEventBuilder | null = null;
+  /** The organisations' endpoints and their secrets. */
+  readonly endpoints: WebhookEndpoints;
 
   constructor(
-    db: Kysely<SchemaTables>,
+    private readonly db: Kysely<SchemaTables>,
     readonly kind: StoreKind,
   ) {
-    super(db);
+    this.endpoints = new WebhookEndpoints(db, this.signals);
   }
 
   // ------------------------------------------------------------------ the outbox
-
-  /**
-   * Called inside the transaction that commits a queue step (store.ts): the step's events (its PRs'
-   * changes, and the queue's own: paused, resumed, drained, mode changed) go to the outbox with it,
-   * one delivery per endpoint that wants them. Nothing when no endpoint exists.
-   */
-  async writeQueueStep(trx: Db, queueId: string, before: QueueModel, after: QueueModel, transitions: readonly PrTransition[]): Promise<void> {
-    const build = this.queueEvents;
-    if (!build || (!transitions.length && before.config === after.config)) return;
-    const queue = await trx
-      .selectFrom('queues')
-      .select(['org_slug', 'repo_host', 'repo_owner', 'repo_name', 'branch'])
-      .where('id', '=', queueId)
-      .executeTakeFirst();
-    if (!queue) return;
-    const endpoints = await enabledEndpoints(trx, queue.org_slug);
-    if (!endpoints.length) return;
-    const repo = { host: queue.repo_host, owner: queue.repo_owner, name: queue.repo_name };
-    const at = transitions.reduce((latest, t) => Math.max(latest, t.at), 0) || Date.now();
-    const events = build({ id: queueId, org: queue.org_slug, repo, branch: queue.branch }, before, after, transitions, at);
-    await insertEvents(trx, queue.org_slug, events, endpoints);
-  }
 
   /** Writes events of `org` to the outbox inside `trx` (see writeWebhookEvents). */
   writeEvents(trx: Db, org: string, events: readonly OutboxEvent[], only?: string): Promise<string[]> {
@@ -206,9 +269,14 @@ export class WebhookStore extends WebhookEndpointStore {
     const lock = this.kind === 'postgres' ? sql`FOR UPDATE SKIP LOCKED` : sql``;
     // SQLite: one deliverer per database, so its claims live in memory (`inFlight`) and a claim
     // writes nothing (a commit per claim cost an fsync each time).
-    const mine = this.kind === 'sqlite' && inFlight.length ? sql`AND id NOT IN (${sql.join(inFlight)})` : sql``;
+    const mine =
+      this.kind === 'sqlite' && inFlight.length ? sql`AND id NOT IN (${sql.join(inFlight)})` : sql``;
     const run = async (trx: Db) => {
-      const endpoints = await trx.selectFrom('webhook_endpoints').select('id').where('state', '=', 'enabled').execute();
+      const endpoints = await trx
+        .selectFrom('webhook_endpoints')
+        .select('id')
+        .where('state', '=', 'enabled')
+        .execute();
       const due: { id: number; next_at: number }[] = [];
       for (const { id: endpointId } of endpoints) {
         if (busyEndpoints.includes(endpointId)) continue;
@@ -221,12 +289,23 @@ export class WebhookStore extends WebhookEndpointStore {
         .slice(0, limit)
         .map((r) => r.id);
       if (this.kind === 'postgres')
-        await trx.updateTable('webhook_deliveries').set({ lease_until: now + leaseMs, leased_by: holder }).where('id', 'in', ids).execute();
+        await trx
+          .updateTable('webhook_deliveries')
+          .set({ lease_until: now + leaseMs, leased_by: holder })
+          .where('id', 'in', ids)
+          .execute();
       const claimed = await trx
         .selectFrom('webhook_deliveries as d')
         .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
         .innerJoin('webhook_endpoints as ep', 'ep.id', 'd.endpoint_id')
-        .select(['d.id as delivery_id', 'd.attempts', 'm.id as message_id', 'm.type', 'm.payload', 'm.created_at as message_created_at'])
+        .select([
+          'd.id as delivery_id',
+          'd.attempts',
+          'm.id as message_id',
+          'm.type',
+          'm.payload',
+          'm.created_at as message_created_at',
+        ])
         .select(ENDPOINT_COLUMNS.map((c) => `ep.${c}` as const))
         .where('d.id', 'in', ids)
         .orderBy('d.id')
@@ -252,7 +331,11 @@ export class WebhookStore extends WebhookEndpointStore {
   /** Forgets the claims of a replica that stopped (SQLite at start: the only writer, so every claim). */
   async releaseClaims(holder?: string): Promise<void> {
     // Only leased rows are written (on SQLite claims live in memory: normally none).
-    let q = this.db.updateTable('webhook_deliveries').set({ lease_until: 0, leased_by: null }).where('state', '=', 'pending').where('lease_until', '>', 0);
+    let q = this.db
+      .updateTable('webhook_deliveries')
+      .set({ lease_until: 0, leased_by: null })
+      .where('state', '=', 'pending')
+      .where('lease_until', '>', 0);
     if (holder !== undefined) q = q.where('leased_by', '=', holder);
     await q.execute();
   }
@@ -263,7 +346,10 @@ export class WebhookStore extends WebhookEndpointStore {
    * failing_since follows (a success clears it and sends what waited at once). Answers, per attempt,
    * whether its endpoint has been failing for longer than `disableAfterMs` (it is then disabled).
    */
-  async recordAttempts(outcomes: readonly AttemptOutcome[], disableAfterMs: number): Promise<AttemptResult[]> {
+  async recordAttempts(
+    outcomes: readonly AttemptOutcome[],
+    disableAfterMs: number,
+  ): Promise<AttemptResult[]> {
     if (!outcomes.length) return [];
     return this.db.transaction().execute((trx) => recordAttemptsIn(trx, outcomes, disableAfterMs));
   }
@@ -285,7 +371,20 @@ export class WebhookStore extends WebhookEndpointStore {
     let q = this.db
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
-      .select(['d.id', 'd.endpoint_id', 'd.message_id', 'm.type', 'm.payload', 'd.state', 'd.attempts', 'd.next_at', 'd.last_status', 'd.last_error', 'd.created_at', 'd.finished_at'])
+      .select([
+        'd.id',
+        'd.endpoint_id',
+        'd.message_id',
+        'm.type',
+        'm.payload',
+        'd.state',
+        'd.attempts',
+        'd.next_at',
+        'd.last_status',
+        'd.last_error',
+        'd.created_at',
+        'd.finished_at',
+      ])
       .where('d.endpoint_id', '=', endpointId)
       .orderBy('d.id', 'desc')
       .limit(limit);
@@ -293,12 +392,25 @@ export class WebhookStore extends WebhookEndpointStore {
     const rows = await q.execute();
     const ids = rows.map((r) => Number(r.id));
     const attempts = ids.length
-      ? await this.db.selectFrom('webhook_attempts').selectAll().where('delivery_id', 'in', ids).orderBy('delivery_id').orderBy('n').execute()
+      ? await this.db
+          .selectFrom('webhook_attempts')
+          .selectAll()
+          .where('delivery_id', 'in', ids)
+          .orderBy('delivery_id')
+          .orderBy('n')
+          .execute()
       : [];
     const log = new Map<number, AttemptRecord[]>();
     for (const a of attempts) {
       const list = log.get(Number(a.delivery_id)) ?? [];
-      list.push({ n: Number(a.n), at: Number(a.at), status: numOrNull(a.status), latencyMs: Number(a.latency_ms), error: a.error, response: a.response });
+      list.push({
+        n: Number(a.n),
+        at: Number(a.at),
+        status: numOrNull(a.status),
+        latencyMs: Number(a.latency_ms),
+        error: a.error,
+        response: a.response,
+      });
       log.set(Number(a.delivery_id), list);
     }
     return rows.map((r) => ({
@@ -319,7 +431,10 @@ export class WebhookStore extends WebhookEndpointStore {
   }
 
   /** The endpoint (of `org`) a delivery belongs to, or undefined. */
-  async deliveryEndpoint(org: string, deliveryId: number): Promise<{ endpointId: string; messageId: string; orderKey: string } | undefined> {
+  async deliveryEndpoint(
+    org: string,
+    deliveryId: number,
+  ): Promise<{ endpointId: string; messageId: string; orderKey: string } | undefined> {
     const row = await this.db
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhook_endpoints as ep', 'ep.id', 'd.endpoint_id')
@@ -335,7 +450,14 @@ export class WebhookStore extends WebhookEndpointStore {
     const found = await this.deliveryEndpoint(org, deliveryId);
     if (!found) return undefined;
     const now = Date.now();
-    const delivery: NewDelivery = { endpoint_id: found.endpointId, message_id: found.messageId, order_key: found.orderKey, state: 'pending', next_at: now, created_at: now };
+    const delivery: NewDelivery = {
+      endpoint_id: found.endpointId,
+      message_id: found.messageId,
+      order_key: found.orderKey,
+      state: 'pending',
+      next_at: now,
+      created_at: now,
+    };
     // In a transaction: the head check and the insert must not be split by the line's head finishing.
     const row = await this.db.transaction().execute(async (trx) => {
       await markHeads(trx, [delivery]);
@@ -347,13 +469,30 @@ export class WebhookStore extends WebhookEndpointStore {
 
   /** Deletes finished deliveries (and messages no delivery refers to any more) older than `before`. */
   async prune(before: number): Promise<void> {
-    const old = this.db.selectFrom('webhook_deliveries').select('id').where('state', '<>', 'pending').where('created_at', '<', before);
+    const old = this.db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('state', '<>', 'pending')
+      .where('created_at', '<', before);
     await this.db.deleteFrom('webhook_attempts').where('delivery_id', 'in', old).execute();
-    await this.db.deleteFrom('webhook_deliveries').where('state', '<>', 'pending').where('created_at', '<', before).execute();
+    await this.db
+      .deleteFrom('webhook_deliveries')
+      .where('state', '<>', 'pending')
+      .where('created_at', '<', before)
+      .execute();
     await this.db
       .deleteFrom('webhook_messages')
       .where('created_at', '<', before)
-      .where((eb) => eb.not(eb.exists(eb.selectFrom('webhook_deliveries').select('id').whereRef('webhook_deliveries.message_id', '=', 'webhook_messages.id'))))
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('webhook_deliveries')
+              .select('id')
+              .whereRef('webhook_deliveries.message_id', '=', 'webhook_messages.id'),
+          ),
+        ),
+      )
       .execute();
   }
 }

@@ -6,7 +6,7 @@ import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testId } from '../../src/flaky/identity.js';
 import { migrations } from '../../src/store/migrations/index.js';
-import { SQLITE_FILE } from '../../src/store/store.js';
+import { SQLITE_FILE } from '../../src/store/index.js';
 import { startTestServer } from '../support/server.js';
 import { ok, REPO } from './helpers.js';
 

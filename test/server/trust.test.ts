@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { routes, type OperationName } from '../../src/contract/index.js';
 import { newQueueModel } from '../../src/engine/index.js';
 import { migrations } from '../../src/store/migrations/index.js';
-import { SQLITE_FILE } from '../../src/store/store.js';
+import { SQLITE_FILE } from '../../src/store/index.js';
 import { createRepo, type FixtureRepo } from '../forge/fixture.js';
 import { railyard, unwrapOclif } from '../support/cli.js';
 import { eachDatabase } from '../support/hooks.js';

@@ -53,24 +53,26 @@ describe.each(dialects)('store on $name', ({ name, skip, open }) => {
     const db = await open();
     const store = await db.reopen();
     const empty = newQueueModel('main', 'parallel', 2);
-    await store.insertQueue({ id: 'q1', org: 'acme', repo, model: empty });
+    await store.queues.insertQueue({ id: 'q1', org: 'acme', repo, model: empty });
     let model = submit(submit(empty, 1), 2);
-    await store.commitQueueChange('q1', empty, model, {
+    await store.queues.commitQueueChange('q1', empty, model, {
       prNumber: 2,
       headSha: facts(2).headSha,
       targets: ['web'],
     });
     const before = model;
     model = step(model, { type: 'cancel', prNumber: 1, reason: 'USER_REQUESTED' }, ctx()).model;
-    await store.commitQueueChange('q1', before, model);
+    await store.queues.commitQueueChange('q1', before, model);
     await store.close();
 
     const again = await db.reopen();
-    const [stored] = await again.loadQueues();
+    const [stored] = await again.queues.loadQueues();
     expect(stored.id).toBe('q1');
     expect(stored.repo).toEqual(repo);
     expect(stored.model.config.mode).toBe('parallel');
-    expect(stored.model.entries.map((e) => [e.prNumber, e.state])).toEqual(model.entries.map((e) => [e.prNumber, e.state]));
+    expect(stored.model.entries.map((e) => [e.prNumber, e.state])).toEqual(
+      model.entries.map((e) => [e.prNumber, e.state]),
+    );
     expect(stored.model.nextSeq).toBe(model.nextSeq);
     expect(stored.impactedTargets.get(`2:${facts(2).headSha}`)).toEqual(['web']);
     await again.close();
@@ -78,9 +80,11 @@ describe.each(dialects)('store on $name', ({ name, skip, open }) => {
 
   it.skipIf(skip)('refuses a token that belongs to another organisation', async () => {
     const store = await (await open()).reopen();
-    expect(await store.addToken('acme', 'secret-1')).toBe(true);
-    expect(await store.addToken('acme', 'secret-1')).toBe(false);
-    await expect(store.addToken('other', 'secret-1')).rejects.toThrow(/already belongs to organisation "acme"/);
+    expect(await store.accounts.addToken('acme', 'secret-1')).toBe(true);
+    expect(await store.accounts.addToken('acme', 'secret-1')).toBe(false);
+    await expect(store.accounts.addToken('other', 'secret-1')).rejects.toThrow(
+      /already belongs to organisation "acme"/,
+    );
     await store.close();
   });
 });
@@ -89,8 +93,8 @@ describe.skipIf(noPostgres)('store on postgres: several replicas', () => {
   let store: Store;
   beforeAll(async () => {
     store = await openStore({ databaseUrl: await cluster().createDatabase() });
-    await store.insertQueue({ id: 'q1', org: 'acme', repo, model: newQueueModel('main') });
-    await store.insertQueue({
+    await store.queues.insertQueue({ id: 'q1', org: 'acme', repo, model: newQueueModel('main') });
+    await store.queues.insertQueue({
       id: 'q2',
       org: 'acme',
       repo: { ...repo, name: 'api' },
@@ -101,14 +105,17 @@ describe.skipIf(noPostgres)('store on postgres: several replicas', () => {
 
   it('stores the same 12,000 new tests from two uploads in opposite orders at once: each test once, neither waits for the other in a circle', async () => {
     const flaky = new FlakyStore(store.db);
-    await flaky.ensureRepository('acme', 'github.com/acme/web', repo, 'repo-1', 0);
-    const tests = Array.from({ length: 12_000 }, (_, i) => ({ id: `test-${String(i).padStart(5, '0')}`, n: i }));
+    await flaky.repositories.ensureRepository('acme', 'github.com/acme/web', repo, 'repo-1', 0);
+    const tests = Array.from({ length: 12_000 }, (_, i) => ({
+      id: `test-${String(i).padStart(5, '0')}`,
+      n: i,
+    }));
     // Three statements each (5,000 rows apiece): stored in the order given, the second statement of
     // each upload would wait for rows the other's first statement holds (PostgreSQL: deadlock).
     const stored = await Promise.all(
       [tests, [...tests].reverse()].map((order, upload) =>
         flaky.transaction((tx) =>
-          tx.insertCases(order, (t) => ({
+          tx.ingest.insertCases(order, (t) => ({
             id: t.id,
             seq: upload * 100_000 + t.n + 1,
             repo_id: 'repo-1',
@@ -128,12 +135,28 @@ describe.skipIf(noPostgres)('store on postgres: several replicas', () => {
 
   it('holds tests row by row: an upload of other tests goes on, one sharing a test waits, opposite orders never deadlock', async () => {
     const flaky = new FlakyStore(store.db);
-    await flaky.ensureRepository('acme', 'github.com/acme/held', { ...repo, name: 'held' }, 'repo-3', 0);
+    await flaky.repositories.ensureRepository(
+      'acme',
+      'github.com/acme/held',
+      { ...repo, name: 'held' },
+      'repo-3',
+      0,
+    );
     const seqs = Array.from({ length: 12_000 }, (_, i) => 200_000 + i);
     await flaky.transaction((tx) =>
-      tx.insertCases(
+      tx.ingest.insertCases(
         seqs.map((seq) => ({ id: `held-${seq}` })),
-        (t) => ({ id: t.id, seq: Number(t.id.slice(5)), repo_id: 'repo-3', name: t.id, file: null, classname: null, parent: null, variant: '', first_seen_at: 0 }),
+        (t) => ({
+          id: t.id,
+          seq: Number(t.id.slice(5)),
+          repo_id: 'repo-3',
+          name: t.id,
+          file: null,
+          classname: null,
+          parent: null,
+          variant: '',
+          first_seen_at: 0,
+        }),
       ),
     );
     const events: string[] = [];
@@ -142,7 +165,7 @@ describe.skipIf(noPostgres)('store on postgres: several replicas', () => {
     let taken!: () => void;
     const holding = new Promise<void>((resolve) => (taken = resolve));
     const first = flaky.transaction(async (tx) => {
-      await tx.holdCases('repo-3', seqs.slice(0, 6_000));
+      await tx.ingest.holdCases('repo-3', seqs.slice(0, 6_000));
       events.push('first holds its tests');
       taken();
       await released;
@@ -150,25 +173,40 @@ describe.skipIf(noPostgres)('store on postgres: several replicas', () => {
     });
     await holding;
     await flaky.transaction(async (tx) => {
-      await tx.holdCases('repo-3', seqs.slice(6_000));
+      await tx.ingest.holdCases('repo-3', seqs.slice(6_000));
       events.push('other tests held meanwhile');
     });
     const sharing = flaky.transaction(async (tx) => {
-      await tx.holdCases('repo-3', [seqs[6_000], seqs[5_999]]);
+      await tx.ingest.holdCases('repo-3', [seqs[6_000], seqs[5_999]]);
       events.push('a shared test held');
     });
     await new Promise((resolve) => setTimeout(resolve, 200));
     release();
     await Promise.all([first, sharing]);
-    expect(events).toEqual(['first holds its tests', 'other tests held meanwhile', 'first lets go', 'a shared test held']);
+    expect(events).toEqual([
+      'first holds its tests',
+      'other tests held meanwhile',
+      'first lets go',
+      'a shared test held',
+    ]);
     // Three statements each, in opposite orders as given: held in the given order, the second
     // statement of each would wait for rows the other's first one holds (PostgreSQL: deadlock).
-    await Promise.all([seqs, [...seqs].reverse()].map((order) => flaky.transaction((tx) => tx.holdCases('repo-3', order))));
+    await Promise.all(
+      [seqs, [...seqs].reverse()].map((order) =>
+        flaky.transaction((tx) => tx.ingest.holdCases('repo-3', order)),
+      ),
+    );
   });
 
   it('uploads of a repository hold it together, and wait while a replica not yet upgraded holds it alone', async () => {
     const flaky = new FlakyStore(store.db);
-    await flaky.ensureRepository('acme', 'github.com/acme/shared', { ...repo, name: 'shared' }, 'repo-2', 0);
+    await flaky.repositories.ensureRepository(
+      'acme',
+      'github.com/acme/shared',
+      { ...repo, name: 'shared' },
+      'repo-2',
+      0,
+    );
     const events: string[] = [];
     /** A transaction that takes the repository as `take` does, then holds it until released. */
     const holder = (take: (tx: Kysely<SchemaTables>) => Promise<unknown>, name: string) => {
@@ -185,7 +223,8 @@ describe.skipIf(noPostgres)('store on postgres: several replicas', () => {
       });
       return { holding, release, done };
     };
-    const upload = (tx: Kysely<SchemaTables>) => new FlakyStore(tx).findRepository('acme', 'github.com/acme/shared', true);
+    const upload = (tx: Kysely<SchemaTables>) =>
+      new FlakyStore(tx).repositories.findRepository('acme', 'github.com/acme/shared', true);
     // Two uploads hold it at once.
     const first = holder(upload, 'first');
     await first.holding;
@@ -195,7 +234,10 @@ describe.skipIf(noPostgres)('store on postgres: several replicas', () => {
     second.release();
     await Promise.all([first.done, second.done]);
     // A replica of before 2026-11-23 held it alone, under the same key: an upload waits for it.
-    const old = holder((tx) => sql`SELECT pg_advisory_xact_lock(hashtextextended('flaky:repo-2', 0))`.execute(tx), 'old');
+    const old = holder(
+      (tx) => sql`SELECT pg_advisory_xact_lock(hashtextextended('flaky:repo-2', 0))`.execute(tx),
+      'old',
+    );
     await old.holding;
     const third = holder(upload, 'third');
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -203,15 +245,24 @@ describe.skipIf(noPostgres)('store on postgres: several replicas', () => {
     await third.holding;
     third.release();
     await Promise.all([old.done, third.done]);
-    expect(events).toEqual(['first holds', 'second holds', 'first lets go', 'second lets go', 'old holds', 'old lets go', 'third holds', 'third lets go']);
+    expect(events).toEqual([
+      'first holds',
+      'second holds',
+      'first lets go',
+      'second lets go',
+      'old holds',
+      'old lets go',
+      'third holds',
+      'third lets go',
+    ]);
   });
 
   it('serializes writes to one queue: the second writer sees the first one version later', async () => {
-    const { version: start } = (await store.findQueueVersion('acme', repo, 'main'))!;
+    const { version: start } = (await store.queues.findQueueVersion('acme', repo, 'main'))!;
     const seen: number[] = [];
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    const first = store.transactQueue('q1', async (tx) => {
+    const first = store.queues.transactQueue('q1', async (tx) => {
       seen.push(tx.version);
       await held;
       const stored = (await tx.load())!;
@@ -219,7 +270,7 @@ describe.skipIf(noPostgres)('store on postgres: several replicas', () => {
     });
     // The second transaction blocks on the row lock until the first commits.
     await new Promise((r) => setTimeout(r, 100));
-    const second = store.transactQueue('q1', async (tx) => {
+    const second = store.queues.transactQueue('q1', async (tx) => {
       seen.push(tx.version);
       const stored = (await tx.load())!;
       expect(stored.model.entries.map((e) => e.prNumber)).toEqual([10]);
@@ -234,26 +285,30 @@ describe.skipIf(noPostgres)('store on postgres: several replicas', () => {
   });
 
   it('gives each queue to one replica at a time, with a new fence when it changes hands', async () => {
-    const a = await store.claimLeases('replica-a', 60_000);
+    const a = await store.queues.claimLeases('replica-a', 60_000);
     expect([...a.keys()].sort()).toEqual(['q1', 'q2']);
-    expect((await store.claimLeases('replica-b', 60_000)).size).toBe(0);
+    expect((await store.queues.claimLeases('replica-b', 60_000)).size).toBe(0);
     // Renewing keeps the fence; a lease that changes hands gets a higher one.
-    expect(await store.claimLeases('replica-a', 60_000)).toEqual(a);
-    await store.releaseLeases('replica-a');
-    const b = await store.claimLeases('replica-b', 60_000);
+    expect(await store.queues.claimLeases('replica-a', 60_000)).toEqual(a);
+    await store.queues.releaseLeases('replica-a');
+    const b = await store.queues.claimLeases('replica-b', 60_000);
     expect(b.get('q1')).toBeGreaterThan(a.get('q1')!);
     // The old holder's driving writes are refused inside the transaction.
     await expect(
-      store.transactQueue('q1', async (tx) => tx.checkFence({ holder: 'replica-a', fence: a.get('q1')! })),
+      store.queues.transactQueue('q1', async (tx) =>
+        tx.checkFence({ holder: 'replica-a', fence: a.get('q1')! }),
+      ),
     ).rejects.toBeInstanceOf(LeaseLostError);
-    await store.transactQueue('q1', async (tx) => tx.checkFence({ holder: 'replica-b', fence: b.get('q1')! }));
+    await store.queues.transactQueue('q1', async (tx) =>
+      tx.checkFence({ holder: 'replica-b', fence: b.get('q1')! }),
+    );
   });
 
   it('lets an expired lease go to another replica', async () => {
-    await store.releaseLeases('replica-b');
-    await store.claimLeases('replica-c', 200);
-    expect((await store.claimLeases('replica-d', 60_000)).size).toBe(0);
+    await store.queues.releaseLeases('replica-b');
+    await store.queues.claimLeases('replica-c', 200);
+    expect((await store.queues.claimLeases('replica-d', 60_000)).size).toBe(0);
     await new Promise((r) => setTimeout(r, 300));
-    expect((await store.claimLeases('replica-d', 60_000)).size).toBe(2);
+    expect((await store.queues.claimLeases('replica-d', 60_000)).size).toBe(2);
   });
 });

@@ -21,7 +21,7 @@ const LEASE = 60_000;
 async function endpoints(store: Store): Promise<string[]> {
   const ids: string[] = [];
   for (const url of ['https://a.example/hook', 'https://b.example/hook'])
-    ids.push((await store.webhooks.createEndpoint({ org: 'acme', url, kind: 'standard', description: null, events: null, repos: null, secret: 'whsec_dGVzdA==' })).id);
+    ids.push((await store.webhooks.endpoints.createEndpoint({ org: 'acme', url, kind: 'standard', description: null, events: null, repos: null, secret: 'whsec_dGVzdA==' })).id);
   return ids;
 }
 

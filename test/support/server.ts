@@ -80,7 +80,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const replicas = opts.databaseUrl
     ? new Replicas(store, { databaseUrl: opts.databaseUrl, leaseMs: opts.leaseMs, renewMs: opts.renewMs, log: opts.log })
     : undefined;
-  for (const [token, org] of entries) await store.addToken(org, token);
+  for (const [token, org] of entries) await store.accounts.addToken(org, token);
   const { driver, workers } = await createBackend({
     dataDir,
     gitRoot: opts.gitRoot,

@@ -2,9 +2,8 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand, formatFlag, formatOf, queueFlags } from '../../cli/base-command.js';
 import { parseTime } from '../../cli/config.js';
-import { PULL_REQUEST_STATES } from '../../contract/constants.js';
+import { isTerminalState, PULL_REQUEST_STATES } from '../../contract/constants.js';
 import type { QueueListItem } from '../../contract/index.js';
-
 
 export default class List extends BaseCommand {
   static override summary = 'List the pull requests of a merge queue';
@@ -23,11 +22,19 @@ export default class List extends BaseCommand {
   static override flags = {
     ...queueFlags,
     ...formatFlag,
-    state: Flags.string({ char: 's', description: 'only PRs in this state', options: [...PULL_REQUEST_STATES] }),
-    since: Flags.string({ description: 'concluded at or after (ISO 8601, or a duration back from now: 24h, 7d)' }),
+    state: Flags.string({
+      char: 's',
+      description: 'only PRs in this state',
+      options: [...PULL_REQUEST_STATES],
+    }),
+    since: Flags.string({
+      description: 'concluded at or after (ISO 8601, or a duration back from now: 24h, 7d)',
+    }),
     until: Flags.string({ description: 'concluded at or before (ISO 8601, or a duration back from now)' }),
     limit: Flags.integer({ description: 'stop after this many PRs', min: 1 }),
-    'all-submissions': Flags.boolean({ description: 'one row per submission of a PR, not only its current one' }),
+    'all-submissions': Flags.boolean({
+      description: 'one row per submission of a PR, not only its current one',
+    }),
   };
 
   async run() {
@@ -40,7 +47,10 @@ export default class List extends BaseCommand {
     const listed = new Set<string>();
     let cursor: string | undefined;
     do {
-      const take = Math.min(100, flags.limit ? Math.max(1, flags.limit - once(all, flags['all-submissions']).length) : 100);
+      const take = Math.min(
+        100,
+        flags.limit ? Math.max(1, flags.limit - once(all, flags['all-submissions']).length) : 100,
+      );
       const page = await client.call('listPullRequests', {
         repo,
         targetBranch: flags.branch,
@@ -69,8 +79,6 @@ export default class List extends BaseCommand {
   }
 }
 
-const TERMINAL = new Set(['merged', 'failed', 'cancelled']);
-
 /**
  * Each PR once, in the place of the submission kept: the one still in the queue, else the one
  * that changed state last (all of them with `all`).
@@ -86,7 +94,7 @@ function once(rows: QueueListItem[], all: boolean): QueueListItem[] {
 }
 
 function better(a: QueueListItem, b: QueueListItem): boolean {
-  const live = (p: QueueListItem) => !TERMINAL.has(p.state ?? '');
+  const live = (p: QueueListItem) => !isTerminalState(p.state);
   if (live(a) !== live(b)) return live(a);
   return Date.parse(a.stateChangedAt ?? '') > Date.parse(b.stateChangedAt ?? '');
 }

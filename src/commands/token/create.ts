@@ -54,7 +54,7 @@ export default class TokenCreate extends Command {
     const store = await openStore({ dataDir: database.dataDir });
     try {
       const token = newToken();
-      await store.addToken(flags.org, token, flags.label);
+      await store.accounts.addToken(flags.org, token, flags.label);
       const id = hashToken(token).slice(0, TOKEN_ID_LENGTH);
       if (format !== 'table') {
         const { renderJson, renderRecord } = await import('../../cli/render.js');

@@ -44,7 +44,7 @@ export default class TokenList extends Command {
     );
     const store = await openStore({ dataDir: database.dataDir });
     try {
-      const tokens = await store.describeTokens(flags.org);
+      const tokens = await store.accounts.describeTokens(flags.org);
       if (format === 'json') {
         process.stdout.write(renderJson(tokens));
         return;

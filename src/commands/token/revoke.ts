@@ -47,7 +47,7 @@ export default class TokenRevoke extends Command {
     const store = await openStore({ dataDir: database.dataDir });
     let matched;
     try {
-      matched = await store.revokeToken(id, flags.org);
+      matched = await store.accounts.revokeToken(id, flags.org);
     } finally {
       await store.close();
     }

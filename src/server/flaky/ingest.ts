@@ -86,7 +86,7 @@ export type ReportReader = (task: IngestTask) => Promise<IngestOutcome>;
 export class Ingest {
   /** Test id → seq of stored tests: the pair never changes once committed, so uploads need not look it up. */
   private readonly seqOfId = new SeqCache();
-  private readonly uploadSeqs = new SeqBlocks((n) => this.store.nextSeqs('upload', n), UPLOAD_SEQ_BLOCK);
+  private readonly uploadSeqs = new SeqBlocks((n) => this.store.ingest.nextSeqs('upload', n), UPLOAD_SEQ_BLOCK);
 
   constructor(
     private readonly store: FlakyStore,
@@ -150,11 +150,11 @@ export class Ingest {
       // keyset over them) never passes a test that appears later.
       const added: Array<readonly [string, number]> = [];
       if (fresh.length) {
-        let nextTestSeq = await tx.nextSeqs('test', fresh.length);
+        let nextTestSeq = await tx.ingest.nextSeqs('test', fresh.length);
         await slices.each(fresh, (r) => {
           r.seq = nextTestSeq++;
         });
-        const stored = await tx.insertCases(fresh, (r) => ({
+        const stored = await tx.ingest.insertCases(fresh, (r) => ({
           id: r.id,
           seq: r.seq,
           repo_id: repository.id,
@@ -171,7 +171,7 @@ export class Ingest {
           r.isNew = true;
           added.push([r.id, r.seq]);
         });
-        const found = await tx.casesById(late.map((r) => r.id));
+        const found = await tx.ingest.casesById(late.map((r) => r.id));
         for (const r of late) r.seq = found.get(r.id)!.seq;
       }
       const seqOf = (r: Numbered) => r.seq;
@@ -190,7 +190,7 @@ export class Ingest {
         if (at < firstAt) firstAt = at;
         if (at > lastAt) lastAt = at;
       });
-      await tx.storeUpload({
+      await tx.ingest.storeUpload({
         upload: {
           id: uploadId,
           seq: uploadSeq,
@@ -231,7 +231,7 @@ export class Ingest {
       if (!excluded) await this.detect(tx, repository, input, { tested, stable, atOf, uploadSeq }, slices);
       // Last: a change holds the repository's row until the upload commits, and an upload
       // holding it waits for nothing more, so uploads never wait for each other in a circle.
-      if (input.codeowners !== undefined) await tx.setCodeowners(repository.id, input.codeowners, now);
+      if (input.codeowners !== undefined) await tx.repositories.setCodeowners(repository.id, input.codeowners, now);
       return { response, added };
     });
     await slices.each(added, ([id, seq]) => this.rememberSeq(id, seq));
@@ -256,7 +256,7 @@ export class Ingest {
       if (r.seq < 0) unknown.push(r);
     });
     if (unknown.length === 0) return numbered;
-    const found = await this.store.casesById(unknown.map((r) => r.id));
+    const found = await this.store.ingest.casesById(unknown.map((r) => r.id));
     await slices.each(unknown, (r) => {
       const known = found.get(r.id);
       if (!known) return;
@@ -268,7 +268,7 @@ export class Ingest {
 
   /**
    * Runs the monitors for the tests of one upload and stores what changed. The tests are held
-   * (FlakyStore.holdCases) before anything detection depends on is read.
+   * (FlakyIngest.holdCases) before anything detection depends on is read.
    */
   private async detect(
     tx: FlakyStore,
@@ -292,7 +292,7 @@ export class Ingest {
       // The tests this upload stored: nobody else can see them yet, and they are healthy.
       if (!r.isNew) held.push(r.seq);
     });
-    await slices.each(await tx.holdCases(repository.id, held), (marked) => state.set(marked.seq, marked));
+    await slices.each(await tx.ingest.holdCases(repository.id, held), (marked) => state.set(marked.seq, marked));
     const before = (r: Numbered): KnownCase =>
       state.get(seqOf(r)) ?? { seq: seqOf(r), rate_status: 'healthy', por_until: null };
 
@@ -305,8 +305,8 @@ export class Ingest {
         else passedHere.set(seqOf(r), r.outcome === 'passed');
       });
       const seen = [...passedHere.keys()];
-      for (const earlier of await tx.uploadsOfCommit(repository.id, sha, upload.uploadSeq)) {
-        await slices.each(await tx.outcomesIn(earlier, seen), (o) => {
+      for (const earlier of await tx.ingest.uploadsOfCommit(repository.id, sha, upload.uploadSeq)) {
+        await slices.each(await tx.ingest.outcomesIn(earlier, seen), (o) => {
           if (o.outcome === 'flaky' || passedHere.get(o.seq) !== (o.outcome === 'passed')) evidence.add(o.seq);
         });
       }
@@ -325,10 +325,10 @@ export class Ingest {
       // activation above 0): only the tests that failed in it, or are flaky or broken, are counted.
       let counted = tested;
       if (fr.flaky_activation > 0) {
-        const failed = await tx.failedIn(await slices.map(tested, seqOf), since, until);
+        const failed = await tx.ingest.failedIn(await slices.map(tested, seqOf), since, until);
         counted = await slices.filter(tested, (r) => failed.has(seqOf(r)) || before(r).rate_status !== 'healthy');
       }
-      rates = await tx.stableRates(await slices.map(counted, seqOf), since, until);
+      rates = await tx.ingest.stableRates(await slices.map(counted, seqOf), since, until);
     }
 
     const changes: Array<{ id: string; change: MonitorChange }> = [];
@@ -347,7 +347,7 @@ export class Ingest {
       );
       if (Object.keys(change).length) changes.push({ id: r.id, change });
     });
-    await tx.updateMonitors(changes);
+    await tx.ingest.updateMonitors(changes);
     // Webhook events of these changes, in this same transaction (README "Outgoing webhooks").
     if (changes.length) {
       const byId = new Map<string, Numbered>();

@@ -57,20 +57,20 @@ export async function pageOfCases(
 ): Promise<{ rows: CaseRow[]; page: Page }> {
   const size = query.page_size;
   const cursor = decodeCursor(query.page_token);
-  const total = await store.countCases(set);
+  const total = await store.cases.countCases(set);
   const pages = Math.ceil(total / size);
   let rows: CaseRow[];
   let index = cursor.i;
   let more: boolean;
   if (cursor.l) {
     index = Math.max(pages - 1, 0);
-    rows = await store.casesInOrder(set, { last: true }, Math.max(total - index * size, 0));
+    rows = await store.cases.casesInOrder(set, { last: true }, Math.max(total - index * size, 0));
     more = false;
   } else if (cursor.b !== undefined) {
-    rows = await store.casesInOrder(set, { before: cursor.b }, size);
+    rows = await store.cases.casesInOrder(set, { before: cursor.b }, size);
     more = true;
   } else {
-    rows = await store.casesInOrder(set, { after: cursor.a }, size + 1);
+    rows = await store.cases.casesInOrder(set, { after: cursor.a }, size + 1);
     more = rows.length > size;
     rows = rows.slice(0, size);
   }

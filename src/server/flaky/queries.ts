@@ -48,9 +48,9 @@ export class Queries {
   ): Promise<UnhealthyTestCase[]> {
     const seqs = rows.map((r) => r.seq);
     const [prs, window, retried] = await Promise.all([
-      this.store.impactedPullRequests(seqs, now - 7 * DAY, now),
-      this.store.stableRates(seqs, now - repository.settings.failure_rate.window_hours * HOUR, now),
-      this.store.passedOnRetry(seqs, now - 7 * DAY, now),
+      this.store.cases.impactedPullRequests(seqs, now - 7 * DAY, now),
+      this.store.ingest.stableRates(seqs, now - repository.settings.failure_rate.window_hours * HOUR, now),
+      this.store.cases.passedOnRetry(seqs, now - 7 * DAY, now),
     ]);
     return rows.map((row) =>
       unhealthyCase(this.links, repository, row, prs.get(row.seq) ?? 0, now, {
@@ -67,11 +67,11 @@ export class Queries {
     now: number,
   ): Promise<DetailedTestCase[]> {
     const seqs = rows.map((r) => r.seq);
-    const rates = await this.store.recentRates(seqs, now - 7 * DAY, now - DAY, now);
+    const rates = await this.store.cases.recentRates(seqs, now - 7 * DAY, now - DAY, now);
     const fails7 = new Map([...rates].map(([seq, r]) => [seq, r.fails7]));
     const base = await this.unhealthyCases(repository, rows, now, fails7);
     const failures = new Map<number, FailureGroup[]>();
-    for (const group of await this.store.failureGroups(seqs, now - 7 * DAY, now)) {
+    for (const group of await this.store.cases.failureGroups(seqs, now - 7 * DAY, now)) {
       const list = failures.get(group.testSeq) ?? [];
       list.push(group);
       failures.set(group.testSeq, list);
@@ -106,7 +106,7 @@ export class Queries {
 
   async details(org: string, input: GetTestDetailsRequest) {
     const repository = await findRepository(this.store, org, input.repo);
-    const row = repository && (await this.store.findCase(repository.id, input.test_id));
+    const row = repository && (await this.store.cases.findCase(repository.id, input.test_id));
     if (!repository || !row) throw notFound(`test_id: no test ${input.test_id} in ${repoKey(input.repo)}`);
     const [test] = await this.detailedCases(repository, [row], this.now());
     return { test };
@@ -118,12 +118,12 @@ export class Queries {
     input: GetTestFailureHistoryRequest,
   ): Promise<GetTestFailureHistoryResponse> {
     const repository = await findRepository(this.store, org, input.repo);
-    const row = repository && (await this.store.findCase(repository.id, input.test_id));
+    const row = repository && (await this.store.cases.findCase(repository.id, input.test_id));
     if (!repository || !row) throw notFound(`test_id: no test ${input.test_id} in ${repoKey(input.repo)}`);
     const now = this.now();
     const today = Math.floor(now / DAY);
     const first = today - input.days + 1;
-    const counts = await this.store.dailyRates(row.seq, first * DAY, now);
+    const counts = await this.store.cases.dailyRates(row.seq, first * DAY, now);
     const days = [];
     for (let d = first; d <= today; d++) {
       const { runs, fails } = counts.get(d) ?? { runs: 0, fails: 0 };
@@ -148,16 +148,16 @@ export class Queries {
 
   async linkTicket(org: string, input: LinkTicketRequest): Promise<Record<string, never>> {
     const repository = await findRepository(this.store, org, input.repo);
-    const row = repository && (await this.store.findCase(repository.id, input.test_case_id));
+    const row = repository && (await this.store.cases.findCase(repository.id, input.test_case_id));
     if (!repository || !row)
       throw notFound(`test_case_id: no test ${input.test_case_id} in ${repoKey(input.repo)}`);
-    await this.store.setTicket(row.id, input.external_ticket_id);
+    await this.store.cases.setTicket(row.id, input.external_ticket_id);
     return {};
   }
 
   async setQuarantine(org: string, input: SetTestQuarantineRequest): Promise<Record<string, never>> {
     const repository = await requireRepository(this.store, org, input.repo);
-    const row = await this.store.findCase(repository.id, input.test_id);
+    const row = await this.store.cases.findCase(repository.id, input.test_id);
     if (!row) throw notFound(`test_id: no test ${input.test_id} in ${repoKey(input.repo)}`);
     const override = input.setting === 'AUTO' ? null : input.setting;
     const now = this.now();
@@ -165,7 +165,7 @@ export class Queries {
     const event = quarantineEvent(this.links, repository, row, { value: status.value, reason: status.reason, at: status.since }, row.override ?? 'UNSPECIFIED', override ?? 'UNSPECIFIED', now);
     // The override and its webhook event are stored together.
     await this.store.transaction(async (tx) => {
-      await tx.setOverride(row.id, override, override ? now : null);
+      await tx.cases.setOverride(row.id, override, override ? now : null);
       if (row.override !== override) await tx.writeWebhookEvents(org, [event]);
     });
     return {};
@@ -181,7 +181,7 @@ export class Queries {
     const repository = await findRepository(this.store, org, repo);
     const now = this.now();
     for (const id of ids) {
-      const row = repository ? await this.store.findCase(repository.id, id) : null;
+      const row = repository ? await this.store.cases.findCase(repository.id, id) : null;
       if (!repository || !row) {
         out.set(id, { quarantined: false, flaky: false });
         continue;
@@ -208,6 +208,6 @@ export class Queries {
       matches: repository.quarantine,
     } as const;
     const ids = [...new Set(input.test_ids.map((id) => id.toLowerCase()))];
-    return { quarantining_enabled: true, quarantined_test_ids: await this.store.idsIn(set, ids) };
+    return { quarantining_enabled: true, quarantined_test_ids: await this.store.cases.idsIn(set, ids) };
   }
 }

@@ -45,7 +45,7 @@ function toRepository(row: RepositoryRow): Repository {
 }
 
 export async function findRepository(store: FlakyStore, org: string, repo: Repo): Promise<Repository | null> {
-  const row = await store.findRepository(org, repoKey(repo));
+  const row = await store.repositories.findRepository(org, repoKey(repo));
   return row ? toRepository(row) : null;
 }
 
@@ -64,19 +64,19 @@ export async function ensureRepository(
 ): Promise<Repository> {
   const found = await findRepository(store, org, repo);
   if (found) return found;
-  await store.ensureRepository(org, repoKey(repo), repo, randomUUID(), at);
+  await store.repositories.ensureRepository(org, repoKey(repo), repo, randomUUID(), at);
   return (await findRepository(store, org, repo))!;
 }
 
 /**
  * The repository (created on first use), held by the caller's transaction until it ends, shared
- * with the other uploads of it (FlakyStore.lockRepository).
+ * with the other uploads of it (FlakyIngest.lockRepository).
  */
 export async function lockRepository(store: FlakyStore, org: string, repo: Repo, at: number): Promise<Repository> {
-  const found = await store.findRepository(org, repoKey(repo), true);
+  const found = await store.repositories.findRepository(org, repoKey(repo), true);
   if (found) return toRepository(found);
   const created = await ensureRepository(store, org, repo, at);
-  await store.lockRepository(created.id);
+  await store.ingest.lockRepository(created.id);
   return created;
 }
 
@@ -96,7 +96,7 @@ export async function updateSettings(
     if (fr.broken_threshold < fr.flaky_activation) {
       throw badRequest('settings.failure_rate.broken_threshold: must not be below flaky_activation');
     }
-    await tx.setRepositorySettings(repository.id, JSON.stringify(next), at);
+    await tx.repositories.setRepositorySettings(repository.id, JSON.stringify(next), at);
     return next;
   });
 }

@@ -37,7 +37,7 @@ export class WebhookService {
   ) {}
 
   private async endpoint(org: string, id: string) {
-    const found = await this.store.webhooks.findEndpoint(org, id);
+    const found = await this.store.webhooks.endpoints.findEndpoint(org, id);
     if (!found) throw notFound(`id: no webhook endpoint ${id} ${ofTokenOrg(org)}`);
     return found;
   }
@@ -55,15 +55,15 @@ export class WebhookService {
     if (unknown !== undefined) throw badRequest(`events: unknown event type "${unknown}" (one of ${EVENT_TYPES.join(', ')})`);
     const events = input.events?.length ? [...new Set(input.events)] : kind === 'slack' ? SLACK_DEFAULT_EVENTS : null;
     const repos = input.repos?.length ? [...new Set(input.repos.map((r: Repo) => repoKeyOf(r)))] : null;
-    if ((await this.store.webhooks.listEndpoints(org)).length >= MAX_ENDPOINTS_PER_ORG)
+    if ((await this.store.webhooks.endpoints.listEndpoints(org)).length >= MAX_ENDPOINTS_PER_ORG)
       throw badRequest(`url: ${ofTokenOrg(org)} has ${MAX_ENDPOINTS_PER_ORG} webhook endpoints already (the most there may be)`);
     const secret = newSecret();
-    const endpoint = await this.store.webhooks.createEndpoint({ org, url: input.url, kind, description: input.description ?? null, events, repos, secret });
+    const endpoint = await this.store.webhooks.endpoints.createEndpoint({ org, url: input.url, kind, description: input.description ?? null, events, repos, secret });
     return { endpoint: endpointAnswer(endpoint), secret };
   }
 
   async list(org: string) {
-    return { endpoints: (await this.store.webhooks.listEndpoints(org)).map(endpointAnswer), eventTypes: [...EVENT_TYPES] };
+    return { endpoints: (await this.store.webhooks.endpoints.listEndpoints(org)).map(endpointAnswer), eventTypes: [...EVENT_TYPES] };
   }
 
   async test(org: string, id: string) {
@@ -76,12 +76,12 @@ export class WebhookService {
 
   async setState(org: string, id: string, state: 'enabled' | 'disabled') {
     await this.endpoint(org, id);
-    await this.store.webhooks.setEndpointState(org, id, state, state === 'disabled' ? 'disabled by request' : null);
+    await this.store.webhooks.endpoints.setEndpointState(org, id, state, state === 'disabled' ? 'disabled by request' : null);
     return { endpoint: endpointAnswer(await this.endpoint(org, id)) };
   }
 
   async remove(org: string, id: string) {
-    if (!(await this.store.webhooks.deleteEndpoint(org, id))) throw notFound(`id: no webhook endpoint ${id} ${ofTokenOrg(org)}`);
+    if (!(await this.store.webhooks.endpoints.deleteEndpoint(org, id))) throw notFound(`id: no webhook endpoint ${id} ${ofTokenOrg(org)}`);
     return {};
   }
 
@@ -89,7 +89,7 @@ export class WebhookService {
     await this.endpoint(org, id);
     const secret = newSecret();
     const until = this.now() + overlapHours * 3_600_000;
-    await this.store.webhooks.rotateSecret(org, id, secret, until);
+    await this.store.webhooks.endpoints.rotateSecret(org, id, secret, until);
     return { secret, previousSecretValidUntil: isoTime(until) };
   }
 

@@ -2,7 +2,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * What the risk model knows of each submission (issue 22, the server's `riskEstimate`): the PR's
+ * What the risk model knows of each submission (the server's `riskEstimate`): the PR's
  * author, the paths it touches (or its impacted targets) and its size, recorded when it is
  * submitted. Its outcome is not stored twice: the model pairs these rows with the submission's
  * final state in `pr_transitions` (007).
