@@ -397,7 +397,7 @@ export function commentJson(u: Urls, repo: RepoFacts, c: CommentFacts) {
   };
 }
 
-/** A commit as git shows it (what EmulatorState.commitJson reads). */
+/** A commit as git shows it (what World.commitJson reads). */
 export interface RawCommit {
   sha: string;
   tree: string;
@@ -440,4 +440,26 @@ export function commitObjectJson(u: Urls, repo: RepoFacts, c: RawCommit) {
     committer: null,
     parents: c.parents.map((p) => ({ sha: p, url: `${api}/commits/${p}`, html_url: `${web}/commit/${p}` })),
   };
+}
+
+/** The numeric id userJson gives a login. */
+export function userJsonId(login: string): number {
+  return userJson({ api: '', web: 'http://x' }, login).id;
+}
+
+/** A collaborator's `permissions` object for a permission level. */
+export function permsOf(p: 'admin' | 'write' | 'read' | 'none') {
+  return {
+    admin: p === 'admin',
+    maintain: p === 'admin',
+    push: p === 'admin' || p === 'write',
+    triage: p !== 'none',
+    pull: p !== 'none',
+  };
+}
+
+/** The "minimal-repository" shape some answers embed. */
+export function minimalRepo(full: ReturnType<typeof repoJson>) {
+  const { network_count: _n, subscribers_count: _s, ...rest } = full;
+  return rest;
 }
