@@ -1,5 +1,6 @@
 // GitHub's JSON shapes (REST answers and webhook payloads), built from the emulator's state.
 // Field names and required fields follow @octokit/openapi; the emulator's own test validates them.
+import type { CommitInfo } from '../emulator-git/index.js';
 
 export interface Urls {
   /** REST base, e.g. http://127.0.0.1:PORT/api/v3 */
@@ -398,18 +399,7 @@ export function commentJson(u: Urls, repo: RepoFacts, c: CommentFacts) {
 }
 
 /** A commit as git shows it (what World.commitJson reads). */
-export interface RawCommit {
-  sha: string;
-  tree: string;
-  parents: string[];
-  an: string;
-  ae: string;
-  ad: string;
-  cn: string;
-  ce: string;
-  cd: string;
-  message: string;
-}
+export type RawCommit = CommitInfo;
 
 /** The "commit" shape (GET branches/{branch}, the status webhook). */
 export function commitObjectJson(u: Urls, repo: RepoFacts, c: RawCommit) {
