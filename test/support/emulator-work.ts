@@ -1,7 +1,8 @@
 /**
  * The background work of an emulator (GitHub's, GitLab's): promises it started (deliveries, CI,
- * mergeability checks) that idle() waits for, timers that fire later and are ended by close, and
- * whether it is closed. Each emulator's state class extends it.
+ * mergeability checks) that idle() waits for, timers that fire later and are ended by close,
+ * whether it is closed, and the per-repository lock that serialises git work on one repository.
+ * Each emulator's world (its state class) extends it; its git is in test/support/emulator-git/.
  */
 export abstract class EmulatorWork {
   readonly background = new Set<Promise<unknown>>();
@@ -15,6 +16,13 @@ export abstract class EmulatorWork {
     const done = () => this.background.delete(p);
     p.then(done, done);
     return p;
+  }
+
+  /** Runs `fn` once the work queued on `holder`'s lock is done; the next waits for it (failures included). */
+  locked<T>(holder: { lock: Promise<unknown> }, fn: () => Promise<T>): Promise<T> {
+    const run = holder.lock.then(fn, fn);
+    holder.lock = run.catch(() => undefined);
+    return run;
   }
 
   /** Runs `fn` after `ms` unless the emulator closed meanwhile (idle() waits for it). */

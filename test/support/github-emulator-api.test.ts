@@ -4,7 +4,7 @@ import { Octokit } from '@octokit/core';
 import { verify } from '@octokit/webhooks-methods';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { GitHubEmulator } from './github/index.js';
-import { loadValidator, type SchemaValidator } from './github/validate.js';
+import { loadValidator, type SchemaValidator } from './github/openapi.js';
 import { closeEmulator, openEmulator, startReceiver } from './github-emulator-fixture.js';
 
 describe('GitHub emulator', () => {

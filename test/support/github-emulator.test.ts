@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { Octokit } from '@octokit/core';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGitHubEmulator, type GitHubEmulator } from './github/index.js';
-import { loadValidator, type SchemaValidator } from './github/validate.js';
+import { loadValidator, type SchemaValidator } from './github/openapi.js';
 import { closeEmulator, openEmulator, TOKEN } from './github-emulator-fixture.js';
 
 describe('GitHub emulator', () => {

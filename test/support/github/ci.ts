@@ -1,27 +1,49 @@
-// The emulator's CI: every branch update asks the repository's `setCi` decider which checks to
-// report, then check runs (and their suite) or commit statuses go from running to done after
-// their delay, each with its webhook.
-import { appJson, checkRunJson, iso, nodeId, userJson, type CheckRunFacts } from './json.js';
-import { EmulatorState } from './state.js';
-import {
-  CI_APP,
-  CI_USER,
-  latestPerName,
-  statusState,
-  ZERO,
-  type CheckConclusion,
-  type CiCheck,
-  type Repo,
-  type SuiteState,
-} from './types.js';
+// The GitHub emulator's CI and commit statuses: every branch update asks the repository's `setCi`
+// decider which checks to report, then check runs (and their suite) or commit statuses go from
+// running to done after their delay, each with its webhook; statuses posted by anyone are shown on
+// the PRs whose heads they are on; the combined and per-check states rules and mergeability read.
+import type { AppFacts, CheckRunFacts, StatusFacts } from './json.js';
+import type { Hooks } from './hooks.js';
+import { checkRunPayload, checkSuitePayload, statusPayload } from './payloads.js';
+import type { CheckConclusion, CiCheck, Repo, SuiteState, World } from './world.js';
 
-export abstract class EmulatorCi extends EmulatorState {
-  // --- internals: CI -------------------------------------------------------------------------
+/** The App CI's check runs are reported by, and its bot. */
+export const CI_APP: AppFacts = {
+  id: 15368,
+  slug: 'github-actions',
+  owner: 'github',
+  createdAt: Date.parse('2018-07-30T09:30:17Z'),
+};
+export const CI_USER = 'github-actions[bot]';
 
-  runCi(r: Repo, branch: string, sha: string): void {
+/** The commit-status state a check conclusion counts as. */
+export function statusState(c: CheckConclusion): StatusFacts['state'] {
+  if (c === 'success' || c === 'neutral' || c === 'skipped') return 'success';
+  if (c === 'failure') return 'failure';
+  return 'error';
+}
+
+/** The newest run of each check name. */
+export function latestPerName(runs: CheckRunFacts[]): CheckRunFacts[] {
+  const m = new Map<string, CheckRunFacts>();
+  for (const c of runs) {
+    const prev = m.get(c.name);
+    if (!prev || prev.id < c.id) m.set(c.name, c);
+  }
+  return [...m.values()];
+}
+
+export class Ci {
+  constructor(
+    private readonly w: World,
+    private readonly hooks: Hooks,
+  ) {}
+
+  /** Runs the repository's CI on a branch update (the decider's checks, each done after its delay). */
+  onPush(r: Repo, branch: string, sha: string): void {
     let checks: CiCheck[];
     try {
-      checks = r.ci({ branch, sha, files: (path) => this.readFile(r, sha, path) });
+      checks = r.ci({ branch, sha, files: (path) => this.w.readFile(r, sha, path) });
     } catch {
       checks = [];
     }
@@ -30,14 +52,14 @@ export abstract class EmulatorCi extends EmulatorState {
     for (const c of checks) {
       if ((c.kind ?? 'check_run') === 'status') {
         this.addStatus(r, sha, 'pending', c.name, `${c.name} is running`, null, CI_USER);
-        this.later(c.delayMs ?? 50, () => {
+        this.w.later(c.delayMs ?? 50, () => {
           this.addStatus(
             r,
             sha,
             statusState(c.conclusion),
             c.name,
             `${c.name}: ${c.conclusion}`,
-            `${this.urls.web}/${r.owner}/${r.name}/ci/${sha}`,
+            `${this.w.urls.web}/${r.owner}/${r.name}/ci/${sha}`,
             CI_USER,
           );
         });
@@ -45,113 +67,114 @@ export abstract class EmulatorCi extends EmulatorState {
       }
       if (!suite) {
         const now = Date.now();
-        suite = { id: this.id(), sha, branch, createdAt: now, updatedAt: now };
+        suite = { id: this.w.id(), sha, branch, createdAt: now, updatedAt: now };
         r.suites.set(`${sha}:${suite.id}`, suite);
       }
-      const run: CheckRunFacts = {
-        id: this.id(),
-        name: c.name,
-        headSha: sha,
-        status: 'in_progress',
-        conclusion: null,
-        startedAt: Date.now(),
-        completedAt: null,
-        suiteId: suite.id,
-      };
-      r.checkRuns.push(run);
+      const run = this.startCheckRun(r, suite, c.name, sha);
       const s = suite;
-      this.later(c.delayMs ?? 50, () => this.completeCheckRun(r, s, run, c.conclusion));
+      this.w.later(c.delayMs ?? 50, () => this.completeCheckRun(r, s, run, c.conclusion));
     }
   }
 
-  completeCheckRun(r: Repo, suite: SuiteState, run: CheckRunFacts, conclusion: CheckConclusion): void {
+  /** A new run of check `name` on `sha` ending in `conclusion` at once (a status when it was one). */
+  rerun(r: Repo, sha: string, name: string, conclusion: CheckConclusion): void {
+    const old = [...r.checkRuns].reverse().find((c) => c.headSha === sha && c.name === name);
+    const oldStatus = [...r.statuses].reverse().find((s) => s.sha === sha && s.context === name);
+    if (!old && !oldStatus) throw new Error(`rerunCheck: no check ${name} on ${sha}`);
+    if (old) {
+      const suite = [...r.suites.values()].find((s) => s.id === old.suiteId)!;
+      this.completeCheckRun(r, suite, this.startCheckRun(r, suite, name, sha), conclusion);
+    } else {
+      this.addStatus(r, sha, statusState(conclusion), name, `${name}: ${conclusion}`, null, CI_USER);
+    }
+  }
+
+  /** A commit status (shown on every PR that had `sha` as a head; `status` webhook). */
+  addStatus(
+    r: Repo,
+    sha: string,
+    state: StatusFacts['state'],
+    context: string,
+    description: string | null,
+    targetUrl: string | null,
+    creator: string,
+  ): StatusFacts {
+    const s: StatusFacts = {
+      id: this.w.id(),
+      sha,
+      state,
+      context,
+      description,
+      targetUrl,
+      creator,
+      createdAt: Date.now(),
+    };
+    r.statuses.push(s);
+    for (const p of r.prs.values())
+      if (p.heads.has(sha))
+        p.shown.push({ at: s.createdAt, kind: 'status', sha, context, state, description });
+    if (this.hooks.active) this.hooks.emit(r, 'status', statusPayload(this.w, r, { ...s }));
+    return s;
+  }
+
+  /** Statuses and check runs on `sha` together, as GitHub's mergeability reads them. */
+  combinedState(r: Repo, sha: string): 'failure' | 'pending' | 'success' {
+    const latest = new Map<string, string>();
+    for (const s of r.statuses) if (s.sha === sha) latest.set(s.context, s.state);
+    for (const c of r.checkRuns)
+      if (c.headSha === sha)
+        latest.set(
+          `check:${c.name}`,
+          c.status === 'completed' ? statusState(c.conclusion as CheckConclusion) : 'pending',
+        );
+    const states = [...latest.values()];
+    if (states.some((s) => s === 'failure' || s === 'error')) return 'failure';
+    if (states.some((s) => s === 'pending')) return 'pending';
+    return 'success';
+  }
+
+  /** The latest state of a check (run by name or status by context) on a commit, or null when none reported. */
+  checkState(r: Repo, sha: string, name: string): 'success' | 'failure' | 'error' | 'pending' | null {
+    let out: 'success' | 'failure' | 'error' | 'pending' | null = null;
+    let at = -1;
+    for (const s of r.statuses)
+      if (s.sha === sha && s.context === name && s.createdAt >= at) [out, at] = [s.state, s.createdAt];
+    for (const c of r.checkRuns)
+      if (c.headSha === sha && c.name === name && c.startedAt >= at) {
+        out = c.status === 'completed' ? statusState(c.conclusion as CheckConclusion) : 'pending';
+        at = c.startedAt;
+      }
+    return out;
+  }
+
+  private startCheckRun(r: Repo, suite: SuiteState, name: string, sha: string): CheckRunFacts {
+    const run: CheckRunFacts = {
+      id: this.w.id(),
+      name,
+      headSha: sha,
+      status: 'in_progress',
+      conclusion: null,
+      startedAt: Date.now(),
+      completedAt: null,
+      suiteId: suite.id,
+    };
+    r.checkRuns.push(run);
+    return run;
+  }
+
+  private completeCheckRun(
+    r: Repo,
+    suite: SuiteState,
+    run: CheckRunFacts,
+    conclusion: CheckConclusion,
+  ): void {
     run.status = 'completed';
     run.conclusion = conclusion;
     run.completedAt = Date.now();
     suite.updatedAt = run.completedAt;
-    this.emit(r, 'check_run', {
-      action: 'completed',
-      check_run: this.checkRunEventJson(r, suite, run),
-      sender: userJson(this.urls, CI_USER, 'Bot'),
-    });
+    this.hooks.emit(r, 'check_run', checkRunPayload(this.w, r, suite, run));
     const runs = latestPerName(r.checkRuns.filter((c) => c.suiteId === suite.id));
-    if (runs.every((c) => c.status === 'completed')) {
-      const json = this.suiteJson(r, suite, runs);
-      this.emit(
-        r,
-        'check_suite',
-        (async () => {
-          const c = await this.commitJson(r, suite.sha);
-          json.head_commit = {
-            id: c.sha,
-            tree_id: c.tree,
-            message: c.message,
-            timestamp: c.cd,
-            author: { name: c.an, email: c.ae },
-            committer: { name: c.cn, email: c.ce },
-          };
-          return {
-            action: 'completed',
-            check_suite: json,
-            sender: userJson(this.urls, CI_USER, 'Bot'),
-          };
-        })(),
-      );
-    }
-  }
-
-  suiteConclusion(runs: CheckRunFacts[]): string | null {
-    if (runs.some((c) => c.status !== 'completed')) return null;
-    for (const bad of ['failure', 'timed_out', 'cancelled', 'action_required'])
-      if (runs.some((c) => c.conclusion === bad)) return bad;
-    if (runs.every((c) => c.conclusion === 'skipped')) return 'skipped';
-    if (runs.every((c) => c.conclusion === 'neutral' || c.conclusion === 'skipped')) return 'neutral';
-    return 'success';
-  }
-
-  suiteJson(r: Repo, suite: SuiteState, runs: CheckRunFacts[]) {
-    const api = `${this.urls.api}/repos/${r.owner}/${r.name}`;
-    const conclusion = this.suiteConclusion(runs);
-    return {
-      id: suite.id,
-      node_id: nodeId('CheckSuite', suite.id),
-      head_branch: suite.branch,
-      head_sha: suite.sha,
-      status: conclusion === null ? 'in_progress' : 'completed',
-      conclusion,
-      url: `${api}/check-suites/${suite.id}`,
-      before: ZERO,
-      after: suite.sha,
-      pull_requests: [],
-      app: appJson(this.urls, CI_APP),
-      created_at: iso(suite.createdAt),
-      updated_at: iso(suite.updatedAt),
-      latest_check_runs_count: runs.length,
-      check_runs_url: `${api}/check-suites/${suite.id}/check-runs`,
-      rerequestable: true,
-      runs_rerequestable: true,
-      head_commit: null as unknown,
-    };
-  }
-
-  checkRunEventJson(r: Repo, suite: SuiteState, run: CheckRunFacts) {
-    const base = checkRunJson(this.urls, r, CI_APP, run);
-    const runs = latestPerName(r.checkRuns.filter((c) => c.suiteId === suite.id));
-    const s = this.suiteJson(r, suite, runs);
-    const {
-      head_commit: _hc,
-      latest_check_runs_count: _l,
-      check_runs_url: _u,
-      rerequestable: _r,
-      runs_rerequestable: _rr,
-      ...simple
-    } = s;
-    return { ...base, check_suite: simple };
-  }
-
-  readFile(r: Repo, sha: string, path: string): Promise<string | null> {
-    return this.git
-      .run(['--git-dir', r.dir, 'cat-file', 'blob', `${sha}:${path}`], { okCodes: [128] })
-      .then((res) => (res.code === 0 ? res.stdout : null));
+    if (runs.every((c) => c.status === 'completed'))
+      this.hooks.emit(r, 'check_suite', checkSuitePayload(this.w, r, suite, runs));
   }
 }

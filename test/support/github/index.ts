@@ -1,151 +1,172 @@
 // A stateful GitHub emulator for tests: real bare repositories served over smart HTTP by
 // `git http-backend`, the REST subset Railyard's GitHub forge uses (docs: decisions.md "GitHub forge"),
-// signed webhooks, a GitHub App with expiring installation tokens, rate-limit answers and a
-// configurable CI. See README.md next to this file. This file is the public face (what tests call);
-// the layers under it are state.ts, ci.ts, webhooks.ts, http.ts and the routes-*.ts files.
-import { execFileSync } from 'node:child_process';
-import { generateKeyPairSync, randomUUID } from 'node:crypto';
-import { appendFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { EmulatorHttp } from './http.js';
-import type { CheckRunFacts } from './json.js';
+// signed webhooks, a GitHub App with expiring installation tokens, rate-limit answers, branch rules
+// and a configurable CI. See README.md next to this file. This file is its public face: the
+// test-facing methods, the HTTP server and git over smart HTTP; the parts it is composed of are the
+// world (world.ts), hooks, CI, branch rules, PRs, landing faults and the REST API.
+import { rmSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { serveHttpBackend } from '../emulator-git/index.js';
+import { Ci } from './ci.js';
+import { LandingFaults, type LandingFault } from './faults.js';
+import { Hooks, type Delivery, type DeliveryFilter } from './hooks.js';
+import { Prs } from './pr.js';
+import { Protection, type BranchRules, type ReviewState } from './protection.js';
+import { Rest, tokenOf, type RequestRecord } from './rest.js';
 import {
-  CI_USER,
-  defaultCi,
-  statusState,
-  ZERO,
+  World,
+  type BranchMove,
   type CheckConclusion,
   type CiDecide,
-  type EmulatorOptions,
-  type GitHubEmulator,
-  type LandingFault,
   type Permission,
   type PrShown,
-} from './types.js';
+} from './world.js';
 
-export type {
-  LandingFault,
-  BranchRules,
-  DeliveryFate,
-  DeliveryFilter,
-  PrShown,
-  ReviewState,
-  CheckConclusion,
-  CiCheck,
-  CiDecide,
-  CiPush,
-  Delivery,
-  EmulatorOptions,
-  GitHubEmulator,
-  Permission,
-  RequestRecord,
-} from './types.js';
+export type { LandingFault } from './faults.js';
+export type { Delivery, DeliveryFate, DeliveryFilter } from './hooks.js';
+export type { BranchRules, ReviewState } from './protection.js';
+export type { RequestRecord } from './rest.js';
+export type { CheckConclusion, CiCheck, CiDecide, CiPush, Permission, PrShown } from './world.js';
+
+export interface EmulatorOptions {
+  /** 'ghes' serves the REST API under /api/v3 (GHES style); 'dotcom' at the root. Default 'ghes'. */
+  style?: 'ghes' | 'dotcom';
+  /** Validate every REST answer against @octokit/openapi (records violations in schemaViolations). Default false. */
+  validate?: boolean;
+}
+
+/** A smart-HTTP git request (clone, fetch, ls-remote, push), recorded once its answer is complete. */
+export interface GitRequestRecord {
+  owner: string;
+  repo: string;
+  method: string;
+  /** After `/owner/repo.git`, with the query: `/info/refs?service=git-upload-pack`, `/git-upload-pack`, … */
+  path: string;
+  /** When the request arrived (ms since the epoch) and how long the answer took. */
+  at: number;
+  ms: number;
+}
 
 export async function startGitHubEmulator(opts: EmulatorOptions = {}): Promise<GitHubEmulator> {
-  const e = new Emulator(opts);
+  const e = new GitHubEmulator(opts);
   await e.start();
   return e;
 }
 
-class Emulator extends EmulatorHttp implements GitHubEmulator {
-  // --- auth ----------------------------------------------------------------------------------
+export class GitHubEmulator {
+  /** REST base (what `--github-api-url` takes): http://127.0.0.1:PORT/api/v3 (ghes) or the root (dotcom). */
+  apiUrl = '';
+  /** `host:port`, the `repo.host` Railyard serves. */
+  host = '';
+  readonly world: World;
+  readonly hooks: Hooks;
+  readonly ci: Ci;
+  readonly protection: Protection;
+  readonly prs: Prs;
+  readonly landingFaults = new LandingFaults();
+  readonly rest: Rest;
+  /**
+   * Git requests with a token that sees the repository, in the order their answers completed. Every
+   * `git ls-remote`, fetch or push starts with one `GET /info/refs?service=…`: a test counts them to
+   * know that a poller has read the branches again (a condition instead of a fixed sleep).
+   */
+  readonly gitRequests: GitRequestRecord[] = [];
+  private server: Server | null = null;
 
-  addToken(token: string, opts: { login?: string } = {}): void {
-    this.tokens.set(token, { login: opts.login ?? 'railyard-bot', kind: 'pat' });
+  constructor(private readonly opts: EmulatorOptions = {}) {
+    this.world = new World(opts.style ?? 'ghes');
+    this.hooks = new Hooks(this.world);
+    this.ci = new Ci(this.world, this.hooks);
+    this.protection = new Protection(this.world, this.hooks, this.ci);
+    this.prs = new Prs(this.world, this.hooks, this.ci, this.protection);
+    this.rest = new Rest(
+      { world: this.world, hooks: this.hooks, ci: this.ci, protection: this.protection, prs: this.prs },
+      this.landingFaults,
+    );
   }
 
-  createApp(opts: { installationTokenTtlMs?: number } = {}): { appId: number; privateKeyPem: string } {
-    const appId = 100 + this.apps.size + 1;
-    const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    this.apps.set(appId, {
-      id: appId,
-      slug: `railyard-test-${appId}`,
-      owner: 'railyard',
-      createdAt: Date.now(),
-      publicKey,
-      ttlMs: opts.installationTokenTtlMs ?? 3_600_000,
+  get deliveries(): Delivery[] {
+    return this.hooks.deliveries;
+  }
+  get requests(): RequestRecord[] {
+    return this.rest.requests;
+  }
+  /** REST answers and webhook payloads that broke the OpenAPI check (with `validate: true`). */
+  get schemaViolations(): string[] {
+    return this.world.schemaViolations;
+  }
+  /** Every branch change (push, ref update, merge, deletion) with its time, oldest first. */
+  get branchMoves(): BranchMove[] {
+    return this.world.branchMoves;
+  }
+  /** The tokens issued to installations so far (newest last), for expiry tests. */
+  get installationTokens(): Array<{ token: string; installationId: number; expiresAt: number }> {
+    return this.world.installationTokens;
+  }
+
+  async start(): Promise<void> {
+    if (this.opts.validate) {
+      const { loadValidator } = await import('./openapi.js');
+      this.world.validator = await loadValidator(this.world.style);
+    }
+    const server = createServer((req, res) => {
+      this.handle(req, res).catch((err: unknown) => {
+        if (!res.headersSent) {
+          res.statusCode = 500;
+          res.setHeader('content-type', 'application/json; charset=utf-8');
+        }
+        res.end(JSON.stringify({ message: `emulator error: ${String(err)}` }));
+      });
     });
-    return { appId, privateKeyPem: privateKey.export({ type: 'pkcs1', format: 'pem' }).toString() };
+    server.keepAliveTimeout = 1000;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    this.server = server;
+    this.host = `127.0.0.1:${(server.address() as { port: number }).port}`;
+    this.world.urls = { api: `http://${this.host}${this.world.prefix}`, web: `http://${this.host}` };
+    this.apiUrl = this.world.urls.api;
+  }
+
+  /** Server, git processes and temp dirs gone. */
+  async close(): Promise<void> {
+    if (this.world.closed) return;
+    this.world.end();
+    this.hooks.close();
+    if (this.server) {
+      this.server.closeAllConnections();
+      await new Promise<void>((resolve) => this.server!.close(() => resolve()));
+    }
+    await this.world.stop();
+    rmSync(this.world.root, { recursive: true, force: true, maxRetries: 5, retryDelay: 20 });
+  }
+
+  // --- auth ----------------------------------------------------------------------------------
+
+  /** A PAT of `login` (default `railyard-bot`) that sees every repository. */
+  addToken(token: string, opts: { login?: string } = {}): void {
+    this.world.tokens.set(token, { login: opts.login ?? 'railyard-bot', kind: 'pat' });
+  }
+
+  /** A GitHub App with a fresh RSA key pair; returns its id and private key PEM. */
+  createApp(opts: { installationTokenTtlMs?: number } = {}): { appId: number; privateKeyPem: string } {
+    return this.world.createApp(opts.installationTokenTtlMs ?? 3_600_000);
   }
 
   installApp(appId: number, owner: string, repo: string): number {
-    if (!this.apps.has(appId)) throw new Error(`no app ${appId}`);
-    this.mustRepo(owner, repo);
-    const id = 40_000 + this.installations.size + 1;
-    this.installations.set(id, { id, appId, owner, repo, createdAt: Date.now() });
-    return id;
+    return this.world.installApp(appId, owner, repo);
   }
 
-  // --- repositories --------------------------------------------------------------------------
+  // --- repositories and pull requests --------------------------------------------------------
 
   createRepo(
     owner: string,
     name: string,
     opts: { defaultBranch?: string; files?: Record<string, string> } = {},
   ): { cloneUrl: string; dir: string } {
-    const key = `${owner}/${name}`;
-    if (this.repos.has(key)) throw new Error(`repository ${key} exists`);
-    const defaultBranch = opts.defaultBranch ?? 'main';
-    const dir = join(this.reposRoot, owner, `${name}.git`);
-    mkdirSync(dir, { recursive: true });
-    const env = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
-    execFileSync('git', ['init', '-q', '--bare', '-b', defaultBranch, dir], { env });
-    // GitHub refuses pushes to refs/pull/* (they are its own) and serves them to fetches.
-    appendFileSync(
-      join(dir, 'config'),
-      '[receive]\n\thideRefs = refs/pull\n[http]\n\treceivepack = true\n[gc]\n\tauto = 0\n',
-    );
-    // The first commit in one git process (fast-import), not one per blob, tree and commit.
-    const files = opts.files ?? { 'README.md': `# ${name}\n` };
-    const data = (text: string) => `data ${Buffer.byteLength(text)}\n${text}\n`;
-    const when = `${Math.floor(Date.now() / 1000)} +0000`;
-    const email = `${owner.replace(/[^A-Za-z0-9._-]/g, '')}@users.noreply.github.com`;
-    const stream =
-      `commit refs/heads/${defaultBranch}\nmark :1\n` +
-      `author ${owner} <${email}> ${when}\ncommitter GitHub <noreply@github.com> ${when}\n` +
-      data('Initial commit') +
-      Object.entries(files)
-        .map(
-          ([path, content]) =>
-            `M 100644 inline ${/[\s"\\]/.test(path) ? JSON.stringify(path) : path}\n${data(content)}`,
-        )
-        .join('') +
-      '\n';
-    const marks = join(this.root, `marks-${randomUUID()}`);
-    execFileSync('git', ['--git-dir', dir, 'fast-import', '--quiet', `--export-marks=${marks}`], {
-      env,
-      input: stream,
-    });
-    const sha = readFileSync(marks, 'utf8').trim().split(' ')[1];
-    rmSync(marks, { force: true });
-    const now = Date.now();
-    this.repos.set(key, {
-      id: 500_000 + this.repos.size + 1,
-      owner,
-      name,
-      defaultBranch,
-      createdAt: now,
-      pushedAt: now,
-      openIssues: 0,
-      dir,
-      prs: new Map(),
-      nextNumber: 1,
-      statuses: [],
-      checkRuns: [],
-      suites: new Map(),
-      comments: new Map(),
-      perms: new Map([[owner, 'admin']]),
-      rules: new Map(),
-      ci: defaultCi,
-      mergeabilityDelayMs: 0,
-      gitReadDelayMs: 0,
-      mergeAnswerDelayMs: 0,
-      refs: new Map([[defaultBranch, sha]]),
-      lock: Promise.resolve(),
-    });
-    return { cloneUrl: `${this.urls.web}/${key}.git`, dir };
+    const r = this.world.createRepo(owner, name, opts);
+    return { cloneUrl: this.world.cloneUrl(r), dir: r.dir };
   }
 
+  /** A commit on `branch` (created from `from`, default the default branch) changing `files`; `null` deletes a file. */
   async pushCommit(
     owner: string,
     repo: string,
@@ -153,26 +174,9 @@ class Emulator extends EmulatorHttp implements GitHubEmulator {
     files: Record<string, string | null>,
     opts: { message?: string; from?: string; author?: string } = {},
   ): Promise<string> {
-    const r = this.mustRepo(owner, repo);
-    const author = opts.author ?? owner;
-    return this.locked(r, async () => {
-      let parent = await this.resolve(r, `refs/heads/${branch}`);
-      const old = parent;
-      if (parent === null) {
-        const from = opts.from ?? r.defaultBranch;
-        parent = (await this.resolve(r, `refs/heads/${from}`)) ?? (await this.resolve(r, from));
-        if (parent === null) throw new Error(`pushCommit: no branch or commit ${from}`);
-      }
-      const sha = await this.commitFiles(
-        r,
-        parent,
-        files,
-        opts.message ?? `Update ${Object.keys(files).join(', ')}`,
-        author,
-      );
-      await this.git.git(r.dir, ['update-ref', `refs/heads/${branch}`, sha, old ?? ZERO]);
-      await this.syncRefs(r, author);
-      return sha;
+    return this.prs.pushCommit(this.world.mustRepo(owner, repo), branch, files, {
+      ...opts,
+      author: opts.author ?? owner,
     });
   }
 
@@ -188,14 +192,14 @@ class Emulator extends EmulatorHttp implements GitHubEmulator {
       files?: Record<string, string | null>;
     },
   ): Promise<{ number: number; headSha: string }> {
-    const r = this.mustRepo(owner, repo);
+    const r = this.world.mustRepo(owner, repo);
     const base = pr.base ?? r.defaultBranch;
     const user = pr.user ?? owner;
     if (pr.files)
       await this.pushCommit(owner, repo, pr.head, pr.files, { from: base, author: user, message: pr.title });
-    const headSha = await this.resolve(r, `refs/heads/${pr.head}`);
-    if (headSha === null) throw new Error(`createPullRequest: no branch ${pr.head}`);
-    const p = await this.openPr(r, {
+    if ((await this.world.branchSha(r, pr.head)) === null)
+      throw new Error(`createPullRequest: no branch ${pr.head}`);
+    const p = await this.prs.open(r, {
       head: pr.head,
       base,
       title: pr.title ?? `Change ${pr.head}`,
@@ -212,126 +216,32 @@ class Emulator extends EmulatorHttp implements GitHubEmulator {
     number: number,
     files: Record<string, string | null>,
   ): Promise<string> {
-    const p = this.mustPr(this.mustRepo(owner, repo), number);
+    const p = this.pr(owner, repo, number);
     return this.pushCommit(owner, repo, p.head, files, { author: p.user });
   }
 
   async closePullRequest(owner: string, repo: string, number: number): Promise<void> {
-    const r = this.mustRepo(owner, repo);
-    const p = this.mustPr(r, number);
-    if (p.state === 'closed') return;
-    this.setClosed(r, p, p.user);
+    const p = this.pr(owner, repo, number);
+    if (p.state !== 'closed') this.prs.setClosed(this.world.mustRepo(owner, repo), p, p.user);
   }
 
   async setDraft(owner: string, repo: string, number: number, draft: boolean): Promise<void> {
-    const r = this.mustRepo(owner, repo);
-    const p = this.mustPr(r, number);
-    if (p.draft === draft) return;
-    p.draft = draft;
-    p.updatedAt = Date.now();
-    this.prEvent(r, p, draft ? 'converted_to_draft' : 'ready_for_review', p.user);
+    this.prs.setDraft(this.world.mustRepo(owner, repo), this.pr(owner, repo, number), draft);
   }
 
+  /** Changes the PR's base branch, as a user editing it would (`pull_request` edited). */
   async setBase(owner: string, repo: string, number: number, base: string): Promise<void> {
-    const r = this.mustRepo(owner, repo);
-    const p = this.mustPr(r, number);
-    if (p.base === base) return;
-    if ((await this.resolve(r, `refs/heads/${base}`)) === null) throw new Error(`setBase: no branch ${base}`);
-    const oldSha = (await this.resolve(r, `refs/heads/${p.base}`)) ?? ZERO;
-    const changes = { base: { ref: { from: p.base }, sha: { from: oldSha } } };
-    p.base = base;
-    p.updatedAt = Date.now();
-    this.prEvent(r, p, 'edited', p.user, { changes });
-  }
-
-  shown(owner: string, repo: string, number: number): PrShown[] {
-    return [...this.mustPr(this.mustRepo(owner, repo), number).shown];
-  }
-
-  finalShownAt(
-    owner: string,
-    repo: string,
-    number: number,
-    opts: { context?: string; comment?: RegExp } = {},
-  ): { status: number | null; closed: number | null; comment: number | null; all: number | null } {
-    const context = opts.context ?? 'railyard/merge-queue';
-    const final = opts.comment ?? /\b(merged|failed|cancelled)\b/i;
-    let status: number | null = null;
-    let closed: number | null = null;
-    let comment: number | null = null;
-    for (const s of this.shown(owner, repo, number)) {
-      if (status === null && s.kind === 'status' && s.context === context && s.state !== 'pending')
-        status = s.at;
-      if (closed === null && s.kind === 'closed') closed = s.at;
-      if (comment === null && s.kind === 'comment' && final.test(s.body)) comment = s.at;
-    }
-    const all =
-      status !== null && closed !== null && comment !== null ? Math.max(status, closed, comment) : null;
-    return { status, closed, comment, all };
+    const p = this.pr(owner, repo, number);
+    await this.prs.setBase(this.world.mustRepo(owner, repo), p, base, p.user);
   }
 
   getPullRequest(owner: string, repo: string, number: number) {
-    const p = this.mustPr(this.mustRepo(owner, repo), number);
+    const p = this.pr(owner, repo, number);
     return { state: p.state, merged: p.merged, headSha: p.headSha, base: p.base, draft: p.draft };
   }
 
-  async branchSha(owner: string, repo: string, branch: string): Promise<string | null> {
-    return this.resolve(this.mustRepo(owner, repo), `refs/heads/${branch}`);
-  }
-
-  async log(owner: string, repo: string, branch: string) {
-    const r = this.mustRepo(owner, repo);
-    const out = await this.git.git(r.dir, ['log', '--format=%H%x00%P%x00%B%x1e', `refs/heads/${branch}`]);
-    return out
-      .split('\x1e')
-      .map((s) => s.replace(/^\n/, ''))
-      .filter((s) => s.length > 0)
-      .map((s) => {
-        const [sha, parents, message] = s.split('\x00');
-        return { sha, parents: parents ? parents.split(' ') : [], message: message.trimEnd() };
-      });
-  }
-
-  setPermission(owner: string, repo: string, user: string, permission: Permission): void {
-    this.mustRepo(owner, repo).perms.set(user, permission);
-  }
-
-  async comment(owner: string, repo: string, number: number, user: string, body: string): Promise<void> {
-    const r = this.mustRepo(owner, repo);
-    this.addComment(r, this.mustPr(r, number), user, body);
-  }
-
-  comments(owner: string, repo: string, number: number) {
-    return [...this.mustRepo(owner, repo).comments.values()]
-      .filter((c) => c.number === number)
-      .map((c) => ({ id: c.id, body: c.body, user: c.user }));
-  }
-
-  statuses(owner: string, repo: string, sha: string) {
-    return this.mustRepo(owner, repo)
-      .statuses.filter((s) => s.sha === sha)
-      .map((s) => ({
-        context: s.context,
-        state: s.state,
-        ...(s.description === null ? {} : { description: s.description }),
-        ...(s.targetUrl === null ? {} : { target_url: s.targetUrl }),
-      }));
-  }
-
-  checkRuns(owner: string, repo: string, sha: string) {
-    return this.mustRepo(owner, repo)
-      .checkRuns.filter((c) => c.headSha === sha)
-      .map((c) => ({ id: c.id, name: c.name, status: c.status, conclusion: c.conclusion }));
-  }
-
-  async branches(owner: string, repo: string): Promise<string[]> {
-    const r = this.mustRepo(owner, repo);
-    const out = await this.git.git(r.dir, ['for-each-ref', '--format=%(refname:lstrip=2)', 'refs/heads']);
-    return out.split('\n').filter((s) => s.length > 0);
-  }
-
   pullRequests(owner: string, repo: string) {
-    return [...this.mustRepo(owner, repo).prs.values()].map((p) => ({
+    return [...this.world.mustRepo(owner, repo).prs.values()].map((p) => ({
       number: p.number,
       head: p.head,
       base: p.base,
@@ -341,22 +251,78 @@ class Emulator extends EmulatorHttp implements GitHubEmulator {
     }));
   }
 
+  /** What GitHub showed on the PR, in order. */
+  shown(owner: string, repo: string, number: number): PrShown[] {
+    return [...this.pr(owner, repo, number).shown];
+  }
+
+  /**
+   * When GitHub first showed the PR's final state: a final (not pending) commit status of `context`
+   * (default `railyard/merge-queue`) on one of its heads, the PR closed (or merged), and a comment
+   * whose body matches `comment` (default: says merged, failed or cancelled); `all` is the latest
+   * of the three, null while one is missing.
+   */
+  finalShownAt(
+    owner: string,
+    repo: string,
+    number: number,
+    opts: { context?: string; comment?: RegExp } = {},
+  ) {
+    return this.prs.finalShownAt(this.pr(owner, repo, number), opts);
+  }
+
+  async comment(owner: string, repo: string, number: number, user: string, body: string): Promise<void> {
+    this.prs.addComment(this.world.mustRepo(owner, repo), this.pr(owner, repo, number), user, body);
+  }
+
+  comments(owner: string, repo: string, number: number) {
+    return [...this.world.mustRepo(owner, repo).comments.values()]
+      .filter((c) => c.number === number)
+      .map((c) => ({ id: c.id, body: c.body, user: c.user }));
+  }
+
+  setPermission(owner: string, repo: string, user: string, permission: Permission): void {
+    this.world.mustRepo(owner, repo).perms.set(user, permission);
+  }
+
+  // --- branch rules and reviews --------------------------------------------------------------
+
+  /** Sets (or with null removes) the rules of a branch. */
+  protectBranch(owner: string, repo: string, branch: string, rules: BranchRules | null): void {
+    this.protection.protect(this.world.mustRepo(owner, repo), branch, rules);
+  }
+
+  /** A review by `user` on the PR's current head (`pull_request_review` submitted webhook). */
+  async review(owner: string, repo: string, number: number, user: string, state: ReviewState): Promise<void> {
+    this.protection.review(this.world.mustRepo(owner, repo), this.pr(owner, repo, number), user, state);
+  }
+
+  /** How many review conversations on the PR are unresolved (blocks with requireConversationResolution). */
+  setUnresolvedConversations(owner: string, repo: string, number: number, count: number): void {
+    this.pr(owner, repo, number).unresolvedConversations = count;
+  }
+
+  // --- git state -----------------------------------------------------------------------------
+
+  async branchSha(owner: string, repo: string, branch: string): Promise<string | null> {
+    return this.world.branchSha(this.world.mustRepo(owner, repo), branch);
+  }
+
+  async branches(owner: string, repo: string): Promise<string[]> {
+    return [...(await this.world.git.heads(this.world.mustRepo(owner, repo).dir)).keys()];
+  }
+
+  async log(owner: string, repo: string, branch: string) {
+    return this.world.git.log(this.world.mustRepo(owner, repo).dir, branch);
+  }
+
+  // --- CI ------------------------------------------------------------------------------------
+
   setCi(owner: string, repo: string, decide: CiDecide): void {
-    this.mustRepo(owner, repo).ci = decide;
+    this.world.mustRepo(owner, repo).ci = decide;
   }
 
-  setMergeabilityDelay(owner: string, repo: string, ms: number): void {
-    this.mustRepo(owner, repo).mergeabilityDelayMs = ms;
-  }
-
-  setGitReadDelay(owner: string, repo: string, ms: number): void {
-    this.mustRepo(owner, repo).gitReadDelayMs = ms;
-  }
-
-  setMergeAnswerDelay(owner: string, repo: string, ms: number): void {
-    this.mustRepo(owner, repo).mergeAnswerDelayMs = ms;
-  }
-
+  /** A new run of check `name` on `sha` ending in `conclusion` (the one GET check-runs shows). */
   async rerunCheck(
     owner: string,
     repo: string,
@@ -364,53 +330,170 @@ class Emulator extends EmulatorHttp implements GitHubEmulator {
     name: string,
     conclusion: CheckConclusion,
   ): Promise<void> {
-    const r = this.mustRepo(owner, repo);
-    const old = [...r.checkRuns].reverse().find((c) => c.headSha === sha && c.name === name);
-    const oldStatus = [...r.statuses].reverse().find((s) => s.sha === sha && s.context === name);
-    if (!old && !oldStatus) throw new Error(`rerunCheck: no check ${name} on ${sha}`);
-    if (old) {
-      const suite = [...r.suites.values()].find((s) => s.id === old.suiteId)!;
-      const run: CheckRunFacts = {
-        id: this.id(),
-        name,
-        headSha: sha,
-        status: 'in_progress',
-        conclusion: null,
-        startedAt: Date.now(),
-        completedAt: null,
-        suiteId: suite.id,
-      };
-      r.checkRuns.push(run);
-      this.completeCheckRun(r, suite, run, conclusion);
-    } else {
-      this.addStatus(r, sha, statusState(conclusion), name, `${name}: ${conclusion}`, null, CI_USER);
-    }
+    this.ci.rerun(this.world.mustRepo(owner, repo), sha, name, conclusion);
   }
 
-  // --- observation and faults ----------------------------------------------------------------
-
-  resetRequestCount(): void {
-    this.requests.length = 0;
+  statuses(owner: string, repo: string, sha: string) {
+    return this.world
+      .mustRepo(owner, repo)
+      .statuses.filter((s) => s.sha === sha)
+      .map((s) => ({
+        context: s.context,
+        state: s.state,
+        ...(s.description === null ? {} : { description: s.description }),
+        ...(s.targetUrl === null ? {} : { target_url: s.targetUrl }),
+      }));
   }
 
+  /** Check runs on a commit, oldest first. */
+  checkRuns(owner: string, repo: string, sha: string) {
+    return this.world
+      .mustRepo(owner, repo)
+      .checkRuns.filter((c) => c.headSha === sha)
+      .map((c) => ({ id: c.id, name: c.name, status: c.status, conclusion: c.conclusion }));
+  }
+
+  // --- delays, faults and limits -------------------------------------------------------------
+
+  /** GitHub's mergeability job takes `ms`: until it is done every GET answers `mergeable: null`. */
+  setMergeabilityDelay(owner: string, repo: string, ms: number): void {
+    this.world.mustRepo(owner, repo).mergeabilityDelayMs = ms;
+  }
+
+  /** Git reads (fetch, ls-remote) answer `ms` late: the refs are read on arrival and sent after the delay. */
+  setGitReadDelay(owner: string, repo: string, ms: number): void {
+    this.world.mustRepo(owner, repo).gitReadDelayMs = ms;
+  }
+
+  /** The merge API merges at once (its webhooks go out) but answers `ms` late. */
+  setMergeAnswerDelay(owner: string, repo: string, ms: number): void {
+    this.world.mustRepo(owner, repo).mergeAnswerDelayMs = ms;
+  }
+
+  /** The next landing calls of the repository fail like a blip of GitHub or the network (faults.ts). */
   failLanding(owner: string, repo: string, fault: LandingFault): void {
-    this.mustRepo(owner, repo);
-    const key = `${owner}/${repo}`.toLowerCase();
-    if (fault.times === 0) {
-      this.landingFaults.delete(key);
-      return;
-    }
-    const list = this.landingFaults.get(key) ?? [];
-    for (let i = 0; i < (fault.times ?? 1); i++) list.push({ answer: fault.answer ?? 502, after: fault.after ?? false });
-    this.landingFaults.set(key, list);
+    this.world.mustRepo(owner, repo);
+    this.landingFaults.arm(owner, repo, fault);
   }
 
+  /** `status` (secondary only): 403 (default) or 429, both of which GitHub sends for secondary limits. */
   rateLimitNext(
     n: number,
     kind: 'primary' | 'secondary',
     retryAfterSeconds = 60,
     status: 403 | 429 = 403,
   ): void {
-    for (let i = 0; i < n; i++) this.forced.push({ kind, retryAfter: retryAfterSeconds, status });
+    this.rest.rateLimitNext(n, kind, retryAfterSeconds, status);
+  }
+
+  resetRequestCount(): void {
+    this.rest.requests.length = 0;
+  }
+
+  // --- webhooks ------------------------------------------------------------------------------
+
+  /** `contentType: 'form'` sends `application/x-www-form-urlencoded` with the JSON in `payload=`. */
+  setWebhook(url: string, secret: string, opts: { contentType?: 'json' | 'form' } = {}): void {
+    this.hooks.set(url, secret, opts.contentType ?? 'json');
+  }
+
+  redeliver(id: string): Promise<number> {
+    return this.hooks.redeliver(id);
+  }
+
+  /** Decides the fate of each delivery about to be sent (null: all sent). */
+  setDeliveryFilter(filter: DeliveryFilter | null): void {
+    this.hooks.setFilter(filter);
+  }
+
+  get heldDeliveries(): number {
+    return this.hooks.held.length;
+  }
+
+  /** Sends the held deliveries (in the order held, or newest first); resolves with the receiver's statuses. */
+  releaseDeliveries(opts: { newestFirst?: boolean } = {}): Promise<number[]> {
+    return this.hooks.release(opts);
+  }
+
+  /** Sends a recorded delivery's body again, signed: with the same delivery id (default), another, or (null) none. */
+  replay(id: string, opts: { deliveryId?: string | null } = {}): Promise<number> {
+    return this.hooks.replay(id, opts);
+  }
+
+  /** Resolves once every queued webhook delivery, CI report and background computation has finished. */
+  idle(): Promise<void> {
+    return this.world.idle();
+  }
+
+  private pr(owner: string, repo: string, number: number) {
+    return this.world.mustPr(this.world.mustRepo(owner, repo), number);
+  }
+
+  // --- HTTP ----------------------------------------------------------------------------------
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const prefix = this.world.prefix;
+    const git = /^\/([^/]+)\/([^/]+)\.git(\/.*)$/.exec(url.pathname);
+    if (git && !url.pathname.startsWith(`${prefix}/`))
+      return this.handleGit(req, res, git[1], git[2], git[3], url.search.slice(1));
+    if (prefix && !url.pathname.startsWith(`${prefix}/`) && url.pathname !== prefix) {
+      res.statusCode = 404;
+      res.end('Not Found');
+      return;
+    }
+    return this.rest.handle(req, res, url);
+  }
+
+  private async handleGit(
+    req: IncomingMessage,
+    res: ServerResponse,
+    owner: string,
+    name: string,
+    rest: string,
+    query: string,
+  ): Promise<void> {
+    const r = this.world.repos.get(`${owner}/${name}`);
+    const token = this.world.validToken(tokenOf(req.headers.authorization));
+    if (!token) {
+      req.resume();
+      res.writeHead(401, { 'www-authenticate': 'Basic realm="GitHub"', 'content-type': 'text/plain' });
+      res.end(
+        req.headers.authorization
+          ? 'Invalid username or token. Password authentication is not supported for Git operations.\n'
+          : 'Authentication required\n',
+      );
+      return;
+    }
+    if (!r || !this.world.canSee(token, r)) {
+      req.resume();
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('Repository not found.\n');
+      return;
+    }
+    const isPush = rest === '/git-receive-pack' && req.method === 'POST';
+    // After a push, the emulator reacts (PR updates, push event, CI) before git's answer completes,
+    // so a test's `git push` returns with GitHub's state already updated.
+    const afterPush = isPush
+      ? () => this.world.track(this.world.locked(r, () => this.prs.syncRefs(r, token.login)))
+      : undefined;
+    const startedAt = Date.now();
+    await serveHttpBackend(this.world.git, req, res, {
+      projectRoot: this.world.reposRoot,
+      pathInfo: `/${owner}/${name}.git${rest}`,
+      query,
+      remoteUser: token.login,
+      beforeEnd: afterPush,
+      holdMs: rest === '/git-upload-pack' && req.method === 'POST' ? r.gitReadDelayMs : 0,
+    });
+    const path = query ? `${rest}?${query}` : rest;
+    this.gitRequests.push({
+      owner,
+      repo: name,
+      method: req.method ?? 'GET',
+      path,
+      at: startedAt,
+      ms: Date.now() - startedAt,
+    });
   }
 }

@@ -1,5 +1,6 @@
 // GitHub's JSON shapes (REST answers and webhook payloads), built from the emulator's state.
 // Field names and required fields follow @octokit/openapi; the emulator's own test validates them.
+import type { CommitInfo } from '../emulator-git/index.js';
 
 export interface Urls {
   /** REST base, e.g. http://127.0.0.1:PORT/api/v3 */
@@ -397,19 +398,8 @@ export function commentJson(u: Urls, repo: RepoFacts, c: CommentFacts) {
   };
 }
 
-/** A commit as git shows it (what EmulatorState.commitJson reads). */
-export interface RawCommit {
-  sha: string;
-  tree: string;
-  parents: string[];
-  an: string;
-  ae: string;
-  ad: string;
-  cn: string;
-  ce: string;
-  cd: string;
-  message: string;
-}
+/** A commit as git shows it (what World.commitJson reads). */
+export type RawCommit = CommitInfo;
 
 /** The "commit" shape (GET branches/{branch}, the status webhook). */
 export function commitObjectJson(u: Urls, repo: RepoFacts, c: RawCommit) {
@@ -440,4 +430,26 @@ export function commitObjectJson(u: Urls, repo: RepoFacts, c: RawCommit) {
     committer: null,
     parents: c.parents.map((p) => ({ sha: p, url: `${api}/commits/${p}`, html_url: `${web}/commit/${p}` })),
   };
+}
+
+/** The numeric id userJson gives a login. */
+export function userJsonId(login: string): number {
+  return userJson({ api: '', web: 'http://x' }, login).id;
+}
+
+/** A collaborator's `permissions` object for a permission level. */
+export function permsOf(p: 'admin' | 'write' | 'read' | 'none') {
+  return {
+    admin: p === 'admin',
+    maintain: p === 'admin',
+    push: p === 'admin' || p === 'write',
+    triage: p !== 'none',
+    pull: p !== 'none',
+  };
+}
+
+/** The "minimal-repository" shape some answers embed. */
+export function minimalRepo(full: ReturnType<typeof repoJson>) {
+  const { network_count: _n, subscribers_count: _s, ...rest } = full;
+  return rest;
 }

@@ -1,32 +1,42 @@
-// Branch rules in the emulator (rulesets and classic branch protection) and pull-request reviews:
-// what a PR into a protected branch still waits for (`mergeable_state: "blocked"`), which ref
-// updates GitHub refuses with 422 and its message, and the JSON of GET rules/branches/{branch},
+// Branch rules in the GitHub emulator (rulesets and classic branch protection) and pull-request
+// reviews: what a PR into a protected branch still waits for (`mergeable_state: "blocked"`), which
+// ref updates GitHub refuses with 422 and its message, and the JSON of GET rules/branches/{branch},
 // GET branches/{branch} and GET pulls/{n}/reviews (routes in routes-rules.ts).
+import type { Ci } from './ci.js';
+import type { Hooks } from './hooks.js';
 import { commitObjectJson, iso, nodeId, pullJson, userJson } from './json.js';
-import { EmulatorWebhooks } from './webhooks.js';
-import {
-  statusState,
-  type BranchRules,
-  type CheckConclusion,
-  type Pr,
-  type Repo,
-  type ReviewState,
-} from './types.js';
+import { prFacts } from './payloads.js';
+import type { Pr, Repo, World } from './world.js';
 
-export abstract class EmulatorProtection extends EmulatorWebhooks {
-  /** The latest state of a check (run by name or status by context) on a commit, or null when none reported. */
-  checkState(r: Repo, sha: string, name: string): 'success' | 'failure' | 'error' | 'pending' | null {
-    let out: 'success' | 'failure' | 'error' | 'pending' | null = null;
-    let at = -1;
-    for (const s of r.statuses)
-      if (s.sha === sha && s.context === name && s.createdAt >= at) [out, at] = [s.state, s.createdAt];
-    for (const c of r.checkRuns)
-      if (c.headSha === sha && c.name === name && c.startedAt >= at) {
-        out = c.status === 'completed' ? statusState(c.conclusion as CheckConclusion) : 'pending';
-        at = c.startedAt;
-      }
-    return out;
-  }
+/**
+ * Branch rules on one branch: a ruleset (default) or classic branch protection. What GitHub does
+ * with them here: `mergeable_state: "blocked"` while a PR into the branch misses approvals, has
+ * changes requested, misses a required check on its head or has unresolved conversations; ref
+ * updates refused with 422 (REST) for actors not in `bypass` when `requirePullRequest` is set, or
+ * when a required check has not succeeded on the new commit.
+ */
+export interface BranchRules {
+  /** 'ruleset': listed by GET rules/branches/{branch}; 'classic': shown by GET branches/{branch}. Default 'ruleset'. */
+  kind?: 'ruleset' | 'classic';
+  /** Approving reviews a PR needs (latest review per reviewer counts). */
+  requiredApprovals?: number;
+  /** Check run names / status contexts that must have succeeded on a PR's head (and on a pushed commit). */
+  requiredChecks?: string[];
+  /** Unresolved review conversations block (see setUnresolvedConversations). */
+  requireConversationResolution?: boolean;
+  /** Direct updates of the branch are refused ("Changes must be made through a pull request."). */
+  requirePullRequest?: boolean;
+  /** Logins that may update the branch anyway (a ruleset's bypass list, classic "allow specified actors"). */
+  bypass?: string[];
+}
+export type ReviewState = 'APPROVED' | 'CHANGES_REQUESTED' | 'COMMENTED' | 'DISMISSED';
+
+export class Protection {
+  constructor(
+    private readonly w: World,
+    private readonly hooks: Hooks,
+    private readonly ci: Ci,
+  ) {}
 
   /** The latest review per reviewer (COMMENTED reviews do not replace an approval or a change request). */
   latestReviews(p: Pr): Map<string, ReviewState> {
@@ -45,7 +55,7 @@ export abstract class EmulatorProtection extends EmulatorWebhooks {
       out.push(`${(rules.requiredApprovals ?? 0) - approvals} approving review(s) missing`);
     if (latest.includes('CHANGES_REQUESTED')) out.push('changes requested');
     for (const name of rules.requiredChecks ?? [])
-      if (this.checkState(r, p.headSha, name) !== 'success') out.push(`required check ${name}`);
+      if (this.ci.checkState(r, p.headSha, name) !== 'success') out.push(`required check ${name}`);
     if (rules.requireConversationResolution && p.unresolvedConversations > 0)
       out.push('unresolved conversations');
     return out;
@@ -60,32 +70,31 @@ export abstract class EmulatorProtection extends EmulatorWebhooks {
         ? `Protected branch update failed for refs/heads/${branch}.`
         : 'Repository rule violations found\n\nChanges must be made through a pull request.\n\n';
     for (const name of rules.requiredChecks ?? [])
-      if (this.checkState(r, sha, name) !== 'success')
+      if (this.ci.checkState(r, sha, name) !== 'success')
         return rules.kind === 'classic'
           ? `Required status check "${name}" is expected.`
           : `Repository rule violations found\n\nRequired status check "${name}" is expected.\n\n`;
     return null;
   }
 
-  // --- test-facing ----------------------------------------------------------------------------
+  // --- changes ------------------------------------------------------------------------------
 
-  protectBranch(owner: string, repo: string, branch: string, rules: BranchRules | null): void {
-    const r = this.mustRepo(owner, repo);
+  /** Sets (or with null removes) the rules of a branch. */
+  protect(r: Repo, branch: string, rules: BranchRules | null): void {
     if (rules === null) r.rules.delete(branch);
     else r.rules.set(branch, { kind: 'ruleset', ...rules });
   }
 
-  async review(owner: string, repo: string, number: number, user: string, state: ReviewState): Promise<void> {
-    const r = this.mustRepo(owner, repo);
-    const p = this.mustPr(r, number);
-    const rv = { id: 80_000_000 + this.id(), user, state, commitId: p.headSha, at: Date.now() };
+  /** A review by `user` on the PR's current head (`pull_request_review` submitted). */
+  review(r: Repo, p: Pr, user: string, state: ReviewState): void {
+    const rv = { id: 80_000_000 + this.w.id(), user, state, commitId: p.headSha, at: Date.now() };
     p.reviews.push(rv);
     const snapshot: Pr = { ...p };
-    this.emit(
+    this.hooks.emit(
       r,
       'pull_request_review',
       (async () => {
-        const baseSha = (await this.resolve(r, `refs/heads/${snapshot.base}`)) ?? snapshot.headSha;
+        const baseSha = (await this.w.branchSha(r, snapshot.base)) ?? snapshot.headSha;
         const {
           merged: _m,
           mergeable: _a,
@@ -100,30 +109,26 @@ export abstract class EmulatorProtection extends EmulatorWebhooks {
           changed_files: _cf,
           rebaseable: _rb,
           ...pull
-        } = pullJson(this.urls, r, this.prFacts(r, snapshot, baseSha, null, 'unknown'));
+        } = pullJson(this.w.urls, r, prFacts(r, snapshot, baseSha, null, 'unknown'));
         return {
           action: 'submitted',
           review: { ...this.reviewJson(r, p, rv), state: rv.state.toLowerCase() },
           pull_request: pull,
-          sender: userJson(this.urls, user),
+          sender: userJson(this.w.urls, user),
         };
       })(),
     );
   }
 
-  setUnresolvedConversations(owner: string, repo: string, number: number, count: number): void {
-    this.mustPr(this.mustRepo(owner, repo), number).unresolvedConversations = count;
-  }
-
   // --- JSON -----------------------------------------------------------------------------------
 
   reviewJson(r: Repo, p: Pr, rv: Pr['reviews'][number]) {
-    const html = `${this.urls.web}/${r.owner}/${r.name}/pull/${p.number}`;
-    const api = `${this.urls.api}/repos/${r.owner}/${r.name}/pulls/${p.number}`;
+    const html = `${this.w.urls.web}/${r.owner}/${r.name}/pull/${p.number}`;
+    const api = `${this.w.urls.api}/repos/${r.owner}/${r.name}/pulls/${p.number}`;
     return {
       id: rv.id,
       node_id: nodeId('PullRequestReview', rv.id),
-      user: userJson(this.urls, rv.user),
+      user: userJson(this.w.urls, rv.user),
       body: '',
       state: rv.state,
       html_url: `${html}#pullrequestreview-${rv.id}`,
@@ -175,15 +180,15 @@ export abstract class EmulatorProtection extends EmulatorWebhooks {
 
   /** GET branches/{branch}: the branch, its head commit and (classic protection) its protection summary. */
   async branchJson(r: Repo, branch: string, sha: string) {
-    const api = `${this.urls.api}/repos/${r.owner}/${r.name}`;
+    const api = `${this.w.urls.api}/repos/${r.owner}/${r.name}`;
     const url = `${api}/branches/${branch}`;
     const rules = r.rules.get(branch);
     const classic = rules?.kind === 'classic' ? rules : undefined;
     const checks = classic?.requiredChecks ?? [];
     return {
       name: branch,
-      commit: commitObjectJson(this.urls, r, await this.commitJson(r, sha)),
-      _links: { self: url, html: `${this.urls.web}/${r.owner}/${r.name}/tree/${branch}` },
+      commit: commitObjectJson(this.w.urls, r, await this.w.commitJson(r, sha)),
+      _links: { self: url, html: `${this.w.urls.web}/${r.owner}/${r.name}/tree/${branch}` },
       protected: classic !== undefined,
       protection: {
         enabled: classic !== undefined,

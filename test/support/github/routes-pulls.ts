@@ -1,22 +1,18 @@
-// REST routes of the emulator, part 1: rate limit, the repository and pull requests (get, open,
-// edit, merge).
-import type { EmulatorHttp } from './http.js';
+// REST routes of the GitHub emulator, part 1: rate limit, the repository and pull requests (get,
+// open, edit, merge).
 import { repoJson } from './json.js';
-import { commitEnv, HttpError, ZERO, type AddRoute } from './types.js';
+import { HttpError } from './rest.js';
+import { prFor, repoFor, validation, type AddRoute, type Api } from './routes.js';
+import { ZERO } from './world.js';
 
-const validation = (resource: string, field: string, code = 'invalid', message?: string) =>
-  new HttpError(422, 'Validation Failed', {
-    errors: [{ resource, field, code, ...(message ? { message } : {}) }],
-  });
-
-export function pullRoutes(e: EmulatorHttp, add: AddRoute): void {
+export function pullRoutes(api: Api, add: AddRoute): void {
   add(
     'GET',
     '/rate_limit',
     'rate-limit/rate-limit#get-rate-limit-status-for-the-authenticated-user',
     'none',
     (c) => {
-      const h = e.rateHeaders(c.tokenText ?? `ip:${c.req.socket.remoteAddress}`, false);
+      const h = c.rate;
       const core = {
         limit: Number(h['x-ratelimit-limit']),
         remaining: Number(h['x-ratelimit-remaining']),
@@ -29,8 +25,8 @@ export function pullRoutes(e: EmulatorHttp, add: AddRoute): void {
   );
 
   add('GET', '/repos/{owner}/{repo}', 'repos/repos#get-a-repository', 'token', (c) => {
-    const r = e.repoFor(c);
-    return { status: 200, body: repoJson(e.urls, r) };
+    const r = repoFor(api, c);
+    return { status: 200, body: repoJson(api.world.urls, r) };
   });
 
   add(
@@ -39,22 +35,22 @@ export function pullRoutes(e: EmulatorHttp, add: AddRoute): void {
     'pulls/pulls#get-a-pull-request',
     'token',
     async (c) => {
-      const r = e.repoFor(c);
-      return { status: 200, body: await e.prAnswer(r, e.prFor(r, c.params[2]), true) };
+      const r = repoFor(api, c);
+      return { status: 200, body: await api.prs.answer(r, prFor(r, c.params[2]), true) };
     },
   );
 
   add('POST', '/repos/{owner}/{repo}/pulls', 'pulls/pulls#create-a-pull-request', 'token', async (c) => {
-    const r = e.repoFor(c);
+    const r = repoFor(api, c);
     const { title, head, base, body, draft } = c.body;
     if (typeof head !== 'string' || head === '') throw validation('PullRequest', 'head', 'missing_field');
     if (typeof base !== 'string' || base === '') throw validation('PullRequest', 'base', 'missing_field');
     if (typeof title !== 'string' || title === '') throw validation('PullRequest', 'title', 'missing_field');
     const headBranch = head.includes(':') ? head.slice(head.indexOf(':') + 1) : head;
-    return e.locked(r, async () => {
-      const headSha = await e.resolve(r, `refs/heads/${headBranch}`);
+    return api.world.locked(r, async () => {
+      const headSha = await api.world.resolve(r, `refs/heads/${headBranch}`);
       if (headSha === null) throw validation('PullRequest', 'head', 'invalid');
-      const baseSha = await e.resolve(r, `refs/heads/${base}`);
+      const baseSha = await api.world.resolve(r, `refs/heads/${base}`);
       if (baseSha === null) throw validation('PullRequest', 'base', 'invalid');
       if ([...r.prs.values()].some((p) => p.state === 'open' && p.head === headBranch && p.base === base))
         throw new HttpError(422, 'Validation Failed', {
@@ -66,7 +62,7 @@ export function pullRoutes(e: EmulatorHttp, add: AddRoute): void {
             },
           ],
         });
-      if (await e.isAncestor(r, headSha, baseSha))
+      if (await api.world.isAncestor(r, headSha, baseSha))
         throw new HttpError(422, 'Validation Failed', {
           errors: [
             {
@@ -76,7 +72,7 @@ export function pullRoutes(e: EmulatorHttp, add: AddRoute): void {
             },
           ],
         });
-      const p = await e.openPr(r, {
+      const p = await api.prs.open(r, {
         head: headBranch,
         base,
         title,
@@ -86,8 +82,8 @@ export function pullRoutes(e: EmulatorHttp, add: AddRoute): void {
       });
       return {
         status: 201,
-        body: await e.prAnswer(r, p, false),
-        headers: { location: `${e.urls.api}/repos/${r.owner}/${r.name}/pulls/${p.number}` },
+        body: await api.prs.answer(r, p, false),
+        headers: { location: `${api.world.urls.api}/repos/${r.owner}/${r.name}/pulls/${p.number}` },
       };
     });
   });
@@ -98,8 +94,8 @@ export function pullRoutes(e: EmulatorHttp, add: AddRoute): void {
     'pulls/pulls#update-a-pull-request',
     'token',
     async (c) => {
-      const r = e.repoFor(c);
-      const p = e.prFor(r, c.params[2]);
+      const r = repoFor(api, c);
+      const p = prFor(r, c.params[2]);
       const { title, body, state, base } = c.body;
       const actor = c.token!.login;
       if (state !== undefined && state !== 'open' && state !== 'closed')
@@ -108,7 +104,7 @@ export function pullRoutes(e: EmulatorHttp, add: AddRoute): void {
         throw validation('PullRequest', 'title', 'invalid');
       if (
         base !== undefined &&
-        (typeof base !== 'string' || (await e.resolve(r, `refs/heads/${base}`)) === null)
+        (typeof base !== 'string' || (await api.world.resolve(r, `refs/heads/${base}`)) === null)
       )
         throw validation('PullRequest', 'base', 'invalid');
       const changes: Record<string, unknown> = {};
@@ -121,20 +117,15 @@ export function pullRoutes(e: EmulatorHttp, add: AddRoute): void {
         p.body = body;
       }
       if (typeof base === 'string' && base !== p.base) {
-        const oldSha = (await e.resolve(r, `refs/heads/${p.base}`)) ?? ZERO;
+        const oldSha = (await api.world.resolve(r, `refs/heads/${p.base}`)) ?? ZERO;
         changes.base = { ref: { from: p.base }, sha: { from: oldSha } };
         p.base = base;
       }
       p.updatedAt = Date.now();
-      if (Object.keys(changes).length > 0) e.prEvent(r, p, 'edited', actor, { changes });
-      if (state === 'closed' && p.state === 'open') e.setClosed(r, p, actor);
-      else if (state === 'open' && p.state === 'closed' && !p.merged) {
-        p.state = 'open';
-        p.closedAt = null;
-        r.openIssues++;
-        e.prEvent(r, p, 'reopened', actor);
-      }
-      return { status: 200, body: await e.prAnswer(r, p, false) };
+      if (Object.keys(changes).length > 0) api.prs.event(r, p, 'edited', actor, { changes });
+      if (state === 'closed' && p.state === 'open') api.prs.setClosed(r, p, actor);
+      else if (state === 'open' && p.state === 'closed' && !p.merged) api.prs.reopen(r, p, actor);
+      return { status: 200, body: await api.prs.answer(r, p, false) };
     },
   );
 
@@ -144,18 +135,18 @@ export function pullRoutes(e: EmulatorHttp, add: AddRoute): void {
     'pulls/pulls#merge-a-pull-request',
     'token',
     async (c) => {
-      const r = e.repoFor(c);
-      const p = e.prFor(r, c.params[2]);
+      const r = repoFor(api, c);
+      const p = prFor(r, c.params[2]);
       const { sha, merge_method: method = 'merge', commit_title, commit_message } = c.body;
       if (method !== 'merge' && method !== 'squash' && method !== 'rebase')
         throw validation('PullRequest', 'merge_method', 'invalid');
-      const answer = await e.locked(r, async () => {
+      const answer = await api.world.locked(r, async () => {
         if (p.state !== 'open') throw new HttpError(405, 'Pull Request is not mergeable');
         if (p.draft) throw new HttpError(405, 'Pull Request is still a draft');
         if (sha !== undefined && sha !== p.headSha)
           throw new HttpError(409, 'Head branch was modified. Review and try the merge again.');
         const rules = r.rules.get(p.base);
-        const waits = e.blockedBy(r, p);
+        const waits = api.protection.blockedBy(r, p);
         if (rules && waits.length > 0 && !(rules.bypass ?? []).includes(c.token!.login)) {
           const need = rules.requiredApprovals ?? 0;
           throw new HttpError(
@@ -167,7 +158,6 @@ export function pullRoutes(e: EmulatorHttp, add: AddRoute): void {
                 : `At least ${need} approving review${need === 1 ? ' is' : 's are'} required by reviewers with write access.`,
           );
         }
-        const baseSha = (await e.resolve(r, `refs/heads/${p.base}`))!;
         const title =
           typeof commit_title === 'string'
             ? commit_title
@@ -175,27 +165,8 @@ export function pullRoutes(e: EmulatorHttp, add: AddRoute): void {
               ? `Merge pull request #${p.number} from ${r.owner}/${p.head}`
               : `${p.title} (#${p.number})`;
         const message = `${title}\n\n${typeof commit_message === 'string' ? commit_message : p.title}`;
-        let newSha: string;
-        const env = commitEnv(c.token!.login);
-        if (method === 'rebase') {
-          newSha = await e.rebase(r, baseSha, p.headSha, c.token!.login);
-        } else {
-          const mt = await e.git.run(['--git-dir', r.dir, 'merge-tree', '--write-tree', baseSha, p.headSha], {
-            okCodes: [1],
-          });
-          if (mt.code === 1) throw new HttpError(405, 'Pull Request is not mergeable');
-          const tree = mt.stdout.split('\n')[0];
-          const parents = method === 'merge' ? ['-p', baseSha, '-p', p.headSha] : ['-p', baseSha];
-          newSha = await e.git.git(r.dir, ['commit-tree', tree, ...parents, '-m', message], { env });
-        }
-        await e.git.git(r.dir, ['update-ref', `refs/heads/${p.base}`, newSha, baseSha]);
-        p.merged = true;
-        p.mergedAt = Date.now();
-        p.mergedBy = c.token!.login;
-        p.mergeCommitSha = newSha;
-        p.shown.push({ at: p.mergedAt, kind: 'merged' });
-        e.setClosed(r, p, c.token!.login);
-        await e.syncRefs(r, c.token!.login);
+        const newSha = await api.prs.merge(r, p, method, message, c.token!.login);
+        if (newSha === null) throw new HttpError(405, 'Pull Request is not mergeable');
         return {
           status: 200,
           body: { sha: newSha, merged: true, message: 'Pull Request successfully merged' },

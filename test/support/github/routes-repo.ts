@@ -1,25 +1,27 @@
-// REST routes of the emulator, part 2: refs (the landing compare-and-swap), check runs, statuses,
-// comments, permissions and GitHub App installations.
+// REST routes of the GitHub emulator, part 2: refs (the landing compare-and-swap), check runs,
+// statuses, comments, permissions and GitHub App installations.
 import { randomBytes } from 'node:crypto';
-import type { EmulatorHttp } from './http.js';
+import { CI_APP, latestPerName } from './ci.js';
 import {
+  APP_EVENTS,
   APP_PERMISSIONS,
   checkRunJson,
   commentJson,
   iso,
+  minimalRepo,
+  nodeId,
+  permsOf,
   repoJson,
   statusJson,
   userJson,
+  userJsonId,
   type StatusFacts,
 } from './json.js';
-import { CI_APP, HttpError, latestPerName, minimalRepo, permsOf, type AddRoute } from './types.js';
+import { HttpError } from './rest.js';
+import { prFor, repoFor, resolveRef, validation, type AddRoute, type Api } from './routes.js';
+import type { AppState, Installation, Repo } from './world.js';
 
-const validation = (resource: string, field: string, code = 'invalid', message?: string) =>
-  new HttpError(422, 'Validation Failed', {
-    errors: [{ resource, field, code, ...(message ? { message } : {}) }],
-  });
-
-export function repoRoutes(e: EmulatorHttp, add: AddRoute): void {
+export function repoRoutes(api: Api, add: AddRoute): void {
   const refRe = /^\/repos\/([^/]+)\/([^/]+)\/git\/refs\/(heads\/.+)$/;
   add(
     'PATCH',
@@ -27,28 +29,28 @@ export function repoRoutes(e: EmulatorHttp, add: AddRoute): void {
     'git/refs#update-a-reference',
     'token',
     async (c) => {
-      const r = e.repoFor(c);
+      const r = repoFor(api, c);
       const ref = `refs/${c.params[2]}`;
       const { sha, force } = c.body;
       if (typeof sha !== 'string' || !/^[0-9a-f]{40}$/.test(sha))
         throw new HttpError(422, 'Invalid request.\n\n"sha" wasn\'t supplied.');
-      return e.locked(r, async () => {
-        const current = await e.resolve(r, ref);
+      return api.world.locked(r, async () => {
+        const current = await api.world.resolve(r, ref);
         if (current === null) throw new HttpError(422, 'Reference does not exist');
-        if ((await e.resolve(r, sha)) === null) throw new HttpError(422, 'Object does not exist');
-        if (force !== true && !(await e.isAncestor(r, current, sha)))
+        if ((await api.world.resolve(r, sha)) === null) throw new HttpError(422, 'Object does not exist');
+        if (force !== true && !(await api.world.isAncestor(r, current, sha)))
           throw new HttpError(422, 'Update is not a fast forward');
         // A branch rule refuses it with the same status: only the ref, read again, tells the two apart.
         const refused = ref.startsWith('refs/heads/')
-          ? e.refusal(r, ref.slice('refs/heads/'.length), c.token!.login, sha)
+          ? api.protection.refusal(r, ref.slice('refs/heads/'.length), c.token!.login, sha)
           : null;
         if (refused !== null) throw new HttpError(422, refused);
-        const upd = await e.git.run(['--git-dir', r.dir, 'update-ref', ref, sha, current], {
+        const upd = await api.world.git.run(['--git-dir', r.dir, 'update-ref', ref, sha, current], {
           okCodes: [1, 128],
         });
         if (upd.code !== 0) throw new HttpError(422, 'Update is not a fast forward');
-        await e.syncRefs(r, c.token!.login);
-        return { status: 200, body: e.refJson(r, ref, sha) };
+        await api.prs.syncRefs(r, c.token!.login);
+        return { status: 200, body: refJson(api, r, ref, sha) };
       });
     },
     refRe,
@@ -60,13 +62,13 @@ export function repoRoutes(e: EmulatorHttp, add: AddRoute): void {
     'git/refs#delete-a-reference',
     'token',
     async (c) => {
-      const r = e.repoFor(c);
+      const r = repoFor(api, c);
       const ref = `refs/${c.params[2]}`;
-      return e.locked(r, async () => {
-        const current = await e.resolve(r, ref);
+      return api.world.locked(r, async () => {
+        const current = await api.world.resolve(r, ref);
         if (current === null) throw new HttpError(422, 'Reference does not exist');
-        await e.git.git(r.dir, ['update-ref', '-d', ref, current]);
-        await e.syncRefs(r, c.token!.login);
+        await api.world.git.deleteRef(r.dir, ref, current);
+        await api.prs.syncRefs(r, c.token!.login);
         return { status: 204 };
       });
     },
@@ -80,8 +82,8 @@ export function repoRoutes(e: EmulatorHttp, add: AddRoute): void {
     'checks/runs#list-check-runs-for-a-git-reference',
     'token',
     async (c) => {
-      const r = e.repoFor(c);
-      const sha = await e.resolveRef(r, c.params[2]);
+      const r = repoFor(api, c);
+      const sha = await resolveRef(api, r, c.params[2]);
       if (sha === null) throw new HttpError(422, `No commit found for SHA: ${c.params[2]}`);
       let runs = r.checkRuns.filter((x) => x.headSha === sha);
       if (c.query.get('filter') !== 'all') runs = latestPerName(runs);
@@ -99,7 +101,7 @@ export function repoRoutes(e: EmulatorHttp, add: AddRoute): void {
         const q = new URLSearchParams(c.query);
         q.set('per_page', String(perPage));
         q.set('page', String(n));
-        return `<${e.urls.api}/repos/${r.owner}/${r.name}/commits/${c.params[2]}/check-runs?${q}>`;
+        return `<${api.world.urls.api}/repos/${r.owner}/${r.name}/commits/${c.params[2]}/check-runs?${q}>`;
       };
       const links = [
         ...(page < last ? [`${pageUrl(page + 1)}; rel="next"`, `${pageUrl(last)}; rel="last"`] : []),
@@ -107,7 +109,7 @@ export function repoRoutes(e: EmulatorHttp, add: AddRoute): void {
       ];
       return {
         status: 200,
-        body: { total_count: total, check_runs: runs.map((x) => checkRunJson(e.urls, r, CI_APP, x)) },
+        body: { total_count: total, check_runs: runs.map((x) => checkRunJson(api.world.urls, r, CI_APP, x)) },
         ...(links.length > 0 ? { headers: { link: links.join(', ') } } : {}),
       };
     },
@@ -120,8 +122,8 @@ export function repoRoutes(e: EmulatorHttp, add: AddRoute): void {
     'commits/statuses#get-the-combined-status-for-a-specific-reference',
     'token',
     async (c) => {
-      const r = e.repoFor(c);
-      const sha = await e.resolveRef(r, c.params[2]);
+      const r = repoFor(api, c);
+      const sha = await resolveRef(api, r, c.params[2]);
       if (sha === null) throw new HttpError(404, 'Not Found');
       const latest = new Map<string, StatusFacts>();
       for (const s of r.statuses) if (s.sha === sha) latest.set(s.context, s);
@@ -131,20 +133,20 @@ export function repoRoutes(e: EmulatorHttp, add: AddRoute): void {
         : list.length === 0 || list.some((s) => s.state === 'pending')
           ? 'pending'
           : 'success';
-      const api = `${e.urls.api}/repos/${r.owner}/${r.name}`;
+      const base = `${api.world.urls.api}/repos/${r.owner}/${r.name}`;
       return {
         status: 200,
         body: {
           state,
           statuses: list.map((s) => {
-            const { creator: _c, ...rest } = statusJson(e.urls, r, s);
+            const { creator: _c, ...rest } = statusJson(api.world.urls, r, s);
             return rest;
           }),
           sha,
           total_count: list.length,
-          repository: minimalRepo(repoJson(e.urls, r)),
-          commit_url: `${api}/commits/${sha}`,
-          url: `${api}/commits/${sha}/status`,
+          repository: minimalRepo(repoJson(api.world.urls, r)),
+          commit_url: `${base}/commits/${sha}`,
+          url: `${base}/commits/${sha}/status`,
         },
       };
     },
@@ -157,14 +159,14 @@ export function repoRoutes(e: EmulatorHttp, add: AddRoute): void {
     'commits/statuses#create-a-commit-status',
     'token',
     async (c) => {
-      const r = e.repoFor(c);
+      const r = repoFor(api, c);
       const sha = c.params[2];
       const { state, target_url, description, context } = c.body;
       if (state !== 'error' && state !== 'failure' && state !== 'pending' && state !== 'success')
         throw validation('Status', 'state', 'custom', 'state is not included in the list');
-      if (!/^[0-9a-f]{40}$/.test(sha) || (await e.resolve(r, sha)) === null)
+      if (!/^[0-9a-f]{40}$/.test(sha) || (await api.world.resolve(r, sha)) === null)
         throw new HttpError(422, `No commit found for SHA: ${sha}`);
-      const s = e.addStatus(
+      const s = api.ci.addStatus(
         r,
         sha,
         state,
@@ -173,7 +175,7 @@ export function repoRoutes(e: EmulatorHttp, add: AddRoute): void {
         typeof target_url === 'string' ? target_url : null,
         c.token!.login,
       );
-      return { status: 201, body: statusJson(e.urls, r, s) };
+      return { status: 201, body: statusJson(api.world.urls, r, s) };
     },
   );
 
@@ -183,15 +185,15 @@ export function repoRoutes(e: EmulatorHttp, add: AddRoute): void {
     'issues/comments#create-an-issue-comment',
     'token',
     (c) => {
-      const r = e.repoFor(c);
-      const p = e.prFor(r, c.params[2]);
+      const r = repoFor(api, c);
+      const p = prFor(r, c.params[2]);
       if (typeof c.body.body !== 'string' || c.body.body === '')
         throw validation('IssueComment', 'body', 'missing_field');
-      const cm = e.addComment(r, p, c.token!.login, c.body.body);
+      const cm = api.prs.addComment(r, p, c.token!.login, c.body.body);
       return {
         status: 201,
-        body: commentJson(e.urls, r, cm),
-        headers: { location: `${e.urls.api}/repos/${r.owner}/${r.name}/issues/comments/${cm.id}` },
+        body: commentJson(api.world.urls, r, cm),
+        headers: { location: `${api.world.urls.api}/repos/${r.owner}/${r.name}/issues/comments/${cm.id}` },
       };
     },
   );
@@ -202,17 +204,13 @@ export function repoRoutes(e: EmulatorHttp, add: AddRoute): void {
     'issues/comments#update-an-issue-comment',
     'token',
     (c) => {
-      const r = e.repoFor(c);
+      const r = repoFor(api, c);
       const cm = r.comments.get(Number(c.params[2]));
       if (!cm) throw new HttpError(404, 'Not Found');
       if (typeof c.body.body !== 'string' || c.body.body === '')
         throw validation('IssueComment', 'body', 'missing_field');
-      cm.body = c.body.body;
-      cm.updatedAt = Date.now();
-      r.prs
-        .get(cm.number)
-        ?.shown.push({ at: cm.updatedAt, kind: 'comment', id: cm.id, body: cm.body, edit: true });
-      return { status: 200, body: commentJson(e.urls, r, cm) };
+      api.prs.editComment(r, cm, c.body.body);
+      return { status: 200, body: commentJson(api.world.urls, r, cm) };
     },
   );
 
@@ -222,7 +220,7 @@ export function repoRoutes(e: EmulatorHttp, add: AddRoute): void {
     'collaborators/collaborators#get-repository-permissions-for-a-user',
     'token',
     (c) => {
-      const r = e.repoFor(c);
+      const r = repoFor(api, c);
       const user = c.params[2];
       const permission = r.perms.get(user) ?? 'read';
       return {
@@ -230,7 +228,11 @@ export function repoRoutes(e: EmulatorHttp, add: AddRoute): void {
         body: {
           permission,
           role_name: permission === 'none' ? 'none' : permission,
-          user: { ...userJson(e.urls, user), permissions: permsOf(permission), role_name: permission },
+          user: {
+            ...userJson(api.world.urls, user),
+            permissions: permsOf(permission),
+            role_name: permission,
+          },
         },
       };
     },
@@ -243,11 +245,11 @@ export function repoRoutes(e: EmulatorHttp, add: AddRoute): void {
     'jwt',
     (c) => {
       const app = c.app!;
-      const inst = [...e.installations.values()].find(
+      const inst = [...api.world.installations.values()].find(
         (i) => i.appId === app.id && i.owner === c.params[0] && i.repo === c.params[1],
       );
       if (!inst) throw new HttpError(404, 'Not Found');
-      return { status: 200, body: e.installationJson(inst, app) };
+      return { status: 200, body: installationJson(api, inst, app) };
     },
   );
 
@@ -258,18 +260,18 @@ export function repoRoutes(e: EmulatorHttp, add: AddRoute): void {
     'jwt',
     (c) => {
       const app = c.app!;
-      const inst = e.installations.get(Number(c.params[0]));
+      const inst = api.world.installations.get(Number(c.params[0]));
       if (!inst || inst.appId !== app.id) throw new HttpError(404, 'Not Found');
       const token = `ghs_${randomBytes(27).toString('base64url').slice(0, 36)}`;
       const expiresAt = Date.now() + app.ttlMs;
-      e.tokens.set(token, {
+      api.world.tokens.set(token, {
         login: `${app.slug}[bot]`,
         kind: 'installation',
         installationId: inst.id,
         expiresAt,
       });
-      e.installationTokens.push({ token, installationId: inst.id, expiresAt });
-      const r = e.repos.get(`${inst.owner}/${inst.repo}`)!;
+      api.world.installationTokens.push({ token, installationId: inst.id, expiresAt });
+      const r = api.world.repos.get(`${inst.owner}/${inst.repo}`)!;
       return {
         status: 201,
         body: {
@@ -277,9 +279,44 @@ export function repoRoutes(e: EmulatorHttp, add: AddRoute): void {
           expires_at: iso(expiresAt),
           permissions: { ...APP_PERMISSIONS },
           repository_selection: 'selected',
-          repositories: [minimalRepo(repoJson(e.urls, r))],
+          repositories: [minimalRepo(repoJson(api.world.urls, r))],
         },
       };
     },
   );
+}
+
+function refJson(api: Api, r: Repo, ref: string, sha: string) {
+  const base = `${api.world.urls.api}/repos/${r.owner}/${r.name}`;
+  return {
+    ref,
+    node_id: nodeId('Ref', r.id),
+    url: `${base}/git/${ref}`,
+    object: { sha, type: 'commit', url: `${base}/git/commits/${sha}` },
+  };
+}
+
+function installationJson(api: Api, inst: Installation, app: AppState) {
+  const urls = api.world.urls;
+  return {
+    id: inst.id,
+    account: userJson(urls, inst.owner),
+    repository_selection: 'selected',
+    access_tokens_url: `${urls.api}/app/installations/${inst.id}/access_tokens`,
+    repositories_url: `${urls.api}/installation/repositories`,
+    html_url: `${urls.web}/settings/installations/${inst.id}`,
+    app_id: app.id,
+    app_slug: app.slug,
+    target_id: userJsonId(inst.owner),
+    target_type: 'User',
+    permissions: { ...APP_PERMISSIONS },
+    events: [...APP_EVENTS],
+    created_at: iso(inst.createdAt),
+    updated_at: iso(inst.createdAt),
+    single_file_name: null,
+    has_multiple_single_files: false,
+    single_file_paths: [],
+    suspended_by: null,
+    suspended_at: null,
+  };
 }

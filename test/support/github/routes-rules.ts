@@ -1,10 +1,10 @@
-// REST routes of the emulator, part 3 (round 3): what a read-only token or an App can learn about a
+// REST routes of the GitHub emulator, part 3: what a read-only token or an App can learn about a
 // branch's rules and a PR's reviews — GET rules/branches/{branch}, GET branches/{branch},
 // GET pulls/{n}/reviews.
-import type { EmulatorHttp } from './http.js';
-import { HttpError, type AddRoute } from './types.js';
+import { HttpError } from './rest.js';
+import { prFor, repoFor, type AddRoute, type Api } from './routes.js';
 
-export function rulesRoutes(e: EmulatorHttp, add: AddRoute): void {
+export function rulesRoutes(api: Api, add: AddRoute): void {
   const branchRe = (tail: string) => new RegExp(`^/repos/([^/]+)/([^/]+)/${tail}/(.+)$`);
   add(
     'GET',
@@ -12,8 +12,8 @@ export function rulesRoutes(e: EmulatorHttp, add: AddRoute): void {
     'repos/rules#get-rules-for-a-branch',
     'token',
     (c) => {
-      const r = e.repoFor(c);
-      return { status: 200, body: e.rulesJson(r, c.params[2]) };
+      const r = repoFor(api, c);
+      return { status: 200, body: api.protection.rulesJson(r, c.params[2]) };
     },
     branchRe('rules/branches'),
   );
@@ -24,10 +24,10 @@ export function rulesRoutes(e: EmulatorHttp, add: AddRoute): void {
     'branches/branches#get-a-branch',
     'token',
     async (c) => {
-      const r = e.repoFor(c);
-      const sha = await e.resolve(r, `refs/heads/${c.params[2]}`);
+      const r = repoFor(api, c);
+      const sha = await api.world.resolve(r, `refs/heads/${c.params[2]}`);
       if (sha === null) throw new HttpError(404, 'Branch not found');
-      return { status: 200, body: await e.branchJson(r, c.params[2], sha) };
+      return { status: 200, body: await api.protection.branchJson(r, c.params[2], sha) };
     },
     branchRe('branches'),
   );
@@ -38,11 +38,13 @@ export function rulesRoutes(e: EmulatorHttp, add: AddRoute): void {
     'pulls/reviews#list-reviews-for-a-pull-request',
     'token',
     (c) => {
-      const r = e.repoFor(c);
-      const p = e.prFor(r, c.params[2]);
+      const r = repoFor(api, c);
+      const p = prFor(r, c.params[2]);
       const perPage = Math.min(100, Number(c.query.get('per_page') ?? 30) || 30);
       const page = Math.max(1, Number(c.query.get('page') ?? 1) || 1);
-      const list = p.reviews.slice((page - 1) * perPage, page * perPage).map((rv) => e.reviewJson(r, p, rv));
+      const list = p.reviews
+        .slice((page - 1) * perPage, page * perPage)
+        .map((rv) => api.protection.reviewJson(r, p, rv));
       return { status: 200, body: list };
     },
   );

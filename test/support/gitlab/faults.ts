@@ -34,7 +34,8 @@ export class LandingFaults {
   arm(path: string, defaultBranch: string, fault: LandingFault): void {
     const list = this.armed.get(path) ?? [];
     const ref = `refs/heads/${fault.branch ?? defaultBranch}`;
-    for (let i = 0; i < (fault.times ?? 1); i++) list.push({ ref, answer: fault.answer ?? 502, after: fault.after ?? false });
+    for (let i = 0; i < (fault.times ?? 1); i++)
+      list.push({ ref, answer: fault.answer ?? 502, after: fault.after ?? false });
     this.armed.set(path, list);
   }
 
@@ -77,7 +78,11 @@ function refsOf(body: Buffer): string[] {
   while (at + 4 <= body.length) {
     const len = Number.parseInt(body.subarray(at, at + 4).toString('latin1'), 16);
     if (!Number.isFinite(len) || len === 0) break;
-    const line = body.subarray(at + 4, at + len).toString('latin1').split('\0')[0]!.trim();
+    const line = body
+      .subarray(at + 4, at + len)
+      .toString('latin1')
+      .split('\0')[0]!
+      .trim();
     const ref = line.split(' ')[2];
     if (ref) refs.push(ref);
     at += len;

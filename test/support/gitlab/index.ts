@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { basicCredentials, serveHttpBackend } from '../emulator-git/index.js';
 import { Ci } from './ci.js';
 import { LandingFaults, type LandingFault } from './faults.js';
 import { Hooks, type Delivery } from './hooks.js';
@@ -185,7 +186,7 @@ export class GitLabEmulator {
         opts.message ?? `Update ${Object.keys(files).join(', ')}`,
         author.username,
       );
-      await this.world.git.git(p.dir, ['update-ref', `refs/heads/${branch}`, sha, old ?? ZERO]);
+      await this.world.git.updateRef(p.dir, `refs/heads/${branch}`, sha, old ?? ZERO);
       await this.mrs.syncRefs(p, author);
       return sha;
     });
@@ -366,20 +367,7 @@ export class GitLabEmulator {
     path: string,
     branch: string,
   ): Promise<Array<{ sha: string; parents: string[]; message: string }>> {
-    const p = this.world.mustProject(path);
-    const out = await this.world.git.git(p.dir, [
-      'log',
-      '--format=%H%x00%P%x00%B%x1e',
-      `refs/heads/${branch}`,
-    ]);
-    return out
-      .split('\x1e')
-      .map((s) => s.replace(/^\n/, ''))
-      .filter((s) => s.length > 0)
-      .map((s) => {
-        const [sha, parents, message] = s.split('\x00');
-        return { sha, parents: parents ? parents.split(' ') : [], message: message.trimEnd() };
-      });
+    return this.world.git.log(this.world.mustProject(path).dir, branch);
   }
 
   // --- hooks, limits, observation ------------------------------------------------------------
@@ -473,21 +461,26 @@ export class GitLabEmulator {
     const isPush = rest === '/git-receive-pack' && req.method === 'POST';
     // A push is processed (MR updates, hooks, CI) before git's answer ends, so a test's push returns
     // with GitLab's state already updated.
-    const afterPush = isPush ? () => this.world.track(this.world.locked(p, () => this.mrs.syncRefs(p, user))) : undefined;
+    const afterPush = isPush
+      ? () => this.world.track(this.world.locked(p, () => this.mrs.syncRefs(p, user)))
+      : undefined;
     const serve = (rq: IncomingMessage, rs: ServerResponse) =>
-      this.world.git.serveHttpBackend(rq, rs, this.world.reposRoot, `/${p.pathWithNamespace}.git${rest}`, query, user.username, afterPush);
-    if (isPush && this.landingFaults.pending(p.pathWithNamespace)) return this.landingFaults.serve(p.pathWithNamespace, req, res, serve);
+      serveHttpBackend(this.world.git, rq, rs, {
+        projectRoot: this.world.reposRoot,
+        pathInfo: `/${p.pathWithNamespace}.git${rest}`,
+        query,
+        remoteUser: user.username,
+        beforeEnd: afterPush,
+      });
+    if (isPush && this.landingFaults.pending(p.pathWithNamespace))
+      return this.landingFaults.serve(p.pathWithNamespace, req, res, serve);
     await serve(req, res);
   }
 }
 
 /** The password of HTTP Basic auth (GitLab takes any user name with a token as the password). */
 function basicPassword(header: string | undefined): string | null {
-  const m = header ? /^Basic\s+(\S+)$/i.exec(header.trim()) : null;
-  if (!m) return null;
-  const decoded = Buffer.from(m[1], 'base64').toString('utf8');
-  const i = decoded.indexOf(':');
-  return i < 0 ? null : decoded.slice(i + 1) || null;
+  return basicCredentials(header)?.password || null;
 }
 
 /** `pathPrefix`: serve under a path, as a self-managed GitLab at `http://host:port/gitlab` does. */

@@ -3,6 +3,7 @@
 // marked merged, CI started), and `detailed_merge_status` computed lazily as GitLab does.
 import type { Ci } from './ci.js';
 import type { Hooks } from './hooks.js';
+import { branchChanges } from '../emulator-git/index.js';
 import { mrPayload, notePayload, pushPayload } from './payloads.js';
 import { ZERO, type MergeBlocker, type Mr, type Note, type Project, type User, type World } from './world.js';
 
@@ -16,12 +17,7 @@ export class Mrs {
   /** Reads the branches and reacts to every change since the last look. Call under the project lock. */
   async syncRefs(p: Project, actor: User): Promise<void> {
     const now = await this.w.heads(p);
-    const changes: Array<{ branch: string; before: string | null; after: string | null }> = [];
-    for (const [branch, sha] of now)
-      if (p.refs.get(branch) !== sha)
-        changes.push({ branch, before: p.refs.get(branch) ?? null, after: sha });
-    for (const [branch, sha] of p.refs)
-      if (!now.has(branch)) changes.push({ branch, before: sha, after: null });
+    const changes = branchChanges(p.refs, now);
     p.refs = now;
     for (const c of changes) await this.onBranchChange(p, c.branch, c.before, c.after, actor);
   }
@@ -70,7 +66,7 @@ export class Mrs {
         source.dir,
         `+${sha}:refs/merge-requests/${mr.iid}/head`,
       ]);
-    else await this.w.git.git(target.dir, ['update-ref', `refs/merge-requests/${mr.iid}/head`, sha]);
+    else await this.w.git.updateRef(target.dir, `refs/merge-requests/${mr.iid}/head`, sha);
     mr.sha = sha;
     mr.updatedAt = Date.now();
     mr.mergeStatus = 'unchecked';
@@ -148,7 +144,12 @@ export class Mrs {
     const was = mr.blocker;
     mr.blocker = blocker;
     mr.updatedAt = Date.now();
-    this.emitMr(p, mr, was === 'not_approved' ? 'approved' : blocker === 'not_approved' ? 'unapproved' : 'update', actor);
+    this.emitMr(
+      p,
+      mr,
+      was === 'not_approved' ? 'approved' : blocker === 'not_approved' ? 'unapproved' : 'update',
+      actor,
+    );
   }
 
   /**
@@ -171,11 +172,7 @@ export class Mrs {
       this.w.track(
         (async () => {
           if (delay > 0) await new Promise((done) => setTimeout(done, delay));
-          const res = await this.w.git.run(
-            ['--git-dir', p.dir, 'merge-tree', '--write-tree', '--name-only', targetSha, headSha],
-            { okCodes: [1] },
-          );
-          mr.conflict = res.code === 1;
+          mr.conflict = (await this.w.git.mergeTree(p.dir, targetSha, headSha)) === null;
           mr.checkedKey = key;
           mr.mergeStatus = mr.conflict ? 'cannot_be_merged' : 'can_be_merged';
           // Moved again meanwhile: the result is stale.
@@ -189,10 +186,8 @@ export class Mrs {
     // What this read answers is decided now; the check runs on after it.
     const mergeStatus = mr.mergeStatus;
     const detailed = this.detailed(p, mr);
-    const baseRes = await this.w.git.run(['--git-dir', p.dir, 'merge-base', targetSha, headSha], {
-      okCodes: [1, 128],
-    });
-    return { targetSha, baseSha: baseRes.code === 0 ? baseRes.stdout : targetSha, mergeStatus, detailed };
+    const baseSha = (await this.w.git.mergeBase(p.dir, targetSha, headSha)) ?? targetSha;
+    return { targetSha, baseSha, mergeStatus, detailed };
   }
 
   /** `detailed_merge_status`, in GitLab's order of checks. */

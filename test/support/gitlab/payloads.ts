@@ -84,26 +84,10 @@ export async function pushPayload(
   const commits = [];
   let total = 0;
   if (after !== null) {
-    const range =
-      before === null ? [after, '--not', '--branches', '--exclude', branch] : [`${before}..${after}`];
-    const list = (await w.git.git(p.dir, ['rev-list', '--reverse', ...range])).split('\n').filter(Boolean);
+    const list = await w.git.newCommits(p.dir, branch, before, after);
     total = list.length;
     for (const sha of list.slice(-20)) {
-      const files = await w.git.git(p.dir, [
-        'diff-tree',
-        '--no-commit-id',
-        '--name-status',
-        '-r',
-        '--root',
-        sha,
-      ]);
-      const added: string[] = [];
-      const removed: string[] = [];
-      const modified: string[] = [];
-      for (const line of files.split('\n').filter(Boolean)) {
-        const [st, path] = line.split('\t');
-        (st === 'A' ? added : st === 'D' ? removed : modified).push(path);
-      }
+      const { added, modified, removed } = await w.git.changedFiles(p.dir, sha);
       commits.push({ ...(await commitBrief(w, p, sha)), added, modified, removed });
     }
   }

@@ -1,39 +1,32 @@
-// How the GitLab emulator makes a new bare repository: the first commit in one git process, and
-// GitLab's push rules as a pre-receive hook.
-import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+// How the GitLab emulator makes a new bare repository (with the emulators' shared git primitives):
+// refs GitLab keeps to itself hidden, GitLab's push rules as a pre-receive hook, and the first
+// commit — or, for a fork, the branches of the project it forks.
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fetchBranches, initBareRepo, initialCommit, ZERO } from '../emulator-git/index.js';
 
-const ZERO = '0000000000000000000000000000000000000000';
-
-export function initialCommit(
+/** A project's bare repository at `dir`; returns its branches (`branch → sha`). */
+export function initProject(
   dir: string,
-  root: string,
-  branch: string,
-  files: Record<string, string>,
-): string {
-  const data = (text: string) => `data ${Buffer.byteLength(text)}\n${text}\n`;
-  const when = `${Math.floor(Date.now() / 1000)} +0000`;
-  const stream =
-    `commit refs/heads/${branch}\nmark :1\n` +
-    `author Administrator <admin@example.com> ${when}\ncommitter Administrator <admin@example.com> ${when}\n` +
-    data('Initial commit') +
-    Object.entries(files)
-      .map(
-        ([path, content]) =>
-          `M 100644 inline ${/[\s"\\]/.test(path) ? JSON.stringify(path) : path}\n${data(content)}`,
-      )
-      .join('') +
-    '\n';
-  const marks = join(root, `marks-${randomUUID()}`);
-  execFileSync('git', ['--git-dir', dir, 'fast-import', '--quiet', `--export-marks=${marks}`], {
-    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' },
-    input: stream,
+  scratch: string,
+  defaultBranch: string,
+  o: { forkOf?: { dir: string; refs: Map<string, string> }; files: Record<string, string> },
+): Map<string, string> {
+  // GitLab keeps refs/merge-requests/* and refs/pipelines/* to itself: fetchable, never pushable.
+  initBareRepo(dir, defaultBranch, {
+    hideFromPush: ['refs/merge-requests', 'refs/pipelines'],
+    hideFromFetch: ['refs/pipelines'],
   });
-  const sha = readFileSync(marks, 'utf8').trim().split(' ')[1];
-  rmSync(marks, { force: true });
-  return sha;
+  writeFileSync(join(dir, 'hooks', 'pre-receive'), PRE_RECEIVE);
+  chmodSync(join(dir, 'hooks', 'pre-receive'), 0o755);
+  if (o.forkOf) {
+    fetchBranches(dir, o.forkOf.dir);
+    return new Map(o.forkOf.refs);
+  }
+  const who = 'Administrator <admin@example.com>';
+  return new Map([
+    [defaultBranch, initialCommit(dir, scratch, defaultBranch, o.files, { author: who, committer: who })],
+  ]);
 }
 
 /**

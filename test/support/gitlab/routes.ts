@@ -352,7 +352,7 @@ export function routes(): RouteDef[] {
         if (!p.refs.has(name)) throw notFound('Branch Not Found');
         if (p.protectedBranches.some((b) => globMatch(b.name, name))) throw forbidden();
         await api.world.locked(p, async () => {
-          await api.world.git.git(p.dir, ['update-ref', '-d', `refs/heads/${name}`]);
+          await api.world.git.deleteRef(p.dir, `refs/heads/${name}`);
           await api.mrs.syncRefs(p, api.world.mustUser(c.token.userId));
         });
         return { status: 204 };

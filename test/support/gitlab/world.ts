@@ -1,14 +1,14 @@
 // The GitLab emulator's state: users, tokens, projects (bare repositories), merge requests,
-// pipelines, jobs, commit statuses and notes, plus the git plumbing and background-work tracking
-// the other modules (mr.ts, ci.ts, hooks.ts, rest.ts, githttp.ts) build on.
-import { execFileSync } from 'node:child_process';
-import { appendFileSync, chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+// pipelines, jobs, commit statuses and notes, plus the per-project git reads and background-work
+// tracking the other modules (mr.ts, ci.ts, hooks.ts, rest.ts, index.ts) build on. The git
+// primitives themselves are the emulators' shared ones (test/support/emulator-git/).
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EmulatorWork } from '../emulator-work.js';
-import { GitRunner } from '../github/git.js';
-import { initialCommit, PRE_RECEIVE } from './repo-init.js';
+import { GitRunner } from '../emulator-git/index.js';
+import { initProject } from './repo-init.js';
 
-export const ZERO = '0000000000000000000000000000000000000000';
+export { ZERO } from '../emulator-git/index.js';
 
 /** GitLab's access levels (`Gitlab::Access`). */
 export const ACCESS = { none: 0, guest: 10, reporter: 20, developer: 30, maintainer: 40, owner: 50 } as const;
@@ -150,7 +150,7 @@ const defaultCi: CiDecide = () => [{ name: 'test', status: 'success', delayMs: 5
 
 /** The emulator's state and the git work on it; see README.md next to this file. */
 export class World extends EmulatorWork {
-  readonly git = new GitRunner();
+  readonly git = new GitRunner('GitLab', { name: 'Administrator', email: 'admin@example.com' });
   readonly reposRoot: string;
   readonly users = new Map<number, User>();
   readonly tokens = new Map<string, TokenInfo>();
@@ -226,30 +226,11 @@ export class World extends EmulatorWork {
     const path = parts[parts.length - 1];
     const namespace = parts.slice(0, -1).join('/');
     const dir = join(this.reposRoot, ...parts.slice(0, -1), `${path}.git`);
-    mkdirSync(dir, { recursive: true });
-    const env = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
     const defaultBranch = opts.forkOf?.defaultBranch ?? opts.defaultBranch ?? 'main';
-    execFileSync('git', ['init', '-q', '--bare', '-b', defaultBranch, dir], { env });
-    // GitLab keeps refs/merge-requests/* and refs/pipelines/* to itself: fetchable, never pushable.
-    appendFileSync(
-      join(dir, 'config'),
-      '[receive]\n\thideRefs = refs/merge-requests\n\thideRefs = refs/pipelines\n' +
-        '[uploadpack]\n\thideRefs = refs/pipelines\n[http]\n\treceivepack = true\n[gc]\n\tauto = 0\n',
-    );
-    writeFileSync(join(dir, 'hooks', 'pre-receive'), PRE_RECEIVE);
-    chmodSync(join(dir, 'hooks', 'pre-receive'), 0o755);
-    const refs = new Map<string, string>();
-    if (opts.forkOf) {
-      execFileSync('git', ['--git-dir', dir, 'fetch', '-q', opts.forkOf.dir, '+refs/heads/*:refs/heads/*'], {
-        env,
-      });
-      for (const [b, sha] of opts.forkOf.refs) refs.set(b, sha);
-    } else {
-      refs.set(
-        defaultBranch,
-        initialCommit(dir, this.root, defaultBranch, opts.files ?? { 'README.md': `# ${path}\n` }),
-      );
-    }
+    const refs = initProject(dir, this.root, defaultBranch, {
+      forkOf: opts.forkOf,
+      files: opts.files ?? { 'README.md': `# ${path}\n` },
+    });
     const now = Date.now();
     const p: Project = {
       id: 1000 + this.projects.size + 1,
@@ -302,12 +283,6 @@ export class World extends EmulatorWork {
 
   // --- git -------------------------------------------------------------------------------------
 
-  locked<T>(p: Project, fn: () => Promise<T>): Promise<T> {
-    const run = p.lock.then(fn, fn);
-    p.lock = run.catch(() => undefined);
-    return run;
-  }
-
   resolve(p: Project, rev: string): Promise<string | null> {
     return this.git.resolve(p.dir, rev);
   }
@@ -316,44 +291,36 @@ export class World extends EmulatorWork {
     return this.git.isAncestor(p.dir, a, b);
   }
 
-
-  async readFile(p: Project, sha: string, path: string): Promise<string | null> {
-    const res = await this.git.run(['--git-dir', p.dir, 'cat-file', 'blob', `${sha}:${path}`], {
-      okCodes: [128],
-    });
-    return res.code === 0 ? res.stdout : null;
+  readFile(p: Project, sha: string, path: string): Promise<string | null> {
+    return this.git.readFile(p.dir, sha, path);
   }
 
-  commitFiles(p: Project, parent: string, files: Record<string, string | null>, message: string, author: string): Promise<string> {
+  commitFiles(
+    p: Project,
+    parent: string,
+    files: Record<string, string | null>,
+    message: string,
+    author: string,
+  ): Promise<string> {
     return this.git.commitFiles(p.dir, this.root, parent, files, message, commitEnv(author));
   }
 
   async commitJson(p: Project, sha: string) {
-    const out = await this.git.git(p.dir, [
-      'show',
-      '-s',
-      '--format=%H%x00%an%x00%ae%x00%aI%x00%cI%x00%B',
-      sha,
-    ]);
-    const [id, an, ae, ad, cd, msg] = out.split('\x00');
-    const message = (msg ?? '').trimEnd();
-    return { id, an, ae, ad, cd, message, title: message.split('\n')[0] };
+    const c = await this.git.commitInfo(p.dir, sha);
+    return {
+      id: c.sha,
+      an: c.an,
+      ae: c.ae,
+      ad: c.ad,
+      cd: c.cd,
+      message: c.message,
+      title: c.message.split('\n')[0],
+    };
   }
 
   /** The branches as git has them now (`branch → sha`). */
-  async heads(p: Project): Promise<Map<string, string>> {
-    const out = await this.git.git(p.dir, [
-      'for-each-ref',
-      '--format=%(objectname) %(refname:lstrip=2)',
-      'refs/heads',
-    ]);
-    const now = new Map<string, string>();
-    for (const line of out.split('\n')) {
-      if (!line) continue;
-      const i = line.indexOf(' ');
-      now.set(line.slice(i + 1), line.slice(0, i));
-    }
-    return now;
+  heads(p: Project): Promise<Map<string, string>> {
+    return this.git.heads(p.dir);
   }
 
   // --- background work -------------------------------------------------------------------------
