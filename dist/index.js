@@ -50802,7 +50802,7 @@ function withoutTrailingSlashes(url) {
 /**
  * Error codes of the API. Every error answer is one line of `text/plain` (for people and shell
  * scripts) with a status, and a stable code in the `x-railyard-error-code` header (for programs:
- * a status can mean several things, a code one). README, "Errors and limits", lists them.
+ * a status can mean several things, a code one). docs/errors.md lists them.
  */
 /** The response header that carries the code of an error answer. */
 const ERROR_CODE_HEADER = 'x-railyard-error-code';
@@ -51698,7 +51698,7 @@ const flakyRoutes = {
         response: GetTestFailureHistoryResponse,
         extension: true,
     }),
-    // Railyard extensions: outgoing webhooks (README "Outgoing webhooks").
+    // Railyard extensions: outgoing webhooks (docs/webhooks.md).
 };
 
 ;// CONCATENATED MODULE: ./src/contract/constants.ts

@@ -1,5 +1,5 @@
-// Regenerates the "CLI reference" section of README.md from the oclif manifest (npm run build first):
-// one row per command with its arguments, summary and flags. `--check` fails when README.md is stale.
+// Regenerates the "CLI reference" section of docs/cli.md from the oclif manifest (npm run build first):
+// one row per command with its arguments, summary and flags. `--check` fails when docs/cli.md is stale.
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const START = '<!-- cli-reference -->';
@@ -29,18 +29,21 @@ const section = [
   END,
 ].join('\n');
 
-const readmeUrl = new URL('../README.md', import.meta.url);
-const readme = readFileSync(readmeUrl, 'utf8');
-const from = readme.indexOf(START);
-if (from < 0) throw new Error(`README.md has no ${START} marker`);
-const to = readme.indexOf(END);
-const next = readme.slice(0, from) + section + (to >= 0 ? readme.slice(to + END.length) : readme.slice(from + START.length));
+const pageUrl = new URL('../docs/cli.md', import.meta.url);
+const page = readFileSync(pageUrl, 'utf8');
+const from = page.indexOf(START);
+if (from < 0) throw new Error(`docs/cli.md has no ${START} marker`);
+const to = page.indexOf(END);
+const next =
+  page.slice(0, from) + section + (to >= 0 ? page.slice(to + END.length) : page.slice(from + START.length));
 if (process.argv.includes('--check')) {
-  if (next !== readme) {
-    console.error('README.md CLI reference is stale: run `npm run build && node scripts/cli-reference.mjs`');
+  if (next !== page) {
+    console.error(
+      'docs/cli.md CLI reference is stale: run `npm run build && node scripts/cli-reference.mjs`',
+    );
     process.exit(1);
   }
 } else {
-  writeFileSync(readmeUrl, next);
+  writeFileSync(pageUrl, next);
   console.log(`CLI reference: ${rows.length} commands`);
 }

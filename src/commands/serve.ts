@@ -119,7 +119,7 @@ export default class Serve extends Command {
       min: 1,
     }),
     github: Flags.boolean({
-      description: 'Serve repositories that live on GitHub (github.com or GitHub Enterprise Server); see README "Running on GitHub"',
+      description: 'Serve repositories that live on GitHub (github.com or GitHub Enterprise Server); see docs/github.md',
       default: false,
       exclusive: ['git-root'],
     }),
@@ -147,11 +147,11 @@ export default class Serve extends Command {
     }),
     'github-merge-api': Flags.boolean({
       description:
-        'Only when the target branches let nobody but Railyard push: land a squash/rebase PR tested alone on the current target through the merge API (GitHub shows it Merged), the tree checked after; see README "Merge methods"',
+        'Only when the target branches let nobody but Railyard push: land a squash/rebase PR tested alone on the current target through the merge API (GitHub shows it Merged), the tree checked after; see docs/github.md, "Merge methods"',
       default: false,
     }),
     gitlab: Flags.boolean({
-      description: 'Serve projects that live on GitLab (gitlab.com or self-managed); see README "Running on GitLab"',
+      description: 'Serve projects that live on GitLab (gitlab.com or self-managed); see docs/gitlab.md',
       default: false,
       exclusive: ['git-root', 'github'],
     }),

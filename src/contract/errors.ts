@@ -1,7 +1,7 @@
 /**
  * Error codes of the API. Every error answer is one line of `text/plain` (for people and shell
  * scripts) with a status, and a stable code in the `x-railyard-error-code` header (for programs:
- * a status can mean several things, a code one). README, "Errors and limits", lists them.
+ * a status can mean several things, a code one). docs/errors.md lists them.
  */
 
 /** The response header that carries the code of an error answer. */

@@ -79,7 +79,7 @@ export function buildOpenApiDocument(version: string, extraRoutes: readonly Rout
     servers: [{ url: API_PREFIX }],
     components: { securitySchemes: { ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'x-api-token' } } },
     paths,
-    // What the server POSTs to webhook endpoints (README "Outgoing webhooks").
+    // What the server POSTs to webhook endpoints (docs/webhooks.md).
     webhooks: webhooksDocument(),
   };
 }

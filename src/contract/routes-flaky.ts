@@ -111,5 +111,5 @@ export const flakyRoutes = {
     response: fl.GetTestFailureHistoryResponse,
     extension: true,
   }),
-  // Railyard extensions: outgoing webhooks (README "Outgoing webhooks").
+  // Railyard extensions: outgoing webhooks (docs/webhooks.md).
 } as const;

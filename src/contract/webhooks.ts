@@ -4,7 +4,7 @@ import { Repo } from './common.js';
 
 // Railyard extension (not in Trunk's v1 contract, where webhooks are configured in Trunk's web
 // app): the outgoing webhook endpoints of the token's organisation and their delivery log.
-// README "Outgoing webhooks".
+// docs/webhooks.md.
 
 export const WEBHOOK_KINDS = ['standard', 'slack'] as const;
 

@@ -16,7 +16,7 @@ export interface ReplicaOptions {
 }
 
 /**
- * This replica among others on one PostgreSQL database (README "Several replicas").
+ * This replica among others on one PostgreSQL database (docs/postgres.md).
  *
  * Every queue has a lease row. Each replica renews, every `renewMs`, the leases it holds and takes
  * those that are free or expired, timed by the database's clock; a lease that changes hands gets

@@ -231,7 +231,7 @@ export interface WebhookEndpointsTable {
   events: Nullable<string>;
   /** JSON list of `host/owner/name` (lower case), or null for every repository. */
   repos: Nullable<string>;
-  /** `whsec_…`: kept as is, since it signs (README "Outgoing webhooks"). */
+  /** `whsec_…`: kept as is, since it signs (docs/webhooks.md). */
   secret: string;
   /** The secret before the last rotation, still signing until previous_secret_until. */
   previous_secret: Nullable<string>;

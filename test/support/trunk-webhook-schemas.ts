@@ -175,7 +175,7 @@ export const TRUNK_FLAKY_EVENT_SCHEMAS: Record<string, object> = {
   },
 };
 
-/** Railyard's queue events (extensions): what the README's "Outgoing webhooks" promises a receiver. */
+/** Railyard's queue events (extensions): what docs/webhooks.md promises a receiver. */
 const QUEUE_STATE = { enum: ['running', 'paused', 'draining', 'switching_modes'] };
 const queueEvent = (action: string, extra: Record<string, unknown> = {}, required: string[] = []) => ({
   type: 'object',
@@ -194,7 +194,7 @@ const queueEvent = (action: string, extra: Record<string, unknown> = {}, require
   },
 });
 
-/** Railyard's extension events (README "Outgoing webhooks"). */
+/** Railyard's extension events (docs/webhooks.md). */
 export const RAILYARD_EVENT_SCHEMAS: Record<string, object> = {
   'merge_queue.paused': queueEvent('paused', { state: { const: 'paused' } }),
   'merge_queue.resumed': queueEvent('resumed', { state: { const: 'running' }, previous_state: { enum: ['paused', 'draining'] } }),

@@ -2,7 +2,7 @@
  * Lanes and test slots. In single mode the queue is one lane. In parallel mode PRs whose impacted
  * targets overlap, directly or through others, share a lane, and lanes that share nothing are
  * tested and merged independently. `concurrency` main runs and `bisectionConcurrency` bisection
- * runs may be in progress in each lane (README, "The merge queue").
+ * runs may be in progress in each lane (docs/merge-queue.md, "Lanes").
  */
 import { IN_RUN, isTerminal } from '../model.js';
 import type { Entry, QueueConfig, QueueModel, TestRun } from '../types.js';
@@ -10,7 +10,7 @@ import type { Entry, QueueConfig, QueueModel, TestRun } from '../types.js';
 /**
  * Test slots in use per lane. The queue is one lane in single mode. In parallel mode a lane is a
  * connected component of the impacted-target overlap graph among the admitted entries, and
- * `concurrency` and `bisectionConcurrency` apply to each lane on its own (README, "The merge queue").
+ * `concurrency` and `bisectionConcurrency` apply to each lane on its own (docs/merge-queue.md, "Lanes").
  */
 export class Slots {
   private readonly laneOf: (entry: Entry) => number | string;

@@ -102,7 +102,7 @@ export class GitHubLander implements Lander {
       if (now !== head || /not a fast.?forward/i.test(message)) return 'target_moved';
       const pauseQueue = everyPrRefused(message);
       this.rt.log(
-        `GitHub refused to move ${branch} of ${queue.repo.owner}/${queue.repo.name} to ${sha.slice(0, 12)} (the target did not move): ${message}${pauseQueue ? ' — pausing the queue: no PR can land until the rule lets Railyard push (README, "Running on GitHub")' : ''}`,
+        `GitHub refused to move ${branch} of ${queue.repo.owner}/${queue.repo.name} to ${sha.slice(0, 12)} (the target did not move): ${message}${pauseQueue ? ' — pausing the queue: no PR can land until the rule lets Railyard push (docs/github.md, "What the queue does on your pull requests")' : ''}`,
       );
       const detail = `GitHub refused to update ${branch}: ${message}`;
       this.rt.refused(run.id, pauseQueue ? `${detail} The queue is paused until the rule lets Railyard push.` : detail);

@@ -348,7 +348,7 @@ export class Ingest {
       if (Object.keys(change).length) changes.push({ id: r.id, change });
     });
     await tx.ingest.updateMonitors(changes);
-    // Webhook events of these changes, in this same transaction (README "Outgoing webhooks").
+    // Webhook events of these changes, in this same transaction (docs/webhooks.md).
     if (changes.length) {
       const byId = new Map<string, Numbered>();
       await slices.each(tested, (r) => byId.set(r.id, r));

@@ -2,7 +2,7 @@
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
 
 /**
- * Outgoing webhooks (README "Outgoing webhooks"): the endpoints of each organisation with their
+ * Outgoing webhooks (docs/webhooks.md): the endpoints of each organisation with their
  * signing secrets, the outbox of events (`webhook_messages`, written in the transaction of the
  * change that causes them), one delivery per (message, endpoint) numbered by an ever-growing id
  * (the order a receiver sees the events of one pull request in), and every attempt of each
@@ -20,7 +20,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     // JSON lists, or null for every event / every repository.
     .addColumn('events', 'text')
     .addColumn('repos', 'text')
-    // The signing secret (`whsec_…`) as it is used: it must be recoverable to sign (see README).
+    // The signing secret (`whsec_…`) as it is used: it must be recoverable to sign (see docs/webhooks.md).
     .addColumn('secret', 'text', (c) => c.notNull())
     .addColumn('previous_secret', 'text')
     .addColumn('previous_secret_until', 'bigint')
