@@ -47,7 +47,7 @@ async function child(): Promise<void> {
     import('../src/server/index.js'),
     import('../src/store/index.js'),
     import('../src/forge/sandbox/index.js'),
-    import('../src/server/replicas.js'),
+    import('../src/server/queue/replicas.js'),
   ]);
   const bare = Fastify();
   bare.get('/', () => ({ ok: true }));

@@ -34,19 +34,19 @@ import {
   sendRaw,
 } from './http.js';
 import { DatabaseHealth, DEFAULT_HEALTH, type HealthOptions } from './health.js';
-import { FlakyService } from './flaky.js';
+import { FlakyService } from './flaky/service.js';
 import { serverLinks } from './links.js';
 import { flakyHandlers } from './routes/flaky.js';
 import { RepoOwners, type OrgRepoPin } from './ownership.js';
-import { repoOwnerProblem } from './repo-bounds.js';
-import { PageTokens } from './page-tokens.js';
-import { builtWorkerFile, reportReaderPool } from './report-reader.js';
+import { repoOwnerProblem } from './routes/repo-bounds.js';
+import { PageTokens } from './flaky/page-tokens.js';
+import { builtWorkerFile, reportReaderPool } from './flaky/report-reader.js';
 import { mqHandlers } from './routes/mq.js';
 import { RawAnswer, type Handler, type Handlers } from './routes/types.js';
-import { DEFAULT_LIMITS, QueueService, type EffectHandler, type ServerLimits } from './service.js';
+import { DEFAULT_LIMITS, QueueService, type EffectHandler, type ServerLimits } from './queue/service.js';
 import { builtWebRoot, serveDashboard } from './web.js';
-import type { QueueWorkers } from './workers.js';
-import type { Replicas } from './replicas.js';
+import type { QueueWorkers } from './queue/workers.js';
+import type { Replicas } from './queue/replicas.js';
 import { webhookHandlers } from './routes/webhooks.js';
 import { Deliverer, type WebhookOptions } from './webhooks/deliverer.js';
 import { DelivererThread, delivererWorkerFile, type DelivererHandle } from './webhooks/deliverer-thread.js';

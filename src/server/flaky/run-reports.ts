@@ -13,7 +13,7 @@
  */
 import type { FailedTest, QueueConfig } from '../../engine/index.js';
 import { changesTest } from '../../flaky/changed.js';
-import type { FlakyService, RunFailingTest } from '../flaky.js';
+import type { FlakyService, RunFailingTest } from './service.js';
 
 export type CommitResults = { jobs: (string | null)[]; failing: (RunFailingTest & { job: string | null })[] } | null;
 

@@ -11,10 +11,10 @@ import {
 } from '../../contract/index.js';
 import { type ConfigPatch, type TestRun } from '../../engine/index.js';
 import { badRequest, notFound, ofTokenOrg } from '../errors.js';
-import { METRICS_CONTENT_TYPE, renderMetrics } from '../metrics.js';
+import { METRICS_CONTENT_TYPE, renderMetrics } from '../queue/metrics.js';
 import type { Links } from '../links.js';
-import { summariseQueue } from '../queue-summary.js';
-import { normaliseRepo, type QueueHandle, type QueueService } from '../service.js';
+import { summariseQueue } from '../queue/summary.js';
+import { normaliseRepo, type QueueHandle, type QueueService } from '../queue/service.js';
 import { RawAnswer, type Handlers, type OpsOfTag } from './types.js';
 
 type MqOps = OpsOfTag<'merge-queue'>;

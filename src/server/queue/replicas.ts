@@ -1,7 +1,7 @@
 /** This replica among others on one PostgreSQL database: leases, LISTEN/NOTIFY, catching up. */
 import { randomUUID } from 'node:crypto';
 import type { Client } from 'pg';
-import { QUEUE_CHANNEL, type Fence, type Store } from '../store/index.js';
+import { QUEUE_CHANNEL, type Fence, type Store } from '../../store/index.js';
 import type { QueueService, ReplicaView } from './service.js';
 import type { QueueWorkers } from './workers.js';
 

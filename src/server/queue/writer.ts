@@ -3,11 +3,11 @@
  * engine, persists its step in one transaction (fenced by the lease with several replicas), then
  * swaps the in-memory model, logs the change and hands the engine's effects to the workers.
  */
-import { EngineRejection, step, type EngineEvent, type Effect, type QueueModel, type StepContext } from '../engine/index.js';
-import { impactedTargetsKey, LeaseLostError, type ImpactedTargetsWrite, type PrTransition, type Store, type StoredQueue } from '../store/index.js';
-import { HttpError, notFound } from './errors.js';
-import { logQueueEvents, transitionsOfStep, type EventLog } from './queue-history.js';
-import { effectsBetween, type QueueHandle, type QueueRegistry, type ReplicaView } from './queue-registry.js';
+import { EngineRejection, step, type EngineEvent, type Effect, type QueueModel, type StepContext } from '../../engine/index.js';
+import { impactedTargetsKey, LeaseLostError, type ImpactedTargetsWrite, type PrTransition, type Store, type StoredQueue } from '../../store/index.js';
+import { HttpError, notFound } from '../errors.js';
+import { logQueueEvents, transitionsOfStep, type EventLog } from './history.js';
+import { effectsBetween, type QueueHandle, type QueueRegistry, type ReplicaView } from './registry.js';
 
 /** Where the writer hands a committed step's effects (the service passes them on to the workers). */
 export type EffectSink = (queue: QueueHandle, effects: readonly Effect[]) => void | Promise<void>;

@@ -13,7 +13,7 @@ import {
   type PriorityInput,
   type Repo,
   resolvePriority,
-} from '../contract/index.js';
+} from '../../contract/index.js';
 import {
   activeEntries,
   findEntry,
@@ -24,16 +24,16 @@ import {
   type EngineEvent,
   type PrFacts,
   type QueueModel,
-} from '../engine/index.js';
-import type { ForgeDriver, Source } from '../forge/types.js';
-import { impactedTargetsKey, type PrTransition, type Store } from '../store/index.js';
-import { ForgeEventsStore, RiskStore, type RiskSubmissionFacts } from '../store/index.js';
+} from '../../engine/index.js';
+import type { ForgeDriver, Source } from '../../forge/types.js';
+import { impactedTargetsKey, type PrTransition, type Store } from '../../store/index.js';
+import { ForgeEventsStore, RiskStore, type RiskSubmissionFacts } from '../../store/index.js';
 import { RiskEstimates } from './risk.js';
-import { badRequest, conflict, HttpError, notFound, ofTokenOrg, tooMany } from './errors.js';
-import type { RepoOwners } from './ownership.js';
+import { badRequest, conflict, HttpError, notFound, ofTokenOrg, tooMany } from '../errors.js';
+import type { RepoOwners } from '../ownership.js';
 import { presentQueueSettings } from './present.js';
-import { neverSubmitted, QueueAnswers, type ListOptions, type PrSelector } from './queue-answers.js';
-import type { EventLog } from './queue-history.js';
+import { neverSubmitted, QueueAnswers, type ListOptions, type PrSelector } from './answers.js';
+import type { EventLog } from './history.js';
 import {
   describeRepo,
   normaliseRepo,
@@ -42,12 +42,12 @@ import {
   ReplicaSync,
   type QueueHandle,
   type ReplicaView,
-} from './queue-registry.js';
-import { QueueWriter } from './queue-writer.js';
+} from './registry.js';
+import { QueueWriter } from './writer.js';
 
-export { effectsBetween, normaliseRepo, type QueueHandle, type ReplicaView } from './queue-registry.js';
-export type { EventLog } from './queue-history.js';
-export type { ListOptions, PrSelector } from './queue-answers.js';
+export { effectsBetween, normaliseRepo, type QueueHandle, type ReplicaView } from './registry.js';
+export type { EventLog } from './history.js';
+export type { ListOptions, PrSelector } from './answers.js';
 
 /** Called after a step is committed, with the effects the engine asked for. Must not throw. */
 export type EffectHandler = (queue: QueueHandle, effects: readonly Effect[], service: QueueService) => void | Promise<void>;

@@ -1,6 +1,6 @@
 /** listQueues' figures of one queue, counted from its live model. */
-import type { QueueSummary } from '../contract/index.js';
-import { isTerminal, type TestRun } from '../engine/index.js';
+import type { QueueSummary } from '../../contract/index.js';
+import { isTerminal, type TestRun } from '../../engine/index.js';
 import type { QueueHandle } from './service.js';
 
 const HOUR_MS = 60 * 60 * 1000;

@@ -3,14 +3,14 @@
  * commit, read or run its checks, land, show a state change) and feed the outcomes back as events.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { ChecksConfigError, MergeConflictError } from '../forge/errors.js';
-import type { DriverHost, DriverQueue, ForgeDriver, MergeOutcome } from '../forge/types.js';
-import type { FailureReason } from '../contract/index.js';
-import { findEntry, isTerminal, nextDeadline, testBasis, type Effect, type EngineEvent, type QueueModel, type TestBasis, type TestRun } from '../engine/index.js';
+import { ChecksConfigError, MergeConflictError } from '../../forge/errors.js';
+import type { DriverHost, DriverQueue, ForgeDriver, MergeOutcome } from '../../forge/types.js';
+import type { FailureReason } from '../../contract/index.js';
+import { findEntry, isTerminal, nextDeadline, testBasis, type Effect, type EngineEvent, type QueueModel, type TestBasis, type TestRun } from '../../engine/index.js';
 import type { EffectHandler, QueueHandle, QueueService } from './service.js';
-import type { FlakyService } from './flaky.js';
-import { awaitFailingTests, readsFailingTests } from './flaky/run-reports.js';
-import { isDatabaseBusy, isDatabaseUnavailable } from '../store/index.js';
+import type { FlakyService } from '../flaky/service.js';
+import { awaitFailingTests, readsFailingTests } from '../flaky/run-reports.js';
+import { isDatabaseBusy, isDatabaseUnavailable } from '../../store/index.js';
 
 /** Waits between attempts to write an outcome the database did not take: 0.25 s, doubling, at most 5 s. */
 const RETRY_FIRST_MS = 250;

@@ -2,12 +2,12 @@
  * The queues a server holds in memory (by key and by id, each organisation seeing its own) and,
  * with several replicas, the sync that brings these copies up to the committed versions.
  */
-import { isoTime, type ImpactedTargets, type Repo } from '../contract/index.js';
-import { testBasis, type Effect, type QueueModel } from '../engine/index.js';
-import type { Fence, Store, StoredQueue } from '../store/index.js';
-import { badRequest, notFound, ofTokenOrg } from './errors.js';
-import type { RepoOwners } from './ownership.js';
-import type { QueueWriter } from './queue-writer.js';
+import { isoTime, type ImpactedTargets, type Repo } from '../../contract/index.js';
+import { testBasis, type Effect, type QueueModel } from '../../engine/index.js';
+import type { Fence, Store, StoredQueue } from '../../store/index.js';
+import { badRequest, notFound, ofTokenOrg } from '../errors.js';
+import type { RepoOwners } from '../ownership.js';
+import type { QueueWriter } from './writer.js';
 
 /** One queue as the server holds it: identity, the current engine model, read caches. */
 export interface QueueHandle {

@@ -2,10 +2,10 @@
  * The history of a queue's pull requests and its event log: the transition rows one engine step
  * adds (with the words for failures people read) and the log lines of each committed change.
  */
-import type { PullRequestState } from '../contract/index.js';
-import { changedItems, findEntry, type Effect, type EngineEvent, type FailedTest, type QueueModel } from '../engine/index.js';
-import type { PrTransition } from '../store/index.js';
-import { describeRepo, type QueueHandle } from './queue-registry.js';
+import type { PullRequestState } from '../../contract/index.js';
+import { changedItems, findEntry, type Effect, type EngineEvent, type FailedTest, type QueueModel } from '../../engine/index.js';
+import type { PrTransition } from '../../store/index.js';
+import { describeRepo, type QueueHandle } from './registry.js';
 
 /** The part of a pino logger the service writes its events to. */
 export interface EventLog {

@@ -2,11 +2,11 @@
  * The queue's answers read from memory, never written: getQueue serialized once per version,
  * getSubmittedPullRequest per model version, and listPullRequests' pages in queue order.
  */
-import type { PullRequestState } from '../contract/index.js';
-import { activeEntries, findEntry, isTerminal, laneNumbers, listOrder, readinessOf, type Entry, type QueueModel } from '../engine/index.js';
-import { badRequest, notFound, type HttpError } from './errors.js';
+import type { PullRequestState } from '../../contract/index.js';
+import { activeEntries, findEntry, isTerminal, laneNumbers, listOrder, readinessOf, type Entry, type QueueModel } from '../../engine/index.js';
+import { badRequest, notFound, type HttpError } from '../errors.js';
 import { presentListItem, presentQueueSettings, presentSubmitted } from './present.js';
-import { describeRepo, type QueueHandle } from './queue-registry.js';
+import { describeRepo, type QueueHandle } from './registry.js';
 
 /** A getSubmittedPullRequest answer: the entry it is about and its JSON. */
 interface SubmittedAnswer {
