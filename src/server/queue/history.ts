@@ -5,7 +5,8 @@
 import type { PullRequestState } from '../../contract/index.js';
 import { changedItems, findEntry, type Effect, type EngineEvent, type FailedTest, type QueueModel } from '../../engine/index.js';
 import type { PrTransition } from '../../store/index.js';
-import { describeRepo, type QueueHandle } from './registry.js';
+import type { QueueHandle } from './handle.js';
+import { describeRepo } from './keys.js';
 
 /** The part of a pino logger the service writes its events to. */
 export interface EventLog {

@@ -1,6 +1,6 @@
 /** getMergeQueueMetrics: the Prometheus exposition of the queues' figures. */
 import { isTerminal, type Entry, type QueueModel, type TestRun } from '../../engine/index.js';
-import type { QueueHandle } from './service.js';
+import type { QueueHandle } from './handle.js';
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
