@@ -17,13 +17,15 @@ export function effectsBetween(before: QueueModel | null, after: QueueModel): Ef
   const effects: Effect[] = [];
   for (const run of after.runs) {
     const was = old.get(run.id);
-    if (run.status === 'in_progress' && was?.status !== 'in_progress') effects.push({ type: 'startTestRun', runId: run.id, basis: testBasis(after, run) });
+    if (run.status === 'in_progress' && was?.status !== 'in_progress')
+      effects.push({ type: 'startTestRun', runId: run.id, basis: testBasis(after, run) });
     if (run.mergeRequested && !was?.mergeRequested)
       effects.push({ type: 'merge', runId: run.id, prNumbers: run.mergePrNumbers ?? run.prNumbers });
   }
   const now = new Map(after.runs.map((r) => [r.id, r]));
   for (const was of old.values()) {
-    if (was.status === 'in_progress' && now.get(was.id)?.status !== 'in_progress') effects.push({ type: 'cancelTestRun', runId: was.id });
+    if (was.status === 'in_progress' && now.get(was.id)?.status !== 'in_progress')
+      effects.push({ type: 'cancelTestRun', runId: was.id });
   }
   return effects;
 }

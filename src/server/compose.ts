@@ -65,7 +65,9 @@ export async function composeServer(deps: ComposeDeps, host: ComposeHost): Promi
   const now = deps.now ?? Date.now;
   const { log } = host;
   const health = new DatabaseHealth(() => deps.store.ping(), Date.now, { ...DEFAULT_HEALTH, ...deps.health });
-  const auth = new TokenAuth(deps.store, now, (error) => log.error({ err: error }, 'could not record when a token was last used'));
+  const auth = new TokenAuth(deps.store, now, (error) =>
+    log.error({ err: error }, 'could not record when a token was last used'),
+  );
   await auth.reload();
   const owners = await RepoOwners.load(deps.store, deps.orgRepos);
   const pageTokens = await PageTokens.load(deps.store);
@@ -93,7 +95,10 @@ export async function composeServer(deps: ComposeDeps, host: ComposeHost): Promi
   const links = serverLinks(deps.driver, dashboardUrl);
   deps.store.webhooks.queueEvents = queueEventBuilder(dashboardUrl, links.forgePr);
   // On an SQLite file the deliverer runs on its own thread and connection (deliverer-thread.ts).
-  const delivererFile = deps.store.sqliteFile && deps.delivererWorker !== false ? (deps.delivererWorker ?? delivererWorkerFile()) : undefined;
+  const delivererFile =
+    deps.store.sqliteFile && deps.delivererWorker !== false
+      ? (deps.delivererWorker ?? delivererWorkerFile())
+      : undefined;
   const deliverer: DelivererHandle =
     delivererFile && deps.store.sqliteFile
       ? new DelivererThread(delivererFile, deps.store.sqliteFile, deps.store.webhooks, webhookOptions, log)
@@ -102,7 +107,11 @@ export async function composeServer(deps: ComposeDeps, host: ComposeHost): Promi
   const workerFile = deps.reportWorker ?? builtWorkerFile();
   const reports = workerFile
     ? reportReaderPool(workerFile, {
-        onBroken: (error) => log.error({ err: error }, 'flaky-test report workers failed; reading reports on the request thread'),
+        onBroken: (error) =>
+          log.error(
+            { err: error },
+            'flaky-test report workers failed; reading reports on the request thread',
+          ),
       })
     : undefined;
   const flaky = new FlakyService(deps.store, now, reports?.read, links);

@@ -79,17 +79,28 @@ export interface HttpAnswer {
  * in the message of an unexpected error.
  */
 export function httpAnswerOf(error: unknown, requestId: string): HttpAnswer {
-  if (error instanceof ApiError) return { status: error.statusCode, code: error.code, message: error.message, headers: error.headers };
+  if (error instanceof ApiError)
+    return { status: error.statusCode, code: error.code, message: error.message, headers: error.headers };
   if (error instanceof EngineRejection) {
     const code = REJECTION_CODES[error.kind];
     return { status: ERROR_CODES[code].status, code, message: error.message, headers: {} };
   }
   const fastify = error as { code?: unknown; statusCode?: unknown; message?: string } | null;
   if (fastify?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-    return { status: 413, code: 'payload_too_large', message: `request body is larger than 20 MiB (${BODY_LIMIT_BYTES} bytes)`, headers: {} };
+    return {
+      status: 413,
+      code: 'payload_too_large',
+      message: `request body is larger than 20 MiB (${BODY_LIMIT_BYTES} bytes)`,
+      headers: {},
+    };
   }
   if (typeof fastify?.statusCode === 'number' && fastify.statusCode >= 400 && fastify.statusCode < 500) {
-    return { status: fastify.statusCode, code: errorCodeForStatus(fastify.statusCode), message: fastify.message ?? '', headers: {} };
+    return {
+      status: fastify.statusCode,
+      code: errorCodeForStatus(fastify.statusCode),
+      message: fastify.message ?? '',
+      headers: {},
+    };
   }
   if (isDatabaseUnavailable(error)) {
     return {

@@ -78,7 +78,7 @@ function flakyDetail(model: QueueModel, runId: string, reason: string | null | u
   return null;
 }
 
-/** The history's words for the failing tests of a failed run (issue 22): `failing tests: a (quarantined), b`. */
+/** The history's words for the failing tests of a failed run: `failing tests: a (quarantined), b`. */
 function failingTestsDetail(failures: readonly FailedTest[]): string {
   const shown = failures.slice(0, 10).map((t) => {
     const notes = [t.quarantined ? 'quarantined' : t.flaky ? 'flaky' : '', t.changedByPr ? 'file changed by the PR' : ''].filter(Boolean);

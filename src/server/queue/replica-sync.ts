@@ -35,8 +35,10 @@ export class ReplicaSync {
     const key = queueKey(org, repo, branch);
     const found = await this.store.findQueueVersion(org, repo, branch);
     const local = this.registry.byKeyOf(key);
-    if (local && (!found || found.id !== local.id)) this.writer.serialize(key, async () => this.registry.unregister(local));
-    if (found && (!local || local.id !== found.id || local.version < found.version)) await this.refresh(found.id);
+    if (local && (!found || found.id !== local.id))
+      this.writer.serialize(key, async () => this.registry.unregister(local));
+    if (found && (!local || local.id !== found.id || local.version < found.version))
+      await this.refresh(found.id);
   }
 
   /**
@@ -54,7 +56,8 @@ export class ReplicaSync {
     const committed = await this.store.queueVersions();
     const ids = new Set(committed.map((q) => q.id));
     for (const local of this.registry.queues()) {
-      if (!ids.has(local.id)) await this.writer.serialize(local.key, async () => this.registry.unregister(local));
+      if (!ids.has(local.id))
+        await this.writer.serialize(local.key, async () => this.registry.unregister(local));
     }
     for (const { id, version } of committed) await this.refresh(id, version);
   }

@@ -323,7 +323,7 @@ export class QueueService {
   }
 
   /**
-   * The PR's riskEstimate (issue 22), from the queue's history: author, the paths it changes (the
+   * The PR's riskEstimate, from the queue's history: author, the paths it changes (the
    * forge's diff against the target; else its impacted targets) and its size. Null when the
    * history cannot be read (the PR is submitted without an estimate; the error is logged).
    */
