@@ -47,7 +47,7 @@ async function child(): Promise<void> {
     import('../src/server/index.js'),
     import('../src/store/index.js'),
     import('../src/forge/sandbox/index.js'),
-    import('../src/server/replicas.js'),
+    import('../src/server/queue/replicas.js'),
   ]);
   const bare = Fastify();
   bare.get('/', () => ({ ok: true }));
@@ -82,7 +82,7 @@ async function child(): Promise<void> {
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   const service = app.railyard.service;
   await service.createQueue('local', REPO, 'main');
-  for (let n = 1; n <= QUEUED; n++) await service.submit(service.require('local', REPO, 'main'), n, {});
+  for (let n = 1; n <= QUEUED; n++) await service.submit(service.registry.require('local', REPO, 'main'), n, {});
 
   const queueBody = await (
     await fetch(`${address}/v1/getQueue`, {

@@ -14,8 +14,8 @@
  * Run: npx tsx bench/eta.ts [seeds per scenario, default 3] [--detail: by state and place in the line]
  */
 import { activeEntries, laneNumbers, type QueueModel, type TestRun } from '../src/engine/index.js';
-import { presentListItem, presentQueueSettings } from '../src/server/present.js';
-import { recentRunSeconds } from '../src/server/queue-summary.js';
+import { presentListItem, presentQueueSettings } from '../src/server/queue/present.js';
+import { recentRunSeconds } from '../src/server/queue/summary.js';
 import { simulate, type SimOptions } from '../src/sim/index.js';
 import { boardRows } from '../src/watch/board.js';
 import type { GetQueueResponse, QueueSummary } from '../src/contract/index.js';

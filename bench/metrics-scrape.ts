@@ -39,7 +39,7 @@ async function child(): Promise<void> {
   for (let q = 0; q < QUEUES; q++) {
     const repo = { host: 'github.com', owner: `team-${q % 50}`, name: `repo-${q}` };
     await service.createQueue('local', repo, 'main');
-    for (let n = 1; n <= PRS_PER_QUEUE; n++) await service.submit(service.require('local', repo, 'main'), n, {});
+    for (let n = 1; n <= PRS_PER_QUEUE; n++) await service.submit(service.registry.require('local', repo, 'main'), n, {});
   }
   console.log(
     `set-up: ${QUEUES} queues × ${PRS_PER_QUEUE} PRs in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
@@ -49,7 +49,7 @@ async function child(): Promise<void> {
   for (let i = 0; i < 3; i++) {
     const start = performance.now();
     const cpu = process.cpuUsage();
-    renderMetrics(service.queues(), Date.now());
+    renderMetrics(service.registry.queues(), Date.now());
     const used = process.cpuUsage(cpu);
     loop.push(`${(performance.now() - start).toFixed(1)} ms (CPU ${((used.user + used.system) / 1000).toFixed(1)} ms)`);
   }

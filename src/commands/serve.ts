@@ -370,7 +370,7 @@ export default class Serve extends Command {
       this.log(`  ${token}`);
     }
     const replicas = databaseUrl
-      ? new (await import('../server/replicas.js')).Replicas(store, {
+      ? new (await import('../server/queue/replicas.js')).Replicas(store, {
           databaseUrl,
           leaseMs: flags['lease-seconds'] * 1000,
         })

@@ -60,6 +60,7 @@ export {
   targetsOverlap,
 } from './model.js';
 export { testBasis } from './rules/basis.js';
+export { effectsBetween } from './effects-between.js';
 export { changedItems, type ItemChanges } from './working-set.js';
 export { laneNumbers } from './rules/lanes.js';
 export { flakyVerdict } from './rules/flaky-verdict.js';

@@ -1,17 +1,17 @@
 /**
- * The API server: buildServer makes the Fastify app of the v1 API (the contract's routes, auth,
- * errors, the dashboard, the driver's routes) over the queue, flaky-test and webhook services.
+ * The API server: buildServer makes the Fastify app of the v1 API (the listener, the contract's
+ * routes, auth, errors through the one map of errors.ts, 404/405, the dashboard, the driver's
+ * routes) over the services composeServer (compose.ts) wires.
  */
 import { randomUUID } from 'node:crypto';
 import Fastify, {
   LogController,
-  type FastifyError,
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
 import { buildOpenApiDocument } from '../contract/openapi.js';
-import { ERROR_CODE_HEADER, errorCodeForStatus, type ErrorCode } from '../contract/errors.js';
+import { ERROR_CODE_HEADER, type ErrorCode } from '../contract/errors.js';
 import {
   API_PREFIX,
   BODY_LIMIT_BYTES,
@@ -20,9 +20,10 @@ import {
   type RouteDef,
 } from '../contract/index.js';
 import type { ForgeDriver } from '../forge/types.js';
-import { isDatabaseBusy, isDatabaseUnavailable, LeaseLostError, type Store } from '../store/index.js';
-import { TokenAuth } from './auth.js';
-import { HttpError, oneLine } from './errors.js';
+import type { Store } from '../store/index.js';
+import type { TokenAuth } from './auth.js';
+import { composeServer } from './compose.js';
+import { badRequest, httpAnswerOf, oneLine, unauthorized } from './errors.js';
 import {
   answerClientError,
   describeRequestError,
@@ -33,25 +34,18 @@ import {
   requestSchema,
   sendRaw,
 } from './http.js';
-import { DatabaseHealth, DEFAULT_HEALTH, type HealthOptions } from './health.js';
-import { FlakyService } from './flaky.js';
-import { serverLinks } from './links.js';
+import type { HealthOptions } from './health.js';
 import { flakyHandlers } from './routes/flaky.js';
-import { RepoOwners, type OrgRepoPin } from './ownership.js';
-import { repoOwnerProblem } from './repo-bounds.js';
-import { PageTokens } from './page-tokens.js';
-import { builtWorkerFile, reportReaderPool } from './report-reader.js';
+import type { OrgRepoPin } from './ownership.js';
+import { repoOwnerProblem } from './routes/repo-bounds.js';
 import { mqHandlers } from './routes/mq.js';
 import { RawAnswer, type Handler, type Handlers } from './routes/types.js';
-import { DEFAULT_LIMITS, QueueService, type EffectHandler, type ServerLimits } from './service.js';
-import { builtWebRoot, serveDashboard } from './web.js';
-import type { QueueWorkers } from './workers.js';
-import type { Replicas } from './replicas.js';
+import type { EffectHandler, QueueService, ServerLimits } from './queue/service.js';
+import { builtWebRoot, serveDashboard } from './routes/web.js';
+import type { QueueWorkers } from './queue/workers.js';
+import type { Replicas } from './queue/replicas.js';
 import { webhookHandlers } from './routes/webhooks.js';
-import { Deliverer, type WebhookOptions } from './webhooks/deliverer.js';
-import { DelivererThread, delivererWorkerFile, type DelivererHandle } from './webhooks/deliverer-thread.js';
-import { queueEventBuilder } from './webhooks/events.js';
-import { WebhookService } from './webhooks/service.js';
+import type { WebhookOptions } from './webhooks/deliverer.js';
 
 export interface ServerDeps {
   store: Store;
@@ -172,42 +166,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     schemaController: { compilersFactory: lazySchemaCompilers },
   });
 
-  const health = new DatabaseHealth(() => deps.store.ping(), Date.now, { ...DEFAULT_HEALTH, ...deps.health });
-  const auth = new TokenAuth(deps.store, now, (error) => app.log.error({ err: error }, 'could not record when a token was last used'));
-  await auth.reload();
-  const owners = await RepoOwners.load(deps.store, deps.orgRepos);
-  const pageTokens = await PageTokens.load(deps.store);
-  // Outgoing webhooks: queue steps write their events to the outbox; the deliverer sends them.
-  const webhookOptions: WebhookOptions = { allowPrivate: false, allowHttp: false, ...deps.webhooks };
-  const dashboardUrl = () => {
-    if (webhookOptions.publicUrl) return webhookOptions.publicUrl;
-    const address = app.server.address();
-    if (!address || typeof address === 'string') return 'http://127.0.0.1';
-    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-    return `http://${host}:${address.port}`;
-  };
-  // Every link to a PR, repository or test: the forge's page, else the dashboard's (src/server/links.ts).
-  const links = serverLinks(deps.driver, dashboardUrl);
-  const service = await QueueService.load({
-    store: deps.store,
-    // Outgoing webhooks: each committed queue step writes its events to the outbox with it.
-    queueEvents: queueEventBuilder(dashboardUrl, links.forgePr),
-    forge: deps.driver,
-    owners,
-    onEffects: deps.onEffects ?? deps.workers?.handle,
-    now,
-    log: (message, error) => app.log.error({ err: error }, message),
-    replicas: deps.replicas,
-    limits: { ...DEFAULT_LIMITS, ...deps.limits },
-    events: app.log,
-  });
-  // On an SQLite file the deliverer runs on its own thread and connection (deliverer-thread.ts).
-  const delivererFile = deps.store.sqliteFile && deps.delivererWorker !== false ? (deps.delivererWorker ?? delivererWorkerFile()) : undefined;
-  const deliverer: DelivererHandle =
-    delivererFile && deps.store.sqliteFile
-      ? new DelivererThread(delivererFile, deps.store.sqliteFile, deps.store.webhooks, webhookOptions, app.log)
-      : new Deliverer(deps.store.webhooks, webhookOptions, app.log);
-  const webhooks = new WebhookService(deps.store, webhookOptions, now);
+  const parts = await composeServer(deps, { log: app.log, address: () => app.server.address() });
+  const { service, auth, health, links } = parts;
   app.decorate('railyard', { service, auth });
   app.decorateRequest('org', '');
   // Shutting down: answers still in flight close their connection, so close() need not wait
@@ -241,27 +201,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     );
     done();
   });
-  const workerFile = deps.reportWorker ?? builtWorkerFile();
-  const reports = workerFile
-    ? reportReaderPool(workerFile, {
-        onBroken: (error) =>
-          app.log.error(
-            { err: error },
-            'flaky-test report workers failed; reading reports on the request thread',
-          ),
-      })
-    : undefined;
-  app.addHook('onClose', async () => {
-    // Hand the leases back first: another replica takes the queues at once.
-    await deps.replicas?.close();
-    await deps.workers?.close();
-    await service.drain();
-    await deliverer.close();
-    await reports?.close();
-  });
-  await deliverer.start();
-  deps.workers?.attach(service);
-  await deps.replicas?.start(service, deps.workers);
+  app.addHook('onClose', () => parts.close());
+  await parts.start();
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody);
@@ -269,48 +210,21 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // exact type, but re-parses the Content-Type header on every request that falls through to '*'.
   app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
 
-  app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
-    let status = 500;
-    let message: string;
-    let code: ErrorCode;
-    if (error instanceof HttpError) {
-      status = error.statusCode;
-      message = error.message;
-      code = error.code;
-      reply.headers(error.headers);
-    } else if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      status = 413;
-      message = `request body is larger than 20 MiB (${BODY_LIMIT_BYTES} bytes)`;
-      code = 'payload_too_large';
-    } else if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
-      status = error.statusCode;
-      message = error.message;
-      code = errorCodeForStatus(status);
-    } else if (isDatabaseUnavailable(error)) {
+  app.setErrorHandler((error: unknown, request, reply) => {
+    // The one map from what was thrown to the answer (errors.ts); here only what the server notes of it.
+    const answer = httpAnswerOf(error, request.id);
+    if (answer.kind === 'unavailable') {
       health.markDown('the database is unreachable');
-      status = 503;
-      message = 'the database is unavailable right now; nothing was changed, try again shortly';
-      code = 'unavailable';
-      reply.header('retry-after', '5');
       request.log.warn({ err: error, reqId: request.id }, 'database unavailable');
-    } else if (isDatabaseBusy(error)) {
-      status = 503;
-      message = `the database gave up waiting for other writes (${(error as { message?: string }).message ?? 'busy'}); nothing was changed, try again`;
-      code = 'unavailable';
-      reply.header('retry-after', '1');
-      request.log.warn({ err: error, reqId: request.id }, 'database busy');
-    } else if (error instanceof LeaseLostError) {
-      status = 503;
-      message = 'this replica lost the lease of the queue mid-write; nothing was changed, try again';
-      code = 'unavailable';
-      reply.header('retry-after', '1');
-    } else {
-      request.log.error({ err: error }, 'unexpected error');
-      message = `internal error (request id ${request.id}); the server log has the details`;
-      code = 'internal_error';
-    }
-    refusals.set(request, oneLine(message));
-    return reply.code(status).header(ERROR_CODE_HEADER, code).type(TEXT_TYPE).send(oneLine(message));
+    } else if (answer.kind === 'busy') request.log.warn({ err: error, reqId: request.id }, 'database busy');
+    else if (answer.kind === 'unexpected') request.log.error({ err: error }, 'unexpected error');
+    reply.headers(answer.headers);
+    refusals.set(request, oneLine(answer.message));
+    return reply
+      .code(answer.status)
+      .header(ERROR_CODE_HEADER, answer.code)
+      .type(TEXT_TYPE)
+      .send(oneLine(answer.message));
   });
 
   // The driver's own routes (webhooks) after the error handler: a scope registered before it
@@ -323,7 +237,13 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       const token = Array.isArray(header) ? header[0] : header;
       const org = auth.organisationOf(token);
       if (!org) {
-        done(new HttpError(401, token ? 'x-api-token: unknown token' : 'x-api-token: required (send your API token in this header)'));
+        done(
+          unauthorized(
+            token
+              ? 'x-api-token: unknown token'
+              : 'x-api-token: required (send your API token in this header)',
+          ),
+        );
         return;
       }
       request.org = org;
@@ -334,11 +254,6 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     else check();
   };
 
-  const flakyService = new FlakyService(deps.store, now, reports?.read, links);
-  // A forge that runs checks itself (the git forge) stores their reports as uploads and reads the flake-aware verdict's facts.
-  deps.driver.ci.useTestResults?.((org, input) => flakyService.testRunResults(org, input));
-  // A forge whose own CI runs the checks (GitHub, GitLab): CI's uploads for the test commit give the failing tests.
-  deps.workers?.useCommitResults(flakyService);
   const handlers: Handlers = {
     ...mqHandlers(
       service,
@@ -347,12 +262,16 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       deps.workers ? deps.driver.ci.progress?.bind(deps.driver.ci) : undefined,
       links,
     ),
-    ...flakyHandlers(flakyService, pageTokens),
-    ...webhookHandlers(webhooks),
+    ...flakyHandlers(parts.flaky, parts.pageTokens),
+    ...webhookHandlers(parts.webhooks),
     status: (_input, { reply }) => {
       const { httpStatus, body } = health.status();
       // A load balancer takes the replica out on the 503; the body keeps Trunk's shape (impacted, red).
-      if (httpStatus !== 200) reply.code(httpStatus).header('retry-after', '5').header(ERROR_CODE_HEADER, 'unavailable' satisfies ErrorCode);
+      if (httpStatus !== 200)
+        reply
+          .code(httpStatus)
+          .header('retry-after', '5')
+          .header(ERROR_CODE_HEADER, 'unavailable' satisfies ErrorCode);
       return body;
     },
   };
@@ -373,11 +292,11 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
           const raw = def.method === 'GET' ? request.query : (request.body ?? {});
           // Before the schema: its bound is the widest any forge allows, this one the forge's own.
           const tooLong = repoOwnerProblem(deps.driver.source, raw);
-          if (tooLong !== null) throw new HttpError(400, tooLong);
+          if (tooLong !== null) throw badRequest(tooLong);
           const parsed = schema.safeParse(raw, { reportInput: true });
-          if (!parsed.success) throw new HttpError(400, describeRequestError(parsed.error));
+          if (!parsed.success) throw badRequest(describeRequestError(parsed.error));
           const nul = nulPath(parsed.data);
-          if (nul !== null) throw new HttpError(400, `${nul}: must not contain a NUL character (U+0000)`);
+          if (nul !== null) throw badRequest(`${nul}: must not contain a NUL character (U+0000)`);
           input = parsed.data;
         }
         const result = await handler(input as never, { org: request.org, request, reply });

@@ -4,7 +4,7 @@
  */
 import { createDriver, type ForgeSettings } from '../forge/registry.js';
 import type { ForgeDriver } from '../forge/types.js';
-import { QueueWorkers } from './workers.js';
+import { QueueWorkers } from './queue/workers.js';
 
 export { DEFAULT_SANDBOX, type GitHubSettings as GitHubBackendOptions } from '../forge/registry.js';
 

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FlakyService } from '../../src/server/flaky.js';
+import { FlakyService } from '../../src/server/flaky/service.js';
 import { openStore } from '../../src/store/index.js';
 import { postgresForFile } from '../support/hooks.js';
 import { skipWithoutPostgres } from '../support/postgres.js';

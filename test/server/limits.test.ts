@@ -8,7 +8,7 @@ import { MAX_JSON_DEPTH, REPO_NAMESPACE_MAX } from '../../src/contract/index.js'
 import { cutName, MAX_NAME_BYTES } from '../../src/flaky/junit.js';
 import { testId } from '../../src/flaky/identity.js';
 import type { Source } from '../../src/forge/types.js';
-import { repoOwnerProblem } from '../../src/server/repo-bounds.js';
+import { repoOwnerProblem } from '../../src/server/routes/repo-bounds.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { call, ok, ORG, Q, REPO, seedValidRequests, SHA1 } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BUCKETS } from '../../src/server/metrics.js';
+import { BUCKETS } from '../../src/server/queue/metrics.js';
 import { eachDatabase, serversPerTest } from '../support/hooks.js';
 import type { TestServer, TestServerOptions } from '../support/server.js';
 import { call, ok, Q } from './helpers.js';

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readReports, type IngestTask } from '../../src/flaky/ingest.js';
-import { reportReaderPool } from '../../src/server/report-reader.js';
+import { reportReaderPool } from '../../src/server/flaky/report-reader.js';
 
 // The worker entry as `railyard serve` runs it: the built one (`npm test` builds first).
 const WORKER = resolve(import.meta.dirname, '../../build/flaky/ingest-worker.js');

@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { buildServer, type ServerDeps } from '../../src/server/index.js';
 import { parseOrgRepoPin } from '../../src/server/ownership.js';
-import { Replicas } from '../../src/server/replicas.js';
+import { Replicas } from '../../src/server/queue/replicas.js';
 import { createBackend, type BackendOptions } from '../../src/server/runtime.js';
 import { openStore } from '../../src/store/index.js';
 

@@ -6,7 +6,7 @@ import { readReports, type IngestOutcome, type IngestResult, type IngestTask } f
 import { countResults } from '../../flaky/results.js';
 import type { FlakyStore, KnownCase, MonitorChange } from '../../store/flaky.js';
 import { badRequest } from '../errors.js';
-import { Slices } from '../slices.js';
+import { Slices } from './slices.js';
 import type { Links } from '../links.js';
 import { monitorEvents } from '../webhooks/flaky-events.js';
 import { lockRepository, type Repository } from './repositories.js';

@@ -1,6 +1,6 @@
 /**
  * The failing tests of a test run whose checks ran in a forge's own CI (GitHub, GitLab), for the
- * flake-aware verdict (issue 22, engine/rules/flaky-verdict.ts). CI uploads JUnit for the test
+ * flake-aware verdict (engine/rules/flaky-verdict.ts). CI uploads JUnit for the test
  * commit (`railyard flaky upload --sha`, the Action's upload-tests operation); the server links
  * the uploads to the run by that SHA. Each failed check needs results:
  * - an upload whose `job` is the check's name (the Action sends GITHUB_JOB; `--job` sets it), or,
@@ -13,7 +13,15 @@
  */
 import type { FailedTest, QueueConfig } from '../../engine/index.js';
 import { changesTest } from '../../flaky/changed.js';
-import type { FlakyService, RunFailingTest } from '../flaky.js';
+import type { FlakyService, RunFailingTest } from './service.js';
+
+/**
+ * The one port for the failing tests of a run, handed to the queue workers with the service: a
+ * driver that runs checks itself stores their reports through `testRunResults` (and gets the
+ * failing tests back); for a driver whose CI runs on the forge, `commitResults` and `onUpload`
+ * give CI's uploads for the test commit.
+ */
+export type RunTestResults = Pick<FlakyService, 'commitResults' | 'onUpload' | 'testRunResults'>;
 
 export type CommitResults = { jobs: (string | null)[]; failing: (RunFailingTest & { job: string | null })[] } | null;
 

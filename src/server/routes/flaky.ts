@@ -1,8 +1,8 @@
 /** The flaky-test operations' handlers over the flaky-test service. */
 import type { Page, PageQuery, Repo } from '../../contract/index.js';
-import type { FlakyService } from '../flaky.js';
+import type { FlakyService } from '../flaky/service.js';
 import { notFound } from '../errors.js';
-import type { PageTokens } from '../page-tokens.js';
+import type { PageTokens } from '../flaky/page-tokens.js';
 import type { Handlers, OpsOfTag, RequestContext } from './types.js';
 
 type FlakyOps = OpsOfTag<'flaky-tests'>;

@@ -1,4 +1,4 @@
-/** The merge-queue operations' handlers over the queue service. */
+/** The merge-queue operations' handlers: writes through the queue service, reads through its registry and answers. */
 import { open } from 'node:fs/promises';
 import {
   API_PREFIX,
@@ -11,10 +11,12 @@ import {
 } from '../../contract/index.js';
 import { type ConfigPatch, type TestRun } from '../../engine/index.js';
 import { badRequest, notFound, ofTokenOrg } from '../errors.js';
-import { METRICS_CONTENT_TYPE, renderMetrics } from '../metrics.js';
+import { METRICS_CONTENT_TYPE, renderMetrics } from '../queue/metrics.js';
 import type { Links } from '../links.js';
-import { summariseQueue } from '../queue-summary.js';
-import { normaliseRepo, type QueueHandle, type QueueService } from '../service.js';
+import { summariseQueue } from '../queue/summary.js';
+import type { QueueHandle } from '../queue/handle.js';
+import { normaliseRepo } from '../queue/keys.js';
+import type { QueueService } from '../queue/service.js';
 import { RawAnswer, type Handlers, type OpsOfTag } from './types.js';
 
 type MqOps = OpsOfTag<'merge-queue'>;
@@ -57,7 +59,7 @@ async function tail(path: string, max: number): Promise<{ text: Buffer; skipped:
   }
 }
 
-/** The merge-queue operations, over the queue service. */
+/** The merge-queue operations: writes through the queue service, reads through its registry and answers. */
 export function mqHandlers(
   service: QueueService,
   now: () => number,
@@ -65,9 +67,11 @@ export function mqHandlers(
   checkProgress: CheckProgress | undefined,
   links: Links,
 ): Pick<Handlers, MqOps> {
+  // A request's queue: brought up to date first (several replicas), or a 404 (replicaSync.queue).
+  const { registry, replicaSync, answers } = service;
   return {
     async submitPullRequest(input, { org }) {
-      const queue = await service.queue(org, input.repo, input.targetBranch);
+      const queue = await replicaSync.queue(org, input.repo, input.targetBranch);
       await service.submit(queue, input.pr.number, {
         priority: input.priority,
         noBatch: input.noBatch,
@@ -75,29 +79,29 @@ export function mqHandlers(
       return {};
     },
     async cancelPullRequest(input, { org }) {
-      await service.cancel(await service.queue(org, input.repo, input.targetBranch), input.pr.number);
+      await service.cancel(await replicaSync.queue(org, input.repo, input.targetBranch), input.pr.number);
       return {};
     },
     async restartTestsOnPullRequest(input, { org }) {
-      await service.restart(await service.queue(org, input.repo, input.targetBranch), input.pr.number);
+      await service.restart(await replicaSync.queue(org, input.repo, input.targetBranch), input.pr.number);
       return {};
     },
     async getSubmittedPullRequest(input, { org }) {
-      const queue = await service.queue(org, input.repo, input.targetBranch);
+      const queue = await replicaSync.queue(org, input.repo, input.targetBranch);
       const pr = input.pr.number !== undefined ? { number: input.pr.number } : { branch: input.pr.branch as string };
       await service.refreshFacts(queue, pr); // the write half: a PR whose facts changed goes through the writer
-      return new RawAnswer(service.submittedBody(queue, pr), JSON_TYPE);
+      return new RawAnswer(answers.submittedBody(registry.current(queue), pr), JSON_TYPE);
     },
     async listPullRequests(input, { org }) {
-      return service.listPullRequests(await service.queue(org, input.repo, input.targetBranch), input);
+      return answers.listPullRequests(registry.current(await replicaSync.queue(org, input.repo, input.targetBranch)), input);
     },
     async setImpactedTargets(input, { org }) {
-      const queue = await service.queue(org, input.repo, input.targetBranch);
+      const queue = await replicaSync.queue(org, input.repo, input.targetBranch);
       await service.setImpactedTargets(queue, input.pr.number, input.pr.sha, input.impactedTargets);
       return {};
     },
     async getPullRequestHistory(input, { org }) {
-      const rows = await service.history(await service.queue(org, input.repo, input.targetBranch), input.pr.number);
+      const rows = await service.history(await replicaSync.queue(org, input.repo, input.targetBranch), input.pr.number);
       const history: PullRequestHistoryResponse = {
         prNumber: input.pr.number,
         transitions: rows.map((t) => ({
@@ -114,7 +118,7 @@ export function mqHandlers(
     },
     async getCheckRunLog(input, { org }) {
       const { owner, name } = splitOwnerName(input.repo);
-      const queue = await service.queue(org, { host: input.repoHost, owner, name }, input.targetBranch);
+      const queue = await replicaSync.queue(org, { host: input.repoHost, owner, name }, input.targetBranch);
       const run = queue.model.runs.find((r) => r.id === input.testRunId);
       if (!run) throw notFound(`testRunId: no test run ${input.testRunId} in the ${queue.model.branch} queue`);
       const path = checkLogPath?.(queue, run, input.check);
@@ -127,7 +131,7 @@ export function mqHandlers(
       return new RawAnswer(head ? Buffer.concat([head, log.text]) : log.text, TEXT_TYPE);
     },
     async getMergeQueueTestingDetails(input, { org, request }) {
-      const queue = await service.queue(org, input.repo, input.targetBranch);
+      const queue = await replicaSync.queue(org, input.repo, input.targetBranch);
       const run = queue.model.runs.find((r) => r.id === input.testRunId);
       if (!run)
         throw notFound(`testRunId: no test run ${input.testRunId} in the ${queue.model.branch} queue`);
@@ -191,14 +195,14 @@ export function mqHandlers(
       return {};
     },
     async deleteQueue(input, { org }) {
-      await service.deleteQueue(await service.queue(org, input.repo, input.targetBranch));
+      await service.deleteQueue(await replicaSync.queue(org, input.repo, input.targetBranch));
       return {};
     },
     async listQueues(input, { org }) {
-      await service.syncAll();
+      await replicaSync.syncAll();
       const at = now();
       const only = input.repo ? normaliseRepo(input.repo) : undefined;
-      const queues = service
+      const queues = registry
         .queuesOf(org)
         .filter((q) => !only || (q.repo.host === only.host && q.repo.owner === only.owner && q.repo.name === only.name))
         .map((q) => summariseQueue(q, at))
@@ -210,17 +214,17 @@ export function mqHandlers(
       return { org, queues };
     },
     async getQueue(input, { org }) {
-      const queue = await service.queue(org, input.repo, input.targetBranch);
-      return new RawAnswer(service.getQueueBody(queue), JSON_TYPE, true);
+      const queue = await replicaSync.queue(org, input.repo, input.targetBranch);
+      return new RawAnswer(answers.getQueueBody(registry.current(queue)), JSON_TYPE, true);
     },
     async updateQueue(input, { org }) {
       const { repo, targetBranch, ...patch } = input;
-      return service.updateQueue(await service.queue(org, repo, targetBranch), patch satisfies ConfigPatch);
+      return service.updateQueue(await replicaSync.queue(org, repo, targetBranch), patch satisfies ConfigPatch);
     },
     async getMergeQueueMetrics(input, { org }) {
       if (input.repo !== undefined && input.repoHost === undefined) throw badRequest('repoHost: required when repo is given');
-      await service.syncAll();
-      let queues = service.queuesOf(org);
+      await replicaSync.syncAll();
+      let queues = registry.queuesOf(org);
       if (input.repo !== undefined && input.repoHost !== undefined) {
         const { owner, name } = splitOwnerName(input.repo);
         const repo = normaliseRepo({ host: input.repoHost, owner, name });

@@ -3,7 +3,14 @@
  * engine, persists its step in one transaction (fenced by the lease with several replicas), then
  * swaps the in-memory model, logs the change and hands the engine's effects to the workers.
  */
-import { EngineRejection, step, type EngineEvent, type Effect, type QueueModel, type StepContext } from '../engine/index.js';
+import {
+  effectsBetween,
+  step,
+  type EngineEvent,
+  type Effect,
+  type QueueModel,
+  type StepContext,
+} from '../../engine/index.js';
 import {
   impactedTargetsKey,
   LeaseLostError,
@@ -12,12 +19,13 @@ import {
   type QueueEventBuilder,
   type Store,
   type StoredQueue,
-} from '../store/index.js';
-import { HttpError, notFound } from './errors.js';
-import { logQueueEvents, transitionsOfStep, type EventLog } from './queue-history.js';
-import { effectsBetween, type QueueHandle, type QueueRegistry, type ReplicaView } from './queue-registry.js';
+} from '../../store/index.js';
+import { notFound } from '../errors.js';
+import type { QueueHandle, ReplicaView } from './handle.js';
+import { logQueueEvents, transitionsOfStep, type EventLog } from './history.js';
+import type { QueueRegistry } from './registry.js';
 
-/** Where the writer hands a committed step's effects (the service passes them on to the workers). */
+/** Where the writer hands a committed step's effects: the queue workers. Must not throw. */
 export type EffectSink = (queue: QueueHandle, effects: readonly Effect[]) => void | Promise<void>;
 
 /** How one command is committed: see QueueWriter.commit. */
@@ -41,10 +49,14 @@ export interface QueueWriterOptions {
   queueEvents?: QueueEventBuilder;
 }
 
-function fromRejection(error: unknown): unknown {
-  if (!(error instanceof EngineRejection)) return error;
-  const status = error.kind === 'not_found' ? 404 : error.kind === 'conflict' ? 409 : 400;
-  return new HttpError(status, error.message);
+/** One command run through the engine and persisted: what the writer's tail applies to the queue. */
+interface Committed {
+  before: QueueModel;
+  model: QueueModel;
+  effects: Effect[];
+  transitions: PrTransition[];
+  /** The committed version (a lone server keeps the one it has). */
+  version: number;
 }
 
 /**
@@ -80,7 +92,6 @@ export class QueueWriter {
     return !this.replicas || this.replicas.fence(queueId) !== undefined;
   }
 
-
   /** Runs `fn` after every earlier command of the same queue key finished (one writer per queue). */
   serialize<T>(key: string, fn: () => Promise<T>): Promise<T> {
     const previous = this.locks.get(key) ?? Promise.resolve();
@@ -102,31 +113,17 @@ export class QueueWriter {
     return { now: this.now(), newId: this.newId };
   }
 
-
   /**
    * Applies events to a queue as ONE command: engine steps, one transaction, then the swap.
    * `more` may add events after seeing the intermediate model. Must run inside serialize().
    */
-  async commit(
-    handle: QueueHandle,
-    events: EngineEvent[],
-    options: CommitOptions = {},
-  ): Promise<QueueModel> {
-    if (this.replicas) return this.commitShared(handle, events, options);
-    const before = handle.model;
-    const { model, effects, transitions } = this.runEngine(before, events, options.more);
-    await this.store.queues.commitQueueChange(handle.id, before, model, options.impactedTargets, transitions, this.queueEvents);
-    handle.model = model;
-    if (options.impactedTargets) {
-      const t = options.impactedTargets;
-      handle.impactedTargets.set(impactedTargetsKey(t.prNumber, t.headSha), t.targets);
-    }
-    if (model !== before) handle.getQueueBody = null;
-    if (this.events && model !== before) logQueueEvents(this.events, this.now, handle, before, model, transitions, events);
-    if (effects.length) this.dispatchEffects(handle, effects);
-    return model;
+  async commit(handle: QueueHandle, events: EngineEvent[], options: CommitOptions = {}): Promise<QueueModel> {
+    const committed = this.replicas
+      ? await this.persistShared(handle, events, options)
+      : await this.persist(handle, events, options);
+    this.settle(handle, committed, events, options.impactedTargets);
+    return committed.model;
   }
-
 
   /** Runs events through the engine: the new model, the effects it asks for, and the PR transitions to keep. */
   runEngine(
@@ -138,19 +135,34 @@ export class QueueWriter {
     const effects: Effect[] = [];
     const transitions: PrTransition[] = [];
     const run = (event: EngineEvent) => {
-      try {
-        const ctx = this.ctx();
-        const result = step(model, event, ctx);
-        model = result.model;
-        effects.push(...result.effects);
-        transitions.push(...transitionsOfStep(model, event, result.effects, ctx.now));
-      } catch (error) {
-        throw fromRejection(error);
-      }
+      const ctx = this.ctx();
+      const result = step(model, event, ctx);
+      model = result.model;
+      effects.push(...result.effects);
+      transitions.push(...transitionsOfStep(model, event, result.effects, ctx.now));
     };
     events.forEach(run);
     more?.(model).forEach(run);
     return { model, effects, transitions };
+  }
+
+  /** `commit` on a lone server: the engine's step and its rows in one transaction. */
+  private async persist(
+    handle: QueueHandle,
+    events: EngineEvent[],
+    options: CommitOptions,
+  ): Promise<Committed> {
+    const before = handle.model;
+    const stepped = this.runEngine(before, events, options.more);
+    await this.store.queues.commitQueueChange(
+      handle.id,
+      before,
+      stepped.model,
+      options.impactedTargets,
+      stepped.transitions,
+      this.queueEvents,
+    );
+    return { before, ...stepped, version: handle.version };
   }
 
   /**
@@ -159,14 +171,14 @@ export class QueueWriter {
    * ticks) is refused when this replica's lease is gone. Only the driving replica carries out the
    * effects; the others leave them to it (it derives them when it sees the new version).
    */
-  private async commitShared(
+  private async persistShared(
     handle: QueueHandle,
     events: EngineEvent[],
     options: CommitOptions,
-  ): Promise<QueueModel> {
+  ): Promise<Committed> {
     const fence = this.replicas!.fence(handle.id);
     if (options.fenced && !fence) throw new LeaseLostError(handle.id);
-    const result = await this.store.queues.transactQueue(handle.id, async (tx) => {
+    return this.store.queues.transactQueue(handle.id, async (tx) => {
       if (tx.version < 0) throw notFound(`no queue ${handle.id}`);
       if (options.fenced) await tx.checkFence(fence!);
       if (tx.version !== handle.version) {
@@ -175,23 +187,40 @@ export class QueueWriter {
       }
       const before = handle.model;
       const stepped = this.runEngine(before, events, options.more);
-      if (stepped.model === before && !options.impactedTargets) return { before, ...stepped, version: tx.version };
-      const version = await tx.write(before, stepped.model, options.impactedTargets, stepped.transitions, this.queueEvents);
+      if (stepped.model === before && !options.impactedTargets)
+        return { before, ...stepped, version: tx.version };
+      const version = await tx.write(
+        before,
+        stepped.model,
+        options.impactedTargets,
+        stepped.transitions,
+        this.queueEvents,
+      );
       return { before, ...stepped, version };
     });
-    const effects = result.effects;
-    if (result.model !== handle.model) handle.getQueueBody = null;
-    handle.model = result.model;
-    handle.version = result.version;
-    if (options.impactedTargets) {
-      const t = options.impactedTargets;
-      handle.impactedTargets.set(impactedTargetsKey(t.prNumber, t.headSha), t.targets);
-    }
-    if (this.events && result.model !== result.before) logQueueEvents(this.events, this.now, handle, result.before, result.model, result.transitions, events);
-    if (effects.length && this.drives(handle.id)) this.dispatchEffects(handle, effects);
-    return result.model;
   }
 
+  /**
+   * The one tail of a committed command: the new model in place (its cached answer dropped), the
+   * impacted targets it stored, one log line per change, and the effects handed to the workers
+   * when this replica drives the queue.
+   */
+  private settle(
+    handle: QueueHandle,
+    committed: Committed,
+    events: EngineEvent[],
+    targets?: ImpactedTargetsWrite,
+  ): void {
+    const { before, model, effects, transitions } = committed;
+    if (model !== handle.model) handle.getQueueBody = null;
+    handle.model = model;
+    handle.version = committed.version;
+    if (targets)
+      handle.impactedTargets.set(impactedTargetsKey(targets.prNumber, targets.headSha), targets.targets);
+    if (this.events && model !== before)
+      logQueueEvents(this.events, this.now, handle, before, model, transitions, events);
+    if (effects.length && this.drives(handle.id)) this.dispatchEffects(handle, effects);
+  }
 
   /** Puts a newer committed copy in place; the driving replica carries out what it asks for. */
   replaceModel(handle: QueueHandle, stored: StoredQueue): void {
@@ -209,7 +238,6 @@ export class QueueWriter {
     const effects = effectsBetween(before, handle.model);
     if (effects.length) this.dispatchEffects(handle, effects);
   }
-
 
   /** The place where the engine's effects are carried out: after the commit, outside the writer. */
   private dispatchEffects(handle: QueueHandle, effects: Effect[]): void {
@@ -232,13 +260,12 @@ export class QueueWriter {
     });
   }
 
-
   /**
    * Runs `fn` in the writer of `queue`, with the queue as registered when its turn comes (404 if it
    * was deleted meanwhile; the copy registered now if it was re-created).
    */
   write<T>(queue: QueueHandle, fn: (handle: QueueHandle) => Promise<T>): Promise<T> {
-    const current = () => this.registry.require(queue.org, queue.repo, queue.model.branch);
+    const current = () => this.registry.current(queue);
     return this.serialize(current().key, async () => fn(current()));
   }
 }

@@ -1,7 +1,7 @@
 /** listQueues' figures of one queue, counted from its live model. */
-import type { QueueSummary } from '../contract/index.js';
-import { isTerminal, type TestRun } from '../engine/index.js';
-import type { QueueHandle } from './service.js';
+import type { QueueSummary } from '../../contract/index.js';
+import { isTerminal, type TestRun } from '../../engine/index.js';
+import type { QueueHandle } from './handle.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 const DAY_MS = 24 * HOUR_MS;

@@ -14,18 +14,18 @@ import type {
   UpdateRepositorySettingsRequest,
   UploadTestResultsRequest,
   UploadTestResultsResponse,
-} from '../contract/index.js';
-import { DEFAULT_SETTINGS } from '../flaky/detect.js';
-import { readReports } from '../flaky/ingest.js';
-import { FlakyStore } from '../store/flaky.js';
-import type { Store } from '../store/index.js';
-import { Ingest, type ReportReader } from './flaky/ingest.js';
-import { Queries } from './flaky/queries.js';
-import { findRepository, updateSettings } from './flaky/repositories.js';
-import { serverLinks, type Links } from './links.js';
+} from '../../contract/index.js';
+import { DEFAULT_SETTINGS } from '../../flaky/detect.js';
+import { readReports } from '../../flaky/ingest.js';
+import { FlakyStore } from '../../store/flaky.js';
+import type { Store } from '../../store/index.js';
+import { Ingest, type ReportReader } from './ingest.js';
+import { Queries } from './queries.js';
+import { findRepository, updateSettings } from './repositories.js';
+import { serverLinks, type Links } from '../links.js';
 
-export { emptyPage } from './flaky/paging.js';
-export type { ReportReader } from './flaky/ingest.js';
+export { emptyPage } from './paging.js';
+export type { ReportReader } from './ingest.js';
 
 /** A failing test of a merge-queue run, with what the flaky-test data says of it. */
 export interface RunFailingTest {

@@ -1,8 +1,9 @@
 /**
- * The merge queues' operations, as the routes and the forge drivers call them. The jobs behind
- * them live in their own files: queue-registry.ts (the queues in memory, replica sync),
- * queue-writer.ts (the single writer of each queue), queue-history.ts (history rows, event log),
- * queue-answers.ts (answers read from memory, cached and paged). Reads never write.
+ * The merge queues' operations that change a queue, as the routes and the forge drivers call
+ * them. The parts behind them live beside it: registry.ts (the queues in memory), replica-sync.ts
+ * (copies brought up to other replicas' versions), writer.ts (the single writer of each queue),
+ * history.ts (history rows, event log), answers.ts (answers read from memory, cached and paged).
+ * Callers read through those parts directly (`service.registry`, `service.answers`, ...).
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -13,44 +14,38 @@ import {
   type PriorityInput,
   type Repo,
   resolvePriority,
-} from '../contract/index.js';
+} from '../../contract/index.js';
 import {
   activeEntries,
   findEntry,
   isTerminal,
   newQueueModel,
   type ConfigPatch,
-  type Effect,
   type EngineEvent,
   type PrFacts,
-  type QueueModel,
-} from '../engine/index.js';
-import type { ForgeDriver, Source } from '../forge/types.js';
-import { impactedTargetsKey, type PrTransition, type QueueEventBuilder, type Store } from '../store/index.js';
-import type { RiskSubmissionFacts } from '../store/index.js';
-import { RiskEstimates } from './risk.js';
-import { badRequest, conflict, HttpError, notFound, ofTokenOrg, tooMany } from './errors.js';
-import type { RepoOwners } from './ownership.js';
-import { presentQueueSettings } from './present.js';
-import { neverSubmitted, QueueAnswers, type ListOptions, type PrSelector } from './queue-answers.js';
-import type { EventLog } from './queue-history.js';
+} from '../../engine/index.js';
+import type { ForgeDriver, Source } from '../../forge/types.js';
 import {
-  describeRepo,
-  normaliseRepo,
-  queueKey,
-  QueueRegistry,
-  ReplicaSync,
-  type QueueHandle,
-  type ReplicaView,
-} from './queue-registry.js';
-import { QueueWriter } from './queue-writer.js';
-
-export { effectsBetween, normaliseRepo, type QueueHandle, type ReplicaView } from './queue-registry.js';
-export type { EventLog } from './queue-history.js';
-export type { ListOptions, PrSelector } from './queue-answers.js';
+  impactedTargetsKey,
+  type PrTransition,
+  type QueueEventBuilder,
+  type Store,
+} from '../../store/index.js';
+import type { RiskSubmissionFacts } from '../../store/index.js';
+import { badRequest, conflict, forgeUnavailable, notFound, ofTokenOrg, tooMany } from '../errors.js';
+import type { RepoOwners } from '../ownership.js';
+import { neverSubmitted, QueueAnswers, type PrSelector } from './answers.js';
+import type { QueueHandle, ReplicaView } from './handle.js';
+import type { EventLog } from './history.js';
+import { describeRepo, normaliseRepo, queueKey } from './keys.js';
+import { presentQueueSettings } from './present.js';
+import { QueueRegistry } from './registry.js';
+import { ReplicaSync } from './replica-sync.js';
+import { RiskEstimates } from './risk.js';
+import { QueueWriter, type EffectSink } from './writer.js';
 
 /** Called after a step is committed, with the effects the engine asked for. Must not throw. */
-export type EffectHandler = (queue: QueueHandle, effects: readonly Effect[], service: QueueService) => void | Promise<void>;
+export type EffectHandler = EffectSink;
 
 export interface QueueServiceOptions {
   store: Store;
@@ -72,7 +67,6 @@ export interface QueueServiceOptions {
   /** Builds the outgoing webhook events of each committed step (without it a step writes none). */
   queueEvents?: QueueEventBuilder;
 }
-
 
 /** What one organisation may hold: far above what a real team uses, low enough to bound what one costs. */
 export interface ServerLimits {
@@ -102,13 +96,17 @@ function sameFacts(a: PrFacts, b: PrFacts): boolean {
  * Owns the merge queues: one in-memory model per queue, loaded from the store at start.
  * Writes to a queue are serialized (one writer per queue): each command runs the engine,
  * persists the changes in one transaction, and only then swaps the in-memory model.
- * Reads come from memory. Routes get a queue once (`queue()`) and pass it to the operations.
+ * Reads come from memory. Routes get a queue once (`replicaSync.queue()`) and pass it to the operations.
  */
 export class QueueService {
-  private readonly registry: QueueRegistry;
-  private readonly writer: QueueWriter;
-  private readonly replicaSync: ReplicaSync;
-  private readonly answers = new QueueAnswers();
+  /** The queues in memory: where callers find a queue and list an organisation's. */
+  readonly registry: QueueRegistry;
+  /** The single writer of each queue: `drives`, `dispatch` (effect outcomes), `drain` (shutdown). */
+  readonly writer: QueueWriter;
+  /** Several replicas: the copies brought up to the committed versions; `queue()` for a request. */
+  readonly replicaSync: ReplicaSync;
+  /** The answers read from memory (getQueue, getSubmittedPullRequest, the list). */
+  readonly answers = new QueueAnswers();
   private readonly store: Store;
   private readonly source: Source;
   /** The queues' risk models (riskEstimate), fitted from the stored history. */
@@ -132,12 +130,11 @@ export class QueueService {
     this.log = options.log ?? ((message, error) => console.error(message, error ?? ''));
     this.limits = options.limits ?? DEFAULT_LIMITS;
     this.registry = new QueueRegistry(options.owners);
-    const onEffects = options.onEffects;
     this.writer = new QueueWriter({
       store: options.store,
       registry: this.registry,
       replicas: options.replicas,
-      onEffects: onEffects && ((queue, effects) => onEffects(queue, effects, this)),
+      onEffects: options.onEffects,
       now: this.now,
       newId: this.newId,
       log: this.log,
@@ -156,75 +153,6 @@ export class QueueService {
     return service;
   }
 
-  // ------------------------------------------------------------ the queues in memory, replicas
-
-  /** Whether this replica carries out the queue's effects (always, without other replicas). */
-  drives(queueId: string): boolean {
-    return this.writer.drives(queueId);
-  }
-
-  /** Several replicas: brings the copy of one queue up to the committed version (ReplicaSync.sync). */
-  sync(org: string, repo: Repo, branch: string): Promise<void> {
-    return this.replicaSync.sync(org, repo, branch);
-  }
-
-  /** Several replicas: brings every copy up to the committed versions (ReplicaSync.syncAll). */
-  syncAll(): Promise<void> {
-    return this.replicaSync.syncAll();
-  }
-
-  /** Several replicas: reloads a queue if the copy here is older than `version` (ReplicaSync.refresh). */
-  refresh(queueId: string, version?: number): Promise<void> {
-    return this.replicaSync.refresh(queueId, version);
-  }
-
-  /** Every queue (all organisations). */
-  queues(): QueueHandle[] {
-    return this.registry.queues();
-  }
-
-  /** The queues an organisation sees: its own, in repositories it owns (or nobody owns). */
-  queuesOf(org: string): QueueHandle[] {
-    return this.registry.queuesOf(org);
-  }
-
-  byQueueId(id: string): QueueHandle | undefined {
-    return this.registry.byQueueId(id);
-  }
-
-  find(org: string, repo: Repo, branch: string): QueueHandle | undefined {
-    return this.registry.find(org, repo, branch);
-  }
-
-  /** The queue or a 404 (also for another organisation's queue: existence is never revealed). */
-  require(org: string, repo: Repo, branch: string): QueueHandle {
-    return this.registry.require(org, repo, branch);
-  }
-
-  /**
-   * The queue a request names, its copy brought up to date first (several replicas), or a 404:
-   * what a route asks for once and passes to the operations.
-   */
-  async queue(org: string, repo: Repo, branch: string): Promise<QueueHandle> {
-    await this.sync(org, repo, branch);
-    return this.require(org, repo, branch);
-  }
-
-  /** The queue as registered now (a handle held across an await may have been replaced). */
-  private current(queue: QueueHandle): QueueHandle {
-    return this.registry.require(queue.org, queue.repo, queue.model.branch);
-  }
-
-  /** Waits until no command is running or queued (used on shutdown). */
-  drain(): Promise<void> {
-    return this.writer.drain();
-  }
-
-  /** Feeds an event into a queue through its writer (for effect outcomes: test results, merges, ticks). */
-  dispatch(queueId: string, event: EngineEvent): Promise<QueueModel> {
-    return this.writer.dispatch(queueId, event);
-  }
-
   // ------------------------------------------------------------ queues
 
   /** Creates a queue; `settings` (any updateQueue field, an extension) are applied before it is stored, all or nothing. */
@@ -236,7 +164,7 @@ export class QueueService {
     concurrency?: number,
     settings: ConfigPatch = {},
   ): Promise<void> {
-    await this.sync(org, rawRepo, branch);
+    await this.replicaSync.sync(org, rawRepo, branch);
     const repo = normaliseRepo(rawRepo);
     const problem = branchNameProblem(branch);
     if (problem) throw badRequest(`targetBranch: ${describeBranchProblem(branch, problem)}`);
@@ -244,16 +172,20 @@ export class QueueService {
       throw notFound(`repo: no repository ${describeRepo(repo)} ${ofTokenOrg(org)}`);
     const key = queueKey(org, repo, branch);
     await this.writer.serialize(key, async () => {
-      if (this.registry.byKeyOf(key)) throw conflict(`A merge queue already exists for branch "${branch}" in ${describeRepo(repo)}`);
+      if (this.registry.byKeyOf(key))
+        throw conflict(`A merge queue already exists for branch "${branch}" in ${describeRepo(repo)}`);
       const max = this.limits.queuesPerOrg;
-      if (this.queuesOf(org).length >= max) {
+      if (this.registry.queuesOf(org).length >= max) {
         throw badRequest(
           `organisation "${org}" already has ${max} merge queues, the limit of this server: delete one first (the server's operator sets the limit with --max-queues-per-org)`,
         );
       }
       let model = newQueueModel(branch, mode, concurrency);
-      const patch = Object.fromEntries(Object.entries(settings).filter(([, v]) => v !== undefined)) as ConfigPatch;
-      if (Object.keys(patch).length > 0) model = this.writer.runEngine(model, [{ type: 'updateConfig', patch }]).model;
+      const patch = Object.fromEntries(
+        Object.entries(settings).filter(([, v]) => v !== undefined),
+      ) as ConfigPatch;
+      if (Object.keys(patch).length > 0)
+        model = this.writer.runEngine(model, [{ type: 'updateConfig', patch }]).model;
       let handle: QueueHandle = {
         id: this.newId(),
         org,
@@ -270,7 +202,13 @@ export class QueueService {
           // The queue existed before: its concluded PRs (a merged PR stays merged) and their history come back.
           const stored = await this.store.queues.loadQueue(id);
           if (!stored) throw new Error(`queue ${id} vanished while it was re-created`);
-          handle = { ...handle, id, model: stored.model, impactedTargets: stored.impactedTargets, version: stored.version };
+          handle = {
+            ...handle,
+            id,
+            model: stored.model,
+            impactedTargets: stored.impactedTargets,
+            version: stored.version,
+          };
         }
       } catch (error) {
         // Another replica created it between our check and the insert (the unique key says so).
@@ -309,7 +247,9 @@ export class QueueService {
   }
 
   async updateQueue(queue: QueueHandle, patch: ConfigPatch) {
-    const model = await this.writer.write(queue, (handle) => this.writer.commit(handle, [{ type: 'updateConfig', patch }]));
+    const model = await this.writer.write(queue, (handle) =>
+      this.writer.commit(handle, [{ type: 'updateConfig', patch }]),
+    );
     return presentQueueSettings(model);
   }
 
@@ -317,11 +257,6 @@ export class QueueService {
   rememberForgeEvent(forge: string, repo: Repo, kind: 'delivery' | 'comment', key: string): Promise<boolean> {
     const r = normaliseRepo(repo);
     return this.store.forgeEvents.claim(forge, `${r.host}/${r.owner}/${r.name}`.toLowerCase(), kind, key);
-  }
-
-  /** The getQueue answer, serialized once per queue version. */
-  getQueueBody(queue: QueueHandle): Buffer {
-    return this.answers.getQueueBody(this.current(queue));
   }
 
   // ------------------------------------------------------------ pull requests
@@ -335,7 +270,9 @@ export class QueueService {
       const status = (error as { status?: unknown } | null)?.status;
       if (typeof status !== 'number') throw error;
       const detail = error instanceof Error ? error.message.split('\n')[0] : String(error);
-      throw new HttpError(502, `${this.forgeKind}: reading pull request #${prNumber} failed (${status}: ${detail})`);
+      throw forgeUnavailable(
+        `${this.forgeKind}: reading pull request #${prNumber} failed (${status}: ${detail})`,
+      );
     }
     if (!facts) throw notFound(`pull request #${prNumber} does not exist in ${describeRepo(handle.repo)}`);
     return facts;
@@ -346,7 +283,7 @@ export class QueueService {
     prNumber: number,
     options: { priority?: PriorityInput; noBatch?: boolean },
   ): Promise<void> {
-    const queue = this.current(handle);
+    const queue = this.registry.current(handle);
     const facts = await this.facts(queue, prNumber);
     if (!facts.open) {
       // The GitHub forge says whether it was merged or closed.
@@ -383,7 +320,16 @@ export class QueueService {
       }
       return this.writer.commit(
         handle,
-        [{ type: 'submit', prNumber, pr: facts, priority, noBatch: options.noBatch, ...(risk ? { riskEstimate: risk.estimate } : {}) }],
+        [
+          {
+            type: 'submit',
+            prNumber,
+            pr: facts,
+            priority,
+            noBatch: options.noBatch,
+            ...(risk ? { riskEstimate: risk.estimate } : {}),
+          },
+        ],
         {
           // Impacted targets may be uploaded before the PR is submitted: apply them to the new entry.
           more: (model) => {
@@ -396,7 +342,7 @@ export class QueueService {
       );
     });
     if (risk) {
-      const entry = findEntry(this.current(queue).model, prNumber);
+      const entry = findEntry(this.registry.current(queue).model, prNumber);
       if (entry)
         await this.risk
           .record(queue.id, entry.id, prNumber, risk.facts, this.now())
@@ -405,11 +351,15 @@ export class QueueService {
   }
 
   /**
-   * The PR's riskEstimate (issue 22), from the queue's history: author, the paths it changes (the
+   * The PR's riskEstimate, from the queue's history: author, the paths it changes (the
    * forge's diff against the target; else its impacted targets) and its size. Null when the
    * history cannot be read (the PR is submitted without an estimate; the error is logged).
    */
-  private async riskOf(queue: QueueHandle, prNumber: number, facts: PrFacts): Promise<{ estimate: number; facts: RiskSubmissionFacts } | null> {
+  private async riskOf(
+    queue: QueueHandle,
+    prNumber: number,
+    facts: PrFacts,
+  ): Promise<{ estimate: number; facts: RiskSubmissionFacts } | null> {
     try {
       const changes = await this.source.changes?.(queue.repo, facts, queue.model.branch).catch(() => null);
       const targets = queue.impactedTargets.get(impactedTargetsKey(prNumber, facts.headSha));
@@ -432,7 +382,9 @@ export class QueueService {
   async restart(queue: QueueHandle, prNumber: number): Promise<void> {
     await this.writer.write(queue, (handle) => {
       if (!findEntry(handle.model, prNumber)) throw neverSubmitted(handle, `#${prNumber}`);
-      return this.writer.commit(handle, [{ type: 'restart', prNumber, reason: 'TESTS_RESTARTED_BY_API_REQUEST' }]);
+      return this.writer.commit(handle, [
+        { type: 'restart', prNumber, reason: 'TESTS_RESTARTED_BY_API_REQUEST' },
+      ]);
     });
   }
 
@@ -441,7 +393,9 @@ export class QueueService {
       const entry = findEntry(handle.model, prNumber);
       // Targets of another commit would be stored and never used: say so instead of answering 200.
       if (entry && !isTerminal(entry.state) && entry.pr.headSha !== sha) {
-        throw badRequest(`pr.sha: ${sha} is not the head of #${prNumber} (${entry.pr.headSha}); send the targets of its head`);
+        throw badRequest(
+          `pr.sha: ${sha} is not the head of #${prNumber} (${entry.pr.headSha}); send the targets of its head`,
+        );
       }
       const submitted = entry !== undefined;
       const events: EngineEvent[] = submitted ? [{ type: 'impactedTargets', prNumber, sha, targets }] : [];
@@ -454,32 +408,25 @@ export class QueueService {
    * submitted PR whose facts changed goes through the engine (prUpdated, in the writer) first.
    */
   async refreshFacts(queue: QueueHandle, pr: PrSelector): Promise<void> {
-    const handle = this.current(queue);
+    const handle = this.registry.current(queue);
     const { entry } = this.answers.submittedAnswer(handle, pr);
     if (isTerminal(entry.state)) return;
     const fresh = await this.source.getPullRequest(handle.repo, entry.prNumber, handle.model.branch);
     // Merged by the forge while the queue lands it (GitHub's merge API, --github-merge-api): the landing reports it.
-    if (entry.state === 'tests_passed' && (fresh as { closedAs?: string } | null)?.closedAs === 'merged') return;
+    if (entry.state === 'tests_passed' && (fresh as { closedAs?: string } | null)?.closedAs === 'merged')
+      return;
     if (fresh && !sameFacts(fresh, entry.pr)) {
       const prNumber = entry.prNumber;
-      await this.writer.write(handle, (h) => this.writer.commit(h, [{ type: 'prUpdated', prNumber, pr: fresh }]));
+      await this.writer.write(handle, (h) =>
+        this.writer.commit(h, [{ type: 'prUpdated', prNumber, pr: fresh }]),
+      );
     }
-  }
-
-  /** The getSubmittedPullRequest answer from memory (call refreshFacts first for fresh facts). */
-  submittedBody(queue: QueueHandle, pr: PrSelector): string {
-    return this.answers.submittedBody(this.current(queue), pr);
   }
 
   /** Every state change of a pull request in a queue, over all its submissions (404 if never submitted). */
   async history(queue: QueueHandle, prNumber: number): Promise<PrTransition[]> {
-    const handle = this.current(queue);
+    const handle = this.registry.current(queue);
     if (!findEntry(handle.model, prNumber)) throw neverSubmitted(handle, `#${prNumber}`);
     return this.store.queues.prHistory(handle.id, prNumber);
-  }
-
-  /** A page of the queue's pull requests in queue order. */
-  listPullRequests(queue: QueueHandle, options: ListOptions) {
-    return this.answers.listPullRequests(this.current(queue), options);
   }
 }

@@ -1,8 +1,9 @@
 /** This replica among others on one PostgreSQL database: leases, LISTEN/NOTIFY, catching up. */
 import { randomUUID } from 'node:crypto';
 import type { Client } from 'pg';
-import { QUEUE_CHANNEL, type Fence, type Store } from '../store/index.js';
-import type { QueueService, ReplicaView } from './service.js';
+import { QUEUE_CHANNEL, type Fence, type Store } from '../../store/index.js';
+import type { ReplicaView } from './handle.js';
+import type { QueueService } from './service.js';
 import type { QueueWorkers } from './workers.js';
 
 export interface ReplicaOptions {
@@ -42,7 +43,7 @@ export interface ReplicaOptions {
  * all, and none takes a connection of the pool. The copies are trusted this way only while the
  * LISTEN connection is up and a full comparison (`syncAll`) has succeeded since it began listening
  * and since the last failed reload; otherwise requests look the version up in the database (see
- * QueueService.sync), as they always did.
+ * ReplicaSync.sync), as they always did.
  */
 export class Replicas implements ReplicaView {
   readonly id = `${process.pid}-${randomUUID()}`;
@@ -109,7 +110,7 @@ export class Replicas implements ReplicaView {
     client.on('notification', (message) => {
       const [queueId, version] = (message.payload ?? '').split(':');
       if (!queueId || !this.service) return;
-      const reload = this.service.refresh(queueId, Number(version) || undefined).then(
+      const reload = this.service.replicaSync.refresh(queueId, Number(version) || undefined).then(
         () => true,
         (error: unknown) => {
           // This copy may now be stale with nothing to say so: stop trusting the copies until the next full comparison.
@@ -180,7 +181,10 @@ export class Replicas implements ReplicaView {
   private sendBarrier(listener: Client): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer on the LISTEN connection in ${this.barrierTimeoutMs} ms`)), this.barrierTimeoutMs);
+      timer = setTimeout(
+        () => reject(new Error(`no answer on the LISTEN connection in ${this.barrierTimeoutMs} ms`)),
+        this.barrierTimeoutMs,
+      );
     });
     const sent = Promise.race([listener.query('SELECT 1'), timeout]).finally(() => clearTimeout(timer));
     const inFlight: Promise<void> = sent.then(
@@ -222,7 +226,7 @@ export class Replicas implements ReplicaView {
       if (!this.listener) await this.listen().catch(() => undefined);
       epoch = this.listener ? this.epoch : -1;
       claimed = await this.store.queues.claimLeases(this.id, this.leaseMs);
-      await service.syncAll();
+      await service.replicaSync.syncAll();
       if (epoch === this.epoch) this.trustedEpoch = epoch;
     } catch (error) {
       if (Date.now() >= this.validUntil && this.held.size) {
@@ -238,11 +242,14 @@ export class Replicas implements ReplicaView {
     const gained = [...claimed.keys()].filter((id) => this.held.get(id) !== claimed.get(id));
     if (lost.length) this.drop(lost);
     // Bring the copies of newly driven queues up to date before driving them.
-    for (const id of gained) await service.refresh(id).catch((error: unknown) => this.log(`queue ${id}: reload failed`, error));
+    for (const id of gained)
+      await service.replicaSync
+        .refresh(id)
+        .catch((error: unknown) => this.log(`queue ${id}: reload failed`, error));
     this.held = claimed;
     this.validUntil = validUntil;
     for (const id of gained) {
-      const queue = service.byQueueId(id);
+      const queue = service.registry.byQueueId(id);
       if (queue) this.workers?.recover(queue);
     }
   }
@@ -250,7 +257,7 @@ export class Replicas implements ReplicaView {
   private drop(queueIds: string[]): void {
     for (const id of queueIds) {
       this.held.delete(id);
-      const queue = this.service?.byQueueId(id);
+      const queue = this.service?.registry.byQueueId(id);
       if (queue) this.workers?.release(queue);
     }
   }
@@ -263,7 +270,9 @@ export class Replicas implements ReplicaView {
     await this.renewing;
     this.held.clear();
     this.validUntil = 0;
-    await this.store.queues.releaseLeases(this.id).catch((error: unknown) => this.log('could not release queue leases', error));
+    await this.store.queues
+      .releaseLeases(this.id)
+      .catch((error: unknown) => this.log('could not release queue leases', error));
     await this.listener?.end().catch(() => undefined);
     this.listener = null;
   }

@@ -1,8 +1,8 @@
 /** Page tokens of the flaky-test lists: encrypted and authenticated, bounded, refused when tampered with. */
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
-import type { Page } from '../contract/index.js';
-import type { Store } from '../store/index.js';
-import { badRequest } from './errors.js';
+import type { Page } from '../../contract/index.js';
+import type { Store } from '../../store/index.js';
+import { badRequest } from '../errors.js';
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;

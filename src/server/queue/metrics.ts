@@ -1,7 +1,7 @@
 /** getMergeQueueMetrics: the Prometheus exposition of the queues' figures. */
-import { CONCLUSIONS, type Conclusion } from '../contract/index.js';
-import { isTerminal, type Entry, type QueueModel, type TestRun } from '../engine/index.js';
-import type { QueueHandle } from './service.js';
+import { CONCLUSIONS, type Conclusion } from '../../contract/index.js';
+import { isTerminal, type Entry, type QueueModel, type TestRun } from '../../engine/index.js';
+import type { QueueHandle } from './handle.js';
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
@@ -100,10 +100,19 @@ const FAMILIES = [
   ['mq_pr_time_in_queue_1h_seconds', 'Submission to conclusion, last hour', 'histogram'],
   ['mq_pr_state_duration_1h_seconds', 'Time spent per state, last hour', 'histogram'],
   // Extensions (issue 22, flake-aware queue): only for queues with flakyRetries or a flakyPolicy set, or activity in the hour.
-  ['mq_pr_flaky_retries_1h_total', 'PRs tested again in the last hour because their run failed only on tests with flake history (flakyRetries)', 'gauge'],
-  ['mq_pr_flaky_ignored_1h_total', 'PRs whose run failed only on ignored tests and counted as passed in the last hour (flakyPolicy)', 'gauge'],
+  [
+    'mq_pr_flaky_retries_1h_total',
+    'PRs tested again in the last hour because their run failed only on tests with flake history (flakyRetries)',
+    'gauge',
+  ],
+  [
+    'mq_pr_flaky_ignored_1h_total',
+    'PRs whose run failed only on ignored tests and counted as passed in the last hour (flakyPolicy)',
+    'gauge',
+  ],
 ] as const;
-const [DEPTH, AWAITING, TESTING, CONCLUDED, RESTARTS, WAIT, TEST, IN_QUEUE, IN_STATE, RETRIES, IGNORED] = FAMILIES.keys();
+const [DEPTH, AWAITING, TESTING, CONCLUDED, RESTARTS, WAIT, TEST, IN_QUEUE, IN_STATE, RETRIES, IGNORED] =
+  FAMILIES.keys();
 
 /**
  * One queue's lines of each family, for one model version: valid from `from` until `until` (the
@@ -222,7 +231,8 @@ function queueText(q: QueueHandle, now: number): QueueText {
     for (const conclusion of CONCLUSIONS) {
       f[CONCLUDED] += `mq_pr_conclusions_1h_total{${l},conclusion="${conclusion}"} ${c[conclusion]}\n`;
       const series = h.inQueue[conclusion];
-      if (series.count > 0) f[IN_QUEUE] += histogramLines(FAMILIES[IN_QUEUE][0], `${l},conclusion="${conclusion}"`, series);
+      if (series.count > 0)
+        f[IN_QUEUE] += histogramLines(FAMILIES[IN_QUEUE][0], `${l},conclusion="${conclusion}"`, series);
     }
     // A histogram without observations in the hour is left out (see "Which series" above).
     if (h.wait.count > 0) f[WAIT] += histogramLines(FAMILIES[WAIT][0], l, h.wait);
@@ -237,7 +247,10 @@ function queueText(q: QueueHandle, now: number): QueueText {
   return text;
 }
 
-type Counts = Record<'depth' | 'awaiting' | 'testing' | 'restarts' | 'retries' | 'ignored' | Conclusion, number>;
+type Counts = Record<
+  'depth' | 'awaiting' | 'testing' | 'restarts' | 'retries' | 'ignored' | Conclusion,
+  number
+>;
 
 function hasObservations(c: Counts, h: { wait: Series; test: Series; inState: Map<State, Series> }): boolean {
   return Object.values(c).some((n) => n > 0) || h.wait.count > 0 || h.test.count > 0 || h.inState.size > 0;

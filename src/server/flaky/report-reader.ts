@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { Piscina } from 'piscina';
-import { readReports, type IngestOutcome, type IngestResult, type IngestTask, type PackedOutcome } from '../flaky/ingest.js';
+import { readReports, type IngestOutcome, type IngestResult, type IngestTask, type PackedOutcome } from '../../flaky/ingest.js';
 import { Slices } from './slices.js';
 
 /** Reads upload reports on worker threads, so parsing runs beside the database work of other uploads. */
@@ -17,7 +17,7 @@ export interface ReportReaderPool {
  * running from the TypeScript sources, where a worker thread could not load it.
  */
 export function builtWorkerFile(): string | undefined {
-  const file = fileURLToPath(new URL('../flaky/ingest-worker.js', import.meta.url));
+  const file = fileURLToPath(new URL('../../flaky/ingest-worker.js', import.meta.url));
   return existsSync(file) ? file : undefined;
 }
 

@@ -2,10 +2,11 @@
  * The history of a queue's pull requests and its event log: the transition rows one engine step
  * adds (with the words for failures people read) and the log lines of each committed change.
  */
-import type { PullRequestState } from '../contract/index.js';
-import { changedItems, findEntry, type Effect, type EngineEvent, type FailedTest, type QueueModel } from '../engine/index.js';
-import type { PrTransition } from '../store/index.js';
-import { describeRepo, type QueueHandle } from './queue-registry.js';
+import type { PullRequestState } from '../../contract/index.js';
+import { changedItems, findEntry, type Effect, type EngineEvent, type FailedTest, type QueueModel } from '../../engine/index.js';
+import type { PrTransition } from '../../store/index.js';
+import type { QueueHandle } from './handle.js';
+import { describeRepo } from './keys.js';
 
 /** The part of a pino logger the service writes its events to. */
 export interface EventLog {
@@ -77,7 +78,7 @@ function flakyDetail(model: QueueModel, runId: string, reason: string | null | u
   return null;
 }
 
-/** The history's words for the failing tests of a failed run (issue 22): `failing tests: a (quarantined), b`. */
+/** The history's words for the failing tests of a failed run: `failing tests: a (quarantined), b`. */
 function failingTestsDetail(failures: readonly FailedTest[]): string {
   const shown = failures.slice(0, 10).map((t) => {
     const notes = [t.quarantined ? 'quarantined' : t.flaky ? 'flaky' : '', t.changedByPr ? 'file changed by the PR' : ''].filter(Boolean);

@@ -4,8 +4,8 @@
  * to the bound of the forge serving its host, 39 (GitHub's) unless that forge widens it. Run on
  * the raw input, before the schema, so a 10 MB owner is told 39 like a 40-character one.
  */
-import { ownerTooLong, REPO_OWNER_MAX } from '../contract/index.js';
-import type { Source } from '../forge/types.js';
+import { ownerTooLong, REPO_OWNER_MAX } from '../../contract/index.js';
+import type { Source } from '../../forge/types.js';
 
 /** `repo.owner: must be at most 39 characters`, or null: for `repo: {host, owner}` and for `repo: "owner/name"` with `repoHost`. */
 export function repoOwnerProblem(forge: Source, input: unknown): string | null {

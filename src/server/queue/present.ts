@@ -5,9 +5,9 @@ import {
   type QueueListItem,
   type Readiness,
   type SubmittedPullRequest,
-} from '../contract/index.js';
-import { isTerminal } from '../engine/index.js';
-import type { Entry, QueueConfig, QueueModel } from '../engine/types.js';
+} from '../../contract/index.js';
+import { isTerminal } from '../../engine/index.js';
+import type { Entry, QueueConfig, QueueModel } from '../../engine/types.js';
 
 const SETTINGS_KEYS = Object.keys(QueueSettings.shape) as (keyof QueueSettings)[];
 

@@ -3,14 +3,14 @@
  * commit, read or run its checks, land, show a state change) and feed the outcomes back as events.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { ChecksConfigError, MergeConflictError } from '../forge/errors.js';
-import type { DriverHost, DriverQueue, ForgeDriver, MergeOutcome } from '../forge/types.js';
-import type { FailureReason } from '../contract/index.js';
-import { findEntry, isTerminal, nextDeadline, testBasis, type Effect, type EngineEvent, type QueueModel, type TestBasis, type TestRun } from '../engine/index.js';
-import type { EffectHandler, QueueHandle, QueueService } from './service.js';
-import type { FlakyService } from './flaky.js';
-import { awaitFailingTests, readsFailingTests } from './flaky/run-reports.js';
-import { isDatabaseBusy, isDatabaseUnavailable } from '../store/index.js';
+import { ChecksConfigError, MergeConflictError } from '../../forge/errors.js';
+import type { DriverHost, DriverQueue, ForgeDriver, MergeOutcome } from '../../forge/types.js';
+import type { FailureReason } from '../../contract/index.js';
+import { findEntry, isTerminal, nextDeadline, testBasis, type Effect, type EngineEvent, type QueueModel, type TestBasis, type TestRun } from '../../engine/index.js';
+import { awaitFailingTests, readsFailingTests, type RunTestResults } from '../flaky/run-reports.js';
+import type { QueueHandle } from './handle.js';
+import type { EffectHandler, QueueService } from './service.js';
+import { isDatabaseBusy, isDatabaseUnavailable } from '../../store/index.js';
 
 /** Waits between attempts to write an outcome the database did not take: 0.25 s, doubling, at most 5 s. */
 const RETRY_FIRST_MS = 250;
@@ -68,25 +68,28 @@ export class QueueWorkers {
     this.log = options.log ?? ((message, error) => console.error(message, error ?? ''));
   }
 
-  /** The flaky-test data (uploads linked to a run by its test commit's SHA): set by the server. */
-  private results: Pick<FlakyService, 'commitResults' | 'onUpload'> | null = null;
+  /** The failing tests of a run, from the flaky-test data: given with the service (attach). */
+  private results: RunTestResults | null = null;
 
-  /** Where a failed run whose CI ran on the forge finds its failing tests (issue 22). */
-  useCommitResults(results: Pick<FlakyService, 'commitResults' | 'onUpload'>): void {
-    this.results = results;
-  }
-
-  /** The effect hook for QueueService. */
-  readonly handle: EffectHandler = (queue, effects, service) => {
-    this.service ??= service;
-    if (!service.drives(queue.id)) return;
+  /** The effect hook for QueueService: effects of the queues this replica drives are carried out. */
+  readonly handle: EffectHandler = (queue, effects) => {
+    if (!this.service?.writer.drives(queue.id)) return;
     for (const effect of effects) this.carryOut(queue, effect);
   };
 
-  /** Begins ticking and re-attaches to the runs and merges that were in flight when the server stopped. */
-  attach(service: QueueService): void {
+  /**
+   * The one hand-over: the queue service the workers drive and where a run's failing tests are
+   * read (a driver that runs checks itself stores their reports through it; for one whose CI runs
+   * on the forge, CI's uploads for the test commit give them). Then begins ticking and re-attaches
+   * to the runs and merges that were in flight when the server stopped.
+   */
+  attach(service: QueueService, results?: RunTestResults): void {
     this.service = service;
-    for (const queue of service.queues()) if (service.drives(queue.id)) this.recover(queue);
+    if (results) {
+      this.results = results;
+      this.driver.ci.useTestResults?.((org, input) => results.testRunResults(org, input));
+    }
+    for (const queue of service.registry.queues()) if (service.writer.drives(queue.id)) this.recover(queue);
     this.driver.events?.start(this.host(service));
     this.timer = setInterval(() => this.tick(), this.tickMs);
     this.timer.unref();
@@ -120,8 +123,8 @@ export class QueueWorkers {
   private tick(): void {
     if (this.closed || !this.service) return;
     const now = this.now();
-    for (const queue of this.service.queues()) {
-      if (!this.service.drives(queue.id)) continue;
+    for (const queue of this.service.registry.queues()) {
+      if (!this.service.writer.drives(queue.id)) continue;
       const due = nextDeadline(queue.model);
       if (due !== null && due <= now) this.report(queue)({ type: 'tick' }).catch(() => undefined);
     }
@@ -138,12 +141,12 @@ export class QueueWorkers {
       for (let wait = RETRY_FIRST_MS; ; wait = Math.min(wait * 2, RETRY_MAX_MS)) {
         if (this.closed || !this.service) return;
         try {
-          await this.service.dispatch(queue.id, event);
+          await this.service.writer.dispatch(queue.id, event);
           return;
         } catch (error) {
           // The queue may have been deleted meanwhile; anything else is worth a line in the log.
-          if (!this.service.byQueueId(queue.id)) return;
-          const again = event.type !== 'tick' && (isDatabaseUnavailable(error) || isDatabaseBusy(error)) && this.service.drives(queue.id);
+          if (!this.service.registry.byQueueId(queue.id)) return;
+          const again = event.type !== 'tick' && (isDatabaseUnavailable(error) || isDatabaseBusy(error)) && this.service.writer.drives(queue.id);
           if (!again) return this.log(`queue ${queue.id}: ${event.type} failed`, error);
           if (wait === RETRY_FIRST_MS) this.log(`queue ${queue.id}: ${event.type} not written yet (the database did not take it); trying again until it does`, error);
           await delay(wait, undefined, { signal: this.stopping.signal }).catch(() => undefined);
@@ -251,8 +254,8 @@ export class QueueWorkers {
       this.log(`queue ${queue.id}: landing run ${run.id}: ${blip} (attempt ${attempt}), retrying in ${duration(pause)}`);
       this.driver.reporter?.landingNote?.(queue, current, `Landing: ${blip} (attempt ${attempt}), retrying in ${duration(pause)}.`, false);
       await delay(pause, undefined, { signal: this.stopping.signal }).catch(() => undefined);
-      if (this.closed || !this.service?.drives(queue.id)) return null;
-      const model = (this.service.byQueueId(queue.id) ?? queue).model;
+      if (this.closed || !this.service?.writer.drives(queue.id)) return null;
+      const model = (this.service.registry.byQueueId(queue.id) ?? queue).model;
       const now = model.runs.find((r) => r.id === run.id);
       if (!now?.mergeRequested) return null;
       if (!membersPending(model, now)) {
@@ -304,7 +307,7 @@ export class QueueWorkers {
       const verdict = await this.driver.ci.verdict(queue, run, sha, signal, reattached);
       if (!verdict || signal.aborted) return;
       if (!verdict.passed && verdict.reason === 'TEST_RUN_REQUIRED_STATUS_FAILED' && verdict.failures === undefined && this.results && !this.driver.ci.useTestResults && readsFailingTests(queue.model.config)) {
-        // CI ran on the forge (a driver that runs checks itself reads their reports): CI's uploads for the test commit say which tests failed (issue 22).
+        // CI ran on the forge (a driver that runs checks itself reads their reports): CI's uploads for the test commit say which tests failed.
         const failures = await awaitFailingTests(this.results, {
           org: queue.org,
           repo: queue.repo,
@@ -352,12 +355,13 @@ export class QueueWorkers {
 
   /** What the driver may do with the queues: see them, send events, and relay commands. */
   private host(service: QueueService): DriverHost {
-    const find = (queue: DriverQueue) => service.byQueueId(queue.id) ?? (queue as QueueHandle);
+    const { registry, writer } = service;
+    const find = (queue: DriverQueue) => registry.byQueueId(queue.id) ?? (queue as QueueHandle);
     return {
-      queues: () => service.queues().filter((q) => service.drives(q.id)),
+      queues: () => registry.queues().filter((q) => writer.drives(q.id)),
       dispatch: async (queue, event) => {
         try {
-          await service.dispatch(queue.id, event);
+          await writer.dispatch(queue.id, event);
         } catch (error) {
           this.log(`queue ${queue.id}: ${event.type} failed`, error);
         }

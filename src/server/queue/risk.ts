@@ -7,8 +7,8 @@
  * replica that handled the outcomes, gives the same estimates (the same outcomes in the same
  * order give the same model).
  */
-import { RiskModel, type RiskFacts } from '../engine/risk/model.js';
-import type { RiskStore, RiskSubmissionFacts } from '../store/index.js';
+import { RiskModel, type RiskFacts } from '../../engine/risk/model.js';
+import type { RiskStore, RiskSubmissionFacts } from '../../store/index.js';
 
 /** Outcomes replayed when a queue's model is first built (the newest ones): bounds start-up work. */
 const REPLAYED = 5_000;

@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 /** The built dashboard next to the built server (build/web), if it was built. */
 export function builtWebRoot(): string | undefined {
-  const dir = fileURLToPath(new URL('../web', import.meta.url));
+  const dir = fileURLToPath(new URL('../../web', import.meta.url));
   return existsSync(join(dir, 'index.html')) ? dir : undefined;
 }
 

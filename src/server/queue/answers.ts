@@ -2,11 +2,12 @@
  * The queue's answers read from memory, never written: getQueue serialized once per version,
  * getSubmittedPullRequest per model version, and listPullRequests' pages in queue order.
  */
-import type { PullRequestState } from '../contract/index.js';
-import { activeEntries, findEntry, isTerminal, laneNumbers, listOrder, readinessOf, type Entry, type QueueModel } from '../engine/index.js';
-import { badRequest, notFound, type HttpError } from './errors.js';
+import type { PullRequestState } from '../../contract/index.js';
+import { activeEntries, findEntry, isTerminal, laneNumbers, listOrder, readinessOf, type Entry, type QueueModel } from '../../engine/index.js';
+import { badRequest, notFound, type ApiError } from '../errors.js';
 import { presentListItem, presentQueueSettings, presentSubmitted } from './present.js';
-import { describeRepo, type QueueHandle } from './queue-registry.js';
+import type { QueueHandle } from './handle.js';
+import { describeRepo } from './keys.js';
 
 /** A getSubmittedPullRequest answer: the entry it is about and its JSON. */
 interface SubmittedAnswer {
@@ -25,7 +26,7 @@ export interface ListOptions {
 }
 
 /** 404 for a pull request the queue never had. */
-export function neverSubmitted(handle: QueueHandle, what: string): HttpError {
+export function neverSubmitted(handle: QueueHandle, what: string): ApiError {
   return notFound(`pull request ${what} was never submitted to the ${handle.model.branch} queue of ${describeRepo(handle.repo)}`);
 }
 

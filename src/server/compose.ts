@@ -1,0 +1,143 @@
+/**
+ * The server's wiring, apart from HTTP: composeServer builds the services over the store (queues,
+ * flaky tests, outgoing webhooks, tokens, repository owners), the webhook deliverer and the report
+ * readers, hands the queue service to the workers once, and says how to start and stop them in
+ * order. app.ts mounts the routes over what it returns.
+ */
+import type { AddressInfo } from 'node:net';
+import type { FastifyBaseLogger } from 'fastify';
+import type { ForgeDriver } from '../forge/types.js';
+import type { Store } from '../store/index.js';
+import { TokenAuth } from './auth.js';
+import { builtWorkerFile, reportReaderPool } from './flaky/report-reader.js';
+import { PageTokens } from './flaky/page-tokens.js';
+import { FlakyService } from './flaky/service.js';
+import { DatabaseHealth, DEFAULT_HEALTH, type HealthOptions } from './health.js';
+import { serverLinks, type Links } from './links.js';
+import { RepoOwners, type OrgRepoPin } from './ownership.js';
+import type { Replicas } from './queue/replicas.js';
+import { DEFAULT_LIMITS, QueueService, type EffectHandler, type ServerLimits } from './queue/service.js';
+import type { QueueWorkers } from './queue/workers.js';
+import { Deliverer, type WebhookOptions } from './webhooks/deliverer.js';
+import { DelivererThread, delivererWorkerFile, type DelivererHandle } from './webhooks/deliverer-thread.js';
+import { queueEventBuilder } from './webhooks/events.js';
+import { WebhookService } from './webhooks/service.js';
+
+/** What the wiring takes: the parts of ServerDeps (app.ts) that are not about HTTP. */
+export interface ComposeDeps {
+  store: Store;
+  driver: ForgeDriver;
+  onEffects?: EffectHandler;
+  workers?: QueueWorkers;
+  now?: () => number;
+  reportWorker?: string | false;
+  delivererWorker?: string | false;
+  orgRepos?: readonly OrgRepoPin[];
+  replicas?: Replicas;
+  limits?: Partial<ServerLimits>;
+  health?: Partial<HealthOptions>;
+  webhooks?: Partial<WebhookOptions>;
+}
+
+/** Where the wiring logs, and the address the server listens on (the dashboard's URL in links). */
+export interface ComposeHost {
+  log: FastifyBaseLogger;
+  address: () => AddressInfo | string | null;
+}
+
+/** The services a server's routes are mounted over, and the order they start and stop in. */
+export interface ServerParts {
+  now: () => number;
+  service: QueueService;
+  flaky: FlakyService;
+  webhooks: WebhookService;
+  auth: TokenAuth;
+  health: DatabaseHealth;
+  pageTokens: PageTokens;
+  links: Links;
+  /** Starts the deliverer, hands the service to the workers (they re-attach to what was in flight), then the replicas. */
+  start(): Promise<void>;
+  /** Hands the leases back first (another replica takes the queues at once), then stops the workers, the writers, the deliverer and the readers. */
+  close(): Promise<void>;
+}
+
+export async function composeServer(deps: ComposeDeps, host: ComposeHost): Promise<ServerParts> {
+  const now = deps.now ?? Date.now;
+  const { log } = host;
+  const health = new DatabaseHealth(() => deps.store.ping(), Date.now, { ...DEFAULT_HEALTH, ...deps.health });
+  const auth = new TokenAuth(deps.store, now, (error) =>
+    log.error({ err: error }, 'could not record when a token was last used'),
+  );
+  await auth.reload();
+  const owners = await RepoOwners.load(deps.store, deps.orgRepos);
+  const pageTokens = await PageTokens.load(deps.store);
+  // Outgoing webhooks: queue steps write their events to the outbox; the deliverer sends them.
+  const webhookOptions: WebhookOptions = { allowPrivate: false, allowHttp: false, ...deps.webhooks };
+  const dashboardUrl = () => {
+    if (webhookOptions.publicUrl) return webhookOptions.publicUrl;
+    const address = host.address();
+    if (!address || typeof address === 'string') return 'http://127.0.0.1';
+    const ip = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    return `http://${ip}:${address.port}`;
+  };
+  // Every link to a PR, repository or test: the forge's page, else the dashboard's (src/server/links.ts).
+  const links = serverLinks(deps.driver, dashboardUrl);
+  const service = await QueueService.load({
+    store: deps.store,
+    // Outgoing webhooks: each committed queue step writes its events to the outbox with it.
+    queueEvents: queueEventBuilder(dashboardUrl, links.forgePr),
+    forge: deps.driver,
+    owners,
+    onEffects: deps.onEffects ?? deps.workers?.handle,
+    now,
+    log: (message, error) => log.error({ err: error }, message),
+    replicas: deps.replicas,
+    limits: { ...DEFAULT_LIMITS, ...deps.limits },
+    events: log,
+  });
+  // On an SQLite file the deliverer runs on its own thread and connection (deliverer-thread.ts).
+  const delivererFile =
+    deps.store.sqliteFile && deps.delivererWorker !== false
+      ? (deps.delivererWorker ?? delivererWorkerFile())
+      : undefined;
+  const deliverer: DelivererHandle =
+    delivererFile && deps.store.sqliteFile
+      ? new DelivererThread(delivererFile, deps.store.sqliteFile, deps.store.webhooks, webhookOptions, log)
+      : new Deliverer(deps.store.webhooks, webhookOptions, log);
+  const webhooks = new WebhookService(deps.store, webhookOptions, now);
+  const workerFile = deps.reportWorker ?? builtWorkerFile();
+  const reports = workerFile
+    ? reportReaderPool(workerFile, {
+        onBroken: (error) =>
+          log.error(
+            { err: error },
+            'flaky-test report workers failed; reading reports on the request thread',
+          ),
+      })
+    : undefined;
+  const flaky = new FlakyService(deps.store, now, reports?.read, links);
+
+  return {
+    now,
+    service,
+    flaky,
+    webhooks,
+    auth,
+    health,
+    pageTokens,
+    links,
+    async start() {
+      await deliverer.start();
+      // The one hand-over to the workers: the service, and the flaky-test data that gives a run's failing tests.
+      deps.workers?.attach(service, flaky);
+      await deps.replicas?.start(service, deps.workers);
+    },
+    async close() {
+      await deps.replicas?.close();
+      await deps.workers?.close();
+      await service.writer.drain();
+      await deliverer.close();
+      await reports?.close();
+    },
+  };
+}
