@@ -198,7 +198,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     return `http://${host}:${address.port}`;
   };
   // Every link to a PR, repository or test: the forge's page, else the dashboard's (src/server/links.ts).
-  const links = serverLinks(deps.driver, dashboardUrl);
+  const links = serverLinks(deps.driver.links, dashboardUrl);
   deps.store.webhooks.queueEvents = queueEventBuilder(dashboardUrl, links.forgePr);
   // On an SQLite file the deliverer runs on its own thread and connection (deliverer-thread.ts).
   const delivererFile = deps.store.sqliteFile && deps.delivererWorker !== false ? (deps.delivererWorker ?? delivererWorkerFile()) : undefined;
