@@ -8,7 +8,7 @@ import { DATABASE_URL_WARNING, databaseUrlFlags, resolveDatabaseUrl } from '../c
 import { listenError, parseOrgToken, portInUse, readTokenFile } from '../cli/serve-options.js';
 import { newToken } from '../cli/tokens.js';
 import { takeSecrets } from '../flag-values.js';
-import { forgeFlags, noForgeMessage, pickedForge, type ServeFlag } from '../forge/registry.js';
+import { forgeFlags, forges, noForgeMessage, pickedForge, type ServeFlag } from '../forge/registry.js';
 import type { LogLevel } from '../server/app.js';
 import type { ServeOptions } from '../server/serve.js';
 
@@ -34,16 +34,8 @@ export default class Serve extends Command {
     'Stops cleanly on SIGINT/SIGTERM.';
 
   static override examples = [
-    {
-      description: 'Try the API with simulated pull requests on a free port',
-      command: '<%= config.bin %> serve --sandbox --port 0',
-    },
-    {
-      description: "Two organisations over one git root: each owns its GitHub owner's repositories",
-      command:
-        '<%= config.bin %> serve --git-root /srv/git --org-token acme="$ACME_TOKEN" --org-token globex="$GLOBEX_TOKEN" ' +
-        '--org-repos acme=github.com/acme/* --org-repos globex=github.com/globex/*',
-    },
+    // The forges' own (src/forge/<name>/description.ts), then serve's.
+    ...forges().flatMap((forge) => forge.examples ?? []),
     {
       description: 'Serve two teams, each with its own token',
       command: '<%= config.bin %> serve --token-file /etc/railyard/team-a.token --org team-a',

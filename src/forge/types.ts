@@ -285,6 +285,8 @@ export interface ForgeDescription<Settings = unknown> {
   readonly hint: string;
   /** Its `serve` flags, by name. */
   readonly flags: Readonly<Record<string, ForgeFlag>>;
+  /** Examples of `serve` with it, for `serve --help` (`<%= config.bin %>` is the binary's name). */
+  readonly examples?: readonly { description: string; command: string }[];
   /** Its settings from `serve`'s parsed flags; throws an Error whose message is one line naming the flag. */
   settings(flags: Readonly<Record<string, unknown>>, context: SettingsContext): Promise<Settings>;
   /** The lines `serve` prints once listening at `url` (`http://host:port`), after its own. */

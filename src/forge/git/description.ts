@@ -17,6 +17,14 @@ export const git: ForgeDescription<GitSettings> = {
   kind: 'git',
   picker: 'git-root',
   hint: '--git-root DIR (bare git repositories)',
+  examples: [
+    {
+      description: "Two organisations over one git root: each owns its GitHub owner's repositories",
+      command:
+        '<%= config.bin %> serve --git-root /srv/git --org-token acme="$ACME_TOKEN" --org-token globex="$GLOBEX_TOKEN" ' +
+        '--org-repos acme=github.com/acme/* --org-repos globex=github.com/globex/*',
+    },
+  ],
   flags: {
     'git-root': {
       type: 'string',

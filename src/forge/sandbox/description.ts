@@ -11,6 +11,12 @@ export const sandbox: ForgeDescription<Partial<SandboxOutcomes>> = {
   kind: 'sandbox',
   picker: 'sandbox',
   hint: '--sandbox (simulated)',
+  examples: [
+    {
+      description: 'Try the API with simulated pull requests on a free port',
+      command: '<%= config.bin %> serve --sandbox --port 0',
+    },
+  ],
   flags: {
     sandbox: {
       type: 'boolean',
