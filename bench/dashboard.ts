@@ -37,7 +37,7 @@ const dir = await mkdtemp(join(tmpdir(), 'railyard-bench-dashboard-'));
 const store = await openStore({ dataDir: dir });
 await store.accounts.addToken('local', TOKEN);
 // Tests take an hour: the line stays as it is while the page is measured.
-const { driver, workers } = await createBackend({ dataDir: dir, sandbox: { testSeconds: 3600 }, tickMs: 200 });
+const { driver, workers } = await createBackend({ dataDir: dir, forge: { kind: 'sandbox', settings: { testSeconds: 3600 } }, tickMs: 200 });
 const app = await buildServer({
   store,
   driver,

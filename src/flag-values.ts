@@ -1,8 +1,8 @@
 /**
- * Flag values that `serve` and the forge drivers read alike (the CLI's serve options for GitHub and
- * `src/forge/gitlab/settings.ts`): secrets from a file or the environment, an instance's URL and
- * the host it serves, a number of seconds. Here, at the root, because the forge may not import
- * `src/cli/` and the CLI may not import `src/forge/`.
+ * Flag values that `serve` and the forges' settings parsers (`src/forge/<name>/description.ts`) read
+ * alike: secrets from a file or the environment, an instance's URL and the host it serves, a number
+ * of seconds. Here, at the root, because the forge may not import `src/cli/` and the CLI may not
+ * import `src/forge/`.
  * Errors are one line naming the flag; a secret's path appears in them, never the secret.
  */
 import { readFile } from 'node:fs/promises';

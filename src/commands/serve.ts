@@ -1,10 +1,26 @@
-/** `railyard serve`: the command's flags and the server's start-up (flag checks are in src/cli/serve-options.ts). */
+/**
+ * `railyard serve`: the command's flags, checked and turned into `ServeOptions` for `runServe`
+ * (src/server/serve.ts). The forges' flags, the one picked and its settings come from the forge
+ * registry (src/forge/registry.ts); the other flag checks are in src/cli/serve-options.ts.
+ */
 import { Command, Flags } from '@oclif/core';
 import { DATABASE_URL_WARNING, databaseUrlFlags, resolveDatabaseUrl } from '../cli/database-url.js';
-import { githubOptions, listenError, parseOrgToken, portInUse, readTokenFile } from '../cli/serve-options.js';
+import { listenError, parseOrgToken, portInUse, readTokenFile } from '../cli/serve-options.js';
+import { newToken } from '../cli/tokens.js';
 import { takeSecrets } from '../flag-values.js';
-import type { GitHubBackendOptions } from '../server/runtime.js';
-import type { LogLevel } from '../server/index.js';
+import { forgeFlags, forges, noForgeMessage, pickedForge, type ServeFlag } from '../forge/registry.js';
+import type { LogLevel } from '../server/app.js';
+import type { ServeOptions } from '../server/serve.js';
+
+/** A forge's flag as oclif declares it. */
+function oclifFlag({ type, ...options }: ServeFlag) {
+  if (type === 'boolean') return Flags.boolean(options as Parameters<typeof Flags.boolean>[0]);
+  if (type === 'integer') return Flags.integer(options as Parameters<typeof Flags.integer>[0]);
+  return Flags.string(options as Parameters<typeof Flags.string>[0]);
+}
+
+/** Every forge's flags (src/forge/registry.ts), in its order. */
+const FORGE_FLAGS = Object.fromEntries(Object.entries(forgeFlags()).map(([name, flag]) => [name, oclifFlag(flag)]));
 
 export default class Serve extends Command {
   static override summary = 'Run the Railyard API server (Trunk v1 compatible) on the embedded database';
@@ -18,16 +34,8 @@ export default class Serve extends Command {
     'Stops cleanly on SIGINT/SIGTERM.';
 
   static override examples = [
-    {
-      description: 'Try the API with simulated pull requests on a free port',
-      command: '<%= config.bin %> serve --sandbox --port 0',
-    },
-    {
-      description: "Two organisations over one git root: each owns its GitHub owner's repositories",
-      command:
-        '<%= config.bin %> serve --git-root /srv/git --org-token acme="$ACME_TOKEN" --org-token globex="$GLOBEX_TOKEN" ' +
-        '--org-repos acme=github.com/acme/* --org-repos globex=github.com/globex/*',
-    },
+    // The forges' own (src/forge/<name>/description.ts), then serve's.
+    ...forges().flatMap((forge) => forge.examples ?? []),
     {
       description: 'Serve two teams, each with its own token',
       command: '<%= config.bin %> serve --token-file /etc/railyard/team-a.token --org team-a',
@@ -91,98 +99,13 @@ export default class Serve extends Command {
       helpValue: 'ORG=host/owner/*',
       multiple: true,
     }),
-    sandbox: Flags.boolean({
-      description: 'Pull requests come from the sandbox forge (simulated PRs and CI)',
-      default: false,
-      exclusive: ['git-root', 'github', 'gitlab'],
-    }),
-    'git-root': Flags.string({
-      description: 'Serve the bare repositories at DIR/<host>/<owner>/<name>.git: PR N is refs/pull/N/head, checks come from railyard.json',
-      helpValue: 'DIR',
-    }),
-    'checks-sandbox': Flags.string({
-      description:
-        'Git root: how checks (code from pull requests) are isolated. none: a directory and, when serving as root, a uid of their own, ' +
-        'an allowlisted environment; bwrap: also inside bubblewrap (apt-get install bubblewrap), seeing only system directories and their checkout',
-      options: ['none', 'bwrap'],
-      default: 'none',
-    }),
-    'checks-dir': Flags.string({
-      description: 'Git root: where each check gets its directory (checkout, HOME, TMPDIR); never inside --data-dir (default: the OS temp dir)',
-      helpValue: 'DIR',
-    }),
-    'checks-timeout-minutes': Flags.integer({ description: 'Git root: wall-clock limit of one check (0 = none)', default: 60, min: 0 }),
-    'checks-output-mib': Flags.integer({ description: 'Git root: output kept per check; the rest is cut with a note in its log', default: 16, min: 1 }),
-    'checks-uid-base': Flags.integer({
-      description: 'Git root, serving as root: checks run as uids from this one up (one per running check), never as root',
-      default: 61184,
-      min: 1,
-    }),
-    github: Flags.boolean({
-      description: 'Serve repositories that live on GitHub (github.com or GitHub Enterprise Server); see docs/github.md',
-      default: false,
-      exclusive: ['git-root'],
-    }),
-    'github-api-url': Flags.string({ description: 'GitHub REST API URL (GHES: https://HOST/api/v3)', default: 'https://api.github.com' }),
-    'github-host': Flags.string({ description: 'The repo.host this server serves; PRs of other hosts do not exist', default: 'github.com' }),
-    'github-token-file': Flags.string({
-      description: 'File holding a GitHub token (PAT or installation token); or set RAILYARD_GITHUB_TOKEN',
-      helpValue: 'FILE',
-    }),
-    'github-app-id': Flags.integer({ description: 'GitHub App id (with --github-private-key-file)', min: 1 }),
-    'github-private-key-file': Flags.string({ description: "File holding the GitHub App's private key (PEM)", helpValue: 'FILE' }),
-    'github-webhook-secret-file': Flags.string({
-      description: 'File holding the webhook secret (enables POST /webhooks/github); or set RAILYARD_GITHUB_WEBHOOK_SECRET',
-      helpValue: 'FILE',
-    }),
-    'github-poll-seconds': Flags.string({ description: 'How often GitHub is polled (PRs and CI only without webhooks)', default: '30' }),
-    'github-ci-start-seconds': Flags.string({
-      description: 'Without requiredStatuses: a test commit with no check reported after this long fails (TEST_RUN_NO_CHECKS_REPORTED)',
-      default: '120',
-    }),
-    'github-write-interval-ms': Flags.integer({
-      description: "Minimum time between two writes to GitHub's REST API (GitHub advises 1000 for integrations)",
-      default: 1000,
-      min: 0,
-    }),
-    'github-merge-api': Flags.boolean({
-      description:
-        'Only when the target branches let nobody but Railyard push: land a squash/rebase PR tested alone on the current target through the merge API (GitHub shows it Merged), the tree checked after; see docs/github.md, "Merge methods"',
-      default: false,
-    }),
-    gitlab: Flags.boolean({
-      description: 'Serve projects that live on GitLab (gitlab.com or self-managed); see docs/gitlab.md',
-      default: false,
-      exclusive: ['git-root', 'github'],
-    }),
-    'gitlab-url': Flags.string({ description: 'GitLab base URL (self-managed: https://HOST, with its relative URL root)', default: 'https://gitlab.com' }),
-    'gitlab-host': Flags.string({ description: 'The repo.host this server serves (default: the host of --gitlab-url); MRs of other hosts do not exist' }),
-    'gitlab-token-file': Flags.string({
-      description: 'File holding a GitLab project, group or personal access token with api scope; or set RAILYARD_GITLAB_TOKEN',
-      helpValue: 'FILE',
-    }),
-    'gitlab-webhook-secret-file': Flags.string({
-      description: 'File holding the hook secret token (enables POST /webhooks/gitlab); or set RAILYARD_GITLAB_WEBHOOK_SECRET',
-      helpValue: 'FILE',
-    }),
-    'gitlab-poll-seconds': Flags.string({ description: 'How often GitLab is polled (MRs and CI only without hooks)', default: '30' }),
-    'gitlab-ci-start-seconds': Flags.string({
-      description: 'Without requiredStatuses: a test commit with no pipeline job or status after this long fails (TEST_RUN_NO_CHECKS_REPORTED)',
-      default: '120',
-    }),
+    ...FORGE_FLAGS,
     'landing-retry-seconds': Flags.integer({
       description:
         'How long a landing that failed on a blip of the forge (a 5xx, a dropped connection, a rate limit) is tried again, with growing waits, before its PRs fail (0 = never); a refusal fails at once',
       default: 600,
       min: 0,
     }),
-    'sandbox-test-seconds': Flags.integer({ description: 'Sandbox: how long a test run takes', default: 5, min: 0 }),
-    'sandbox-fail': Flags.string({
-      description: 'Sandbox: runs containing any of these PR numbers fail (comma-separated, e.g. 3,7)',
-      helpValue: 'N,M',
-    }),
-    'sandbox-failure-rate': Flags.string({ description: 'Sandbox: probability (0..1) that a run fails for no reason', default: '0' }),
-    seed: Flags.integer({ description: 'Sandbox: seed of the random failures (same seed, same outcomes)', default: 1 }),
     'webhook-allow-private': Flags.boolean({
       description: 'Outgoing webhooks may go to loopback, private and link-local addresses (refused by default)',
       default: false,
@@ -246,23 +169,8 @@ export default class Serve extends Command {
     const conflict = conflictingPins(orgRepos);
     if (conflict) this.error(conflict, { exit: 2 });
 
-    const failPrs = new Set<number>();
-    for (const part of (flags['sandbox-fail'] ?? '')
-      .split(',')
-      .map((p) => p.trim())
-      .filter(Boolean)) {
-      if (!/^\d+$/.test(part) || Number(part) < 1) this.error(`--sandbox-fail: "${part}" is not a pull request number`, { exit: 2 });
-      failPrs.add(Number(part));
-    }
-    const failureRate = Number(flags['sandbox-failure-rate']);
-    if (!Number.isFinite(failureRate) || failureRate < 0 || failureRate > 1) {
-      this.error(`--sandbox-failure-rate: expected a probability between 0 and 1, got "${flags['sandbox-failure-rate']}"`, { exit: 2 });
-    }
-    if (!flags.sandbox && !flags['git-root'] && !flags.github && !flags.gitlab) {
-      this.error('say where pull requests come from: --github (repositories on GitHub), --gitlab (projects on GitLab), --git-root DIR (bare git repositories) or --sandbox (simulated)', {
-        exit: 2,
-      });
-    }
+    const forge = pickedForge(flags);
+    if (!forge) this.error(noForgeMessage(), { exit: 2 });
     let databaseUrl: string | undefined;
     try {
       const given = await resolveDatabaseUrl(flags);
@@ -277,172 +185,49 @@ export default class Serve extends Command {
       process.stderr.write(`railyard serve: ${inUse}\n`);
       this.exit(1);
     }
-    let github: GitHubBackendOptions | undefined;
-    if (flags.github) {
-      try {
-        github = await githubOptions(flags);
-      } catch (error) {
-        this.error(error instanceof Error ? error.message : String(error), { exit: 2 });
-      }
-    }
-
-    let gitlab: Awaited<ReturnType<typeof import('../forge/gitlab/settings.js').gitlabSettings>> | undefined;
-    if (flags.gitlab) {
-      try {
-        gitlab = await (await import('../forge/gitlab/settings.js')).gitlabSettings(flags);
-      } catch (error) {
-        this.error(error instanceof Error ? error.message : String(error), { exit: 2 });
-      }
-    }
-
-    // Loaded lazily: other commands never pay for Fastify, the store or the engine.
-    const logLevel = flags['log-level'] as LogLevel;
-    const pretty = (flags['log-format'] ?? (process.stdout.isTTY ? 'pretty' : 'json')) === 'pretty';
-    let logStream: NodeJS.WritableStream = process.stdout;
-    if (!pretty && logLevel !== 'silent') {
-      // JSON lines for machines: buffered and written without blocking requests, flushed on exit and on a crash.
-      logStream = (await import('../server/log-destination.js')).asyncLogDestination(1).stream;
-    } else if (pretty && logLevel !== 'silent') {
-      const { default: pinoPretty } = await import('pino-pretty');
-      logStream = pinoPretty({
-        sync: true,
-        colorize: Boolean(process.stdout.isTTY) && !process.env.NO_COLOR,
-      });
-    }
-    // Errors of the queue workers go to the server's log once it exists.
-    let logError = (message: string, error?: unknown) => console.error(message, error ?? '');
-
-    const [{ buildServer }, { openDatabase }, runtime] = await Promise.all([
-      import('../server/index.js'),
-      import('../store/index.js'),
-      import('../server/runtime.js'),
-    ]);
-    let backend: Awaited<ReturnType<typeof runtime.createBackend>>;
-    const checks = {
-      sandbox: flags['checks-sandbox'] as 'none' | 'bwrap',
-      parentDir: flags['checks-dir'],
-      uidBase: flags['checks-uid-base'],
-      timeoutMs: flags['checks-timeout-minutes'] * 60_000,
-      maxOutputBytes: flags['checks-output-mib'] * 1024 * 1024,
-      hide: [flags['token-file'], flags['database-url-file']].filter((f): f is string => f !== undefined),
-    };
-    if (flags['git-root'] !== undefined) {
-      const { checksDirProblem, gitRootExposure, isolationProblem } = await import('../runner/index.js');
-      const problem = checksDirProblem(checks.parentDir ?? (await import('node:os')).tmpdir(), flags['data-dir']) ?? (await isolationProblem(checks));
-      if (problem) this.error(problem, { exit: 2 });
-      const exposed = checks.sandbox === 'none' && process.getuid?.() === 0 ? gitRootExposure(flags['git-root']) : null;
-      if (exposed) this.logToStderr(`warning: ${exposed}`);
-      if (checks.sandbox === 'none' && process.getuid?.() !== 0) {
-        this.logToStderr(
-          'warning: checks run code from pull requests as this server\'s own user, who can read --data-dir (the database, every run\'s logs): ' +
-            'use --checks-sandbox bwrap, or run the server as root so that each check runs as a uid of its own',
-        );
-      }
-    }
+    let settings: unknown;
     try {
-      backend = await runtime.createBackend({
+      settings = await forge.settings(flags, {
+        env: process.env,
         dataDir: flags['data-dir'],
-        gitRoot: flags['git-root'],
-        checks,
-        github,
-        gitlab,
-        sandbox: { testSeconds: flags['sandbox-test-seconds'], failPrs, failureRate, seed: flags.seed },
-        landingRetryMs: flags['landing-retry-seconds'] * 1000,
-        log: (message, error) => logError(message, error),
+        secretFiles: [flags['token-file'], flags['database-url-file']].filter((f): f is string => f !== undefined),
+        warn: (line) => this.logToStderr(line),
       });
     } catch (error) {
       this.error(error instanceof Error ? error.message : String(error), { exit: 2 });
     }
 
-    let store: Awaited<ReturnType<typeof openDatabase>>;
-    try {
-      store = await openDatabase(flags['data-dir'], databaseUrl, flags['database-pool-size'], flags['database-statement-timeout']);
-    } catch (error) {
-      // One line, unwrapped: it names the URL (without its password) and the reason.
-      process.stderr.write(`railyard serve: ${error instanceof Error ? error.message : String(error)}\n`);
-      this.exit(2);
-    }
-    for (const { org, token } of orgTokens) await store.accounts.addToken(org, token);
-    if ((await store.accounts.listTokens()).length === 0) {
-      const token = (await import('../cli/tokens.js')).newToken();
-      await store.accounts.addToken(flags.org, token);
-      this.log(`Generated an API token for organisation "${flags.org}". It is shown only this once (only its hash is stored):`);
-      this.log(`  ${token}`);
-    }
-    const replicas = databaseUrl
-      ? new (await import('../server/queue/replicas.js')).Replicas(store, {
-          databaseUrl,
-          leaseMs: flags['lease-seconds'] * 1000,
-        })
-      : undefined;
-    const app = await buildServer({
-      store,
-      driver: backend.driver,
-      workers: backend.workers,
-      version: this.config.version,
+    const options: ServeOptions = {
+      host: flags.host,
+      port: flags.port,
+      dataDir: flags['data-dir'],
+      databaseUrl,
+      databasePoolSize: flags['database-pool-size'],
+      databaseStatementTimeoutSeconds: flags['database-statement-timeout'],
+      leaseMs: flags['lease-seconds'] * 1000,
+      org: flags.org,
+      tokens: orgTokens,
       orgRepos,
-      replicas,
       limits: { queuesPerOrg: flags['max-queues-per-org'], prsPerQueue: flags['max-prs-per-queue'] },
       webhooks: {
         allowPrivate: flags['webhook-allow-private'],
         allowHttp: flags['webhook-allow-http'],
         ...(flags['public-url'] ? { publicUrl: flags['public-url'] } : {}),
       },
-      logLevel,
-      logStream,
-    });
-    logError = (message, error) => app.log.error({ err: error }, message);
-    try {
-      await app.listen({ host: flags.host, port: flags.port });
-    } catch (error) {
-      // Taken between the check and now, or not ours to bind: one line, then a clean stop.
-      process.stderr.write(`railyard serve: ${listenError(error, flags.port)}\n`);
-      await app.close().catch(() => undefined);
-      await store.close().catch(() => undefined);
-      this.exit(1);
-    }
-    const address = app.server.address();
-    const port = typeof address === 'object' && address ? address.port : flags.port;
-    const host = flags.host.includes(':') ? `[${flags.host}]` : flags.host;
-    this.log(`Railyard API listening on http://${host}:${port}/v1`);
-    this.log(`Web dashboard on http://${host}:${port}/ (it asks for an API token once)`);
-    if (github) {
-      this.log(
-        github.webhookSecret !== null
-          ? `GitHub (${github.host}): webhooks accepted at http://${host}:${port}/webhooks/github`
-          : `GitHub (${github.host}): no webhook secret, polling every ${github.pollMs / 1000} s`,
-      );
-    }
-
-    await new Promise<void>((resolve) => {
-      let stopping = false;
-      const stop = (signal: NodeJS.Signals) => {
-        if (stopping) {
-          this.logToStderr(`${signal} again: exiting without waiting`);
-          process.exit(1);
-        }
-        stopping = true;
-        app.log.info({ signal }, 'stopping: finishing requests in flight and queued commands');
-        // Stop accepting, finish in-flight requests and queued commands, then close the database.
-        app
-          .close()
-          .then(() => store.close())
-          .then(
-            () => {
-              app.log.info('stopped cleanly');
-              resolve();
-            },
-            (error: unknown) => {
-              app.log.error({ err: error }, 'error while stopping');
-              this.logToStderr(
-                `error while stopping: ${error instanceof Error ? error.message : String(error)}`,
-              );
-              process.exit(1);
-            },
-          );
-      };
-      process.on('SIGINT', stop);
-      process.on('SIGTERM', stop);
+      landingRetryMs: flags['landing-retry-seconds'] * 1000,
+      forge: { description: forge, settings },
+      version: this.config.version,
+      logLevel: flags['log-level'] as LogLevel,
+      logFormat: flags['log-format'] as ServeOptions['logFormat'],
+      newToken,
+      listenError,
+    };
+    // Loaded lazily: other commands never pay for Fastify, the store or the engine.
+    await (await import('../server/serve.js')).runServe(options, {
+      log: (line) => this.log(line),
+      warn: (line) => this.logToStderr(line),
+      fail: (message, code) => this.error(message, { exit: code }),
+      exit: (code) => this.exit(code),
     });
     process.exit(0);
   }

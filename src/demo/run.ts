@@ -69,8 +69,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     await store.accounts.addToken('local', token);
     const backend = await createBackend({
       dataDir: join(root, 'data'),
-      gitRoot: join(root, 'git'),
-      checks: { sandbox: options.checksSandbox ?? 'none' },
+      forge: { kind: 'git', settings: { gitRoot: join(root, 'git'), checks: { sandbox: options.checksSandbox ?? 'none' } } },
       tickMs: 250,
       pollMs: 300,
     });

@@ -1,7 +1,7 @@
 /**
  * The forge driver interface: what the server asks of the place where code and pull requests
- * live. Each forge is one folder under src/forge/ (sandbox/, git/, github/) exporting one
- * `ForgeDriver`, made of roles:
+ * live. Each forge is one folder under src/forge/ (one per forge: see the list in registry.ts)
+ * exporting one `ForgeDriver`, made of roles, each in the file of the same name in every folder:
  *
  * - source   — the facts of a pull request and whether it already landed;
  * - builder  — the test commit of a run, built on what the engine named (TestBasis);
@@ -13,7 +13,8 @@
  * - reporter — what the forge shows of the queue: statuses, comments, draft pull requests.
  *
  * A driver never imports Fastify or the queue service: the server hands it a `DriverHost`.
- * The server picks a driver through src/forge/registry.ts (one line per forge).
+ * Besides its driver, a forge's folder holds its description (description.ts: flags, settings,
+ * start-up line, web addresses; ForgeDescription below), which src/forge/registry.ts lists.
  */
 import type { PriorityInput, Repo } from '../contract/index.js';
 import type { EngineEvent, FailedTest, PrFacts, QueueModel, TestBasis, TestRun } from '../engine/types.js';
@@ -54,6 +55,15 @@ export interface DriverHost {
 
 export type ForgeCommand = { type: 'submit'; priority?: PriorityInput } | { type: 'cancel' } | { type: 'restart' };
 
+/** How a pull request that is no longer open ended, as the forge says. */
+export type ClosedAs = 'merged' | 'closed';
+
+/** A pull request's facts as a forge reads them: the engine's facts, and how it ended when it is closed. */
+export interface ForgePrFacts extends PrFacts {
+  /** Set when `open` is false and the forge records it (GitHub, GitLab); unset: `closed`. */
+  closedAs?: ClosedAs;
+}
+
 /** The facts of pull requests. */
 export interface Source {
   /**
@@ -62,7 +72,7 @@ export interface Source {
    */
   ownerMaxLength?(host: string): number;
   /** The facts of PR `prNumber` of `repo` as seen by the queue of `queueBranch`; null when it does not exist. */
-  getPullRequest(repo: Repo, prNumber: number, queueBranch: string): Promise<PrFacts | null>;
+  getPullRequest(repo: Repo, prNumber: number, queueBranch: string): Promise<ForgePrFacts | null>;
   /**
    * Whether the PR (whose current facts are `facts`) was merged or closed, as the forge knows it:
    * a forge that records merges (GitHub) reports `merged`/`closed`; the git forge reports `merged`
@@ -213,12 +223,76 @@ export interface ForgeDriver {
   readonly lander: Lander;
   readonly events?: Events;
   readonly reporter?: Reporter;
-  /**
-   * The web page of a pull request, when the driver knows its instance's address (GitLab: from
-   * `--gitlab-url`, which may be http, carry a port and a path prefix); null for another host.
-   */
-  readonly prUrl?: (repo: Repo, prNumber: number) => string | null;
-  /** The web page of a repository, on the same terms as prUrl (src/server/links.ts builds every link from these two). */
-  readonly repoUrl?: (repo: Repo) => string | null;
+  /** The forge's web pages (its description's `links`); absent: it has none, the server links to its dashboard. */
+  readonly links?: ForgeLinks;
   close(): Promise<void>;
+}
+
+/**
+ * The web pages of a forge (src/server/links.ts builds every link from these). Null: the forge
+ * has no page for it (the server links to its dashboard's page instead).
+ */
+export interface ForgeLinks {
+  /** A repository's page. */
+  repository(repo: Repo): string | null;
+  /** A pull request's page. */
+  pr(repo: Repo, prNumber: number): string | null;
+  /** The page of `path` (relative to the repository's root, `/`-separated) at `ref` (a commit, or `HEAD`). */
+  file(repo: Repo, ref: string, path: string): string | null;
+}
+
+/** What every driver may use. */
+export interface DriverCommon {
+  /** The server's data directory (caches, check logs, driver state). */
+  dataDir: string;
+  /** How often repositories are polled (ms), for drivers that poll and have no setting of their own. */
+  pollMs?: number;
+  log?: (message: string, error?: unknown) => void;
+}
+
+/**
+ * One `railyard serve` flag of a forge: what oclif's `Flags.boolean/string/integer` take, with the
+ * type. `serve` makes the oclif flag; the flag that picks a forge excludes every other forge's.
+ */
+export type ForgeFlag = { description: string; helpValue?: string } & (
+  | { type: 'boolean'; default?: boolean }
+  | { type: 'string'; default?: string; options?: string[] }
+  | { type: 'integer'; default?: number; min?: number; max?: number }
+);
+
+/** What a forge's settings parser may use besides its flags. */
+export interface SettingsContext {
+  /** The environment (secrets are taken out of it once read). */
+  env: NodeJS.ProcessEnv;
+  /** The server's data directory. */
+  dataDir: string;
+  /** Files of `serve`'s own secrets (token files): never shown to code that runs on the server's behalf. */
+  secretFiles: string[];
+  /** Prints a warning line on stderr. */
+  warn(line: string): void;
+}
+
+/**
+ * A forge as `railyard serve` and the server know it, from its folder (`description.ts`, which
+ * imports no SDK and none of its folder's modules at start; src/forge/registry.ts lists them).
+ */
+export interface ForgeDescription<Settings = unknown> {
+  /** The driver's kind (`ForgeDriver.kind`, the folder's name), e.g. `github`. */
+  readonly kind: string;
+  /** The flag that picks this forge, one of `flags` (a boolean, or a value such as `--git-root DIR`). */
+  readonly picker: string;
+  /** How `serve` names it when no forge is picked, e.g. `--github (repositories on GitHub)`. */
+  readonly hint: string;
+  /** Its `serve` flags, by name. */
+  readonly flags: Readonly<Record<string, ForgeFlag>>;
+  /** Examples of `serve` with it, for `serve --help` (`<%= config.bin %>` is the binary's name). */
+  readonly examples?: readonly { description: string; command: string }[];
+  /** Its settings from `serve`'s parsed flags; throws an Error whose message is one line naming the flag. */
+  settings(flags: Readonly<Record<string, unknown>>, context: SettingsContext): Promise<Settings>;
+  /** The lines `serve` prints once listening at `url` (`http://host:port`), after its own. */
+  startup?(settings: Settings, url: string): string[];
+  /** Its web pages; absent: it has none (the server links to its dashboard). */
+  links?(settings: Settings): ForgeLinks;
+  /** The driver (its modules imported only now). */
+  driver(settings: Settings, common: DriverCommon): Promise<ForgeDriver>;
 }

@@ -81,7 +81,7 @@ export async function composeServer(deps: ComposeDeps, host: ComposeHost): Promi
     return `http://${ip}:${address.port}`;
   };
   // Every link to a PR, repository or test: the forge's page, else the dashboard's (src/server/links.ts).
-  const links = serverLinks(deps.driver, dashboardUrl);
+  const links = serverLinks(deps.driver.links, dashboardUrl);
   const service = await QueueService.load({
     store: deps.store,
     // Outgoing webhooks: each committed queue step writes its events to the outbox with it.

@@ -1,15 +1,15 @@
 /**
- * The forge side of a server: the driver its settings pick (src/forge/registry.ts) and the queue
+ * The forge side of a server: the driver of the forge chosen (src/forge/registry.ts) and the queue
  * workers that hand the engine's effects to it.
  */
-import { createDriver, type ForgeSettings } from '../forge/registry.js';
+import { createDriver, type ForgeChoice } from '../forge/registry.js';
 import type { ForgeDriver } from '../forge/types.js';
 import { QueueWorkers } from './queue/workers.js';
 
-export { DEFAULT_SANDBOX, type GitHubSettings as GitHubBackendOptions } from '../forge/registry.js';
-
-export interface BackendOptions extends ForgeSettings {
+export interface BackendOptions {
   dataDir: string;
+  /** The forge and its settings; default: the sandbox with its defaults. */
+  forge?: ForgeChoice;
   /** Clock ticks and repository polls (ms); default 1000 / 500. */
   tickMs?: number;
   pollMs?: number;
@@ -20,6 +20,6 @@ export interface BackendOptions extends ForgeSettings {
 
 /** Where PRs come from and who runs tests and merges: the driver, and the workers driving it. */
 export async function createBackend(options: BackendOptions): Promise<{ driver: ForgeDriver; workers: QueueWorkers }> {
-  const driver = await createDriver(options, { dataDir: options.dataDir, pollMs: options.pollMs, log: options.log });
+  const driver = await createDriver(options.forge, { dataDir: options.dataDir, pollMs: options.pollMs, log: options.log });
   return { driver, workers: new QueueWorkers(driver, { tickMs: options.tickMs, log: options.log, landingRetryMs: options.landingRetryMs }) };
 }

@@ -6,9 +6,9 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { githubOptions } from '../../src/cli/serve-options.js';
 import { secretFile, secretOf, seconds, takeSecrets } from '../../src/flag-values.js';
-import { gitlabSettings } from '../../src/forge/gitlab/settings.js';
+import { githubOptions } from '../../src/forge/github/description.js';
+import { gitlabSettings } from '../../src/forge/gitlab/description.js';
 import { cleanupsAfterEach } from '../support/hooks.js';
 
 const cleanup = cleanupsAfterEach();

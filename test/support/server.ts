@@ -7,12 +7,14 @@ import { Writable } from 'node:stream';
 import { buildServer, type ServerDeps } from '../../src/server/index.js';
 import { parseOrgRepoPin } from '../../src/server/ownership.js';
 import { Replicas } from '../../src/server/queue/replicas.js';
-import { createBackend, type BackendOptions } from '../../src/server/runtime.js';
+import type { GitSettings } from '../../src/forge/git/description.js';
+import type { SandboxOutcomes } from '../../src/forge/sandbox/index.js';
+import { createBackend } from '../../src/server/runtime.js';
 import { openStore } from '../../src/store/index.js';
 
 export interface TestServerOptions {
   /** PRs come from the sandbox forge (default), with these outcomes (default: runs take 5 s and pass). */
-  sandbox?: BackendOptions['sandbox'];
+  sandbox?: Partial<SandboxOutcomes>;
   /** PRs come from the bare repositories under this directory instead (the git forge and runner). */
   gitRoot?: string;
   /** Clock tick / repository poll intervals (ms). */
@@ -45,7 +47,7 @@ export interface TestServerOptions {
    */
   log?: (message: string, error?: unknown) => void;
   /** Git forge: how checks are isolated and limited (`serve --checks-*`). */
-  checks?: BackendOptions['checks'];
+  checks?: GitSettings['checks'];
   /** Outgoing webhooks (tests deliver to 127.0.0.1: pass allowPrivate and allowHttp). */
   webhooks?: ServerDeps['webhooks'];
   /** The webhook deliverer's worker entry (default: the built one, as `serve` runs it on SQLite; false: the request thread). */
@@ -83,9 +85,10 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   for (const [token, org] of entries) await store.accounts.addToken(org, token);
   const { driver, workers } = await createBackend({
     dataDir,
-    gitRoot: opts.gitRoot,
-    checks: opts.checks,
-    sandbox: opts.sandbox,
+    forge:
+      opts.gitRoot !== undefined
+        ? { kind: 'git', settings: { gitRoot: opts.gitRoot, checks: opts.checks } satisfies GitSettings }
+        : { kind: 'sandbox', settings: opts.sandbox ?? {} },
     tickMs: opts.tickMs ?? 200,
     pollMs: opts.pollMs ?? 200,
     log: opts.log,

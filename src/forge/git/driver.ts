@@ -1,6 +1,6 @@
 /**
  * The git forge driver (`serve --git-root DIR`): bare repositories on disk, PRs as
- * `refs/pull/N/head` (forge.ts), test commits and checks (runs.ts), landing (lander.ts) and
+ * `refs/pull/N/head` (source.ts), test commits and checks (runs.ts), landing (lander.ts) and
  * polling for changes made outside the queue (events.ts).
  */
 import { chmodSync, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { checksRootPath, type CheckIsolationOptions } from '../../runner/index.js';
 import type { ForgeDriver } from '../types.js';
 import { GitEvents } from './events.js';
-import { GitForge } from './forge.js';
+import { GitForge } from './source.js';
 import { GitLander, OwnHeads } from './lander.js';
 import { GitRuns } from './runs.js';
 

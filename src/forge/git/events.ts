@@ -6,7 +6,7 @@
  */
 import { findEntry, isTerminal, type EngineEvent } from '../../engine/index.js';
 import type { DriverHost, DriverQueue, Events } from '../types.js';
-import type { GitForge } from './forge.js';
+import type { GitForge } from './source.js';
 import type { OwnHeads } from './lander.js';
 import { diffSnapshots, snapshot, type RepoSnapshot } from './repo.js';
 

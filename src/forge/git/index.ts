@@ -34,6 +34,6 @@ export {
 export type { ChecksConfig, PullRefState, RepoChange, RepoSnapshot, TestBranch, TreeMerge, WatchOptions } from './repo.js';
 export { buildRunCommit, buildTestCommit, planTestCommit, unitOf } from './build.js';
 export { repoPlaceProblem } from './place.js';
-export { GitForge } from './forge.js';
+export { GitForge } from './source.js';
 export { createGitDriver, type GitDriverOptions } from './driver.js';
 export type { BuildTestCommitInput, BuiltTestCommit, TestUnit } from './build.js';

@@ -7,7 +7,7 @@ import { findEntry, type Entry, type TestRun } from '../../engine/index.js';
 import { gitNetworkFailure } from '../shared/blips.js';
 import type { DriverQueue, Lander, MergeOutcome } from '../types.js';
 import { buildTestCommit, unitOf } from './build.js';
-import type { GitForge } from './forge.js';
+import type { GitForge } from './source.js';
 import { casUpdateBranch, headOf, isAncestor, pruneTestBranches, testBranchName } from './repo.js';
 
 /** Target SHAs the queue produced itself, per repository directory (the watcher ignores those moves). */

@@ -23,7 +23,7 @@ import type { Builder, BuiltRun, Ci, CiVerdict, DriverQueue, TestResultsSink } f
 import { buildRunCommit } from './build.js';
 import { ChecksConfigError, MergeConflictError } from './errors.js';
 import { git } from './exec.js';
-import type { GitForge } from './forge.js';
+import type { GitForge } from './source.js';
 import { headOf, readChecksConfig } from './repo.js';
 
 /** `build failed (exit 1); lint timed out` for the checks of a run that did not pass. */

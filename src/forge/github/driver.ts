@@ -1,6 +1,6 @@
 /**
  * The GitHub forge driver (`serve --github`): repositories on GitHub (or GitHub Enterprise)
- * through the REST API and git over smart HTTP. Roles: source (forge.ts: PR facts, ETag-cached),
+ * through the REST API and git over smart HTTP. Roles: source (source.ts: PR facts, ETag-cached),
  * builder (../shared/builder.ts: test commits built in a bare cache and pushed as `railyard-merge/…`
  * branches), ci (ci.ts: the repository's own CI read back), lander (lander.ts: a fast-forward-only
  * ref update), events (events.ts polling, webhooks.ts `POST /webhooks/github`) and reporter
@@ -13,7 +13,7 @@ import { GitHubCi } from './ci.js';
 import { GitHubClient, type GitHubAuth } from './client.js';
 import { GitHubPolling } from './events.js';
 import { pushRefs } from './git.js';
-import { GitHubForge } from './forge.js';
+import { GitHubForge } from './source.js';
 import { GitHubLander } from './lander.js';
 import { GitHubReporter } from './reporter.js';
 import { GitHubRuntime } from './runtime.js';

@@ -12,7 +12,7 @@ import { readFacts, RemotePolling } from '../shared/polling.js';
 import type { GitHubCi } from './ci.js';
 import { statusOf } from './client.js';
 import type { GitHubPull } from './facts.js';
-import { mergeableUnknown } from './forge.js';
+import { mergeableUnknown } from './source.js';
 import { pushRefs, remoteHeads } from './git.js';
 import { WritePriority } from './writes.js';
 import { repoKey, type GitHubRuntime, type RepoCtx } from './runtime.js';

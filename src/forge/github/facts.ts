@@ -1,6 +1,7 @@
 /** A GitHub pull request as the queue reads it: PR facts from REST answers and webhook payloads. */
 import type { Mergeability } from '../../contract/index.js';
 import type { PrFacts } from '../../engine/types.js';
+import type { ForgePrFacts } from '../types.js';
 import { readFacts } from '../shared/polling.js';
 
 /** The fields of a GitHub pull request (REST or webhook payload) the queue reads. */
@@ -21,13 +22,8 @@ export interface GitHubPull {
   updated_at?: string | null;
 }
 
-/** What a PR that cannot be submitted is: GitHub's `state`, or `merged`. */
-export type ClosedAs = 'closed' | 'merged';
-
 /** PR facts as the GitHub forge reports them: the engine's facts plus why a PR is not open. */
-export interface GitHubPrFacts extends PrFacts {
-  /** Set when `open` is false. */
-  closedAs?: ClosedAs;
+export interface GitHubPrFacts extends ForgePrFacts {
   draft?: boolean;
 }
 

@@ -1,13 +1,13 @@
 /**
  * What the roles of the GitHub driver share (one object per server), on top of the remote forges'
  * runtime (../shared/runtime.ts: options, target heads, state file, host, work in flight): the
- * GitHub client and PR facts (forge.ts), the bare cache of each repository and git with a current
+ * GitHub client and PR facts (source.ts), the bare cache of each repository and git with a current
  * token, and the draft PRs of test runs kept in `<dataDir>/github/state.json`.
  */
 import type { Repo } from '../../contract/index.js';
 import { headOf } from '../git/index.js';
 import { RemoteRuntime, type PersistedBase, type RemoteDriverOptions, type RepoCtx as SharedRepoCtx } from '../shared/runtime.js';
-import type { GitHubForge } from './forge.js';
+import type { GitHubForge } from './source.js';
 import { ensureCache, fetchRefs } from './git.js';
 
 export { repoKey, TEST_BRANCH_RE } from '../shared/runtime.js';

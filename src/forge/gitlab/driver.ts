@@ -7,8 +7,6 @@
  * reporter (reporter.ts: status and one note). They share one GitLabRuntime (runtime.ts).
  */
 import { resolve } from 'node:path';
-import { withoutTrailingSlashes } from '../../contract/common.js';
-import type { Repo } from '../../contract/index.js';
 import type { ForgeDriver } from '../types.js';
 import { RemoteBuilder } from '../shared/builder.js';
 import { GitLabCi } from './ci.js';
@@ -16,7 +14,6 @@ import { GitLabClient } from './client.js';
 import { GitLabPolling } from './events.js';
 import { pushRefs } from './git.js';
 import { GitLabLander } from './lander.js';
-import { projectPath } from './repo.js';
 import { GitLabReporter } from './reporter.js';
 import { GitLabRuntime } from './runtime.js';
 import { GitLabSource } from './source.js';
@@ -60,8 +57,6 @@ export function createGitLabDriver(
   const polling = new GitLabPolling(rt, ci);
   const webhooks = new GitLabWebhooks(rt, ci, polling);
   const reporter = new GitLabReporter(rt);
-  const repoUrl = (repo: Repo) =>
-    repo.host.toLowerCase() === gl.host.toLowerCase() ? `${withoutTrailingSlashes(gl.url)}/${projectPath(repo)}` : null;
   return {
     kind: 'gitlab',
     source,
@@ -70,12 +65,6 @@ export function createGitLabDriver(
     lander: new GitLabLander(rt, (q, n) => polling.refreshMr(q, n)),
     events: { start: (host) => polling.start(host), routes: [webhooks.route] },
     reporter,
-    // The instance's own address: a self-managed GitLab may be http://host:port/gitlab.
-    repoUrl,
-    prUrl: (repo, n) => {
-      const page = repoUrl(repo);
-      return page === null ? null : `${page}/-/merge_requests/${n}`;
-    },
     async close() {
       rt.closed = true;
       ci.close();

@@ -6,6 +6,7 @@
  */
 import type { Mergeability } from '../../contract/index.js';
 import type { PrFacts } from '../../engine/types.js';
+import type { ForgePrFacts } from '../types.js';
 import { readFacts } from '../shared/polling.js';
 
 /** The fields of a GitLab merge request (REST answer or hook payload) the queue reads. */
@@ -39,9 +40,7 @@ export type GitLabBlock =
   | 'other';
 
 /** PR facts as the GitLab forge reports them: the engine's facts plus why a PR is not open or not ready. */
-export interface GitLabPrFacts extends PrFacts {
-  /** Set when `open` is false. */
-  closedAs?: 'closed' | 'merged';
+export interface GitLabPrFacts extends ForgePrFacts {
   draft: boolean;
   /** What GitLab waits for besides git (null: nothing, or only a conflict / a check in progress). */
   block: { kind: GitLabBlock; detail: string } | null;

@@ -27,4 +27,4 @@ export {
   tokenMatches,
   type HookDelivery,
   type HookEvent,
-} from './webhook.js';
+} from './deliveries.js';

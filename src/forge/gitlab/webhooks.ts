@@ -19,7 +19,7 @@ import type { GitLabPolling } from './events.js';
 import { projectPath, repoOfProject } from './repo.js';
 import { NOTE_MARKER } from './reporter.js';
 import { repoKey, type GitLabRuntime } from './runtime.js';
-import { readHookHeaders, RecentDeliveries } from './webhook.js';
+import { readHookHeaders, RecentDeliveries } from './deliveries.js';
 
 /** GitLab's Developer access level: the least that may run `/railyard` commands. */
 const DEVELOPER = 30;

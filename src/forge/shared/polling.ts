@@ -9,13 +9,13 @@
  * head and base. Each driver's events.ts says how a PR is read; webhooks bring the rest.
  */
 import { findEntry, isTerminal, type Entry, type PrFacts, type QueueModel, type TestRun } from '../../engine/index.js';
-import type { DriverHost, DriverQueue } from '../types.js';
+import type { DriverHost, DriverQueue, ForgePrFacts } from '../types.js';
 import type { CiWaiter } from './ci-wait.js';
 import type { RemoteGit } from './remote-git.js';
 import { repoKey, TEST_BRANCH_RE, type PersistedBase, type RemoteRuntime, type RepoCtx } from './runtime.js';
 
 /** New facts of a PR as a driver read them: the engine's facts, and how it was closed when it is. */
-export type ReadFacts = PrFacts & { closedAs?: 'merged' | 'closed' };
+export type ReadFacts = ForgePrFacts;
 
 export abstract class RemotePolling {
   private readonly mergeableLooks = new Map<string, { at: number; wait: number }>();
@@ -199,7 +199,7 @@ function withoutClosedAs(f: ReadFacts): PrFacts {
 }
 
 /** The engine's part of a forge's PR facts (what is stored with the entry), with how it was closed. */
-export function readFacts(f: PrFacts & { closedAs?: 'merged' | 'closed' }): ReadFacts {
+export function readFacts(f: ForgePrFacts): ReadFacts {
   return {
     headSha: f.headSha,
     headBranch: f.headBranch,

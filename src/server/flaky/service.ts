@@ -23,6 +23,7 @@ import { Ingest, type ReportReader } from './ingest.js';
 import { Queries } from './queries.js';
 import { findRepository, updateSettings } from './repositories.js';
 import { serverLinks, type Links } from '../links.js';
+import { GITHUB_PAGES, hostedLinks } from '../../forge/shared/web-links.js';
 
 export { emptyPage } from './paging.js';
 export type { ReportReader } from './ingest.js';
@@ -74,7 +75,7 @@ export class FlakyService {
     private readonly now: () => number = Date.now,
     reader?: ReportReader,
     /** The links in answers and events (the server's forge and dashboard; src/server/links.ts). */
-    links: Links = serverLinks({ kind: 'sandbox' }, () => 'http://127.0.0.1'),
+    links: Links = serverLinks(hostedLinks(GITHUB_PAGES), () => 'http://127.0.0.1'),
   ) {
     this.store = new FlakyStore(store.db, { pause: store.pause });
     this.ingest = new Ingest(this.store, now, links, reader);

@@ -24,7 +24,7 @@ import {
   type EngineEvent,
   type PrFacts,
 } from '../../engine/index.js';
-import type { ForgeDriver, Source } from '../../forge/types.js';
+import type { ForgeDriver, ForgePrFacts, Source } from '../../forge/types.js';
 import {
   impactedTargetsKey,
   type PrTransition,
@@ -261,8 +261,8 @@ export class QueueService {
 
   // ------------------------------------------------------------ pull requests
 
-  private async facts(handle: QueueHandle, prNumber: number): Promise<PrFacts> {
-    let facts: PrFacts | null;
+  private async facts(handle: QueueHandle, prNumber: number): Promise<ForgePrFacts> {
+    let facts: ForgePrFacts | null;
     try {
       facts = await this.source.getPullRequest(handle.repo, prNumber, handle.model.branch);
     } catch (error) {
@@ -286,8 +286,8 @@ export class QueueService {
     const queue = this.registry.current(handle);
     const facts = await this.facts(queue, prNumber);
     if (!facts.open) {
-      // The GitHub forge says whether it was merged or closed.
-      const state = (facts as PrFacts & { closedAs?: string }).closedAs ?? 'closed';
+      // A forge that records it (GitHub, GitLab) says whether it was merged or closed.
+      const state = facts.closedAs ?? 'closed';
       throw badRequest(`pull request #${prNumber} is ${state}: only open pull requests can be submitted`);
     }
     const baseProblem = branchNameProblem(facts.baseBranch);
@@ -413,8 +413,7 @@ export class QueueService {
     if (isTerminal(entry.state)) return;
     const fresh = await this.source.getPullRequest(handle.repo, entry.prNumber, handle.model.branch);
     // Merged by the forge while the queue lands it (GitHub's merge API, --github-merge-api): the landing reports it.
-    if (entry.state === 'tests_passed' && (fresh as { closedAs?: string } | null)?.closedAs === 'merged')
-      return;
+    if (entry.state === 'tests_passed' && fresh?.closedAs === 'merged') return;
     if (fresh && !sameFacts(fresh, entry.pr)) {
       const prNumber = entry.prNumber;
       await this.writer.write(handle, (h) =>
