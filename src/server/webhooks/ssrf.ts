@@ -23,7 +23,9 @@ export class AddressRefused extends Error {
   readonly code = 'WEBHOOK_ADDRESS_REFUSED';
 }
 
-const blocked = new BlockList();
+// One list per family: Node's BlockList matches an IPv4 address against an IPv6 subnet through
+// its IPv4-mapped form, so a single list holding `::ffff:0:0/96` refused every IPv4 address.
+const blocked4 = new BlockList();
 for (const [net, bits] of [
   ['0.0.0.0', 8], // "this network"
   ['10.0.0.0', 8],
@@ -37,26 +39,32 @@ for (const [net, bits] of [
   ['224.0.0.0', 4], // multicast
   ['240.0.0.0', 4], // reserved, broadcast
 ] as const)
-  blocked.addSubnet(net, bits, 'ipv4');
+  blocked4.addSubnet(net, bits, 'ipv4');
+const blocked6 = new BlockList();
 for (const [net, bits] of [
   ['::', 128],
   ['::1', 128],
-  ['::ffff:0:0', 96], // IPv4-mapped: checked as the IPv4 address below
   ['64:ff9b::', 96], // NAT64
   ['fc00::', 7], // unique local
   ['fe80::', 10], // link-local
   ['ff00::', 8], // multicast
 ] as const)
-  blocked.addSubnet(net, bits, 'ipv6');
+  blocked6.addSubnet(net, bits, 'ipv6');
+/** IPv4-mapped IPv6 addresses (`::ffff:a.b.c.d`, also written `::ffff:a00:1`): judged as the IPv4 address. */
+const mapped = new BlockList();
+mapped.addSubnet('::ffff:0:0', 96, 'ipv6');
 
-/** Whether an address is loopback, private, link-local or otherwise not a public unicast address. */
+/**
+ * Whether an address is loopback, private, link-local or otherwise special (the lists above and
+ * nothing else): every other IPv4 or IPv6 address is public.
+ */
 export function isPrivateAddress(address: string): boolean {
   const family = isIP(address);
-  if (family === 4) return blocked.check(address, 'ipv4');
+  if (family === 4) return blocked4.check(address, 'ipv4');
   if (family !== 6) return true;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return blocked.check(mapped[1], 'ipv4');
-  return blocked.check(address, 'ipv6');
+  // blocked4 matches a mapped address against its IPv4 subnets.
+  if (mapped.check(address, 'ipv6')) return blocked4.check(address, 'ipv6');
+  return blocked6.check(address, 'ipv6');
 }
 
 const bare = (hostname: string) => hostname.replace(/^\[(.*)\]$/, '$1');
@@ -72,13 +80,18 @@ export function checkEndpointUrl(text: string, policy: AddressPolicy): URL {
   } catch {
     throw new AddressRefused(`url: "${text.slice(0, 200)}" is not a URL`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new AddressRefused(`url: must be https:// (got ${url.protocol}//)`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new AddressRefused(`url: must be https:// (got ${url.protocol}//)`);
   if (url.protocol === 'http:' && !policy.allowHttp)
-    throw new AddressRefused('url: must be https:// (plain http:// needs the server flag --webhook-allow-http)');
+    throw new AddressRefused(
+      'url: must be https:// (plain http:// needs the server flag --webhook-allow-http)',
+    );
   if (url.username || url.password) throw new AddressRefused('url: must not carry a user name or password');
   const host = bare(url.hostname);
   if (isIP(host) && !policy.allowPrivate && isPrivateAddress(host))
-    throw new AddressRefused(`url: ${host} is a loopback, private or link-local address (allowed only with the server flag --webhook-allow-private)`);
+    throw new AddressRefused(
+      `url: ${host} is a loopback, private or link-local address (allowed only with the server flag --webhook-allow-private)`,
+    );
   return url;
 }
 
@@ -89,18 +102,26 @@ function guardedLookup(policy: AddressPolicy): LookupFunction {
     // `localhost` names are loopback whatever a resolver says.
     const name = hostname.toLowerCase().replace(/\.$/, '');
     if (name === 'invalid' || name.endsWith('.invalid'))
-      return callback(Object.assign(new Error(`${hostname}: a .invalid name never resolves`), { code: 'ENOTFOUND' }), '', 0);
+      return callback(
+        Object.assign(new Error(`${hostname}: a .invalid name never resolves`), { code: 'ENOTFOUND' }),
+        '',
+        0,
+      );
     if (!policy.allowPrivate && (name === 'localhost' || name.endsWith('.localhost')))
       return callback(new AddressRefused(`${hostname} is a loopback name`) as NodeJS.ErrnoException, '', 0);
     dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
       if (error) return callback(error, '', 0);
       const refused = policy.allowPrivate ? undefined : addresses.find((a) => isPrivateAddress(a.address));
       if (refused) {
-        const e = new AddressRefused(`${hostname} resolves to ${refused.address}, a loopback, private or link-local address`);
+        const e = new AddressRefused(
+          `${hostname} resolves to ${refused.address}, a loopback, private or link-local address`,
+        );
         return callback(e as NodeJS.ErrnoException, '', 0);
       }
-      if (!addresses.length) return callback(Object.assign(new Error(`${hostname}: no address`), { code: 'ENOTFOUND' }), '', 0);
-      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+      if (!addresses.length)
+        return callback(Object.assign(new Error(`${hostname}: no address`), { code: 'ENOTFOUND' }), '', 0);
+      if ((options as { all?: boolean }).all)
+        return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
       callback(null, addresses[0].address, addresses[0].family);
     });
   };
@@ -135,7 +156,12 @@ export class WebhookTransport {
   }
 
   /** POSTs `body`; rejects on refusal, network error or timeout (never follows a redirect). */
-  post(target: string | URL, body: string, headers: Record<string, string>, signal?: AbortSignal): Promise<PostResult> {
+  post(
+    target: string | URL,
+    body: string,
+    headers: Record<string, string>,
+    signal?: AbortSignal,
+  ): Promise<PostResult> {
     let url: URL;
     try {
       url = checkEndpointUrl(String(target), this.policy);
@@ -185,7 +211,13 @@ export class WebhookTransport {
           });
         },
       );
-      const timer = setTimeout(() => req.destroy(Object.assign(new Error(`no answer within ${this.timeoutMs} ms`), { code: 'ETIMEDOUT' })), this.timeoutMs);
+      const timer = setTimeout(
+        () =>
+          req.destroy(
+            Object.assign(new Error(`no answer within ${this.timeoutMs} ms`), { code: 'ETIMEDOUT' }),
+          ),
+        this.timeoutMs,
+      );
       signal?.addEventListener('abort', () => req.destroy(new Error('aborted')), { once: true });
       req.on('error', (error) => {
         clearTimeout(timer);
