@@ -297,6 +297,13 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       status = error.statusCode;
       message = error.message;
       code = errorCodeForStatus(status);
+    } else if (['EMFILE', 'ENFILE'].includes(String((error as { code?: unknown }).code))) {
+      // Out of descriptors (a flood of connections): this request fails, the process goes on.
+      status = 503;
+      message = 'the server is out of file descriptors right now; try again shortly';
+      code = 'unavailable';
+      reply.header('retry-after', '5');
+      request.log.warn({ err: error, reqId: request.id }, 'out of file descriptors');
     } else if (isDatabaseUnavailable(error)) {
       health.markDown('the database is unreachable');
       status = 503;

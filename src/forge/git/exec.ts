@@ -11,11 +11,41 @@ export class GitError extends Error {
     readonly code: number | null,
     readonly stderr: string,
   ) {
-    const lines = stderr.split('\n').map((l) => l.trim()).filter(Boolean);
+    const lines = stderr
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
     // Progress lines ("Preparing worktree …") come first; the reason is the fatal/error line.
     const detail = lines.find((l) => /^(fatal|error):/.test(l)) ?? lines[0] ?? `exit code ${code}`;
-    super(`git ${args.filter((a) => !a.startsWith('--git-dir=')).slice(0, 3).join(' ')} failed: ${detail}`);
+    super(
+      `git ${args
+        .filter((a) => !a.startsWith('--git-dir='))
+        .slice(0, 3)
+        .join(' ')} failed: ${detail}`,
+    );
     this.name = 'GitError';
+  }
+}
+
+/** git could not be started at all (e.g. EMFILE: the server is out of file descriptors). */
+export class GitStartError extends Error {
+  readonly code: string | undefined;
+  constructor(args: readonly string[], cause: unknown) {
+    const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+    const why =
+      code === 'EMFILE' || code === 'ENFILE'
+        ? 'too many open files'
+        : cause instanceof Error
+          ? cause.message
+          : String(cause);
+    super(
+      `git ${args
+        .filter((a) => !a.startsWith('--git-dir='))
+        .slice(0, 3)
+        .join(' ')} could not start: ${why}${code ? ` (${code})` : ''}`,
+    );
+    this.name = 'GitStartError';
+    this.code = code;
   }
 }
 
@@ -37,7 +67,16 @@ export interface GitOptions {
 }
 
 /** Variables that would point git at another repository or index if inherited (e.g. from a hook). */
-const LEAKY = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_NAMESPACE', 'GIT_PREFIX', 'GIT_COMMON_DIR'];
+const LEAKY = [
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_INDEX_FILE',
+  'GIT_OBJECT_DIRECTORY',
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  'GIT_NAMESPACE',
+  'GIT_PREFIX',
+  'GIT_COMMON_DIR',
+];
 
 /** The process environment without variables that would redirect git to another repo/index. */
 export function cleanEnv(): NodeJS.ProcessEnv {
@@ -94,26 +133,42 @@ function release(): void {
  * Run `git --git-dir=<repoDir> <args…>` (argument array, never a shell) and collect its output.
  * Rejects with GitError when the exit code is not in `okCodes`.
  */
-export async function git(repoDir: string, args: readonly string[], opts: GitOptions = {}): Promise<GitResult> {
+export async function git(
+  repoDir: string,
+  args: readonly string[],
+  opts: GitOptions = {},
+): Promise<GitResult> {
   const full = [`--git-dir=${repoDir}`, ...args];
   await acquire();
   try {
     return await new Promise<GitResult>((resolve, reject) => {
-      const child = spawn('git', full, {
-        cwd: opts.cwd,
-        env: gitEnv(opts.env),
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
+      let child: ReturnType<typeof spawn>;
+      try {
+        child = spawn('git', full, {
+          cwd: opts.cwd,
+          env: gitEnv(opts.env),
+          stdio: ['pipe', 'pipe', 'pipe'],
+        });
+      } catch (error) {
+        return reject(new GitStartError(args, error));
+      }
+      // Out of descriptors (EMFILE) or processes, git never starts: the child has no pipes and
+      // reports 'error' only. That fails this command, never the process.
+      child.on('error', (error) => reject(new GitStartError(args, error)));
+      if (!child.stdout || !child.stderr || !child.stdin) return;
       const out: Buffer[] = [];
       const err: Buffer[] = [];
       child.stdout.on('data', (b: Buffer) => out.push(b));
       child.stderr.on('data', (b: Buffer) => err.push(b));
-      child.on('error', reject);
       child.stdin.on('error', () => {
         /* git may exit before reading stdin; the exit code tells the story */
       });
       child.on('close', (code) => {
-        const res = { code: code ?? -1, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
+        const res = {
+          code: code ?? -1,
+          stdout: Buffer.concat(out).toString('utf8'),
+          stderr: Buffer.concat(err).toString('utf8'),
+        };
         if ((opts.okCodes ?? [0]).includes(res.code)) resolve(res);
         else reject(new GitError(args, code, res.stderr));
       });
