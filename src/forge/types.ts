@@ -52,10 +52,7 @@ export interface DriverHost {
   remember(repo: Repo, kind: 'delivery' | 'comment', key: string): Promise<boolean>;
 }
 
-export type ForgeCommand =
-  | { type: 'submit'; priority?: PriorityInput }
-  | { type: 'cancel' }
-  | { type: 'restart' };
+export type ForgeCommand = { type: 'submit'; priority?: PriorityInput } | { type: 'cancel' } | { type: 'restart' };
 
 /** The facts of pull requests. */
 export interface Source {
@@ -129,16 +126,7 @@ export interface CiVerdict {
 export type TestResultsSink = (
   org: string,
   input: { repo: Repo; branch: string; sha: string; reports: { name: string; content: string }[] },
-) => Promise<
-  {
-    id: string;
-    name: string;
-    file: string | null;
-    classname: string | null;
-    quarantined: boolean;
-    flaky: boolean;
-  }[]
->;
+) => Promise<{ id: string; name: string; file: string | null; classname: string | null; quarantined: boolean; flaky: boolean }[]>;
 
 /** Runs or reads the checks of a test commit. */
 export interface Ci {
@@ -146,13 +134,7 @@ export interface Ci {
    * The verdict on `sha` (the test commit of `run`); null when `signal` aborted it. `reattached`:
    * the commit was built before this server started (a restart, or another replica built it).
    */
-  verdict(
-    queue: DriverQueue,
-    run: TestRun,
-    sha: string,
-    signal: AbortSignal,
-    reattached: boolean,
-  ): Promise<CiVerdict | null>;
+  verdict(queue: DriverQueue, run: TestRun, sha: string, signal: AbortSignal, reattached: boolean): Promise<CiVerdict | null>;
   /** Where the output of a check of a run is kept (null: the run has no such check); drivers without logs leave it out. */
   logPath?(queue: DriverQueue, run: TestRun, check: string): string | null;
   /**
@@ -200,14 +182,9 @@ export interface DriverRoute {
    * Looks at the headers before any of the body is read: a refusal (a missing or malformed
    * signature, a wrong token, webhooks off) is answered at once and the body is never read.
    */
-  checkHeaders?(
-    headers: Readonly<Record<string, string | string[] | undefined>>,
-  ): { status: number; text: string } | null;
+  checkHeaders?(headers: Readonly<Record<string, string | string[] | undefined>>): { status: number; text: string } | null;
   /** Gets the raw body (any content type, for signatures) and answers in plain text. */
-  handle(request: {
-    headers: Readonly<Record<string, string | string[] | undefined>>;
-    body: string;
-  }): Promise<{ status: number; text: string }>;
+  handle(request: { headers: Readonly<Record<string, string | string[] | undefined>>; body: string }): Promise<{ status: number; text: string }>;
 }
 
 /** Changes made outside the queue. */

@@ -92,10 +92,7 @@ export interface RunChecksResult {
  * naming the required statuses without a check, or START_TEST_RUN_NO_REQUIRED_STATUSES when
  * nothing would run.
  */
-export function resolveRequiredChecks(
-  checks: Record<string, string>,
-  required: readonly string[] | null,
-): string[] {
+export function resolveRequiredChecks(checks: Record<string, string>, required: readonly string[] | null): string[] {
   const names = Object.keys(checks);
   if (required !== null) {
     const missing = [...new Set(required)].filter((r) => !Object.hasOwn(checks, r));
@@ -119,11 +116,7 @@ export function logFileNames(names: readonly string[]): Map<string, string> {
   const used = new Set<string>();
   const out = new Map<string, string>();
   for (const name of names) {
-    const base =
-      name
-        .replace(/[^A-Za-z0-9._-]+/g, '_')
-        .replace(/^\.+/, '_')
-        .slice(0, 100) || 'check';
+    const base = name.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^\.+/, '_').slice(0, 100) || 'check';
     let file = `${base}.log`;
     for (let i = 2; used.has(file); i++) file = `${base}-${i}.log`;
     used.add(file);
@@ -143,12 +136,7 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
 type StopReason = 'timeout' | 'cancel' | 'failFast';
 type CheckStop = StopReason | 'checkTimeout';
 
-const outcomeOfStop: Record<CheckStop, CheckOutcome> = {
-  timeout: 'timed_out',
-  cancel: 'cancelled',
-  failFast: 'cancelled',
-  checkTimeout: 'timed_out',
-};
+const outcomeOfStop: Record<CheckStop, CheckOutcome> = { timeout: 'timed_out', cancel: 'cancelled', failFast: 'cancelled', checkTimeout: 'timed_out' };
 
 /**
  * Run the required checks of a test commit. Each check runs as `sh -c <command>` in its own
@@ -186,11 +174,7 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
   const results: Record<string, CheckResult> = {};
 
   const notRun = async (name: string, logPath: string, reason: StopReason): Promise<CheckResult> => {
-    await appendFile(
-      logPath,
-      `[railyard] ${name}: not started (${reason === 'timeout' ? 'testing timeout reached' : 'run cancelled'})\n`,
-      { mode: 0o600 },
-    );
+    await appendFile(logPath, `[railyard] ${name}: not started (${reason === 'timeout' ? 'testing timeout reached' : 'run cancelled'})\n`, { mode: 0o600 });
     return { outcome: outcomeOfStop[reason], exitCode: null, durationMs: 0, logPath };
   };
 
@@ -211,11 +195,7 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
       dir = await createCheckDir(parentDir, opts.repoDir, opts.sha, identity);
     } catch (err) {
       identity?.release();
-      await appendFile(
-        logPath,
-        `[railyard] ${name}: could not prepare a checkout of ${opts.sha}: ${(err as Error).message}\n`,
-        { mode: 0o600 },
-      );
+      await appendFile(logPath, `[railyard] ${name}: could not prepare a checkout of ${opts.sha}: ${(err as Error).message}\n`, { mode: 0o600 });
       return { outcome: 'failure', exitCode: null, durationMs: 0, logPath };
     }
     try {
@@ -225,12 +205,7 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
       log.on('error', () => undefined);
       const logClosed = new Promise<void>((resolve) => log.once('close', () => resolve()));
       const started = Date.now();
-      const { file, args } = checkCommand(
-        isolation.sandbox ?? 'none',
-        dir,
-        opts.checks[name]!,
-        isolation.hide,
-      );
+      const { file, args } = checkCommand(isolation.sandbox ?? 'none', dir, opts.checks[name]!, isolation.hide);
       const child = spawn(file, args, {
         cwd: dir.work,
         detached: true, // own process group: kill(-pid) reaches every descendant
@@ -245,9 +220,7 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
         if (cut) return;
         if (written + chunk.length > maxOutput) {
           log.write(chunk.subarray(0, maxOutput - written));
-          log.write(
-            `\n[railyard] ${name}: output cut at ${maxOutput} bytes (the per-check output limit); the check goes on\n`,
-          );
+          log.write(`\n[railyard] ${name}: output cut at ${maxOutput} bytes (the per-check output limit); the check goes on\n`);
           cut = true;
           return;
         }
@@ -257,9 +230,7 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
       child.stdout?.on('data', onData);
       child.stderr?.on('data', onData);
       const streamsDone = Promise.all(
-        [child.stdout, child.stderr].map((s) =>
-          s ? new Promise<void>((resolve) => s.once('close', () => resolve())) : undefined,
-        ),
+        [child.stdout, child.stderr].map((s) => (s ? new Promise<void>((resolve) => s.once('close', () => resolve())) : undefined)),
       );
       opts.onCheckStarted?.(name, { logPath });
       const pid = child.pid;
@@ -301,21 +272,11 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
           : reason === 'timeout'
             ? 'testing timeout reached'
             : 'run cancelled';
-      const how = error
-        ? `could not start: ${error.message}`
-        : reason
-          ? `${outcome} (${why})`
-          : `${outcome} (exit code ${code})`;
+      const how = error ? `could not start: ${error.message}` : reason ? `${outcome} (${why})` : `${outcome} (exit code ${code})`;
       await appendFile(logPath, `\n[railyard] ${name}: ${how} after ${durationMs} ms\n`);
       const declared = opts.reports?.[name];
       const reports = declared?.length ? await collectReports(dir.work, declared).catch(() => []) : undefined;
-      return {
-        outcome,
-        exitCode: reason ? null : code,
-        durationMs,
-        logPath,
-        ...(reports ? { reports } : {}),
-      };
+      return { outcome, exitCode: reason ? null : code, durationMs, logPath, ...(reports ? { reports } : {}) };
     } finally {
       await dir.remove();
       identity?.release();

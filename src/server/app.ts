@@ -173,9 +173,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   });
 
   const health = new DatabaseHealth(() => deps.store.ping(), Date.now, { ...DEFAULT_HEALTH, ...deps.health });
-  const auth = new TokenAuth(deps.store, now, (error) =>
-    app.log.error({ err: error }, 'could not record when a token was last used'),
-  );
+  const auth = new TokenAuth(deps.store, now, (error) => app.log.error({ err: error }, 'could not record when a token was last used'));
   await auth.reload();
   const owners = await RepoOwners.load(deps.store, deps.orgRepos);
   const pageTokens = await PageTokens.load(deps.store);
@@ -203,19 +201,10 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const links = serverLinks(deps.driver, dashboardUrl);
   deps.store.webhooks.queueEvents = queueEventBuilder(dashboardUrl, links.forgePr);
   // On an SQLite file the deliverer runs on its own thread and connection (deliverer-thread.ts).
-  const delivererFile =
-    deps.store.sqliteFile && deps.delivererWorker !== false
-      ? (deps.delivererWorker ?? delivererWorkerFile())
-      : undefined;
+  const delivererFile = deps.store.sqliteFile && deps.delivererWorker !== false ? (deps.delivererWorker ?? delivererWorkerFile()) : undefined;
   const deliverer: DelivererHandle =
     delivererFile && deps.store.sqliteFile
-      ? new DelivererThread(
-          delivererFile,
-          deps.store.sqliteFile,
-          deps.store.webhooks,
-          webhookOptions,
-          app.log,
-        )
+      ? new DelivererThread(delivererFile, deps.store.sqliteFile, deps.store.webhooks, webhookOptions, app.log)
       : new Deliverer(deps.store.webhooks, webhookOptions, app.log);
   const webhooks = new WebhookService(deps.store, webhookOptions, now);
   app.decorate('railyard', { service, auth });
@@ -341,14 +330,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       const token = Array.isArray(header) ? header[0] : header;
       const org = auth.organisationOf(token);
       if (!org) {
-        done(
-          new HttpError(
-            401,
-            token
-              ? 'x-api-token: unknown token'
-              : 'x-api-token: required (send your API token in this header)',
-          ),
-        );
+        done(new HttpError(401, token ? 'x-api-token: unknown token' : 'x-api-token: required (send your API token in this header)'));
         return;
       }
       request.org = org;
@@ -377,11 +359,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     status: (_input, { reply }) => {
       const { httpStatus, body } = health.status();
       // A load balancer takes the replica out on the 503; the body keeps Trunk's shape (impacted, red).
-      if (httpStatus !== 200)
-        reply
-          .code(httpStatus)
-          .header('retry-after', '5')
-          .header(ERROR_CODE_HEADER, 'unavailable' satisfies ErrorCode);
+      if (httpStatus !== 200) reply.code(httpStatus).header('retry-after', '5').header(ERROR_CODE_HEADER, 'unavailable' satisfies ErrorCode);
       return body;
     },
   };

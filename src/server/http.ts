@@ -23,6 +23,7 @@ import type { RawAnswer } from './routes/types.js';
 
 const TEXT_TYPE = 'text/plain; charset=utf-8';
 
+
 /**
  * An operation's request schema, compiled on its first request and kept for the process (undefined
  * when it takes no input): z.compile builds a specialised validator with the same results and
@@ -59,8 +60,7 @@ function fastifyCompiler(name: string): CompilerFactory {
  * of what a server loads.
  */
 export const lazySchemaCompilers = {
-  buildValidator: (externalSchemas: unknown, options: unknown) =>
-    fastifyCompiler('@fastify/ajv-compiler')(externalSchemas, options),
+  buildValidator: (externalSchemas: unknown, options: unknown) => fastifyCompiler('@fastify/ajv-compiler')(externalSchemas, options),
   buildSerializer: (externalSchemas: unknown, options: unknown) =>
     fastifyCompiler('@fastify/fast-json-stringify-compiler')(externalSchemas, options),
 } as SchemaCompilers;
@@ -177,18 +177,8 @@ export const UNVERIFIED_BODIES_MAX_BYTES = 64 * 1024 * 1024;
 let unverifiedBytes = 0;
 
 /** Answers a webhook request without reading its body, and closes the connection. */
-function refuseUnread(
-  reply: FastifyReply,
-  status: number,
-  text: string,
-  headers: Record<string, string> = {},
-): FastifyReply {
-  return reply
-    .code(status)
-    .headers(headers)
-    .header('connection', 'close')
-    .type(TEXT_TYPE)
-    .send(oneLine(text));
+function refuseUnread(reply: FastifyReply, status: number, text: string, headers: Record<string, string> = {}): FastifyReply {
+  return reply.code(status).headers(headers).header('connection', 'close').type(TEXT_TYPE).send(oneLine(text));
 }
 
 /**
@@ -201,8 +191,7 @@ function refuseUnread(
 export async function mountDriverRoute(app: FastifyInstance, route: DriverRoute): Promise<void> {
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    const raw = (_req: unknown, body: string, done: (err: Error | null, body?: unknown) => void) =>
-      done(null, body);
+    const raw = (_req: unknown, body: string, done: (err: Error | null, body?: unknown) => void) => done(null, body);
     scope.addContentTypeParser('*', { parseAs: 'string' }, raw);
     scope.addContentTypeParser('application/json', { parseAs: 'string' }, raw);
     scope.route({
@@ -214,36 +203,21 @@ export async function mountDriverRoute(app: FastifyInstance, route: DriverRoute)
         if (refused) return void refuseUnread(reply, refused.status, refused.text);
         const declared = Number(request.headers['content-length'] ?? Number.NaN);
         if (declared > WEBHOOK_BODY_LIMIT_BYTES)
-          return void refuseUnread(
-            reply,
-            413,
-            `request body is larger than ${WEBHOOK_BODY_LIMIT_BYTES / 1024 / 1024} MiB (${WEBHOOK_BODY_LIMIT_BYTES} bytes)`,
-          );
+          return void refuseUnread(reply, 413, `request body is larger than 25 MiB (${WEBHOOK_BODY_LIMIT_BYTES} bytes)`);
         const size = Number.isSafeInteger(declared) && declared >= 0 ? declared : WEBHOOK_BODY_LIMIT_BYTES;
         if (unverifiedBytes + size > UNVERIFIED_BODIES_MAX_BYTES)
-          return void refuseUnread(
-            reply,
-            503,
-            'too many webhook bodies are being received at once; try again shortly',
-            {
-              'retry-after': '5',
-            },
-          );
+          return void refuseUnread(reply, 503, 'too many webhook bodies are being received at once; try again shortly', { 'retry-after': '5' });
         unverifiedBytes += size;
         let held = true;
-        const release = () => {
+        // Answered, or the connection closed before: the body (or what arrived of it) is let go.
+        reply.raw.once('close', () => {
           if (held) unverifiedBytes -= size;
           held = false;
-        };
-        // Answered, or the connection closed before: the body (or what arrived of it) is let go.
-        reply.raw.once('close', release);
+        });
         done();
       },
       handler: async (request, reply) => {
-        const answer = await route.handle({
-          headers: request.headers,
-          body: typeof request.body === 'string' ? request.body : '',
-        });
+        const answer = await route.handle({ headers: request.headers, body: typeof request.body === 'string' ? request.body : '' });
         return reply.code(answer.status).type('text/plain; charset=utf-8').send(answer.text);
       },
     });

@@ -60,30 +60,28 @@ describe('POST /webhooks/github limits', () => {
     // The headers first, then the answer, before any of the body is sent: the server answers from
     // the declared length and closes the connection, and a client still writing the body then may
     // see the connection reset before it has read the answer (fetch failed so with EPIPE at load 15).
-    const res = await new Promise<{ status: number; type: string | undefined; text: string }>(
-      (resolve, reject) => {
-        const req = request(hook, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            'content-length': String(Buffer.byteLength(body)),
-            'x-github-event': 'ping',
-            'x-hub-signature-256': sign(body),
-          },
+    const res = await new Promise<{ status: number; type: string | undefined; text: string }>((resolve, reject) => {
+      const req = request(hook, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(body)),
+          'x-github-event': 'ping',
+          'x-hub-signature-256': sign(body),
+        },
+      });
+      req.on('error', reject);
+      req.on('response', (answer) => {
+        let text = '';
+        answer.setEncoding('utf8');
+        answer.on('data', (chunk: string) => (text += chunk));
+        answer.on('end', () => {
+          resolve({ status: answer.statusCode ?? 0, type: answer.headers['content-type'], text });
+          req.destroy();
         });
-        req.on('error', reject);
-        req.on('response', (answer) => {
-          let text = '';
-          answer.setEncoding('utf8');
-          answer.on('data', (chunk: string) => (text += chunk));
-          answer.on('end', () => {
-            resolve({ status: answer.statusCode ?? 0, type: answer.headers['content-type'], text });
-            req.destroy();
-          });
-        });
-        req.flushHeaders();
-      },
-    );
+      });
+      req.flushHeaders();
+    });
     expect(res.status).toBe(413);
     expect(res.type).toBe('text/plain; charset=utf-8');
     expect(res.text).toBe(`request body is larger than 25 MiB (${WEBHOOK_BODY_LIMIT_BYTES} bytes)`);
@@ -153,11 +151,7 @@ describe('POST /webhooks/github limits', () => {
     const t0 = performance.now();
     const res = await fetch(hook, {
       method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-github-event': 'push',
-        'x-hub-signature-256': sign(body),
-      },
+      headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': sign(body) },
       body,
     });
     expect(res.status).toBe(400);

@@ -22,11 +22,7 @@ describe('POST /webhooks/gitlab limits', () => {
     const t0 = performance.now();
     const res = await fetch(hook, {
       method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-gitlab-event': 'Push Hook',
-        'x-gitlab-token': HOOK_SECRET,
-      },
+      headers: { 'content-type': 'application/json', 'x-gitlab-event': 'Push Hook', 'x-gitlab-token': HOOK_SECRET },
       body,
     });
     expect(res.status).toBe(400);

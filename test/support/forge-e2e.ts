@@ -68,8 +68,7 @@ class Cleanups {
         /* keep cleaning */
       }
     }
-    if (violations.length)
-      throw new Error(`the emulator's answers broke ${shapes}:\n${violations.join('\n')}`);
+    if (violations.length) throw new Error(`the emulator's answers broke ${shapes}:\n${violations.join('\n')}`);
   }
 }
 
@@ -101,10 +100,7 @@ export function checkAnswersAtCleanup(emulator: CheckedEmulator): void {
  * go on a list of their own, run (and its emulators' answers checked against `shapes`) by the
  * returned `close` (call it from afterAll).
  */
-export async function sharedResources<T>(
-  shapes: string,
-  make: () => Promise<T>,
-): Promise<{ value: T; close(): Promise<void> }> {
+export async function sharedResources<T>(shapes: string, make: () => Promise<T>): Promise<{ value: T; close(): Promise<void> }> {
   const mine = new Cleanups();
   const value = await testCleanups.run(mine, make);
   return { value, close: () => mine.run(shapes) };
@@ -125,10 +121,7 @@ export function cleanup(shapes: string): Promise<void> {
  * tests that run concurrently (`it.concurrent`), where afterEach's `cleanup` would not know whose
  * resources are whose.
  */
-export function ownCleanups<C extends TestContext>(
-  shapes: string,
-  fn: (ctx: C) => Promise<void>,
-): (ctx: C) => Promise<void> {
+export function ownCleanups<C extends TestContext>(shapes: string, fn: (ctx: C) => Promise<void>): (ctx: C) => Promise<void> {
   return (ctx: C) => {
     const mine = new Cleanups();
     ctx.onTestFinished(() => mine.run(shapes));
@@ -206,14 +199,11 @@ export function explainFailures(url: string, output: () => string, lines = 60): 
   lastSeen.set(url, seen);
   try {
     onTestFailed(({ task }) => {
-      const prs =
-        [...seen.entries()].map(([ref, what]) => `  ${ref}: ${what}`).join('\n') || '  (none waited on)';
+      const prs = [...seen.entries()].map(([ref, what]) => `  ${ref}: ${what}`).join('\n') || '  (none waited on)';
       // Without the access log's successful requests (the test's own polling of the API).
       const quiet = (l: string) => !/"msg":"request"/.test(l) || !/"status":[23]\d\d/.test(l);
       const tail = output().trimEnd().split('\n').filter(quiet).slice(-lines).join('\n');
-      console.error(
-        `--- "${task.name}" failed; the PRs it waited on, as last seen ---\n${prs}\n--- the last ${lines} lines of railyard serve (${url}) ---\n${tail}\n---`,
-      );
+      console.error(`--- "${task.name}" failed; the PRs it waited on, as last seen ---\n${prs}\n--- the last ${lines} lines of railyard serve (${url}) ---\n${tail}\n---`);
     });
   } catch {
     /* not inside a running test (a hook): nothing to attach to */
@@ -225,13 +215,8 @@ export function explainFailures(url: string, output: () => string, lines = 60): 
 async function describePr(server: TestServer, repo: Repo, pr: Pr): Promise<string> {
   let line = `${pr.state} (${pr.stateReason ?? 'no reason'}) head ${String(pr.prSha ?? '').slice(0, 12)} run ${pr.testRunId ?? '-'}`;
   if (pr.state === 'failed' || pr.state === 'cancelled') {
-    const h = await call(server, 'getPullRequestHistory', {
-      repo,
-      targetBranch: 'main',
-      pr: { number: pr.prNumber },
-    }).catch(() => null);
-    const transitions: Array<{ state: string; reason?: string; detail?: string }> =
-      h?.json?.transitions ?? [];
+    const h = await call(server, 'getPullRequestHistory', { repo, targetBranch: 'main', pr: { number: pr.prNumber } }).catch(() => null);
+    const transitions: Array<{ state: string; reason?: string; detail?: string }> = h?.json?.transitions ?? [];
     line += `; history: ${transitions.map((t) => `${t.state}${t.reason ? `(${t.reason})` : ''}${t.detail ? ` "${t.detail}"` : ''}`).join(' -> ')}`;
   }
   return line;
@@ -259,27 +244,15 @@ export async function waitForPr(
   for (;;) {
     const pr = await ok(server, 'getSubmittedPullRequest', { repo, targetBranch: 'main', pr: { number: n } });
     const settledNow = settled(pr);
-    if (seen)
-      seen.set(
-        ref,
-        settledNow ? await describePr(server, repo, pr) : `${pr.state} (${pr.stateReason ?? 'no reason'})`,
-      );
+    if (seen) seen.set(ref, settledNow ? await describePr(server, repo, pr) : `${pr.state} (${pr.stateReason ?? 'no reason'})`);
     if (done(pr)) return pr;
-    if (Date.now() > deadline)
-      throw new Error(
-        `${ref} is still ${settledNow ? seen?.get(ref) : `${pr.state} (${pr.stateReason ?? ''})`}`,
-      );
+    if (Date.now() > deadline) throw new Error(`${ref} is still ${settledNow ? seen?.get(ref) : `${pr.state} (${pr.stateReason ?? ''})`}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
 /** Polls `check` until it returns true (or throws after timeoutMs with `what`). */
-export async function until(
-  what: string,
-  check: () => boolean | Promise<boolean>,
-  timeoutMs = 20_000,
-  everyMs = 100,
-): Promise<void> {
+export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000, everyMs = 100): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

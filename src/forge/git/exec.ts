@@ -11,18 +11,10 @@ export class GitError extends Error {
     readonly code: number | null,
     readonly stderr: string,
   ) {
-    const lines = stderr
-      .split('\n')
-      .map((l) => l.trim())
-      .filter(Boolean);
+    const lines = stderr.split('\n').map((l) => l.trim()).filter(Boolean);
     // Progress lines ("Preparing worktree …") come first; the reason is the fatal/error line.
     const detail = lines.find((l) => /^(fatal|error):/.test(l)) ?? lines[0] ?? `exit code ${code}`;
-    super(
-      `git ${args
-        .filter((a) => !a.startsWith('--git-dir='))
-        .slice(0, 3)
-        .join(' ')} failed: ${detail}`,
-    );
+    super(`git ${args.filter((a) => !a.startsWith('--git-dir=')).slice(0, 3).join(' ')} failed: ${detail}`);
     this.name = 'GitError';
   }
 }
@@ -32,18 +24,8 @@ export class GitStartError extends Error {
   readonly code: string | undefined;
   constructor(args: readonly string[], cause: unknown) {
     const code = (cause as NodeJS.ErrnoException | undefined)?.code;
-    const why =
-      code === 'EMFILE' || code === 'ENFILE'
-        ? 'too many open files'
-        : cause instanceof Error
-          ? cause.message
-          : String(cause);
-    super(
-      `git ${args
-        .filter((a) => !a.startsWith('--git-dir='))
-        .slice(0, 3)
-        .join(' ')} could not start: ${why}${code ? ` (${code})` : ''}`,
-    );
+    const why = code === 'EMFILE' || code === 'ENFILE' ? 'too many open files' : cause instanceof Error ? cause.message : String(cause);
+    super(`git ${args.filter((a) => !a.startsWith('--git-dir=')).slice(0, 3).join(' ')} could not start: ${why}${code ? ` (${code})` : ''}`);
     this.name = 'GitStartError';
     this.code = code;
   }
@@ -67,16 +49,7 @@ export interface GitOptions {
 }
 
 /** Variables that would point git at another repository or index if inherited (e.g. from a hook). */
-const LEAKY = [
-  'GIT_DIR',
-  'GIT_WORK_TREE',
-  'GIT_INDEX_FILE',
-  'GIT_OBJECT_DIRECTORY',
-  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
-  'GIT_NAMESPACE',
-  'GIT_PREFIX',
-  'GIT_COMMON_DIR',
-];
+const LEAKY = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_NAMESPACE', 'GIT_PREFIX', 'GIT_COMMON_DIR'];
 
 /** The process environment without variables that would redirect git to another repo/index. */
 export function cleanEnv(): NodeJS.ProcessEnv {
@@ -133,11 +106,7 @@ function release(): void {
  * Run `git --git-dir=<repoDir> <args…>` (argument array, never a shell) and collect its output.
  * Rejects with GitError when the exit code is not in `okCodes`.
  */
-export async function git(
-  repoDir: string,
-  args: readonly string[],
-  opts: GitOptions = {},
-): Promise<GitResult> {
+export async function git(repoDir: string, args: readonly string[], opts: GitOptions = {}): Promise<GitResult> {
   const full = [`--git-dir=${repoDir}`, ...args];
   await acquire();
   try {
@@ -164,11 +133,7 @@ export async function git(
         /* git may exit before reading stdin; the exit code tells the story */
       });
       child.on('close', (code) => {
-        const res = {
-          code: code ?? -1,
-          stdout: Buffer.concat(out).toString('utf8'),
-          stderr: Buffer.concat(err).toString('utf8'),
-        };
+        const res = { code: code ?? -1, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
         if ((opts.okCodes ?? [0]).includes(res.code)) resolve(res);
         else reject(new GitError(args, code, res.stderr));
       });

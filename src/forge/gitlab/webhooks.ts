@@ -46,31 +46,19 @@ export class GitLabWebhooks {
   private checkHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): Answer | null {
     const secret = this.rt.options.webhookSecret;
     if (secret === null)
-      return {
-        status: 404,
-        text: 'hooks are off: start the server with --gitlab-webhook-secret-file or RAILYARD_GITLAB_WEBHOOK_SECRET',
-      };
+      return { status: 404, text: 'hooks are off: start the server with --gitlab-webhook-secret-file or RAILYARD_GITLAB_WEBHOOK_SECRET' };
     const read = readHookHeaders(headers, secret);
     return read.ok ? null : { status: read.status, text: read.text };
   }
 
-  private async receive(
-    headers: Readonly<Record<string, string | string[] | undefined>>,
-    body: string,
-  ): Promise<Answer> {
+  private async receive(headers: Readonly<Record<string, string | string[] | undefined>>, body: string): Promise<Answer> {
     const secret = this.rt.options.webhookSecret;
     if (secret === null)
-      return {
-        status: 404,
-        text: 'hooks are off: start the server with --gitlab-webhook-secret-file or RAILYARD_GITLAB_WEBHOOK_SECRET',
-      };
+      return { status: 404, text: 'hooks are off: start the server with --gitlab-webhook-secret-file or RAILYARD_GITLAB_WEBHOOK_SECRET' };
     const read = readHookHeaders(headers, secret);
     if (!read.ok) return { status: read.status, text: read.text };
     const { delivery } = read;
-    const handled = {
-      status: 200,
-      text: `delivery ${delivery.id ?? delivery.idempotencyKey} was handled already`,
-    };
+    const handled = { status: 200, text: `delivery ${delivery.id ?? delivery.idempotencyKey} was handled already` };
     if (!this.recent.firstTime(delivery)) return handled;
     // Depth first (issue 26): JSON.parse of a signed 20 MiB `[[[[…` holds the only request thread for seconds.
     if (jsonTooDeep(body)) return { status: 400, text: JSON_TOO_DEEP_MESSAGE };
@@ -149,14 +137,8 @@ export class GitLabWebhooks {
         if (body.includes(NOTE_MARKER) || !COMMAND_RE.test(body)) break; // the queue's own note, or no command
         // A command note acts once, ever: whatever delivery (a new id, none) brings it again.
         const id: unknown = a.id;
-        if (
-          typeof id !== 'number' ||
-          !this.rt.host ||
-          !(await this.rt.host.remember(queues[0]!.repo, 'comment', String(id)))
-        ) {
-          this.rt.log(
-            `/railyard command in note ${String(id)} on !${String(p.merge_request.iid)} ignored: it was handled already`,
-          );
+        if (typeof id !== 'number' || !this.rt.host || !(await this.rt.host.remember(queues[0]!.repo, 'comment', String(id)))) {
+          this.rt.log(`/railyard command in note ${String(id)} on !${String(p.merge_request.iid)} ignored: it was handled already`);
           break;
         }
         await this.command(queues, Number(p.merge_request.iid), p.user, body);
@@ -193,21 +175,8 @@ export class GitLabWebhooks {
     },
   };
 
-  private async command(
-    queues: DriverQueue[],
-    iid: number,
-    user: { id?: number; username?: string } | undefined,
-    body: string,
-  ): Promise<void> {
+  private async command(queues: DriverQueue[], iid: number, user: { id?: number; username?: string } | undefined, body: string): Promise<void> {
     if (!user?.id || !this.rt.host) return;
-    await runCommand(
-      this.rt.host,
-      (m) => this.rt.log(m),
-      this.commands,
-      queues,
-      iid,
-      { id: user.id, username: user.username },
-      body,
-    );
+    await runCommand(this.rt.host, (m) => this.rt.log(m), this.commands, queues, iid, { id: user.id, username: user.username }, body);
   }
 }

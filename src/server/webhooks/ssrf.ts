@@ -80,18 +80,13 @@ export function checkEndpointUrl(text: string, policy: AddressPolicy): URL {
   } catch {
     throw new AddressRefused(`url: "${text.slice(0, 200)}" is not a URL`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:')
-    throw new AddressRefused(`url: must be https:// (got ${url.protocol}//)`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new AddressRefused(`url: must be https:// (got ${url.protocol}//)`);
   if (url.protocol === 'http:' && !policy.allowHttp)
-    throw new AddressRefused(
-      'url: must be https:// (plain http:// needs the server flag --webhook-allow-http)',
-    );
+    throw new AddressRefused('url: must be https:// (plain http:// needs the server flag --webhook-allow-http)');
   if (url.username || url.password) throw new AddressRefused('url: must not carry a user name or password');
   const host = bare(url.hostname);
   if (isIP(host) && !policy.allowPrivate && isPrivateAddress(host))
-    throw new AddressRefused(
-      `url: ${host} is a loopback, private or link-local address (allowed only with the server flag --webhook-allow-private)`,
-    );
+    throw new AddressRefused(`url: ${host} is a loopback, private or link-local address (allowed only with the server flag --webhook-allow-private)`);
   return url;
 }
 
@@ -102,26 +97,18 @@ function guardedLookup(policy: AddressPolicy): LookupFunction {
     // `localhost` names are loopback whatever a resolver says.
     const name = hostname.toLowerCase().replace(/\.$/, '');
     if (name === 'invalid' || name.endsWith('.invalid'))
-      return callback(
-        Object.assign(new Error(`${hostname}: a .invalid name never resolves`), { code: 'ENOTFOUND' }),
-        '',
-        0,
-      );
+      return callback(Object.assign(new Error(`${hostname}: a .invalid name never resolves`), { code: 'ENOTFOUND' }), '', 0);
     if (!policy.allowPrivate && (name === 'localhost' || name.endsWith('.localhost')))
       return callback(new AddressRefused(`${hostname} is a loopback name`) as NodeJS.ErrnoException, '', 0);
     dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
       if (error) return callback(error, '', 0);
       const refused = policy.allowPrivate ? undefined : addresses.find((a) => isPrivateAddress(a.address));
       if (refused) {
-        const e = new AddressRefused(
-          `${hostname} resolves to ${refused.address}, a loopback, private or link-local address`,
-        );
+        const e = new AddressRefused(`${hostname} resolves to ${refused.address}, a loopback, private or link-local address`);
         return callback(e as NodeJS.ErrnoException, '', 0);
       }
-      if (!addresses.length)
-        return callback(Object.assign(new Error(`${hostname}: no address`), { code: 'ENOTFOUND' }), '', 0);
-      if ((options as { all?: boolean }).all)
-        return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+      if (!addresses.length) return callback(Object.assign(new Error(`${hostname}: no address`), { code: 'ENOTFOUND' }), '', 0);
+      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
       callback(null, addresses[0].address, addresses[0].family);
     });
   };
@@ -156,12 +143,7 @@ export class WebhookTransport {
   }
 
   /** POSTs `body`; rejects on refusal, network error or timeout (never follows a redirect). */
-  post(
-    target: string | URL,
-    body: string,
-    headers: Record<string, string>,
-    signal?: AbortSignal,
-  ): Promise<PostResult> {
+  post(target: string | URL, body: string, headers: Record<string, string>, signal?: AbortSignal): Promise<PostResult> {
     let url: URL;
     try {
       url = checkEndpointUrl(String(target), this.policy);
@@ -211,13 +193,7 @@ export class WebhookTransport {
           });
         },
       );
-      const timer = setTimeout(
-        () =>
-          req.destroy(
-            Object.assign(new Error(`no answer within ${this.timeoutMs} ms`), { code: 'ETIMEDOUT' }),
-          ),
-        this.timeoutMs,
-      );
+      const timer = setTimeout(() => req.destroy(Object.assign(new Error(`no answer within ${this.timeoutMs} ms`), { code: 'ETIMEDOUT' })), this.timeoutMs);
       signal?.addEventListener('abort', () => req.destroy(new Error('aborted')), { once: true });
       req.on('error', (error) => {
         clearTimeout(timer);
