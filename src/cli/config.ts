@@ -6,7 +6,7 @@ import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Repo } from '../contract/index.js';
-import { parseRepoRef } from '../contract/repo-ref.js';
+import { parseRepoRef, repoProblem } from '../contract/repo-ref.js';
 import { ConfigError } from '../input-error.js';
 
 export const CONFIG_KEYS = ['api-url', 'token', 'org', 'repo'] as const;
@@ -56,7 +56,10 @@ export async function writeConfig(config: Config, path = configPath()): Promise<
 /** Parses `host/owner/name` or `owner/name` (host github.com). */
 export function parseRepo(text: string): Repo {
   const repo = parseRepoRef(text);
-  if (!repo) throw new ConfigError(`--repo: expected host/owner/name or owner/name, got "${text}"`);
+  if (!repo) throw new ConfigError(`--repo: expected host/owner/name or owner/name, got ${JSON.stringify(text)}`);
+  // The server knows which forge serves the host; here a namespace path is taken for any owner.
+  const problem = repoProblem(repo, true, '--repo');
+  if (problem) throw new ConfigError(problem);
   return repo;
 }
 

@@ -20,7 +20,9 @@ function oclifFlag({ type, ...options }: ServeFlag) {
 }
 
 /** Every forge's flags (src/forge/registry.ts), in its order. */
-const FORGE_FLAGS = Object.fromEntries(Object.entries(forgeFlags()).map(([name, flag]) => [name, oclifFlag(flag)]));
+const FORGE_FLAGS = Object.fromEntries(
+  Object.entries(forgeFlags()).map(([name, flag]) => [name, oclifFlag(flag)]),
+);
 
 export default class Serve extends Command {
   static override summary = 'Run the Railyard API server (Trunk v1 compatible) on the embedded database';
@@ -67,7 +69,8 @@ export default class Serve extends Command {
       min: 0,
     }),
     'lease-seconds': Flags.integer({
-      description: 'PostgreSQL: how long a replica drives a queue without renewing its lease; another replica takes over after it',
+      description:
+        'PostgreSQL: how long a replica drives a queue without renewing its lease; another replica takes over after it',
       default: 5,
       min: 1,
       max: 300,
@@ -78,10 +81,20 @@ export default class Serve extends Command {
       multiple: true,
     }),
     'token-file': Flags.string({
-      description: 'A file holding an API token of the --org organisation (one per line); only its hash is stored',
+      description:
+        'A file holding an API token of the --org organisation (one per line); only its hash is stored',
       helpValue: 'FILE',
     }),
-    'max-queues-per-org': Flags.integer({ description: 'Merge queues one organisation may create', default: 1000, min: 1 }),
+    'max-connections': Flags.integer({
+      description: 'Client connections held at once; past it new connections are closed at once',
+      default: 4096,
+      min: 1,
+    }),
+    'max-queues-per-org': Flags.integer({
+      description: 'Merge queues one organisation may create',
+      default: 1000,
+      min: 1,
+    }),
     'max-prs-per-queue': Flags.integer({
       description: 'Pull requests one queue may hold before they conclude (submit answers 429 past it)',
       default: 1000,
@@ -107,7 +120,8 @@ export default class Serve extends Command {
       min: 0,
     }),
     'webhook-allow-private': Flags.boolean({
-      description: 'Outgoing webhooks may go to loopback, private and link-local addresses (refused by default)',
+      description:
+        'Outgoing webhooks may go to loopback, private and link-local addresses (refused by default)',
       default: false,
     }),
     'webhook-allow-http': Flags.boolean({
@@ -115,7 +129,8 @@ export default class Serve extends Command {
       default: false,
     }),
     'public-url': Flags.string({
-      description: "The dashboard's address as people reach it, for links in webhook payloads (default: the listen address)",
+      description:
+        "The dashboard's address as people reach it, for links in webhook payloads (default: the listen address)",
       helpValue: 'URL',
     }),
     'log-level': Flags.string({
@@ -190,7 +205,9 @@ export default class Serve extends Command {
       settings = await forge.settings(flags, {
         env: process.env,
         dataDir: flags['data-dir'],
-        secretFiles: [flags['token-file'], flags['database-url-file']].filter((f): f is string => f !== undefined),
+        secretFiles: [flags['token-file'], flags['database-url-file']].filter(
+          (f): f is string => f !== undefined,
+        ),
         warn: (line) => this.logToStderr(line),
       });
     } catch (error) {
@@ -209,6 +226,7 @@ export default class Serve extends Command {
       tokens: orgTokens,
       orgRepos,
       limits: { queuesPerOrg: flags['max-queues-per-org'], prsPerQueue: flags['max-prs-per-queue'] },
+      maxConnections: flags['max-connections'],
       webhooks: {
         allowPrivate: flags['webhook-allow-private'],
         allowHttp: flags['webhook-allow-http'],
@@ -223,7 +241,9 @@ export default class Serve extends Command {
       listenError,
     };
     // Loaded lazily: other commands never pay for Fastify, the store or the engine.
-    await (await import('../server/serve.js')).runServe(options, {
+    await (
+      await import('../server/serve.js')
+    ).runServe(options, {
       log: (line) => this.log(line),
       warn: (line) => this.logToStderr(line),
       fail: (message, code) => this.error(message, { exit: code }),

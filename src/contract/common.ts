@@ -61,7 +61,13 @@ export function repoKey(repo: Repo): string {
   return `${repo.host.trim()}/${repo.owner.trim()}/${repo.name.trim()}`.toLowerCase();
 }
 
-export { parseRepoRef } from './repo-ref.js';
+export {
+  parseRepoRef,
+  repoHostProblem,
+  repoNameProblem,
+  repoOwnerRuleProblem,
+  repoProblem,
+} from './repo-ref.js';
 
 /** `repo.owner: must be at most 39 characters` when `owner` is longer than `max` (the forge's bound), else null. */
 export function ownerTooLong(owner: string, max = REPO_OWNER_MAX, field = 'repo.owner'): string | null {

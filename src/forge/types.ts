@@ -188,6 +188,11 @@ export interface DriverRoute {
   method: 'POST';
   /** Outside /v1, e.g. `/webhooks/github`. */
   path: string;
+  /**
+   * Looks at the headers before any of the body is read: a refusal (a missing or malformed
+   * signature, a wrong token, webhooks off) is answered at once and the body is never read.
+   */
+  checkHeaders?(headers: Readonly<Record<string, string | string[] | undefined>>): { status: number; text: string } | null;
   /** Gets the raw body (any content type, for signatures) and answers in plain text. */
   handle(request: { headers: Readonly<Record<string, string | string[] | undefined>>; body: string }): Promise<{ status: number; text: string }>;
 }

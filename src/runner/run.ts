@@ -201,6 +201,8 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
     try {
       if (stopped) return await notRun(name, logPath, stopped);
       const log = createWriteStream(logPath, { mode: 0o600 });
+      // A log that cannot be opened or written (EMFILE) loses the output, never the process.
+      log.on('error', () => undefined);
       const logClosed = new Promise<void>((resolve) => log.once('close', () => resolve()));
       const started = Date.now();
       const { file, args } = checkCommand(isolation.sandbox ?? 'none', dir, opts.checks[name]!, isolation.hide);

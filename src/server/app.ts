@@ -212,11 +212,13 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
 
   app.setErrorHandler((error: unknown, request, reply) => {
     // The one map from what was thrown to the answer (errors.ts); here only what the server notes of it.
-    const answer = httpAnswerOf(error, request.id);
+    const answer = httpAnswerOf(error, request.id, request.routeOptions.bodyLimit);
     if (answer.kind === 'unavailable') {
       health.markDown('the database is unreachable');
       request.log.warn({ err: error, reqId: request.id }, 'database unavailable');
     } else if (answer.kind === 'busy') request.log.warn({ err: error, reqId: request.id }, 'database busy');
+    else if (answer.kind === 'descriptors')
+      request.log.warn({ err: error, reqId: request.id }, 'out of file descriptors');
     else if (answer.kind === 'unexpected') request.log.error({ err: error }, 'unexpected error');
     reply.headers(answer.headers);
     refusals.set(request, oneLine(answer.message));

@@ -70,7 +70,7 @@ export interface HttpAnswer {
    * `unexpected`: logged with its stack (500); `unavailable`: the database cannot be reached (the
    * health probe is told); `busy`: the database gave up waiting; undefined: the client's own error.
    */
-  kind?: 'unexpected' | 'unavailable' | 'busy' | 'lease';
+  kind?: 'unexpected' | 'unavailable' | 'busy' | 'lease' | 'descriptors';
 }
 
 /**
@@ -78,7 +78,7 @@ export interface HttpAnswer {
  * (app.ts's error handler), so a status is decided in one place. `requestId` names the request
  * in the message of an unexpected error.
  */
-export function httpAnswerOf(error: unknown, requestId: string): HttpAnswer {
+export function httpAnswerOf(error: unknown, requestId: string, bodyLimit = BODY_LIMIT_BYTES): HttpAnswer {
   if (error instanceof ApiError)
     return { status: error.statusCode, code: error.code, message: error.message, headers: error.headers };
   if (error instanceof EngineRejection) {
@@ -90,7 +90,7 @@ export function httpAnswerOf(error: unknown, requestId: string): HttpAnswer {
     return {
       status: 413,
       code: 'payload_too_large',
-      message: `request body is larger than 20 MiB (${BODY_LIMIT_BYTES} bytes)`,
+      message: `request body is larger than ${bodyLimit / 1024 / 1024} MiB (${bodyLimit} bytes)`,
       headers: {},
     };
   }
@@ -100,6 +100,16 @@ export function httpAnswerOf(error: unknown, requestId: string): HttpAnswer {
       code: errorCodeForStatus(fastify.statusCode),
       message: fastify.message ?? '',
       headers: {},
+    };
+  }
+  if (['EMFILE', 'ENFILE'].includes(String(fastify?.code))) {
+    // Out of descriptors (a flood of connections): this request fails, the process goes on.
+    return {
+      status: 503,
+      code: 'unavailable',
+      message: 'the server is out of file descriptors right now; try again shortly',
+      headers: { 'retry-after': '5' },
+      kind: 'descriptors',
     };
   }
   if (isDatabaseUnavailable(error)) {

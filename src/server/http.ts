@@ -164,10 +164,29 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket):
   socket.destroySoon();
 }
 
+/** 25 MiB: the body limit of a driver's webhook route (GitHub's documented largest delivery). */
+export const WEBHOOK_BODY_LIMIT_BYTES = 25 * 1024 * 1024;
+/** 64 MiB: the most bytes of webhook bodies not yet verified held at once, over all connections. */
+export const UNVERIFIED_BODIES_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The bytes of webhook bodies being read and not yet verified, over all connections: each request
+ * reserves its declared length (the route's limit when it declares none) before its body is read
+ * and gives it back when it is answered or its connection closes.
+ */
+let unverifiedBytes = 0;
+
+/** Answers a webhook request without reading its body, and closes the connection. */
+function refuseUnread(reply: FastifyReply, status: number, text: string, headers: Record<string, string> = {}): FastifyReply {
+  return reply.code(status).headers(headers).header('connection', 'close').type(TEXT_TYPE).send(oneLine(text));
+}
+
 /**
  * Mounts a route a driver declared (e.g. `POST /webhooks/github`): in a scope of its own, the body
  * reaches the driver as the raw text (any content type: signatures are over the raw bytes) and
- * the driver's answer goes back as plain text.
+ * the driver's answer goes back as plain text. The headers are checked before the body is read
+ * (`checkHeaders`); bodies are capped at WEBHOOK_BODY_LIMIT_BYTES, and a request that would take
+ * the unverified bytes held past UNVERIFIED_BODIES_MAX_BYTES is a 503, its body unread.
  */
 export async function mountDriverRoute(app: FastifyInstance, route: DriverRoute): Promise<void> {
   await app.register(async (scope) => {
@@ -178,6 +197,25 @@ export async function mountDriverRoute(app: FastifyInstance, route: DriverRoute)
     scope.route({
       method: route.method,
       url: route.path,
+      bodyLimit: WEBHOOK_BODY_LIMIT_BYTES,
+      onRequest: (request, reply, done) => {
+        const refused = route.checkHeaders?.(request.headers) ?? null;
+        if (refused) return void refuseUnread(reply, refused.status, refused.text);
+        const declared = Number(request.headers['content-length'] ?? Number.NaN);
+        if (declared > WEBHOOK_BODY_LIMIT_BYTES)
+          return void refuseUnread(reply, 413, `request body is larger than 25 MiB (${WEBHOOK_BODY_LIMIT_BYTES} bytes)`);
+        const size = Number.isSafeInteger(declared) && declared >= 0 ? declared : WEBHOOK_BODY_LIMIT_BYTES;
+        if (unverifiedBytes + size > UNVERIFIED_BODIES_MAX_BYTES)
+          return void refuseUnread(reply, 503, 'too many webhook bodies are being received at once; try again shortly', { 'retry-after': '5' });
+        unverifiedBytes += size;
+        let held = true;
+        // Answered, or the connection closed before: the body (or what arrived of it) is let go.
+        reply.raw.once('close', () => {
+          if (held) unverifiedBytes -= size;
+          held = false;
+        });
+        done();
+      },
       handler: async (request, reply) => {
         const answer = await route.handle({ headers: request.headers, body: typeof request.body === 'string' ? request.body : '' });
         return reply.code(answer.status).type('text/plain; charset=utf-8').send(answer.text);

@@ -25,6 +25,8 @@ export interface ServeOptions {
   tokens: { org: string; token: string }[];
   orgRepos: OrgRepoPin[];
   limits: { queuesPerOrg: number; prsPerQueue: number };
+  /** Client connections held at once; past it new ones are closed at once. */
+  maxConnections: number;
   webhooks: { allowPrivate: boolean; allowHttp: boolean; publicUrl?: string };
   landingRetryMs: number;
   /** The forge picked and its settings (its description's `settings`). */
@@ -51,6 +53,10 @@ export interface ServeIo {
 /** Runs the server until SIGINT or SIGTERM, then stops it cleanly and returns. */
 export async function runServe(options: ServeOptions, io: ServeIo): Promise<void> {
   const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
+  // Descriptors first: a flood of connections must not starve git, the database or the logs.
+  const { limitConnections, raiseOpenFilesLimit } = await import('./connections.js');
+  const openFiles = raiseOpenFilesLimit();
+  if (openFiles.note) io.warn(`railyard serve: ${openFiles.note}`);
   const { logLevel } = options;
   const pretty = (options.logFormat ?? (process.stdout.isTTY ? 'pretty' : 'json')) === 'pretty';
   let logStream: NodeJS.WritableStream = process.stdout;
@@ -127,6 +133,7 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<void
   });
   logError = (line, error) => app.log.error({ err: error }, line);
   try {
+    limitConnections(app.server, options.maxConnections, (line) => logError(line, undefined));
     await app.listen({ host: options.host, port: options.port });
   } catch (error) {
     // Taken between the check and now, or not ours to bind: one line, then a clean stop.

@@ -25,6 +25,8 @@ import type { TestServer } from './server.js';
 export const API_TOKEN = 'e2e-api-token';
 
 export interface RailyardProcess extends TestServer {
+  /** The server's process id (for /proc: its memory, its descriptors). */
+  pid: number;
   /** Everything the process wrote (stdout + stderr), for assertions that no secret was logged. */
   output(): string;
   /** SIGTERM and wait for the exit (the data dir stays). */
@@ -165,6 +167,7 @@ export async function spawnRailyard(args: string[], home: string, dataDir: strin
     await exited;
   };
   const proc: RailyardProcess = {
+    pid: child.pid!,
     url: `http://127.0.0.1:${port}/v1`,
     token: API_TOKEN,
     org: 'local',

@@ -21,6 +21,8 @@ export interface SpawnOptions {
   bin?: string;
   /** Arguments for node itself, before the script (e.g. `--cpu-prof`). */
   nodeArgs?: string[];
+  /** A command that runs node (e.g. `['prlimit', '--nofile=256:256']`): the server is its child's exec. */
+  wrapper?: string[];
 }
 
 /**
@@ -32,7 +34,9 @@ export function spawnServe(
   env: NodeJS.ProcessEnv = process.env,
   options: SpawnOptions = {},
 ): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), options.bin ?? BIN, 'serve', '--port', '0', ...args], {
+  const argv = [process.execPath, ...(options.nodeArgs ?? []), options.bin ?? BIN, 'serve', '--port', '0', ...args];
+  const [file, ...rest] = [...(options.wrapper ?? []), ...argv] as [string, ...string[]];
+  const child = spawn(file, rest, {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -19,6 +19,18 @@ export class GitError extends Error {
   }
 }
 
+/** git could not be started at all (e.g. EMFILE: the server is out of file descriptors). */
+export class GitStartError extends Error {
+  readonly code: string | undefined;
+  constructor(args: readonly string[], cause: unknown) {
+    const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+    const why = code === 'EMFILE' || code === 'ENFILE' ? 'too many open files' : cause instanceof Error ? cause.message : String(cause);
+    super(`git ${args.filter((a) => !a.startsWith('--git-dir=')).slice(0, 3).join(' ')} could not start: ${why}${code ? ` (${code})` : ''}`);
+    this.name = 'GitStartError';
+    this.code = code;
+  }
+}
+
 export interface GitResult {
   code: number;
   stdout: string;
@@ -99,16 +111,24 @@ export async function git(repoDir: string, args: readonly string[], opts: GitOpt
   await acquire();
   try {
     return await new Promise<GitResult>((resolve, reject) => {
-      const child = spawn('git', full, {
-        cwd: opts.cwd,
-        env: gitEnv(opts.env),
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
+      let child: ReturnType<typeof spawn>;
+      try {
+        child = spawn('git', full, {
+          cwd: opts.cwd,
+          env: gitEnv(opts.env),
+          stdio: ['pipe', 'pipe', 'pipe'],
+        });
+      } catch (error) {
+        return reject(new GitStartError(args, error));
+      }
+      // Out of descriptors (EMFILE) or processes, git never starts: the child has no pipes and
+      // reports 'error' only. That fails this command, never the process.
+      child.on('error', (error) => reject(new GitStartError(args, error)));
+      if (!child.stdout || !child.stderr || !child.stdin) return;
       const out: Buffer[] = [];
       const err: Buffer[] = [];
       child.stdout.on('data', (b: Buffer) => out.push(b));
       child.stderr.on('data', (b: Buffer) => err.push(b));
-      child.on('error', reject);
       child.stdin.on('error', () => {
         /* git may exit before reading stdin; the exit code tells the story */
       });

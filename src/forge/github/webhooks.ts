@@ -32,8 +32,19 @@ export class GitHubWebhooks {
   readonly route: DriverRoute = {
     method: 'POST',
     path: '/webhooks/github',
+    checkHeaders: (headers) => this.checkHeaders(headers),
     handle: (request) => this.receive(request.headers, request.body),
   };
+
+  /** Before the body is read: webhooks on, and a signature of the form GitHub sends (`sha256=` and 64 hex digits). */
+  private checkHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): Answer | null {
+    if (this.rt.options.webhookSecret === null)
+      return { status: 404, text: 'webhooks are off: start the server with --github-webhook-secret-file or RAILYARD_GITHUB_WEBHOOK_SECRET' };
+    const signature = headers['x-hub-signature-256'];
+    if (typeof signature !== 'string' || !/^sha256=[0-9a-f]{64}$/i.test(signature))
+      return { status: 401, text: 'x-hub-signature-256: missing or not of the form sha256=<64 hex digits>' };
+    return null;
+  }
 
   private async receive(headers: Readonly<Record<string, string | string[] | undefined>>, body: string): Promise<Answer> {
     const secret = this.rt.options.webhookSecret;

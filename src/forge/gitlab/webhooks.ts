@@ -38,8 +38,18 @@ export class GitLabWebhooks {
   readonly route: DriverRoute = {
     method: 'POST',
     path: '/webhooks/gitlab',
+    checkHeaders: (headers) => this.checkHeaders(headers),
     handle: (request) => this.receive(request.headers, request.body),
   };
+
+  /** Before the body is read: hooks on, and the configured token in X-Gitlab-Token. */
+  private checkHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): Answer | null {
+    const secret = this.rt.options.webhookSecret;
+    if (secret === null)
+      return { status: 404, text: 'hooks are off: start the server with --gitlab-webhook-secret-file or RAILYARD_GITLAB_WEBHOOK_SECRET' };
+    const read = readHookHeaders(headers, secret);
+    return read.ok ? null : { status: read.status, text: read.text };
+  }
 
   private async receive(headers: Readonly<Record<string, string | string[] | undefined>>, body: string): Promise<Answer> {
     const secret = this.rt.options.webhookSecret;

@@ -23,7 +23,9 @@ export class AddressRefused extends Error {
   readonly code = 'WEBHOOK_ADDRESS_REFUSED';
 }
 
-const blocked = new BlockList();
+// One list per family: Node's BlockList matches an IPv4 address against an IPv6 subnet through
+// its IPv4-mapped form, so a single list holding `::ffff:0:0/96` refused every IPv4 address.
+const blocked4 = new BlockList();
 for (const [net, bits] of [
   ['0.0.0.0', 8], // "this network"
   ['10.0.0.0', 8],
@@ -37,26 +39,32 @@ for (const [net, bits] of [
   ['224.0.0.0', 4], // multicast
   ['240.0.0.0', 4], // reserved, broadcast
 ] as const)
-  blocked.addSubnet(net, bits, 'ipv4');
+  blocked4.addSubnet(net, bits, 'ipv4');
+const blocked6 = new BlockList();
 for (const [net, bits] of [
   ['::', 128],
   ['::1', 128],
-  ['::ffff:0:0', 96], // IPv4-mapped: checked as the IPv4 address below
   ['64:ff9b::', 96], // NAT64
   ['fc00::', 7], // unique local
   ['fe80::', 10], // link-local
   ['ff00::', 8], // multicast
 ] as const)
-  blocked.addSubnet(net, bits, 'ipv6');
+  blocked6.addSubnet(net, bits, 'ipv6');
+/** IPv4-mapped IPv6 addresses (`::ffff:a.b.c.d`, also written `::ffff:a00:1`): judged as the IPv4 address. */
+const mapped = new BlockList();
+mapped.addSubnet('::ffff:0:0', 96, 'ipv6');
 
-/** Whether an address is loopback, private, link-local or otherwise not a public unicast address. */
+/**
+ * Whether an address is loopback, private, link-local or otherwise special (the lists above and
+ * nothing else): every other IPv4 or IPv6 address is public.
+ */
 export function isPrivateAddress(address: string): boolean {
   const family = isIP(address);
-  if (family === 4) return blocked.check(address, 'ipv4');
+  if (family === 4) return blocked4.check(address, 'ipv4');
   if (family !== 6) return true;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return blocked.check(mapped[1], 'ipv4');
-  return blocked.check(address, 'ipv6');
+  // blocked4 matches a mapped address against its IPv4 subnets.
+  if (mapped.check(address, 'ipv6')) return blocked4.check(address, 'ipv6');
+  return blocked6.check(address, 'ipv6');
 }
 
 const bare = (hostname: string) => hostname.replace(/^\[(.*)\]$/, '$1');
