@@ -113,6 +113,10 @@ export default class Serve extends Command {
     }),
     'checks-timeout-minutes': Flags.integer({ description: 'Git root: wall-clock limit of one check (0 = none)', default: 60, min: 0 }),
     'checks-output-mib': Flags.integer({ description: 'Git root: output kept per check; the rest is cut with a note in its log', default: 16, min: 1 }),
+    'checks-memory-mib': Flags.integer({ description: 'Git root: memory of one check, all its processes (killed above it; see docs/checks.md)', default: 4096, min: 16 }),
+    'checks-processes': Flags.integer({ description: 'Git root: processes and threads of one check at once (killed at it)', default: 1024, min: 8 }),
+    'checks-tmp-mib': Flags.integer({ description: "Git root, --checks-sandbox bwrap: size of a check's /tmp, /var/tmp and /dev/shm each", default: 1024, min: 1 }),
+    'checks-disk-mib': Flags.integer({ description: "Git root: disk of one check's own directory (checkout, HOME, TMPDIR; killed above it)", default: 20480, min: 1 }),
     'checks-uid-base': Flags.integer({
       description: 'Git root, serving as root: checks run as uids from this one up (one per running check), never as root',
       default: 61184,
@@ -324,12 +328,19 @@ export default class Serve extends Command {
       uidBase: flags['checks-uid-base'],
       timeoutMs: flags['checks-timeout-minutes'] * 60_000,
       maxOutputBytes: flags['checks-output-mib'] * 1024 * 1024,
+      limits: {
+        memoryMib: flags['checks-memory-mib'],
+        processes: flags['checks-processes'],
+        tmpMib: flags['checks-tmp-mib'],
+        diskMib: flags['checks-disk-mib'],
+      },
       hide: [flags['token-file'], flags['database-url-file']].filter((f): f is string => f !== undefined),
     };
     if (flags['git-root'] !== undefined) {
-      const { checksDirProblem, gitRootExposure, isolationProblem } = await import('../runner/index.js');
+      const { checksDirProblem, describeLimits, gitRootExposure, isolationProblem } = await import('../runner/index.js');
       const problem = checksDirProblem(checks.parentDir ?? (await import('node:os')).tmpdir(), flags['data-dir']) ?? (await isolationProblem(checks));
       if (problem) this.error(problem, { exit: 2 });
+      this.log(`Check limits (--checks-*): ${(await describeLimits(checks.limits, checks.sandbox)).join('; ')}`);
       const exposed = checks.sandbox === 'none' && process.getuid?.() === 0 ? gitRootExposure(flags['git-root']) : null;
       if (exposed) this.logToStderr(`warning: ${exposed}`);
       if (checks.sandbox === 'none' && process.getuid?.() !== 0) {

@@ -1,5 +1,5 @@
 /** Runs a test run's checks (the git forge's CI): the commands of railyard.json, isolated when a sandbox is set, and their verdicts. */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { appendFile, mkdir } from 'node:fs/promises';
 import os from 'node:os';
@@ -14,11 +14,13 @@ import {
   DEFAULT_CHECK_OUTPUT_BYTES,
   DEFAULT_CHECK_TIMEOUT_MS,
   killAllOf,
+  removeFilesOf,
   unreachableBy,
   type CheckDir,
   type CheckIdentity,
   type CheckIsolationOptions,
 } from './isolation.js';
+import { createCheckCgroups, DEFAULT_CHECK_LIMITS, limitDetail, prelude, type CheckCgroups, type LimitName } from './limits.js';
 import { collectReports, type CheckReport } from './reports.js';
 
 export type CheckOutcome = 'success' | 'failure' | 'timed_out' | 'cancelled';
@@ -33,6 +35,8 @@ export interface CheckResult {
   logPath: string;
   /** The test reports the check declares, read from its worktree once it ended (./reports.ts); absent when it declares none. */
   reports?: CheckReport[];
+  /** Why the runner stopped it, when it did at one of its limits (`check exceeded its memory limit (4096 MiB)`). */
+  detail?: string;
 }
 
 export interface RunChecksOptions {
@@ -134,9 +138,29 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
 }
 
 type StopReason = 'timeout' | 'cancel' | 'failFast';
-type CheckStop = StopReason | 'checkTimeout';
+type CheckStop = StopReason | 'checkTimeout' | 'limit';
 
-const outcomeOfStop: Record<CheckStop, CheckOutcome> = { timeout: 'timed_out', cancel: 'cancelled', failFast: 'cancelled', checkTimeout: 'timed_out' };
+let cgroupSeq = 0;
+
+const outcomeOfStop: Record<CheckStop, CheckOutcome> = {
+  timeout: 'timed_out',
+  cancel: 'cancelled',
+  failFast: 'cancelled',
+  checkTimeout: 'timed_out',
+  limit: 'failure',
+};
+
+/** Disk used by `dir` in MiB (null when it cannot be measured), and how long measuring took. */
+async function diskUsedMib(dir: string): Promise<{ mib: number | null; ms: number }> {
+  const started = Date.now();
+  const mib = await new Promise<number | null>((resolve) => {
+    execFile('du', ['-s', '-k', '-x', dir], { maxBuffer: 1024 * 1024 }, (_error, stdout) => {
+      const kib = Number(/^(\d+)/.exec(String(stdout))?.[1]);
+      resolve(Number.isFinite(kib) ? kib / 1024 : null);
+    });
+  });
+  return { mib, ms: Date.now() - started };
+}
 
 /**
  * Run the required checks of a test commit. Each check runs as `sh -c <command>` in its own
@@ -182,18 +206,22 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
   const checkTimeout = opts.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
   const maxOutput = opts.maxOutputBytes ?? DEFAULT_CHECK_OUTPUT_BYTES;
   const parentDir = opts.worktreeParent ?? isolation.parentDir ?? os.tmpdir();
+  const limits = { ...DEFAULT_CHECK_LIMITS, ...isolation.limits };
 
   const runOne = async (name: string): Promise<CheckResult> => {
     const logPath = path.join(opts.logDir, files.get(name)!);
     if (stopped) return notRun(name, logPath, stopped);
     let identity: CheckIdentity | null = null;
     let dir: CheckDir | undefined;
+    let cgroups: CheckCgroups | undefined;
     try {
       identity = await acquireIdentity(isolation.uidBase);
       const unreachable = identity ? unreachableBy(parentDir, identity.uid) : null;
       if (unreachable) throw new Error(unreachable);
       dir = await createCheckDir(parentDir, opts.repoDir, opts.sha, identity);
+      cgroups = await createCheckCgroups(`railyard-check-${identity ? identity.uid : `${process.pid}-${++cgroupSeq}`}`, limits);
     } catch (err) {
+      await dir?.remove();
       identity?.release();
       await appendFile(logPath, `[railyard] ${name}: could not prepare a checkout of ${opts.sha}: ${(err as Error).message}\n`, { mode: 0o600 });
       return { outcome: 'failure', exitCode: null, durationMs: 0, logPath };
@@ -203,13 +231,14 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
       const log = createWriteStream(logPath, { mode: 0o600 });
       const logClosed = new Promise<void>((resolve) => log.once('close', () => resolve()));
       const started = Date.now();
-      const { file, args } = checkCommand(isolation.sandbox ?? 'none', dir, opts.checks[name]!, isolation.hide);
+      const command = checkCommand(isolation.sandbox ?? 'none', dir, opts.checks[name]!, isolation.hide, limits.tmpMib);
+      // Started as the server's user: the prelude closes other descriptors, joins the cgroups, then drops to the check's uid.
+      const { file, args } = prelude(command, limits, cgroups, identity);
       const child = spawn(file, args, {
         cwd: dir.work,
         detached: true, // own process group: kill(-pid) reaches every descendant
         stdio: ['ignore', 'pipe', 'pipe'],
         env: checkEnv({ home: dir.home, tmp: dir.tmp, sha: opts.sha, check: name }, opts.env),
-        ...(identity ? { uid: identity.uid, gid: identity.gid } : {}),
       });
       // Output as it comes, up to the limit; past it the check goes on and its output is dropped.
       let written = 0;
@@ -244,11 +273,36 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
       stopListeners.add(onStop);
       if (stopped) onStop(stopped);
       const ownDeadline = checkTimeout > 0 ? setTimeout(() => onStop('checkTimeout'), checkTimeout) : null;
+      // The limits the kernel enforces (cgroups) and the one measured (disk), looked at while it runs.
+      let overLimit: LimitName | null = null;
+      const atLimit = (limit: LimitName): void => {
+        overLimit ??= limit;
+        onStop('limit');
+      };
+      let watching = true;
+      const checkDir = dir;
+      const watch = (async () => {
+        let nextDisk = 0;
+        while (watching && !stopReason) {
+          const hit = await cgroups!.exceeded();
+          if (hit) return atLimit(hit);
+          if (Date.now() >= nextDisk) {
+            const used = await diskUsedMib(checkDir.dir);
+            if (used.mib !== null && used.mib > limits.diskMib) return atLimit('disk');
+            nextDisk = Date.now() + Math.max(1000, used.ms * 10);
+          }
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      })();
       const { code, error } = await new Promise<{ code: number | null; error?: Error }>((resolve) => {
         child.once('error', (e) => resolve({ code: null, error: e }));
         child.once('exit', (c) => resolve({ code: c }));
       });
       const durationMs = Date.now() - started;
+      watching = false;
+      await watch;
+      // Killed by the kernel at a limit: the memory cgroup's OOM kill, or a file past the disk limit.
+      overLimit ??= (await cgroups.exceeded()) ?? (child.signalCode === 'SIGXFSZ' || code === 128 + 25 ? 'disk' : null);
       stopListeners.delete(onStop);
       if (killTimer) clearTimeout(killTimer);
       if (ownDeadline) clearTimeout(ownDeadline);
@@ -263,19 +317,26 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
       log.end();
       await logClosed;
       const reason = stopReason as CheckStop | null;
-      const outcome: CheckOutcome = reason ? outcomeOfStop[reason] : code === 0 ? 'success' : 'failure';
+      const limitHit = overLimit as LimitName | null;
+      const detail = limitHit ? limitDetail(limitHit, limits) : undefined;
+      const outcome: CheckOutcome = reason ? outcomeOfStop[reason] : detail ? 'failure' : code === 0 ? 'success' : 'failure';
       const why =
-        reason === 'checkTimeout'
+        detail ??
+        (reason === 'checkTimeout'
           ? `the per-check limit of ${Math.round(checkTimeout / 1000)} s reached`
           : reason === 'timeout'
             ? 'testing timeout reached'
-            : 'run cancelled';
-      const how = error ? `could not start: ${error.message}` : reason ? `${outcome} (${why})` : `${outcome} (exit code ${code})`;
+            : 'run cancelled');
+      const how = detail && !reason ? `failure (${detail}; exit code ${code})` : error ? `could not start: ${error.message}` : reason ? `${outcome} (${why})` : `${outcome} (exit code ${code})`;
       await appendFile(logPath, `\n[railyard] ${name}: ${how} after ${durationMs} ms\n`);
       const declared = opts.reports?.[name];
       const reports = declared?.length ? await collectReports(dir.work, declared).catch(() => []) : undefined;
-      return { outcome, exitCode: reason ? null : code, durationMs, logPath, ...(reports ? { reports } : {}) };
+      return { outcome, exitCode: reason ? null : code, durationMs, logPath, ...(reports ? { reports } : {}), ...(detail ? { detail } : {}) };
     } finally {
+      // Nothing of it outlives it: its files in the shared temporary directories go too (after its
+      // reports were read: its own directory may be among them).
+      if (identity) await removeFilesOf(identity.uid);
+      await cgroups?.remove();
       await dir.remove();
       identity?.release();
     }
