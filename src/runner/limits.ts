@@ -9,7 +9,7 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rmdir, statfs, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
@@ -211,6 +211,37 @@ export async function createCheckCgroups(name: string, limits: CheckLimits): Pro
       }
     },
   };
+}
+
+const TMPFS_MAGIC = 0x01021994;
+
+/**
+ * Whether one of bubblewrap's tmpfs (/tmp, /var/tmp, /dev/shm) of a check is full, seen through
+ * `/proc/<pid>/root` of its processes: the kernel refused its writes at the size limit.
+ */
+export async function tmpFull(pids: readonly number[], tmpMib: number): Promise<boolean> {
+  const size = tmpMib * 1024 * 1024;
+  for (const pid of pids.slice(-4)) {
+    for (const dir of ['tmp', 'var/tmp', 'dev/shm']) {
+      const st = await statfs(`/proc/${pid}/root/${dir}`).catch(() => null);
+      if (!st || st.type !== TMPFS_MAGIC || st.blocks * st.bsize > size + 65536) continue;
+      if (st.bfree === 0) return true;
+    }
+  }
+  return false;
+}
+
+/** The processes of a check: those of its cgroups, else of its uid. */
+export async function processesOf(cgroups: Pick<CheckCgroups, 'procsFiles'>, uid: number | null): Promise<number[]> {
+  const pids = new Set<number>();
+  for (const f of cgroups.procsFiles) {
+    for (const l of (await readFile(f, 'utf8').catch(() => '')).split('\n')) if (l.trim()) pids.add(Number(l));
+  }
+  if (pids.size === 0 && uid !== null) {
+    const out = await run('pgrep', ['-U', String(uid)]).then((r) => r.stdout, () => '');
+    for (const l of out.split('\n')) if (l.trim()) pids.add(Number(l));
+  }
+  return [...pids];
 }
 
 // ------------------------------------------------------------------ the prelude

@@ -20,7 +20,7 @@ import {
   type CheckIdentity,
   type CheckIsolationOptions,
 } from './isolation.js';
-import { createCheckCgroups, DEFAULT_CHECK_LIMITS, limitDetail, prelude, type CheckCgroups, type LimitName } from './limits.js';
+import { createCheckCgroups, DEFAULT_CHECK_LIMITS, limitDetail, prelude, processesOf, tmpFull, type CheckCgroups, type LimitName } from './limits.js';
 import { collectReports, type CheckReport } from './reports.js';
 
 export type CheckOutcome = 'success' | 'failure' | 'timed_out' | 'cancelled';
@@ -231,7 +231,8 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
       const log = createWriteStream(logPath, { mode: 0o600 });
       const logClosed = new Promise<void>((resolve) => log.once('close', () => resolve()));
       const started = Date.now();
-      const command = checkCommand(isolation.sandbox ?? 'none', dir, opts.checks[name]!, isolation.hide, limits.tmpMib);
+      const sandbox = isolation.sandbox ?? 'none';
+      const command = checkCommand(sandbox, dir, opts.checks[name]!, isolation.hide, limits.tmpMib);
       // Started as the server's user: the prelude closes other descriptors, joins the cgroups, then drops to the check's uid.
       const { file, args } = prelude(command, limits, cgroups, identity);
       const child = spawn(file, args, {
@@ -288,8 +289,9 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
           if (hit) return atLimit(hit);
           if (Date.now() >= nextDisk) {
             const used = await diskUsedMib(checkDir.dir);
-            if (used.mib !== null && used.mib > limits.diskMib) return atLimit('disk');
+            if (used.mib !== null && used.mib >= limits.diskMib) return atLimit('disk');
             nextDisk = Date.now() + Math.max(1000, used.ms * 10);
+            if (sandbox === 'bwrap' && (await tmpFull(await processesOf(cgroups!, identity?.uid ?? null), limits.tmpMib))) return atLimit('tmp');
           }
           await new Promise((r) => setTimeout(r, 250));
         }
@@ -302,7 +304,9 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
       watching = false;
       await watch;
       // Killed by the kernel at a limit: the memory cgroup's OOM kill, or a file past the disk limit.
-      overLimit ??= (await cgroups.exceeded()) ?? (child.signalCode === 'SIGXFSZ' || code === 128 + 25 ? 'disk' : null);
+      overLimit ??=
+        (await cgroups.exceeded()) ??
+        (child.signalCode === 'SIGXFSZ' || code === 128 + 25 || ((await diskUsedMib(dir.dir)).mib ?? 0) >= limits.diskMib ? 'disk' : null);
       stopListeners.delete(onStop);
       if (killTimer) clearTimeout(killTimer);
       if (ownDeadline) clearTimeout(ownDeadline);

@@ -21,6 +21,8 @@ export interface SpawnOptions {
   bin?: string;
   /** Arguments for node itself, before the script (e.g. `--cpu-prof`). */
   nodeArgs?: string[];
+  /** A command that execs node with the arguments it is given (e.g. a shell opening more descriptors first). */
+  wrap?: string[];
 }
 
 /**
@@ -32,7 +34,9 @@ export function spawnServe(
   env: NodeJS.ProcessEnv = process.env,
   options: SpawnOptions = {},
 ): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), options.bin ?? BIN, 'serve', '--port', '0', ...args], {
+  const argv = [process.execPath, ...(options.nodeArgs ?? []), options.bin ?? BIN, 'serve', '--port', '0', ...args];
+  const [file, ...rest] = [...(options.wrap ?? []), ...argv];
+  const child = spawn(file!, rest, {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
