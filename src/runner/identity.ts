@@ -43,7 +43,9 @@ export function claimsDir(): string {
   }
   const st = lstatSync(dir);
   if (!st.isDirectory() || st.uid !== 0 || (st.mode & 0o077) !== 0) {
-    throw new Error(`checks: ${dir}, where check uids are claimed, must be a directory of root's with mode 0700: remove it and start again`);
+    throw new Error(
+      `checks: ${dir}, where check uids are claimed, must be a directory of root's with mode 0700: remove it and start again`,
+    );
   }
   return dir;
 }
@@ -51,10 +53,14 @@ export function claimsDir(): string {
 /** Holds an exclusive lock on `file` in a child `flock` process until its stdin closes (or the server dies); null when taken. */
 function lock(file: string): Promise<ChildProcess | null> {
   return new Promise((resolve) => {
-    const child = spawn('flock', ['--nonblock', '--conflict-exit-code', '75', file, 'sh', '-c', 'echo held; exec cat >/dev/null'], {
-      stdio: ['pipe', 'pipe', 'ignore'],
-      env: { PATH: '/usr/bin:/bin:/usr/sbin:/sbin' },
-    });
+    const child = spawn(
+      'flock',
+      ['--nonblock', '--conflict-exit-code', '75', file, 'sh', '-c', 'echo held; exec cat >/dev/null'],
+      {
+        stdio: ['pipe', 'pipe', 'ignore'],
+        env: { PATH: '/usr/bin:/bin:/usr/sbin:/sbin' },
+      },
+    );
     child.once('error', () => resolve(null));
     child.once('exit', () => resolve(null));
     child.stdout!.once('data', () => {
@@ -70,7 +76,12 @@ function lock(file: string): Promise<ChildProcess | null> {
 export async function killAllOf(identity: { uid: number; gid: number }): Promise<void> {
   for (let round = 0; round < 20; round++) {
     await new Promise<void>((resolve) => {
-      const child = spawn('sh', ['-c', 'kill -KILL -1'], { uid: identity.uid, gid: identity.gid, stdio: 'ignore', env: { PATH: '/usr/bin:/bin' } });
+      const child = spawn('sh', ['-c', 'kill -KILL -1'], {
+        uid: identity.uid,
+        gid: identity.gid,
+        stdio: 'ignore',
+        env: { PATH: '/usr/bin:/bin' },
+      });
       child.once('error', () => resolve());
       child.once('exit', () => resolve());
     });
@@ -91,7 +102,9 @@ async function hasProcesses(uid: number): Promise<boolean> {
 export async function removeFilesOf(uid: number): Promise<void> {
   const roots = SHARED_TMP_DIRS.filter((d) => existsSync(d));
   if (roots.length === 0) return;
-  await run('find', [...roots, '-xdev', '-user', String(uid), '-delete'], { maxBuffer: 1024 * 1024 }).catch(() => undefined);
+  await run('find', [...roots, '-xdev', '-user', String(uid), '-delete'], { maxBuffer: 1024 * 1024 }).catch(
+    () => undefined,
+  );
 }
 
 /**
@@ -99,7 +112,10 @@ export async function removeFilesOf(uid: number): Promise<void> {
  * the server's user). `cleanStale` runs before a uid is used whose last holder did not mark it
  * clean (a server killed mid-check).
  */
-export async function acquireIdentity(uidBase = DEFAULT_CHECK_UID_BASE, cleanStale?: (uid: number) => Promise<void>): Promise<CheckIdentity | null> {
+export async function acquireIdentity(
+  uidBase = DEFAULT_CHECK_UID_BASE,
+  cleanStale?: (uid: number) => Promise<void>,
+): Promise<CheckIdentity | null> {
   if (process.getuid?.() !== 0) return null;
   const dir = claimsDir();
   for (let slot = 0; slot < POOL_SIZE; slot++) {

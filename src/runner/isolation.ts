@@ -42,7 +42,13 @@ export interface CheckIsolationOptions {
   limits?: Partial<CheckLimits>;
 }
 
-export { acquireIdentity, killAllOf, removeFilesOf, DEFAULT_CHECK_UID_BASE, type CheckIdentity } from './identity.js';
+export {
+  acquireIdentity,
+  killAllOf,
+  removeFilesOf,
+  DEFAULT_CHECK_UID_BASE,
+  type CheckIdentity,
+} from './identity.js';
 
 // ------------------------------------------------------------------ directories
 
@@ -64,7 +70,10 @@ export async function prepareChecksRoot(parent: string, dataDir: string): Promis
 /** Where `prepareChecksRoot` puts the check directories of the server of `dataDir` (nothing is created). */
 export function checksRootPath(parent: string, dataDir: string): string {
   const data = path.resolve(dataDir);
-  return path.join(path.resolve(parent), `railyard-checks-${createHash('sha256').update(data).digest('hex').slice(0, 12)}`);
+  return path.join(
+    path.resolve(parent),
+    `railyard-checks-${createHash('sha256').update(data).digest('hex').slice(0, 12)}`,
+  );
 }
 
 /** Why checks cannot have their directories under `parent`, or null. */
@@ -139,7 +148,12 @@ async function chownTree(dir: string, uid: number, gid: number): Promise<void> {
  * them when the checks dir is on another filesystem than the git root), `home/` and `tmp/` are empty. Owned by `identity` when there is one. The check needs
  * no access to the git root: the clone is complete, with the history of every branch.
  */
-export async function createCheckDir(root: string, repoDir: string, sha: string, identity: CheckIdentity | null): Promise<CheckDir> {
+export async function createCheckDir(
+  root: string,
+  repoDir: string,
+  sha: string,
+  identity: CheckIdentity | null,
+): Promise<CheckDir> {
   const dir = await mkdtemp(path.join(root, 'check-'));
   const remove = async () => {
     await rm(dir, { recursive: true, force: true, maxRetries: 2 }).catch(() => undefined);
@@ -175,7 +189,10 @@ export function reservedEnvName(name: string): boolean {
  * CI=true, RAILYARD_SHA and RAILYARD_CHECK, and what railyard.json declares. Nothing else of the
  * server's environment (tokens, database URL, GitHub credentials) reaches it.
  */
-export function checkEnv(base: { home: string; tmp: string; sha: string; check: string }, declared: Record<string, string> = {}): NodeJS.ProcessEnv {
+export function checkEnv(
+  base: { home: string; tmp: string; sha: string; check: string },
+  declared: Record<string, string> = {},
+): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH || '/usr/local/bin:/usr/bin:/bin',
     LANG: process.env.LANG || 'C.UTF-8',
@@ -184,7 +201,13 @@ export function checkEnv(base: { home: string; tmp: string; sha: string; check: 
     GIT_TERMINAL_PROMPT: '0',
   };
   for (const [k, v] of Object.entries(declared)) if (!RESERVED_ENV.has(k)) env[k] = v;
-  Object.assign(env, { HOME: base.home, TMPDIR: base.tmp, CI: 'true', RAILYARD_SHA: base.sha, RAILYARD_CHECK: base.check });
+  Object.assign(env, {
+    HOME: base.home,
+    TMPDIR: base.tmp,
+    CI: 'true',
+    RAILYARD_SHA: base.sha,
+    RAILYARD_CHECK: base.check,
+  });
   return env;
 }
 
@@ -207,7 +230,14 @@ export function checkCommand(
 ): { file: string; args: string[] } {
   const sh = ['sh', '-c', command];
   if (sandbox === 'none') return { file: 'sh', args: sh.slice(1) };
-  const args = ['--die-with-parent', '--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
+  const args = [
+    '--die-with-parent',
+    '--unshare-user',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+  ];
   for (const d of SYSTEM_DIRS) args.push('--ro-bind-try', d, d);
   const size = String(tmpMib * 1024 * 1024);
   args.push('--proc', '/proc', '--dev', '/dev');
@@ -257,9 +287,26 @@ export async function isolationProblem(options: CheckIsolationOptions): Promise<
         }
       }
       try {
-        await run('bwrap', ['--unshare-user', '--unshare-pid', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', 'true'], { env, cwd: '/', ...ids });
+        await run(
+          'bwrap',
+          [
+            '--unshare-user',
+            '--unshare-pid',
+            '--ro-bind',
+            '/',
+            '/',
+            '--dev',
+            '/dev',
+            '--proc',
+            '/proc',
+            'true',
+          ],
+          { env, cwd: '/', ...ids },
+        );
       } catch (error) {
-        const why = String((error as { stderr?: string }).stderr || (error as Error).message).trim().split('\n')[0];
+        const why = String((error as { stderr?: string }).stderr || (error as Error).message)
+          .trim()
+          .split('\n')[0];
         return `--checks-sandbox bwrap: bubblewrap cannot create its namespaces here (${why}): allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) or use --checks-sandbox none`;
       }
     } else if (identity) {

@@ -26,7 +26,12 @@ export interface CheckLimits {
   diskMib: number;
 }
 
-export const DEFAULT_CHECK_LIMITS: CheckLimits = { memoryMib: 4096, processes: 1024, tmpMib: 1024, diskMib: 20480 };
+export const DEFAULT_CHECK_LIMITS: CheckLimits = {
+  memoryMib: 4096,
+  processes: 1024,
+  tmpMib: 1024,
+  diskMib: 20480,
+};
 
 export type LimitName = 'memory' | 'process' | 'disk' | 'tmp';
 
@@ -95,7 +100,11 @@ async function findBases(): Promise<CgroupBases | null> {
     await writeFile(sub, '+memory +pids').catch(() => undefined);
     const enabled = await readFile(sub, 'utf8').catch(() => '');
     const ok = (await writable(dir)) ? dir : null;
-    return { version: 2, memory: ok && enabled.includes('memory') ? ok : null, pids: ok && enabled.includes('pids') ? ok : null };
+    return {
+      version: 2,
+      memory: ok && enabled.includes('memory') ? ok : null,
+      pids: ok && enabled.includes('pids') ? ok : null,
+    };
   }
   const v1 = async (c: Controller): Promise<string | null> => {
     const mount = `/sys/fs/cgroup/${c}`;
@@ -121,7 +130,7 @@ export async function describeLimits(limits: CheckLimits, sandbox: 'none' | 'bwr
       : `memory ${limits.memoryMib} MiB per process only (RLIMIT_AS: no writable memory cgroup here), not per check; oom_score_adj 1000`,
     b?.pids
       ? `processes ${limits.processes} per check (${v})`
-      : `processes ${limits.processes} per check uid (RLIMIT_NPROC: no writable pids cgroup here)${process.getuid?.() === 0 ? '' : ', counted with every process of the server\'s user'}`,
+      : `processes ${limits.processes} per check uid (RLIMIT_NPROC: no writable pids cgroup here)${process.getuid?.() === 0 ? '' : ", counted with every process of the server's user"}`,
     sandbox === 'bwrap'
       ? `/tmp, /var/tmp, /dev/shm ${limits.tmpMib} MiB each (bubblewrap tmpfs)`
       : `/tmp not limited in --checks-sandbox none (files of a check there are removed after it; use bwrap for a size limit)`,
@@ -181,7 +190,8 @@ export async function createCheckCgroups(name: string, limits: CheckLimits): Pro
   return {
     procsFiles: unique.map((d) => path.join(d, 'cgroup.procs')),
     memoryByCgroup: dirs.memory !== undefined,
-    pidsByCgroup: dirs.pids !== undefined || (b?.version === 2 && dirs.memory !== undefined && b.pids !== null),
+    pidsByCgroup:
+      dirs.pids !== undefined || (b?.version === 2 && dirs.memory !== undefined && b.pids !== null),
     async exceeded() {
       if (dirs.memory) {
         const kills =
@@ -232,13 +242,20 @@ export async function tmpFull(pids: readonly number[], tmpMib: number): Promise<
 }
 
 /** The processes of a check: those of its cgroups, else of its uid. */
-export async function processesOf(cgroups: Pick<CheckCgroups, 'procsFiles'>, uid: number | null): Promise<number[]> {
+export async function processesOf(
+  cgroups: Pick<CheckCgroups, 'procsFiles'>,
+  uid: number | null,
+): Promise<number[]> {
   const pids = new Set<number>();
   for (const f of cgroups.procsFiles) {
-    for (const l of (await readFile(f, 'utf8').catch(() => '')).split('\n')) if (l.trim()) pids.add(Number(l));
+    for (const l of (await readFile(f, 'utf8').catch(() => '')).split('\n'))
+      if (l.trim()) pids.add(Number(l));
   }
   if (pids.size === 0 && uid !== null) {
-    const out = await run('pgrep', ['-U', String(uid)]).then((r) => r.stdout, () => '');
+    const out = await run('pgrep', ['-U', String(uid)]).then(
+      (r) => r.stdout,
+      () => '',
+    );
     for (const l of out.split('\n')) if (l.trim()) pids.add(Number(l));
   }
   return [...pids];
@@ -268,7 +285,12 @@ export function prelude(
   if (!cgroups.pidsByCgroup) lines.push(`ulimit -u ${limits.processes} || exit 125`);
   // Without a memory cgroup, each process at most the limit in address space (a weaker bound).
   if (!cgroups.memoryByCgroup) lines.push(`ulimit -v ${limits.memoryMib * 1024} || exit 125`);
-  const drop = identity ? ['setpriv', `--reuid=${identity.uid}`, `--regid=${identity.gid}`, '--clear-groups', '--'] : [];
+  const drop = identity
+    ? ['setpriv', `--reuid=${identity.uid}`, `--regid=${identity.gid}`, '--clear-groups', '--']
+    : [];
   lines.push('exec "$@"');
-  return { file: 'bash', args: ['-c', lines.join('\n'), 'railyard-check', ...drop, target.file, ...target.args] };
+  return {
+    file: 'bash',
+    args: ['-c', lines.join('\n'), 'railyard-check', ...drop, target.file, ...target.args],
+  };
 }

@@ -20,7 +20,16 @@ import {
   type CheckIdentity,
   type CheckIsolationOptions,
 } from './isolation.js';
-import { createCheckCgroups, DEFAULT_CHECK_LIMITS, limitDetail, prelude, processesOf, tmpFull, type CheckCgroups, type LimitName } from './limits.js';
+import {
+  createCheckCgroups,
+  DEFAULT_CHECK_LIMITS,
+  limitDetail,
+  prelude,
+  processesOf,
+  tmpFull,
+  type CheckCgroups,
+  type LimitName,
+} from './limits.js';
 import { collectReports, type CheckReport } from './reports.js';
 
 export type CheckOutcome = 'success' | 'failure' | 'timed_out' | 'cancelled';
@@ -96,7 +105,10 @@ export interface RunChecksResult {
  * naming the required statuses without a check, or START_TEST_RUN_NO_REQUIRED_STATUSES when
  * nothing would run.
  */
-export function resolveRequiredChecks(checks: Record<string, string>, required: readonly string[] | null): string[] {
+export function resolveRequiredChecks(
+  checks: Record<string, string>,
+  required: readonly string[] | null,
+): string[] {
   const names = Object.keys(checks);
   if (required !== null) {
     const missing = [...new Set(required)].filter((r) => !Object.hasOwn(checks, r));
@@ -120,7 +132,11 @@ export function logFileNames(names: readonly string[]): Map<string, string> {
   const used = new Set<string>();
   const out = new Map<string, string>();
   for (const name of names) {
-    const base = name.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^\.+/, '_').slice(0, 100) || 'check';
+    const base =
+      name
+        .replace(/[^A-Za-z0-9._-]+/g, '_')
+        .replace(/^\.+/, '_')
+        .slice(0, 100) || 'check';
     let file = `${base}.log`;
     for (let i = 2; used.has(file); i++) file = `${base}-${i}.log`;
     used.add(file);
@@ -198,7 +214,11 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
   const results: Record<string, CheckResult> = {};
 
   const notRun = async (name: string, logPath: string, reason: StopReason): Promise<CheckResult> => {
-    await appendFile(logPath, `[railyard] ${name}: not started (${reason === 'timeout' ? 'testing timeout reached' : 'run cancelled'})\n`, { mode: 0o600 });
+    await appendFile(
+      logPath,
+      `[railyard] ${name}: not started (${reason === 'timeout' ? 'testing timeout reached' : 'run cancelled'})\n`,
+      { mode: 0o600 },
+    );
     return { outcome: outcomeOfStop[reason], exitCode: null, durationMs: 0, logPath };
   };
 
@@ -219,11 +239,18 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
       const unreachable = identity ? unreachableBy(parentDir, identity.uid) : null;
       if (unreachable) throw new Error(unreachable);
       dir = await createCheckDir(parentDir, opts.repoDir, opts.sha, identity);
-      cgroups = await createCheckCgroups(`railyard-check-${identity ? identity.uid : `${process.pid}-${++cgroupSeq}`}`, limits);
+      cgroups = await createCheckCgroups(
+        `railyard-check-${identity ? identity.uid : `${process.pid}-${++cgroupSeq}`}`,
+        limits,
+      );
     } catch (err) {
       await dir?.remove();
       identity?.release();
-      await appendFile(logPath, `[railyard] ${name}: could not prepare a checkout of ${opts.sha}: ${(err as Error).message}\n`, { mode: 0o600 });
+      await appendFile(
+        logPath,
+        `[railyard] ${name}: could not prepare a checkout of ${opts.sha}: ${(err as Error).message}\n`,
+        { mode: 0o600 },
+      );
       return { outcome: 'failure', exitCode: null, durationMs: 0, logPath };
     }
     try {
@@ -248,7 +275,9 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
         if (cut) return;
         if (written + chunk.length > maxOutput) {
           log.write(chunk.subarray(0, maxOutput - written));
-          log.write(`\n[railyard] ${name}: output cut at ${maxOutput} bytes (the per-check output limit); the check goes on\n`);
+          log.write(
+            `\n[railyard] ${name}: output cut at ${maxOutput} bytes (the per-check output limit); the check goes on\n`,
+          );
           cut = true;
           return;
         }
@@ -258,7 +287,9 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
       child.stdout?.on('data', onData);
       child.stderr?.on('data', onData);
       const streamsDone = Promise.all(
-        [child.stdout, child.stderr].map((s) => (s ? new Promise<void>((resolve) => s.once('close', () => resolve())) : undefined)),
+        [child.stdout, child.stderr].map((s) =>
+          s ? new Promise<void>((resolve) => s.once('close', () => resolve())) : undefined,
+        ),
       );
       opts.onCheckStarted?.(name, { logPath });
       const pid = child.pid;
@@ -291,7 +322,11 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
             const used = await diskUsedMib(checkDir.dir);
             if (used.mib !== null && used.mib >= limits.diskMib) return atLimit('disk');
             nextDisk = Date.now() + Math.max(1000, used.ms * 10);
-            if (sandbox === 'bwrap' && (await tmpFull(await processesOf(cgroups!, identity?.uid ?? null), limits.tmpMib))) return atLimit('tmp');
+            if (
+              sandbox === 'bwrap' &&
+              (await tmpFull(await processesOf(cgroups!, identity?.uid ?? null), limits.tmpMib))
+            )
+              return atLimit('tmp');
           }
           await new Promise((r) => setTimeout(r, 250));
         }
@@ -306,7 +341,11 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
       // Killed by the kernel at a limit: the memory cgroup's OOM kill, or a file past the disk limit.
       overLimit ??=
         (await cgroups.exceeded()) ??
-        (child.signalCode === 'SIGXFSZ' || code === 128 + 25 || ((await diskUsedMib(dir.dir)).mib ?? 0) >= limits.diskMib ? 'disk' : null);
+        (child.signalCode === 'SIGXFSZ' ||
+        code === 128 + 25 ||
+        ((await diskUsedMib(dir.dir)).mib ?? 0) >= limits.diskMib
+          ? 'disk'
+          : null);
       stopListeners.delete(onStop);
       if (killTimer) clearTimeout(killTimer);
       if (ownDeadline) clearTimeout(ownDeadline);
@@ -323,7 +362,13 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
       const reason = stopReason as CheckStop | null;
       const limitHit = overLimit as LimitName | null;
       const detail = limitHit ? limitDetail(limitHit, limits) : undefined;
-      const outcome: CheckOutcome = reason ? outcomeOfStop[reason] : detail ? 'failure' : code === 0 ? 'success' : 'failure';
+      const outcome: CheckOutcome = reason
+        ? outcomeOfStop[reason]
+        : detail
+          ? 'failure'
+          : code === 0
+            ? 'success'
+            : 'failure';
       const why =
         detail ??
         (reason === 'checkTimeout'
@@ -331,11 +376,25 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
           : reason === 'timeout'
             ? 'testing timeout reached'
             : 'run cancelled');
-      const how = detail && !reason ? `failure (${detail}; exit code ${code})` : error ? `could not start: ${error.message}` : reason ? `${outcome} (${why})` : `${outcome} (exit code ${code})`;
+      const how =
+        detail && !reason
+          ? `failure (${detail}; exit code ${code})`
+          : error
+            ? `could not start: ${error.message}`
+            : reason
+              ? `${outcome} (${why})`
+              : `${outcome} (exit code ${code})`;
       await appendFile(logPath, `\n[railyard] ${name}: ${how} after ${durationMs} ms\n`);
       const declared = opts.reports?.[name];
       const reports = declared?.length ? await collectReports(dir.work, declared).catch(() => []) : undefined;
-      return { outcome, exitCode: reason ? null : code, durationMs, logPath, ...(reports ? { reports } : {}), ...(detail ? { detail } : {}) };
+      return {
+        outcome,
+        exitCode: reason ? null : code,
+        durationMs,
+        logPath,
+        ...(reports ? { reports } : {}),
+        ...(detail ? { detail } : {}),
+      };
     } finally {
       // Nothing of it outlives it: its files in the shared temporary directories go too (after its
       // reports were read: its own directory may be among them).

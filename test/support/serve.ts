@@ -34,7 +34,15 @@ export function spawnServe(
   env: NodeJS.ProcessEnv = process.env,
   options: SpawnOptions = {},
 ): Promise<ServeProcess> {
-  const argv = [process.execPath, ...(options.nodeArgs ?? []), options.bin ?? BIN, 'serve', '--port', '0', ...args];
+  const argv = [
+    process.execPath,
+    ...(options.nodeArgs ?? []),
+    options.bin ?? BIN,
+    'serve',
+    '--port',
+    '0',
+    ...args,
+  ];
   const [file, ...rest] = [...(options.wrap ?? []), ...argv];
   const child = spawn(file!, rest, {
     env,
@@ -58,7 +66,8 @@ export function spawnServe(
     child.stdout!.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
       const m = /Railyard API listening on (http:\/\/127\.0\.0\.1:(\d+)\/v1)\n/.exec(stdout);
-      if (m && m[2] !== '0') resolve({ child, url: m[1], output: () => ({ stdout, stderr }), exit, kill, stop });
+      if (m && m[2] !== '0')
+        resolve({ child, url: m[1], output: () => ({ stdout, stderr }), exit, kill, stop });
     });
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     void exit.then((code) =>

@@ -30,7 +30,8 @@ export interface GitDriverOptions {
 export function createGitDriver(options: GitDriverOptions): ForgeDriver {
   const log = options.log ?? ((message: string, error?: unknown) => console.error(message, error ?? ''));
   const root = resolve(options.gitRoot);
-  if (!existsSync(root) || !statSync(root).isDirectory()) throw new Error(`--git-root: ${root} is not a directory`);
+  if (!existsSync(root) || !statSync(root).isDirectory())
+    throw new Error(`--git-root: ${root} is not a directory`);
   const forge = new GitForge(root);
   const own = new OwnHeads();
   // Checks run code from pull requests: the data dir (database, logs of every run) is the server's alone.
