@@ -5,8 +5,9 @@
  * when the server runs as root, a uid of its own (from a small pool, so two checks running at once
  * cannot read or signal each other) that owns nothing of the server's. With `bwrap` (Debian's
  * bubblewrap) the check also runs in its own mount, pid, ipc and uts namespaces, seeing only the
- * system directories (read-only) and its own directory (writable). docs/decisions.md ("Trust,
- * second pass") says what each mode protects against.
+ * system directories (read-only) and its own directory (writable). Limits and the start-up
+ * prelude are in limits.ts, uid claims in identity.ts; docs/checks.md says what each mode protects
+ * against.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -271,11 +272,25 @@ function realOrSelf(p: string): string {
  * the fix, in one line.
  */
 export async function isolationProblem(options: CheckIsolationOptions): Promise<string | null> {
-  const identity = await acquireIdentity(options.uidBase);
+  let identity: CheckIdentity | null;
+  try {
+    identity = await acquireIdentity(options.uidBase);
+  } catch (error) {
+    return (error as Error).message;
+  }
   try {
     const ids = identity ? { uid: identity.uid, gid: identity.gid } : {};
     const env = { PATH: process.env.PATH || '/usr/bin:/bin' };
     const cwd = os.tmpdir();
+    // Every check starts through a bash prelude that drops to its uid with setpriv (limits.ts).
+    const drop = identity
+      ? ['setpriv', `--reuid=${identity.uid}`, `--regid=${identity.gid}`, '--clear-groups', '--']
+      : [];
+    try {
+      await run('bash', ['-c', 'exec "$@"', 'railyard-check', ...drop, 'true'], { env, cwd });
+    } catch (error) {
+      return `checks: cannot start a check through bash${identity ? ` and setpriv (util-linux) as uid ${identity.uid}` : ''} (${(error as Error).message.split('\n')[0]}): install them, or choose a uid this system maps with --checks-uid-base`;
+    }
     if ((options.sandbox ?? 'none') === 'bwrap') {
       try {
         accessSync('/usr/bin/bwrap', constants.X_OK);

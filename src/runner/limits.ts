@@ -4,7 +4,7 @@
  * own directory by measuring it while the check runs (and RLIMIT_FSIZE, so no single file grows past
  * it); bubblewrap's /tmp as a tmpfs of a fixed size (isolation.ts). Every check starts through a
  * small bash prelude that closes every descriptor above 2, sets `oom_score_adj` 1000 (the kernel's
- * OOM killer picks the check, never the server), joins the check's cgroups and sets its rlimits,
+ * OOM killer picks the check, never the server), lowers its CPU and I/O priority, joins the check's cgroups and sets its rlimits,
  * then drops to the check's uid and execs the check.
  */
 import { execFile } from 'node:child_process';
@@ -279,6 +279,8 @@ export function prelude(
   const lines = [
     'for p in /proc/$$/fd/*; do n=${p##*/}; if [ "$n" -gt 2 ] 2>/dev/null; then eval "exec $n>&-"; fi; done',
     'echo 1000 > /proc/$$/oom_score_adj || exit 125',
+    // Below the server (and its git for other organisations) for the CPU and the disk.
+    'renice -n 10 -p $$ >/dev/null 2>&1; ionice -c 2 -n 7 -p $$ >/dev/null 2>&1',
     ...cgroups.procsFiles.map((f) => `echo $$ > ${quote(f)} || exit 125`),
     `ulimit -f ${limits.diskMib * 1024} || exit 125`,
   ];
