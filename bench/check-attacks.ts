@@ -4,12 +4,13 @@
  * organisations pinned by --org-repos. Alpha's benign PR is timed alone (`RUNS` times, median),
  * then while beta's PR runs a fork bomb (setsid), a 3 GiB allocation, and a fill of its own
  * directory. Prints, per attack, alpha's time to land and beta's outcome. `SANDBOX=bwrap` for
- * bubblewrap. Run: `npm run build && npx tsx bench/check-attacks.ts`.
+ * bubblewrap. Checks run as uids from 5,000,000 (servers of older builds on the machine claim
+ * 61184 up their own way). Run: `npm run build && npx tsx bench/check-attacks.ts`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createRepo } from '../test/forge/fixture.js';
+import { createRepo, type FixtureRepo } from '../test/forge/fixture.js';
 import { spawnServe, type ServeProcess } from '../test/support/serve.js';
 
 const RUNS = Number(process.env.RUNS ?? 3);
@@ -82,11 +83,24 @@ async function main(): Promise<void> {
       SANDBOX,
       '--checks-disk-mib',
       String(DISK_MIB),
+      '--checks-uid-base',
+      '5000000',
       '--checks-timeout-minutes',
       '3',
     ],
     { PATH: process.env.PATH, HOME: data },
   );
+  try {
+    await attacks(server, acme, evil);
+  } finally {
+    await server.stop();
+    acme.cleanup();
+    evil.cleanup();
+    rmSync(data, { recursive: true, force: true });
+  }
+}
+
+async function attacks(server: ServeProcess, acme: FixtureRepo, evil: FixtureRepo): Promise<void> {
   const limits = /^Check limits.*$/m.exec(server.output().stdout)?.[0] ?? '';
   console.log(
     `load: ${os
@@ -136,10 +150,6 @@ async function main(): Promise<void> {
   }
   const alive = await fetch(`${server.url}/status`);
   console.log(`server pid ${server.child.pid} still answering /v1/status: ${alive.status}`);
-  await server.stop();
-  acme.cleanup();
-  evil.cleanup();
-  rmSync(data, { recursive: true, force: true });
 }
 
 await main();
