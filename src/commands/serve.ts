@@ -59,8 +59,7 @@ export default class Serve extends Command {
       min: 0,
     }),
     'lease-seconds': Flags.integer({
-      description:
-        'PostgreSQL: how long a replica drives a queue without renewing its lease; another replica takes over after it',
+      description: 'PostgreSQL: how long a replica drives a queue without renewing its lease; another replica takes over after it',
       default: 5,
       min: 1,
       max: 300,
@@ -71,15 +70,10 @@ export default class Serve extends Command {
       multiple: true,
     }),
     'token-file': Flags.string({
-      description:
-        'A file holding an API token of the --org organisation (one per line); only its hash is stored',
+      description: 'A file holding an API token of the --org organisation (one per line); only its hash is stored',
       helpValue: 'FILE',
     }),
-    'max-queues-per-org': Flags.integer({
-      description: 'Merge queues one organisation may create',
-      default: 1000,
-      min: 1,
-    }),
+    'max-queues-per-org': Flags.integer({ description: 'Merge queues one organisation may create', default: 1000, min: 1 }),
     'max-prs-per-queue': Flags.integer({
       description: 'Pull requests one queue may hold before they conclude (submit answers 429 past it)',
       default: 1000,
@@ -103,8 +97,7 @@ export default class Serve extends Command {
       exclusive: ['git-root', 'github', 'gitlab'],
     }),
     'git-root': Flags.string({
-      description:
-        'Serve the bare repositories at DIR/<host>/<owner>/<name>.git: PR N is refs/pull/N/head, checks come from railyard.json',
+      description: 'Serve the bare repositories at DIR/<host>/<owner>/<name>.git: PR N is refs/pull/N/head, checks come from railyard.json',
       helpValue: 'DIR',
     }),
     'checks-sandbox': Flags.string({
@@ -115,86 +108,44 @@ export default class Serve extends Command {
       default: 'none',
     }),
     'checks-dir': Flags.string({
-      description:
-        'Git root: where each check gets its directory (checkout, HOME, TMPDIR); never inside --data-dir (default: the OS temp dir)',
+      description: 'Git root: where each check gets its directory (checkout, HOME, TMPDIR); never inside --data-dir (default: the OS temp dir)',
       helpValue: 'DIR',
     }),
-    'checks-timeout-minutes': Flags.integer({
-      description: 'Git root: wall-clock limit of one check (0 = none)',
-      default: 60,
-      min: 0,
-    }),
-    'checks-output-mib': Flags.integer({
-      description: 'Git root: output kept per check; the rest is cut with a note in its log',
-      default: 16,
-      min: 1,
-    }),
-    'checks-memory-mib': Flags.integer({
-      description: 'Git root: memory of one check, all its processes (killed above it; see docs/checks.md)',
-      default: 4096,
-      min: 16,
-    }),
-    'checks-processes': Flags.integer({
-      description: 'Git root: processes and threads of one check at once (killed at it)',
-      default: 1024,
-      min: 8,
-    }),
-    'checks-tmp-mib': Flags.integer({
-      description: "Git root, --checks-sandbox bwrap: size of a check's /tmp, /var/tmp and /dev/shm each",
-      default: 1024,
-      min: 1,
-    }),
-    'checks-disk-mib': Flags.integer({
-      description: "Git root: disk of one check's own directory (checkout, HOME, TMPDIR; killed above it)",
-      default: 20480,
-      min: 1,
-    }),
+    'checks-timeout-minutes': Flags.integer({ description: 'Git root: wall-clock limit of one check (0 = none)', default: 60, min: 0 }),
+    'checks-output-mib': Flags.integer({ description: 'Git root: output kept per check; the rest is cut with a note in its log', default: 16, min: 1 }),
+    'checks-memory-mib': Flags.integer({ description: 'Git root: memory of one check, all its processes (killed above it; see docs/checks.md)', default: 4096, min: 16 }),
+    'checks-processes': Flags.integer({ description: 'Git root: processes and threads of one check at once (killed at it)', default: 1024, min: 8 }),
+    'checks-tmp-mib': Flags.integer({ description: "Git root, --checks-sandbox bwrap: size of a check's /tmp, /var/tmp and /dev/shm each", default: 1024, min: 1 }),
+    'checks-disk-mib': Flags.integer({ description: "Git root: disk of one check's own directory (checkout, HOME, TMPDIR; killed above it)", default: 20480, min: 1 }),
     'checks-uid-base': Flags.integer({
-      description:
-        'Git root, serving as root: checks run as uids from this one up (one per running check), never as root',
+      description: 'Git root, serving as root: checks run as uids from this one up (one per running check), never as root',
       default: 61184,
       min: 1,
     }),
     github: Flags.boolean({
-      description:
-        'Serve repositories that live on GitHub (github.com or GitHub Enterprise Server); see README "Running on GitHub"',
+      description: 'Serve repositories that live on GitHub (github.com or GitHub Enterprise Server); see README "Running on GitHub"',
       default: false,
       exclusive: ['git-root'],
     }),
-    'github-api-url': Flags.string({
-      description: 'GitHub REST API URL (GHES: https://HOST/api/v3)',
-      default: 'https://api.github.com',
-    }),
-    'github-host': Flags.string({
-      description: 'The repo.host this server serves; PRs of other hosts do not exist',
-      default: 'github.com',
-    }),
+    'github-api-url': Flags.string({ description: 'GitHub REST API URL (GHES: https://HOST/api/v3)', default: 'https://api.github.com' }),
+    'github-host': Flags.string({ description: 'The repo.host this server serves; PRs of other hosts do not exist', default: 'github.com' }),
     'github-token-file': Flags.string({
       description: 'File holding a GitHub token (PAT or installation token); or set RAILYARD_GITHUB_TOKEN',
       helpValue: 'FILE',
     }),
     'github-app-id': Flags.integer({ description: 'GitHub App id (with --github-private-key-file)', min: 1 }),
-    'github-private-key-file': Flags.string({
-      description: "File holding the GitHub App's private key (PEM)",
-      helpValue: 'FILE',
-    }),
+    'github-private-key-file': Flags.string({ description: "File holding the GitHub App's private key (PEM)", helpValue: 'FILE' }),
     'github-webhook-secret-file': Flags.string({
-      description:
-        'File holding the webhook secret (enables POST /webhooks/github); or set RAILYARD_GITHUB_WEBHOOK_SECRET',
+      description: 'File holding the webhook secret (enables POST /webhooks/github); or set RAILYARD_GITHUB_WEBHOOK_SECRET',
       helpValue: 'FILE',
     }),
-    'github-poll-seconds': Flags.string({
-      description: 'How often GitHub is polled (PRs and CI only without webhooks)',
-      default: '30',
-    }),
+    'github-poll-seconds': Flags.string({ description: 'How often GitHub is polled (PRs and CI only without webhooks)', default: '30' }),
     'github-ci-start-seconds': Flags.string({
-      description:
-        'Without requiredStatuses: a test commit with no check reported after this long fails (TEST_RUN_NO_CHECKS_REPORTED)',
+      description: 'Without requiredStatuses: a test commit with no check reported after this long fails (TEST_RUN_NO_CHECKS_REPORTED)',
       default: '120',
     }),
     'github-write-interval-ms': Flags.integer({
-      description:
-        "Minimum time between two writes to GitHub's REST API (GitHub advises 1000 for integrations)",
+      description: "Minimum time between two writes to GitHub's REST API (GitHub advises 1000 for integrations)",
       default: 1000,
       min: 0,
     }),
@@ -204,36 +155,23 @@ export default class Serve extends Command {
       default: false,
     }),
     gitlab: Flags.boolean({
-      description:
-        'Serve projects that live on GitLab (gitlab.com or self-managed); see README "Running on GitLab"',
+      description: 'Serve projects that live on GitLab (gitlab.com or self-managed); see README "Running on GitLab"',
       default: false,
       exclusive: ['git-root', 'github'],
     }),
-    'gitlab-url': Flags.string({
-      description: 'GitLab base URL (self-managed: https://HOST, with its relative URL root)',
-      default: 'https://gitlab.com',
-    }),
-    'gitlab-host': Flags.string({
-      description:
-        'The repo.host this server serves (default: the host of --gitlab-url); MRs of other hosts do not exist',
-    }),
+    'gitlab-url': Flags.string({ description: 'GitLab base URL (self-managed: https://HOST, with its relative URL root)', default: 'https://gitlab.com' }),
+    'gitlab-host': Flags.string({ description: 'The repo.host this server serves (default: the host of --gitlab-url); MRs of other hosts do not exist' }),
     'gitlab-token-file': Flags.string({
-      description:
-        'File holding a GitLab project, group or personal access token with api scope; or set RAILYARD_GITLAB_TOKEN',
+      description: 'File holding a GitLab project, group or personal access token with api scope; or set RAILYARD_GITLAB_TOKEN',
       helpValue: 'FILE',
     }),
     'gitlab-webhook-secret-file': Flags.string({
-      description:
-        'File holding the hook secret token (enables POST /webhooks/gitlab); or set RAILYARD_GITLAB_WEBHOOK_SECRET',
+      description: 'File holding the hook secret token (enables POST /webhooks/gitlab); or set RAILYARD_GITLAB_WEBHOOK_SECRET',
       helpValue: 'FILE',
     }),
-    'gitlab-poll-seconds': Flags.string({
-      description: 'How often GitLab is polled (MRs and CI only without hooks)',
-      default: '30',
-    }),
+    'gitlab-poll-seconds': Flags.string({ description: 'How often GitLab is polled (MRs and CI only without hooks)', default: '30' }),
     'gitlab-ci-start-seconds': Flags.string({
-      description:
-        'Without requiredStatuses: a test commit with no pipeline job or status after this long fails (TEST_RUN_NO_CHECKS_REPORTED)',
+      description: 'Without requiredStatuses: a test commit with no pipeline job or status after this long fails (TEST_RUN_NO_CHECKS_REPORTED)',
       default: '120',
     }),
     'landing-retry-seconds': Flags.integer({
@@ -242,26 +180,15 @@ export default class Serve extends Command {
       default: 600,
       min: 0,
     }),
-    'sandbox-test-seconds': Flags.integer({
-      description: 'Sandbox: how long a test run takes',
-      default: 5,
-      min: 0,
-    }),
+    'sandbox-test-seconds': Flags.integer({ description: 'Sandbox: how long a test run takes', default: 5, min: 0 }),
     'sandbox-fail': Flags.string({
       description: 'Sandbox: runs containing any of these PR numbers fail (comma-separated, e.g. 3,7)',
       helpValue: 'N,M',
     }),
-    'sandbox-failure-rate': Flags.string({
-      description: 'Sandbox: probability (0..1) that a run fails for no reason',
-      default: '0',
-    }),
-    seed: Flags.integer({
-      description: 'Sandbox: seed of the random failures (same seed, same outcomes)',
-      default: 1,
-    }),
+    'sandbox-failure-rate': Flags.string({ description: 'Sandbox: probability (0..1) that a run fails for no reason', default: '0' }),
+    seed: Flags.integer({ description: 'Sandbox: seed of the random failures (same seed, same outcomes)', default: 1 }),
     'webhook-allow-private': Flags.boolean({
-      description:
-        'Outgoing webhooks may go to loopback, private and link-local addresses (refused by default)',
+      description: 'Outgoing webhooks may go to loopback, private and link-local addresses (refused by default)',
       default: false,
     }),
     'webhook-allow-http': Flags.boolean({
@@ -269,8 +196,7 @@ export default class Serve extends Command {
       default: false,
     }),
     'public-url': Flags.string({
-      description:
-        "The dashboard's address as people reach it, for links in webhook payloads (default: the listen address)",
+      description: "The dashboard's address as people reach it, for links in webhook payloads (default: the listen address)",
       helpValue: 'URL',
     }),
     'log-level': Flags.string({
@@ -329,24 +255,17 @@ export default class Serve extends Command {
       .split(',')
       .map((p) => p.trim())
       .filter(Boolean)) {
-      if (!/^\d+$/.test(part) || Number(part) < 1)
-        this.error(`--sandbox-fail: "${part}" is not a pull request number`, { exit: 2 });
+      if (!/^\d+$/.test(part) || Number(part) < 1) this.error(`--sandbox-fail: "${part}" is not a pull request number`, { exit: 2 });
       failPrs.add(Number(part));
     }
     const failureRate = Number(flags['sandbox-failure-rate']);
     if (!Number.isFinite(failureRate) || failureRate < 0 || failureRate > 1) {
-      this.error(
-        `--sandbox-failure-rate: expected a probability between 0 and 1, got "${flags['sandbox-failure-rate']}"`,
-        { exit: 2 },
-      );
+      this.error(`--sandbox-failure-rate: expected a probability between 0 and 1, got "${flags['sandbox-failure-rate']}"`, { exit: 2 });
     }
     if (!flags.sandbox && !flags['git-root'] && !flags.github && !flags.gitlab) {
-      this.error(
-        'say where pull requests come from: --github (repositories on GitHub), --gitlab (projects on GitLab), --git-root DIR (bare git repositories) or --sandbox (simulated)',
-        {
-          exit: 2,
-        },
-      );
+      this.error('say where pull requests come from: --github (repositories on GitHub), --gitlab (projects on GitLab), --git-root DIR (bare git repositories) or --sandbox (simulated)', {
+        exit: 2,
+      });
     }
     let databaseUrl: string | undefined;
     try {
@@ -418,22 +337,15 @@ export default class Serve extends Command {
       hide: [flags['token-file'], flags['database-url-file']].filter((f): f is string => f !== undefined),
     };
     if (flags['git-root'] !== undefined) {
-      const { checksDirProblem, describeLimits, gitRootExposure, isolationProblem } = await import(
-        '../runner/index.js'
-      );
-      const problem =
-        checksDirProblem(checks.parentDir ?? (await import('node:os')).tmpdir(), flags['data-dir']) ??
-        (await isolationProblem(checks));
+      const { checksDirProblem, describeLimits, gitRootExposure, isolationProblem } = await import('../runner/index.js');
+      const problem = checksDirProblem(checks.parentDir ?? (await import('node:os')).tmpdir(), flags['data-dir']) ?? (await isolationProblem(checks));
       if (problem) this.error(problem, { exit: 2 });
-      this.log(
-        `Check limits (--checks-*): ${(await describeLimits(checks.limits, checks.sandbox)).join('; ')}`,
-      );
-      const exposed =
-        checks.sandbox === 'none' && process.getuid?.() === 0 ? gitRootExposure(flags['git-root']) : null;
+      this.log(`Check limits (--checks-*): ${(await describeLimits(checks.limits, checks.sandbox)).join('; ')}`);
+      const exposed = checks.sandbox === 'none' && process.getuid?.() === 0 ? gitRootExposure(flags['git-root']) : null;
       if (exposed) this.logToStderr(`warning: ${exposed}`);
       if (checks.sandbox === 'none' && process.getuid?.() !== 0) {
         this.logToStderr(
-          "warning: checks run code from pull requests as this server's own user, who can read --data-dir (the database, every run's logs): " +
+          'warning: checks run code from pull requests as this server\'s own user, who can read --data-dir (the database, every run\'s logs): ' +
             'use --checks-sandbox bwrap, or run the server as root so that each check runs as a uid of its own',
         );
       }
@@ -455,12 +367,7 @@ export default class Serve extends Command {
 
     let store: Awaited<ReturnType<typeof openDatabase>>;
     try {
-      store = await openDatabase(
-        flags['data-dir'],
-        databaseUrl,
-        flags['database-pool-size'],
-        flags['database-statement-timeout'],
-      );
+      store = await openDatabase(flags['data-dir'], databaseUrl, flags['database-pool-size'], flags['database-statement-timeout']);
     } catch (error) {
       // One line, unwrapped: it names the URL (without its password) and the reason.
       process.stderr.write(`railyard serve: ${error instanceof Error ? error.message : String(error)}\n`);
@@ -470,9 +377,7 @@ export default class Serve extends Command {
     if ((await store.listTokens()).length === 0) {
       const token = (await import('../cli/tokens.js')).newToken();
       await store.addToken(flags.org, token);
-      this.log(
-        `Generated an API token for organisation "${flags.org}". It is shown only this once (only its hash is stored):`,
-      );
+      this.log(`Generated an API token for organisation "${flags.org}". It is shown only this once (only its hash is stored):`);
       this.log(`  ${token}`);
     }
     const replicas = databaseUrl

@@ -23,14 +23,7 @@ export async function collectReports(dir: string, patterns: readonly string[]): 
   const root = await realpath(dir);
   const usable = patterns.filter((p) => !path.isAbsolute(p) && !p.split(/[\\/]/).includes('..'));
   if (usable.length === 0) return [];
-  const matches = await glob([...usable], {
-    cwd: root,
-    absolute: true,
-    dot: true,
-    onlyFiles: true,
-    followSymbolicLinks: false,
-    expandDirectories: false,
-  });
+  const matches = await glob([...usable], { cwd: root, absolute: true, dot: true, onlyFiles: true, followSymbolicLinks: false, expandDirectories: false });
   const out: CheckReport[] = [];
   let total = 0;
   for (const file of [...new Set(matches)].sort()) {
