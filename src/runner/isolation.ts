@@ -5,27 +5,27 @@
  * when the server runs as root, a uid of its own (from a small pool, so two checks running at once
  * cannot read or signal each other) that owns nothing of the server's. With `bwrap` (Debian's
  * bubblewrap) the check also runs in its own mount, pid, ipc and uts namespaces, seeing only the
- * system directories (read-only) and its own directory (writable). docs/decisions.md ("Trust,
- * second pass") says what each mode protects against.
+ * system directories (read-only) and its own directory (writable). Limits and the start-up
+ * prelude are in limits.ts, uid claims in identity.ts; docs/checks.md says what each mode protects
+ * against.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createServer, type Server } from 'node:net';
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import { chmod, lchown, lstat, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { gitEnv } from '../forge/git/exec.js';
 import { RUNNER_ENV } from '../forge/git/repo.js';
+import { acquireIdentity, type CheckIdentity } from './identity.js';
+import type { CheckLimits } from './limits.js';
 
 const run = promisify(execFile);
 
 export type ChecksSandbox = 'none' | 'bwrap';
 export const CHECKS_SANDBOXES: readonly ChecksSandbox[] = ['none', 'bwrap'];
 
-/** First uid (and gid) of the pool checks run as when the server runs as root. */
-export const DEFAULT_CHECK_UID_BASE = 61184;
 /** Per-check defaults: one hour, 16 MiB of output. */
 export const DEFAULT_CHECK_TIMEOUT_MS = 60 * 60_000;
 export const DEFAULT_CHECK_OUTPUT_BYTES = 16 * 1024 * 1024;
@@ -39,70 +39,17 @@ export interface CheckIsolationOptions {
   hide?: readonly string[];
   /** First uid of the pool (root only). */
   uidBase?: number;
+  /** Memory, processes, bwrap's /tmp and disk of each check (limits.ts; defaults DEFAULT_CHECK_LIMITS). */
+  limits?: Partial<CheckLimits>;
 }
 
-export interface CheckIdentity {
-  uid: number;
-  gid: number;
-  release(): void;
-}
-
-// ------------------------------------------------------------------ uids
-
-const usedSlots = new Set<number>();
-const POOL_SIZE = 4096;
-
-/**
- * Holds uid `id` for this process, machine-wide: a listening socket in Linux's abstract namespace
- * (`@railyard-check-uid-<id>`) is exclusive across processes and goes away with the process, so two
- * servers (or test workers) on one machine never run checks as the same uid.
- */
-function claim(id: number): Promise<Server | null> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(null));
-    server.listen({ path: `\0railyard-check-uid-${id}`, exclusive: true }, () => {
-      server.unref();
-      resolve(server);
-    });
-  });
-}
-
-/**
- * A uid of its own for one check while the server runs as root (null otherwise: the check runs as
- * the server's user). Released after the check and every process it left were killed.
- */
-export async function acquireIdentity(uidBase = DEFAULT_CHECK_UID_BASE): Promise<CheckIdentity | null> {
-  if (process.getuid?.() !== 0) return null;
-  for (let slot = 0; slot < POOL_SIZE; slot++) {
-    if (usedSlots.has(slot)) continue;
-    usedSlots.add(slot);
-    const id = uidBase + slot;
-    const held = process.platform === 'linux' ? await claim(id) : undefined;
-    if (held === null) {
-      usedSlots.delete(slot);
-      continue;
-    }
-    return {
-      uid: id,
-      gid: id,
-      release: () => {
-        held?.close();
-        usedSlots.delete(slot);
-      },
-    };
-  }
-  throw new Error(`checks: all ${POOL_SIZE} uids from ${uidBase} are in use`);
-}
-
-/** Kills every process of a check's uid (what escaped its process group, e.g. with setsid). */
-export async function killAllOf(identity: CheckIdentity): Promise<void> {
-  await new Promise<void>((resolve) => {
-    const child = spawn('sh', ['-c', 'kill -KILL -1'], { uid: identity.uid, gid: identity.gid, stdio: 'ignore', env: { PATH: '/usr/bin:/bin' } });
-    child.once('error', () => resolve());
-    child.once('exit', () => resolve());
-  });
-}
+export {
+  acquireIdentity,
+  killAllOf,
+  removeFilesOf,
+  DEFAULT_CHECK_UID_BASE,
+  type CheckIdentity,
+} from './identity.js';
 
 // ------------------------------------------------------------------ directories
 
@@ -124,7 +71,10 @@ export async function prepareChecksRoot(parent: string, dataDir: string): Promis
 /** Where `prepareChecksRoot` puts the check directories of the server of `dataDir` (nothing is created). */
 export function checksRootPath(parent: string, dataDir: string): string {
   const data = path.resolve(dataDir);
-  return path.join(path.resolve(parent), `railyard-checks-${createHash('sha256').update(data).digest('hex').slice(0, 12)}`);
+  return path.join(
+    path.resolve(parent),
+    `railyard-checks-${createHash('sha256').update(data).digest('hex').slice(0, 12)}`,
+  );
 }
 
 /** Why checks cannot have their directories under `parent`, or null. */
@@ -195,18 +145,23 @@ async function chownTree(dir: string, uid: number, gid: number): Promise<void> {
 
 /**
  * A directory for one check under `root`: `work/` is a clone of `repoDir` checked out at `sha`
- * (detached; `git clone --local` hard-links the objects, which stay the bare repository's and
- * read-only), `home/` and `tmp/` are empty. Owned by `identity` when there is one. The check needs
+ * (detached; git hard-links the objects, which stay the bare repository's and read-only, and copies
+ * them when the checks dir is on another filesystem than the git root), `home/` and `tmp/` are empty. Owned by `identity` when there is one. The check needs
  * no access to the git root: the clone is complete, with the history of every branch.
  */
-export async function createCheckDir(root: string, repoDir: string, sha: string, identity: CheckIdentity | null): Promise<CheckDir> {
+export async function createCheckDir(
+  root: string,
+  repoDir: string,
+  sha: string,
+  identity: CheckIdentity | null,
+): Promise<CheckDir> {
   const dir = await mkdtemp(path.join(root, 'check-'));
   const remove = async () => {
     await rm(dir, { recursive: true, force: true, maxRetries: 2 }).catch(() => undefined);
   };
   try {
     const work = path.join(dir, 'work');
-    await gitIn(dir, ['clone', '--quiet', '--local', '--no-checkout', '--', repoDir, work]);
+    await gitIn(dir, ['clone', '--quiet', '--no-checkout', '--', repoDir, work]);
     await gitIn(work, ['-c', 'advice.detachedHead=false', 'checkout', '--quiet', '--detach', sha]);
     const home = path.join(dir, 'home');
     const tmp = path.join(dir, 'tmp');
@@ -235,7 +190,10 @@ export function reservedEnvName(name: string): boolean {
  * CI=true, RAILYARD_SHA and RAILYARD_CHECK, and what railyard.json declares. Nothing else of the
  * server's environment (tokens, database URL, GitHub credentials) reaches it.
  */
-export function checkEnv(base: { home: string; tmp: string; sha: string; check: string }, declared: Record<string, string> = {}): NodeJS.ProcessEnv {
+export function checkEnv(
+  base: { home: string; tmp: string; sha: string; check: string },
+  declared: Record<string, string> = {},
+): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH || '/usr/local/bin:/usr/bin:/bin',
     LANG: process.env.LANG || 'C.UTF-8',
@@ -244,7 +202,13 @@ export function checkEnv(base: { home: string; tmp: string; sha: string; check: 
     GIT_TERMINAL_PROMPT: '0',
   };
   for (const [k, v] of Object.entries(declared)) if (!RESERVED_ENV.has(k)) env[k] = v;
-  Object.assign(env, { HOME: base.home, TMPDIR: base.tmp, CI: 'true', RAILYARD_SHA: base.sha, RAILYARD_CHECK: base.check });
+  Object.assign(env, {
+    HOME: base.home,
+    TMPDIR: base.tmp,
+    CI: 'true',
+    RAILYARD_SHA: base.sha,
+    RAILYARD_CHECK: base.check,
+  });
   return env;
 }
 
@@ -253,28 +217,53 @@ export function checkEnv(base: { home: string; tmp: string; sha: string; check: 
 /** System directories a sandboxed check sees, read-only (when they exist). */
 const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/opt'];
 
-/** `sh -c <command>`, or the same inside bubblewrap seeing only the system and `dir.dir`. */
-export function checkCommand(sandbox: ChecksSandbox, dir: CheckDir, command: string, hide: readonly string[] = []): { file: string; args: string[] } {
+/**
+ * `sh -c <command>`, or the same inside bubblewrap seeing only the system, `dir.dir` and tmpfs
+ * /tmp, /var/tmp and /dev/shm of `tmpMib` each. What `hide` names (data dir, git root, checks root,
+ * secret files) is masked wherever it lives under a mounted system directory.
+ */
+export function checkCommand(
+  sandbox: ChecksSandbox,
+  dir: CheckDir,
+  command: string,
+  hide: readonly string[] = [],
+  tmpMib = 1024,
+): { file: string; args: string[] } {
   const sh = ['sh', '-c', command];
   if (sandbox === 'none') return { file: 'sh', args: sh.slice(1) };
-  const args = ['--die-with-parent', '--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
+  const args = [
+    '--die-with-parent',
+    '--unshare-user',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+  ];
   for (const d of SYSTEM_DIRS) args.push('--ro-bind-try', d, d);
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--tmpfs', '/var/tmp');
-  // A data dir or secret file that happens to live under a mounted system directory stays hidden.
-  for (const h of hide) {
-    const p = path.resolve(h);
-    if (!SYSTEM_DIRS.some((d) => p === d || p.startsWith(d + '/'))) continue;
+  const size = String(tmpMib * 1024 * 1024);
+  args.push('--proc', '/proc', '--dev', '/dev');
+  for (const t of ['/tmp', '/var/tmp', '/dev/shm']) args.push('--size', size, '--tmpfs', t);
+  for (const h of new Set(hide.flatMap((p) => [path.resolve(p), realOrSelf(p)]))) {
+    if (!SYSTEM_DIRS.some((d) => h === d || h.startsWith(d + '/'))) continue;
     let isDir = false;
     try {
-      isDir = statSync(p).isDirectory();
+      isDir = statSync(h).isDirectory();
     } catch {
       continue;
     }
-    if (isDir) args.push('--tmpfs', p);
-    else args.push('--ro-bind', '/dev/null', p);
+    if (isDir) args.push('--tmpfs', h);
+    else args.push('--ro-bind', '/dev/null', h);
   }
   args.push('--bind', dir.dir, dir.dir, '--chdir', dir.work, '--', ...sh);
   return { file: 'bwrap', args };
+}
+
+function realOrSelf(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
 }
 
 /**
@@ -283,11 +272,25 @@ export function checkCommand(sandbox: ChecksSandbox, dir: CheckDir, command: str
  * the fix, in one line.
  */
 export async function isolationProblem(options: CheckIsolationOptions): Promise<string | null> {
-  const identity = await acquireIdentity(options.uidBase);
+  let identity: CheckIdentity | null;
+  try {
+    identity = await acquireIdentity(options.uidBase);
+  } catch (error) {
+    return (error as Error).message;
+  }
   try {
     const ids = identity ? { uid: identity.uid, gid: identity.gid } : {};
     const env = { PATH: process.env.PATH || '/usr/bin:/bin' };
     const cwd = os.tmpdir();
+    // Every check starts through a bash prelude that drops to its uid with setpriv (limits.ts).
+    const drop = identity
+      ? ['setpriv', `--reuid=${identity.uid}`, `--regid=${identity.gid}`, '--clear-groups', '--']
+      : [];
+    try {
+      await run('bash', ['-c', 'exec "$@"', 'railyard-check', ...drop, 'true'], { env, cwd });
+    } catch (error) {
+      return `checks: cannot start a check through bash${identity ? ` and setpriv (util-linux) as uid ${identity.uid}` : ''} (${(error as Error).message.split('\n')[0]}): install them, or choose a uid this system maps with --checks-uid-base`;
+    }
     if ((options.sandbox ?? 'none') === 'bwrap') {
       try {
         accessSync('/usr/bin/bwrap', constants.X_OK);
@@ -299,9 +302,26 @@ export async function isolationProblem(options: CheckIsolationOptions): Promise<
         }
       }
       try {
-        await run('bwrap', ['--unshare-user', '--unshare-pid', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', 'true'], { env, cwd: '/', ...ids });
+        await run(
+          'bwrap',
+          [
+            '--unshare-user',
+            '--unshare-pid',
+            '--ro-bind',
+            '/',
+            '/',
+            '--dev',
+            '/dev',
+            '--proc',
+            '/proc',
+            'true',
+          ],
+          { env, cwd: '/', ...ids },
+        );
       } catch (error) {
-        const why = String((error as { stderr?: string }).stderr || (error as Error).message).trim().split('\n')[0];
+        const why = String((error as { stderr?: string }).stderr || (error as Error).message)
+          .trim()
+          .split('\n')[0];
         return `--checks-sandbox bwrap: bubblewrap cannot create its namespaces here (${why}): allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) or use --checks-sandbox none`;
       }
     } else if (identity) {

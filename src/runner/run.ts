@@ -1,5 +1,5 @@
 /** Runs a test run's checks (the git forge's CI): the commands of railyard.json, isolated when a sandbox is set, and their verdicts. */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { appendFile, mkdir } from 'node:fs/promises';
 import os from 'node:os';
@@ -14,11 +14,22 @@ import {
   DEFAULT_CHECK_OUTPUT_BYTES,
   DEFAULT_CHECK_TIMEOUT_MS,
   killAllOf,
+  removeFilesOf,
   unreachableBy,
   type CheckDir,
   type CheckIdentity,
   type CheckIsolationOptions,
 } from './isolation.js';
+import {
+  createCheckCgroups,
+  DEFAULT_CHECK_LIMITS,
+  limitDetail,
+  prelude,
+  processesOf,
+  tmpFull,
+  type CheckCgroups,
+  type LimitName,
+} from './limits.js';
 import { collectReports, type CheckReport } from './reports.js';
 
 export type CheckOutcome = 'success' | 'failure' | 'timed_out' | 'cancelled';
@@ -33,6 +44,8 @@ export interface CheckResult {
   logPath: string;
   /** The test reports the check declares, read from its worktree once it ended (./reports.ts); absent when it declares none. */
   reports?: CheckReport[];
+  /** Why the runner stopped it, when it did at one of its limits (`check exceeded its memory limit (4096 MiB)`). */
+  detail?: string;
 }
 
 export interface RunChecksOptions {
@@ -92,7 +105,10 @@ export interface RunChecksResult {
  * naming the required statuses without a check, or START_TEST_RUN_NO_REQUIRED_STATUSES when
  * nothing would run.
  */
-export function resolveRequiredChecks(checks: Record<string, string>, required: readonly string[] | null): string[] {
+export function resolveRequiredChecks(
+  checks: Record<string, string>,
+  required: readonly string[] | null,
+): string[] {
   const names = Object.keys(checks);
   if (required !== null) {
     const missing = [...new Set(required)].filter((r) => !Object.hasOwn(checks, r));
@@ -116,7 +132,11 @@ export function logFileNames(names: readonly string[]): Map<string, string> {
   const used = new Set<string>();
   const out = new Map<string, string>();
   for (const name of names) {
-    const base = name.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^\.+/, '_').slice(0, 100) || 'check';
+    const base =
+      name
+        .replace(/[^A-Za-z0-9._-]+/g, '_')
+        .replace(/^\.+/, '_')
+        .slice(0, 100) || 'check';
     let file = `${base}.log`;
     for (let i = 2; used.has(file); i++) file = `${base}-${i}.log`;
     used.add(file);
@@ -134,9 +154,29 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
 }
 
 type StopReason = 'timeout' | 'cancel' | 'failFast';
-type CheckStop = StopReason | 'checkTimeout';
+type CheckStop = StopReason | 'checkTimeout' | 'limit';
 
-const outcomeOfStop: Record<CheckStop, CheckOutcome> = { timeout: 'timed_out', cancel: 'cancelled', failFast: 'cancelled', checkTimeout: 'timed_out' };
+let cgroupSeq = 0;
+
+const outcomeOfStop: Record<CheckStop, CheckOutcome> = {
+  timeout: 'timed_out',
+  cancel: 'cancelled',
+  failFast: 'cancelled',
+  checkTimeout: 'timed_out',
+  limit: 'failure',
+};
+
+/** Disk used by `dir` in MiB (null when it cannot be measured), and how long measuring took. */
+async function diskUsedMib(dir: string): Promise<{ mib: number | null; ms: number }> {
+  const started = Date.now();
+  const mib = await new Promise<number | null>((resolve) => {
+    execFile('du', ['-s', '-k', '-x', dir], { maxBuffer: 1024 * 1024 }, (_error, stdout) => {
+      const kib = Number(/^(\d+)/.exec(String(stdout))?.[1]);
+      resolve(Number.isFinite(kib) ? kib / 1024 : null);
+    });
+  });
+  return { mib, ms: Date.now() - started };
+}
 
 /**
  * Run the required checks of a test commit. Each check runs as `sh -c <command>` in its own
@@ -174,7 +214,11 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
   const results: Record<string, CheckResult> = {};
 
   const notRun = async (name: string, logPath: string, reason: StopReason): Promise<CheckResult> => {
-    await appendFile(logPath, `[railyard] ${name}: not started (${reason === 'timeout' ? 'testing timeout reached' : 'run cancelled'})\n`, { mode: 0o600 });
+    await appendFile(
+      logPath,
+      `[railyard] ${name}: not started (${reason === 'timeout' ? 'testing timeout reached' : 'run cancelled'})\n`,
+      { mode: 0o600 },
+    );
     return { outcome: outcomeOfStop[reason], exitCode: null, durationMs: 0, logPath };
   };
 
@@ -182,20 +226,31 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
   const checkTimeout = opts.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
   const maxOutput = opts.maxOutputBytes ?? DEFAULT_CHECK_OUTPUT_BYTES;
   const parentDir = opts.worktreeParent ?? isolation.parentDir ?? os.tmpdir();
+  const limits = { ...DEFAULT_CHECK_LIMITS, ...isolation.limits };
 
   const runOne = async (name: string): Promise<CheckResult> => {
     const logPath = path.join(opts.logDir, files.get(name)!);
     if (stopped) return notRun(name, logPath, stopped);
     let identity: CheckIdentity | null = null;
     let dir: CheckDir | undefined;
+    let cgroups: CheckCgroups | undefined;
     try {
       identity = await acquireIdentity(isolation.uidBase);
       const unreachable = identity ? unreachableBy(parentDir, identity.uid) : null;
       if (unreachable) throw new Error(unreachable);
       dir = await createCheckDir(parentDir, opts.repoDir, opts.sha, identity);
+      cgroups = await createCheckCgroups(
+        `railyard-check-${identity ? identity.uid : `${process.pid}-${++cgroupSeq}`}`,
+        limits,
+      );
     } catch (err) {
+      await dir?.remove();
       identity?.release();
-      await appendFile(logPath, `[railyard] ${name}: could not prepare a checkout of ${opts.sha}: ${(err as Error).message}\n`, { mode: 0o600 });
+      await appendFile(
+        logPath,
+        `[railyard] ${name}: could not prepare a checkout of ${opts.sha}: ${(err as Error).message}\n`,
+        { mode: 0o600 },
+      );
       return { outcome: 'failure', exitCode: null, durationMs: 0, logPath };
     }
     try {
@@ -205,13 +260,15 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
       log.on('error', () => undefined);
       const logClosed = new Promise<void>((resolve) => log.once('close', () => resolve()));
       const started = Date.now();
-      const { file, args } = checkCommand(isolation.sandbox ?? 'none', dir, opts.checks[name]!, isolation.hide);
+      const sandbox = isolation.sandbox ?? 'none';
+      const command = checkCommand(sandbox, dir, opts.checks[name]!, isolation.hide, limits.tmpMib);
+      // Started as the server's user: the prelude closes other descriptors, joins the cgroups, then drops to the check's uid.
+      const { file, args } = prelude(command, limits, cgroups, identity);
       const child = spawn(file, args, {
         cwd: dir.work,
         detached: true, // own process group: kill(-pid) reaches every descendant
         stdio: ['ignore', 'pipe', 'pipe'],
         env: checkEnv({ home: dir.home, tmp: dir.tmp, sha: opts.sha, check: name }, opts.env),
-        ...(identity ? { uid: identity.uid, gid: identity.gid } : {}),
       });
       // Output as it comes, up to the limit; past it the check goes on and its output is dropped.
       let written = 0;
@@ -220,7 +277,9 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
         if (cut) return;
         if (written + chunk.length > maxOutput) {
           log.write(chunk.subarray(0, maxOutput - written));
-          log.write(`\n[railyard] ${name}: output cut at ${maxOutput} bytes (the per-check output limit); the check goes on\n`);
+          log.write(
+            `\n[railyard] ${name}: output cut at ${maxOutput} bytes (the per-check output limit); the check goes on\n`,
+          );
           cut = true;
           return;
         }
@@ -230,7 +289,9 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
       child.stdout?.on('data', onData);
       child.stderr?.on('data', onData);
       const streamsDone = Promise.all(
-        [child.stdout, child.stderr].map((s) => (s ? new Promise<void>((resolve) => s.once('close', () => resolve())) : undefined)),
+        [child.stdout, child.stderr].map((s) =>
+          s ? new Promise<void>((resolve) => s.once('close', () => resolve())) : undefined,
+        ),
       );
       opts.onCheckStarted?.(name, { logPath });
       const pid = child.pid;
@@ -246,11 +307,47 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
       stopListeners.add(onStop);
       if (stopped) onStop(stopped);
       const ownDeadline = checkTimeout > 0 ? setTimeout(() => onStop('checkTimeout'), checkTimeout) : null;
+      // The limits the kernel enforces (cgroups) and the one measured (disk), looked at while it runs.
+      let overLimit: LimitName | null = null;
+      const atLimit = (limit: LimitName): void => {
+        overLimit ??= limit;
+        onStop('limit');
+      };
+      let watching = true;
+      const checkDir = dir;
+      const watch = (async () => {
+        let nextDisk = 0;
+        while (watching && !stopReason) {
+          const hit = await cgroups!.exceeded();
+          if (hit) return atLimit(hit);
+          if (Date.now() >= nextDisk) {
+            const used = await diskUsedMib(checkDir.dir);
+            if (used.mib !== null && used.mib >= limits.diskMib) return atLimit('disk');
+            nextDisk = Date.now() + Math.max(1000, used.ms * 10);
+            if (
+              sandbox === 'bwrap' &&
+              (await tmpFull(await processesOf(cgroups!, identity?.uid ?? null), limits.tmpMib))
+            )
+              return atLimit('tmp');
+          }
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      })();
       const { code, error } = await new Promise<{ code: number | null; error?: Error }>((resolve) => {
         child.once('error', (e) => resolve({ code: null, error: e }));
         child.once('exit', (c) => resolve({ code: c }));
       });
       const durationMs = Date.now() - started;
+      watching = false;
+      await watch;
+      // Killed by the kernel at a limit: the memory cgroup's OOM kill, or a file past the disk limit.
+      overLimit ??=
+        (await cgroups.exceeded()) ??
+        (child.signalCode === 'SIGXFSZ' ||
+        code === 128 + 25 ||
+        ((await diskUsedMib(dir.dir)).mib ?? 0) >= limits.diskMib
+          ? 'disk'
+          : null);
       stopListeners.delete(onStop);
       if (killTimer) clearTimeout(killTimer);
       if (ownDeadline) clearTimeout(ownDeadline);
@@ -265,19 +362,46 @@ export async function runChecks(opts: RunChecksOptions): Promise<RunChecksResult
       log.end();
       await logClosed;
       const reason = stopReason as CheckStop | null;
-      const outcome: CheckOutcome = reason ? outcomeOfStop[reason] : code === 0 ? 'success' : 'failure';
+      const limitHit = overLimit as LimitName | null;
+      const detail = limitHit ? limitDetail(limitHit, limits) : undefined;
+      const outcome: CheckOutcome = reason
+        ? outcomeOfStop[reason]
+        : detail
+          ? 'failure'
+          : code === 0
+            ? 'success'
+            : 'failure';
       const why =
-        reason === 'checkTimeout'
+        detail ??
+        (reason === 'checkTimeout'
           ? `the per-check limit of ${Math.round(checkTimeout / 1000)} s reached`
           : reason === 'timeout'
             ? 'testing timeout reached'
-            : 'run cancelled';
-      const how = error ? `could not start: ${error.message}` : reason ? `${outcome} (${why})` : `${outcome} (exit code ${code})`;
+            : 'run cancelled');
+      const how =
+        detail && !reason
+          ? `failure (${detail}; exit code ${code})`
+          : error
+            ? `could not start: ${error.message}`
+            : reason
+              ? `${outcome} (${why})`
+              : `${outcome} (exit code ${code})`;
       await appendFile(logPath, `\n[railyard] ${name}: ${how} after ${durationMs} ms\n`);
       const declared = opts.reports?.[name];
       const reports = declared?.length ? await collectReports(dir.work, declared).catch(() => []) : undefined;
-      return { outcome, exitCode: reason ? null : code, durationMs, logPath, ...(reports ? { reports } : {}) };
+      return {
+        outcome,
+        exitCode: reason ? null : code,
+        durationMs,
+        logPath,
+        ...(reports ? { reports } : {}),
+        ...(detail ? { detail } : {}),
+      };
     } finally {
+      // Nothing of it outlives it: its files in the shared temporary directories go too (after its
+      // reports were read: its own directory may be among them).
+      if (identity) await removeFilesOf(identity.uid);
+      await cgroups?.remove();
       await dir.remove();
       identity?.release();
     }

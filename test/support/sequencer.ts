@@ -13,6 +13,8 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  */
 const SLOW_FILES: Record<string, number> = {
   'test/e2e/github-truth.test.ts': 72,
+  'test/e2e/check-identities.test.ts': 60,
+  'test/e2e/check-limits.test.ts': 50,
   'test/e2e/github-queue.test.ts': 70,
   'test/cli/cli.test.ts': 65,
   'test/e2e/github-landing.test.ts': 48,

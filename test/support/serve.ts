@@ -21,7 +21,7 @@ export interface SpawnOptions {
   bin?: string;
   /** Arguments for node itself, before the script (e.g. `--cpu-prof`). */
   nodeArgs?: string[];
-  /** A command that runs node (e.g. `['prlimit', '--nofile=256:256']`): the server is its child's exec. */
+  /** A command that execs node with the arguments it is given (e.g. `['prlimit', '--nofile=256:256']`, or a shell opening more descriptors first). */
   wrapper?: string[];
 }
 
@@ -34,7 +34,15 @@ export function spawnServe(
   env: NodeJS.ProcessEnv = process.env,
   options: SpawnOptions = {},
 ): Promise<ServeProcess> {
-  const argv = [process.execPath, ...(options.nodeArgs ?? []), options.bin ?? BIN, 'serve', '--port', '0', ...args];
+  const argv = [
+    process.execPath,
+    ...(options.nodeArgs ?? []),
+    options.bin ?? BIN,
+    'serve',
+    '--port',
+    '0',
+    ...args,
+  ];
   const [file, ...rest] = [...(options.wrapper ?? []), ...argv] as [string, ...string[]];
   const child = spawn(file, rest, {
     env,
@@ -58,7 +66,8 @@ export function spawnServe(
     child.stdout!.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
       const m = /Railyard API listening on (http:\/\/127\.0\.0\.1:(\d+)\/v1)\n/.exec(stdout);
-      if (m && m[2] !== '0') resolve({ child, url: m[1], output: () => ({ stdout, stderr }), exit, kill, stop });
+      if (m && m[2] !== '0')
+        resolve({ child, url: m[1], output: () => ({ stdout, stderr }), exit, kill, stop });
     });
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     void exit.then((code) =>

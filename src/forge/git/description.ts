@@ -11,6 +11,8 @@ export interface GitSettings {
   /** Bare repositories under `<gitRoot>/<host>/<owner>/<name>.git`. */
   gitRoot: string;
   checks?: GitChecksOptions;
+  /** Which check limits hold on this machine and which do not (printed at start). */
+  checkLimits?: string[];
 }
 
 export const git: ForgeDescription<GitSettings> = {
@@ -58,6 +60,30 @@ export const git: ForgeDescription<GitSettings> = {
       default: 16,
       min: 1,
     },
+    'checks-memory-mib': {
+      type: 'integer',
+      description: 'Git root: memory of one check, all its processes (killed above it; see docs/checks.md)',
+      default: 4096,
+      min: 16,
+    },
+    'checks-processes': {
+      type: 'integer',
+      description: 'Git root: processes and threads of one check at once (killed at it)',
+      default: 1024,
+      min: 8,
+    },
+    'checks-tmp-mib': {
+      type: 'integer',
+      description: "Git root, --checks-sandbox bwrap: size of a check's /tmp, /var/tmp and /dev/shm each",
+      default: 1024,
+      min: 1,
+    },
+    'checks-disk-mib': {
+      type: 'integer',
+      description: "Git root: disk of one check's own directory (checkout, HOME, TMPDIR; killed above it)",
+      default: 20480,
+      min: 1,
+    },
     'checks-uid-base': {
       type: 'integer',
       description:
@@ -73,10 +99,17 @@ export const git: ForgeDescription<GitSettings> = {
       uidBase: flags['checks-uid-base'] as number,
       timeoutMs: (flags['checks-timeout-minutes'] as number) * 60_000,
       maxOutputBytes: (flags['checks-output-mib'] as number) * 1024 * 1024,
+      limits: {
+        memoryMib: flags['checks-memory-mib'] as number,
+        processes: flags['checks-processes'] as number,
+        tmpMib: flags['checks-tmp-mib'] as number,
+        diskMib: flags['checks-disk-mib'] as number,
+      },
       hide: secretFiles,
     };
     const gitRoot = flags['git-root'] as string;
-    const { checksDirProblem, gitRootExposure, isolationProblem } = await import('../../runner/index.js');
+    const { checksDirProblem, DEFAULT_CHECK_LIMITS, describeLimits, gitRootExposure, isolationProblem } =
+      await import('../../runner/index.js');
     const problem =
       checksDirProblem(checks.parentDir ?? (await import('node:os')).tmpdir(), dataDir) ??
       (await isolationProblem(checks));
@@ -89,8 +122,14 @@ export const git: ForgeDescription<GitSettings> = {
           'use --checks-sandbox bwrap, or run the server as root so that each check runs as a uid of its own',
       );
     }
-    return { gitRoot, checks };
+    const checkLimits = await describeLimits(
+      { ...DEFAULT_CHECK_LIMITS, ...checks.limits },
+      checks.sandbox ?? 'none',
+    );
+    return { gitRoot, checks, checkLimits };
   },
+  startup: (settings) =>
+    settings.checkLimits ? [`Check limits (--checks-*): ${settings.checkLimits.join('; ')}`] : [],
   driver: async (settings, common) =>
     (await import('./driver.js')).createGitDriver({
       gitRoot: settings.gitRoot,

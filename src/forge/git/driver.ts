@@ -30,16 +30,20 @@ export interface GitDriverOptions {
 export function createGitDriver(options: GitDriverOptions): ForgeDriver {
   const log = options.log ?? ((message: string, error?: unknown) => console.error(message, error ?? ''));
   const root = resolve(options.gitRoot);
-  if (!existsSync(root) || !statSync(root).isDirectory()) throw new Error(`--git-root: ${root} is not a directory`);
+  if (!existsSync(root) || !statSync(root).isDirectory())
+    throw new Error(`--git-root: ${root} is not a directory`);
   const forge = new GitForge(root);
   const own = new OwnHeads();
   // Checks run code from pull requests: the data dir (database, logs of every run) is the server's alone.
   const dataDir = resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   chmodSync(dataDir, 0o700);
-  const checks = { ...options.checks, hide: [dataDir, ...(options.checks?.hide ?? [])] };
+  // Under bwrap a check sees no repository but its own checkout, nor other checks' directories,
+  // wherever they live (a git root under /opt is masked, not mounted read-only).
+  const checksRoot = checksRootPath(options.checks?.parentDir ?? tmpdir(), dataDir);
+  const checks = { ...options.checks, hide: [dataDir, root, checksRoot, ...(options.checks?.hide ?? [])] };
   // What a server of this data dir killed mid-run left behind goes now, not only when a check runs.
-  rmSync(checksRootPath(checks.parentDir ?? tmpdir(), dataDir), { recursive: true, force: true });
+  rmSync(checksRoot, { recursive: true, force: true });
   const runs = new GitRuns(forge, dataDir, checks);
   const events = new GitEvents(forge, own, options.pollMs ?? 1000, log);
   return {

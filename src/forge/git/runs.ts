@@ -31,7 +31,7 @@ function describeFailedChecks(results: Record<string, CheckResult>): string {
   const failed = Object.entries(results).filter(([, r]) => r.outcome !== 'success');
   const what = (r: CheckResult) =>
     r.outcome === 'timed_out' ? 'timed out' : r.outcome === 'cancelled' ? 'was cancelled' : r.exitCode === null ? 'was killed' : `failed (exit ${r.exitCode})`;
-  return failed.map(([name, r]) => `${name} ${what(r)}`).join('; ') || 'a required check did not pass';
+  return failed.map(([name, r]) => (r.detail ? `${name}: ${r.detail}` : `${name} ${what(r)}`)).join('; ') || 'a required check did not pass';
 }
 
 export class GitRuns implements Builder, Ci {
