@@ -22,4 +22,4 @@ export type { CheckIsolationOptions, ChecksSandbox } from './isolation.js';
 export { DEFAULT_CHECK_LIMITS, describeLimits, limitDetail } from './limits.js';
 export type { CheckLimits } from './limits.js';
 export { collectReports, type CheckReport } from './reports.js';
-export { ChecksConfigError } from '../forge/git/errors.js';
+export { ChecksConfigError } from '../checks/config.js';

@@ -16,8 +16,8 @@ import { chmod, lchown, lstat, mkdir, mkdtemp, readdir, rm } from 'node:fs/promi
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { gitEnv } from '../forge/git/exec.js';
-import { RUNNER_ENV } from '../forge/git/repo.js';
+import { gitEnv } from '../git/exec.js';
+import { RUNNER_ENV } from '../checks/config.js';
 import { acquireIdentity, type CheckIdentity } from './identity.js';
 import type { CheckLimits } from './limits.js';
 

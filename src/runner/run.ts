@@ -4,8 +4,8 @@ import { createWriteStream } from 'node:fs';
 import { appendFile, mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { git } from '../forge/git/exec.js';
-import { ChecksConfigError } from '../forge/git/errors.js';
+import { git } from '../git/exec.js';
+import { ChecksConfigError } from '../checks/config.js';
 import {
   acquireIdentity,
   checkCommand,

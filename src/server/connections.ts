@@ -3,7 +3,7 @@
  * ones past it as soon as they are accepted), and as many descriptors as the system allows it.
  * Node raises the soft open-files limit (RLIMIT_NOFILE) to the hard one when it starts; where that
  * did not happen, `prlimit` (util-linux) raises it for this process. Out of descriptors anyway, a
- * spawn or an open fails that one operation (forge/git/exec.ts, runner), never the process.
+ * spawn or an open fails that one operation (src/git/exec.ts, runner), never the process.
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Octokit } from '@octokit/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { git, GitError } from '../../src/forge/git/exec.js';
+import { git, GitError } from '../../src/git/exec.js';
 import { gitHubBlip } from '../../src/forge/github/client.js';
 import { gitNetworkFailure, transientStatus } from '../../src/forge/shared/blips.js';
 import { tempDir } from '../support/tmp.js';

@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { git } from '../../src/forge/git/exec.js';
+import { git } from '../../src/git/exec.js';
 import { cacheDirFor, ensureCache } from '../../src/forge/github/index.js';
 import { tempDir } from '../support/tmp.js';
 

@@ -6,7 +6,7 @@
 import type { MergeMethod } from '../../contract/index.js';
 import { findEntry, type Entry, type QueueModel, type TestBasis, type TestRun } from '../../engine/index.js';
 import { MergeConflictError } from './errors.js';
-import { git, RAILYARD_IDENTITY } from './exec.js';
+import { git, RAILYARD_IDENTITY } from '../../git/exec.js';
 import { commitIdent, mergeTrees, testBranchName } from './repo.js';
 
 /** One pull request of a test commit. */

@@ -4,7 +4,7 @@
  * merge-base of the target branch and the commit. Used by the git forge and by the remote forges'
  * builders (their bare caches hold the target and the test commit).
  */
-import { git } from './exec.js';
+import { git } from '../../git/exec.js';
 
 /** Null when the target branch or the commit is missing, or they share no history. */
 export async function filesChangedOnTarget(repoDir: string, targetBranch: string, sha: string): Promise<string[] | null> {

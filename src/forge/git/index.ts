@@ -2,8 +2,8 @@
  * The git forge: bare repositories on disk, driven through the `git` CLI (≥ 2.38).
  * See README.md in this folder for the repository layout and how a PR's base is set.
  */
-export { git, gitEnv, setGitConcurrency, withRepoLock, GitError, RAILYARD_IDENTITY } from './exec.js';
-export type { GitOptions, GitResult } from './exec.js';
+export { git, gitEnv, setGitConcurrency, withRepoLock, GitError, RAILYARD_IDENTITY } from '../../git/exec.js';
+export type { GitOptions, GitResult } from '../../git/exec.js';
 export { ChecksConfigError, MergeConflictError, NotFastForwardError } from './errors.js';
 export { filesChangedOnTarget } from './changed.js';
 export {

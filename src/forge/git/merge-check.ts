@@ -5,7 +5,7 @@
  */
 import type { Mergeability } from '../../contract/index.js';
 import type { PrConflict } from '../../engine/types.js';
-import { git, GitError } from './exec.js';
+import { git, GitError } from '../../git/exec.js';
 
 /** Merge results never change (commits are immutable): keep a bounded cache. */
 const CACHE_MAX = 10_000;

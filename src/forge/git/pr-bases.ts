@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { git } from './exec.js';
+import { git } from '../../git/exec.js';
 
 const cache = new Map<string, { stamp: string; bases: ConfiguredBases }>();
 const CACHE_MAX = 1_000;

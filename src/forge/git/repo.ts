@@ -1,18 +1,17 @@
 /** The git forge's repository work: test branches, test commits (merge, squash, rebase), landing by compare-and-swap. */
 import path from 'node:path';
 import { branchNameProblem } from '../../contract/branch-name.js';
-import { jsonTooDeep, MAX_JSON_DEPTH } from '../../contract/json-depth.js';
 import type { PrFacts } from '../../engine/types.js';
 import { mergeabilityOf, mergeTrees, type MergeCheck } from './merge-check.js';
-import { ChecksConfigError, NotFastForwardError } from './errors.js';
-import { git, withRepoLock } from './exec.js';
+import { CHECKS_CONFIG_FILE, ChecksConfigError, parseChecksConfig, type ChecksConfig } from '../../checks/config.js';
+import { git, withRepoLock } from '../../git/exec.js';
+import { NotFastForwardError } from './errors.js';
 import { configuredBases } from './pr-bases.js';
 
 const SHA_RE = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 /** Prefix of every test branch the queue creates. */
 export const TEST_BRANCH_PREFIX = 'railyard-merge/';
 /** The file at the root of the target branch that lists the checks. */
-export const CHECKS_CONFIG_FILE = 'railyard.json';
 
 // ------------------------------------------------------------------ layout
 
@@ -327,19 +326,6 @@ export async function casUpdateBranch(repoDir: string, branch: string, expectedO
 
 // ------------------------------------------------------------------ checks config
 
-export interface ChecksConfig {
-  /** Status name → shell command, in file order. */
-  checks: Record<string, string>;
-  /** `env`: variables the checks get besides the runner's allowlist (src/runner/isolation.ts). */
-  env?: Record<string, string>;
-  /** Status name → globs of the test reports the check writes (the object form's `reports`). */
-  reports: Record<string, string[]>;
-}
-
-const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/** Set by the runner for every check: a railyard.json cannot change them. */
-export const RUNNER_ENV: readonly string[] = ['HOME', 'TMPDIR', 'CI', 'RAILYARD_SHA', 'RAILYARD_CHECK', 'LD_PRELOAD', 'LD_LIBRARY_PATH'];
-
 /**
  * Parse `railyard.json` at the root of `branchOrSha` (a branch name or a full commit SHA):
  * `{"checks": {"<status>": "<shell command>"}}`. Throws ChecksConfigError with reason
@@ -355,61 +341,7 @@ export async function readChecksConfig(repoDir: string, branchOrSha: string): Pr
   return parseChecksConfig(r.stdout, branchOrSha);
 }
 
-/** Validate the text of a `railyard.json` (exported for tools that read it from disk). */
-export function parseChecksConfig(text: string, where = CHECKS_CONFIG_FILE): ChecksConfig {
-  const fail = (msg: string): never => {
-    throw new ChecksConfigError('START_TEST_RUN_CONFIG_PARSING_FAILURE', `${CHECKS_CONFIG_FILE} (${where}): ${msg}`);
-  };
-  // Pull-request code writes this file: nesting is bounded before parsing, as for request bodies
-  // (JSON.parse of a 20 MiB `[[[[…` holds the server's only thread for seconds).
-  if (jsonTooDeep(text)) fail(`nested deeper than ${MAX_JSON_DEPTH} levels (arrays and objects)`);
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch (err) {
-    fail(`invalid JSON: ${(err as Error).message}`);
-  }
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) fail('must be a JSON object');
-  const checks = (data as Record<string, unknown>).checks;
-  if (checks === undefined) fail('checks: required');
-  if (typeof checks !== 'object' || checks === null || Array.isArray(checks)) fail('checks: must be an object of "<status>": "<shell command>"');
-  const out: Record<string, string> = {};
-  const reports: Record<string, string[]> = {};
-  for (const [name, spec] of Object.entries(checks as Record<string, unknown>)) {
-    if (name.trim() === '') fail('checks: status names must not be empty');
-    // A check is a command, or { "run": "<command>", "reports": ["<glob of JUnit XML>", …] }.
-    const object = typeof spec === 'object' && spec !== null && !Array.isArray(spec) ? (spec as Record<string, unknown>) : null;
-    const cmd = object ? object.run : spec;
-    if (typeof cmd !== 'string' || cmd.trim() === '')
-      fail(object ? `checks.${name}.run: must be a non-empty shell command string` : `checks.${name}: must be a non-empty shell command string or { "run": …, "reports": […] }`);
-    out[name] = cmd as string;
-    if (object) {
-      const unknown = Object.keys(object).filter((k) => k !== 'run' && k !== 'reports');
-      if (unknown.length) fail(`checks.${name}.${unknown[0]}: unknown key (a check has "run" and "reports")`);
-      const globs = object.reports ?? [];
-      if (!Array.isArray(globs) || globs.some((g) => typeof g !== 'string' || g.trim() === ''))
-        fail(`checks.${name}.reports: must be a list of paths or globs of JUnit XML reports`);
-      const list = globs as string[];
-      const outside = list.find((g) => g.startsWith('/') || g.split(/[\\/]/).includes('..'));
-      if (outside !== undefined) fail(`checks.${name}.reports: "${outside}" is outside the checkout (paths are relative to it)`);
-      if (list.length) reports[name] = list;
-    }
-  }
-  if (Object.keys(out).length === 0) {
-    throw new ChecksConfigError('START_TEST_RUN_NO_REQUIRED_STATUSES', `${CHECKS_CONFIG_FILE} (${where}): checks: no checks defined`);
-  }
-  const env = (data as Record<string, unknown>).env;
-  if (env === undefined) return { checks: out, reports };
-  if (typeof env !== 'object' || env === null || Array.isArray(env)) fail('env: must be an object of "<NAME>": "<value>"');
-  const vars: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env as Record<string, unknown>)) {
-    if (!ENV_NAME_RE.test(name)) fail(`env: "${name}" is not a variable name`);
-    if (RUNNER_ENV.includes(name)) fail(`env.${name}: set by the runner for every check`);
-    if (typeof value !== 'string') fail(`env.${name}: must be a string`);
-    vars[name] = value as string;
-  }
-  return { checks: out, reports, env: vars };
-}
+export { CHECKS_CONFIG_FILE, parseChecksConfig, RUNNER_ENV, type ChecksConfig } from '../../checks/config.js';
 
 // ------------------------------------------------------------------ test branches
 

@@ -22,7 +22,7 @@ import {
 import type { Builder, BuiltRun, Ci, CiVerdict, DriverQueue, TestResultsSink } from '../types.js';
 import { buildRunCommit } from './build.js';
 import { ChecksConfigError, MergeConflictError } from './errors.js';
-import { git } from './exec.js';
+import { git } from '../../git/exec.js';
 import type { GitForge } from './source.js';
 import { headOf, readChecksConfig } from './repo.js';
 

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import type { Repo } from '../../contract/index.js';
 import type { PrFacts } from '../../engine/types.js';
 import type { PrChanges, PrLandingState, Source } from '../types.js';
-import { git } from './exec.js';
+import { git } from '../../git/exec.js';
 import { repoPlaceProblem } from './place.js';
 import { containedIn, getPullRequest, repoDirFor } from './repo.js';
 

@@ -12,7 +12,7 @@
  * a blip of it is tried again, after checking whether GitHub merged the PR all the same.
  */
 import { findEntry, type TestRun } from '../../engine/index.js';
-import { git } from '../git/exec.js';
+import { git } from '../../git/exec.js';
 import type { DriverQueue, MergeOutcome } from '../types.js';
 import type { RepoCtx } from '../shared/runtime.js';
 import { gitHubBlip, NO_RETRY } from './client.js';

@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { git, type GitResult } from '../git/exec.js';
+import { git, type GitResult } from '../../git/exec.js';
 
 /** Caches this process is creating: callers that ask at the same time share one creation. */
 const creating = new Map<string, Promise<void>>();
