@@ -363,8 +363,9 @@ export default class Serve extends Command {
       this.exit(2);
     }
     for (const { org, token } of orgTokens) await store.accounts.addToken(org, token);
+    let generatedToken: string | undefined;
     if ((await store.accounts.listTokens()).length === 0) {
-      const token = (await import('../cli/tokens.js')).newToken();
+      const token = (generatedToken = (await import('../cli/tokens.js')).newToken());
       await store.accounts.addToken(flags.org, token);
       this.log(`Generated an API token for organisation "${flags.org}". It is shown only this once (only its hash is stored):`);
       this.log(`  ${token}`);
@@ -406,6 +407,10 @@ export default class Serve extends Command {
     const host = flags.host.includes(':') ? `[${flags.host}]` : flags.host;
     this.log(`Railyard API listening on http://${host}:${port}/v1`);
     this.log(`Web dashboard on http://${host}:${port}/ (it asks for an API token once)`);
+    // How to point the CLI at this server (a wildcard address is reached on the loopback).
+    const cliHost = flags.host === '0.0.0.0' || flags.host === '::' ? '127.0.0.1' : host;
+    this.log(`Point the CLI at it:\n  railyard config set api-url http://${cliHost}:${port}/v1`);
+    this.log(`  railyard config set token ${generatedToken ?? 'TOKEN   (the token this server was given)'}`);
     if (github) {
       this.log(
         github.webhookSecret !== null
