@@ -36403,7 +36403,7 @@ class RequestError extends Error {
 
 
 // pkg/dist-src/version.js
-var dist_bundle_VERSION = "10.0.16";
+var dist_bundle_VERSION = "10.0.14";
 
 // pkg/dist-src/defaults.js
 var defaults_default = {
@@ -36633,9 +36633,6 @@ var GraphqlResponseError = class extends Error {
       Error.captureStackTrace(this, this.constructor);
     }
   }
-  request;
-  headers;
-  response;
   name = "GraphqlResponseError";
   errors;
   data;
@@ -36731,7 +36728,6 @@ function withCustomRequest(customRequest) {
   });
 }
 
-/* v8 ignore if -- @preserve */
 
 ;// CONCATENATED MODULE: ./node_modules/@octokit/auth-token/dist-bundle/index.js
 // pkg/dist-src/is-jwt.js
@@ -36789,7 +36785,7 @@ var createTokenAuth = function createTokenAuth2(token) {
 
 
 ;// CONCATENATED MODULE: ./node_modules/@octokit/core/dist-src/version.js
-const version_VERSION = "7.0.8";
+const version_VERSION = "7.0.6";
 
 
 ;// CONCATENATED MODULE: ./node_modules/@octokit/core/dist-src/index.js
@@ -51753,8 +51749,13 @@ const WAIT_REASONS = [
     'queue_draining',
     'queue_switching_modes',
 ];
-/** Where clients send requests unless told otherwise (Trunk's hosted API). */
+/**
+ * Where clients send requests unless told otherwise (Trunk's hosted API) — never with a Railyard
+ * token (RAILYARD_TOKEN_PREFIX): Trunk does not know it, and a token goes only where its user sent it.
+ */
 const DEFAULT_API_URL = 'https://api.trunk.io/v1';
+/** Prefix of every API token a Railyard server makes. */
+const RAILYARD_TOKEN_PREFIX = 'ry_';
 
 ;// CONCATENATED MODULE: ./src/contract/mq.ts
 /** The merge-queue operations' schemas: enums, PR and queue objects, requests and answers of every mq operation. */
@@ -53519,6 +53520,11 @@ function readSettings(env) {
     if (!isOperation(operation)) {
         throw new InputError(`operation: must be one of ${OPERATIONS.join(', ')}, got "${operation}"`);
     }
+    if (!env.input('api-url') && token.startsWith(RAILYARD_TOKEN_PREFIX)) {
+        // A Railyard token goes only to a server the workflow names, never to the default (Trunk's).
+        throw new InputError(`api-url: required with a Railyard token (${RAILYARD_TOKEN_PREFIX}…): your server's address, e.g. https://railyard.example.com/v1 ` +
+            `(without it the token would go to Trunk's ${DEFAULT_API_URL})`);
+    }
     const apiUrl = withoutTrailingSlashes(env.input('api-url') || DEFAULT_API_URL);
     try {
         new URL(apiUrl);
@@ -53835,11 +53841,26 @@ function holdPhrases(r) {
     return out;
 }
 
+;// CONCATENATED MODULE: ./src/watch/blocked.ts
+/**
+ * What only the PR's author can fix, in one sentence, or null. Today: a PR waiting outside the
+ * queue (`not_ready`) because it does not merge onto its base — the server's conflict sentence
+ * (`conflicts with main in a.txt (…): rebase on main`) when the forge names the conflict. Reviews,
+ * branch rules and the queue's own state are left alone: others release those, and the wait goes on.
+ */
+function authorMustFix(pr) {
+    if (pr.state !== 'not_ready' || pr.readiness?.gitHubMergeability !== 'not_mergeable')
+        return null;
+    return (pr.readiness.conflict?.message ??
+        `conflicts with ${pr.prBaseBranch}: rebase or merge ${pr.prBaseBranch} into the branch`);
+}
+
 ;// CONCATENATED MODULE: ./src/watch/wait.ts
 /**
  * The ONE wait loop of the CLI (`mq status --wait`, `mq submit --wait`) and the Action (`wait`):
  * polling with backoff and jitter, retries of transient errors, abort, and a heartbeat.
  */
+
 
 const TERMINAL = new Set(TERMINAL_STATES);
 function sleep(ms, signal) {
@@ -53856,7 +53877,8 @@ function sleep(ms, signal) {
     });
 }
 /**
- * Polls until the PR reaches a terminal state, the timeout passes or the signal aborts.
+ * Polls until the PR reaches a terminal state, waits on something only its author can fix
+ * (authorMustFix: waiting longer would change nothing), the timeout passes or the signal aborts.
  * The pause grows by half each poll up to `maxIntervalMs`, with ±20 % jitter; transient
  * errors back off the same way and are retried until `maxConsecutiveErrors` in a row.
  * Each state change is reported once through `onState`.
@@ -53888,6 +53910,9 @@ async function waitForTerminal(options) {
             }
             if (pr.state && TERMINAL.has(pr.state))
                 return { kind: 'terminal', pr };
+            const blocked = authorMustFix(pr);
+            if (blocked)
+                return { kind: 'blocked', pr, reason: blocked };
             await options.onPoll?.(pr);
             if (options.onHeartbeat && Date.now() - reported >= heartbeatMs) {
                 reported = Date.now();
@@ -54110,6 +54135,11 @@ class Step {
         if (outcome.kind === 'timeout') {
             this.finish();
             throw new StepFailure(`#${s.prNumber} is still ${outcome.pr?.state ?? 'unknown'} after ${s.timeoutMs / 60_000} minute(s) (timeout-minutes)`);
+        }
+        if (outcome.kind === 'blocked') {
+            // Waiting longer changes nothing: only the PR's author can (a push); the PR stays submitted.
+            this.finish();
+            throw new StepFailure(`#${s.prNumber} is blocked until its author pushes: ${outcome.reason} (it stays submitted and enters the queue once fixed)`);
         }
         if (outcome.kind === 'aborted') {
             this.finish();

@@ -24,10 +24,18 @@ echo "pack check: $TARBALL"
 # cores): by default the check installs without install scripts and gives the installed
 # better-sqlite3 the binary the checkout built (same version, same Node). RAILYARD_PACK_CHECK_BUILD=1
 # installs exactly as a user does, compiling included.
-if [ "${RAILYARD_PACK_CHECK_BUILD:-}" = 1 ]; then
-  npm install -g --prefix "$WORK/prefix" --no-audit --no-fund --loglevel=error "$WORK/$TARBALL" >/dev/null
-else
-  npm install -g --prefix "$WORK/prefix" --no-audit --no-fund --loglevel=error --ignore-scripts "$WORK/$TARBALL" >/dev/null
+# The install's warnings are kept (--loglevel=warn) and any EBADENGINE fails the check: a package
+# that wants a newer Node than package.json's engines is what a user sees on Node 20, and the
+# lockfile's `overrides` do not reach a global install, so the dependencies themselves must fit.
+INSTALL_ARGS=(-g --prefix "$WORK/prefix" --no-audit --no-fund --loglevel=warn)
+[ "${RAILYARD_PACK_CHECK_BUILD:-}" = 1 ] || INSTALL_ARGS+=(--ignore-scripts)
+npm install "${INSTALL_ARGS[@]}" "$WORK/$TARBALL" >"$WORK/install.log" 2>&1 || { cat "$WORK/install.log" >&2; fail "npm install -g of the tarball failed"; }
+if grep -q EBADENGINE "$WORK/install.log"; then
+  grep -A4 EBADENGINE "$WORK/install.log" >&2
+  fail "npm install -g warned EBADENGINE: a dependency does not support this Node ($(node --version))"
+fi
+npm ls -g --prefix "$WORK/prefix" --all >"$WORK/ls.log" 2>&1 || { cat "$WORK/ls.log" >&2; fail "npm ls of the global install failed"; }
+if [ "${RAILYARD_PACK_CHECK_BUILD:-}" != 1 ]; then
   SQLITE="$WORK/prefix/lib/node_modules/$NAME/node_modules/better-sqlite3"
   [ "$(node -p "require('$SQLITE/package.json').version")" = "$(node -p "require('./node_modules/better-sqlite3/package.json').version")" ] ||
     fail "the package's better-sqlite3 differs from the checkout's: run with RAILYARD_PACK_CHECK_BUILD=1"

@@ -1,5 +1,5 @@
 /** The Action's inputs and event, read and checked: what to do (submit, cancel, restart, upload…) for which PR and queue. */
-import { DEFAULT_API_URL, PULL_REQUEST_STATES } from '../contract/constants.js';
+import { DEFAULT_API_URL, PULL_REQUEST_STATES, RAILYARD_TOKEN_PREFIX } from '../contract/constants.js';
 import type { Repo } from '../contract/index.js';
 import { parseRepoRef, withoutTrailingSlashes } from '../contract/common.js';
 
@@ -164,6 +164,13 @@ export function readSettings(env: RunEnvironment): ActionSettings {
     throw new InputError(`operation: must be one of ${OPERATIONS.join(', ')}, got "${operation}"`);
   }
 
+  if (!env.input('api-url') && token.startsWith(RAILYARD_TOKEN_PREFIX)) {
+    // A Railyard token goes only to a server the workflow names, never to the default (Trunk's).
+    throw new InputError(
+      `api-url: required with a Railyard token (${RAILYARD_TOKEN_PREFIX}…): your server's address, e.g. https://railyard.example.com/v1 ` +
+        `(without it the token would go to Trunk's ${DEFAULT_API_URL})`,
+    );
+  }
   const apiUrl = withoutTrailingSlashes(env.input('api-url') || DEFAULT_API_URL);
   try {
     new URL(apiUrl);

@@ -199,6 +199,13 @@ class Step {
         `#${s.prNumber} is still ${outcome.pr?.state ?? 'unknown'} after ${s.timeoutMs / 60_000} minute(s) (timeout-minutes)`,
       );
     }
+    if (outcome.kind === 'blocked') {
+      // Waiting longer changes nothing: only the PR's author can (a push); the PR stays submitted.
+      this.finish();
+      throw new StepFailure(
+        `#${s.prNumber} is blocked until its author pushes: ${outcome.reason} (it stays submitted and enters the queue once fixed)`,
+      );
+    }
     if (outcome.kind === 'aborted') {
       this.finish();
       throw new StepFailure(`Stopped while waiting for #${s.prNumber} (the job was cancelled); last state ${outcome.pr?.state ?? 'unknown'}`);

@@ -12,6 +12,7 @@ import {
   repoFromGitOrigin,
   type Config,
 } from './config.js';
+import { RAILYARD_TOKEN_PREFIX } from '../contract/constants.js';
 import { forTerminal, jsonForTerminal, printable } from './escape.js';
 import { EXIT } from './exit.js';
 import { FORMATS, type Format, type View } from './formats.js';
@@ -46,7 +47,8 @@ export abstract class BaseCommand extends Command {
 
   protected async client(flags: { 'api-url'?: string; token?: string }): Promise<Client> {
     const config = await this.config_();
-    const baseUrl = flags['api-url'] || process.env.RAILYARD_API_URL || config['api-url'] || DEFAULT_API_URL;
+    const configured = flags['api-url'] || process.env.RAILYARD_API_URL || config['api-url'];
+    const baseUrl = configured || DEFAULT_API_URL;
     try {
       new URL(baseUrl);
     } catch {
@@ -56,6 +58,14 @@ export abstract class BaseCommand extends Command {
     if (!token) {
       throw new ConfigError(
         'no API token: pass --token, set RAILYARD_TOKEN, or run `railyard config set token VALUE`',
+      );
+    }
+    if (!configured && token.startsWith(RAILYARD_TOKEN_PREFIX)) {
+      // A Railyard token goes only to a server the user named, never to the default (Trunk's).
+      throw new ConfigError(
+        `no API URL for this Railyard token (${RAILYARD_TOKEN_PREFIX}…): point the CLI at your server with ` +
+          '`railyard config set api-url http://HOST:PORT/v1` (what `railyard serve` prints), --api-url or ' +
+          `RAILYARD_API_URL; it is not sent to the default, Trunk's ${DEFAULT_API_URL}`,
       );
     }
     const [{ createClient, maxResponseBytes }, { nodeFetch }] = await Promise.all([
@@ -145,7 +155,11 @@ export abstract class BaseCommand extends Command {
   }
 
   /** Ends a --wait: exit 0 when merged, 1 when failed, cancelled or still waiting at the timeout. */
-  protected concludeWait(result: { pr: SubmittedPullRequest; timedOut: boolean }): SubmittedPullRequest {
+  protected concludeWait(result: {
+    pr: SubmittedPullRequest;
+    timedOut: boolean;
+    blocked?: string;
+  }): SubmittedPullRequest {
     const { pr } = result;
     const reason = pr.stateReason ? ` (${printable(pr.stateReason)})` : '';
     if (!result.timedOut && pr.state === 'merged') {
@@ -153,6 +167,12 @@ export abstract class BaseCommand extends Command {
       return pr;
     }
     if (this.jsonEnabled()) this.logJson(pr);
+    if (result.blocked) {
+      this.logToStderr(
+        `#${pr.prNumber} is blocked until its author pushes: ${printable(result.blocked)} (it waits outside the queue and enters by itself once fixed)`,
+      );
+      this.exit(EXIT.blocked);
+    }
     this.logToStderr(
       result.timedOut
         ? `#${pr.prNumber} is still ${pr.state}${reason} at the timeout`

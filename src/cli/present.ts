@@ -65,6 +65,8 @@ function waitsText(pr: SubmittedPullRequest): string {
 export interface WaitResult {
   pr: SubmittedPullRequest;
   timedOut: boolean;
+  /** What only the PR's author can fix, when the wait stopped on it (src/watch/blocked.ts). */
+  blocked?: string;
 }
 
 /** `, position 2 of 5, 3m 10s in queue` for a PR in the queue (empty when it is not, or the queue cannot be read). */
@@ -78,7 +80,7 @@ async function placeOf(client: Client, key: { repo: Repo; targetBranch: string; 
 }
 
 /**
- * Polls a PR until merged / failed / cancelled or the timeout (the shared wait loop of
+ * Polls a PR until merged / failed / cancelled, blocked on its author, or the timeout (the shared wait loop of
  * src/watch/wait.ts), with a spinner on stderr showing its position and time in queue, and one
  * line per state change. Transient errors (429, 5xx, network) are retried.
  */
@@ -103,6 +105,7 @@ export async function waitForPr(
       onRetry: (error) => progress.log(`#${key.prNumber}: ${(error as Error).message}; still waiting`),
     });
     if (outcome.kind === 'terminal') return { pr: outcome.pr, timedOut: false };
+    if (outcome.kind === 'blocked') return { pr: outcome.pr, timedOut: false, blocked: outcome.reason };
     if (!outcome.pr) throw new Error(`#${key.prNumber}: no answer before the timeout`);
     return { pr: outcome.pr, timedOut: true };
   } finally {

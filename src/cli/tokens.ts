@@ -2,9 +2,10 @@
 import { randomBytes } from 'node:crypto';
 import type { TokenInfo } from '../store/accounts.js';
 import type { Column } from './render.js';
+import { RAILYARD_TOKEN_PREFIX } from '../contract/constants.js';
 
 /** Prefix of every API token Railyard makes: easy to recognise in a config file or a leak scan. */
-export const TOKEN_PREFIX = 'ry_';
+export const TOKEN_PREFIX = RAILYARD_TOKEN_PREFIX;
 
 /** A new API token: `ry_` and 32 random bytes (base64url, 43 characters). */
 export function newToken(): string {

@@ -1,5 +1,35 @@
 /** `railyard demo`: watch a merge queue land real pull requests in a throwaway git repository. */
+import { existsSync, realpathSync } from 'node:fs';
+import { delimiter, isAbsolute, join, relative } from 'node:path';
 import { Command, Flags } from '@oclif/core';
+
+/**
+ * `demo --open` as it can be typed where this demo was started: through `npm run demo` (a
+ * checkout), `npm run demo -- --open`; `railyard` when the one on PATH is this one; else node and
+ * this checkout's bin/run.js (relative when under the current directory).
+ */
+function openCommand(): string {
+  if (process.env.npm_lifecycle_event === 'demo') return 'npm run demo -- --open';
+  const bin = process.argv[1] ?? '';
+  const real = (path: string) => {
+    try {
+      return realpathSync(path);
+    } catch {
+      return null;
+    }
+  };
+  const self = real(bin);
+  for (const dir of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
+    const candidate = join(dir, 'railyard');
+    if (existsSync(candidate)) {
+      if (self !== null && real(candidate) === self) return 'railyard demo --open';
+      break; // another railyard comes first on PATH
+    }
+  }
+  const rel = relative(process.cwd(), bin);
+  const path = rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : bin;
+  return `node ${/\s/.test(path) ? JSON.stringify(path) : path} demo --open`;
+}
 
 export default class Demo extends Command {
   static override summary = 'Watch a merge queue land real pull requests in a throwaway git repository';
@@ -66,6 +96,7 @@ export default class Demo extends Command {
       const result = await runDemo({
         keep: flags.keep,
         open: flags.open,
+        openCommand: openCommand(),
         checksSandbox,
         timeoutMs: flags['timeout-seconds'] * 1000,
         out,

@@ -70,5 +70,11 @@ export const WAIT_REASONS = [
 ] as const;
 export type WaitReason = (typeof WAIT_REASONS)[number];
 
-/** Where clients send requests unless told otherwise (Trunk's hosted API). */
+/**
+ * Where clients send requests unless told otherwise (Trunk's hosted API) — never with a Railyard
+ * token (RAILYARD_TOKEN_PREFIX): Trunk does not know it, and a token goes only where its user sent it.
+ */
 export const DEFAULT_API_URL = 'https://api.trunk.io/v1';
+
+/** Prefix of every API token a Railyard server makes. */
+export const RAILYARD_TOKEN_PREFIX = 'ry_';

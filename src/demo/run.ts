@@ -22,6 +22,8 @@ export interface DemoOptions {
   live: boolean;
   /** Keep the server up after the outcome, with the web dashboard, until SIGINT/SIGTERM. */
   open?: boolean;
+  /** The command that runs the demo again with --open, as it can be typed where this one was started. */
+  openCommand?: string;
   /** How the demo's checks are isolated (`serve --checks-sandbox`); default none. */
   checksSandbox?: 'none' | 'bwrap';
   paint: {
@@ -179,7 +181,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     } else {
       say(
         paint.dim(
-          'See it as a picture: railyard demo --open (the web dashboard of the demo server, until Ctrl-C).',
+          `See it as a picture: ${options.openCommand ?? 'railyard demo --open'} (the web dashboard of the demo server, until Ctrl-C).`,
         ),
       );
     }

@@ -105,8 +105,9 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<void
     io.exit(2);
   }
   for (const { org, token } of options.tokens) await store.accounts.addToken(org, token);
+  let generatedToken: string | undefined;
   if ((await store.accounts.listTokens()).length === 0) {
-    const token = options.newToken();
+    const token = (generatedToken = options.newToken());
     await store.accounts.addToken(options.org, token);
     io.log(
       `Generated an API token for organisation "${options.org}". It is shown only this once (only its hash is stored):`,
@@ -147,6 +148,15 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<void
   const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
   io.log(`Railyard API listening on ${url}/v1`);
   io.log(`Web dashboard on ${url}/ (it asks for an API token once)`);
+  // How to point the CLI at this server (a wildcard address is reached on the loopback).
+  const cliHost =
+    options.host === '0.0.0.0' || options.host === '::'
+      ? '127.0.0.1'
+      : options.host.includes(':')
+        ? `[${options.host}]`
+        : options.host;
+  io.log(`Point the CLI at it:\n  railyard config set api-url http://${cliHost}:${port}/v1`);
+  io.log(`  railyard config set token ${generatedToken ?? 'TOKEN   (the token this server was given)'}`);
   for (const line of description.startup?.(settings, url) ?? []) io.log(line);
 
   await new Promise<void>((resolve) => {

@@ -4,6 +4,7 @@
  */
 import { TERMINAL_STATES } from '../contract/constants.js';
 import type { SubmittedPullRequest } from '../contract/index.js';
+import { authorMustFix } from './blocked.js';
 
 export const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_STATES);
 
@@ -31,6 +32,8 @@ export interface WaitOptions {
 
 export type WaitOutcome =
   | { kind: 'terminal'; pr: SubmittedPullRequest }
+  /** Waiting outside the queue on something only its author can fix (a conflict): `reason` says what. */
+  | { kind: 'blocked'; pr: SubmittedPullRequest; reason: string }
   | { kind: 'timeout'; pr: SubmittedPullRequest | null }
   | { kind: 'aborted'; pr: SubmittedPullRequest | null };
 
@@ -48,7 +51,8 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /**
- * Polls until the PR reaches a terminal state, the timeout passes or the signal aborts.
+ * Polls until the PR reaches a terminal state, waits on something only its author can fix
+ * (authorMustFix: waiting longer would change nothing), the timeout passes or the signal aborts.
  * The pause grows by half each poll up to `maxIntervalMs`, with ±20 % jitter; transient
  * errors back off the same way and are retried until `maxConsecutiveErrors` in a row.
  * Each state change is reported once through `onState`.
@@ -79,6 +83,8 @@ export async function waitForTerminal(options: WaitOptions): Promise<WaitOutcome
         options.onState?.(pr);
       }
       if (pr.state && TERMINAL.has(pr.state)) return { kind: 'terminal', pr };
+      const blocked = authorMustFix(pr);
+      if (blocked) return { kind: 'blocked', pr, reason: blocked };
       await options.onPoll?.(pr);
       if (options.onHeartbeat && Date.now() - reported >= heartbeatMs) {
         reported = Date.now();

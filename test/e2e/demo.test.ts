@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { BIN, isolatedEnv, railyard } from '../support/cli.js';
 
@@ -30,6 +30,15 @@ describe('railyard demo (the README main job)', () => {
     expect(run.stderr).toMatch(/Merged: #1, #3, #4, #7, #8/);
     expect(run.stderr).toMatch(/#5 Checkout uses cart.total .* passes alone/);
     expect(result.dir).toBeNull();
+    // The closing hint is a command that works from where the demo was started (here: no
+    // `railyard` on PATH, so node and this checkout's bin/run.js): run with --help instead of --open.
+    const hint = /See it as a picture: (.+) \(the web dashboard/.exec(run.stderr)?.[1] ?? '';
+    expect(hint).toMatch(/ demo --open$/);
+    const env = isolatedEnv();
+    const [command, ...args] = hint.split(' ');
+    const help = spawnSync(command!, args.map((a) => (a === '--open' ? '--help' : a)), { env, cwd: env.HOME, encoding: 'utf8' });
+    expect(help.status, `${hint}: ${help.error?.message ?? help.stderr}`).toBe(0);
+    expect(help.stdout).toContain('Watch a merge queue land real pull requests');
   });
 });
 

@@ -46,10 +46,21 @@ function expectedFailures(): { log: (message: string, error?: unknown) => void; 
   return { log, lines };
 }
 
+/**
+ * A replica stopped while it drives a queue may find its lease gone mid-write (LeaseLostError,
+ * logged by its workers): expected there, so collected instead of printed as a stack trace in a
+ * green run; anything else it logs fails the test.
+ */
+function onlyLeaseLoss(failures: { lines: string[] }): void {
+  const unexpected = failures.lines.filter((l) => !/this replica no longer holds its lease$/.test(l));
+  expect(unexpected, unexpected.join('\n')).toEqual([]);
+}
+
 describe.skipIf(noPostgres)('on PostgreSQL', () => {
   it('serves the same queue and pull requests after a restart, and merges them', async () => {
     const url = await cluster().createDatabase();
-    const a = await server(url, { sandbox: { testSeconds: 60 } });
+    const failures = expectedFailures();
+    const a = await server(url, { sandbox: { testSeconds: 60 }, log: failures.log });
     await ok(a, 'createQueue', { ...Q, concurrency: 2 });
     await ok(a, 'updateQueue', { ...Q, requiredStatuses: ['build'] });
     for (const n of [1, 2, 3]) await ok(a, 'submitPullRequest', { ...Q, pr: { number: n } });
@@ -68,6 +79,7 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
     // The restarted server re-attaches to the runs in flight and lands them.
     await waitFor(b, 1, merged);
     await waitFor(b, 2, merged);
+    onlyLeaseLoss(failures);
   });
 
   it('lets any replica answer any request, with one replica driving the queue', async () => {
@@ -220,12 +232,14 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
 
   it('hands the queues of a replica that stops to another one, which finishes their runs', async () => {
     const url = await cluster().createDatabase();
-    const a = await server(url, { sandbox: { testSeconds: 1 }, leaseMs: 1000 });
+    const failures = expectedFailures();
+    const a = await server(url, { sandbox: { testSeconds: 1 }, leaseMs: 1000, log: failures.log });
     await ok(a, 'createQueue', { ...Q, concurrency: 3 });
     for (const n of [1, 2, 3]) await ok(a, 'submitPullRequest', { ...Q, pr: { number: n } });
     await waitFor(a, 3, (pr) => pr.state === 'testing');
-    const b = await server(url, { sandbox: { testSeconds: 1 }, leaseMs: 1000 });
+    const b = await server(url, { sandbox: { testSeconds: 1 }, leaseMs: 1000, log: failures.log });
     await a.close();
     for (const n of [1, 2, 3]) await waitFor(b, n, merged);
+    onlyLeaseLoss(failures);
   });
 });

@@ -60,6 +60,7 @@ const SLOW_FILES: Record<string, number> = {
   'test/support/github-emulator-git.test.ts': 14,
   'test/e2e/github-polling.test.ts': 13,
   'test/e2e/why-failed.test.ts': 13,
+  'test/e2e/new-user.test.ts': 13,
   'test/cli/watch.test.ts': 13,
   'test/e2e/gitlab-flaky.test.ts': 13,
   'test/server/flaky-big-upload.test.ts': 12,

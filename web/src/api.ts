@@ -1,6 +1,7 @@
 // The dashboard's only way to the server: the /v1 API through the contract's route paths
 // (src/contract/paths.ts: no path is typed here), with the token from sessionStorage.
 import { ROUTE_PATHS } from '../../src/contract/paths.js';
+import { notReadyPrs } from '../../src/watch/not-ready.js';
 import type { ListQueuesResponse, OperationName, RequestBody, ResponseBody } from '../../src/contract/index.js';
 
 export type {
@@ -106,6 +107,12 @@ export const api = {
     post('updateQueue', { repo, targetBranch, ...patch } as RequestBody<'updateQueue'>),
   getPullRequest: (repo: Repo, targetBranch: string, number: number) =>
     post('getSubmittedPullRequest', { repo, targetBranch, pr: { number } }),
+  /** The PRs waiting outside a queue (not_ready), with what holds each (src/watch/not-ready.ts). */
+  notReady: (repo: Repo, targetBranch: string) =>
+    notReadyPrs({
+      list: () => post('listPullRequests', { repo, targetBranch, state: 'not_ready', take: 100 }),
+      get: (number) => post('getSubmittedPullRequest', { repo, targetBranch, pr: { number } }),
+    }),
   testingDetails: (repo: Repo, targetBranch: string, testRunId: string) =>
     post('getMergeQueueTestingDetails', { repo, targetBranch, testRunId }),
   /** A PR's state history, when the server has the extension (null when it does not). */

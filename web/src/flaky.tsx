@@ -4,8 +4,9 @@ import { percent, repoPath, enc, safeHref, stateGlyph } from './format.js';
 import { usePoll } from './poll.js';
 import { BarChart, DailyRateChart, ErrorBox, Section, State } from './ui.js';
 
-type Tab = 'flaky' | 'broken' | 'failing24' | 'failing7d';
+type Tab = 'unhealthy' | 'flaky' | 'broken' | 'failing24' | 'failing7d';
 const TABS: [Tab, string][] = [
+  ['unhealthy', 'Flaky and broken'],
   ['flaky', 'Flaky'],
   ['broken', 'Broken'],
   ['failing24', 'Failing, last 24 h'],
@@ -99,11 +100,19 @@ function verdictReason(t: UnhealthyTestCase): string | null {
 }
 
 function TestList({ repo, org }: { repo: Repo; org: string }) {
-  const [tab, setTab] = useState<Tab>('flaky');
+  const [tab, setTab] = useState<Tab>('unhealthy');
   const [filter, setFilter] = useState('');
   const [onlyQuarantined, setOnlyQuarantined] = useState(false);
   const { data, error } = usePoll<(UnhealthyTestCase | DetailedTestCase)[]>(
     async () => {
+      if (tab === 'unhealthy') {
+        // Both, as `railyard flaky list-unhealthy` lists them: flaky first.
+        const [flaky, broken] = await Promise.all([
+          api.listUnhealthy(repo, org, 'FLAKY'),
+          api.listUnhealthy(repo, org, 'BROKEN'),
+        ]);
+        return [...flaky.tests, ...broken.tests];
+      }
       if (tab === 'flaky' || tab === 'broken')
         return (await api.listUnhealthy(repo, org, tab === 'flaky' ? 'FLAKY' : 'BROKEN')).tests;
       return (await api.listFailing(repo, org, tab === 'failing24' ? 24 : 168)).tests;

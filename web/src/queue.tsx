@@ -18,6 +18,8 @@ import { ErrorBox, State } from './ui.js';
 export const QUEUE_POLL_MS = 1000;
 /** How often the queue's recent test durations (listQueues) are read for the ETAs: they change once per finished run. */
 export const SUMMARY_POLL_MS = 10_000;
+/** How often the PRs waiting outside the queue are read (one request each, so less often than the queue). */
+export const NOT_READY_POLL_MS = 3000;
 
 export function QueuePage({ repo, branch }: { repo: Repo; branch: string }) {
   /** Testing details per run, with the states of its PRs when they were read. */
@@ -65,6 +67,14 @@ export function QueuePage({ repo, branch }: { repo: Repo; branch: string }) {
   );
   // The ETAs come from the queue's recent test durations, as `railyard mq watch` computes them.
   const summaries = usePoll(() => api.listQueues(), SUMMARY_POLL_MS, []);
+  // The PRs waiting outside the queue (not_ready) and what holds each: read less often (one request per PR).
+  const notReady = usePoll(() => api.notReady(repo, branch), NOT_READY_POLL_MS, [
+    repo.host,
+    repo.owner,
+    repo.name,
+    branch,
+  ]);
+  const outside = notReady.data?.prs ?? [];
   const summary = summaries.data?.queues.find(
     (q) =>
       q.repo.host === repo.host &&
@@ -104,7 +114,22 @@ export function QueuePage({ repo, branch }: { repo: Repo; branch: string }) {
           ? `Recent test runs took ${formatRange({ lowMs: recent.p25 * 1000, highMs: recent.p90 * 1000 })} (25th–90th percentile of ${recent.samples}); the ETAs assume the runs ahead pass.`
           : 'No ETA yet: no test run of this queue has finished recently.'}
       </p>
-      {prs.length === 0 && <p>The queue is empty.</p>}
+      {prs.length === 0 && outside.length === 0 && notReady.data && <p>The queue is empty.</p>}
+      {outside.length > 0 && (
+        <section aria-labelledby="not-ready-h" class="card" data-testid="not-ready">
+          <h2 id="not-ready-h">
+            Waiting outside the queue, not ready ({outside.length + (notReady.data?.more ?? 0)})
+          </h2>
+          <ul>
+            {outside.map((p) => (
+              <li key={p.prNumber} data-pr={p.prNumber}>
+                <a href={`#/pr/${repoPath(repo)}/${enc(branch)}/${p.prNumber}`}>#{p.prNumber}</a> {p.prTitle}{' '}
+                <span class="muted small">({p.prAuthor})</span>: {p.why}
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
       {lanes.length > 0 && (
         <section aria-label="Test runs" class="lanes">
           {lanes.map((lane, i) => (

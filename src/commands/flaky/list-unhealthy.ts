@@ -1,18 +1,18 @@
-/** `railyard flaky list-unhealthy`: list flaky or broken tests. */
+/** `railyard flaky list-unhealthy`: list the flaky and broken tests (or one of the two, --status). */
 import { Flags } from '@oclif/core';
 import { BaseCommand, formatFlag, formatOf, repoFlag } from '../../cli/base-command.js';
 import { flakyFlags } from '../../cli/flaky.js';
 import type { UnhealthyTestCase } from '../../contract/index.js';
 
 export default class ListUnhealthy extends BaseCommand {
-  static override summary = 'List flaky or broken tests';
+  static override summary = 'List flaky and broken tests (--status for one of the two)';
   static override examples = [
     '<%= config.bin %> flaky list-unhealthy --org acme --repo acme/web',
     '<%= config.bin %> flaky list-unhealthy --status broken --format csv --output broken.csv',
   ];
   static override flags = {
     repo: repoFlag(),
-    status: Flags.string({ description: 'which tests', options: ['flaky', 'broken'], default: 'flaky' }),
+    status: Flags.string({ description: 'only these tests (default: both, flaky first)', options: ['flaky', 'broken'] }),
     ...flakyFlags,
     ...formatFlag,
   };
@@ -24,10 +24,15 @@ export default class ListUnhealthy extends BaseCommand {
     const org = await resolveOrg(flags.org, await this.config_());
     const repo = await this.repo(flags.repo);
     const client = await this.client(flags);
-    const status = flags.status.toUpperCase() as 'FLAKY' | 'BROKEN';
-    const tests = await collectPages<UnhealthyTestCase>(async function* (onPage) {
-      for await (const page of client.pages('listUnhealthyTests', { repo, org_url_slug: org, status }, { onPage })) yield page.tests;
-    }, `${flags.status} tests`);
+    const tests: UnhealthyTestCase[] = [];
+    for (const which of flags.status ? [flags.status] : ['flaky', 'broken']) {
+      const status = which.toUpperCase() as 'FLAKY' | 'BROKEN';
+      tests.push(
+        ...(await collectPages<UnhealthyTestCase>(async function* (onPage) {
+          for await (const page of client.pages('listUnhealthyTests', { repo, org_url_slug: org, status }, { onPage })) yield page.tests;
+        }, `${which} tests`)),
+      );
+    }
     const { renderJson, renderRows } = await import('../../cli/render.js');
     const result = { tests };
     const text = format === 'json' ? renderJson(result) : renderRows(tests, testColumns, format, this.view(flags));

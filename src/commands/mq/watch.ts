@@ -12,8 +12,8 @@ export default class Watch extends BaseCommand {
     'Watch a merge queue live: position, lane, state, test run, time in queue and ETA of each pull request';
   static override description =
     'On a terminal the board is redrawn in place; piped, one line is printed per change. With pull request numbers, ' +
-    'it ends when they have all settled: exit 0 when all merged, 1 when one failed or was cancelled or at the timeout ' +
-    '(as `mq status --wait`). Without, it runs until the timeout or Ctrl-C. In a parallel queue each PR shows its lane ' +
+    'it ends when they have all settled: exit 0 when all merged, 1 when one failed or was cancelled or at the timeout, ' +
+    '3 when one waits on what only its author can fix, a conflict with its base (as `mq status --wait`). Without, it runs until the timeout or Ctrl-C. In a parallel queue each PR shows its lane ' +
     "(PRs of different lanes are tested and merged independently). The ETA is a range from the queue's recent test " +
     'durations and failure rate.';
   static override examples = [
@@ -46,11 +46,18 @@ export default class Watch extends BaseCommand {
     const { boardHeader, boardLine, boardRows } = await import('../../watch/board.js');
     const { repoLabel } = await import('../../cli/present.js');
     const { holdPhrases } = await import('../../watch/notices.js');
+    const { authorMustFix } = await import('../../watch/blocked.js');
     const tty = Boolean(process.stdout.isTTY) && !this.jsonEnabled();
     const deadline = timeoutMs ? Date.now() + timeoutMs : Infinity;
     const key = { repo, targetBranch: flags.branch };
     const seen = new Map<number, string>();
     const settled = new Map<number, SubmittedPullRequest>();
+    /** Settled PRs that wait on their author (a conflict): what to fix. */
+    const blocked = new Map<number, string>();
+    const settledLine = (n: number, pr: SubmittedPullRequest) =>
+      blocked.has(n)
+        ? `#${n} blocked until its author pushes: ${blocked.get(n)}`
+        : `#${n} ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}`;
     let drawn = 0;
     let stop = false;
     const onSigint = () => (stop = true);
@@ -71,7 +78,9 @@ export default class Watch extends BaseCommand {
         for (const n of prs) {
           if (settled.has(n) || rows.some((r) => r.pr.prNumber === n)) continue;
           const pr = await client.call('getSubmittedPullRequest', { ...key, pr: { number: n } });
-          if (isTerminalState(pr.state)) settled.set(n, pr);
+          const mustFix = isTerminalState(pr.state) ? null : authorMustFix(pr);
+          if (mustFix) blocked.set(n, mustFix);
+          if (isTerminalState(pr.state) || mustFix) settled.set(n, pr);
           else {
             const holds = holdPhrases(pr.readiness);
             const line = `#${n} ${pr.state}${holds.length ? `: ${holds.join('; ')}` : pr.stateReason ? ` (${pr.stateReason})` : ''}`;
@@ -86,8 +95,7 @@ export default class Watch extends BaseCommand {
         if (tty) {
           const lines = [boardHeader(repoLabel(repo), queue, summary), ...rows.map(boardLine)];
           for (const line of outside.values()) lines.push(`     ${line}`);
-          for (const [n, pr] of settled)
-            lines.push(`     #${n} ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}`);
+          for (const [n, pr] of settled) lines.push(`     ${settledLine(n, pr)}`);
           if (!rows.length) lines.push('     (the queue is empty)');
           process.stdout.write(
             (drawn ? `\x1b[${drawn}A\x1b[J` : '') + lines.map((l) => printable(l)).join('\n') + '\n',
@@ -105,9 +113,7 @@ export default class Watch extends BaseCommand {
             const what = `${pr.state}`;
             if (seen.get(n) === what) continue;
             seen.set(n, what);
-            this.out(
-              `${stamp()} ${printable(`#${n} ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}`)}\n`,
-            );
+            this.out(`${stamp()} ${printable(settledLine(n, pr))}\n`);
             lastLineAt = now;
           }
           if (now - lastLineAt >= heartbeatMs) {
@@ -137,7 +143,12 @@ export default class Watch extends BaseCommand {
               this.logToStderr(
                 `${left.join(', ')} still in the queue at the ${stop ? 'interrupt' : 'timeout'}`,
               );
-            this.exit(EXIT.error);
+            for (const [n, why] of blocked)
+              this.logToStderr(printable(`#${n} is blocked until its author pushes: ${why}`));
+            // Exit 3 when what stopped the watch is only a PR's author to fix; a failure or a timeout says 1.
+            const failed =
+              left.length > 0 || prs.some((n) => !blocked.has(n) && settled.get(n)?.state !== 'merged');
+            this.exit(blocked.size && !failed ? EXIT.blocked : EXIT.error);
           }
           return result;
         }

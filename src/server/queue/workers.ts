@@ -10,7 +10,7 @@ import { findEntry, isTerminal, nextDeadline, testBasis, type Effect, type Engin
 import { awaitFailingTests, readsFailingTests, type RunTestResults } from '../flaky/run-reports.js';
 import type { QueueHandle } from './handle.js';
 import type { EffectHandler, QueueService } from './service.js';
-import { isDatabaseBusy, isDatabaseUnavailable } from '../../store/index.js';
+import { isDatabaseBusy, isDatabaseUnavailable, LeaseLostError } from '../../store/index.js';
 
 /** Waits between attempts to write an outcome the database did not take: 0.25 s, doubling, at most 5 s. */
 const RETRY_FIRST_MS = 250;
@@ -65,7 +65,9 @@ export class QueueWorkers {
     this.tickMs = options.tickMs ?? 1000;
     this.landingRetryMs = options.landingRetryMs ?? LANDING_RETRY_DEFAULT_MS;
     this.now = options.now ?? Date.now;
-    this.log = options.log ?? ((message, error) => console.error(message, error ?? ''));
+    // A lease taken over by another replica is expected (one line, no stack); anything else shows its stack.
+    this.log =
+      options.log ?? ((message, error) => console.error(message, error instanceof LeaseLostError ? error.message : (error ?? '')));
   }
 
   /** The failing tests of a run, from the flaky-test data: given with the service (attach). */
