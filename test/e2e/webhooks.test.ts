@@ -104,7 +104,7 @@ describe('railyard webhook', () => {
 
     expect((await railyard(['webhook', 'disable', id], e)).stdout).toBe(`Disabled webhook endpoint ${id}\n`);
     expect((await railyard(['webhook', 'list', '--json'], e)).stdout).toContain('"state": "disabled"');
-    expect((await railyard(['webhook', 'delete', id], e)).stdout).toBe(`Deleted webhook endpoint ${id}\n`);
+    expect((await railyard(['webhook', 'delete', id, '--yes'], e)).stdout).toBe(`Deleted webhook endpoint ${id}\n`);
     const gone = await railyard(['webhook', 'test', id], e);
     expect(gone.code).not.toBe(0);
     expect(gone.stderr).toContain(`id: no webhook endpoint ${id}`);
