@@ -254,10 +254,13 @@ export function renderRows<Row>(
       });
       for (const r of cells) table.push(keep.map((i) => r[i]!));
       const hidden = dropped.length
-        ? `(left out to fit the terminal: ${dropped
-            .sort((a, b) => a - b)
-            .map((i) => headers[i])
-            .join(', ')}; --wide shows every column)\n`
+        ? wrapWords(
+            `(${[...dropped]
+              .sort((a, b) => a - b)
+              .map((i) => headers[i])
+              .join(', ')} left out to fit; --wide shows every column)`,
+            width ?? 0,
+          ).join('\n') + '\n'
         : '';
       return (
         table
