@@ -11,13 +11,20 @@ import { ago, localTime } from './render.js';
 export function checkEvents(events: readonly string[]): void {
   for (const event of events) {
     if (EVENT_TYPES.includes(event)) continue;
-    const hit = closest(event.replace(/cancelled/i, 'canceled'), EVENT_TYPES) ?? closest(event, EVENT_TYPES);
+    const hit = nearest(event.replace(/cancelled/i, 'canceled')) ?? nearest(event);
     throw new ConfigError(
       hit
         ? `--event: unknown event "${event}" (did you mean ${hit.name}?${/cancell?ed/i.test(event) ? ' Trunk spells it "canceled"' : ''})`
         : `--event: unknown event "${event}" (${families()}; docs/webhooks.md lists them)`,
     );
   }
+}
+
+/** The event meant by a typo: near as a whole, and within a typo of its last word (`exploded` is no `failed`). */
+function nearest(event: string): { name: string } | undefined {
+  const hit = closest(event, EVENT_TYPES);
+  const action = event.slice(event.lastIndexOf('.') + 1);
+  return hit && hit.distance <= Math.max(1, Math.floor(action.length / 3)) ? hit : undefined;
 }
 
 /** `pull_request.*, test_case.*, …, webhook.test`: the kinds of event, in a few words (a prefix that several share, as `.*`). */

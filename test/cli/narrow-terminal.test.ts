@@ -44,7 +44,10 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30
  * The built CLI on a pseudo-terminal of 100 columns: what the terminal received (stdout and
  * stderr), its lines without the pty's \r. `answer` is typed once `prompt` shows.
  */
-function onTerminal(args: string[], answer?: { prompt: string; text: string }): Promise<{ code: number; lines: string[]; output: string }> {
+function onTerminal(
+  args: string[],
+  answer?: { prompt: string; text: string },
+): Promise<{ code: number; lines: string[]; output: string }> {
   const quoted = [process.execPath, BIN, ...args].map((a) => `'${a.replaceAll("'", `'\\''`)}'`).join(' ');
   return new Promise((resolve, reject) => {
     const child = spawn('script', ['-qefc', `stty cols ${COLUMNS} rows 50; exec ${quoted}`, '/dev/null'], {
@@ -80,12 +83,22 @@ beforeAll(async () => {
     tokens: { 'narrow-token': 'acme' },
     sandbox: { testSeconds: 0.2, failPrs: new Set([3]), failureRate: 0, seed: 1 },
     // One attempt, then the next in an hour: a delivery stays pending with its next attempt ahead.
-    webhooks: { allowPrivate: true, allowHttp: true, retrySchedule: [3_600_000], timeoutMs: 2000, pollMs: 50 },
+    webhooks: {
+      allowPrivate: true,
+      allowHttp: true,
+      retrySchedule: [3_600_000],
+      timeoutMs: 2000,
+      pollMs: 50,
+    },
   });
   env = isolatedEnv({ RAILYARD_API_URL: server.url, RAILYARD_TOKEN: 'narrow-token', RAILYARD_ORG: 'acme' });
   await ok(['mq', 'queue', 'create', ...ARGS]);
   for (const n of ['1', '2', '3']) await ok(['mq', 'submit', n, ...ARGS]);
-  const state = async (n: string) => JSON.parse((await ok(['mq', 'status', n, ...ARGS, '--json'])).stdout) as { state: string; testRunId?: string };
+  const state = async (n: string) =>
+    JSON.parse((await ok(['mq', 'status', n, ...ARGS, '--json'])).stdout) as {
+      state: string;
+      testRunId?: string;
+    };
   await until('PR 3 to fail', async () => (await state('3')).state === 'failed');
   testRunId = (await state('3')).testRunId!;
   // Paused: PR 4 stays in the queue until it is cancelled.
@@ -104,9 +117,33 @@ beforeAll(async () => {
       '<testcase classname="checkout" name="checkout &gt; pays with a saved card" file="test/checkout/pay.test.ts"><failure message="TimeoutError: waited 5000 ms for the payment provider to answer the authorisation request from the sandbox">x</failure></testcase>' +
       '</testsuite>\n',
   );
-  await ok(['flaky', 'upload', ...ARGS, '--branch', 'main', '--sha', 'abc1234', '--started-at', '10m', report]);
-  await ok(['flaky', 'upload', ...FEATURE, '--branch', 'feature/pay', '--sha', 'abc1235', '--started-at', '10m', report]);
-  const failing = JSON.parse((await ok(['flaky', 'list-failing', ...ARGS, '--json'])).stdout) as { tests: { id: string; name: string }[] };
+  await ok([
+    'flaky',
+    'upload',
+    ...ARGS,
+    '--branch',
+    'main',
+    '--sha',
+    'abc1234',
+    '--started-at',
+    '10m',
+    report,
+  ]);
+  await ok([
+    'flaky',
+    'upload',
+    ...FEATURE,
+    '--branch',
+    'feature/pay',
+    '--sha',
+    'abc1235',
+    '--started-at',
+    '10m',
+    report,
+  ]);
+  const failing = JSON.parse((await ok(['flaky', 'list-failing', ...ARGS, '--json'])).stdout) as {
+    tests: { id: string; name: string }[];
+  };
   testId = failing.tests.find((t) => t.name.startsWith('cart'))!.id;
   await ok(['flaky', 'quarantine', testId, ...ARGS, '--always']);
 
@@ -115,12 +152,24 @@ beforeAll(async () => {
   await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
   const port = (receiver.address() as AddressInfo).port;
   const created = JSON.parse(
-    (await ok(['webhook', 'create', '--url', `https://127.0.0.1:${port}/hook`, '--description', 'Release channel of the storefront team', '--json'])).stdout,
+    (
+      await ok([
+        'webhook',
+        'create',
+        '--url',
+        `https://127.0.0.1:${port}/hook`,
+        '--description',
+        'Release channel of the storefront team',
+        '--json',
+      ])
+    ).stdout,
   ) as { id: string };
   endpoint = created.id;
   await ok(['webhook', 'test', endpoint]);
   await until('the first attempt to fail', async () => {
-    const { deliveries } = JSON.parse((await ok(['webhook', 'deliveries', endpoint, '--json'])).stdout) as { deliveries: { attempts: number }[] };
+    const { deliveries } = JSON.parse((await ok(['webhook', 'deliveries', endpoint, '--json'])).stdout) as {
+      deliveries: { attempts: number }[];
+    };
     return deliveries[0]?.attempts === 1;
   });
 }, 120_000);
@@ -160,12 +209,17 @@ describe('tables on a terminal of 100 columns', () => {
     expect(queues.lines[1]).toMatch(new RegExp(`^${REPO} +main +paused`));
     expect(queues.output).toContain('left out to fit; --wide shows every column)');
     const failing = await onTerminal(['flaky', 'list-failing', ...ARGS]);
-    expect(failing.lines[0]).toMatch(/^Test +Status +.*Id$/);
+    expect(failing.lines[0]).toMatch(/^Test +Status .*Id$/);
     for (const name of ['cart > applies discount codes', 'checkout > pays with a saved card'])
-      expect(failing.lines.find((line) => line.startsWith(name)), name).toMatch(/ [0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      expect(
+        failing.lines.find((line) => line.startsWith(name)),
+        name,
+      ).toMatch(/ [0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     // --wide: every column, nothing cut.
     const wide = await onTerminal(['flaky', 'list-failing', ...ARGS, '--wide']);
-    expect(wide.output).toContain('AssertionError: expected <n> to equal <n> (the discount was applied twice because the promotion cache was stale)');
+    expect(wide.output).toContain(
+      'AssertionError: expected <n> to equal <n> (the discount was applied twice because the promotion cache was stale)',
+    );
     expect(wide.output).not.toContain('left out');
   });
 });
@@ -184,7 +238,9 @@ describe('times in key/value views', () => {
 describe('webhooks', () => {
   it('a delivery to a plain-HTTP receiver over https:// reads plainly, its next attempt local and ahead', async () => {
     const { lines, output } = await onTerminal(['webhook', 'deliveries', endpoint, '--wide']);
-    expect(lines[1]).toMatch(/ pending \(next \d\d:\d\d:\d\d, in (?:1 hour|\d+ minutes)\) +1 +TLS failed: the receiver answered in plain HTTP \(give an http:\/\/ URL, or serve HTTPS\) /);
+    expect(lines[1]).toMatch(
+      / pending \(next \d\d:\d\d:\d\d, in (?:1 hour|\d+ minutes)\) +1 +TLS failed: the receiver answered in plain HTTP \(give an http:\/\/ URL, or serve HTTPS\) /,
+    );
     expect(output).not.toMatch(/SSL routines|\\n|\d{4}-\d\d-\d\dT/);
   });
 
@@ -197,13 +253,19 @@ describe('webhooks', () => {
   it('webhook delete asks on a terminal, and needs --yes without one', async () => {
     const piped = await railyard(['webhook', 'delete', endpoint], env);
     expect(piped.code).toBe(2);
-    expect(piped.stderr).toBe(`Error: --yes: required to delete webhook endpoint ${endpoint} without a terminal to ask on\n`);
+    expect(piped.stderr).toBe(
+      `Error: --yes: required to delete webhook endpoint ${endpoint} without a terminal to ask on\n`,
+    );
     const declined = await onTerminal(['webhook', 'delete', endpoint], { prompt: '[y/N]', text: 'n\n' });
     expect(declined.code).toBe(1);
-    expect(declined.output).toContain(`This deletes webhook endpoint ${endpoint} "Release channel of the storefront team"`);
+    expect(declined.output).toContain(
+      `This deletes webhook endpoint ${endpoint} "Release channel of the storefront team"`,
+    );
     expect(declined.output).toContain('Nothing deleted.');
     expect((await ok(['webhook', 'list'])).stdout).toContain(endpoint);
-    expect((await ok(['webhook', 'delete', endpoint, '--yes'])).stdout).toBe(`Deleted webhook endpoint ${endpoint}\n`);
+    expect((await ok(['webhook', 'delete', endpoint, '--yes'])).stdout).toBe(
+      `Deleted webhook endpoint ${endpoint}\n`,
+    );
   });
 });
 
@@ -211,7 +273,9 @@ describe('hints and outcomes', () => {
   it("a cancelled PR's status suggests submitting it again, not reading what failed", async () => {
     const { lines } = await onTerminal(['mq', 'status', '4', ...ARGS]);
     const next = lines.slice(lines.findIndex((line) => line.startsWith('next'))).join(' ');
-    expect(next).toMatch(/^next +railyard mq submit 4 --repo github.com\/acme-corporation\/web-storefront-monorepo +\(submit it again\)$/);
+    expect(next).toMatch(
+      /^next +railyard mq submit 4 --repo github.com\/acme-corporation\/web-storefront-monorepo +\(submit it again\)$/,
+    );
     expect(next).not.toContain('mq logs');
   });
 

@@ -80,7 +80,7 @@ describe('railyard webhook', () => {
 
     const bad = await railyard(['webhook', 'create', '--url', receiver.url, '--event', 'pull_request.exploded'], e);
     expect(bad.code).not.toBe(0);
-    expect(bad.stderr).toContain('events: unknown event type "pull_request.exploded"');
+    expect(bad.stderr).toContain('--event: unknown event "pull_request.exploded" (pull_request.*, ');
 
     const test = await railyard(['webhook', 'test', id], e);
     expect(test.code, test.stderr).toBe(0);
