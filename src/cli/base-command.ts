@@ -185,10 +185,10 @@ export abstract class BaseCommand extends Command {
     error: Error & { exitCode?: number; oclif?: { exit?: number } },
   ): Promise<unknown> {
     if (error instanceof Errors.ExitError) throw error;
-    if ('parse' in error) {
-      // A flag or argument oclif refused: one line in the house style, with the flag meant when one is near.
-      const { withFlagHint } = await import('./did-you-mean.js');
-      const message = withFlagHint(error).message.split('\n')[0]!;
+    const { errorLine, isParseError } = await import('./cli-errors.js');
+    if (isParseError(error)) {
+      // A flag or argument oclif refused: one line in the house style, naming what is missing, with the flag meant when one is near.
+      const message = errorLine(error, this.config.bin, this.id);
       if (this.jsonEnabled()) this.logJson({ error: { message } });
       else
         this.logToStderr(
@@ -207,10 +207,9 @@ export abstract class BaseCommand extends Command {
       });
       this.exit(exit);
     }
-    if (error.oclif?.exit !== undefined && !(error instanceof ConfigError) && !(error instanceof ApiError)) {
-      return super.catch(error);
-    }
-    this.logToStderr(`Error: ${printable(error.message)}`);
+    // Ours and oclif's (a command's `this.error`) alike: `Error: …`, one line.
+    const text = error.oclif ? errorLine(error, this.config.bin, this.id) : error.message;
+    this.logToStderr(`Error: ${printable(text)}`);
     this.exit(exit);
   }
 }

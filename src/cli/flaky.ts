@@ -30,15 +30,28 @@ export function statusLabel(t: {
   return t.verdict?.label ?? stateText(t.status.value);
 }
 
+/**
+ * The reason a view shows: the monitor's own figures while it has too few runs for a verdict (the
+ * wire reason, Trunk's "No problems detected", reads wrong for a test that failed), else the server's.
+ */
+export function reasonText(t: Pick<DetailedTestCase, 'status' | 'verdict'>): string {
+  const v = t.verdict;
+  if (v?.kind !== 'not_enough_runs') return t.status.reason;
+  const seen = v.runs ? `${v.failures} of ${v.runs} runs failed` : 'no runs';
+  return `${seen} on stable branches in the last ${v.window_hours} h: the failure-rate monitor decides from ${v.min_runs} runs`;
+}
+
+// On a narrow terminal, reasons and messages are cut first, then files; then the columns with a
+// `drop` go, the highest first. The test's name and id (for `flaky show`) are never cut.
 export const testColumns: Column<UnhealthyTestCase | DetailedTestCase>[] = [
-  { header: 'Test', get: (t) => t.name, shrink: true },
-  { header: 'Status', get: statusLabel },
-  { header: 'Reason', get: (t) => t.status.reason },
-  { header: 'File', get: (t) => t.file_path ?? '', shrink: true },
-  { header: 'Class', get: (t) => t.classname ?? '' },
-  { header: 'Quarantined', get: (t) => t.quarantined },
-  { header: 'Codeowners', get: (t) => t.codeowners },
-  { header: 'PRs (7d)', get: (t) => t.pull_requests_impacted_last_7d },
+  { header: 'Test', get: (t) => t.name },
+  { header: 'Status', get: statusLabel, shrink: true },
+  { header: 'Reason', get: reasonText, plain: (t) => t.status.reason, shrink: 'first', drop: 1 },
+  { header: 'File', get: (t) => t.file_path ?? '', shrink: true, drop: 5 },
+  { header: 'Class', get: (t) => t.classname ?? '', drop: 10 },
+  { header: 'Quarantined', get: (t) => t.quarantined, drop: 7 },
+  { header: 'Codeowners', get: (t) => t.codeowners, drop: 9 },
+  { header: 'PRs (7d)', get: (t) => t.pull_requests_impacted_last_7d, drop: 8 },
   { header: 'Id', get: (t) => t.id },
 ];
 
@@ -48,25 +61,27 @@ export const failingColumns: Column<DetailedTestCase>[] = [
     header: 'Fail 7d',
     get: (t) => `${(t.failure_rate_last_7d * 100).toFixed(1)}%`,
     plain: (t) => t.failure_rate_last_7d,
+    drop: 2,
   },
   {
     header: 'Fail 24h',
     get: (t) => `${(t.failure_rate_last_24h * 100).toFixed(1)}%`,
     plain: (t) => t.failure_rate_last_24h,
+    drop: 4,
   },
-  { header: 'Passed on retry', get: (t) => t.verdict?.failures_passed_on_retry_last_7d ?? '' },
-  { header: 'Top failure', get: (t) => t.most_common_failures[0]?.summary ?? '', shrink: true },
+  { header: 'Passed on retry', get: (t) => t.verdict?.failures_passed_on_retry_last_7d ?? '', drop: 6 },
+  { header: 'Top failure', get: (t) => t.most_common_failures[0]?.summary ?? '', shrink: 'first', drop: 3 },
   ...testColumns.slice(5),
 ];
 
 export const quarantinedColumns: Column<QuarantinedTest>[] = [
-  { header: 'Test', get: (t) => t.name, shrink: true },
+  { header: 'Test', get: (t) => t.name },
   { header: 'Status', get: (t) => stateText(t.status) },
-  { header: 'Setting', get: (t) => t.quarantine_setting },
+  { header: 'Setting', get: (t) => t.quarantine_setting, drop: 3 },
   { header: 'Since', get: (t) => t.quarantined_at, time: true },
-  { header: 'File', get: (t) => t.file ?? '', shrink: true },
-  { header: 'Class', get: (t) => t.classname ?? '' },
-  { header: 'Codeowners', get: (t) => t.codeowners },
+  { header: 'File', get: (t) => t.file ?? '', shrink: true, drop: 4 },
+  { header: 'Class', get: (t) => t.classname ?? '', drop: 6 },
+  { header: 'Codeowners', get: (t) => t.codeowners, drop: 5 },
   { header: 'Id', get: (t) => t.test_case_id },
 ];
 

@@ -12,11 +12,11 @@ export const repoLabel = (repo: Repo) => `${repo.host}/${repo.owner}/${repo.name
 export const prColumns: Column<QueueListItem>[] = [
   { header: 'PR', get: (p) => `#${p.prNumber}`, plain: (p) => p.prNumber },
   { header: 'State', get: (p) => p.state ?? '' },
-  { header: 'Reason', get: (p) => p.stateReason ?? '' },
-  { header: 'Priority', get: (p) => `${p.priorityName} (${p.priorityValue})`, plain: (p) => p.priorityName },
+  { header: 'Reason', get: (p) => p.stateReason ?? '', shrink: 'first' },
+  { header: 'Priority', get: (p) => `${p.priorityName} (${p.priorityValue})`, plain: (p) => p.priorityName, drop: 2 },
   { header: 'Priority value', get: (p) => p.priorityValue, machineOnly: true },
   { header: 'Title', get: (p) => p.prTitle, shrink: true },
-  { header: 'Author', get: (p) => p.prAuthor },
+  { header: 'Author', get: (p) => p.prAuthor, drop: 1 },
   { header: 'SHA', get: (p) => p.prSha.slice(0, 12), plain: (p) => p.prSha },
   { header: 'Since', get: (p) => p.stateChangedAt, time: true },
 ];
@@ -100,7 +100,11 @@ export async function waitForPr(
       intervalMs: options.intervalMs,
       // The CLI's interval is what the user asked for: no backoff beyond it.
       maxIntervalMs: options.intervalMs,
-      onState: (pr) => progress.log(`#${key.prNumber}: ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}`),
+      // The outcome (merged, failed, cancelled) is printed once, by the command that waited.
+      onState: (pr) => {
+        if (!['merged', 'failed', 'cancelled'].includes(pr.state ?? ''))
+          progress.log(`#${key.prNumber}: ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}`);
+      },
       onPoll: async (pr) => progress.update(`#${key.prNumber} is ${pr.state ?? 'unknown'}${await placeOf(client, key, pr)}${waitsText(pr)}`),
       onRetry: (error) => progress.log(`#${key.prNumber}: ${(error as Error).message}; still waiting`),
     });

@@ -16,8 +16,17 @@ export interface Column<Row> {
   machineOnly?: boolean;
   /** An ISO 8601 time: relative for people in a table (`3 minutes ago`), ISO 8601 UTC elsewhere. */
   time?: boolean;
-  /** Cut with `…` first when the table is wider than the terminal (titles, names, URLs). */
-  shrink?: boolean;
+  /**
+   * How the column gives way when the table is wider than the terminal: `first` (a reason, a
+   * message) is cut with `…` before anything else, `true` (a title, a file, a URL) next. Names,
+   * numbers and ids are never cut.
+   */
+  shrink?: boolean | 'first';
+  /**
+   * Left out on a terminal too narrow for the table once the cuttable columns are as narrow as
+   * they go: the highest number first (a note under the table names what `--wide` would show).
+   */
+  drop?: number;
 }
 
 /**
@@ -114,32 +123,71 @@ function textWidth(text: string): number {
   return n;
 }
 
+/** Below this width a cut column says little: columns that may go are left out before cutting further. */
+const COMFORT = 16;
+
 /**
- * Column widths that fit `width`: the shrinkable columns (else the widest) give up characters,
- * widest first, down to their header's width (at least 8). Null: the column keeps its natural width.
+ * Column widths that fit `width`: the columns cut first (reasons, messages), then the others that
+ * may be cut (titles, files, URLs), each widest first, down to `least` (never under their header's
+ * width, nor 8). Null: the column keeps its natural width. `over` is what is still too wide (0: it fits).
  */
 function fitWidths(
   natural: number[],
-  shrink: boolean[],
+  shrink: (boolean | 'first' | undefined)[],
   headers: string[],
   width: number | undefined,
-): (number | null)[] {
+  least: number,
+): { widths: (number | null)[]; over: number } {
   const out: (number | null)[] = natural.map(() => null);
-  if (!width) return out;
+  if (!width) return { widths: out, over: 0 };
   let over = natural.reduce((a, b) => a + b, 0) + 2 * (natural.length - 1) - width;
-  if (over <= 0) return out;
   const widths = [...natural];
-  let candidates = natural.map((_, i) => i).filter((i) => shrink[i]);
-  if (!candidates.length) candidates = [natural.indexOf(Math.max(...natural))];
-  const floor = (i: number) => Math.max(8, textWidth(headers[i]!));
-  while (over > 0) {
-    const i = candidates.filter((c) => widths[c]! > floor(c)).sort((a, b) => widths[b]! - widths[a]!)[0];
-    if (i === undefined) break;
-    widths[i]!--;
-    out[i] = widths[i]!;
-    over--;
+  const floor = (i: number) => Math.max(least, textWidth(headers[i]!));
+  for (const level of ['first', true] as const) {
+    const candidates = natural.map((_, i) => i).filter((i) => shrink[i] === level);
+    while (over > 0) {
+      const i = candidates.filter((c) => widths[c]! > floor(c)).sort((a, b) => widths[b]! - widths[a]!)[0];
+      if (i === undefined) break;
+      widths[i]!--;
+      out[i] = widths[i]!;
+      over--;
+    }
   }
-  return out;
+  return { widths: out, over: Math.max(0, over) };
+}
+
+/**
+ * The columns a terminal of `width` shows, and how wide. The cuttable columns give way down to a
+ * readable width; when that is not enough, the columns that may go are left out, the highest
+ * `drop` first; with none left to drop, the cuttable ones are cut down to their header.
+ */
+function layout(
+  cells: string[][],
+  headers: string[],
+  columns: readonly { shrink?: boolean | 'first'; drop?: number }[],
+  width: number | undefined,
+): { keep: number[]; widths: (number | null)[]; dropped: number[] } {
+  let keep = headers.map((_, i) => i);
+  const dropped: number[] = [];
+  const natural = headers.map((h, i) => Math.max(textWidth(h), ...cells.map((r) => textWidth(r[i]!))));
+  const fit = (least: number) =>
+    fitWidths(
+      keep.map((i) => natural[i]!),
+      keep.map((i) => columns[i]!.shrink),
+      keep.map((i) => headers[i]!),
+      width,
+      least,
+    );
+  for (;;) {
+    const readable = fit(COMFORT);
+    if (readable.over === 0) return { keep, widths: readable.widths, dropped };
+    const next = keep
+      .filter((i) => columns[i]!.drop !== undefined)
+      .sort((a, b) => columns[b]!.drop! - columns[a]!.drop!)[0];
+    if (next === undefined) return { keep, widths: fit(8).widths, dropped };
+    keep = keep.filter((i) => i !== next);
+    dropped.push(next);
+  }
 }
 
 /**
@@ -195,27 +243,33 @@ export function renderRows<Row>(
     case 'table': {
       if (rows.length === 0) return '(none)\n';
       const cells = body.map((r) => r.map((text) => printable(text)));
-      const natural = headers.map((h, i) => Math.max(textWidth(h), ...cells.map((r) => textWidth(r[i]!))));
+      const { keep, widths, dropped } = layout(cells, headers, shown, width);
       const table = new Table({
-        head: headers,
+        head: keep.map((i) => headers[i]!),
         chars: NO_BORDERS,
         style: { 'padding-left': 0, 'padding-right': 0, head: color ? ['bold'] : [], border: [] },
-        colWidths: fitWidths(
-          natural,
-          shown.map((c) => Boolean(c.shrink)),
-          headers,
-          width,
-        ),
+        colWidths: widths,
         wordWrap: false,
         truncate: '…',
       });
-      for (const r of cells) table.push(r);
+      for (const r of cells) table.push(keep.map((i) => r[i]!));
+      const hidden = dropped.length
+        ? wrapWords(
+            `(${[...dropped]
+              .sort((a, b) => a - b)
+              .map((i) => headers[i])
+              .join(', ')} left out to fit; --wide shows every column)`,
+            width ?? 0,
+          ).join('\n') + '\n'
+        : '';
       return (
         table
           .toString()
           .split('\n')
           .map((line) => line.trimEnd())
-          .join('\n') + '\n'
+          .join('\n') +
+        '\n' +
+        hidden
       );
     }
   }
@@ -240,6 +294,25 @@ const NO_BORDERS = {
   middle: '  ',
 };
 
+/**
+ * A line cut into lines of at most `width` characters at spaces (a word longer than that, an id or
+ * a URL, stays whole on a line of its own): a long reason or message in a record or a report
+ * stays readable on a narrow terminal, and nothing of it is lost.
+ */
+export function wrapWords(text: string, width: number): string[] {
+  if (width < 20 || textWidth(text) <= width) return [text];
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && textWidth(line) + 1 + textWidth(word) > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  lines.push(line);
+  return lines;
+}
+
 /** Whether a value has nothing to show (a compact key/value table leaves its row out). */
 function isEmpty(value: unknown): boolean {
   return (
@@ -260,17 +333,20 @@ export function renderRecord(
 ): string {
   if (format === 'json') return JSON.stringify(record, null, 2) + '\n';
   const color = typeof view === 'boolean' ? view : Boolean(view.color);
+  const width = typeof view === 'boolean' ? undefined : view.width;
   if (format === 'table') {
     const entries = Object.entries(record).filter(([, value]) => !isEmpty(value));
     if (entries.length === 0) return '(none)\n';
-    const width = Math.max(...entries.map(([key]) => key.length));
+    const pad = Math.max(...entries.map(([key]) => key.length));
     const lines: string[] = [];
     for (const [key, value] of entries) {
       // One list item a line; a line break inside a value (a title from the server) is shown escaped, never followed.
-      const valueLines = (Array.isArray(value) ? value.map(cell) : [cell(value)]).map((v) => printable(v));
-      const label = key.padEnd(width);
+      const valueLines = (Array.isArray(value) ? value.map(cell) : [cell(value)])
+        .map((v) => printable(v))
+        .flatMap((v) => (width ? wrapWords(v, width - pad - 2) : [v]));
+      const label = key.padEnd(pad);
       lines.push(`${color ? `\x1b[36m${label}\x1b[39m` : label}  ${valueLines[0]}`.trimEnd());
-      for (const more of valueLines.slice(1)) lines.push(`${' '.repeat(width)}  ${more}`.trimEnd());
+      for (const more of valueLines.slice(1)) lines.push(`${' '.repeat(pad)}  ${more}`.trimEnd());
     }
     return lines.join('\n') + '\n';
   }

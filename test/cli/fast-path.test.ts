@@ -31,9 +31,15 @@ function node(args: string[], env: Record<string, string>): Promise<CliResult> {
   });
 }
 
-/** oclif itself, live (no fast path): `execute` of @oclif/core for this CLI with `args`. */
+/**
+ * oclif itself, live (no fast path): @oclif/core's `run` for this CLI with `args`, its errors to
+ * the CLI's own handler as bin/run.js hands them (src/cli/cli-errors.ts).
+ */
 function oclif(args: string[], env: Record<string, string>): Promise<CliResult> {
-  const script = `import { execute } from ${core}; await execute({ dir: ${JSON.stringify(`file://${BIN}`)}, args: ${JSON.stringify(args)} });`;
+  const errors = JSON.stringify(`file://${join(root, 'build/cli/cli-errors.js')}`);
+  const script =
+    `import { run, flush, handle } from ${core}; const { handleError } = await import(${errors});` +
+    `await run(${JSON.stringify(args)}, ${JSON.stringify(`file://${BIN}`)}).then(() => flush()).catch((error) => handleError(error, 'railyard', handle));`;
   return node(['--input-type=module', '-e', script], env);
 }
 

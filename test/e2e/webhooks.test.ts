@@ -80,7 +80,7 @@ describe('railyard webhook', () => {
 
     const bad = await railyard(['webhook', 'create', '--url', receiver.url, '--event', 'pull_request.exploded'], e);
     expect(bad.code).not.toBe(0);
-    expect(bad.stderr).toContain('events: unknown event type "pull_request.exploded"');
+    expect(bad.stderr).toContain('--event: unknown event "pull_request.exploded" (pull_request.*, ');
 
     const test = await railyard(['webhook', 'test', id], e);
     expect(test.code, test.stderr).toBe(0);
@@ -104,7 +104,7 @@ describe('railyard webhook', () => {
 
     expect((await railyard(['webhook', 'disable', id], e)).stdout).toBe(`Disabled webhook endpoint ${id}\n`);
     expect((await railyard(['webhook', 'list', '--json'], e)).stdout).toContain('"state": "disabled"');
-    expect((await railyard(['webhook', 'delete', id], e)).stdout).toBe(`Deleted webhook endpoint ${id}\n`);
+    expect((await railyard(['webhook', 'delete', id, '--yes'], e)).stdout).toBe(`Deleted webhook endpoint ${id}\n`);
     const gone = await railyard(['webhook', 'test', id], e);
     expect(gone.code).not.toBe(0);
     expect(gone.stderr).toContain(`id: no webhook endpoint ${id}`);

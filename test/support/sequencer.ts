@@ -34,6 +34,8 @@ const SLOW_FILES: Record<string, number> = {
   'test/server/trust.test.ts': 26,
   'test/e2e/dashboard.test.ts': 25,
   'test/cli/terminal-escapes.test.ts': 24,
+  // Added 2026-12-03 (measured alone at load 12-16: 34 wall-s, 11 CPU-s).
+  'test/cli/narrow-terminal.test.ts': 24,
   'test/cli/output.test.ts': 23,
   'test/forge/git.test.ts': 22,
   'test/cli/queue-ops.test.ts': 21,

@@ -2,7 +2,6 @@
 import { Args } from '@oclif/core';
 import { BaseCommand, formatFlag, formatOf, repoFlag } from '../../cli/base-command.js';
 import { flakyFlags } from '../../cli/flaky.js';
-import type { DetailedTestCase } from '../../contract/index.js';
 
 export default class Show extends BaseCommand {
   static override summary = 'Show one test: status, failure rates, most common failures';
@@ -19,7 +18,7 @@ export default class Show extends BaseCommand {
   async run() {
     const { args, flags } = await this.parse(Show);
     const format = formatOf(flags);
-    const { resolveOrg, emit, statusLabel } = await import('../../cli/flaky.js');
+    const { resolveOrg, emit, statusLabel, reasonText } = await import('../../cli/flaky.js');
     const org = await resolveOrg(flags.org, await this.config_());
     const client = await this.client(flags);
     const { test } = await client.call('getTestDetails', {
@@ -27,15 +26,15 @@ export default class Show extends BaseCommand {
       org_url_slug: org,
       test_id: args.testId,
     });
-    const { renderJson, renderRecord } = await import('../../cli/render.js');
+    const { renderJson, renderRecord, whenText } = await import('../../cli/render.js');
     const record = {
       name: test.name,
       id: test.id,
       status:
         test.verdict?.kind === 'not_enough_runs'
           ? statusLabel(test)
-          : `${statusLabel(test)} since ${test.status.timestamp}`,
-      reason: verdictReason(test) ?? test.status.reason,
+          : `${statusLabel(test)} since ${format === 'table' ? whenText(test.status.timestamp) : test.status.timestamp}`,
+      reason: reasonText(test),
       file: test.file_path,
       classname: test.classname,
       parent: test.parent,
@@ -54,12 +53,4 @@ export default class Show extends BaseCommand {
     await emit(text, flags.output, this.jsonEnabled());
     return { test };
   }
-}
-
-/** Why a test has no verdict yet, in the monitor's figures (undefined: the server's reason says it). */
-function verdictReason(test: DetailedTestCase): string | undefined {
-  const v = test.verdict;
-  if (v?.kind !== 'not_enough_runs') return undefined;
-  const seen = v.runs ? `${v.failures} of ${v.runs} runs failed` : 'no runs';
-  return `${seen} on stable branches in the last ${v.window_hours} h: the failure-rate monitor decides from ${v.min_runs} runs`;
 }

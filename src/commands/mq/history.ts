@@ -38,10 +38,11 @@ export default class History extends BaseCommand {
         history.transitions,
         [
           { header: 'Time', get: (t) => t.at, time: true },
-          { header: 'Submission', get: (t) => entries.indexOf(t.queueEntryId) + 1 },
-          { header: 'From', get: (t) => t.previousState ?? '' },
+          { header: 'Submission', get: (t) => entries.indexOf(t.queueEntryId) + 1, drop: 1 },
+          { header: 'From', get: (t) => t.previousState ?? '', drop: 2 },
           { header: 'State', get: (t) => t.state },
-          { header: 'Reason', get: (t) => t.reason ?? '' },
+          // Cut first on a narrow terminal: the test run id stays whole, to copy into `mq testing-details`.
+          { header: 'Reason', get: (t) => t.reason ?? '', shrink: 'first' },
           { header: 'Test run', get: (t) => t.testRunId ?? '' },
         ],
         format,

@@ -62,7 +62,8 @@ export default class Logs extends BaseCommand {
       const { holdPhrases } = await import('../../watch/notices.js');
       const holds = pr.isCurrentlySubmittedToQueue ? holdPhrases(pr.readiness) : [];
       const why = pr.readiness?.conflict && holds.length ? `it ${holds.join('; ')}` : holds.join('; ');
-      this.out(printable(lines.join('\n') + (why ? `\n  not tested: ${why}\n` : `\n  (not tested yet)\n`), '\n'));
+      const all = [...lines, why ? `  not tested: ${why}` : '  (not tested yet)'];
+      this.out(printable((await this.fitted(all)).join('\n') + '\n', '\n'));
       return {
         prNumber: number,
         state: pr.state,
@@ -80,7 +81,8 @@ export default class Logs extends BaseCommand {
     lines.push(
       `  test run ${testRunId}${details.testBranch ? ` on ${details.testBranch}` : ''}${details.testBranchSha ? ` (${details.testBranchSha.slice(0, 12)})` : ''}`,
     );
-    if (details.retryOf) lines.push(`  a retry of run ${details.retryOf} (it failed only on tests with flake history)`);
+    if (details.retryOf)
+      lines.push(`  a retry of run ${details.retryOf} (it failed only on tests with flake history)`);
     if (details.failingTests?.length) {
       // What failed, test by test, from the results uploaded for the test commit (issue 22).
       const { failingTestLine } = await import('../../watch/failing-tests.js');
@@ -116,7 +118,7 @@ export default class Logs extends BaseCommand {
       }
       checks.push(entry);
     }
-    let text = lines.join('\n') + '\n';
+    let text = (await this.fitted(lines)).join('\n') + '\n';
     if (!wanted.length) text += runs.length ? '  (no failed check)\n' : '  (no check finished yet)\n';
     for (const c of checks) {
       text += `\n==> ${c.name}${c.conclusion ? ` (${c.conclusion.toLowerCase()})` : ' (running)'} <==\n`;
@@ -138,5 +140,20 @@ export default class Logs extends BaseCommand {
       ...(details.failingTests ? { failingTests: details.failingTests } : {}),
       checks,
     };
+  }
+
+  /**
+   * The summary lines (not a check's output) fitted to the terminal: a long one goes on over
+   * lines indented under it, cut at spaces, so an id or a SHA stays whole to copy.
+   */
+  private async fitted(lines: string[]): Promise<string[]> {
+    const width = this.view().width;
+    if (!width) return lines;
+    const { wrapWords } = await import('../../cli/render.js');
+    return lines.flatMap((line) => {
+      const indent = /^ */.exec(line)![0].length + 2;
+      const [first, ...rest] = wrapWords(line.trimStart(), width - indent);
+      return [line.slice(0, indent - 2) + first, ...rest.map((more) => ' '.repeat(indent) + more)];
+    });
   }
 }

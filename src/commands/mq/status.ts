@@ -27,7 +27,11 @@ export default class Status extends BaseCommand {
     const client = await this.client(flags);
     const { describePr, waitForPr } = await import('../../cli/present.js');
     if (flags.wait) {
-      const result = await waitForPr(client, { repo, targetBranch: flags.branch, prNumber: number }, { timeoutMs, intervalMs });
+      const result = await waitForPr(
+        client,
+        { repo, targetBranch: flags.branch, prNumber: number },
+        { timeoutMs, intervalMs },
+      );
       return this.concludeWait(result);
     }
     const key = { repo, targetBranch: flags.branch, pr: { number } };
@@ -36,10 +40,14 @@ export default class Status extends BaseCommand {
     const view = describePr(pr);
     if (pr.testRunId) {
       // The failing tests of its run (issue 22): from the results CI uploaded for the test commit.
-      const details = await client.call('getMergeQueueTestingDetails', { repo, targetBranch: flags.branch, testRunId: pr.testRunId }).catch(() => undefined);
+      const details = await client
+        .call('getMergeQueueTestingDetails', { repo, targetBranch: flags.branch, testRunId: pr.testRunId })
+        .catch(() => undefined);
       // While it tests: the checks it still waits for (a renamed job shows here as never reported).
       if (details?.pendingChecks?.length)
-        view.waitingForChecks = details.pendingChecks.map((c) => `${c.name} (${c.state === 'running' ? 'running' : 'not reported yet'})`).join(', ');
+        view.waitingForChecks = details.pendingChecks
+          .map((c) => `${c.name} (${c.state === 'running' ? 'running' : 'not reported yet'})`)
+          .join(', ');
       if (details?.failingTests?.length) {
         const { failingTestLine } = await import('../../watch/failing-tests.js');
         view.failingTests = details.failingTests.map(failingTestLine);
@@ -51,12 +59,14 @@ export default class Status extends BaseCommand {
       const current = history?.transitions.filter((t) => t.queueEntryId === pr.id) ?? [];
       const detail = [...current].reverse().find((t) => t.detail)?.detail;
       const where = `${flags.repo ? ` --repo ${flags.repo}` : ''}${flags.branch !== 'main' ? ` --branch ${flags.branch}` : ''}`;
-      Object.assign(view, {
-        detail,
-        next: `railyard mq logs ${number}${where} (what failed), railyard mq submit ${number}${where} (try again)`,
-      });
+      // A cancelled PR has nothing that failed to read: only submitting it again is next.
+      const next =
+        pr.state === 'failed'
+          ? `${this.config.bin} mq logs ${number}${where} (what failed), ${this.config.bin} mq submit ${number}${where} (try again)`
+          : `${this.config.bin} mq submit ${number}${where} (submit it again)`;
+      Object.assign(view, { detail, next });
     }
-    this.out(renderRecord(view, 'table', this.color()));
+    this.out(renderRecord(view, 'table', this.view()));
     return pr;
   }
 }

@@ -8,7 +8,12 @@ export default class TestingDetails extends BaseCommand {
     '<%= config.bin %> mq testing-details 5df7c1e2-0a4b-4c55-9d1e-2f3a4b5c6d7e --repo acme/web',
     '<%= config.bin %> mq testing-details 5df7c1e2-0a4b-4c55-9d1e-2f3a4b5c6d7e --json',
   ];
-  static override args = { testRunId: Args.string({ description: 'test run id (the UUID at the end of the test branch)', required: true }) };
+  static override args = {
+    testRunId: Args.string({
+      description: 'test run id (the UUID at the end of the test branch)',
+      required: true,
+    }),
+  };
   static override flags = { ...queueFlags };
 
   async run() {
@@ -19,21 +24,21 @@ export default class TestingDetails extends BaseCommand {
       targetBranch: flags.branch,
       testRunId: args.testRunId,
     });
-    const { renderRecord, stateText } = await import('../../cli/render.js');
+    const { renderRecord, stateText, whenText } = await import('../../cli/render.js');
     this.out(
       renderRecord(
         {
           status: details.status,
           testBranch: details.testBranch,
           sha: details.testBranchSha,
-          createdAt: details.createdAt,
+          createdAt: whenText(details.createdAt),
           requiredStatuses: details.requiredStatuses,
           statuses: details.statusChecks.map((s) => `${s.context}: ${stateText(s.state ?? 'PENDING')}`),
           testedPullRequests: details.testedPullRequests.map((p) => `#${p.prNumber} ${p.title}`),
           impactedTargets: details.impactedTargets,
         },
         'table',
-        this.color(),
+        this.view(),
       ),
     );
     return details;

@@ -3,9 +3,10 @@ import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
 
 export default class WebhookCreate extends BaseCommand {
-  static override summary = 'Create an outgoing webhook endpoint; prints its id and signing secret (shown only this once)';
+  static override summary =
+    'Create an outgoing webhook endpoint; prints its id and signing secret (shown only this once)';
   static override description =
-    'Events are POSTed to URL signed like Trunk\'s (Standard Webhooks / Svix headers), with Trunk\'s event names and payloads. ' +
+    "Events are POSTed to URL signed like Trunk's (Standard Webhooks / Svix headers), with Trunk's event names and payloads. " +
     'Without --event every event is sent (a slack endpoint gets PR outcomes and flaky-test changes). ' +
     'The server refuses plain http:// and private addresses unless started with --webhook-allow-http / --webhook-allow-private.';
   static override examples = [
@@ -15,9 +16,20 @@ export default class WebhookCreate extends BaseCommand {
   ];
   static override flags = {
     url: Flags.string({ description: 'Where events are POSTed (https://)', required: true }),
-    event: Flags.string({ description: 'An event type to send (repeatable; default: every event)', multiple: true }),
-    kind: Flags.string({ description: 'standard: signed JSON; slack: a Slack incoming-webhook URL', options: ['standard', 'slack'], default: 'standard' }),
-    repo: Flags.string({ char: 'r', description: 'Only events of this repository, OWNER/NAME or HOST/OWNER/NAME (repeatable)', multiple: true }),
+    event: Flags.string({
+      description: 'An event type to send (repeatable; default: every event)',
+      multiple: true,
+    }),
+    kind: Flags.string({
+      description: 'standard: signed JSON; slack: a Slack incoming-webhook URL',
+      options: ['standard', 'slack'],
+      default: 'standard',
+    }),
+    repo: Flags.string({
+      char: 'r',
+      description: 'Only events of this repository, OWNER/NAME or HOST/OWNER/NAME (repeatable)',
+      multiple: true,
+    }),
     description: Flags.string({ description: 'What the endpoint is for' }),
   };
 
@@ -25,10 +37,16 @@ export default class WebhookCreate extends BaseCommand {
     const { flags } = await this.parse(WebhookCreate);
     const repos = (flags.repo ?? []).map((text) => {
       const parts = text.split('/');
-      if (parts.length === 2 && parts.every(Boolean)) return { host: 'github.com', owner: parts[0], name: parts[1] };
-      if (parts.length === 3 && parts.every(Boolean)) return { host: parts[0], owner: parts[1], name: parts[2] };
+      if (parts.length === 2 && parts.every(Boolean))
+        return { host: 'github.com', owner: parts[0], name: parts[1] };
+      if (parts.length === 3 && parts.every(Boolean))
+        return { host: parts[0], owner: parts[1], name: parts[2] };
       this.error(`--repo: expected OWNER/NAME or HOST/OWNER/NAME, got "${text}"`, { exit: 2 });
     });
+    if (flags.event?.length) {
+      const { checkEvents } = await import('../../cli/webhooks.js');
+      checkEvents(flags.event);
+    }
     const client = await this.client(flags);
     const answer = await client.call('createWebhook', {
       url: flags.url,

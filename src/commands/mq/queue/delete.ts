@@ -1,7 +1,6 @@
 /** `railyard mq queue delete`: delete an empty merge queue (asks first; --yes for scripts). */
 import { Flags } from '@oclif/core';
 import { BaseCommand, queueFlags } from '../../../cli/base-command.js';
-import { ConfigError } from '../../../cli/config.js';
 import { printable } from '../../../cli/escape.js';
 
 /** `mq queue delete`: asks first on a terminal (--yes for scripts), and says what goes and what stays. */
@@ -27,23 +26,19 @@ export default class QueueDelete extends BaseCommand {
     const key = { repo, targetBranch: flags.branch };
     const label = `the ${flags.branch} queue of ${repo.host}/${repo.owner}/${repo.name}`;
     if (!flags.yes) {
-      const interactive = Boolean(process.stdin.isTTY && process.stderr.isTTY) && !this.jsonEnabled();
-      if (!interactive) {
-        throw new ConfigError(`--yes: required to delete ${label} without a terminal to ask on`);
-      }
+      // A queue that does not exist is said first (a 404 naming it), before asking for anything.
       const queue = await client.call('getQueue', key);
+      const { confirmed } = await import('../../../cli/confirm.js');
       const held = queue.enqueuedPullRequests.length;
-      process.stderr.write(
+      const question =
         printable(
           `This deletes ${label} (${queue.state}, ${queue.mode}, concurrency ${queue.concurrency}) and its settings` +
-            (held ? `; it still holds ${held} pull request${held === 1 ? '' : 's'}, so the server will refuse` : '') +
+            (held
+              ? `; it still holds ${held} pull request${held === 1 ? '' : 's'}, so the server will refuse`
+              : '') +
             '. The history of its pull requests stays and comes back if the queue is created again.',
-        ) + '\n',
-      );
-      const { createInterface } = await import('node:readline/promises');
-      const rl = createInterface({ input: process.stdin, output: process.stderr });
-      const answer = await rl.question('Delete it? [y/N] ').finally(() => rl.close());
-      if (!/^y(es)?$/i.test(answer.trim())) {
+        ) + '\nDelete it? [y/N] ';
+      if (!(await confirmed(question, `delete ${label}`, this.jsonEnabled()))) {
         this.notice('Nothing deleted.');
         this.exit(1);
       }

@@ -30,15 +30,17 @@ export default class QueueList extends BaseCommand {
               { header: 'Repository', get: (q) => `${q.repo.host}/${q.repo.owner}/${q.repo.name}` },
               { header: 'Branch', get: (q) => q.targetBranch },
               { header: 'State', get: (q) => q.state },
-              { header: 'Mode', get: (q) => q.mode },
-              { header: 'Concurrency', get: (q) => q.concurrency },
+              // On a narrow terminal the settings and figures go (the highest `drop` first), never the repository.
+              { header: 'Mode', get: (q) => q.mode, drop: 4 },
+              { header: 'Concurrency', get: (q) => q.concurrency, drop: 3 },
               // As `mq queue get` counts: the admitted PRs are in the queue; the not-ready ones wait outside it.
               { header: 'In queue', get: (q) => q.depth },
-              { header: 'Waiting (not_ready)', get: (q) => q.notReady },
-              { header: 'Testing', get: (q) => q.testing },
+              { header: 'Waiting (not_ready)', get: (q) => q.notReady, drop: 1 },
+              { header: 'Testing', get: (q) => q.testing, drop: 2 },
               {
                 header: 'Recent run (median)',
                 get: (q) => (q.recentTestSeconds ? formatDuration(q.recentTestSeconds.p50 * 1000) : ''),
+                drop: 5,
               },
             ],
             format,
