@@ -8,4 +8,5 @@ export * from './errors.js';
 export * from './queues.js';
 export * from './json-depth.js';
 export * from './webhooks.js';
+export * from './permissions.js';
 export { ROUTE_PATHS, type RoutedOperation } from './paths.js';

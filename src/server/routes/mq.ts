@@ -9,7 +9,9 @@ import {
   type PullRequestHistoryResponse,
   type TestingDetailsResponse,
 } from '../../contract/index.js';
-import { type ConfigPatch, type TestRun } from '../../engine/index.js';
+import { findEntry, isTerminal, type ConfigPatch, type TestRun } from '../../engine/index.js';
+import { ALL_PERMISSIONS } from '../../contract/permissions.js';
+import { hasPermission, requireSubmitPermissions } from '../permissions.js';
 import { badRequest, notFound, ofTokenOrg } from '../errors.js';
 import { METRICS_CONTENT_TYPE, renderMetrics } from '../queue/metrics.js';
 import type { Links } from '../links.js';
@@ -70,8 +72,11 @@ export function mqHandlers(
   // A request's queue: brought up to date first (several replicas), or a 404 (replicaSync.queue).
   const { registry, replicaSync, answers } = service;
   return {
-    async submitPullRequest(input, { org }) {
+    async submitPullRequest(input, { org, request }) {
       const queue = await replicaSync.queue(org, input.repo, input.targetBranch);
+      const queued = findEntry(registry.current(queue).model, input.pr.number);
+      const current = queued && !isTerminal(queued.state) ? queued.priority.value : null;
+      requireSubmitPermissions(request, input, current);
       await service.submit(queue, input.pr.number, {
         priority: input.priority,
         noBatch: input.noBatch,
@@ -198,7 +203,7 @@ export function mqHandlers(
       await service.deleteQueue(await replicaSync.queue(org, input.repo, input.targetBranch));
       return {};
     },
-    async listQueues(input, { org }) {
+    async listQueues(input, { org, request }) {
       await replicaSync.syncAll();
       const at = now();
       const only = input.repo ? normaliseRepo(input.repo) : undefined;
@@ -211,7 +216,8 @@ export function mqHandlers(
             `${b.repo.host}/${b.repo.owner}/${b.repo.name}:${b.targetBranch}`,
           ),
         );
-      return { org, queues };
+      const permissions = ALL_PERMISSIONS.filter((p) => hasPermission(request, p));
+      return { org, permissions, queues };
     },
     async getQueue(input, { org }) {
       const queue = await replicaSync.queue(org, input.repo, input.targetBranch);
