@@ -1,5 +1,7 @@
 /**
- * What an API token may change: Trunk's key permissions. A token with none of them reads only.
+ * What an API token may change: Trunk's key permissions. They scope the merge queue (and
+ * Railyard's webhooks): a token with none of them reads merge queues but changes nothing. As on
+ * Trunk, every token may use the flaky-test operations (uploads, quarantine, ticket links).
  * The route table names the permission each write needs (RouteDef.permission); a request's own
  * fields can need more (a priority needs `priority`, `noBatch: true` needs `skip_batching`).
  * Shared by the server (enforcement), the CLI (`token create --permission`) and the dashboard
@@ -8,12 +10,12 @@
 
 /** Every permission, with what it allows (as `token create --help` and the docs say it). */
 export const PERMISSIONS = {
-  merge: 'Merge and cancel PRs: submit, cancel, restart tests, set impacted targets, upload test results',
+  merge: 'Merge and cancel PRs: submit, cancel, restart tests, set impacted targets',
   priority: 'Set priority on PRs: submit with a priority other than the default, or change a queued PR\'s priority',
   skip_batching: 'Skip batching: submit with noBatch: true',
   direct: 'Merge PRs with direct to queue: submit with direct: true',
   settings:
-    'Update settings: create, update and delete merge queues; flaky-test settings, quarantine overrides and ticket links; webhooks',
+    'Update Merge Queue settings: create, update (state, mode, settings) and delete merge queues; manage webhooks',
 } as const;
 
 export type Permission = keyof typeof PERMISSIONS;

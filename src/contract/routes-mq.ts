@@ -2,6 +2,7 @@
 import { EmptyResponse } from './common.js';
 import * as mq from './mq.js';
 import * as qs from './queues.js';
+import * as reads from './mq-reads.js';
 import { at, route } from './route-def.js';
 
 export const mqRoutes = {
@@ -37,13 +38,24 @@ export const mqRoutes = {
   }),
   getSubmittedPullRequest: route({
     ...at('getSubmittedPullRequest'),
-    summary: 'Read a submitted pull request, its state and readiness',
+    summary: 'Read a submitted pull request, its state and readiness (with includeTimeline: its state changes, newest first)',
     tag: 'merge-queue',
     auth: true,
     retrySafe: true,
     permission: null,
     request: mq.GetSubmittedPullRequestRequest,
     response: mq.SubmittedPullRequest,
+  }),
+  getSubmittedPullRequests: route({
+    ...at('getSubmittedPullRequests'),
+    summary:
+      'Read several submitted pull requests of a merge queue in one call (at most 50); those never submitted are listed in notFound',
+    tag: 'merge-queue',
+    auth: true,
+    retrySafe: true,
+    permission: null,
+    request: reads.GetSubmittedPullRequestsRequest,
+    response: reads.GetSubmittedPullRequestsResponse,
   }),
   listPullRequests: route({
     ...at('listPullRequests'),
@@ -75,6 +87,17 @@ export const mqRoutes = {
     permission: null,
     request: mq.TestingDetailsRequest,
     response: mq.TestingDetailsResponse,
+  }),
+  listMergeQueueTestingResults: route({
+    ...at('listMergeQueueTestingResults'),
+    summary:
+      'The completed testing of a merge queue in a time range (at most 45 days): one result per pull request per test run, newest first',
+    tag: 'merge-queue',
+    auth: true,
+    retrySafe: true,
+    permission: null,
+    request: reads.ListTestingResultsRequest,
+    response: reads.ListTestingResultsResponse,
   }),
   createQueue: route({
     ...at('createQueue'),

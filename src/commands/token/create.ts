@@ -12,9 +12,10 @@ export default class TokenCreate extends Command {
     '32 random bytes. The table format prints the token alone on stdout (the note goes to stderr), so ' +
     '`TOKEN=$(railyard token create …)` captures it; --json and --format json|csv|tsv|markdown print a record ' +
     '(id, org, label, permissions, token, database) on stdout instead. The token is never written to stderr. ' +
-    'A token may change only what its permissions allow (--permission, repeatable: merge, priority, skip_batching, ' +
-    'direct, settings; none for a read-only token; default: all); any token reads. A write it may not make is ' +
-    'answered 403 INSUFFICIENT_PERMISSIONS and changes nothing.';
+    'A token may change merge queues only as its permissions allow (--permission, repeatable: merge, priority, ' +
+    'skip_batching, direct, settings; none for a read-only token; default: all); any token reads, and (as on Trunk) ' +
+    'any token may use the flaky-test operations. A write it may not make is answered 403 INSUFFICIENT_PERMISSIONS ' +
+    'and changes nothing.';
 
   static override examples = [
     '<%= config.bin %> token create --data-dir /var/lib/railyard --org team-a --label "CI of web"',
@@ -30,9 +31,9 @@ export default class TokenCreate extends Command {
     label: Flags.string({ description: 'What the token is for (shown by token list)' }),
     permission: Flags.string({
       description:
-        'What the token may change (repeatable): merge (submit, cancel, restart, impacted targets, test uploads), ' +
-        'priority (a priority other than the default), skip_batching (noBatch), direct, settings (queues, ' +
-        'flaky-test settings, webhooks); none: read only. Default: all',
+        'What the token may change in merge queues (repeatable): merge (submit, cancel, restart, impacted targets), ' +
+        'priority (a priority other than the default), skip_batching (noBatch), direct, settings (create, update ' +
+        'and delete queues; webhooks); none: read only. Every token may use the flaky-test operations. Default: all',
       multiple: true,
     }),
     'create-database': Flags.boolean({

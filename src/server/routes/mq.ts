@@ -19,6 +19,7 @@ import { summariseQueue } from '../queue/summary.js';
 import type { QueueHandle } from '../queue/handle.js';
 import { normaliseRepo } from '../queue/keys.js';
 import type { QueueService } from '../queue/service.js';
+import { mqReadHandlers } from './mq-reads.js';
 import { RawAnswer, type Handlers, type OpsOfTag } from './types.js';
 
 type MqOps = OpsOfTag<'merge-queue'>;
@@ -72,6 +73,7 @@ export function mqHandlers(
   // A request's queue: brought up to date first (several replicas), or a 404 (replicaSync.queue).
   const { registry, replicaSync, answers } = service;
   return {
+    ...mqReadHandlers(service, now),
     async submitPullRequest(input, { org, request }) {
       const queue = await replicaSync.queue(org, input.repo, input.targetBranch);
       const queued = findEntry(registry.current(queue).model, input.pr.number);
@@ -90,12 +92,6 @@ export function mqHandlers(
     async restartTestsOnPullRequest(input, { org }) {
       await service.restart(await replicaSync.queue(org, input.repo, input.targetBranch), input.pr.number);
       return {};
-    },
-    async getSubmittedPullRequest(input, { org }) {
-      const queue = await replicaSync.queue(org, input.repo, input.targetBranch);
-      const pr = input.pr.number !== undefined ? { number: input.pr.number } : { branch: input.pr.branch as string };
-      await service.refreshFacts(queue, pr); // the write half: a PR whose facts changed goes through the writer
-      return new RawAnswer(answers.submittedBody(registry.current(queue), pr), JSON_TYPE);
     },
     async listPullRequests(input, { org }) {
       return answers.listPullRequests(registry.current(await replicaSync.queue(org, input.repo, input.targetBranch)), input);
