@@ -12,7 +12,10 @@ export const MAX_PRS_PER_LOOKUP = 50;
 export const GetSubmittedPullRequestsRequest = z.object({
   repo: Repo,
   targetBranch: TargetBranch,
-  prs: z.array(z.object({ number: PrNumber })).min(1).max(MAX_PRS_PER_LOOKUP),
+  prs: z
+    .array(z.object({ number: PrNumber }))
+    .min(1)
+    .max(MAX_PRS_PER_LOOKUP),
   includeTimeline: z.boolean().optional(),
 });
 export type GetSubmittedPullRequestsRequest = z.infer<typeof GetSubmittedPullRequestsRequest>;

@@ -11,7 +11,8 @@
 /** Every permission, with what it allows (as `token create --help` and the docs say it). */
 export const PERMISSIONS = {
   merge: 'Merge and cancel PRs: submit, cancel, restart tests, set impacted targets',
-  priority: 'Set priority on PRs: submit with a priority other than the default, or change a queued PR\'s priority',
+  priority:
+    "Set priority on PRs: submit with a priority other than the default, or change a queued PR's priority",
   skip_batching: 'Skip batching: submit with noBatch: true',
   direct: 'Merge PRs with direct to queue: submit with direct: true',
   settings:

@@ -58,6 +58,8 @@ export function requireSubmitPermissions(
     requirePermission(
       request,
       'priority',
-      currentPriority === null ? 'a priority other than the default' : "changing a queued pull request's priority",
+      currentPriority === null
+        ? 'a priority other than the default'
+        : "changing a queued pull request's priority",
     );
 }

@@ -8,7 +8,11 @@ import { call, Q } from './helpers.js';
 let server: TestServer;
 let client: Client;
 
-async function until<T>(what: string, get: () => T | Promise<T>, timeoutMs = 30_000): Promise<NonNullable<T>> {
+async function until<T>(
+  what: string,
+  get: () => T | Promise<T>,
+  timeoutMs = 30_000,
+): Promise<NonNullable<T>> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const value = await get();
@@ -30,12 +34,19 @@ async function refusal(promise: Promise<unknown>): Promise<ApiError> {
 
 beforeAll(async () => {
   // PR #3 fails its test; #1 and #2 merge. Runs are short so the queue concludes quickly.
-  server = await startTestServer({ sandbox: { testSeconds: 0.2, failPrs: new Set([3]) }, tickMs: 50, pollMs: 50 });
+  server = await startTestServer({
+    sandbox: { testSeconds: 0.2, failPrs: new Set([3]) },
+    tickMs: 50,
+    pollMs: 50,
+  });
   client = createClient({ baseUrl: server.url, token: server.token, retries: 0 });
   await client.call('createQueue', Q);
   for (const number of [1, 2, 3]) await client.call('submitPullRequest', { ...Q, pr: { number } });
   await until('#1 and #2 merged, #3 failed', async () => {
-    const { pullRequests } = await client.call('getSubmittedPullRequests', { ...Q, prs: [{ number: 1 }, { number: 2 }, { number: 3 }] });
+    const { pullRequests } = await client.call('getSubmittedPullRequests', {
+      ...Q,
+      prs: [{ number: 1 }, { number: 2 }, { number: 3 }],
+    });
     return pullRequests.map((p) => p.state).join() === 'merged,merged,failed';
   });
   await client.call('submitPullRequest', { ...Q, pr: { number: 4 } });
@@ -58,7 +69,11 @@ describe('getSubmittedPullRequests', () => {
   });
 
   it('with includeTimeline, each carries the state changes of its submission, newest first', async () => {
-    const { pullRequests } = await client.call('getSubmittedPullRequests', { ...Q, prs: [{ number: 1 }, { number: 3 }], includeTimeline: true });
+    const { pullRequests } = await client.call('getSubmittedPullRequests', {
+      ...Q,
+      prs: [{ number: 1 }, { number: 3 }],
+      includeTimeline: true,
+    });
     const [merged, failed] = pullRequests;
     expect(merged.timeline?.[0]).toMatchObject({ state: 'merged' });
     expect(merged.timeline?.map((t) => t.state)).toContain('testing');
@@ -75,7 +90,9 @@ describe('getSubmittedPullRequests', () => {
     const tooMany = await call(server, 'getSubmittedPullRequests', { ...Q, prs: many });
     expect(tooMany.status).toBe(400);
     expect(tooMany.text).toMatch(/^prs: .*50/);
-    const missing = await refusal(client.call('getSubmittedPullRequests', { ...Q, targetBranch: 'nope', prs: [{ number: 1 }] }));
+    const missing = await refusal(
+      client.call('getSubmittedPullRequests', { ...Q, targetBranch: 'nope', prs: [{ number: 1 }] }),
+    );
     expect(missing.status).toBe(404);
     expect(missing.code).toBe('not_found');
   });
@@ -85,7 +102,11 @@ describe('getSubmittedPullRequest with includeTimeline', () => {
   it('adds the timeline of the submission it answers; without the flag the answer is unchanged', async () => {
     const plain = await client.call('getSubmittedPullRequest', { ...Q, pr: { number: 2 } });
     expect(plain).not.toHaveProperty('timeline');
-    const { timeline, ...rest } = await client.call('getSubmittedPullRequest', { ...Q, pr: { number: 2 }, includeTimeline: true });
+    const { timeline, ...rest } = await client.call('getSubmittedPullRequest', {
+      ...Q,
+      pr: { number: 2 },
+      includeTimeline: true,
+    });
     expect(rest).toEqual(plain);
     expect(timeline?.[0]).toMatchObject({ state: 'merged' });
     expect(timeline?.every((t) => !Number.isNaN(Date.parse(t.timestamp)))).toBe(true);
@@ -101,36 +122,63 @@ describe('listMergeQueueTestingResults', () => {
     expect(byPr.get(1)).toMatchObject({ cycleConclusion: 'succeeded', attempt: 1 });
     expect(byPr.get(3)).toMatchObject({ cycleConclusion: 'failed' });
     // #4 is still testing or waiting: in-progress testing is not listed.
-    expect(all.testingResults.filter((r) => r.prNumber === 4 && r.cycleConclusion !== 'succeeded')).toEqual([]);
+    expect(all.testingResults.filter((r) => r.prNumber === 4 && r.cycleConclusion !== 'succeeded')).toEqual(
+      [],
+    );
     expect(all.totalItems).toBe(all.testingResults.length);
     const finished = all.testingResults.map((r) => Date.parse(r.finishedAt));
     expect([...finished].sort((a, b) => b - a)).toEqual(finished);
     // Each result's run is readable with getMergeQueueTestingDetails.
-    const details = await client.call('getMergeQueueTestingDetails', { ...Q, testRunId: byPr.get(3)!.testRunId });
+    const details = await client.call('getMergeQueueTestingDetails', {
+      ...Q,
+      testRunId: byPr.get(3)!.testRunId,
+    });
     expect(details.status).toBe('failed');
-    const second = await client.call('listMergeQueueTestingResults', { ...Q, since: since(), offset: 1, take: 1 });
+    const second = await client.call('listMergeQueueTestingResults', {
+      ...Q,
+      since: since(),
+      offset: 1,
+      take: 1,
+    });
     expect(second).toEqual({ testingResults: [all.testingResults[1]], totalItems: all.totalItems });
-    const future = await client.call('listMergeQueueTestingResults', { ...Q, since: new Date(Date.now() + 3_600_000).toISOString(), until: new Date(Date.now() + 7_200_000).toISOString() });
+    const future = await client.call('listMergeQueueTestingResults', {
+      ...Q,
+      since: new Date(Date.now() + 3_600_000).toISOString(),
+      until: new Date(Date.now() + 7_200_000).toISOString(),
+    });
     expect(future).toEqual({ testingResults: [], totalItems: 0 });
   });
 
   it('refuses a window over 45 days, since after until, a missing since and a bad take', async () => {
     const now = Date.now();
     const wide = await refusal(
-      client.call('listMergeQueueTestingResults', { ...Q, since: new Date(now - 46 * 86_400_000).toISOString() }),
+      client.call('listMergeQueueTestingResults', {
+        ...Q,
+        since: new Date(now - 46 * 86_400_000).toISOString(),
+      }),
     );
     expect(wide.status).toBe(400);
-    expect(wide.serverMessage).toBe('since: at most 45 days before until (ask for longer ranges in several requests)');
-    const backwards = await call(server, 'listMergeQueueTestingResults', { ...Q, since: new Date(now).toISOString(), until: new Date(now - 1000).toISOString() });
+    expect(wide.serverMessage).toBe(
+      'since: at most 45 days before until (ask for longer ranges in several requests)',
+    );
+    const backwards = await call(server, 'listMergeQueueTestingResults', {
+      ...Q,
+      since: new Date(now).toISOString(),
+      until: new Date(now - 1000).toISOString(),
+    });
     expect([backwards.status, backwards.text]).toEqual([400, 'since: must not be after until']);
     expect((await call(server, 'listMergeQueueTestingResults', Q)).text).toBe('since: required');
-    expect((await call(server, 'listMergeQueueTestingResults', { ...Q, since: since(), take: 101 })).status).toBe(400);
+    expect(
+      (await call(server, 'listMergeQueueTestingResults', { ...Q, since: since(), take: 101 })).status,
+    ).toBe(400);
   });
 });
 
 describe('the OpenAPI document', () => {
   it('lists the three as Trunk operations (not extensions)', async () => {
-    const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as { paths: Record<string, { post: Record<string, unknown> }> };
+    const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
+      paths: Record<string, { post: Record<string, unknown> }>;
+    };
     for (const path of ['/v1/getSubmittedPullRequests', '/v1/listMergeQueueTestingResults']) {
       expect(doc.paths[path].post['x-railyard-extension'], path).toBeUndefined();
       expect(doc.paths[path].post['x-railyard-permission'], path).toBeNull();

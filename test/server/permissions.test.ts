@@ -65,7 +65,9 @@ function dump(): string {
   const db = new Database(join(server.dataDir, SQLITE_FILE), { readonly: true });
   try {
     const tables = db
-      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'api_tokens' ORDER BY name")
+      .prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'api_tokens' ORDER BY name",
+      )
       .pluck()
       .all() as string[];
     return JSON.stringify(tables.map((t) => [t, db.prepare(`SELECT * FROM "${t}"`).raw().all()]));
@@ -76,7 +78,10 @@ function dump(): string {
 
 /** What the API shows of both queues. */
 async function queues(): Promise<unknown> {
-  return [await ok(server, 'getQueue', Q), await ok(server, 'getQueue', { repo: REPO, targetBranch: 'scratch' })];
+  return [
+    await ok(server, 'getQueue', Q),
+    await ok(server, 'getQueue', { repo: REPO, targetBranch: 'scratch' }),
+  ];
 }
 
 describe('the route table', () => {
@@ -89,9 +94,12 @@ describe('the route table', () => {
     }
   });
 
-  it('the OpenAPI document names each operation\'s permission and its 403', async () => {
+  it("the OpenAPI document names each operation's permission and its 403", async () => {
     const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
-      paths: Record<string, Record<string, { 'x-railyard-permission': string | null; responses: Record<string, unknown> }>>;
+      paths: Record<
+        string,
+        Record<string, { 'x-railyard-permission': string | null; responses: Record<string, unknown> }>
+      >;
     };
     const operation = doc.paths['/v1/createQueue'].post;
     expect(operation['x-railyard-permission']).toBe('settings');
@@ -132,9 +140,12 @@ describe('a token without the permission', () => {
 });
 
 describe('what a submission asks for', () => {
-  const submit = (token: string, body: Record<string, unknown>) => call(server, 'submitPullRequest', { ...Q, ...body }, { token });
+  const submit = (token: string, body: Record<string, unknown>) =>
+    call(server, 'submitPullRequest', { ...Q, ...body }, { token });
   const entry = async (n: number) => {
-    const q = (await ok(server, 'getQueue', Q)) as { enqueuedPullRequests: { prNumber: number; priorityValue: number; noBatch: boolean }[] };
+    const q = (await ok(server, 'getQueue', Q)) as {
+      enqueuedPullRequests: { prNumber: number; priorityValue: number; noBatch: boolean }[];
+    };
     return q.enqueuedPullRequests.find((p) => p.prNumber === n);
   };
 
@@ -150,7 +161,9 @@ describe('what a submission asks for', () => {
     // What a tool that always sends the default priority does: merge is enough.
     expect((await submit(merge, { pr: { number: 5 }, priority: 'medium', noBatch: false })).status).toBe(200);
     expect(await entry(5)).toMatchObject({ priorityValue: 100, noBatch: false });
-    expect((await submit(tokenWith(['merge', 'priority']), { pr: { number: 6 }, priority: 10 })).status).toBe(200);
+    expect((await submit(tokenWith(['merge', 'priority']), { pr: { number: 6 }, priority: 10 })).status).toBe(
+      200,
+    );
     expect(await entry(6)).toMatchObject({ priorityValue: 10 });
   });
 
@@ -168,7 +181,10 @@ describe('what a submission asks for', () => {
 
   it('listQueues tells the token what it may change (the dashboard hides the rest)', async () => {
     expect((await ok(server, 'listQueues', {}, tokenWith([]))).permissions).toEqual([]);
-    expect((await ok(server, 'listQueues', {}, tokenWith(['merge', 'priority']))).permissions).toEqual(['merge', 'priority']);
+    expect((await ok(server, 'listQueues', {}, tokenWith(['merge', 'priority']))).permissions).toEqual([
+      'merge',
+      'priority',
+    ]);
     expect((await ok(server, 'listQueues', {})).permissions).toEqual(ALL_PERMISSIONS);
   });
 });

@@ -41,7 +41,10 @@ function withTimeline(body: string, timeline: TimelineItem[]): string {
 }
 
 /** The results of one finished run: one per PR, with how the run ended. */
-function resultsOf(run: QueueHandle['model']['runs'][number], runs: QueueHandle['model']['runs']): TestingResult[] {
+function resultsOf(
+  run: QueueHandle['model']['runs'][number],
+  runs: QueueHandle['model']['runs'],
+): TestingResult[] {
   const finishedAt = run.finishedAt as number;
   return run.prNumbers.map((prNumber) => {
     // A failed batch whose PRs were then tested in halves started a bisection.
@@ -53,7 +56,11 @@ function resultsOf(run: QueueHandle['model']['runs'][number], runs: QueueHandle[
       prNumber,
       testRunId: run.id,
       cycleConclusion: run.status as TestingResult['cycleConclusion'],
-      ...(run.isBisection ? { bisection: 'in_bisection' as const } : entered ? { bisection: 'entered_bisection' as const } : {}),
+      ...(run.isBisection
+        ? { bisection: 'in_bisection' as const }
+        : entered
+          ? { bisection: 'entered_bisection' as const }
+          : {}),
       startedAt: isoTime(run.startedAt),
       finishedAt: isoTime(finishedAt),
       attempt: run.attempt ?? 1,
@@ -66,7 +73,8 @@ export function mqReadHandlers(service: QueueService, now: () => number): Pick<H
   return {
     async getSubmittedPullRequest(input, { org }) {
       const queue = await replicaSync.queue(org, input.repo, input.targetBranch);
-      const pr = input.pr.number !== undefined ? { number: input.pr.number } : { branch: input.pr.branch as string };
+      const pr =
+        input.pr.number !== undefined ? { number: input.pr.number } : { branch: input.pr.branch as string };
       await service.refreshFacts(queue, pr); // the write half: a PR whose facts changed goes through the writer
       const { body, entry } = answers.submittedAnswer(registry.current(queue), pr);
       if (!input.includeTimeline) return new RawAnswer(body, JSON_TYPE);
@@ -86,18 +94,29 @@ export function mqReadHandlers(service: QueueService, now: () => number): Pick<H
           return input.includeTimeline ? withTimeline(body, await timelineOf(service, queue, entry)) : body;
         }),
       );
-      return new RawAnswer(`{"pullRequests":[${bodies.join(',')}],"notFound":${JSON.stringify(notFound)}}`, JSON_TYPE);
+      return new RawAnswer(
+        `{"pullRequests":[${bodies.join(',')}],"notFound":${JSON.stringify(notFound)}}`,
+        JSON_TYPE,
+      );
     },
     async listMergeQueueTestingResults(input, { org }) {
       const until = input.until === undefined ? now() : Date.parse(input.until);
       const since = Date.parse(input.since);
       if (since > until) throw badRequest('since: must not be after until');
       if (until - since > TESTING_RESULTS_MAX_DAYS * DAY_MS)
-        throw badRequest(`since: at most ${TESTING_RESULTS_MAX_DAYS} days before until (ask for longer ranges in several requests)`);
+        throw badRequest(
+          `since: at most ${TESTING_RESULTS_MAX_DAYS} days before until (ask for longer ranges in several requests)`,
+        );
       const queue = await replicaSync.queue(org, input.repo, input.targetBranch);
       const runs = registry.current(queue).model.runs;
       const finished = runs
-        .filter((r) => r.status !== 'in_progress' && r.finishedAt !== null && r.finishedAt >= since && r.finishedAt <= until)
+        .filter(
+          (r) =>
+            r.status !== 'in_progress' &&
+            r.finishedAt !== null &&
+            r.finishedAt >= since &&
+            r.finishedAt <= until,
+        )
         .sort((a, b) => (b.finishedAt as number) - (a.finishedAt as number) || b.seq - a.seq);
       const all = finished.flatMap((r) => resultsOf(r, runs));
       const offset = input.offset ?? 0;
