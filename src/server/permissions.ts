@@ -40,17 +40,19 @@ export function requirePermission(
 }
 
 /**
- * What a submission's own fields need beyond `merge`: `noBatch: true` needs `skip_batching`; a
+ * What a submission's own fields need beyond `merge`: `noBatch: true` needs `skip_batching`,
+ * `direct: true` needs `direct`; a
  * priority needs `priority` when it differs from the one the PR would have without it: the
  * default for a PR not in the queue, its current one for a queued PR (so a tool that always sends
  * "medium" needs no more than `merge`, but moving a queued PR's priority does).
  */
 export function requireSubmitPermissions(
   request: Pick<FastifyRequest, 'permissions'>,
-  input: { priority?: PriorityInput; noBatch?: boolean },
+  input: { priority?: PriorityInput; noBatch?: boolean; direct?: boolean },
   currentPriority: number | null,
 ): void {
   if (input.noBatch === true) requirePermission(request, 'skip_batching', 'noBatch: true');
+  if (input.direct === true) requirePermission(request, 'direct', 'direct: true');
   if (input.priority === undefined) return;
   const value = resolvePriority(input.priority).value;
   const without = currentPriority ?? PRIORITY_NAMES[DEFAULT_PRIORITY];
