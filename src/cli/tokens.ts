@@ -1,6 +1,8 @@
 /** API tokens as Railyard makes them: the `ry_` prefix, the generator, the database file, `token list`'s columns. */
 import { randomBytes } from 'node:crypto';
+import { ALL_PERMISSIONS, isPermission, type Permission } from '../contract/permissions.js';
 import type { TokenInfo } from '../store/accounts.js';
+import { closest } from './did-you-mean.js';
 import type { Column } from './render.js';
 import { RAILYARD_TOKEN_PREFIX } from '../contract/constants.js';
 
@@ -20,8 +22,44 @@ export const tokenColumns: Column<TokenInfo>[] = [
   { header: 'Organisation', get: (t) => t.org },
   { header: 'Created', get: (t) => iso(t.createdAt), time: true },
   { header: 'Last used', get: (t) => iso(t.lastUsedAt) ?? 'never', plain: (t) => iso(t.lastUsedAt), time: true },
+  { header: 'Permissions', get: (t) => describePermissions(t.permissions) },
   { header: 'Label', get: (t) => t.label ?? '', shrink: true },
 ];
+
+/** A token's permissions in `token list`'s table: `all`, `read only`, or the names. */
+export function describePermissions(permissions: readonly Permission[]): string {
+  if (permissions.length === ALL_PERMISSIONS.length) return 'all';
+  return permissions.length ? permissions.join(' ') : 'read only';
+}
+
+/**
+ * The permissions `token create --permission` names (repeatable, or comma-separated): every
+ * permission when none is given, none (read only) for `none`. An unknown name is an error naming
+ * the one meant and the valid ones.
+ */
+export function permissionsOfFlags(values: readonly string[] | undefined): Permission[] {
+  if (!values?.length) return [...ALL_PERMISSIONS];
+  const names = values.flatMap((v) => v.split(',')).map((v) => v.trim());
+  const chosen = new Set<Permission>();
+  for (const name of names) {
+    if (name === 'none') continue;
+    if (name === 'all') {
+      for (const p of ALL_PERMISSIONS) chosen.add(p);
+      continue;
+    }
+    if (!isPermission(name)) {
+      const near = closest(name, [...ALL_PERMISSIONS, 'all', 'none']);
+      throw new Error(
+        `--permission: unknown permission "${name}"${near ? ` (did you mean "${near.name}"?)` : ''}: ` +
+          `the permissions are ${ALL_PERMISSIONS.join(', ')}; all for every one, none for a read-only token`,
+      );
+    }
+    chosen.add(name);
+  }
+  if (names.includes('none') && chosen.size)
+    throw new Error('--permission: none (a read-only token) cannot be combined with other permissions');
+  return ALL_PERMISSIONS.filter((p) => chosen.has(p));
+}
 
 /**
  * The SQLite file the token commands use, which must exist unless `create` (a typo'd or missing

@@ -11,6 +11,11 @@ export const ERROR_CODE_HEADER = 'x-railyard-error-code';
 export const ERROR_CODES = {
   invalid_request: { status: 400, description: 'The request is invalid: the message names the field' },
   unauthorized: { status: 401, description: 'The x-api-token header is missing or unknown' },
+  insufficient_permissions: {
+    status: 403,
+    description:
+      'The token lacks the permission this write needs (the message starts INSUFFICIENT_PERMISSIONS and names it); nothing changed',
+  },
   not_found: {
     status: 404,
     description:
@@ -51,6 +56,8 @@ export function errorCodeForStatus(status: number): ErrorCode {
   switch (status) {
     case 401:
       return 'unauthorized';
+    case 403:
+      return 'insufficient_permissions';
     case 404:
       return 'not_found';
     case 405:

@@ -276,11 +276,26 @@ const PullRequestCore = {
   ),
 };
 
+/** One state change in a getSubmittedPullRequest(s) `timeline` (with includeTimeline): newest first, Trunk's `timestamp`. */
+export const TimelineItem = z.object({
+  state: z.enum(PULL_REQUEST_STATES),
+  timestamp: DateTimeOutput,
+  /** A reason code (failure, cancellation, queued or merged reason), when there is one. */
+  reason: z.string().optional(),
+  /** The test run testing (or that tested) the PR, from `testing` on. */
+  testRunId: z.string().optional(),
+  /** Failures: what went wrong, for people. */
+  detail: z.string().optional(),
+});
+export type TimelineItem = z.infer<typeof TimelineItem>;
+
 export const SubmittedPullRequest = z.object({
   ...PullRequestCore,
   readiness: Readiness.optional(),
   forceEnqueued: z.boolean(),
   isCurrentlySubmittedToQueue: z.boolean(),
+  /** With includeTimeline: the state changes of this submission, newest first. */
+  timeline: z.array(TimelineItem).optional(),
 });
 export type SubmittedPullRequest = z.infer<typeof SubmittedPullRequest>;
 

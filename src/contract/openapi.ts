@@ -45,12 +45,17 @@ export function buildOpenApiDocument(version: string, extraRoutes: readonly Rout
           : { description: 'OK', content: { 'application/json': { schema: schemaOf(def.response, 'output') } } },
         ...(def.request ? { '400': plainTextError('Invalid request: the message names the field', 400) } : {}),
         ...(def.auth ? { '401': plainTextError('Missing or unknown x-api-token', 401) } : {}),
+        ...(def.permission
+          ? { '403': plainTextError(`INSUFFICIENT_PERMISSIONS: the token lacks the "${def.permission}" permission`, 403) }
+          : {}),
         '404': plainTextError('Not found (or belongs to another organisation)', 404),
         '413': plainTextError('Body over 20 MiB', 413),
         '500': plainTextError('Unexpected error', 500),
       },
     };
     if (def.extension) operation['x-railyard-extension'] = true;
+    // The token permission the operation needs (null: any token, it only reads).
+    operation['x-railyard-permission'] = def.permission;
     if (def.request && def.method === 'POST') {
       operation.requestBody = {
         required: true,

@@ -1,5 +1,6 @@
 /** The listQueues extension's schemas: every queue of the organisation with the dashboard's figures. */
 import { z } from 'zod';
+import { ALL_PERMISSIONS, type Permission } from './permissions.js';
 import { Repo } from './common.js';
 import { QUEUE_STATES, MODES } from './mq.js';
 
@@ -45,6 +46,8 @@ export type QueueSummary = z.infer<typeof QueueSummary>;
 export const ListQueuesResponse = z.object({
   /** The token's organisation (the org_url_slug of the flaky-test operations). */
   org: z.string(),
+  /** What the token may change (permissions.ts): the dashboard offers only those actions. */
+  permissions: z.array(z.enum(ALL_PERMISSIONS as [Permission, ...Permission[]])),
   queues: z.array(QueueSummary),
 });
 export type ListQueuesResponse = z.infer<typeof ListQueuesResponse>;

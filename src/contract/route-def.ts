@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod';
 import { ROUTE_PATHS } from './paths.js';
+import type { Permission } from './permissions.js';
 
 /**
  * One operation of the v1 API. `request` validates the JSON body (or, for GET, the query
@@ -20,6 +21,11 @@ export interface RouteDef {
   readonly tag: 'merge-queue' | 'flaky-tests' | 'webhooks' | 'service';
   readonly auth: boolean;
   readonly retrySafe: boolean;
+  /**
+   * The permission a token needs for this operation (permissions.ts); null: a read, any token may.
+   * Some requests need more than this by their fields (a priority, noBatch: the server's permissions.ts).
+   */
+  readonly permission: Permission | null;
   readonly request: z.ZodType | null;
   readonly response: z.ZodType | 'text';
   /** Not part of Trunk's v1 contract: a Railyard extension. */

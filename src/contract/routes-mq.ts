@@ -2,6 +2,7 @@
 import { EmptyResponse } from './common.js';
 import * as mq from './mq.js';
 import * as qs from './queues.js';
+import * as reads from './mq-reads.js';
 import { at, route } from './route-def.js';
 
 export const mqRoutes = {
@@ -11,6 +12,7 @@ export const mqRoutes = {
     tag: 'merge-queue',
     auth: true,
     retrySafe: false,
+    permission: 'merge',
     request: mq.SubmitPullRequestRequest,
     response: EmptyResponse,
   }),
@@ -20,6 +22,7 @@ export const mqRoutes = {
     tag: 'merge-queue',
     auth: true,
     retrySafe: false,
+    permission: 'merge',
     request: mq.PullRequestActionRequest,
     response: EmptyResponse,
   }),
@@ -29,17 +32,30 @@ export const mqRoutes = {
     tag: 'merge-queue',
     auth: true,
     retrySafe: false,
+    permission: 'merge',
     request: mq.PullRequestActionRequest,
     response: EmptyResponse,
   }),
   getSubmittedPullRequest: route({
     ...at('getSubmittedPullRequest'),
-    summary: 'Read a submitted pull request, its state and readiness',
+    summary: 'Read a submitted pull request, its state and readiness (with includeTimeline: its state changes, newest first)',
     tag: 'merge-queue',
     auth: true,
     retrySafe: true,
+    permission: null,
     request: mq.GetSubmittedPullRequestRequest,
     response: mq.SubmittedPullRequest,
+  }),
+  getSubmittedPullRequests: route({
+    ...at('getSubmittedPullRequests'),
+    summary:
+      'Read several submitted pull requests of a merge queue in one call (at most 50); those never submitted are listed in notFound',
+    tag: 'merge-queue',
+    auth: true,
+    retrySafe: true,
+    permission: null,
+    request: reads.GetSubmittedPullRequestsRequest,
+    response: reads.GetSubmittedPullRequestsResponse,
   }),
   listPullRequests: route({
     ...at('listPullRequests'),
@@ -47,6 +63,7 @@ export const mqRoutes = {
     tag: 'merge-queue',
     auth: true,
     retrySafe: true,
+    permission: null,
     request: mq.ListPullRequestsRequest,
     response: mq.ListPullRequestsResponse,
   }),
@@ -57,6 +74,7 @@ export const mqRoutes = {
     auth: true,
     // Replaces the list for the SHA: repeating it has the same effect.
     retrySafe: true,
+    permission: 'merge',
     request: mq.SetImpactedTargetsRequest,
     response: EmptyResponse,
   }),
@@ -66,8 +84,20 @@ export const mqRoutes = {
     tag: 'merge-queue',
     auth: true,
     retrySafe: true,
+    permission: null,
     request: mq.TestingDetailsRequest,
     response: mq.TestingDetailsResponse,
+  }),
+  listMergeQueueTestingResults: route({
+    ...at('listMergeQueueTestingResults'),
+    summary:
+      'The completed testing of a merge queue in a time range (at most 45 days): one result per pull request per test run, newest first',
+    tag: 'merge-queue',
+    auth: true,
+    retrySafe: true,
+    permission: null,
+    request: reads.ListTestingResultsRequest,
+    response: reads.ListTestingResultsResponse,
   }),
   createQueue: route({
     ...at('createQueue'),
@@ -75,6 +105,7 @@ export const mqRoutes = {
     tag: 'merge-queue',
     auth: true,
     retrySafe: false,
+    permission: 'settings',
     request: mq.CreateQueueRequest,
     response: EmptyResponse,
   }),
@@ -84,6 +115,7 @@ export const mqRoutes = {
     tag: 'merge-queue',
     auth: true,
     retrySafe: false,
+    permission: 'settings',
     request: mq.QueueKeyRequest,
     response: EmptyResponse,
   }),
@@ -93,6 +125,7 @@ export const mqRoutes = {
     tag: 'merge-queue',
     auth: true,
     retrySafe: true,
+    permission: null,
     request: mq.QueueKeyRequest,
     response: mq.GetQueueResponse,
   }),
@@ -103,6 +136,7 @@ export const mqRoutes = {
     auth: true,
     // Partial update to absolute values: repeating it has the same effect.
     retrySafe: true,
+    permission: 'settings',
     request: mq.UpdateQueueRequest,
     response: mq.QueueSettings,
   }),
@@ -112,6 +146,7 @@ export const mqRoutes = {
     tag: 'merge-queue',
     auth: true,
     retrySafe: true,
+    permission: null,
     request: mq.MetricsQuery,
     response: 'text',
   }),
@@ -122,6 +157,7 @@ export const mqRoutes = {
     tag: 'merge-queue',
     auth: true,
     retrySafe: true,
+    permission: null,
     request: mq.PullRequestActionRequest,
     response: mq.PullRequestHistoryResponse,
     extension: true,
@@ -134,6 +170,7 @@ export const mqRoutes = {
     tag: 'merge-queue',
     auth: true,
     retrySafe: true,
+    permission: null,
     request: qs.ListQueuesRequest,
     response: qs.ListQueuesResponse,
     extension: true,
@@ -144,6 +181,7 @@ export const mqRoutes = {
     tag: 'merge-queue',
     auth: true,
     retrySafe: true,
+    permission: null,
     request: mq.CheckRunLogQuery,
     response: 'text',
     extension: true,

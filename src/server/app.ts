@@ -39,6 +39,7 @@ import { flakyHandlers } from './routes/flaky.js';
 import type { OrgRepoPin } from './ownership.js';
 import { repoOwnerProblem } from './routes/repo-bounds.js';
 import { mqHandlers } from './routes/mq.js';
+import { requirePermission } from './permissions.js';
 import { RawAnswer, type Handler, type Handlers } from './routes/types.js';
 import type { EffectHandler, QueueService, ServerLimits } from './queue/service.js';
 import { builtWebRoot, serveDashboard } from './routes/web.js';
@@ -170,6 +171,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const { service, auth, health, links } = parts;
   app.decorate('railyard', { service, auth });
   app.decorateRequest('org', '');
+  app.decorateRequest('permissions', null);
   // Shutting down: answers still in flight close their connection, so close() need not wait
   // for keep-alive timeouts; queued commands finish before the caller closes the store.
   let closing = false;
@@ -237,8 +239,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     const check = () => {
       const header = request.headers['x-api-token'];
       const token = Array.isArray(header) ? header[0] : header;
-      const org = auth.organisationOf(token);
-      if (!org) {
+      const identity = auth.identify(token);
+      if (!identity) {
         done(
           unauthorized(
             token
@@ -248,7 +250,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
         );
         return;
       }
-      request.org = org;
+      request.org = identity.org;
+      request.permissions = identity.permissions;
       done();
     };
     // A token created or revoked by `railyard token` counts from the next request.
@@ -301,6 +304,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
           if (nul !== null) throw badRequest(`${nul}: must not contain a NUL character (U+0000)`);
           input = parsed.data;
         }
+        // A write the token may not make is refused before anything is read or changed.
+        if (def.permission) requirePermission(request, def.permission, op);
         const result = await handler(input as never, { org: request.org, request, reply });
         if (result instanceof RawAnswer) return sendRaw(request, reply, result);
         return reply.type(JSON_TYPE).send(JSON.stringify(result));

@@ -1,6 +1,13 @@
 /** Token authentication of API requests: hashes looked up, re-read when another process changes them, last use recorded. */
 import { hash, timingSafeEqual } from 'node:crypto';
-import type { Store } from '../store/index.js';
+import type { Permission } from '../contract/permissions.js';
+import type { StoredToken, Store } from '../store/index.js';
+
+/** Who a token is: its organisation and what it may change. */
+export interface TokenIdentity {
+  org: string;
+  permissions: ReadonlySet<Permission>;
+}
 
 /** How often last-used times are written per token (ms): `token list` shows them to the minute. */
 const TOUCH_EVERY_MS = 60_000;
@@ -16,7 +23,7 @@ const RELOAD_EVERY_MS = 1_000;
  * another connection commits, and the caller reloads before checking.
  */
 export class TokenAuth {
-  private tokens: { digest: Buffer; hex: string; org: string }[] = [];
+  private tokens: { digest: Buffer; hex: string; identity: TokenIdentity }[] = [];
   private version: number | undefined;
   private loadedAt = 0;
   private reloading: Promise<void> | undefined;
@@ -51,8 +58,12 @@ export class TokenAuth {
     return this.reloading;
   }
 
-  private use(rows: { hash: string; org: string }[], version: number | undefined): void {
-    this.tokens = rows.map((r) => ({ digest: Buffer.from(r.hash, 'hex'), hex: r.hash, org: r.org }));
+  private use(rows: StoredToken[], version: number | undefined): void {
+    this.tokens = rows.map((r) => ({
+      digest: Buffer.from(r.hash, 'hex'),
+      hex: r.hash,
+      identity: { org: r.org, permissions: new Set(r.permissions) },
+    }));
     this.version = version;
     this.loadedAt = this.now();
   }
@@ -63,9 +74,9 @@ export class TokenAuth {
     return this.now() - this.loadedAt >= RELOAD_EVERY_MS;
   }
 
-  /** Adds a token (stored as a hash) and makes it valid at once. */
-  async add(org: string, token: string): Promise<void> {
-    await this.store.accounts.addToken(org, token);
+  /** Adds a token (stored as a hash) and makes it valid at once (default: every permission). */
+  async add(org: string, token: string, permissions?: readonly Permission[]): Promise<void> {
+    await this.store.accounts.addToken(org, token, undefined, permissions);
     await this.reload();
   }
 
@@ -75,16 +86,21 @@ export class TokenAuth {
 
   /** The organisation the token belongs to, or null. Notes the use for `railyard token list`. */
   organisationOf(token: string | undefined): string | null {
+    return this.identify(token)?.org ?? null;
+  }
+
+  /** The token's organisation and permissions, or null for an unknown token. Notes the use for `railyard token list`. */
+  identify(token: string | undefined): TokenIdentity | null {
     if (!token) return null;
     // One-shot hash: a third of the cost of createHash().update().digest(), on every request.
     const digest = hash('sha256', token, 'buffer');
-    let found: { hex: string; org: string } | null = null;
+    let found: { hex: string; identity: TokenIdentity } | null = null;
     for (const t of this.tokens) {
       if (timingSafeEqual(digest, t.digest) && found === null) found = t;
     }
     if (!found) return null;
     this.noteUse(found.hex);
-    return found.org;
+    return found.identity;
   }
 
   /** Writes the last-used time at most once a minute per token, off the request's path. */

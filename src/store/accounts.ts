@@ -4,12 +4,20 @@
  */
 import { createHash } from 'node:crypto';
 import type { Transaction } from 'kysely';
+import { ALL_PERMISSIONS, formatPermissions, parsePermissions, type Permission } from '../contract/permissions.js';
 import type { Db } from './connect.js';
 import type { SchemaTables } from './schema.js';
 
 /** SHA-256 hex of an API token: the only form in which tokens are stored. */
 export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** A token as the server checks it: its hash, organisation and permissions. */
+export interface StoredToken {
+  hash: string;
+  org: string;
+  permissions: Permission[];
 }
 
 /** An API token as `railyard token list` shows it (never the token itself). */
@@ -20,6 +28,8 @@ export interface TokenInfo {
   label: string | null;
   createdAt: number;
   lastUsedAt: number | null;
+  /** What it may change (every permission for a token made before permissions existed). */
+  permissions: Permission[];
 }
 
 /** Characters of the hash that name a token. */
@@ -31,6 +41,7 @@ function tokenInfo(r: {
   label: string | null;
   created_at: number;
   last_used_at: number | null;
+  permissions: string | null;
 }): TokenInfo {
   return {
     id: r.token_hash.slice(0, TOKEN_ID_LENGTH),
@@ -38,6 +49,7 @@ function tokenInfo(r: {
     label: r.label,
     createdAt: Number(r.created_at),
     lastUsedAt: r.last_used_at === null ? null : Number(r.last_used_at),
+    permissions: parsePermissions(r.permissions),
   };
 }
 
@@ -61,13 +73,21 @@ export class AccountStore {
      * webhook deliverer's thread does many times a second; through the connection's queue every
      * such request waited behind the queue's write in progress.
      */
-    readonly listTokensNow?: () => { hash: string; org: string }[],
+    readonly listTokensNow?: () => StoredToken[],
   ) {}
 
   // ------------------------------------------------------------ organisations and tokens
 
-  /** Stores the hash of `token` for `org` (creating the organisation); false if it was already stored. */
-  async addToken(org: string, token: string, label?: string): Promise<boolean> {
+  /**
+   * Stores the hash of `token` for `org` (creating the organisation) with what it may change
+   * (default: every permission); false if it was already stored.
+   */
+  async addToken(
+    org: string,
+    token: string,
+    label?: string,
+    permissions: readonly Permission[] = ALL_PERMISSIONS,
+  ): Promise<boolean> {
     const hash = hashToken(token);
     return this.db.transaction().execute(async (trx) => {
       await ensureOrganisationIn(trx, org);
@@ -89,15 +109,16 @@ export class AccountStore {
           created_at: Date.now(),
           label: label ?? null,
           last_used_at: null,
+          permissions: formatPermissions(permissions),
         })
         .execute();
       return true;
     });
   }
 
-  async listTokens(): Promise<{ hash: string; org: string }[]> {
-    const rows = await this.db.selectFrom('api_tokens').select(['token_hash', 'org_slug']).execute();
-    return rows.map((r) => ({ hash: r.token_hash, org: r.org_slug }));
+  async listTokens(): Promise<StoredToken[]> {
+    const rows = await this.db.selectFrom('api_tokens').select(['token_hash', 'org_slug', 'permissions']).execute();
+    return rows.map((r) => ({ hash: r.token_hash, org: r.org_slug, permissions: parsePermissions(r.permissions) }));
   }
 
   // ------------------------------------------------------------ repository owners and secrets
@@ -148,7 +169,7 @@ export class AccountStore {
   async describeTokens(org?: string): Promise<TokenInfo[]> {
     let query = this.db
       .selectFrom('api_tokens')
-      .select(['token_hash', 'org_slug', 'label', 'created_at', 'last_used_at'])
+      .select(['token_hash', 'org_slug', 'label', 'created_at', 'last_used_at', 'permissions'])
       .orderBy('created_at')
       .orderBy('token_hash');
     if (org !== undefined) query = query.where('org_slug', '=', org);
@@ -164,7 +185,7 @@ export class AccountStore {
     return this.db.transaction().execute(async (trx) => {
       let query = trx
         .selectFrom('api_tokens')
-        .select(['token_hash', 'org_slug', 'label', 'created_at', 'last_used_at'])
+        .select(['token_hash', 'org_slug', 'label', 'created_at', 'last_used_at', 'permissions'])
         .where('token_hash', 'like', `${hashPrefix}%`);
       if (org !== undefined) query = query.where('org_slug', '=', org);
       const rows = await query.execute();

@@ -8,6 +8,8 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { PostgresDialect, SqliteDialect, type Dialect, type Kysely, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import { parsePermissions } from '../contract/permissions.js';
+import type { StoredToken } from './accounts.js';
 import type { SchemaTables } from './schema.js';
 import { sharedWriteLock, type WriteLock } from './write-lock.js';
 
@@ -45,7 +47,7 @@ export const dataVersions = new WeakMap<Dialect, () => number>();
  * behind a transaction in progress; tokens are only written by `railyard token`, another process,
  * or by the server's own addToken, which reloads after it).
  */
-export const tokenReaders = new WeakMap<Dialect, () => { hash: string; org: string }[]>();
+export const tokenReaders = new WeakMap<Dialect, () => StoredToken[]>();
 
 /** WAL size past which the checkpointer copies it into the database (PASSIVE: blocks nobody). */
 const CHECKPOINT_BYTES = 16 * 1024 * 1024;
@@ -187,8 +189,12 @@ export function sqliteDialect(path: string): { dialect: Dialect; stop?: () => Pr
   dataVersions.set(dialect, () => version.get() as number);
   let tokens: Database.Statement | undefined;
   tokenReaders.set(dialect, () => {
-    tokens ??= database.prepare('SELECT token_hash, org_slug FROM api_tokens');
-    return (tokens.all() as { token_hash: string; org_slug: string }[]).map((r) => ({ hash: r.token_hash, org: r.org_slug }));
+    tokens ??= database.prepare('SELECT token_hash, org_slug, permissions FROM api_tokens');
+    return (tokens.all() as { token_hash: string; org_slug: string; permissions: string | null }[]).map((r) => ({
+      hash: r.token_hash,
+      org: r.org_slug,
+      permissions: parsePermissions(r.permissions),
+    }));
   });
   return { dialect, stop: checkpointer?.stop };
 }

@@ -1,7 +1,7 @@
 /** The store in one import: openStore, Store and its parts, their types and migrations. */
 export { openStore, Store, type StoreExtras } from './store.js';
 export { isPostgresUrl, SQLITE_FILE, type Db, type StoreKind, type StoreOptions } from './connect.js';
-export { AccountStore, hashToken, TOKEN_ID_LENGTH, type TokenInfo } from './accounts.js';
+export { AccountStore, hashToken, TOKEN_ID_LENGTH, type StoredToken, type TokenInfo } from './accounts.js';
 export { QueueStore, type QueueTransaction } from './queues.js';
 export { impactedTargetsKey, LeaseLostError, QUEUE_CHANNEL } from './queue-rows.js';
 export type { Fence, ImpactedTargetsWrite, PrTransition, StoredQueue } from './queue-rows.js';

@@ -21,6 +21,8 @@ export interface ApiTokensTable {
   label: string | null;
   /** When it last authenticated a request, to the minute (004). */
   last_used_at: Millis | null;
+  /** What it may change: permission names joined by commas, '' read only, NULL every one (016). */
+  permissions: string | null;
 }
 
 export interface QueuesTable {

@@ -7,7 +7,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kysely, Migrator, PostgresDialect, sql, type Dialect } from 'kysely';
-import { AccountStore } from './accounts.js';
+import { AccountStore, type StoredToken } from './accounts.js';
 import {
   dataVersions,
   tokenReaders,
@@ -95,7 +95,7 @@ export interface StoreExtras {
   /** The SQLite database file, for connections of other threads. */
   sqliteFile?: string | null;
   /** SQLite: the stored token hashes, read at once (AccountStore.listTokensNow). */
-  listTokensNow?: () => { hash: string; org: string }[];
+  listTokensNow?: () => StoredToken[];
 }
 
 /** The database handle and the parts of the store over it: `store.queues.loadQueues()`, `store.accounts.addToken()`, … */

@@ -58,7 +58,7 @@ describe('railyard token', () => {
     const before = await railyard(['token', 'list', '--data-dir', dir], e);
     expect(before.code).toBe(0);
     expect(before.stdout).toMatch(
-      new RegExp(`^Id\\s+Organisation\\s+Created\\s+Last used\\s+Label\\n${id}\\s+team-a\\s+\\d+ (?:seconds?|minutes?) ago\\s+never\\s+CI of web\\n$`),
+      new RegExp(`^Id\\s+Organisation\\s+Created\\s+Last used\\s+Permissions\\s+Label\\n${id}\\s+team-a\\s+\\d+ (?:seconds?|minutes?) ago\\s+never\\s+all\\s+CI of web\\n$`),
     );
     expect(before.stdout).not.toContain(token);
 
@@ -86,6 +86,68 @@ describe('railyard token', () => {
     const again = await railyard(['token', 'revoke', token, '--data-dir', dir], e);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/no token/);
+  });
+
+  it('creates tokens with --permission (repeatable; none: read only), lists them, and a running server refuses what each may not do', async () => {
+    const dir = await tempDir();
+    const e = env();
+    const create = (...args: string[]) => railyard(['token', 'create', '--data-dir', dir, '--org', 'team-a', ...args], e);
+    const full = (await create('--create-database', '--label', 'admin')).stdout.trim();
+    const made = await create('--permission', 'merge', '--permission', 'priority', '--label', 'CI', '--json');
+    expect(made.code).toBe(0);
+    const ci = JSON.parse(made.stdout);
+    expect(ci.permissions).toEqual(['merge', 'priority']);
+    const viewer = await create('--permission', 'none', '--label', 'wallboard');
+    expect(viewer.code).toBe(0);
+    expect(viewer.stderr).toContain('(permissions: read only)');
+    const readOnly = viewer.stdout.trim();
+
+    // A mistyped name: a usage error naming the one meant and the valid ones; nothing is created.
+    const typo = await create('--permission', 'skip-batching');
+    expect(typo.code).toBe(2);
+    expect(typo.stdout).toBe('');
+    expect(typo.stderr).toContain('--permission: unknown permission "skip-batching" (did you mean "skip_batching"?)');
+    expect(typo.stderr).toContain('merge, priority, skip_batching, direct, settings');
+    const mixed = await create('--permission', 'none', '--permission', 'merge');
+    expect(mixed.code).toBe(2);
+    expect(mixed.stderr).toContain('none (a read-only token) cannot be combined');
+
+    const table = (await railyard(['token', 'list', '--data-dir', dir], e)).stdout;
+    expect(table).toMatch(/ all\s+admin\n/);
+    expect(table).toMatch(new RegExp(`^${ci.id} .* merge priority\\s+CI$`, 'm'));
+    expect(table).toMatch(/ read only\s+wallboard\n/);
+    expect(table.trimEnd().split('\n')).toHaveLength(4);
+    const listed = JSON.parse((await railyard(['token', 'list', '--data-dir', dir, '--json'], e)).stdout);
+    expect(listed.map((t: { label: string; permissions: string[] }) => [t.label, t.permissions])).toEqual([
+      ['admin', ['merge', 'priority', 'skip_batching', 'direct', 'settings']],
+      ['CI', ['merge', 'priority']],
+      ['wallboard', []],
+    ]);
+
+    const server = await serve(['--data-dir', dir, '--sandbox', '--org', 'team-a']);
+    const post = async (token: string, op: string, body: unknown) => {
+      const res = await fetch(`${server.url}/${op}`, {
+        method: 'POST',
+        headers: { 'x-api-token': token, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, code: res.headers.get('x-railyard-error-code'), text: await res.text() };
+    };
+    const queue = { repo: { host: 'github.com', owner: 'acme', name: 'web' }, targetBranch: 'main' };
+    for (const token of [readOnly, ci.token]) {
+      const refused = await post(token, 'createQueue', queue);
+      expect(refused).toMatchObject({ status: 403, code: 'insufficient_permissions' });
+      expect(refused.text).toMatch(/^INSUFFICIENT_PERMISSIONS: createQueue needs the "settings" permission/);
+    }
+    expect((await post(readOnly, 'getQueue', queue)).status).toBe(404); // reads are allowed: no queue yet
+    expect((await post(full, 'createQueue', queue)).status).toBe(200);
+    expect((await post(readOnly, 'submitPullRequest', { ...queue, pr: { number: 1 } })).status).toBe(403);
+    expect((await post(ci.token, 'submitPullRequest', { ...queue, pr: { number: 1 }, priority: 'high' })).status).toBe(200);
+    const noBatch = await post(ci.token, 'submitPullRequest', { ...queue, pr: { number: 2 }, noBatch: true });
+    expect(noBatch.status).toBe(403);
+    expect(noBatch.text).toContain('"skip_batching"');
+    expect((await post(readOnly, 'getQueue', queue)).text).toContain('"prNumber":1');
+    expect((await post(readOnly, 'getQueue', queue)).text).not.toContain('"prNumber":2');
   });
 
   it('refuses to list, create or revoke tokens of a database that does not exist, and creates none', async () => {
@@ -116,7 +178,7 @@ describe('railyard token', () => {
     expect(tsv.code).toBe(0);
     expect(tsv.stderr).toBe('');
     const lines = tsv.stdout.trimEnd().split('\n').map((l) => l.split('\t'));
-    expect(lines.map((l) => l[0])).toEqual(['field', 'id', 'org', 'label', 'token', 'database']);
+    expect(lines.map((l) => l[0])).toEqual(['field', 'id', 'org', 'label', 'permissions', 'token', 'database']);
     const record = Object.fromEntries(lines.slice(1));
     expect(record).toMatchObject({ org: 'team-a', label: 'CI', database: join(dir, SQLITE_FILE) });
     expect(record.token).toMatch(/^ry_[\w-]{43}$/);
@@ -132,9 +194,9 @@ describe('railyard token', () => {
     const csv = await railyard(['token', 'list', '--data-dir', dir, '--format', 'csv'], e);
     expect(csv.code).toBe(0);
     const rows = csv.stdout.trimEnd().split('\r\n');
-    expect(rows[0]).toBe('Id,Organisation,Created,Last used,Label');
+    expect(rows[0]).toBe('Id,Organisation,Created,Last used,Permissions,Label');
     expect(rows).toHaveLength(4);
-    expect(rows[1]).toMatch(new RegExp(`^${record.id},team-a,\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z,,CI$`));
+    expect(rows[1]).toMatch(new RegExp(`^${record.id},team-a,\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z,,all,CI$`));
     expect(csv.stdout).not.toMatch(/ry_/);
     const listed = JSON.parse((await railyard(['token', 'list', '--data-dir', dir, '--org', 'team-b', '--format', 'json'], e)).stdout);
     expect(listed).toEqual(JSON.parse((await railyard(['token', 'list', '--data-dir', dir, '--org', 'team-b', '--json'], e)).stdout));

@@ -50,7 +50,11 @@ if (missing && process.env.CI) {
 
     beforeAll(async () => {
       mkdirSync(SHOTS, { recursive: true });
-      server = await startTestServer({ sandbox: { testSeconds: 4, failPrs: new Set([7]) } });
+      server = await startTestServer({
+        sandbox: { testSeconds: 4, failPrs: new Set([7]) },
+        tokens: { 'test-token': 'local', 'viewer-token': 'local' },
+        permissions: { 'viewer-token': [] },
+      });
       browser = await launchChromium();
     });
     afterAll(async () => {
@@ -419,6 +423,30 @@ if (missing && process.env.CI) {
         await repo.cleanup();
       }
     }, 60_000);
+
+    it("a read-only token sees a queue's settings but cannot change them (no Save button, fields disabled)", async () => {
+      await fresh();
+      const V = { repo: Q.repo, targetBranch: 'viewonly' };
+      await ok('createQueue', V);
+      await signIn('viewer-token');
+      await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+      await page.goto(`${origin()}#/queue/github.com/acme/web/viewonly`);
+      const form = page.getByRole('form', { name: 'Queue settings' });
+      await expect.poll(() => form.getByLabel('Concurrency').inputValue()).toBe('1');
+      expect(await form.getByLabel('Concurrency').isDisabled()).toBe(true);
+      expect(await form.getByLabel('Batching').isDisabled()).toBe(true);
+      expect(await form.getByRole('button', { name: 'Save settings' }).count()).toBe(0);
+      expect(await form.getByTestId('settings-read-only').textContent()).toContain('lacks the settings permission');
+      await shot('settings-read-only');
+      // The full token on the same page can edit.
+      await fresh();
+      await signIn();
+      await page.goto(`${origin()}#/queue/github.com/acme/web/viewonly`);
+      const editable = page.getByRole('form', { name: 'Queue settings' });
+      await expect.poll(() => editable.getByLabel('Concurrency').inputValue()).toBe('1');
+      expect(await editable.getByLabel('Concurrency').isDisabled()).toBe(false);
+      expect(await editable.getByRole('button', { name: 'Save settings' }).count()).toBe(1);
+    });
 
     it('throughput charts read the metrics endpoint, and pages work in the dark scheme too', async () => {
       await fresh();

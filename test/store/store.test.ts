@@ -2,7 +2,8 @@ import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newQueueModel, step, type PrFacts, type QueueModel } from '../../src/engine/index.js';
 import { FlakyStore } from '../../src/store/flaky.js';
-import { LeaseLostError, openStore, type SchemaTables, type Store } from '../../src/store/index.js';
+import { hashToken, LeaseLostError, openStore, type SchemaTables, type Store } from '../../src/store/index.js';
+import { ALL_PERMISSIONS } from '../../src/contract/permissions.js';
 import { postgresForFile, storeDialects } from '../support/hooks.js';
 import { skipWithoutPostgres } from '../support/postgres.js';
 
@@ -47,6 +48,27 @@ describe.each(dialects)('store on $name', ({ name, skip, open }) => {
     const second = await db.reopen();
     expect(second.migrated).toEqual([]);
     await second.close();
+  });
+
+  it.skipIf(skip)("keeps each token's permissions; a token stored before permissions existed (NULL) has them all", async () => {
+    const db = await open();
+    const store = await db.reopen();
+    await store.accounts.addToken('acme', 'tok-all');
+    await store.accounts.addToken('acme', 'tok-ci', 'CI', ['priority', 'merge']);
+    await store.accounts.addToken('acme', 'tok-none', 'wallboard', []);
+    await store.accounts.addToken('acme', 'tok-old');
+    await store.db.updateTable('api_tokens').set({ permissions: null }).where('token_hash', '=', hashToken('tok-old')).execute();
+    await store.close();
+    const again = await db.reopen();
+    const byHash = new Map((await again.accounts.listTokens()).map((t) => [t.hash, t.permissions]));
+    expect(byHash.get(hashToken('tok-all'))).toEqual(ALL_PERMISSIONS);
+    expect(byHash.get(hashToken('tok-ci'))).toEqual(['merge', 'priority']);
+    expect(byHash.get(hashToken('tok-none'))).toEqual([]);
+    expect(byHash.get(hashToken('tok-old'))).toEqual(ALL_PERMISSIONS);
+    const described = await again.accounts.describeTokens('acme');
+    expect(described.find((t) => t.label === 'CI')?.permissions).toEqual(['merge', 'priority']);
+    expect(described.find((t) => t.label === 'wallboard')?.permissions).toEqual([]);
+    await again.close();
   });
 
   it.skipIf(skip)('keeps queues, their pull requests and impacted targets across a reopen', async () => {

@@ -66,6 +66,7 @@ const SLOW_FILES: Record<string, number> = {
   'test/cli/watch.test.ts': 13,
   'test/e2e/gitlab-flaky.test.ts': 13,
   'test/server/flaky-big-upload.test.ts': 12,
+  'test/cli/token.test.ts': 12,
   'test/server/hardening.test.ts': 11,
   'test/server/report-fairness.test.ts': 10,
   'test/runner/isolation.test.ts': 10,

@@ -11,6 +11,7 @@ import type { GitSettings } from '../../src/forge/git/description.js';
 import type { SandboxOutcomes } from '../../src/forge/sandbox/index.js';
 import { createBackend } from '../../src/server/runtime.js';
 import { openStore } from '../../src/store/index.js';
+import type { Permission } from '../../src/contract/permissions.js';
 
 export interface TestServerOptions {
   /** PRs come from the sandbox forge (default), with these outcomes (default: runs take 5 s and pass). */
@@ -24,6 +25,8 @@ export interface TestServerOptions {
   dataDir?: string;
   /** token → organisation; default `{ 'test-token': 'local' }`. */
   tokens?: Record<string, string>;
+  /** token → its permissions (a token not named here has every permission). */
+  permissions?: Record<string, Permission[]>;
   /** The server's clock (default Date.now): flaky-test windows and recovery are read against it. */
   now?: () => number;
   /** `serve --org-repos` values, e.g. `acme=github.com/acme/*`. */
@@ -82,7 +85,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const replicas = opts.databaseUrl
     ? new Replicas(store, { databaseUrl: opts.databaseUrl, leaseMs: opts.leaseMs, renewMs: opts.renewMs, log: opts.log })
     : undefined;
-  for (const [token, org] of entries) await store.accounts.addToken(org, token);
+  for (const [token, org] of entries) await store.accounts.addToken(org, token, undefined, opts.permissions?.[token]);
   const { driver, workers } = await createBackend({
     dataDir,
     forge:

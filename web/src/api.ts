@@ -3,6 +3,7 @@
 import { ROUTE_PATHS } from '../../src/contract/paths.js';
 import { notReadyPrs } from '../../src/watch/not-ready.js';
 import type { ListQueuesResponse, OperationName, RequestBody, ResponseBody } from '../../src/contract/index.js';
+import type { Permission } from '../../src/contract/permissions.js';
 
 export type {
   GetQueueResponse,
@@ -94,13 +95,27 @@ export async function postText<Op extends PostOperation>(op: Op, body: RequestBo
   return (await request('POST', ROUTE_PATHS[op].path, body)).text();
 }
 
+/** What the token may change, as listQueues last said (null: not known yet, or a server that does not say). */
+let granted: readonly Permission[] | null = null;
+
+/** Notes the token's permissions from a listQueues answer. */
+function noteGrants(answer: ListQueuesResponse): ListQueuesResponse {
+  granted = Array.isArray(answer.permissions) ? answer.permissions : null;
+  return answer;
+}
+
+/** Whether the token may make a change needing `permission`: the dashboard hides the actions it may not take. */
+export function mayChange(permission: Permission): boolean {
+  return granted === null || granted.includes(permission);
+}
+
 /** Checks a token before keeping it: the server's message when it is refused. */
 export async function tryToken(token: string): Promise<ListQueuesResponse> {
-  return post('listQueues', {}, token);
+  return noteGrants(await post('listQueues', {}, token));
 }
 
 export const api = {
-  listQueues: () => post('listQueues', {}),
+  listQueues: async () => noteGrants(await post('listQueues', {})),
   getQueue: (repo: Repo, targetBranch: string) => post('getQueue', { repo, targetBranch }),
   /** Changes some of a queue's settings (only the fields given). */
   updateQueue: (repo: Repo, targetBranch: string, patch: Record<string, unknown>) =>

@@ -3,7 +3,7 @@
 // flake-aware and risk-aware extensions (issue 22: flakyPolicy, flakyReportGraceSeconds,
 // flakyRetries, probationThreshold), each with a one-line hint of what it does.
 import { useState } from 'preact/hooks';
-import { api, type GetQueueResponse, type Repo } from './api.js';
+import { api, mayChange, type GetQueueResponse, type Repo } from './api.js';
 import { Section } from './ui.js';
 
 type Kind = 'int' | 'bool' | 'policy' | 'threshold';
@@ -94,9 +94,12 @@ export function QueueSettings({ repo, branch, queue }: { repo: Repo; branch: str
       setSaving(false);
     }
   };
+  // A token without the settings permission sees the settings but cannot change them.
+  const readOnly = !mayChange('settings');
   return (
     <Section title="Settings" id="settings-h">
       <form class="settings" onSubmit={save} aria-label="Queue settings" noValidate>
+        <fieldset disabled={readOnly} class="plain">
         {FIELDS.map((f) => {
           const id = `setting-${f.key}`;
           const v = values[f.key];
@@ -130,16 +133,23 @@ export function QueueSettings({ repo, branch, queue }: { repo: Repo; branch: str
             </div>
           );
         })}
-        <p>
-          <button type="submit" disabled={!edit || saving}>
-            {saving ? 'Saving…' : 'Save settings'}
-          </button>{' '}
-          {edit && (
-            <button type="button" class="link" onClick={() => (setEdit(null), setNote(null))}>
-              discard changes
-            </button>
-          )}
-        </p>
+        </fieldset>
+        {readOnly ? (
+          <p class="muted small" data-testid="settings-read-only">
+            This token may not change settings: it lacks the settings permission (railyard token create --permission settings).
+          </p>
+        ) : (
+          <p>
+            <button type="submit" disabled={!edit || saving}>
+              {saving ? 'Saving…' : 'Save settings'}
+            </button>{' '}
+            {edit && (
+              <button type="button" class="link" onClick={() => (setEdit(null), setNote(null))}>
+                discard changes
+              </button>
+            )}
+          </p>
+        )}
         {note && (
           <p class={note.ok ? 'muted' : 'error'} role={note.ok ? 'status' : 'alert'} data-testid="settings-note">
             {note.text}

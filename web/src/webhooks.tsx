@@ -4,7 +4,7 @@
 // Everything shown is text rendered by Preact (escaped): URLs, descriptions and the receivers'
 // answers come from outside and are never markup here.
 import { useState } from 'preact/hooks';
-import { api, ApiError, type WebhookDelivery, type WebhookEndpoint } from './api.js';
+import { api, ApiError, mayChange, type WebhookDelivery, type WebhookEndpoint } from './api.js';
 import { enc } from './format.js';
 import { usePoll } from './poll.js';
 import { ErrorBox, Section, State } from './ui.js';
@@ -162,7 +162,7 @@ function DeliveryLog({ endpoint }: { endpoint: WebhookEndpoint }) {
                   webhook-id <code>{d.webhookId}</code> · created {when(d.createdAt)}
                   {d.nextAttemptAt && ` · next attempt ${when(d.nextAttemptAt)}`}
                 </span>{' '}
-                {d.state !== 'pending' && (
+                {d.state !== 'pending' && mayChange('settings') && (
                   <button
                     type="button"
                     aria-label={`Replay delivery ${d.id}`}

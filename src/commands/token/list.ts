@@ -5,10 +5,11 @@ import { fail, EXIT } from '../../cli/exit.js';
 
 export default class TokenList extends Command {
   static override summary =
-    'List the API tokens of the database (ids, organisations, when each was last used)';
+    'List the API tokens of the database (ids, organisations, permissions, when each was last used)';
 
   static override description =
     'Tokens themselves are never shown: only their id (the start of their SHA-256), which `token revoke` takes. ' +
+    'Permissions are `all`, `read only` or the names (token create --permission); tokens made before permissions existed have all. ' +
     'Last use is recorded to the minute. Times are relative in the table, ISO 8601 UTC in CSV and TSV; ' +
     '--json (or --format json) prints the list with times in epoch milliseconds.';
 

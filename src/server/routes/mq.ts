@@ -9,7 +9,9 @@ import {
   type PullRequestHistoryResponse,
   type TestingDetailsResponse,
 } from '../../contract/index.js';
-import { type ConfigPatch, type TestRun } from '../../engine/index.js';
+import { findEntry, isTerminal, type ConfigPatch, type TestRun } from '../../engine/index.js';
+import { ALL_PERMISSIONS } from '../../contract/permissions.js';
+import { hasPermission, requireSubmitPermissions } from '../permissions.js';
 import { badRequest, notFound, ofTokenOrg } from '../errors.js';
 import { METRICS_CONTENT_TYPE, renderMetrics } from '../queue/metrics.js';
 import type { Links } from '../links.js';
@@ -17,6 +19,7 @@ import { summariseQueue } from '../queue/summary.js';
 import type { QueueHandle } from '../queue/handle.js';
 import { normaliseRepo } from '../queue/keys.js';
 import type { QueueService } from '../queue/service.js';
+import { mqReadHandlers } from './mq-reads.js';
 import { RawAnswer, type Handlers, type OpsOfTag } from './types.js';
 
 type MqOps = OpsOfTag<'merge-queue'>;
@@ -70,8 +73,12 @@ export function mqHandlers(
   // A request's queue: brought up to date first (several replicas), or a 404 (replicaSync.queue).
   const { registry, replicaSync, answers } = service;
   return {
-    async submitPullRequest(input, { org }) {
+    ...mqReadHandlers(service, now),
+    async submitPullRequest(input, { org, request }) {
       const queue = await replicaSync.queue(org, input.repo, input.targetBranch);
+      const queued = findEntry(registry.current(queue).model, input.pr.number);
+      const current = queued && !isTerminal(queued.state) ? queued.priority.value : null;
+      requireSubmitPermissions(request, input, current);
       await service.submit(queue, input.pr.number, {
         priority: input.priority,
         noBatch: input.noBatch,
@@ -85,12 +92,6 @@ export function mqHandlers(
     async restartTestsOnPullRequest(input, { org }) {
       await service.restart(await replicaSync.queue(org, input.repo, input.targetBranch), input.pr.number);
       return {};
-    },
-    async getSubmittedPullRequest(input, { org }) {
-      const queue = await replicaSync.queue(org, input.repo, input.targetBranch);
-      const pr = input.pr.number !== undefined ? { number: input.pr.number } : { branch: input.pr.branch as string };
-      await service.refreshFacts(queue, pr); // the write half: a PR whose facts changed goes through the writer
-      return new RawAnswer(answers.submittedBody(registry.current(queue), pr), JSON_TYPE);
     },
     async listPullRequests(input, { org }) {
       return answers.listPullRequests(registry.current(await replicaSync.queue(org, input.repo, input.targetBranch)), input);
@@ -198,7 +199,7 @@ export function mqHandlers(
       await service.deleteQueue(await replicaSync.queue(org, input.repo, input.targetBranch));
       return {};
     },
-    async listQueues(input, { org }) {
+    async listQueues(input, { org, request }) {
       await replicaSync.syncAll();
       const at = now();
       const only = input.repo ? normaliseRepo(input.repo) : undefined;
@@ -211,7 +212,8 @@ export function mqHandlers(
             `${b.repo.host}/${b.repo.owner}/${b.repo.name}:${b.targetBranch}`,
           ),
         );
-      return { org, queues };
+      const permissions = ALL_PERMISSIONS.filter((p) => hasPermission(request, p));
+      return { org, permissions, queues };
     },
     async getQueue(input, { org }) {
       const queue = await replicaSync.queue(org, input.repo, input.targetBranch);

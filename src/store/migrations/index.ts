@@ -13,6 +13,7 @@ import * as riskFacts from './010_risk_facts.js';
 import * as forgeEvents from './011_forge_events.js';
 import * as queueHistory from './012_queue_history.js';
 import * as webhookLines from './015_webhook_lines.js';
+import * as tokenPermissions from './016_token_permissions.js';
 
 /**
  * Every migration, in order. Kysely applies them by name (sorted), so add a new file
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '011_forge_events': forgeEvents,
   '012_queue_history': queueHistory,
   '015_webhook_lines': webhookLines,
+  '016_token_permissions': tokenPermissions,
 };
