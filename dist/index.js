@@ -50643,6 +50643,56 @@ function parseRepoRef(text) {
         return { host: parts[0], owner: parts.slice(1, -1).join('/'), name: parts[parts.length - 1] };
     return null;
 }
+/**
+ * A repository's host: a DNS name (`[a-z0-9.-]`, any letter case — hosts compare case-insensitively
+ * — labels not empty, no trailing dot) with an optional `:port`.
+ */
+const HOST = /^[a-z0-9-]+(?:\.[a-z0-9-]+)*(?::(\d{1,5}))?$/i;
+/** GitHub's account rule: letters, digits and hyphens (underscores for managed users), not starting with a hyphen. */
+const ACCOUNT = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+/** A segment of a GitLab namespace path, and a repository name (not `.` or `..`). */
+const SEGMENT = /^[A-Za-z0-9_.-]+$/;
+const dots = (s) => s === '.' || s === '..';
+/** Shown for a value a rule refused: its start, control characters escaped. */
+function shown(value) {
+    return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
+}
+/** `field: …` when `host` is not a DNS name with an optional port, else null. */
+function repoHostProblem(host, field = 'repo.host') {
+    const m = HOST.exec(host);
+    if (!m || (m[1] !== undefined && Number(m[1]) > 65535))
+        return `${field}: must be a DNS name (letters, digits, '.' and '-'; no empty label, no trailing dot) with an optional :port, got ${shown(host)}`;
+    return null;
+}
+/**
+ * `field: …` when `owner` breaks the rule of its forge, else null: a GitHub account (`namespace`
+ * false), or a GitLab namespace path whose segments are `[A-Za-z0-9_.-]+` and not `.` or `..`.
+ */
+function repoOwnerRuleProblem(owner, namespace, field = 'repo.owner') {
+    if (namespace) {
+        if (owner.split('/').every((s) => SEGMENT.test(s) && !dots(s)))
+            return null;
+        return `${field}: must be a namespace path whose segments are letters, digits, '_', '.' or '-' (not '.' or '..'), got ${shown(owner)}`;
+    }
+    if (ACCOUNT.test(owner))
+        return null;
+    return `${field}: must be an account name (letters, digits, '-' or '_', not starting with '-'), got ${shown(owner)}`;
+}
+/** `field: …` when `name` is not `[A-Za-z0-9_.-]{1,100}` or is `.` or `..`, else null. */
+function repoNameProblem(name, field = 'repo.name') {
+    if (name.length <= 100 && SEGMENT.test(name) && !dots(name))
+        return null;
+    return `${field}: must be 1 to 100 letters, digits, '_', '.' or '-' (not '.' or '..'), got ${shown(name)}`;
+}
+/**
+ * The first problem of a repository's names (`repo.host: …`), or null. `namespace`: the owner may
+ * be a GitLab namespace path (the forge serving the host says so; a client that cannot know passes true).
+ */
+function repoProblem(repo, namespace, field = 'repo') {
+    return (repoHostProblem(repo.host, `${field}.host`) ??
+        repoOwnerRuleProblem(repo.owner, namespace, `${field}.owner`) ??
+        repoNameProblem(repo.name, `${field}.name`));
+}
 
 ;// CONCATENATED MODULE: ./src/contract/common.ts
 /** Schemas and bounds every part of the contract shares: the request body limit, repositories, branches, empty answers. */
@@ -50806,6 +50856,10 @@ const ERROR_CODE_HEADER = 'x-railyard-error-code';
 const ERROR_CODES = {
     invalid_request: { status: 400, description: 'The request is invalid: the message names the field' },
     unauthorized: { status: 401, description: 'The x-api-token header is missing or unknown' },
+    insufficient_permissions: {
+        status: 403,
+        description: 'The token lacks the permission this write needs (the message starts INSUFFICIENT_PERMISSIONS and names it); nothing changed',
+    },
     not_found: {
         status: 404,
         description: 'The queue, pull request, test run, test or organisation does not exist (or belongs to another organisation)',
@@ -50842,6 +50896,8 @@ function errorCodeForStatus(status) {
     switch (status) {
         case 401:
             return 'unauthorized';
+        case 403:
+            return 'insufficient_permissions';
         case 404:
             return 'not_found';
         case 405:
@@ -50870,9 +50926,11 @@ const ROUTE_PATHS = {
     cancelPullRequest: { method: 'POST', path: '/cancelPullRequest' },
     restartTestsOnPullRequest: { method: 'POST', path: '/restartTestsOnPullRequest' },
     getSubmittedPullRequest: { method: 'POST', path: '/getSubmittedPullRequest' },
+    getSubmittedPullRequests: { method: 'POST', path: '/getSubmittedPullRequests' },
     listPullRequests: { method: 'POST', path: '/listPullRequests' },
     setImpactedTargets: { method: 'POST', path: '/setImpactedTargets' },
     getMergeQueueTestingDetails: { method: 'POST', path: '/getMergeQueueTestingDetails' },
+    listMergeQueueTestingResults: { method: 'POST', path: '/listMergeQueueTestingResults' },
     createQueue: { method: 'POST', path: '/createQueue' },
     deleteQueue: { method: 'POST', path: '/deleteQueue' },
     getQueue: { method: 'POST', path: '/getQueue' },
@@ -51594,6 +51652,7 @@ const flakyRoutes = {
         tag: 'flaky-tests',
         auth: true,
         retrySafe: true,
+        permission: null,
         request: ListFailingTestsRequest,
         response: ListFailingTestsResponse,
     }),
@@ -51603,6 +51662,7 @@ const flakyRoutes = {
         tag: 'flaky-tests',
         auth: true,
         retrySafe: true,
+        permission: null,
         request: ListUnhealthyTestsRequest,
         response: ListUnhealthyTestsResponse,
     }),
@@ -51612,6 +51672,7 @@ const flakyRoutes = {
         tag: 'flaky-tests',
         auth: true,
         retrySafe: true,
+        permission: null,
         request: GetTestDetailsRequest,
         response: GetTestDetailsResponse,
     }),
@@ -51621,6 +51682,7 @@ const flakyRoutes = {
         tag: 'flaky-tests',
         auth: true,
         retrySafe: true,
+        permission: null,
         request: ListQuarantinedTestsRequest,
         response: ListQuarantinedTestsResponse,
     }),
@@ -51630,6 +51692,7 @@ const flakyRoutes = {
         tag: 'flaky-tests',
         auth: true,
         retrySafe: true,
+        permission: null,
         request: LinkTicketRequest,
         response: EmptyResponse,
     }),
@@ -51639,6 +51702,7 @@ const flakyRoutes = {
         tag: 'flaky-tests',
         auth: true,
         retrySafe: false,
+        permission: null,
         request: UploadTestResultsRequest,
         response: UploadTestResultsResponse,
         extension: true,
@@ -51649,6 +51713,7 @@ const flakyRoutes = {
         tag: 'flaky-tests',
         auth: true,
         retrySafe: true,
+        permission: null,
         request: GetRepositorySettingsRequest,
         response: RepositorySettings,
         extension: true,
@@ -51659,6 +51724,7 @@ const flakyRoutes = {
         tag: 'flaky-tests',
         auth: true,
         retrySafe: true,
+        permission: null,
         request: UpdateRepositorySettingsRequest,
         response: RepositorySettings,
         extension: true,
@@ -51669,6 +51735,7 @@ const flakyRoutes = {
         tag: 'flaky-tests',
         auth: true,
         retrySafe: true,
+        permission: null,
         request: SetTestQuarantineRequest,
         response: EmptyResponse,
         extension: true,
@@ -51679,6 +51746,7 @@ const flakyRoutes = {
         tag: 'flaky-tests',
         auth: true,
         retrySafe: true,
+        permission: null,
         request: CheckQuarantineRequest,
         response: CheckQuarantineResponse,
         extension: true,
@@ -51690,6 +51758,7 @@ const flakyRoutes = {
         tag: 'flaky-tests',
         auth: true,
         retrySafe: true,
+        permission: null,
         request: GetTestFailureHistoryRequest,
         response: GetTestFailureHistoryResponse,
         extension: true,
@@ -51936,11 +52005,24 @@ const PullRequestCore = {
     enqueuedAt: DateTimeOutput.optional(),
     riskEstimate: mq_extension(schemas_number().min(0).max(1).optional(), "The PR's failure probability, estimated by the server when the PR is submitted from the queue's own stored history: an online logistic regression over its author, the paths it changes (or its impacted targets), its size, how often those paths failed recently and its earlier outcomes in the queue (absent until estimated)"),
 };
+/** One state change in a getSubmittedPullRequest(s) `timeline` (with includeTimeline): newest first, Trunk's `timestamp`. */
+const TimelineItem = object({
+    state: schemas_enum(PULL_REQUEST_STATES),
+    timestamp: DateTimeOutput,
+    /** A reason code (failure, cancellation, queued or merged reason), when there is one. */
+    reason: schemas_string().optional(),
+    /** The test run testing (or that tested) the PR, from `testing` on. */
+    testRunId: schemas_string().optional(),
+    /** Failures: what went wrong, for people. */
+    detail: schemas_string().optional(),
+});
 const SubmittedPullRequest = object({
     ...PullRequestCore,
     readiness: Readiness.optional(),
     forceEnqueued: schemas_boolean(),
     isCurrentlySubmittedToQueue: schemas_boolean(),
+    /** With includeTimeline: the state changes of this submission, newest first. */
+    timeline: array(TimelineItem).optional(),
 });
 const QueueListItem = object({
     ...PullRequestCore,
@@ -52064,8 +52146,49 @@ const CheckRunLogQuery = object({
 });
 
 
+;// CONCATENATED MODULE: ./src/contract/permissions.ts
+/**
+ * What an API token may change: Trunk's key permissions. They scope the merge queue (and
+ * Railyard's webhooks): a token with none of them reads merge queues but changes nothing. As on
+ * Trunk, every token may use the flaky-test operations (uploads, quarantine, ticket links).
+ * The route table names the permission each write needs (RouteDef.permission); a request's own
+ * fields can need more (a priority needs `priority`, `noBatch: true` needs `skip_batching`).
+ * Shared by the server (enforcement), the CLI (`token create --permission`) and the dashboard
+ * (which hides the actions a token cannot take).
+ */
+/** Every permission, with what it allows (as `token create --help` and the docs say it). */
+const PERMISSIONS = {
+    merge: 'Merge and cancel PRs: submit, cancel, restart tests, set impacted targets',
+    priority: "Set priority on PRs: submit with a priority other than the default, or change a queued PR's priority",
+    skip_batching: 'Skip batching: submit with noBatch: true',
+    direct: 'Merge PRs with direct to queue: submit with direct: true',
+    settings: 'Update Merge Queue settings: create, update (state, mode, settings) and delete merge queues; manage webhooks',
+};
+/** Every permission, in the order they are listed and stored. */
+const ALL_PERMISSIONS = Object.keys(PERMISSIONS);
+function isPermission(name) {
+    return Object.hasOwn(PERMISSIONS, name);
+}
+/** The words every refusal for a missing permission carries (Trunk's v2 code; v1 puts it in the message). */
+const INSUFFICIENT_PERMISSIONS = 'INSUFFICIENT_PERMISSIONS';
+/** The refusal's one line: which permission is missing and what needs it. */
+function insufficientPermissionsMessage(permission, what) {
+    return `${INSUFFICIENT_PERMISSIONS}: ${what} needs the "${permission}" permission, which this token does not have (railyard token create --permission ${permission})`;
+}
+/** Stored form: the names joined by commas ('' = read only). */
+function formatPermissions(permissions) {
+    return ALL_PERMISSIONS.filter((p) => permissions.includes(p)).join(',');
+}
+/** The stored form read back; null (a token from before permissions) is every permission. Unknown names are dropped. */
+function parsePermissions(stored) {
+    if (stored === null)
+        return [...ALL_PERMISSIONS];
+    return stored.split(',').filter(isPermission);
+}
+
 ;// CONCATENATED MODULE: ./src/contract/queues.ts
 /** The listQueues extension's schemas: every queue of the organisation with the dashboard's figures. */
+
 
 
 
@@ -52105,11 +52228,71 @@ const QueueSummary = object({
 const ListQueuesResponse = object({
     /** The token's organisation (the org_url_slug of the flaky-test operations). */
     org: schemas_string(),
+    /** What the token may change (permissions.ts): the dashboard offers only those actions. */
+    permissions: array(schemas_enum(ALL_PERMISSIONS)),
     queues: array(QueueSummary),
+});
+
+;// CONCATENATED MODULE: ./src/contract/mq-reads.ts
+/**
+ * Trunk's newer v1 reads: several submitted pull requests in one call (getSubmittedPullRequests)
+ * and the completed testing of a queue over a time range (listMergeQueueTestingResults).
+ */
+
+
+
+/** The most pull requests one getSubmittedPullRequests asks for (Trunk's v2 equivalent takes 50). */
+const MAX_PRS_PER_LOOKUP = 50;
+const GetSubmittedPullRequestsRequest = object({
+    repo: Repo,
+    targetBranch: TargetBranch,
+    prs: array(object({ number: PrNumber }))
+        .min(1)
+        .max(MAX_PRS_PER_LOOKUP),
+    includeTimeline: schemas_boolean().optional(),
+});
+const GetSubmittedPullRequestsResponse = object({
+    /** The PRs found, in the order asked (each once), as getSubmittedPullRequest answers them. */
+    pullRequests: array(SubmittedPullRequest),
+    /** The PRs never submitted to this queue: reported here instead of failing the request. */
+    notFound: array(object({ number: schemas_number() })),
+});
+/** How far back testing results go, and the widest window one request may ask for (days). */
+const TESTING_RESULTS_MAX_DAYS = 45;
+const ListTestingResultsRequest = object({
+    repo: Repo,
+    targetBranch: TargetBranch,
+    /** Inclusive; at most 45 days before `until`. */
+    since: DateTimeInput,
+    /** Inclusive; default now. */
+    until: DateTimeInput.optional(),
+    offset: looseInt(0, 1_000_000).optional(),
+    take: looseInt(1, 100).optional(),
+});
+/** How one PR's test in a run ended (the run's status: `succeeded`, `failed` or `cancelled`). */
+const CYCLE_CONCLUSIONS = ['succeeded', 'failed', 'cancelled'];
+const TestingResult = object({
+    prNumber: schemas_number(),
+    /** The run (getMergeQueueTestingDetails' testRunId). */
+    testRunId: schemas_string(),
+    cycleConclusion: schemas_enum(CYCLE_CONCLUSIONS),
+    /** `in_bisection`: a run of a bisection; `entered_bisection`: the failed batch that started one. Absent otherwise. */
+    bisection: schemas_enum(['in_bisection', 'entered_bisection']).optional(),
+    startedAt: DateTimeOutput,
+    finishedAt: DateTimeOutput,
+    /** 1 for a first test, n + 1 for the retry of attempt n. */
+    attempt: schemas_number(),
+});
+const ListTestingResultsResponse = object({
+    /** One entry per PR per run that finished in the window, newest first. */
+    testingResults: array(TestingResult),
+    /** How many match, ignoring offset and take. */
+    totalItems: schemas_number(),
 });
 
 ;// CONCATENATED MODULE: ./src/contract/routes-mq.ts
 /** The merge-queue operations of the route table (routes.ts): schemas and documentation. */
+
 
 
 
@@ -52121,6 +52304,7 @@ const mqRoutes = {
         tag: 'merge-queue',
         auth: true,
         retrySafe: false,
+        permission: 'merge',
         request: SubmitPullRequestRequest,
         response: EmptyResponse,
     }),
@@ -52130,6 +52314,7 @@ const mqRoutes = {
         tag: 'merge-queue',
         auth: true,
         retrySafe: false,
+        permission: 'merge',
         request: PullRequestActionRequest,
         response: EmptyResponse,
     }),
@@ -52139,17 +52324,29 @@ const mqRoutes = {
         tag: 'merge-queue',
         auth: true,
         retrySafe: false,
+        permission: 'merge',
         request: PullRequestActionRequest,
         response: EmptyResponse,
     }),
     getSubmittedPullRequest: route({
         ...at('getSubmittedPullRequest'),
-        summary: 'Read a submitted pull request, its state and readiness',
+        summary: 'Read a submitted pull request, its state and readiness (with includeTimeline: its state changes, newest first)',
         tag: 'merge-queue',
         auth: true,
         retrySafe: true,
+        permission: null,
         request: GetSubmittedPullRequestRequest,
         response: SubmittedPullRequest,
+    }),
+    getSubmittedPullRequests: route({
+        ...at('getSubmittedPullRequests'),
+        summary: 'Read several submitted pull requests of a merge queue in one call (at most 50); those never submitted are listed in notFound',
+        tag: 'merge-queue',
+        auth: true,
+        retrySafe: true,
+        permission: null,
+        request: GetSubmittedPullRequestsRequest,
+        response: GetSubmittedPullRequestsResponse,
     }),
     listPullRequests: route({
         ...at('listPullRequests'),
@@ -52157,6 +52354,7 @@ const mqRoutes = {
         tag: 'merge-queue',
         auth: true,
         retrySafe: true,
+        permission: null,
         request: ListPullRequestsRequest,
         response: ListPullRequestsResponse,
     }),
@@ -52167,6 +52365,7 @@ const mqRoutes = {
         auth: true,
         // Replaces the list for the SHA: repeating it has the same effect.
         retrySafe: true,
+        permission: 'merge',
         request: SetImpactedTargetsRequest,
         response: EmptyResponse,
     }),
@@ -52176,8 +52375,19 @@ const mqRoutes = {
         tag: 'merge-queue',
         auth: true,
         retrySafe: true,
+        permission: null,
         request: TestingDetailsRequest,
         response: TestingDetailsResponse,
+    }),
+    listMergeQueueTestingResults: route({
+        ...at('listMergeQueueTestingResults'),
+        summary: 'The completed testing of a merge queue in a time range (at most 45 days): one result per pull request per test run, newest first',
+        tag: 'merge-queue',
+        auth: true,
+        retrySafe: true,
+        permission: null,
+        request: ListTestingResultsRequest,
+        response: ListTestingResultsResponse,
     }),
     createQueue: route({
         ...at('createQueue'),
@@ -52185,6 +52395,7 @@ const mqRoutes = {
         tag: 'merge-queue',
         auth: true,
         retrySafe: false,
+        permission: 'settings',
         request: CreateQueueRequest,
         response: EmptyResponse,
     }),
@@ -52194,6 +52405,7 @@ const mqRoutes = {
         tag: 'merge-queue',
         auth: true,
         retrySafe: false,
+        permission: 'settings',
         request: QueueKeyRequest,
         response: EmptyResponse,
     }),
@@ -52203,6 +52415,7 @@ const mqRoutes = {
         tag: 'merge-queue',
         auth: true,
         retrySafe: true,
+        permission: null,
         request: QueueKeyRequest,
         response: GetQueueResponse,
     }),
@@ -52213,6 +52426,7 @@ const mqRoutes = {
         auth: true,
         // Partial update to absolute values: repeating it has the same effect.
         retrySafe: true,
+        permission: 'settings',
         request: UpdateQueueRequest,
         response: QueueSettings,
     }),
@@ -52222,6 +52436,7 @@ const mqRoutes = {
         tag: 'merge-queue',
         auth: true,
         retrySafe: true,
+        permission: null,
         request: MetricsQuery,
         response: 'text',
     }),
@@ -52231,6 +52446,7 @@ const mqRoutes = {
         tag: 'merge-queue',
         auth: true,
         retrySafe: true,
+        permission: null,
         request: PullRequestActionRequest,
         response: PullRequestHistoryResponse,
         extension: true,
@@ -52242,6 +52458,7 @@ const mqRoutes = {
         tag: 'merge-queue',
         auth: true,
         retrySafe: true,
+        permission: null,
         request: ListQueuesRequest,
         response: ListQueuesResponse,
         extension: true,
@@ -52252,6 +52469,7 @@ const mqRoutes = {
         tag: 'merge-queue',
         auth: true,
         retrySafe: true,
+        permission: null,
         request: CheckRunLogQuery,
         response: 'text',
         extension: true,
