@@ -430,11 +430,16 @@ describe('GitLab emulator', () => {
       const after = await api.Projects.show('acme/platform/app2');
       expect(after.id).toBe(before.id);
       expect((await api.Projects.show(PROJECT)).path_with_namespace).toBe('acme/platform/app2');
-      expect(await git(work, ['ls-remote', `${gl.url}/${PROJECT}.git`, 'refs/heads/main'], TOKEN)).toMatch(/main/);
+      expect(await git(work, ['ls-remote', `${gl.url}/${PROJECT}.git`, 'refs/heads/main'], TOKEN)).toMatch(
+        /main/,
+      );
       await gl.pushCommit('acme/platform/app2', 'moved', { 'm.txt': 'm\n' });
       await gl.idle();
       const push = got.find((d) => d.event === 'Push Hook')!;
-      expect(push.payload.project).toMatchObject({ id: before.id, path_with_namespace: 'acme/platform/app2' });
+      expect(push.payload.project).toMatchObject({
+        id: before.id,
+        path_with_namespace: 'acme/platform/app2',
+      });
     } finally {
       server.close();
     }
