@@ -263,6 +263,7 @@ export class QueueService {
       .filter(
         (q) =>
           q.model.branch === branch &&
+          q.repo.host.toLowerCase() === repo.host.toLowerCase() &&
           describeRepo(q.repo).toLowerCase() !== describeRepo(repo).toLowerCase(),
       );
     if (others.length === 0) return;
