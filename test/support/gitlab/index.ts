@@ -156,22 +156,14 @@ export class GitLabEmulator {
     this.world.writeProtected(p);
   }
 
-  setOnlyAllowMergeIfPipelineSucceeds(path: string, on: boolean): void {
-    this.world.mustProject(path).onlyAllowMergeIfPipelineSucceeds = on;
-  }
-
+  setOnlyAllowMergeIfPipelineSucceeds = (path: string, on: boolean) =>
+    void (this.world.mustProject(path).onlyAllowMergeIfPipelineSucceeds = on);
   /** GitLab's project setting `allow_merge_on_skipped_pipeline`. */
-  setAllowMergeOnSkippedPipeline(path: string, on: boolean): void {
-    this.world.mustProject(path).allowMergeOnSkippedPipeline = on;
-  }
-
-  /**
-   * Moves (renames or transfers) the project at `path` to `newPath`, keeping its id; REST and git
-   * under the old path keep answering (GitLab's redirects), hooks name the new path.
-   */
-  moveProject(path: string, newPath: string): void {
+  setAllowMergeOnSkippedPipeline = (path: string, on: boolean) =>
+    void (this.world.mustProject(path).allowMergeOnSkippedPipeline = on);
+  /** Renames or transfers a project (same id); its old path keeps answering (redirects), hooks name the new one. */
+  moveProject = (path: string, newPath: string) =>
     this.world.moveProject(this.world.mustProject(path), newPath);
-  }
 
   // --- content -------------------------------------------------------------------------------
 
