@@ -93,5 +93,7 @@ async function once(webhooks: boolean) {
 
 for (const webhooks of [true, false]) {
   const f = await once(webhooks);
-  report(f, PRS, { check: 'job', deliveries: 'hook deliveries' }, [`REST requests per merged MR: ${(f.requests / f.merged).toFixed(1)}`]);
+  report(f, PRS, { check: 'job', deliveries: 'hook deliveries' }, [
+    `REST requests per merged MR: ${(f.requests / f.merged).toFixed(1)}`,
+  ]);
 }
