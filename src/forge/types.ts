@@ -71,6 +71,12 @@ export interface Source {
    * REPO_OWNER_MAX (39, GitHub's); GitLab widens it to REPO_NAMESPACE_MAX (a namespace path).
    */
   ownerMaxLength?(host: string): number;
+  /**
+   * What names `repo` across renames and moves (GitLab: the project's id), or null when unknown:
+   * two queues of repositories with the same identity would drive one branch, so the second is
+   * refused. Optional: without it a repository is its name.
+   */
+  repoIdentity?(repo: Repo): Promise<string | null>;
   /** The facts of PR `prNumber` of `repo` as seen by the queue of `queueBranch`; null when it does not exist. */
   getPullRequest(repo: Repo, prNumber: number, queueBranch: string): Promise<ForgePrFacts | null>;
   /**

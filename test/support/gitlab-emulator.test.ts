@@ -370,6 +370,81 @@ describe('GitLab emulator', () => {
     ).toContain(next);
   });
 
+  it('skipped and manual jobs: a pipeline of skipped jobs is skipped, a required manual job holds it as manual', async () => {
+    const project = await api.Projects.show(PROJECT);
+    expect(project.allow_merge_on_skipped_pipeline).toBe(false);
+    gl.setAllowMergeOnSkippedPipeline(PROJECT, true);
+    expect((await api.Projects.show(PROJECT)).allow_merge_on_skipped_pipeline).toBe(true);
+    gl.setCi(PROJECT, (push) =>
+      push.branch === 'skip'
+        ? [{ name: 'test', status: 'skipped' }]
+        : [
+            { name: 'test', status: 'success', delayMs: 10 },
+            { name: 'deploy', status: 'manual', stage: 'deploy' },
+            { name: 'optional', status: 'manual', stage: 'deploy', allowFailure: true },
+          ],
+    );
+    const skipped = await gl.pushCommit(PROJECT, 'skip', { 's.txt': 's\n' });
+    const held = await gl.pushCommit(PROJECT, 'held', { 'h.txt': 'h\n' });
+    await gl.idle();
+    const pl = (ref: string) => gl.pipelines(PROJECT).find((p) => p.ref === ref)!.status;
+    expect(pl('skip')).toBe('skipped');
+    expect(pl('held')).toBe('manual');
+    const statuses = await api.Commits.allStatuses(PROJECT, held);
+    expect(statuses.map((x) => [x.name, x.status, x.allow_failure]).sort()).toEqual([
+      ['deploy', 'manual', false],
+      ['optional', 'manual', true],
+      ['test', 'success', false],
+    ]);
+    expect((await api.Commits.allStatuses(PROJECT, skipped)).map((x) => x.status)).toEqual(['skipped']);
+  });
+
+  it("refuses a commit status on a fork's commit in the target project (no branch there holds it)", async () => {
+    const fork = gl.forkProject(PROJECT, 'alice');
+    const mr = await gl.createMergeRequest(PROJECT, {
+      sourceProject: fork.path,
+      sourceBranch: 'fix',
+      author: 'alice',
+      files: { 'f.txt': 'f\n' },
+    });
+    const answer = await raw(`/projects/${encodeURIComponent(PROJECT)}/statuses/${mr.sha}`, {
+      method: 'POST',
+      body: JSON.stringify({ state: 'pending', name: 'railyard/merge-queue' }),
+    });
+    expect(answer.status).toBe(404);
+    expect(await answer.json()).toEqual({ message: '404 References for commit Not Found' });
+    // In the fork, where a branch holds it, the status is taken.
+    const ok = await raw(`/projects/${encodeURIComponent(fork.path)}/statuses/${mr.sha}`, {
+      method: 'POST',
+      body: JSON.stringify({ state: 'pending', name: 'railyard/merge-queue' }),
+    });
+    expect(ok.status).toBe(201);
+  });
+
+  it('a moved project keeps its id and answers under its old path too (REST and git); hooks name the new path', async () => {
+    const { url, got, server } = await startReceiver();
+    try {
+      gl.setWebhook(url, 'secret');
+      const before = await api.Projects.show(PROJECT);
+      gl.moveProject(PROJECT, 'acme/platform/app2');
+      const after = await api.Projects.show('acme/platform/app2');
+      expect(after.id).toBe(before.id);
+      expect((await api.Projects.show(PROJECT)).path_with_namespace).toBe('acme/platform/app2');
+      expect(await git(work, ['ls-remote', `${gl.url}/${PROJECT}.git`, 'refs/heads/main'], TOKEN)).toMatch(
+        /main/,
+      );
+      await gl.pushCommit('acme/platform/app2', 'moved', { 'm.txt': 'm\n' });
+      await gl.idle();
+      const push = got.find((d) => d.event === 'Push Hook')!;
+      expect(push.payload.project).toMatchObject({
+        id: before.id,
+        path_with_namespace: 'acme/platform/app2',
+      });
+    } finally {
+      server.close();
+    }
+  });
+
   it('pages lists and answers 429 with Retry-After and RateLimit headers', async () => {
     for (let i = 0; i < 3; i++)
       await gl.createMergeRequest(PROJECT, { sourceBranch: `p${i}`, files: { [`p${i}.txt`]: 'x\n' } });

@@ -24,6 +24,7 @@ const SLOW_FILES: Record<string, number> = {
   'test/e2e/demo.test.ts': 34,
   'test/e2e/postgres.test.ts': 33,
   'test/server/lifecycle.test.ts': 32,
+  'test/e2e/gitlab-pipelines.test.ts': 32,
   'test/sim/sim.test.ts': 32,
   'test/server/webhooks.test.ts': 32,
   'test/e2e/pack.test.ts': 31,

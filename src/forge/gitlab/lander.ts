@@ -4,7 +4,7 @@
  * a compare-and-swap that git and GitLab enforce). Before landing, every MR's head and state are
  * read again: an MR pushed to or closed since it was tested is taken out instead. A refused push
  * whose target did not move was refused by a rule (a protected branch the token may not push to):
- * the run fails quoting GitLab's message, never a retry loop. A push that failed on the network is
+ * the run fails quoting GitLab's message (on the notes and in the history), never a retry loop. A push that failed on the network is
  * a blip (`blip`, tried again by the queue workers) — unless the target is at the tested commit
  * after all (the push reached GitLab before the connection dropped): then it landed, once.
  */
@@ -89,7 +89,9 @@ export class GitLabLander implements Lander {
       const now = (await c.git((dir, url, token) => remoteHeads(dir, url, token))).get(branch);
       if (now === landed) {
         // The push reached GitLab before the connection dropped: it landed, once.
-        this.rt.log(`landing run ${run.id} on ${repoKey(queue.repo)} ${branch}: the push failed (${gitNetworkFailure(error) ?? refusalOf(error)}) but ${branch} is at the tested commit: landed`);
+        this.rt.log(
+          `landing run ${run.id} on ${repoKey(queue.repo)} ${branch}: the push failed (${gitNetworkFailure(error) ?? refusalOf(error)}) but ${branch} is at the tested commit: landed`,
+        );
         this.rt.targetHeads.set(`${repoKey(queue.repo)} ${branch}`, landed);
         return 'merged';
       }
@@ -97,7 +99,10 @@ export class GitLabLander implements Lander {
       if (gitNetworkFailure(error) !== null) throw error; // the network, not a rule: tried again (blip)
       const why = refusalOf(error);
       this.rt.log(`landing run ${run.id} on ${repoKey(queue.repo)} ${branch} was refused by GitLab: ${why}`);
-      throw new Error(`GitLab refused the push to ${branch}: ${why}`);
+      // GitLab's own words go on the MRs' notes and in their history (the run's refusal).
+      const detail = `GitLab refused the push to ${branch}: ${why}`;
+      this.rt.refused(run.id, detail);
+      return { refused: true, detail, pauseQueue: false };
     }
     this.rt.targetHeads.set(`${repoKey(queue.repo)} ${branch}`, landed);
     return 'merged';

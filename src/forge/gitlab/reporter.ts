@@ -3,11 +3,19 @@
  * `railyard/merge-queue` on its head (statusCheckEnabled; GitLab answers 400 to a status posted
  * twice in the same state: a no-op), ONE note edited as its state changes (commentsEnabled), and
  * the close of an MR landed squashed or rebased (its head is not on the target, so GitLab cannot
- * see it merged). Updates of one MR are coalesced: a change that comes while one is sent is sent
+ * see it merged). GitLab refuses a status on a fork's commit in the target project (404: no branch
+ * there holds it): such an MR gets its feedback as the note, comments enabled or not, and is closed
+ * after a squash landing like any other. Updates of one MR are coalesced: a change that comes while one is sent is sent
  * once more after it.
  */
 import { findEntry, isTerminal, type Entry, type QueueModel, type TestRun } from '../../engine/index.js';
-import { COMMENT_MARKER, commentFor, statusWords, type ForgeWords, type StatusPhase } from '../shared/comment.js';
+import {
+  COMMENT_MARKER,
+  commentFor,
+  statusWords,
+  type ForgeWords,
+  type StatusPhase,
+} from '../shared/comment.js';
 import type { DriverQueue, Reporter } from '../types.js';
 import { messageOf, statusOf } from './client.js';
 import { projectPath } from './repo.js';
@@ -26,7 +34,8 @@ const WORDS: ForgeWords = {
   statusName: QUEUE_STATUS_NAME,
   checks: 'jobs',
   shortSha: 8,
-  notReady: 'It enters the queue once GitLab calls it mergeable (not a draft, no conflict, nothing GitLab waits for) and it targets the queue’s branch.',
+  notReady:
+    'It enters the queue once GitLab calls it mergeable (not a draft, no conflict, nothing GitLab waits for) and it targets the queue’s branch.',
 };
 
 const STATE_OF: Record<StatusPhase, GitLabState> = {
@@ -46,6 +55,8 @@ function statusFor(entry: Entry, model: QueueModel): { state: GitLabState; descr
 export class GitLabReporter implements Reporter {
   private readonly posted = new Map<string, { sha: string; state: string }>();
   private readonly noteBodies = new Map<string, string>();
+  /** MRs whose head cannot carry a commit status (a fork's commit): their note says it all. */
+  private readonly noStatus = new Set<string>();
   private readonly presenting = new Map<
     string,
     { busy: Promise<void> | null; again: boolean; timer: NodeJS.Timeout | null }
@@ -55,7 +66,8 @@ export class GitLabReporter implements Reporter {
 
   /** A landing blip (or the landing given up): the MRs' notes say so. */
   landingNote(queue: DriverQueue, run: TestRun, note: string, final: boolean): void {
-    if (this.rt.landingNote(run.id, note, final)) for (const n of run.mergePrNumbers ?? run.prNumbers) this.stateChanged(queue, n);
+    if (this.rt.landingNote(run.id, note, final))
+      for (const n of run.mergePrNumbers ?? run.prNumbers) this.stateChanged(queue, n);
   }
 
   stateChanged(queue: DriverQueue, prNumber: number): void {
@@ -96,7 +108,7 @@ export class GitLabReporter implements Reporter {
     const run = entry.testRunId ? model.runs.find((r) => r.id === entry.testRunId) : undefined;
     const landedQuietly = entry.state === 'merged' && run && run.mergeMethod !== 'merge_commit';
 
-    if (model.config.statusCheckEnabled) {
+    if (model.config.statusCheckEnabled && !this.noStatus.has(key)) {
       const s = statusFor(entry, model);
       const last = this.posted.get(key);
       const sha = isTerminal(entry.state) && last ? last.sha : entry.pr.headSha;
@@ -108,15 +120,30 @@ export class GitLabReporter implements Reporter {
           });
         } catch (error) {
           // "Cannot transition status via :run from :running": it already says so.
-          if (!(statusOf(error) === 400 && /Cannot transition status/.test(messageOf(error)))) throw error;
+          if (statusOf(error) === 400 && /Cannot transition status/.test(messageOf(error))) {
+            // already in that state
+          } else if (statusOf(error) === 404 && (await this.isForkMr(project, iid))) {
+            // "References for commit Not Found": a fork's commit. The note gives the feedback.
+            this.rt.log(
+              `!${iid} of ${repoKey(queue.repo)} comes from a fork: GitLab takes no status on its head (${messageOf(error)}); its note says how it stands`,
+            );
+            this.noStatus.add(key);
+          } else throw error;
         }
         this.posted.set(key, { sha, state: s.state });
       }
     }
 
-    if (model.config.commentsEnabled) {
+    if (model.config.commentsEnabled || this.noStatus.has(key)) {
       const run = entry.testRunId;
-      const body = commentFor(entry, model, WORDS, run ? this.rt.refusals.get(run) : undefined, undefined, run ? this.rt.landingNotes.get(run) : undefined);
+      const body = commentFor(
+        entry,
+        model,
+        WORDS,
+        run ? this.rt.refusals.get(run) : undefined,
+        undefined,
+        run ? this.rt.landingNotes.get(run) : undefined,
+      );
       if (this.noteBodies.get(nkey) !== body) {
         const id = this.rt.persisted.comments[nkey];
         const create = async () => {
@@ -141,7 +168,7 @@ export class GitLabReporter implements Reporter {
     if (landedQuietly && !this.rt.persisted.closed[nkey]) {
       this.rt.persisted.closed[nkey] = true;
       this.rt.save();
-      if (!model.config.commentsEnabled)
+      if (!model.config.commentsEnabled && !this.noStatus.has(key))
         await api.MergeRequestNotes.create(
           project,
           iid,
@@ -149,6 +176,15 @@ export class GitLabReporter implements Reporter {
         );
       await api.MergeRequests.edit(project, iid, { stateEvent: 'close' });
     }
+  }
+
+  /** Whether MR `iid` of `project` comes from another project (a fork). */
+  private async isForkMr(project: string, iid: number): Promise<boolean> {
+    const mr = (await this.rt.client.api.MergeRequests.show(project, iid)) as unknown as {
+      source_project_id?: number;
+      target_project_id?: number;
+    };
+    return mr.source_project_id !== undefined && mr.source_project_id !== mr.target_project_id;
   }
 
   close(): void {

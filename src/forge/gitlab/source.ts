@@ -5,7 +5,8 @@
  * `unchecked`/`checking` is asked again after 100, 200 and 400 ms. With "Pipelines must succeed",
  * the queue's own `railyard/merge-queue` status (pending on the MR's head while it is queued) keeps
  * the MR's pipeline running: a pipeline block whose only unfinished or failed status is the queue's
- * own is not a block.
+ * own is not a block. A project is known by its id across moves (GitLab redirects the old path):
+ * `projectId` asks once per path.
  */
 import { REPO_OWNER_MAX, type Repo } from '../../contract/index.js';
 import type { PrLandingState, Source } from '../types.js';
@@ -40,6 +41,7 @@ const CHECKING = new Set(['unchecked', 'checking', 'preparing', 'approvals_synci
 export class GitLabSource implements Source {
   readonly host: string;
   private readonly recent = new Map<string, { at: number; mr: GitLabMr }>();
+  private readonly ids = new Map<string, number>();
   /** Told of every MR GitLab described: the events role asks again while GitLab is still checking it. */
   onMr: ((repo: Repo, mr: GitLabMr) => void) | null = null;
 
@@ -65,6 +67,32 @@ export class GitLabSource implements Source {
 
   cloneUrl(repo: Repo): string {
     return cloneUrlOf(this.options.url, repo);
+  }
+
+  /**
+   * The id of the project `repo` names (its path, or a path it was moved from: GitLab redirects
+   * it); null when no such project can be seen. Asked once per path.
+   */
+  async projectId(repo: Repo): Promise<number | null> {
+    const key = repoKey(repo);
+    const known = this.ids.get(key);
+    if (known !== undefined) return known;
+    try {
+      const project = (await this.client.api.Projects.show(projectPath(repo))) as unknown as { id: number };
+      if (this.ids.size > 10_000) this.ids.delete(this.ids.keys().next().value!);
+      this.ids.set(key, project.id);
+      return project.id;
+    } catch (error) {
+      if (statusOf(error) === 404) return null;
+      throw error;
+    }
+  }
+
+  /** A project is the same one under any of its paths: its id says so. */
+  async repoIdentity(repo: Repo): Promise<string | null> {
+    if (!this.serves(repo)) return null;
+    const id = await this.projectId(repo);
+    return id === null ? null : `gitlab project ${id}`;
   }
 
   /** The MR as GitLab reports it now, or null when it (or the project) does not exist. */

@@ -5,7 +5,8 @@
  * handled after: Merge Request hooks re-read the MR, Pipeline and Job hooks poke the runs waiting on
  * that commit (and re-read MRs GitLab holds on that head), Push hooks to a target restart the
  * runs, Note hooks carry `/railyard merge [--priority P]`, `/railyard cancel`, `/railyard restart`
- * from members with Developer access or more (../shared/commands.ts). Handled deliveries and
+ * from members with Developer access or more (../shared/commands.ts). A hook naming a project by a
+ * new path (it was moved) finds its queues by the project's id. Handled deliveries and
  * command notes are recorded in the database (decisions "Round 3"): a replayed delivery, or a note
  * brought again, acts once — also after a restart and on another replica.
  */
@@ -54,11 +55,17 @@ export class GitLabWebhooks {
   private async receive(headers: Readonly<Record<string, string | string[] | undefined>>, body: string): Promise<Answer> {
     const secret = this.rt.options.webhookSecret;
     if (secret === null)
-      return { status: 404, text: 'hooks are off: start the server with --gitlab-webhook-secret-file or RAILYARD_GITLAB_WEBHOOK_SECRET' };
+      return {
+        status: 404,
+        text: 'hooks are off: start the server with --gitlab-webhook-secret-file or RAILYARD_GITLAB_WEBHOOK_SECRET',
+      };
     const read = readHookHeaders(headers, secret);
     if (!read.ok) return { status: read.status, text: read.text };
     const { delivery } = read;
-    const handled = { status: 200, text: `delivery ${delivery.id ?? delivery.idempotencyKey} was handled already` };
+    const handled = {
+      status: 200,
+      text: `delivery ${delivery.id ?? delivery.idempotencyKey} was handled already`,
+    };
     if (!this.recent.firstTime(delivery)) return handled;
     // Depth first (issue 26): JSON.parse of a signed 20 MiB `[[[[…` holds the only request thread for seconds.
     if (jsonTooDeep(body)) return { status: 400, text: JSON_TOO_DEEP_MESSAGE };
@@ -69,7 +76,7 @@ export class GitLabWebhooks {
       return { status: 400, text: 'body: invalid JSON' };
     }
     // Recorded in the database (bounded per project): once handled, a delivery never acts again.
-    const queues = this.queuesOf((payload as { project?: never } | null)?.project);
+    const queues = await this.queuesOf((payload as { project?: never } | null)?.project);
     const keys = [delivery.id, delivery.idempotencyKey].filter((k): k is string => Boolean(k));
     if (queues.length > 0 && this.rt.host && keys.length > 0) {
       const host = this.rt.host;
@@ -85,19 +92,37 @@ export class GitLabWebhooks {
     return { status: 202, text: 'accepted' };
   }
 
-  private queuesOf(project: { path_with_namespace?: string } | undefined): DriverQueue[] {
+  /**
+   * The queues of the hook's project: by its path, else by its id (a project moved since its queue
+   * was made: hooks name the new path, the queue the old one, which GitLab still redirects).
+   */
+  private async queuesOf(
+    project: { id?: unknown; path_with_namespace?: string } | undefined,
+  ): Promise<DriverQueue[]> {
     const path = project?.path_with_namespace;
     if (typeof path !== 'string') return [];
     const repo = repoOfProject(this.rt.source.host, path);
     if (!repo) return [];
     const key = repoKey(repo);
-    return this.rt.queues().filter((q) => this.rt.source.serves(q.repo) && repoKey(q.repo) === key);
+    const mine = this.rt.queues().filter((q) => this.rt.source.serves(q.repo));
+    const byPath = mine.filter((q) => repoKey(q.repo) === key);
+    const id = project?.id;
+    if (byPath.length > 0 || typeof id !== 'number') return byPath;
+    const found: DriverQueue[] = [];
+    for (const q of mine) {
+      const qid = await this.rt.source.projectId(q.repo).catch((error: unknown) => {
+        this.rt.log(`reading the id of GitLab project ${projectPath(q.repo)} failed`, error);
+        return null;
+      });
+      if (qid === id) found.push(q);
+    }
+    return found;
   }
 
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   private async onEvent(event: string, p: any): Promise<void> {
     if (this.rt.closed || !this.rt.host) return;
-    const queues = this.queuesOf(p.project);
+    const queues = await this.queuesOf(p.project);
     if (queues.length === 0) return;
     switch (event) {
       case 'Merge Request Hook': {
@@ -137,8 +162,14 @@ export class GitLabWebhooks {
         if (body.includes(NOTE_MARKER) || !COMMAND_RE.test(body)) break; // the queue's own note, or no command
         // A command note acts once, ever: whatever delivery (a new id, none) brings it again.
         const id: unknown = a.id;
-        if (typeof id !== 'number' || !this.rt.host || !(await this.rt.host.remember(queues[0]!.repo, 'comment', String(id)))) {
-          this.rt.log(`/railyard command in note ${String(id)} on !${String(p.merge_request.iid)} ignored: it was handled already`);
+        if (
+          typeof id !== 'number' ||
+          !this.rt.host ||
+          !(await this.rt.host.remember(queues[0]!.repo, 'comment', String(id)))
+        ) {
+          this.rt.log(
+            `/railyard command in note ${String(id)} on !${String(p.merge_request.iid)} ignored: it was handled already`,
+          );
           break;
         }
         await this.command(queues, Number(p.merge_request.iid), p.user, body);
@@ -175,8 +206,21 @@ export class GitLabWebhooks {
     },
   };
 
-  private async command(queues: DriverQueue[], iid: number, user: { id?: number; username?: string } | undefined, body: string): Promise<void> {
+  private async command(
+    queues: DriverQueue[],
+    iid: number,
+    user: { id?: number; username?: string } | undefined,
+    body: string,
+  ): Promise<void> {
     if (!user?.id || !this.rt.host) return;
-    await runCommand(this.rt.host, (m) => this.rt.log(m), this.commands, queues, iid, { id: user.id, username: user.username }, body);
+    await runCommand(
+      this.rt.host,
+      (m) => this.rt.log(m),
+      this.commands,
+      queues,
+      iid,
+      { id: user.id, username: user.username },
+      body,
+    );
   }
 }

@@ -171,6 +171,7 @@ export class QueueService {
     if (this.owners && !(await this.owners.claim(org, repo)))
       throw notFound(`repo: no repository ${describeRepo(repo)} ${ofTokenOrg(org)}`);
     const key = queueKey(org, repo, branch);
+    await this.refuseMovedTwin(repo, branch);
     await this.writer.serialize(key, async () => {
       if (this.registry.byKeyOf(key))
         throw conflict(`A merge queue already exists for branch "${branch}" in ${describeRepo(repo)}`);
@@ -251,6 +252,28 @@ export class QueueService {
       this.writer.commit(handle, [{ type: 'updateConfig', patch }]),
     );
     return presentQueueSettings(model);
+  }
+
+  /** 400 when a queue of `branch` exists under another name of the same repository (it was moved). */
+  private async refuseMovedTwin(repo: Repo, branch: string): Promise<void> {
+    const identify = this.source.repoIdentity?.bind(this.source);
+    if (!identify) return;
+    const others = this.registry
+      .queues()
+      .filter(
+        (q) =>
+          q.model.branch === branch &&
+          q.repo.host.toLowerCase() === repo.host.toLowerCase() &&
+          describeRepo(q.repo).toLowerCase() !== describeRepo(repo).toLowerCase(),
+      );
+    if (others.length === 0) return;
+    const id = await identify(repo).catch(() => null);
+    if (id === null) return;
+    for (const q of others)
+      if ((await identify(q.repo).catch(() => null)) === id)
+        throw badRequest(
+          `repo: ${describeRepo(repo)} is the repository of the existing queue for branch "${branch}" in ${describeRepo(q.repo)} (it was moved): one queue per branch; use that queue, or delete it first`,
+        );
   }
 
   /** Records a forge event a driver acted on (store: forge_events); true the first time only. */

@@ -40,17 +40,20 @@ export class Ci {
     if (jobs.length === 0) return;
     const pl = this.newPipeline(p, sha, branch, before, 'push', userId);
     for (const j of jobs) {
+      // A skipped job never runs; a manual one waits for play (a test's `playJob`) from the start.
+      const never = j.status === 'skipped' || j.status === 'manual';
       const s = this.addStatus(p, pl, {
         kind: 'build',
         name: j.name,
         stage: j.stage ?? 'test',
-        status: 'running',
+        status: never ? j.status : 'running',
         allowFailure: j.allowFailure ?? false,
         description: null,
         targetUrl: null,
         userId,
       });
-      this.w.later(j.delayMs ?? 50, () => this.finishJob(p, s, j.status));
+      if (never) s.finishedAt = j.status === 'skipped' ? Date.now() : null;
+      else this.w.later(j.delayMs ?? 50, () => this.finishJob(p, s, j.status));
     }
     this.refresh(p, pl);
   }
@@ -204,7 +207,11 @@ export class Ci {
     else if (latest.some((s) => s.status === 'pending' || s.status === 'created')) status = 'pending';
     else if (latest.some((s) => s.status === 'failed' && !s.allowFailure)) status = 'failed';
     else if (latest.some((s) => s.status === 'canceled')) status = 'canceled';
+    // A manual job that may not be skipped (allow_failure: false) blocks the pipeline: `manual`.
+    else if (latest.some((s) => s.status === 'manual' && !s.allowFailure)) status = 'manual';
     else if (latest.length === 0) status = 'created';
+    // Every job skipped (rules, `[ci skip]`): the pipeline is `skipped`, not passed.
+    else if (latest.every((s) => s.status === 'skipped')) status = 'skipped';
     else status = 'success';
     if (status === pl.status) return;
     const now = Date.now();

@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { basicCredentials, serveHttpBackend } from '../emulator-git/index.js';
 import { Ci } from './ci.js';
 import { LandingFaults, type LandingFault } from './faults.js';
@@ -156,9 +156,14 @@ export class GitLabEmulator {
     this.world.writeProtected(p);
   }
 
-  setOnlyAllowMergeIfPipelineSucceeds(path: string, on: boolean): void {
-    this.world.mustProject(path).onlyAllowMergeIfPipelineSucceeds = on;
-  }
+  setOnlyAllowMergeIfPipelineSucceeds = (path: string, on: boolean) =>
+    void (this.world.mustProject(path).onlyAllowMergeIfPipelineSucceeds = on);
+  /** GitLab's project setting `allow_merge_on_skipped_pipeline`. */
+  setAllowMergeOnSkippedPipeline = (path: string, on: boolean) =>
+    void (this.world.mustProject(path).allowMergeOnSkippedPipeline = on);
+  /** Renames or transfers a project (same id); its old path keeps answering (redirects), hooks name the new one. */
+  moveProject = (path: string, newPath: string) =>
+    this.world.moveProject(this.world.mustProject(path), newPath);
 
   // --- content -------------------------------------------------------------------------------
 
@@ -467,7 +472,8 @@ export class GitLabEmulator {
     const serve = (rq: IncomingMessage, rs: ServerResponse) =>
       serveHttpBackend(this.world.git, rq, rs, {
         projectRoot: this.world.reposRoot,
-        pathInfo: `/${p.pathWithNamespace}.git${rest}`,
+        // The repository stays where it was created: a moved project's new path is a route to it.
+        pathInfo: `/${relative(this.world.reposRoot, p.dir)}${rest}`,
         query,
         remoteUser: user.username,
         beforeEnd: afterPush,

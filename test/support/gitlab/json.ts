@@ -75,6 +75,7 @@ export function projectJson(w: World, p: Project) {
     empty_repo: p.refs.size === 0,
     archived: false,
     only_allow_merge_if_pipeline_succeeds: p.onlyAllowMergeIfPipelineSucceeds,
+    allow_merge_on_skipped_pipeline: p.allowMergeOnSkippedPipeline,
     merge_method: 'merge',
     squash_option: 'default_off',
     ...(p.forkedFromId !== null

@@ -44,6 +44,7 @@ const PROJECT: Shape = {
   empty_repo: B,
   archived: B,
   only_allow_merge_if_pipeline_succeeds: B,
+  allow_merge_on_skipped_pipeline: B,
   merge_method: S,
   squash_option: S,
 };

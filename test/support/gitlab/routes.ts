@@ -68,6 +68,12 @@ async function mrAnswer(api: Api, p: Project, mr: Mr, expanded: boolean, startCh
   return mrJson(api.world, p, mr, { ...r, headPipeline: api.ci.latest(source, mr.sha) }, expanded);
 }
 
+/** Whether a branch of `p` contains `sha` (GitLab's `branch_names_contains`). */
+async function onSomeBranch(w: World, p: Project, sha: string): Promise<boolean> {
+  for (const head of p.refs.values()) if (head === sha || (await w.isAncestor(p, sha, head))) return true;
+  return false;
+}
+
 const STATES: JobStatus[] = ['pending', 'running', 'success', 'failed', 'canceled'];
 
 export function routes(): RouteDef[] {
@@ -279,6 +285,14 @@ export function routes(): RouteDef[] {
         if (!/^[0-9a-f]{40}$/.test(sha) || (await api.world.resolve(p, sha)) !== sha)
           throw notFound('Commit Not Found');
         const str = (k: string) => (typeof c.body[k] === 'string' ? (c.body[k] as string) : null);
+        // GitLab's ref: the one given, else the sha's pipeline's, else a branch containing it. A
+        // fork's commit (only under refs/merge-requests here) has none: 404, as GitLab answers.
+        if (
+          str('ref') === null &&
+          !api.world.pipelines.some((x) => x.projectId === p.id && x.sha === sha) &&
+          !(await onSomeBranch(api.world, p, sha))
+        )
+          throw notFound('References for commit Not Found');
         try {
           const s = api.ci.postStatus(p, sha, {
             state: state as JobStatus,

@@ -17,7 +17,16 @@ export type MrState = 'opened' | 'closed' | 'merged' | 'locked';
 export type MergeStatus = 'unchecked' | 'checking' | 'can_be_merged' | 'cannot_be_merged';
 /** What keeps an MR from being mergeable besides git (approvals, discussions, external checks). */
 export type MergeBlocker = 'not_approved' | 'discussions_not_resolved' | 'blocked_status' | null;
-export type JobStatus = 'created' | 'pending' | 'running' | 'success' | 'failed' | 'canceled' | 'skipped';
+export type JobStatus =
+  | 'created'
+  | 'pending'
+  | 'running'
+  | 'success'
+  | 'failed'
+  | 'canceled'
+  | 'skipped'
+  /** A `when: manual` job waiting for someone to press play (the pipeline is `manual` while it blocks). */
+  | 'manual';
 
 export interface User {
   id: number;
@@ -109,8 +118,8 @@ export interface Note {
 }
 export interface CiJob {
   name: string;
-  /** The job's end state. */
-  status: 'success' | 'failed' | 'canceled';
+  /** The job's end state; `skipped` and `manual` jobs never run (a manual job waits for play). */
+  status: 'success' | 'failed' | 'canceled' | 'skipped' | 'manual';
   delayMs?: number;
   stage?: string;
   allowFailure?: boolean;
@@ -141,6 +150,10 @@ export interface Project {
   nextIid: number;
   nextPipelineIid: number;
   onlyAllowMergeIfPipelineSucceeds: boolean;
+  /** GitLab's `allow_merge_on_skipped_pipeline`: a skipped pipeline counts as a passed one. */
+  allowMergeOnSkippedPipeline: boolean;
+  /** Full paths the project had before it was moved: GitLab redirects them (REST and git). */
+  oldPaths: string[];
   ci: CiDecide;
   mergeabilityDelayMs: number;
   lock: Promise<unknown>;
@@ -204,10 +217,25 @@ export class World extends EmulatorWork {
 
   // --- projects --------------------------------------------------------------------------------
 
+  /** The project at `path`, or moved from it (GitLab's redirect routes; a current path wins). */
   projectByPath(path: string): Project | undefined {
     const lower = path.toLowerCase();
     for (const p of this.projects.values()) if (p.pathWithNamespace.toLowerCase() === lower) return p;
+    for (const p of this.projects.values()) if (p.oldPaths.some((o) => o.toLowerCase() === lower)) return p;
     return undefined;
+  }
+
+  /** Moves a project to `fullPath` (a rename or a transfer); the old path keeps answering (redirects). */
+  moveProject(p: Project, fullPath: string): void {
+    const parts = fullPath.split('/').filter(Boolean);
+    if (parts.length < 2) throw new Error(`a project path has a namespace: ${fullPath}`);
+    const taken = this.projectByPath(fullPath);
+    if (taken && taken !== p) throw new Error(`project ${fullPath} exists`);
+    p.oldPaths.push(p.pathWithNamespace);
+    p.path = parts[parts.length - 1]!;
+    p.namespace = parts.slice(0, -1).join('/');
+    p.pathWithNamespace = `${p.namespace}/${p.path}`;
+    p.oldPaths = p.oldPaths.filter((o) => o.toLowerCase() !== p.pathWithNamespace.toLowerCase());
   }
 
   mustProject(path: string): Project {
@@ -249,6 +277,8 @@ export class World extends EmulatorWork {
       nextIid: 1,
       nextPipelineIid: 1,
       onlyAllowMergeIfPipelineSucceeds: false,
+      allowMergeOnSkippedPipeline: false,
+      oldPaths: [],
       ci: defaultCi,
       mergeabilityDelayMs: 0,
       lock: Promise.resolve(),
