@@ -148,6 +148,7 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<void
   const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
   io.log(`Railyard API listening on ${url}/v1`);
   io.log(`Web dashboard on ${url}/ (it asks for an API token once)`);
+  for (const line of description.startup?.(settings, url) ?? []) io.log(line);
   // How to point the CLI at this server (a wildcard address is reached on the loopback).
   const cliHost =
     options.host === '0.0.0.0' || options.host === '::'
@@ -157,7 +158,6 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<void
         : options.host;
   io.log(`Point the CLI at it:\n  railyard config set api-url http://${cliHost}:${port}/v1`);
   io.log(`  railyard config set token ${generatedToken ?? 'TOKEN   (the token this server was given)'}`);
-  for (const line of description.startup?.(settings, url) ?? []) io.log(line);
 
   await new Promise<void>((resolve) => {
     let stopping = false;

@@ -183,7 +183,7 @@ describe('GitLab CI template', () => {
         dir,
       );
       expect(waitFailed.code, waitFailed.out).toBe(1);
-      expect(waitFailed.out).toMatch(/#8: cancelled/);
+      expect(waitFailed.out).toMatch(/#8 cancelled \(USER_REQUESTED\)/);
     },
   );
 });

@@ -183,7 +183,11 @@ describe('why a run failed', () => {
     expect(logs.stdout).toContain(`\n  not tested: it ${sentence}\n`);
     expect(logs.stdout).not.toContain('(not tested yet)');
     const watch = await w.cli(['mq', 'watch', '2', ...FLAGS, '--timeout', '1s', '--interval', '200ms']);
-    expect(watch.stdout).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d #2 not_ready: ${sentence.replace(/[()/.']/g, '\\$&')}$`, 'm'));
+    // Only its author can unblock it: watch stops at once with exit 3 and says what (docs/cli.md).
+    expect(watch.code, watch.stderr).toBe(3);
+    expect(watch.stdout).toMatch(
+      new RegExp(`^\\d\\d:\\d\\d:\\d\\d #2 blocked until its author pushes: ${sentence.replace(/[()/.']/g, '\\$&')}$`, 'm'),
+    );
 
     // A push to main outside the queue that conflicts with a waiting PR: the poll finds it, no PR named.
     await ok(w.server, 'updateQueue', { ...Q, state: 'paused' });

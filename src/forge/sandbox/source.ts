@@ -1,6 +1,6 @@
 /** The sandbox's source role: every PR exists, open and mergeable, with a head derived from its name. */
 import { hash } from 'node:crypto';
-import { repoKey, type Repo } from '../../contract/index.js';
+import { REPO_NAMESPACE_MAX, REPO_OWNER_MAX, repoKey, type Repo } from '../../contract/index.js';
 import type { PrFacts } from '../../engine/types.js';
 import type { Source } from '../types.js';
 
@@ -19,6 +19,14 @@ export function sandboxHeadSha(repo: Repo, prNumber: number): string {
  * mergeable and based on the queue's branch, with a head SHA derived from repo and number.
  */
 export class SandboxSource implements Source {
+  /**
+   * A sandbox stands in for any forge, so off github.com an owner may be a GitLab-style namespace
+   * path (`group/subgroup`), as a GitLab pipeline trying Railyard out would name its project.
+   */
+  ownerMaxLength(host: string): number {
+    return host.trim().toLowerCase() === 'github.com' ? REPO_OWNER_MAX : REPO_NAMESPACE_MAX;
+  }
+
   async getPullRequest(repo: Repo, prNumber: number, queueBranch: string): Promise<PrFacts | null> {
     return {
       headSha: sandboxHeadSha(repo, prNumber),
