@@ -19,13 +19,10 @@ export function repoOfProviderUrl(text: string): Repo | null {
     return null;
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return null;
-  const parts = url.pathname
-    .replace(/\/+$/, '')
-    .replace(/\.git$/, '')
-    .split('/')
-    .filter(Boolean);
+  const parts = url.pathname.split('/').filter(Boolean);
   if (parts.length < 2 || url.search || url.hash) return null;
-  const name = parts.pop()!;
+  const last = parts.pop()!;
+  const name = last.endsWith('.git') ? last.slice(0, -4) : last;
   const ok = (s: string) => /^[A-Za-z0-9_.-]{1,100}$/.test(s) && s !== '.' && s !== '..';
   if (!ok(name) || !parts.every(ok)) return null;
   return { host: url.host.toLowerCase(), owner: parts.join('/'), name };
