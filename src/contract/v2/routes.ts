@@ -19,7 +19,12 @@ export interface V2RouteDef {
   /** Below `/v2`, with `:id` for the path parameter. */
   readonly path: string;
   readonly summary: string;
-  readonly tag: 'mergeQueues' | 'pullRequests' | 'repositories';
+  readonly tag:
+    | 'mergeQueues'
+    | 'pullRequests'
+    | 'mergeQueueVerificationRuns'
+    | 'impactedTargets'
+    | 'repositories';
   readonly permission: V2Permission | null;
   /** Further permissions a body field needs: field name → permission. */
   readonly bodyPermissions?: Readonly<Record<string, V2Permission>>;
@@ -271,6 +276,116 @@ export const v2Routes = {
     body: null,
     status: 200,
     response: 'BatchQueueEntryHistoryList',
+  }),
+  'mergeQueues.order': r({
+    operationId: 'mergeQueues.order',
+    method: 'GET',
+    path: '/merge-queues/:id/order',
+    tag: 'mergeQueues',
+    summary:
+      'The order the engine considers PRs in: batches with a run, pending PRs, those awaiting admission',
+    permission: null,
+    query: null,
+    body: null,
+    status: 200,
+    response: 'MergeQueueOrder',
+  }),
+  'mergeQueues.graph': r({
+    operationId: 'mergeQueues.graph',
+    method: 'GET',
+    path: '/merge-queues/:id/graph',
+    tag: 'mergeQueues',
+    summary:
+      "The queue's dependency graph (edges: PRs whose impacted targets overlap; in `queue` mode, the line)",
+    permission: null,
+    query: s.GraphQuery,
+    body: null,
+    status: 200,
+    response: 'MergeGraph',
+  }),
+  'mergeQueues.listVerificationRuns': r({
+    operationId: 'mergeQueues.listVerificationRuns',
+    method: 'GET',
+    path: '/merge-queues/:id/verification-runs',
+    tag: 'mergeQueues',
+    summary: "The queue's verification (test) runs, newest first",
+    permission: null,
+    query: s.QueueRunsQuery,
+    body: null,
+    status: 200,
+    response: 'VerificationRunList',
+  }),
+  'mergeQueues.listTestingResults': r({
+    operationId: 'mergeQueues.listTestingResults',
+    method: 'GET',
+    path: '/merge-queues/:id/testing-results',
+    tag: 'mergeQueues',
+    summary: "Each PR's finished stretches of testing in a time window (at most 45 days), newest first",
+    permission: null,
+    query: s.TestingResultsQuery,
+    body: null,
+    status: 200,
+    response: 'TestingResultList',
+  }),
+  'mergeQueues.organizationMetrics': r({
+    operationId: 'mergeQueues.organizationMetrics',
+    method: 'GET',
+    path: '/merge-queues/metrics',
+    tag: 'mergeQueues',
+    summary: "Prometheus metrics of every merge queue (v1's series), optionally of one repository",
+    permission: null,
+    query: s.MetricsQuery,
+    body: null,
+    status: 200,
+    response: 'PrometheusExposition',
+  }),
+  'mergeQueues.metrics': r({
+    operationId: 'mergeQueues.metrics',
+    method: 'GET',
+    path: '/merge-queues/:id/metrics',
+    tag: 'mergeQueues',
+    summary: 'Prometheus metrics of one merge queue',
+    permission: null,
+    query: null,
+    body: null,
+    status: 200,
+    response: 'PrometheusExposition',
+  }),
+  'pullRequests.listVerificationRuns': r({
+    operationId: 'pullRequests.listVerificationRuns',
+    method: 'GET',
+    path: '/pull-requests/:id/verification-runs',
+    tag: 'pullRequests',
+    summary: 'The verification runs that tested a pull request, newest first',
+    permission: null,
+    query: s.PullRequestRunsQuery,
+    body: null,
+    status: 200,
+    response: 'VerificationRunList',
+  }),
+  'mergeQueueVerificationRuns.get': r({
+    operationId: 'mergeQueueVerificationRuns.get',
+    method: 'GET',
+    path: '/merge-queue-verification-runs/:id',
+    tag: 'mergeQueueVerificationRuns',
+    summary: 'One verification run: its checks, tested and dependent PRs, impacted targets',
+    permission: null,
+    query: null,
+    body: null,
+    status: 200,
+    response: 'VerificationRun',
+  }),
+  'impactedTargets.upload': r({
+    operationId: 'impactedTargets.upload',
+    method: 'PUT',
+    path: '/impacted-targets',
+    tag: 'impactedTargets',
+    summary: 'Set the impacted targets of a PR head sha (202: readiness is re-evaluated after the answer)',
+    permission: 'merge',
+    query: null,
+    body: s.UploadImpactedTargetsRequest,
+    status: 202,
+    response: null,
   }),
   'repositories.resolveByProviderUrl': r({
     operationId: 'repositories.resolveByProviderUrl',

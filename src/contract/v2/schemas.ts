@@ -237,3 +237,57 @@ export const UpdateQueueEntryRequest = z
 
 /** A body the operation ignores (pause, resume, drain, restart-tests, dequeue). */
 export const IgnoredBody = z.unknown();
+
+// ---------------------------------------------------------------- runs, results, targets, metrics
+
+export const V2_RUN_STATUSES = {
+  in_progress: 'inProgress',
+  succeeded: 'succeeded',
+  failed: 'failed',
+  cancelled: 'cancelled',
+} as const;
+
+export const GraphQuery = z.strictObject({ includeImpactedTargets: QueryBool.optional() });
+
+export const QueueRunsQuery = z.strictObject({
+  ...ListParams,
+  status: z.enum(values(V2_RUN_STATUSES)).optional(),
+  createdAfter: z.iso.datetime().optional(),
+  sort: z.literal('createdAt').optional(),
+  direction: z.literal('desc').optional(),
+});
+
+export const PullRequestRunsQuery = z.strictObject({
+  ...ListParams,
+  status: z.enum(values(V2_RUN_STATUSES)).optional(),
+  sort: z.literal('createdAt').optional(),
+  direction: z.literal('desc').optional(),
+});
+
+export const TestingResultsQuery = z.strictObject({
+  ...ListParams,
+  since: z.iso.datetime(),
+  until: z.iso.datetime().optional(),
+});
+
+export const MetricsQuery = z.strictObject({ repositoryId: z.uuid().optional() });
+
+export const UploadImpactedTargetsRequest = z
+  .strictObject({
+    repositoryId: z.uuid(),
+    targetBranch: z.string().min(1).max(255),
+    sha: z
+      .string()
+      .regex(/^[A-Za-z0-9]+$/, 'must be a commit sha')
+      .max(64),
+    number: z.number().int().min(1).max(10_000_000).optional(),
+    branch: z.string().min(1).max(255).optional(),
+    impactedTargets: z.array(z.string().min(1).max(1024)).max(100_000).optional(),
+    impactsAllTargets: z.literal(true).optional(),
+  })
+  .refine((b) => (b.number === undefined) !== (b.branch === undefined), {
+    message: 'give number or branch (one of them)',
+  })
+  .refine((b) => (b.impactedTargets === undefined) !== (b.impactsAllTargets === undefined), {
+    message: 'give impactedTargets or impactsAllTargets: true (one of them)',
+  });

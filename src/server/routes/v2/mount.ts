@@ -23,7 +23,9 @@ import { envelope, V2Error, v2AnswerOf, validationFailed } from './errors.js';
 import { pullRequestHandlers } from './pull-requests.js';
 import { queueHandlers } from './queues.js';
 import { repositoryHandlers } from './repositories.js';
-import type { V2Handler } from './types.js';
+import { runHandlers } from './runs.js';
+import { targetAndMetricHandlers } from './targets.js';
+import { V2Text, type V2Handler } from './types.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -77,6 +79,8 @@ export async function mountV2(app: FastifyInstance, options: V2Options): Promise
     ...queueHandlers(ctx),
     ...pullRequestHandlers(ctx),
     ...repositoryHandlers(ctx),
+    ...runHandlers(ctx),
+    ...targetAndMetricHandlers(ctx),
   };
   const { auth } = options;
 
@@ -146,6 +150,7 @@ export async function mountV2(app: FastifyInstance, options: V2Options): Promise
             const result = await handler({ org: request.org, id, query, body, request, reply });
             reply.code(def.status);
             if (result === undefined) return reply.send();
+            if (result instanceof V2Text) return reply.type(result.contentType).send(result.body);
             return reply.type(JSON_TYPE).send(JSON.stringify(result));
           },
         });

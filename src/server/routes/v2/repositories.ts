@@ -5,6 +5,7 @@
  */
 import type { Repo } from '../../../contract/index.js';
 import type { V2OperationId } from '../../../contract/v2/routes.js';
+import { isoTime } from '../../../contract/index.js';
 import type { V2Context } from './context.js';
 import { V2Error } from './errors.js';
 import { pageOf } from './paging.js';
@@ -28,17 +29,26 @@ export function repoOfProviderUrl(text: string): Repo | null {
   return { host: url.host.toLowerCase(), owner: parts.join('/'), name };
 }
 
-const providerOf = (repo: Repo) =>
-  repo.host === 'github.com' ? 'github' : repo.host === 'gitlab.com' ? 'gitlab' : 'other';
+const EPOCH = isoTime(0);
+
+const PROVIDER_HOSTS: Record<string, 'github' | 'gitlab' | 'bitbucket'> = {
+  'github.com': 'github',
+  'gitlab.com': 'gitlab',
+  'bitbucket.org': 'bitbucket',
+};
 
 export function repositoryHandlers(ctx: V2Context): Partial<Record<V2OperationId, V2Handler>> {
+  // Railyard keeps no times for a repository: the epoch says "unknown" in Trunk's required fields.
   const present = (id: string, repo: Repo) => ({
     id,
-    provider: providerOf(repo),
-    host: repo.host,
-    owner: repo.owner,
-    name: repo.name,
+    provider: PROVIDER_HOSTS[repo.host] ?? 'unknown',
+    path: `${repo.owner}/${repo.name}`,
+    host: repo.host in PROVIDER_HOSTS ? null : repo.host,
     url: ctx.links.repository(repo),
+    defaultBranch: null,
+    isPrivate: null,
+    createdAt: EPOCH,
+    updatedAt: EPOCH,
   });
   return {
     async 'repositories.resolveByProviderUrl'({ org, query }) {

@@ -13,3 +13,11 @@ export interface V2Request {
 
 /** The answer's JSON (undefined: no body, as for 202 and 204). */
 export type V2Handler = (req: V2Request) => Promise<unknown>;
+
+/** An answer that is not JSON (Prometheus text). */
+export class V2Text {
+  constructor(
+    readonly body: string | Buffer,
+    readonly contentType: string,
+  ) {}
+}
