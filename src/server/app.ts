@@ -321,6 +321,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     auth,
     links,
     version: deps.version ?? '0.0.0',
+    now,
     onRefusal: (request, message) => refusals.set(request, oneLine(message)),
     onError: (request, error, kind) => {
       if (kind === 'unavailable') health.markDown('the database is unreachable');

@@ -26,6 +26,8 @@ export class V2Context {
   constructor(
     readonly service: QueueService,
     readonly links: Links,
+    /** The server's clock (tests and the simulator may pass their own). */
+    readonly now: () => number = Date.now,
   ) {}
 
   /** The organisation's queues, brought up to the committed versions (several replicas). */

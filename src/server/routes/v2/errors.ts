@@ -49,8 +49,8 @@ export function v2AnswerOf(error: unknown, requestId: string): V2Answer {
   if (error instanceof V2Error)
     return { status: error.status, code: error.code, message: error.message, headers: {} };
   const v1 = httpAnswerOf(error, requestId);
-  // A v1 conflict (409) stays a 409; its v2 code is the nearest Trunk has.
-  const code = v1.status === 409 ? 'QUEUE_ALREADY_EXISTS' : (FROM_V1[v1.code] ?? 'INTERNAL_ERROR');
+  // A 409 the operation did not name itself: a PR's state moved under the request.
+  const code = v1.status === 409 ? 'PR_NOT_IN_ACTIVE_STATE' : (FROM_V1[v1.code] ?? 'INTERNAL_ERROR');
   return { status: v1.status, code, message: v1.message, headers: v1.headers, kind: v1.kind };
 }
 

@@ -34,6 +34,7 @@ export interface V2Options {
   auth: TokenAuth;
   links: Links;
   version: string;
+  now?: () => number;
   /**
    * The permission check: whether the request's token holds `permission`. Called for each
    * permission an operation needs (its `permission`, and `bodyPermissions` for the body fields
@@ -74,7 +75,7 @@ function checked(schema: z.ZodType | null, raw: unknown, where: string): Record<
 }
 
 export async function mountV2(app: FastifyInstance, options: V2Options): Promise<void> {
-  const ctx = new V2Context(options.service, options.links);
+  const ctx = new V2Context(options.service, options.links, options.now);
   const handlers: Partial<Record<V2OperationId, V2Handler>> = {
     ...queueHandlers(ctx),
     ...pullRequestHandlers(ctx),

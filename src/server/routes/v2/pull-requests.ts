@@ -8,7 +8,7 @@
 import { isoTime, PRIORITY_NAMES, type PriorityInput } from '../../../contract/index.js';
 import { V2_ENTRY_STATES, type V2EntryState } from '../../../contract/v2/schemas.js';
 import type { V2OperationId } from '../../../contract/v2/routes.js';
-import { findEntry, isTerminal, type Entry } from '../../../engine/index.js';
+import { EngineRejection, findEntry, isTerminal, type Entry } from '../../../engine/index.js';
 import type { PrTransition } from '../../../store/index.js';
 import { ApiError } from '../../errors.js';
 import type { QueueHandle } from '../../queue/handle.js';
@@ -45,6 +45,22 @@ function requireActive(found: FoundPr, id: string): void {
       'PR_NOT_IN_ACTIVE_STATE',
       `pull request ${id} is ${V2_ENTRY_STATES[found.entry.state]}, not in its queue`,
     );
+}
+
+/**
+ * A write to a live entry: the engine decides on the committed copy, so an entry that concluded
+ * meanwhile is 409 PR_NOT_IN_ACTIVE_STATE there too, and one being merged cannot restart (422).
+ */
+async function liveWrite(id: string, write: () => Promise<unknown>): Promise<void> {
+  try {
+    await write();
+  } catch (error) {
+    if (error instanceof EngineRejection && error.kind === 'invalid')
+      throw new V2Error(409, 'PR_NOT_IN_ACTIVE_STATE', `pull request ${id}: ${error.message}`);
+    if (error instanceof EngineRejection && error.kind === 'conflict')
+      throw new V2Error(422, 'PR_TESTS_NOT_RESTARTABLE', `pull request ${id}: ${error.message}`);
+    throw error;
+  }
 }
 
 /** A transition of the store as Trunk's QueueEntryStateTransition. */
@@ -202,13 +218,13 @@ export function pullRequestHandlers(ctx: V2Context): Partial<Record<V2OperationI
           'PR_TESTS_NOT_RESTARTABLE',
           `pull request ${id} is ${V2_ENTRY_STATES[found.entry.state]}: only testing or pendingFailure entries restart`,
         );
-      await service.restart(found.queue, found.prNumber);
+      await liveWrite(id, () => service.restart(found.queue, found.prNumber));
       return present(found.queue, found.prNumber);
     },
     async 'pullRequests.dequeue'({ org, id }) {
       const found = await ctx.pullRequest(org, id);
       requireActive(found, id);
-      await service.cancel(found.queue, found.prNumber);
+      await liveWrite(id, () => service.cancel(found.queue, found.prNumber));
       return present(found.queue, found.prNumber);
     },
     async 'pullRequests.queueEntryHistory'({ org, id, query }) {

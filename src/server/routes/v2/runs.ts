@@ -201,7 +201,7 @@ export function runHandlers(ctx: V2Context): Partial<Record<V2OperationId, V2Han
     async 'mergeQueues.listTestingResults'({ org, id, query }) {
       const queue = await ctx.queue(org, id);
       const since = Date.parse(query.since as string);
-      const until = query.until === undefined ? Date.now() : Date.parse(query.until as string);
+      const until = query.until === undefined ? ctx.now() : Date.parse(query.until as string);
       if (until < since) throw validationFailed('until: must not be before since');
       if (until - since > 45 * DAY_MS) throw validationFailed('since/until: the window is at most 45 days');
       const results = queue.model.runs

@@ -57,10 +57,10 @@ export function targetAndMetricHandlers(ctx: V2Context): Partial<Record<V2Operat
         await ctx.repository(org, query.repositoryId as string);
         queues = queues.filter((q) => repositoryId(org, q.repo) === query.repositoryId);
       }
-      return new V2Text(renderMetrics(queues, Date.now()), METRICS_CONTENT_TYPE);
+      return new V2Text(renderMetrics(queues, ctx.now()), METRICS_CONTENT_TYPE);
     },
     async 'mergeQueues.metrics'({ org, id }) {
-      return new V2Text(renderMetrics([await ctx.queue(org, id)], Date.now()), METRICS_CONTENT_TYPE);
+      return new V2Text(renderMetrics([await ctx.queue(org, id)], ctx.now()), METRICS_CONTENT_TYPE);
     },
   };
 }
