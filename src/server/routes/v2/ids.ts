@@ -29,8 +29,20 @@ export function repositoryId(org: string, repo: Repo): string {
   return uuidOf('repository', repoParts(org, repo));
 }
 
+/** Ids made so far (a digest per PR per read of a long list adds up); emptied when it grows past its cap. */
+const prIdMemo = new Map<string, string>();
+const PR_ID_MEMO_MAX = 100_000;
+
 export function pullRequestId(org: string, repo: Repo, prNumber: number): string {
-  return uuidOf('pull-request', [...repoParts(org, repo), String(prNumber)]);
+  const parts = [...repoParts(org, repo), String(prNumber)];
+  const key = parts.join('\0');
+  let id = prIdMemo.get(key);
+  if (id === undefined) {
+    if (prIdMemo.size >= PR_ID_MEMO_MAX) prIdMemo.clear();
+    id = uuidOf('pull-request', parts);
+    prIdMemo.set(key, id);
+  }
+  return id;
 }
 
 /** The ids of the PRs of one queue version (models are replaced, never changed: cached per model). */

@@ -74,6 +74,25 @@ function checked(schema: z.ZodType | null, raw: unknown, where: string): Record<
   return (parsed.data ?? {}) as Record<string, unknown>;
 }
 
+/** Valid query strings as parsed, per operation: a list read again and again is parsed once. */
+const parsedQueries = new Map<V2RouteDef, Map<string, Record<string, unknown>>>();
+const PARSED_QUERIES_MAX = 256;
+
+function checkedQuery(def: V2RouteDef, request: FastifyRequest): Record<string, unknown> {
+  if (!def.query) return {};
+  const at = request.url.indexOf('?');
+  const raw = at < 0 ? '' : request.url.slice(at + 1);
+  let seen = parsedQueries.get(def);
+  if (!seen) parsedQueries.set(def, (seen = new Map()));
+  let query = seen.get(raw);
+  if (!query) {
+    query = checked(def.query, request.query, 'query');
+    if (seen.size >= PARSED_QUERIES_MAX) seen.clear();
+    seen.set(raw, query);
+  }
+  return query;
+}
+
 export async function mountV2(app: FastifyInstance, options: V2Options): Promise<void> {
   const ctx = new V2Context(options.service, options.links, options.now);
   const handlers: Partial<Record<V2OperationId, V2Handler>> = {
@@ -137,7 +156,7 @@ export async function mountV2(app: FastifyInstance, options: V2Options): Promise
           url: def.path,
           handler: async (request: FastifyRequest, reply: FastifyReply) => {
             await authenticate(request);
-            const query = checked(def.query, request.query, 'query');
+            const query = checkedQuery(def, request);
             const body = checked(def.body, request.body, 'body');
             for (const permission of permissionsOf(def, body)) {
               if (options.permits && !(await options.permits(request, permission)))

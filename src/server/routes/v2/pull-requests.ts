@@ -17,7 +17,7 @@ import { V2Error, validationFailed } from './errors.js';
 import { pullRequestId, repositoryId } from './ids.js';
 import { pageOf } from './paging.js';
 import { presentPullRequest } from './present.js';
-import type { V2Handler } from './types.js';
+import { jsonText, PerModelCache, type V2Handler } from './types.js';
 
 /** The priority of a body: priorityValue, or a known priorityName (any case). */
 function priorityOf(body: Record<string, unknown>): PriorityInput | undefined {
@@ -86,6 +86,39 @@ export function pullRequestHandlers(ctx: V2Context): Partial<Record<V2OperationI
   const present = (queue: QueueHandle, prNumber: number, single = true) =>
     presentPullRequest(service.registry.current(queue), prNumber, links, single);
 
+  /** A page of the queue's PRs, most recently enqueued first. */
+  const listPage = (queue: QueueHandle, query: Record<string, unknown>) => {
+    const states = query.state as V2EntryState[] | undefined;
+    const after = query.concludedAfter === undefined ? undefined : Date.parse(query.concludedAfter as string);
+    const before =
+      query.concludedBefore === undefined ? undefined : Date.parse(query.concludedBefore as string);
+    const current = new Map<number, Entry>();
+    for (const e of queue.model.entries) {
+      const held = current.get(e.prNumber);
+      if (!held || (isTerminal(held.state) && (!isTerminal(e.state) || e.seq > held.seq)))
+        current.set(e.prNumber, e);
+    }
+    const entries = [...current.values()]
+      .filter((e) => !states || states.includes(V2_ENTRY_STATES[e.state]))
+      .filter((e) => {
+        if (after === undefined && before === undefined) return true;
+        if (e.concludedAt === null) return false;
+        return (
+          (after === undefined || e.concludedAt >= after) && (before === undefined || e.concludedAt <= before)
+        );
+      })
+      // Most recently enqueued first.
+      .sort((a, b) => b.submittedAt - a.submittedAt || b.seq - a.seq);
+    return pageOf(
+      entries,
+      (e) => String(e.prNumber),
+      (e) => present(queue, e.prNumber, false),
+      `listPullRequests:${queue.id}`,
+      query,
+    );
+  };
+  const listCache = new PerModelCache();
+
   /** Numbered history rows, oldest first (the number is the cursor's key: history only grows). */
   const historyOf = async (found: FoundPr) =>
     (await service.history(found.queue, found.prNumber)).map((t, i) => ({ t, i }));
@@ -117,36 +150,8 @@ export function pullRequestHandlers(ctx: V2Context): Partial<Record<V2OperationI
     },
     async 'mergeQueues.listPullRequests'({ org, id, query }) {
       const queue = await ctx.queue(org, id);
-      const states = query.state as V2EntryState[] | undefined;
-      const after =
-        query.concludedAfter === undefined ? undefined : Date.parse(query.concludedAfter as string);
-      const before =
-        query.concludedBefore === undefined ? undefined : Date.parse(query.concludedBefore as string);
-      const current = new Map<number, Entry>();
-      for (const e of queue.model.entries) {
-        const held = current.get(e.prNumber);
-        if (!held || (isTerminal(held.state) && (!isTerminal(e.state) || e.seq > held.seq)))
-          current.set(e.prNumber, e);
-      }
-      const entries = [...current.values()]
-        .filter((e) => !states || states.includes(V2_ENTRY_STATES[e.state]))
-        .filter((e) => {
-          if (after === undefined && before === undefined) return true;
-          if (e.concludedAt === null) return false;
-          return (
-            (after === undefined || e.concludedAt >= after) &&
-            (before === undefined || e.concludedAt <= before)
-          );
-        })
-        // Most recently enqueued first.
-        .sort((a, b) => b.submittedAt - a.submittedAt || b.seq - a.seq);
-      return pageOf(
-        entries,
-        (e) => String(e.prNumber),
-        (e) => present(queue, e.prNumber, false),
-        `listPullRequests:${queue.id}`,
-        query,
-      );
+      // Answered once per queue version and query: a long list is read far more often than it changes.
+      return listCache.get(queue.model, JSON.stringify(query), () => jsonText(listPage(queue, query)));
     },
     async 'pullRequests.resolveByCoordinates'({ org, query }) {
       const numbers = query.number as number[] | undefined;

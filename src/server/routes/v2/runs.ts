@@ -18,7 +18,7 @@ import type { V2Context } from './context.js';
 import { V2Error, validationFailed } from './errors.js';
 import { pullRequestId } from './ids.js';
 import { pageOf } from './paging.js';
-import type { V2Handler } from './types.js';
+import { jsonText, PerModelCache, type V2Handler } from './types.js';
 
 const DAY_MS = 86_400_000;
 const IN_RUN = new Set(['testing', 'tests_passed', 'pending_failure']);
@@ -74,47 +74,53 @@ export function presentRun(ctx: V2Context, queue: QueueHandle, run: TestRun) {
   };
 }
 
+/** The order the engine considers the queue's PRs in (Trunk's MergeQueueOrder). */
+function orderOf(ctx: V2Context, queue: QueueHandle) {
+  const { config } = queue.model;
+  const active = activeEntries(queue.model);
+  const batches = new Map<string, Entry[]>();
+  for (const e of active) {
+    if (!IN_RUN.has(e.state) || e.testRunId === null) continue;
+    const list = batches.get(e.testRunId) ?? [];
+    list.push(e);
+    batches.set(e.testRunId, list);
+  }
+  const runs = new Map(queue.model.runs.map((r) => [r.id, r] as const));
+  const pending = active.filter((e) => e.state === 'pending');
+  const size = config.batch ? Math.max(1, config.batchingMinSize) : 1;
+  return {
+    mode: V2_MODES[config.mode],
+    queueState: V2_QUEUE_STATES[config.state],
+    batchingEnabled: config.batch,
+    isolationResolved: true,
+    hasCycle: false,
+    batches: [...batches].map(([runId, entries]) => ({
+      verificationRunId: runId,
+      state: V2_ENTRY_STATES[entries[0]!.state],
+      isBisection: runs.get(runId)?.isBisection ?? false,
+      pullRequests: entries.map((e) => queuedPr(ctx, queue, e)),
+    })),
+    pending: pending.map((e, i) => ({
+      pullRequest: queuedPr(ctx, queue, e),
+      schedulability: 'schedulable' as const,
+      predictedBatch: Math.floor(i / size) + 1,
+      directlyAhead: [],
+      heldBy: [],
+    })),
+    awaitingAdmission: [],
+    awaitingAdmissionTotal: 0,
+  };
+}
+
 /** Newest first: by start, then start order. */
 const newestFirst = (a: TestRun, b: TestRun) => b.startedAt - a.startedAt || b.seq - a.seq;
 
 export function runHandlers(ctx: V2Context): Partial<Record<V2OperationId, V2Handler>> {
+  const orderCache = new PerModelCache(1);
   return {
     async 'mergeQueues.order'({ org, id }) {
       const queue = await ctx.queue(org, id);
-      const { config } = queue.model;
-      const active = activeEntries(queue.model);
-      const batches = new Map<string, Entry[]>();
-      for (const e of active) {
-        if (!IN_RUN.has(e.state) || e.testRunId === null) continue;
-        const list = batches.get(e.testRunId) ?? [];
-        list.push(e);
-        batches.set(e.testRunId, list);
-      }
-      const runs = new Map(queue.model.runs.map((r) => [r.id, r] as const));
-      const pending = active.filter((e) => e.state === 'pending');
-      const size = config.batch ? Math.max(1, config.batchingMinSize) : 1;
-      return {
-        mode: V2_MODES[config.mode],
-        queueState: V2_QUEUE_STATES[config.state],
-        batchingEnabled: config.batch,
-        isolationResolved: true,
-        hasCycle: false,
-        batches: [...batches].map(([runId, entries]) => ({
-          verificationRunId: runId,
-          state: V2_ENTRY_STATES[entries[0]!.state],
-          isBisection: runs.get(runId)?.isBisection ?? false,
-          pullRequests: entries.map((e) => queuedPr(ctx, queue, e)),
-        })),
-        pending: pending.map((e, i) => ({
-          pullRequest: queuedPr(ctx, queue, e),
-          schedulability: 'schedulable' as const,
-          predictedBatch: Math.floor(i / size) + 1,
-          directlyAhead: [],
-          heldBy: [],
-        })),
-        awaitingAdmission: [],
-        awaitingAdmissionTotal: 0,
-      };
+      return orderCache.get(queue.model, 'order', () => jsonText(orderOf(ctx, queue)));
     },
     async 'mergeQueues.graph'({ org, id, query }) {
       const queue = await ctx.queue(org, id);

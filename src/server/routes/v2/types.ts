@@ -21,3 +21,30 @@ export class V2Text {
     readonly contentType: string,
   ) {}
 }
+
+/** Answers kept per queue version (models are replaced, never changed), by request: at most `max` a version. */
+export class PerModelCache {
+  private readonly byModel = new WeakMap<object, Map<string, V2Text>>();
+
+  constructor(private readonly max = 32) {}
+
+  get(model: object, key: string, make: () => V2Text): V2Text {
+    let answers = this.byModel.get(model);
+    if (!answers) {
+      answers = new Map();
+      this.byModel.set(model, answers);
+    }
+    let answer = answers.get(key);
+    if (!answer) {
+      answer = make();
+      if (answers.size >= this.max) answers.clear();
+      answers.set(key, answer);
+    }
+    return answer;
+  }
+}
+
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** A JSON answer serialized once (kept in a PerModelCache). */
+export const jsonText = (value: unknown) => new V2Text(Buffer.from(JSON.stringify(value)), JSON_TYPE);
