@@ -43,6 +43,22 @@ describe('v2: auth, ids, errors', () => {
     const unknown = await v2(s, 'GET', '/no-such-thing');
     expect([unknown.status, unknown.body.error.code]).toEqual([404, 'NOT_FOUND']);
     expect(unknown.headers.get('x-request-id')).toBeTruthy();
+    // A body that is not JSON, or a key Trunk does not define, is Trunk's 400 in Trunk's envelope.
+    const res2 = await fetch(`${s.url.replace(/\/v1$/, '')}/v2/merge-queues`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' },
+      body: '{"repositoryId":',
+    });
+    expect([res2.status, ((await res2.json()) as { error: { code: string } }).error.code]).toEqual([
+      400,
+      'VALIDATION_FAILED',
+    ]);
+    const extra = await v2(s, 'POST', '/merge-queues', {
+      repositoryId: '00000000-0000-4000-8000-000000000000',
+      targetBranch: 'main',
+      repo: 'acme/web',
+    });
+    expect([extra.status, extra.body.error.code]).toEqual([400, 'VALIDATION_FAILED']);
   });
 
   it("answers 404 for another organisation's queue, pull request and repository, and changes nothing", async () => {

@@ -28,6 +28,7 @@ export const invalidCursor = () =>
 /** v1 code → v2 code, for the errors the shared services throw. */
 const FROM_V1: Partial<Record<string, V2ErrorCode>> = {
   invalid_request: 'VALIDATION_FAILED',
+  payload_too_large: 'VALIDATION_FAILED',
   unauthorized: 'INVALID_TOKEN',
   not_found: 'NOT_FOUND',
   unknown_endpoint: 'NOT_FOUND',
