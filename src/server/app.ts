@@ -39,7 +39,8 @@ import { flakyHandlers } from './routes/flaky.js';
 import type { OrgRepoPin } from './ownership.js';
 import { repoOwnerProblem } from './routes/repo-bounds.js';
 import { mqHandlers } from './routes/mq.js';
-import { requirePermission } from './permissions.js';
+import { hasPermission, requirePermission } from './permissions.js';
+import { mountV2 } from './routes/v2/mount.js';
 import { RawAnswer, type Handler, type Handlers } from './routes/types.js';
 import type { EffectHandler, QueueService, ServerLimits } from './queue/service.js';
 import { builtWebRoot, serveDashboard } from './routes/web.js';
@@ -320,6 +321,27 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   app.get(openApiUrl, (_request, reply) =>
     reply.type(JSON_TYPE).send((openApi ??= JSON.stringify(buildOpenApiDocument(deps.version ?? '0.0.0')))),
   );
+
+  // The v2 API (Trunk's v2 description) over the same queue service: its own auth, envelope and 404s.
+  await mountV2(app, {
+    service,
+    auth,
+    // Scoped tokens: the same permissions as on /v1 (permissions.ts), refused in v2's envelope.
+    permits: (request, permission) => hasPermission(request, permission),
+    links,
+    version: deps.version ?? '0.0.0',
+    now,
+    onRefusal: (request, message) => refusals.set(request, oneLine(message)),
+    onError: (request, error, kind) => {
+      if (kind === 'unavailable') health.markDown('the database is unreachable');
+      if (kind === 'unexpected') request.log.error({ err: error }, 'unexpected error');
+      else
+        request.log.warn(
+          { err: error, reqId: request.id },
+          kind === 'descriptors' ? 'out of file descriptors' : `database ${kind}`,
+        );
+    },
+  });
 
   serveDashboard(app, deps.webRoot === false ? undefined : (deps.webRoot ?? builtWebRoot()));
 

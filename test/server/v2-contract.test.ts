@@ -1,0 +1,165 @@
+// The v2 API against Trunk's published schemas (issue 39): every answer the real server gives in
+// a scenario that calls every v2 operation — successes and errors — validates against the schema
+// Trunk's openapi-v2.json names for it (test/fixtures/trunk/openapi-v2.json, ajv).
+import { describe, expect, it } from 'vitest';
+import { v2Routes, type V2OperationId } from '../../src/contract/v2/routes.js';
+import { serversPerTest } from '../support/hooks.js';
+import type { TestServer } from '../support/server.js';
+import { trunkSchemas, v2, type V2Answer } from '../support/v2.js';
+
+const startServer = serversPerTest();
+const schemas = trunkSchemas();
+
+interface Seen {
+  op: V2OperationId;
+  answer: V2Answer;
+}
+
+/** Polls until `check` holds (the engine moves on its own clock): never a fixed sleep. */
+async function until(what: string, check: () => Promise<boolean>, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe("v2 answers follow Trunk's schemas", () => {
+  it('every operation, successes and errors', async () => {
+    const s: TestServer = await startServer({ sandbox: { testSeconds: 0.2 } });
+    const seen: Seen[] = [];
+    const call = async (op: V2OperationId, path: string, body?: unknown, token?: string | null) => {
+      const answer = await v2(s, v2Routes[op].method, path, body, token);
+      seen.push({ op, answer });
+      return answer;
+    };
+
+    const repo = await call(
+      'repositories.resolveByProviderUrl',
+      `/repositories?providerUrl=${encodeURIComponent('https://github.com/acme/web')}`,
+    );
+    const repositoryId = repo.body.data[0].id as string;
+    await call('repositories.get', `/repositories/${repositoryId}`);
+    const created = await call('mergeQueues.create', '/merge-queues', {
+      repositoryId,
+      targetBranch: 'main',
+      mode: 'queue',
+      concurrency: 2,
+    });
+    expect(created.status).toBe(201);
+    const q = created.body.id as string;
+    await call('mergeQueues.create', '/merge-queues', { repositoryId, targetBranch: 'main' }); // 409
+    await call(
+      'mergeQueues.list',
+      `/merge-queues?repositoryId=${repositoryId}&targetBranch=main&includeTotal=true`,
+    );
+    await call('mergeQueues.get', `/merge-queues/${q}`);
+    await call('mergeQueues.updateConfig', `/merge-queues/${q}/config`, {
+      allowBatching: false,
+      requiredStatuses: ['build', 'test'],
+    });
+    await call('mergeQueues.updateConfig', `/merge-queues/${q}/config`, { batch: true }); // 400
+    await call('mergeQueues.pause', `/merge-queues/${q}/pause`);
+    const pr1 = await call('mergeQueues.submitPullRequest', `/merge-queues/${q}/pull-requests`, {
+      number: 1,
+    });
+    const pr2 = await call('mergeQueues.submitPullRequest', `/merge-queues/${q}/pull-requests`, {
+      number: 2,
+      priorityName: 'high',
+    });
+    await call('mergeQueues.submitPullRequest', `/merge-queues/${q}/pull-requests`, { number: 1 }); // 409
+    await call('mergeQueues.listPullRequests', `/merge-queues/${q}/pull-requests?limit=1&includeTotal=true`);
+    await call('pullRequests.resolveByCoordinates', `/pull-requests?repositoryId=${repositoryId}&number=2,1`);
+    await call(
+      'pullRequests.resolveByCoordinates',
+      `/pull-requests?repositoryId=${repositoryId}&branch=sandbox%2Fpr-1`,
+    );
+    await call('pullRequests.get', `/pull-requests/${pr1.body.id}`);
+    await call('pullRequests.reprioritize', `/pull-requests/${pr2.body.id}/reprioritize`, {
+      priorityValue: 0,
+    });
+    await call('pullRequests.updateQueueEntry', `/pull-requests/${pr2.body.id}/queue-entry`, {
+      allowBatching: false,
+    });
+    await call('pullRequests.restartTests', `/pull-requests/${pr2.body.id}/restart-tests`); // 422: pending
+    await call('mergeQueues.order', `/merge-queues/${q}/order`);
+    await call('mergeQueues.graph', `/merge-queues/${q}/graph?includeImpactedTargets=true`);
+    await call('pullRequests.dequeue', `/pull-requests/${pr2.body.id}/dequeue`);
+    await call('pullRequests.dequeue', `/pull-requests/${pr2.body.id}/dequeue`); // 409
+    await call('impactedTargets.upload', '/impacted-targets', {
+      repositoryId,
+      targetBranch: 'main',
+      sha: pr1.body.sha,
+      number: 1,
+      impactedTargets: ['//web'],
+    });
+    await call('mergeQueues.resume', `/merge-queues/${q}/resume`);
+    await until(
+      '#1 merged',
+      async () => (await v2(s, 'GET', `/pull-requests/${pr1.body.id}`)).body.queueEntry.state === 'merged',
+    );
+    const runs = await call('mergeQueues.listVerificationRuns', `/merge-queues/${q}/verification-runs`);
+    expect(runs.body.data.length).toBeGreaterThan(0);
+    await call('mergeQueueVerificationRuns.get', `/merge-queue-verification-runs/${runs.body.data[0].id}`);
+    await call('mergeQueueVerificationRuns.get', '/merge-queue-verification-runs/nope'); // 404
+    await call('pullRequests.listVerificationRuns', `/pull-requests/${pr1.body.id}/verification-runs`);
+    await call(
+      'mergeQueues.listTestingResults',
+      `/merge-queues/${q}/testing-results?since=${new Date(Date.now() - 3_600_000).toISOString()}`,
+    );
+    await call(
+      'pullRequests.queueEntryHistory',
+      `/pull-requests/${pr1.body.id}/queue-entry-history?direction=newest`,
+    );
+    await call(
+      'pullRequests.queueEntryHistoryBatch',
+      `/queue-entry-history?pullRequestIds=${pr1.body.id},${pr2.body.id}`,
+    );
+    await call('mergeQueues.organizationMetrics', `/merge-queues/metrics?repositoryId=${repositoryId}`);
+    await call('mergeQueues.metrics', `/merge-queues/${q}/metrics`);
+    await call('mergeQueues.switchModes', `/merge-queues/${q}/switch-modes`, { mode: 'graph' });
+    await call('mergeQueues.drain', `/merge-queues/${q}/drain`);
+    await call('mergeQueues.get', `/merge-queues/${q}`, undefined, null); // 401
+    await call('mergeQueues.get', '/merge-queues/unknown'); // 404
+    await call('pullRequests.get', '/pull-requests/not-a-uuid'); // 400
+    await until('the queue settled', async () => {
+      const a = await v2(s, 'GET', `/merge-queues/${q}`);
+      return a.body.mode === 'graph' || a.body.state !== 'switchingModes';
+    });
+    const deleted = await call('mergeQueues.delete', `/merge-queues/${q}`);
+    expect(deleted.status).toBe(204);
+
+    // Every operation of the table was called, and every answer is what Trunk's schemas say.
+    expect(new Set(seen.map((x) => x.op))).toEqual(new Set(Object.keys(v2Routes)));
+    const problems: string[] = [];
+    for (const { op, answer } of seen) {
+      const def = v2Routes[op];
+      if (answer.status >= 400) {
+        problems.push(
+          ...schemas.validate('ErrorResponse', answer.body).map((p) => `${op} ${answer.status}: ${p}`),
+        );
+        continue;
+      }
+      expect(answer.status, `${op}: ${JSON.stringify(answer.body)}`).toBe(def.status);
+      if (def.response === null) expect(answer.body, op).toBeUndefined();
+      else problems.push(...schemas.validate(def.response, answer.body).map((p) => `${op}: ${p}`));
+      expect(answer.headers.get('x-request-id'), op).toBeTruthy();
+    }
+    expect(problems).toEqual([]);
+    // The errors met on the way carry Trunk's codes.
+    const codes = seen
+      .filter((x) => x.answer.status >= 400)
+      .map((x) => `${x.answer.status} ${x.answer.body.error.code}`);
+    expect(codes).toEqual([
+      '409 QUEUE_ALREADY_EXISTS',
+      '400 VALIDATION_FAILED',
+      '409 PR_ALREADY_ENQUEUED',
+      '422 PR_TESTS_NOT_RESTARTABLE',
+      '409 PR_NOT_IN_ACTIVE_STATE',
+      '404 VERIFICATION_RUN_NOT_FOUND',
+      '401 AUTHENTICATION_REQUIRED',
+      '404 MERGE_QUEUE_NOT_FOUND',
+      '400 VALIDATION_FAILED',
+    ]);
+  });
+});
