@@ -174,7 +174,7 @@ export default class Serve extends Command {
     }
 
     // Loaded lazily like the server itself (a small module: only the parsing).
-    const { conflictingPins, parseOrgRepoPin } = await import('../server/ownership.js');
+    const { conflictingPins, parseOrgRepoPin } = await import('../server/access/ownership.js');
     let orgRepos: ReturnType<typeof parseOrgRepoPin>[] = [];
     try {
       orgRepos = (flags['org-repos'] ?? []).map(parseOrgRepoPin);

@@ -21,7 +21,7 @@ import {
 } from '../contract/index.js';
 import type { ForgeDriver } from '../forge/types.js';
 import type { Store } from '../store/index.js';
-import type { TokenAuth } from './auth.js';
+import type { TokenAuth } from './access/auth.js';
 import { composeServer } from './compose.js';
 import { badRequest, httpAnswerOf, oneLine, unauthorized } from './errors.js';
 import {
@@ -36,10 +36,10 @@ import {
 } from './http.js';
 import type { HealthOptions } from './health.js';
 import { flakyHandlers } from './routes/flaky.js';
-import type { OrgRepoPin } from './ownership.js';
+import type { OrgRepoPin } from './access/ownership.js';
 import { repoOwnerProblem } from './routes/repo-bounds.js';
 import { mqHandlers } from './routes/mq.js';
-import { hasPermission, requirePermission } from './permissions.js';
+import { hasPermission, requirePermission } from './access/permissions.js';
 import { mountV2 } from './routes/v2/mount.js';
 import { RawAnswer, type Handler, type Handlers } from './routes/types.js';
 import type { EffectHandler, QueueService, ServerLimits } from './queue/service.js';

@@ -4,7 +4,7 @@ export { QueueService, type EffectHandler, type QueueServiceOptions } from './qu
 export type { QueueHandle } from './queue/handle.js';
 export { normaliseRepo } from './queue/keys.js';
 export { composeServer, type ServerParts } from './compose.js';
-export { TokenAuth } from './auth.js';
+export { TokenAuth } from './access/auth.js';
 export { ApiError, HttpError } from './errors.js';
 export { RawAnswer, type Handler, type Handlers, type RequestContext } from './routes/types.js';
 export { flakyHandlers, requireOrg, type FlakyHandlers } from './routes/flaky.js';

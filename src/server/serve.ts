@@ -7,7 +7,7 @@
  */
 import type { ForgeDescription } from '../forge/types.js';
 import type { LogLevel } from './app.js';
-import type { OrgRepoPin } from './ownership.js';
+import type { OrgRepoPin } from './access/ownership.js';
 
 export interface ServeOptions {
   host: string;

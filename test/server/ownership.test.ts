@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { conflictingPins, parseOrgRepoPin, pinMatches } from '../../src/server/ownership.js';
+import { conflictingPins, parseOrgRepoPin, pinMatches } from '../../src/server/access/ownership.js';
 
 describe('--org-repos values', () => {
   it('reads ORG=host/owner/name with * for a whole segment, lower-casing the repository', () => {

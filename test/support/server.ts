@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { buildServer, type ServerDeps } from '../../src/server/index.js';
-import { parseOrgRepoPin } from '../../src/server/ownership.js';
+import { parseOrgRepoPin } from '../../src/server/access/ownership.js';
 import { Replicas } from '../../src/server/queue/replicas.js';
 import type { GitSettings } from '../../src/forge/git/description.js';
 import type { SandboxOutcomes } from '../../src/forge/sandbox/index.js';

@@ -6,7 +6,7 @@
 import { isoTime, type Repo } from '../../contract/index.js';
 import type { StoredQueue } from '../../store/index.js';
 import { badRequest, notFound, ofTokenOrg } from '../errors.js';
-import type { RepoOwners } from '../ownership.js';
+import type { RepoOwners } from '../access/ownership.js';
 import type { QueueHandle } from './handle.js';
 import { describeRepo, normaliseRepo, queueKey } from './keys.js';
 

@@ -33,7 +33,7 @@ import {
 } from '../../store/index.js';
 import type { RiskSubmissionFacts } from '../../store/index.js';
 import { badRequest, conflict, forgeUnavailable, notFound, ofTokenOrg, tooMany } from '../errors.js';
-import type { RepoOwners } from '../ownership.js';
+import type { RepoOwners } from '../access/ownership.js';
 import { neverSubmitted, QueueAnswers, type PrSelector } from './answers.js';
 import type { QueueHandle, ReplicaView } from './handle.js';
 import type { EventLog } from './history.js';

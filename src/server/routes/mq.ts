@@ -11,7 +11,7 @@ import {
 } from '../../contract/index.js';
 import { findEntry, isTerminal, type ConfigPatch, type TestRun } from '../../engine/index.js';
 import { ALL_PERMISSIONS } from '../../contract/permissions.js';
-import { hasPermission, requireSubmitPermissions } from '../permissions.js';
+import { hasPermission, requireSubmitPermissions } from '../access/permissions.js';
 import { badRequest, notFound, ofTokenOrg } from '../errors.js';
 import { METRICS_CONTENT_TYPE, renderMetrics } from '../queue/metrics.js';
 import type { Links } from '../links.js';

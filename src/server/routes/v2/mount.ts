@@ -14,7 +14,7 @@ import {
   type V2RouteDef,
 } from '../../../contract/v2/routes.js';
 import { V2_PREFIX } from '../../../contract/v2/schemas.js';
-import type { TokenAuth } from '../../auth.js';
+import type { TokenAuth } from '../../access/auth.js';
 import type { Links } from '../../links.js';
 import type { QueueService } from '../../queue/service.js';
 import { describeRequestError } from '../../http.js';

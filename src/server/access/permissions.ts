@@ -6,9 +6,9 @@
  * message starts with INSUFFICIENT_PERMISSIONS and names the permission.
  */
 import type { FastifyRequest } from 'fastify';
-import { DEFAULT_PRIORITY, PRIORITY_NAMES, resolvePriority, type PriorityInput } from '../contract/mq.js';
-import { insufficientPermissionsMessage, type Permission } from '../contract/permissions.js';
-import { ApiError } from './errors.js';
+import { DEFAULT_PRIORITY, PRIORITY_NAMES, resolvePriority, type PriorityInput } from '../../contract/mq.js';
+import { insufficientPermissionsMessage, type Permission } from '../../contract/permissions.js';
+import { ApiError } from '../errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

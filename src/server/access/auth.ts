@@ -1,7 +1,7 @@
 /** Token authentication of API requests: hashes looked up, re-read when another process changes them, last use recorded. */
 import { hash, timingSafeEqual } from 'node:crypto';
-import type { Permission } from '../contract/permissions.js';
-import type { StoredToken, Store } from '../store/index.js';
+import type { Permission } from '../../contract/permissions.js';
+import type { StoredToken, Store } from '../../store/index.js';
 
 /** Who a token is: its organisation and what it may change. */
 export interface TokenIdentity {

@@ -1,6 +1,6 @@
 /** Which organisation owns each repository (`serve --org-repos` pins, first claims recorded). */
-import { repoKey, type Repo } from '../contract/index.js';
-import type { Store } from '../store/index.js';
+import { repoKey, type Repo } from '../../contract/index.js';
+import type { Store } from '../../store/index.js';
 
 /**
  * `serve --org-repos ORG=host/owner/name`: repositories pinned to an organisation; `*` matches one
