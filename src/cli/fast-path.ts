@@ -1,5 +1,5 @@
 /**
- * The CLI's start-up fast path (issue 27 item 12): `railyard --version` and `railyard <command>
+ * The CLI's start-up fast path: `railyard --version` and `railyard <command>
  * --help` answered without loading @oclif/core, whose index and `Config.load` are most of a
  * start-up. `bin/run.js` asks `fastOutput(argv)` first and runs oclif whenever it answers undefined.
  *

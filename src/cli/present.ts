@@ -34,7 +34,7 @@ export function describePr(pr: SubmittedPullRequest): Record<string, unknown> {
     priority: `${pr.priorityName} (${pr.priorityValue})`,
     inQueue: pr.isCurrentlySubmittedToQueue,
     testRunId: pr.testRunId,
-    // The server's estimate (issue 22, an extension): absent from Trunk and from PRs not yet estimated.
+    // The server's estimate (an extension): absent from Trunk and from PRs not yet estimated.
     riskEstimate: typeof pr.riskEstimate === 'number' ? riskText(pr.riskEstimate) : undefined,
     readiness: pr.readiness
       ? `base matches: ${pr.readiness.doesBaseBranchMatch}, mergeability: ${pr.readiness.gitHubMergeability}` +

@@ -33,7 +33,7 @@ export function looseInt(min: number, max: number) {
 export const NonEmptyString = z.string().trim().min(1);
 
 /**
- * Bounds of a repository's names (decisions.md, "Round 3"): a DNS host name; GitHub's own limits
+ * Bounds of a repository's names (docs/decisions.md): a DNS host name; GitHub's own limits
  * for an account and a repository name. A GitLab owner is a namespace path (`group/subgroup`) of up
  * to 255 characters: the schema takes the widest bound any forge allows, and the server holds each
  * owner to the bound of the forge serving its host (`Forge.ownerMaxLength`, REPO_OWNER_MAX unless

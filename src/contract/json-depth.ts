@@ -1,5 +1,5 @@
 /**
- * The JSON nesting bound of every request body (decisions.md, "Round 3": deeper than 64 is refused
+ * The JSON nesting bound of every request body (docs/decisions.md: deeper than 64 is refused
  * at once). `JSON.parse` of 20 MiB of `[[[[…` took 7.8 s on the server's only request thread, so
  * the depth is measured first by one linear pass over the raw text that skips strings (and their
  * escapes), and a body nested too deep is never handed to the parser. No field of the contract is

@@ -52,7 +52,7 @@ export const FlakyPolicy = looseEnum(FLAKY_POLICIES);
 const extension = <T extends z.ZodType>(schema: T, description: string): T =>
   schema.meta({ 'x-railyard-extension': true, description });
 
-/** The flaky-aware queue settings (Railyard extensions, docs/decisions.md "Round 3"), as updateQueue accepts them. */
+/** The flaky-aware queue settings (Railyard extensions, docs/decisions.md), as updateQueue accepts them. */
 const FlakySettingsInput = {
   flakyPolicy: extension(FlakyPolicy.optional(), 'Which failing tests do not fail a test run: off, ignore_quarantined, ignore_flaky'),
   flakyReportGraceSeconds: extension(

@@ -2,7 +2,7 @@
  * The working set of a step: the part of a queue model the rules can read or change. A queue keeps
  * every PR it ever had (concluded ones for its history and answers) and every run; the rules pass
  * over entries and runs several times per step, so a step on a queue with a long history cost time
- * in proportion to that history (issue 25: 20,000 concluded PRs made each submit cost ~15 ms and
+ * in proportion to that history (20,000 concluded PRs made each submit cost ~15 ms and
  * the API stopped answering). `step` runs the rules on the working set and puts the result back
  * in place, so the cost of a step follows the PRs in the queue, not the PRs it ever held.
  *

@@ -1,6 +1,6 @@
 /**
  * Whether a change touches a test (the flake-aware merge queue never ignores or retries a failure
- * of a test whose file a PR of the run changes, issue 22): the test's file, else a path-like
+ * of a test whose file a PR of the run changes): the test's file, else a path-like
  * classname, compared with the changed paths (either may be relative to a subdirectory). Unknown
  * changes, or a test without a path, count as changed: the safe answer.
  */

@@ -35,7 +35,7 @@ export const RESULTS_PER_PIECE = 2_000;
  * An outcome as it crosses from a worker thread: the results as JSON text, RESULTS_PER_PIECE to a
  * piece. Strings cross whole (a copy of their bytes) and the receiving thread parses one piece at a
  * time between its other work; 200,000 result objects crossing as objects were rebuilt on the
- * request thread in one go (~300 ms with the garbage they made, issue 26 item 5).
+ * request thread in one go (~300 ms with the garbage they made).
  */
 export type PackedOutcome = { ok: true; pieces: string[] } | { ok: false; error: string };
 

@@ -291,7 +291,7 @@ function failedAttempt(node: Node, kind: 'failure' | 'error'): Attempt {
   return { outcome: 'failed', kind, message: attr(node, 'message'), text: textOf(node) };
 }
 
-/** Test names, classnames, file paths and suite paths longer than this many UTF-8 bytes are cut (decisions "Round 3"). */
+/** Test names, classnames, file paths and suite paths longer than this many UTF-8 bytes are cut (docs/decisions.md). */
 export const MAX_NAME_BYTES = 4096;
 const ELLIPSIS = '\u2026';
 

@@ -67,7 +67,7 @@ export interface ForgePrFacts extends PrFacts {
 /** The facts of pull requests. */
 export interface Source {
   /**
-   * The longest `repo.owner` this forge has on `host` (decisions "Round 3"): unset means
+   * The longest `repo.owner` this forge has on `host` (docs/decisions.md): unset means
    * REPO_OWNER_MAX (39, GitHub's); GitLab widens it to REPO_NAMESPACE_MAX (a namespace path).
    */
   ownerMaxLength?(host: string): number;
@@ -88,7 +88,7 @@ export interface Source {
    */
   landingState?(repo: Repo, prNumber: number, facts: PrFacts, targetBranch: string): Promise<PrLandingState>;
   /**
-   * What the PR changes against `targetBranch` (issue 22, the server's riskEstimate): the paths it
+   * What the PR changes against `targetBranch` (the server's riskEstimate): the paths it
    * touches and its size (lines added plus removed). Optional: without it the risk model uses the
    * PR's impacted targets as its paths and a size of 0; null when it cannot be told.
    */
@@ -118,7 +118,7 @@ export interface Builder {
   describeFailure?(queue: DriverQueue, run: TestRun, error: unknown): Promise<string | undefined>;
   /**
    * The files the PRs of a built test commit change against the target (the flake-aware verdict
-   * never ignores a failing test whose file a PR changes, issue 22); null when it cannot be told.
+   * never ignores a failing test whose file a PR changes); null when it cannot be told.
    * Without it every failing test counts as changed by the PR (nothing is ignored or retried).
    */
   changedFiles?(queue: DriverQueue, run: TestRun, sha: string): Promise<string[] | null>;
@@ -158,7 +158,7 @@ export interface Ci {
    * nothing read yet): what `getMergeQueueTestingDetails` shows while it tests.
    */
   progress?(queue: DriverQueue, run: TestRun): Record<string, 'success' | 'failure' | 'pending'> | null;
-  /** A driver that runs checks and reads their test reports gets the flaky-test data here (issue 22). */
+  /** A driver that runs checks and reads their test reports gets the flaky-test data here. */
   useTestResults?(sink: TestResultsSink): void;
 }
 

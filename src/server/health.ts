@@ -1,5 +1,5 @@
 /**
- * What `GET /v1/status` says about the database (issue 26, item 13): it answered "All systems
+ * What `GET /v1/status` says about the database: it answered "All systems
  * operational" while PostgreSQL was down and every other request got 503. The answer comes from a
  * cached probe (`select 1`), never from a query made for the status request itself: a monitor
  * asking every second costs one probe per `intervalMs` at most, and a database that hangs makes

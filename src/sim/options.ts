@@ -41,7 +41,7 @@ export interface SimOptions {
   maxPrs: number | null;
 }
 
-/** The flaky-aware queue's inputs (docs/decisions.md "Round 3", "Simulator flags"); absent = off. */
+/** The flaky-aware queue's inputs (docs/decisions.md, "Simulator flags"); absent = off. */
 export interface FlakySimOptions {
   /** C: share of flaky failures whose failing test is known (quarantined, with flake history). */
   quarantineCoverage?: number;

@@ -1,5 +1,5 @@
 /**
- * How the failing tests of a merge-queue test run read for people (issue 22): what the flaky-test
+ * How the failing tests of a merge-queue test run read for people: what the flaky-test
  * data said of each and whether the flake-aware verdict ignored it. Shared by `railyard mq status`,
  * `railyard mq logs` and the dashboard (no oclif, no Node-only modules).
  */

@@ -1,6 +1,6 @@
 // The queue's settings on its page: what getQueue says, editable in place and saved through
 // updateQueue (only the fields changed are sent). Trunk's settings first, then Railyard's
-// flake-aware and risk-aware extensions (issue 22: flakyPolicy, flakyReportGraceSeconds,
+// flake-aware and risk-aware extensions (flakyPolicy, flakyReportGraceSeconds,
 // flakyRetries, probationThreshold), each with a one-line hint of what it does.
 import { useState } from 'preact/hooks';
 import { api, mayChange, type GetQueueResponse, type Repo } from './api.js';

@@ -84,7 +84,7 @@ export default class Logs extends BaseCommand {
     if (details.retryOf)
       lines.push(`  a retry of run ${details.retryOf} (it failed only on tests with flake history)`);
     if (details.failingTests?.length) {
-      // What failed, test by test, from the results uploaded for the test commit (issue 22).
+      // What failed, test by test, from the results uploaded for the test commit.
       const { failingTestLine } = await import('../../watch/failing-tests.js');
       lines.push(`  failing tests (${details.failingTests.length}):`);
       for (const t of details.failingTests) lines.push(`    ${failingTestLine(t)}`);

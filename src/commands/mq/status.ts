@@ -39,7 +39,7 @@ export default class Status extends BaseCommand {
     const { renderRecord } = await import('../../cli/render.js');
     const view = describePr(pr);
     if (pr.testRunId) {
-      // The failing tests of its run (issue 22): from the results CI uploaded for the test commit.
+      // The failing tests of its run: from the results CI uploaded for the test commit.
       const details = await client
         .call('getMergeQueueTestingDetails', { repo, targetBranch: flags.branch, testRunId: pr.testRunId })
         .catch(() => undefined);

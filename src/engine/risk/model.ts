@@ -3,7 +3,7 @@
  * own history (no external service). A logistic regression over the facts the queue holds about a
  * PR — its author, the paths (or impacted targets) it touches, its size, how often those paths
  * failed recently, and the PR's own earlier runs — fitted one outcome at a time with AdaGrad and
- * a little L2. `estimate` gives `riskEstimate` (docs/decisions.md "Round 3"); `probationThreshold`
+ * a little L2. `estimate` gives `riskEstimate` (docs/decisions.md); `probationThreshold`
  * compares against it (engine/rules/probation.ts).
  *
  * Pure and deterministic (no clock, no randomness, no I/O): the same outcomes in the same order

@@ -1,6 +1,6 @@
 /**
- * Flake-aware verdicts (queue settings `flakyPolicy` and `flakyRetries`, docs/decisions.md
- * "Round 3"). When a run fails on its required checks and the shell reports the failing tests of
+ * Flake-aware verdicts (queue settings `flakyPolicy` and `flakyRetries`, docs/decisions.md).
+ * When a run fails on its required checks and the shell reports the failing tests of
  * every failed check, the verdict is one of:
  * - ignore: every failing test is quarantined on the target branch (or, with `ignore_flaky`, has
  *   flake history there): the run counts as passed and the history says FLAKY_FAILURES_IGNORED;

@@ -1,5 +1,5 @@
 /**
- * Probation (queue setting `probationThreshold`, docs/decisions.md "Round 3"): a pending PR whose
+ * Probation (queue setting `probationThreshold`, docs/decisions.md): a pending PR whose
  * `riskEstimate` is above the threshold is first tested alone on the target, off the main line, on
  * the bisection slots — a probation group of one, which the bisection rules (bisection.ts) start,
  * judge and release like any other group. If it fails, it fails alone and nothing in the line was

@@ -1,6 +1,6 @@
 /**
  * The files a test commit changes on top of its target (the flake-aware verdict never ignores a
- * failing test whose file a PR of the run changes, issue 22): `git diff --name-only` from the
+ * failing test whose file a PR of the run changes): `git diff --name-only` from the
  * merge-base of the target branch and the commit. Used by the git forge and by the remote forges'
  * builders (their bare caches hold the target and the test commit).
  */

@@ -4,7 +4,7 @@
  * made by hand) — the signature is checked over the raw body in both cases. And which pull request
  * facts are newer than what is known: deliveries arrive out of order and can be re-sent by anyone
  * holding them, so a payload is trusted only when its `updated_at` is newer than every one seen
- * for that PR; otherwise the PR is read again (issue 21 item 2).
+ * for that PR; otherwise the PR is read again.
  */
 
 /** The JSON text of a delivery's body, or a one-line reason it has none. */

@@ -1,6 +1,6 @@
 /**
- * Landing a squash or rebase PR through GitHub's merge API so GitHub shows it "Merged" (issue 21
- * item 9; docs/github.md "Merge methods", decisions "Round 3"). Only with `serve --github-merge-api`, which
+ * Landing a squash or rebase PR through GitHub's merge API so GitHub shows it "Merged"
+ * (docs/github.md "Merge methods", docs/decisions.md). Only with `serve --github-merge-api`, which
  * the team sets when the target's rules let nobody but Railyard push (branch protection
  * `restrictions`, or a ruleset whose bypass list is Railyard's App or user alone): then nothing but
  * the queue can move the target between the check and the merge. And only when it is safe: one PR,

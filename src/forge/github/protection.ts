@@ -1,5 +1,5 @@
 /**
- * What a PR that GitHub calls `blocked` waits for (decisions.md "Round 3"): the branch's rules
+ * What a PR that GitHub calls `blocked` waits for (docs/decisions.md): the branch's rules
  * (`GET rules/branches/{branch}`: rulesets; `GET branches/{branch}`: classic protection) say which
  * approvals and checks are required; the PR's reviews (`GET pulls/{n}/reviews`) and the checks on
  * its head say which are missing. All readable with read access. Railyard's own

@@ -63,7 +63,7 @@ export function readHookHeaders(
 /**
  * The deliveries seen lately (in memory, newest `capacity`): a delivery whose event UUID or
  * idempotency key was seen is a repeat. The driver also records handled deliveries in the
- * database (decisions "Round 3": each acts once across restarts and replicas).
+ * database (docs/decisions.md: each acts once across restarts and replicas).
  */
 export class RecentDeliveries {
   private readonly seen = new Set<string>();

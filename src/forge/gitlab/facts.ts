@@ -1,5 +1,5 @@
 /**
- * GitLab merge request → Railyard PR facts (decisions.md "Round 3", GitLab forge): state, draft,
+ * GitLab merge request → Railyard PR facts (docs/decisions.md, GitLab forge): state, draft,
  * and `detailed_merge_status` → `gitHubMergeability` plus, when GitLab holds an MR git could merge,
  * what it waits for (approvals, discussions, the MR's pipeline, another MR or check): `block`, and
  * `blockedBy` for the engine — the MR waits as `branch_protection` does on GitHub.

@@ -1,5 +1,5 @@
 /**
- * The GitLab forge (decisions.md "Round 3"): REST v4 through @gitbeaker/rest, git over smart HTTP,
+ * The GitLab forge (docs/decisions.md): REST v4 through @gitbeaker/rest, git over smart HTTP,
  * merge requests mapped onto the v1 contract's pull requests. See README.md next to this file.
  */
 export {

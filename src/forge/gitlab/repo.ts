@@ -1,5 +1,5 @@
 /**
- * How a GitLab project maps onto the v1 `repo` (decisions.md "Round 3", docs/gitlab.md):
+ * How a GitLab project maps onto the v1 `repo` (docs/decisions.md, docs/gitlab.md):
  * `host/group/subgroup/project` is `repo.host` = host, `repo.owner` = the full namespace path
  * (`group/subgroup`, at most 255 characters), `repo.name` = the project's path. The REST API
  * addresses the project by that full path, URL-encoded (@gitbeaker encodes it).

@@ -7,7 +7,7 @@
  * runs, Note hooks carry `/railyard merge [--priority P]`, `/railyard cancel`, `/railyard restart`
  * from members with Developer access or more (../shared/commands.ts). A hook naming a project by a
  * new path (it was moved) finds its queues by the project's id. Handled deliveries and
- * command notes are recorded in the database (decisions "Round 3"): a replayed delivery, or a note
+ * command notes are recorded in the database (docs/decisions.md): a replayed delivery, or a note
  * brought again, acts once — also after a restart and on another replica.
  */
 import { JSON_TOO_DEEP_MESSAGE, jsonTooDeep } from '../../contract/index.js';
@@ -67,7 +67,7 @@ export class GitLabWebhooks {
       text: `delivery ${delivery.id ?? delivery.idempotencyKey} was handled already`,
     };
     if (!this.recent.firstTime(delivery)) return handled;
-    // Depth first (issue 26): JSON.parse of a signed 20 MiB `[[[[…` holds the only request thread for seconds.
+    // Depth first: JSON.parse of a signed 20 MiB `[[[[…` holds the only request thread for seconds.
     if (jsonTooDeep(body)) return { status: 400, text: JSON_TOO_DEEP_MESSAGE };
     let payload: unknown;
     try {

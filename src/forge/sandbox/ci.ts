@@ -4,7 +4,7 @@
  * `testSeconds` after it started (also after a restart, counted from the stored start time) and
  * fails when it contains a PR of `--sandbox-fail` or by a seeded coin flip. Merges always land.
  * A failed run is a failed `test` check (TEST_RUN_REQUIRED_STATUS_FAILED): with a flake-aware
- * queue (issue 22) its failing tests come, as on GitHub and GitLab, from uploads for the run's
+ * queue its failing tests come, as on GitHub and GitLab, from uploads for the run's
  * test commit (`railyard flaky upload --sha <testBranchSha> --job test`), which the server waits
  * for up to `flakyReportGraceSeconds`. Sandbox PRs hold no files: they change no test.
  */

@@ -46,7 +46,7 @@ export class RemoteBuilder implements Builder {
     }
   }
 
-  /** The files the test commit changes on the target, read in the repository's cache (issue 22). */
+  /** The files the test commit changes on the target, read in the repository's cache. */
   async changedFiles(queue: DriverQueue, _run: TestRun, sha: string): Promise<string[] | null> {
     const c = await this.rt.ctx(queue.repo);
     return filesChangedOnTarget(c.dir, queue.model.branch, sha);

@@ -50,7 +50,7 @@ export class FlakyService {
   private readonly queries: Queries;
 
   /**
-   * A big upload lets other requests run between its statements (store.pause) (issue 12: an upload of 200,000
+   * A big upload lets other requests run between its statements (store.pause) (an upload of 200,000
    * new tests held every request for 3.8 s on an empty database, 35 s with 400,000 tests stored,
    * because better-sqlite3 runs each statement on the event loop).
    *

@@ -1,5 +1,5 @@
 /**
- * Long loops on the request thread, cut into slices (issue 26, item 5). An upload of 200,000 tests
+ * Long loops on the request thread, cut into slices. An upload of 200,000 tests
  * walks its results a dozen times on the server's only request thread (seqs, new tests, rows,
  * detection); each walk took 20–200 ms at once, and `/v1/status`, probed every 20 ms from another
  * process, waited behind them (p99 ~480 ms). A `Slices` lets such a loop give the thread back

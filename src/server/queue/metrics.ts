@@ -24,7 +24,7 @@ type QueueType = 'main' | 'bisection';
  *   durations follow the run (a bisection run or a main-line one).
  * - conclusions / time in queue: PRs that reached merged, failed or cancelled in the last hour.
  * - restarts: PRs of runs whose PRs went back to pending in the last hour.
- * - flaky retries / ignored (extensions, issue 22): PRs of retry runs started in the last hour, and
+ * - flaky retries / ignored (extensions): PRs of retry runs started in the last hour, and
  *   of runs that finished in it failed only on ignored tests (counted as passed).
  * - wait: admission → start of the test that started in the last hour; test duration: runs
  *   that finished in the last hour, once per PR.
@@ -99,7 +99,7 @@ const FAMILIES = [
   ['mq_pr_test_duration_1h_seconds', 'Time in testing, last hour', 'histogram'],
   ['mq_pr_time_in_queue_1h_seconds', 'Submission to conclusion, last hour', 'histogram'],
   ['mq_pr_state_duration_1h_seconds', 'Time spent per state, last hour', 'histogram'],
-  // Extensions (issue 22, flake-aware queue): only for queues with flakyRetries or a flakyPolicy set, or activity in the hour.
+  // Extensions (flake-aware queue): only for queues with flakyRetries or a flakyPolicy set, or activity in the hour.
   [
     'mq_pr_flaky_retries_1h_total',
     'PRs tested again in the last hour because their run failed only on tests with flake history (flakyRetries)',

@@ -1,5 +1,5 @@
 /**
- * The server's `riskEstimate` (issue 22): each queue's risk model (src/engine/risk/model.ts, an
+ * The server's `riskEstimate`: each queue's risk model (src/engine/risk/model.ts, an
  * online logistic regression) fitted from the queue's own stored history — the facts recorded for
  * every submission (author, touched paths or impacted targets, size) paired with how it ended
  * (src/store/risk.ts) — and asked for an estimate when a PR is submitted. The model is kept per

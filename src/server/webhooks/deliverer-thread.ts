@@ -1,7 +1,7 @@
 /**
  * Runs the webhook deliverer on a worker thread with its own SQLite connection
  * (deliverer-worker.ts), for a server on an SQLite file: the deliverer's database work and HTTP
- * sending then leave the request thread alone (issue 25: a long receiver outage saturated it).
+ * sending then leave the request thread alone (a long receiver outage saturated it).
  * Outbox writes kick it through a message. Its transactions and the server's take one write lock
  * (src/store/write-lock.ts), so each waits for the other's commit without SQLite's busy-handler sleeps. Should the thread fail, delivery falls back to the
  * request thread (slower, never stuck): claims on SQLite live in the deliverer's memory, so the
