@@ -50719,7 +50719,7 @@ function looseInt(min, max) {
 }
 const NonEmptyString = schemas_string().trim().min(1);
 /**
- * Bounds of a repository's names (decisions.md, "Round 3"): a DNS host name; GitHub's own limits
+ * Bounds of a repository's names (docs/decisions.md): a DNS host name; GitHub's own limits
  * for an account and a repository name. A GitLab owner is a namespace path (`group/subgroup`) of up
  * to 255 characters: the schema takes the widest bound any forge allows, and the server holds each
  * owner to the bound of the forge serving its host (`Forge.ownerMaxLength`, REPO_OWNER_MAX unless
@@ -51843,7 +51843,7 @@ const MergeMethod = looseEnum(MERGE_METHODS);
 const FlakyPolicy = looseEnum(FLAKY_POLICIES);
 /** Marks a field of a Trunk operation as a Railyard addition in the OpenAPI document. */
 const mq_extension = (schema, description) => schema.meta({ 'x-railyard-extension': true, description });
-/** The flaky-aware queue settings (Railyard extensions, docs/decisions.md "Round 3"), as updateQueue accepts them. */
+/** The flaky-aware queue settings (Railyard extensions, docs/decisions.md), as updateQueue accepts them. */
 const FlakySettingsInput = {
     flakyPolicy: mq_extension(FlakyPolicy.optional(), 'Which failing tests do not fail a test run: off, ignore_quarantined, ignore_flaky'),
     flakyReportGraceSeconds: mq_extension(looseInt(0, 3600).optional(), 'How long a failed check waits for its uploaded test results before it counts as an ordinary failure'),
