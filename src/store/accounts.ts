@@ -5,8 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import { ALL_PERMISSIONS, formatPermissions, parsePermissions, type Permission } from '../contract/permissions.js';
-import type { Db } from './connect.js';
-import type { SchemaTables } from './schema.js';
+import type { Db, SchemaTables } from './schema.js';
 
 /** SHA-256 hex of an API token: the only form in which tokens are stored. */
 export function hashToken(token: string): string {

@@ -23,7 +23,7 @@ export type StoreOptions =
   /** Any Kysely dialect: the store uses nothing SQLite-specific. */
   | { dialect: Dialect };
 
-export type Db = Kysely<SchemaTables>;
+export type { Db } from './schema.js';
 
 /** Which database the store runs on: the few statements that differ are chosen by this. */
 export type StoreKind = 'sqlite' | 'postgres';

@@ -1,5 +1,5 @@
 /** The tables as Kysely sees them (every column of every migration). */
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType, Generated, Kysely } from 'kysely';
 
 /**
  * The tables as Kysely sees them. Times are epoch milliseconds (`bigint` columns, so PostgreSQL
@@ -327,3 +327,6 @@ export interface SchemaTables {
 }
 
 export type { Generated };
+
+/** The database handle every part of the store shares. */
+export type Db = Kysely<SchemaTables>;
