@@ -7,10 +7,9 @@ import { open } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { PostgresDialect, SqliteDialect, type Dialect, type Kysely, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import { PostgresDialect, SqliteDialect, type Dialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import { parsePermissions } from '../contract/permissions.js';
 import type { StoredToken } from './accounts.js';
-import type { SchemaTables } from './schema.js';
 import { sharedWriteLock, type WriteLock } from './write-lock.js';
 
 export type StoreOptions =
