@@ -2,7 +2,7 @@
  * What a new user tripped over, end to end against real servers: the built CLI, the Action's
  * bundle (dist/) and the dashboard in Chromium. A PR blocked by a conflict with its base ends
  * `mq status --wait`, `mq watch` and the Action's wait at once (exit 3 for the CLI) and is listed
- * outside the queue by `mq queue get` and the queue page; `flaky list-unhealthy` and the Flaky
+ * outside the queue by `mq queue get`, the board of `mq watch` and the queue page; `flaky list-unhealthy` and the Flaky
  * page list flaky and broken tests alike; a Railyard token is never sent to the default host, and
  * `serve` prints the lines that point the CLI at it.
  */
@@ -15,7 +15,7 @@ import { readSettings, type RunEnvironment } from '../../src/action/inputs.js';
 import { createRepo, type FixtureRepo } from '../forge/fixture.js';
 import { ok } from '../server/helpers.js';
 import { browserMissing, launchChromium } from '../support/browser.js';
-import { isolatedEnv, railyard } from '../support/cli.js';
+import { BIN, isolatedEnv, railyard } from '../support/cli.js';
 import { spawnServe } from '../support/serve.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { tempDir, tempDirSync } from '../support/tmp.js';
@@ -118,6 +118,34 @@ describe('a PR blocked by a conflict with its base', () => {
     expect(get.stdout).toMatch(
       /^#1 +conflicts with main in app\.txt .*: rebase on main +One edits app\.txt/m,
     );
+  });
+
+  it('mq watch without PR numbers lists it on the board with the reason, piped and on a terminal', async () => {
+    const args = ['mq', 'watch', ...FLAGS, '--interval', '200ms', '--timeout', '2s'];
+    const piped = await railyard(args, env);
+    expect(piped.code, piped.stderr).toBe(0);
+    expect(piped.stdout).toMatch(
+      /^\d\d:\d\d:\d\d #1 not_ready: conflicts with main in app\.txt .*: rebase on main +One edits app\.txt$/m,
+    );
+    // On a terminal (a pseudo-terminal from util-linux `script`): the board redrawn in place.
+    const tty = await new Promise<{ code: number; out: string }>((done, reject) => {
+      const command = [process.execPath, BIN, ...args].map((a) => `'${a}'`).join(' ');
+      const child = spawn('script', ['-qfec', command, '/dev/null'], {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      child.on('error', reject);
+      child.on('close', (code) => done({ code: code ?? -1, out }));
+    });
+    expect(tty.code, tty.out).toBe(0);
+    expect(tty.out).toContain('github.com/acme/app main: running');
+    expect(tty.out).toMatch(
+      /^ {5}#1 not_ready: conflicts with main in app\.txt .*: rebase on main +One edits app\.txt\r?$/m,
+    );
+    expect(tty.out).not.toContain('(the queue is empty)');
   });
 
   it("the Action's wait fails the step at once, naming the conflict", async () => {

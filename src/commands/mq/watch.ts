@@ -13,7 +13,7 @@ export default class Watch extends BaseCommand {
   static override description =
     'On a terminal the board is redrawn in place; piped, one line is printed per change. With pull request numbers, ' +
     'it ends when they have all settled: exit 0 when all merged, 1 when one failed or was cancelled or at the timeout, ' +
-    '3 when one waits on what only its author can fix, a conflict with its base (as `mq status --wait`). Without, it runs until the timeout or Ctrl-C. In a parallel queue each PR shows its lane ' +
+    '3 when one waits on what only its author can fix, a conflict with its base (as `mq status --wait`). Without, it runs until the timeout or Ctrl-C and also lists the PRs waiting outside the queue (not_ready) with what holds each, as `mq queue get`. In a parallel queue each PR shows its lane ' +
     "(PRs of different lanes are tested and merged independently). The ETA is a range from the queue's recent test " +
     'durations and failure rate.';
   static override examples = [
@@ -47,6 +47,7 @@ export default class Watch extends BaseCommand {
     const { repoLabel } = await import('../../cli/present.js');
     const { holdPhrases } = await import('../../watch/notices.js');
     const { authorMustFix } = await import('../../watch/blocked.js');
+    const { notReadyPrs } = await import('../../watch/not-ready.js');
     const tty = Boolean(process.stdout.isTTY) && !this.jsonEnabled();
     const deadline = timeoutMs ? Date.now() + timeoutMs : Infinity;
     const key = { repo, targetBranch: flags.branch };
@@ -72,6 +73,22 @@ export default class Watch extends BaseCommand {
         const summary = list.queues.find((q) => q.targetBranch === flags.branch);
         const now = Date.now();
         const rows = boardRows(queue, summary, now);
+        // The whole queue's board also lists the PRs waiting outside it, with what holds each (as `mq queue get`).
+        const waiting = prs.length
+          ? null
+          : await notReadyPrs({
+              list: () => client.call('listPullRequests', { ...key, state: 'not_ready', take: 100 }),
+              get: (n) => client.call('getSubmittedPullRequest', { ...key, pr: { number: n } }),
+            });
+        const waitingLines = (waiting?.prs ?? []).map((p) => ({
+          n: p.prNumber,
+          line: `#${p.prNumber} not_ready: ${p.why}  ${p.prTitle}`,
+        }));
+        if (waiting?.more)
+          waitingLines.push({
+            n: -1,
+            line: `and ${waiting.more} more not ready: railyard mq list --state not_ready`,
+          });
         // The PRs watched that left the queue (or are not ready): ask for each, and say what holds
         // one that waits outside (a conflict with its base: with what, and what to do).
         const outside = new Map<number, string>();
@@ -96,7 +113,8 @@ export default class Watch extends BaseCommand {
           const lines = [boardHeader(repoLabel(repo), queue, summary), ...rows.map(boardLine)];
           for (const line of outside.values()) lines.push(`     ${line}`);
           for (const [n, pr] of settled) lines.push(`     ${settledLine(n, pr)}`);
-          if (!rows.length) lines.push('     (the queue is empty)');
+          for (const { line } of waitingLines) lines.push(`     ${line}`);
+          if (!rows.length && !waitingLines.length) lines.push('     (the queue is empty)');
           process.stdout.write(
             (drawn ? `\x1b[${drawn}A\x1b[J` : '') + lines.map((l) => printable(l)).join('\n') + '\n',
           );
@@ -116,12 +134,21 @@ export default class Watch extends BaseCommand {
             this.out(`${stamp()} ${printable(settledLine(n, pr))}\n`);
             lastLineAt = now;
           }
+          for (const { n, line } of waitingLines) {
+            if (seen.get(n) === line) continue;
+            seen.set(n, line);
+            this.out(`${stamp()} ${printable(line)}\n`);
+            lastLineAt = now;
+          }
           if (now - lastLineAt >= heartbeatMs) {
             // Nothing changed for a while: say where each watched PR stands (the queue, when none is named).
             const watched = prs.length ? rows.filter((r) => prs.includes(r.pr.prNumber)) : [];
             const lines = watched.length
               ? watched.map((r) => `still ${boardLine(r).trimStart()}`)
-              : [`still watching ${boardHeader(repoLabel(repo), queue, summary)}`];
+              : [
+                  `still watching ${boardHeader(repoLabel(repo), queue, summary)}`,
+                  ...waitingLines.map(({ line }) => `still ${line}`),
+                ];
             for (const n of prs) {
               if (settled.has(n) || watched.some((r) => r.pr.prNumber === n)) continue;
               const line = outside.get(n);
