@@ -94,4 +94,71 @@ describe.concurrent('serve --github: forge truth, second pass', () => {
     }),
     120_000,
   );
+  it(
+    '6. one queue per PR: a PR based elsewhere is refused naming its base; its stale entry never writes to GitHub',
+    scoped(async () => {
+      const { gh, server } = await world({ pollSeconds: 0.5 });
+      await gh.pushCommit(OWNER, NAME, 'release', { 'release.txt': 'r\n' });
+      gh.setCi(OWNER, NAME, () => [{ name: 'ci', conclusion: 'success', delayMs: 300 }]);
+      await createQueue(server, gh, { createPrsForTestingBranches: false });
+      const release = { repo: repoOf(gh), targetBranch: 'release' };
+      await ok(server, 'createQueue', release);
+
+      const based = await gh.createPullRequest(OWNER, NAME, {
+        head: 'fix',
+        base: 'release',
+        title: 'Fix',
+        files: { 'fix.txt': 'x\n' },
+      });
+      const refused = await call(server, 'submitPullRequest', { ...Q(gh), pr: { number: based.number } });
+      expect(refused.status).toBe(400);
+      expect(refused.text).toMatch(/#1 is based on release, not main: submit it to the release queue/);
+      expect(
+        (await call(server, 'getSubmittedPullRequest', { ...Q(gh), pr: { number: based.number } })).status,
+      ).toBe(404);
+
+      // A draft waiting in the main queue is retargeted to release (the main entry waits on), then
+      // submitted to the release queue, where it lands: the main entry is stale.
+      const moved = await gh.createPullRequest(OWNER, NAME, {
+        head: 'moved',
+        title: 'Moved',
+        draft: true,
+        files: { 'moved.txt': 'm\n' },
+      });
+      await submit(server, gh, moved.number);
+      await waitFor(server, gh, moved.number, (p) => p.state === 'not_ready');
+      await gh.setBase(OWNER, NAME, moved.number, 'release');
+      await waitFor(server, gh, moved.number, (p) => p.prBaseBranch === 'release');
+      await gh.setDraft(OWNER, NAME, moved.number, false);
+      await ok(server, 'submitPullRequest', { ...release, pr: { number: moved.number } });
+      await until(
+        '#2 landed on release',
+        async () => {
+          const pr = await ok(server, 'getSubmittedPullRequest', {
+            ...release,
+            pr: { number: moved.number },
+          });
+          return pr.state === 'merged';
+        },
+        60_000,
+      );
+      // The main queue's stale entry sees the PR closed and leaves; GitHub goes on showing it merged.
+      expect((await waitFor(server, gh, moved.number, settled)).state).toBe('cancelled');
+      const ourComment = () =>
+        gh.comments(OWNER, NAME, moved.number).find((c) => c.body.includes('railyard:merge-queue'))?.body ??
+        '';
+      await until('the comment says merged', () => /\*\*merged\*\*/i.test(ourComment()));
+      // What the stale entry would write goes out at once (no write interval): give it a few poll rounds.
+      const quietSince = Date.now();
+      await until('a few poll rounds after the stale entry left', () => Date.now() - quietSince > 3000);
+      await gh.idle();
+      const ours = gh.shown(OWNER, NAME, moved.number);
+      const statuses = ours.filter((x) => x.kind === 'status' && x.context === 'railyard/merge-queue');
+      expect(statuses.at(-1)).toMatchObject({ state: 'success' });
+      expect(ourComment()).toMatch(/merged/i);
+      expect(ourComment()).not.toMatch(/cancelled|removed/i);
+      expect(gh.getPullRequest(OWNER, NAME, moved.number)).toMatchObject({ state: 'closed' });
+    }),
+    120_000,
+  );
 });

@@ -7,7 +7,13 @@
  * once more after it.
  */
 import { findEntry, isTerminal, type Entry, type QueueModel, type TestRun } from '../../engine/index.js';
-import { COMMENT_MARKER, commentFor, statusWords, type ForgeWords, type StatusPhase } from '../shared/comment.js';
+import {
+  COMMENT_MARKER,
+  commentFor,
+  statusWords,
+  type ForgeWords,
+  type StatusPhase,
+} from '../shared/comment.js';
 import type { DriverQueue, Reporter } from '../types.js';
 import { messageOf, statusOf } from './client.js';
 import { projectPath } from './repo.js';
@@ -26,7 +32,8 @@ const WORDS: ForgeWords = {
   statusName: QUEUE_STATUS_NAME,
   checks: 'jobs',
   shortSha: 8,
-  notReady: 'It enters the queue once GitLab calls it mergeable (not a draft, no conflict, nothing GitLab waits for) and it targets the queue’s branch.',
+  notReady:
+    'It enters the queue once GitLab calls it mergeable (not a draft, no conflict, nothing GitLab waits for) and it targets the queue’s branch.',
 };
 
 const STATE_OF: Record<StatusPhase, GitLabState> = {
@@ -55,10 +62,12 @@ export class GitLabReporter implements Reporter {
 
   /** A landing blip (or the landing given up): the MRs' notes say so. */
   landingNote(queue: DriverQueue, run: TestRun, note: string, final: boolean): void {
-    if (this.rt.landingNote(run.id, note, final)) for (const n of run.mergePrNumbers ?? run.prNumbers) this.stateChanged(queue, n);
+    if (this.rt.landingNote(run.id, note, final))
+      for (const n of run.mergePrNumbers ?? run.prNumbers) this.stateChanged(queue, n);
   }
 
   stateChanged(queue: DriverQueue, prNumber: number): void {
+    if (this.rt.stale(queue, prNumber)) return; // the queue of the PR's base speaks for it
     const key = `${queue.id}#${prNumber}`;
     let p = this.presenting.get(key);
     if (!p) this.presenting.set(key, (p = { busy: null, again: false, timer: null }));
@@ -116,7 +125,14 @@ export class GitLabReporter implements Reporter {
 
     if (model.config.commentsEnabled) {
       const run = entry.testRunId;
-      const body = commentFor(entry, model, WORDS, run ? this.rt.refusals.get(run) : undefined, undefined, run ? this.rt.landingNotes.get(run) : undefined);
+      const body = commentFor(
+        entry,
+        model,
+        WORDS,
+        run ? this.rt.refusals.get(run) : undefined,
+        undefined,
+        run ? this.rt.landingNotes.get(run) : undefined,
+      );
       if (this.noteBodies.get(nkey) !== body) {
         const id = this.rt.persisted.comments[nkey];
         const create = async () => {
