@@ -5,9 +5,11 @@
  * wait for the emulated CI and the polls).
  */
 import { describe, expect, it } from 'vitest';
+import { isolatedEnv, railyard } from '../support/cli.js';
 import { call, ok } from '../server/helpers.js';
 import type { GitHubEmulator } from '../support/github/index.js';
 import {
+  API_TOKEN,
   createQueue,
   emulator,
   NAME,
@@ -31,6 +33,8 @@ async function world(opts: { pollSeconds?: number; writeIntervalMs?: number; ext
 }
 
 const Q = (gh: GitHubEmulator) => ({ repo: repoOf(gh), targetBranch: 'main' });
+const ourComment = (gh: GitHubEmulator, n: number) =>
+  gh.comments(OWNER, NAME, n).find((c) => c.body.includes('railyard:merge-queue'))?.body ?? '';
 
 describe.concurrent('serve --github: forge truth, second pass', () => {
   it(
@@ -147,7 +151,7 @@ describe.concurrent('serve --github: forge truth, second pass', () => {
       const ourComment = () =>
         gh.comments(OWNER, NAME, moved.number).find((c) => c.body.includes('railyard:merge-queue'))?.body ??
         '';
-      await until('the comment says merged', () => /\*\*merged\*\*/i.test(ourComment()));
+      await until('the comment says merged', () => /\*\*merged\*\*/i.test(ourComment(gh, moved.number)));
       // What the stale entry would write goes out at once (no write interval): give it a few poll rounds.
       const quietSince = Date.now();
       await until('a few poll rounds after the stale entry left', () => Date.now() - quietSince > 3000);
@@ -155,9 +159,73 @@ describe.concurrent('serve --github: forge truth, second pass', () => {
       const ours = gh.shown(OWNER, NAME, moved.number);
       const statuses = ours.filter((x) => x.kind === 'status' && x.context === 'railyard/merge-queue');
       expect(statuses.at(-1)).toMatchObject({ state: 'success' });
-      expect(ourComment()).toMatch(/merged/i);
-      expect(ourComment()).not.toMatch(/cancelled|removed/i);
+      expect(ourComment(gh, moved.number)).toMatch(/merged/i);
+      expect(ourComment(gh, moved.number)).not.toMatch(/cancelled|removed/i);
       expect(gh.getPullRequest(OWNER, NAME, moved.number)).toMatchObject({ state: 'closed' });
+    }),
+    120_000,
+  );
+  it(
+    '5. a conflict is named (files, and the queued PR) in history, comment, mq status and log; a PR waiting on a conflict is re-checked when pushed to',
+    scoped(async () => {
+      const { gh, server } = await world({ pollSeconds: 0.5 });
+      gh.setCi(OWNER, NAME, () => [{ name: 'ci', conclusion: 'success', delayMs: 2500 }]);
+      const one = await gh.createPullRequest(OWNER, NAME, {
+        head: 'one',
+        title: 'One',
+        files: { 'f.txt': 'one\n' },
+      });
+      const two = await gh.createPullRequest(OWNER, NAME, {
+        head: 'two',
+        title: 'Two',
+        files: { 'f.txt': 'two\n' },
+      });
+      const three = await gh.createPullRequest(OWNER, NAME, {
+        head: 'three',
+        title: 'Three',
+        files: { 'f.txt': 'three\n' },
+      });
+      await createQueue(server, gh, { concurrency: 2, createPrsForTestingBranches: false });
+      await submit(server, gh, one.number);
+      await waitForTesting(server, gh, one.number);
+      await submit(server, gh, two.number);
+      // #2 is tested on top of #1: its test commit cannot be built.
+      expect(await waitFor(server, gh, two.number, settled)).toMatchObject({
+        state: 'failed',
+        stateReason: 'START_TEST_RUN_MERGE_CONFLICT',
+      });
+      const named = 'PR #2 conflicts with PR #1 (ahead of it in the queue) in f.txt';
+      const history = (await ok(server, 'getPullRequestHistory', { ...Q(gh), pr: { number: two.number } }))
+        .transitions as Array<{ detail?: string }>;
+      expect(history.at(-1)!.detail).toBe(named);
+      await until('the comment names the conflict', () => ourComment(gh, two.number).includes(named));
+      const env = isolatedEnv({ RAILYARD_API_URL: server.url, RAILYARD_TOKEN: API_TOKEN });
+      const status = await railyard(
+        ['mq', 'status', String(two.number), '--repo', `${gh.host}/${OWNER}/${NAME}`],
+        env,
+      );
+      expect(status.code, status.stderr).toBe(0);
+      expect(status.stdout).toContain(named);
+
+      // #1 lands; #3, opened before it, conflicts with main and waits. The comment's advice (merge
+      // main in) is followed: the push resolves the conflict, and #3 is checked again and lands instead
+      // of being cancelled.
+      expect((await waitFor(server, gh, one.number, settled)).state).toBe('merged');
+      await submit(server, gh, three.number);
+      await waitFor(server, gh, three.number, (p) => p.state === 'not_ready');
+      await until('the comment gives the advice', () =>
+        /conflicts with main: rebase or merge main into the branch/.test(ourComment(gh, three.number)),
+      );
+      await gh.pushToPullRequest(OWNER, NAME, three.number, { 'f.txt': 'one\n', 'three.txt': '3\n' });
+      const end = await waitFor(server, gh, three.number, settled, 60_000);
+      expect(end.state).toBe('merged');
+      const transitions = (
+        await ok(server, 'getPullRequestHistory', { ...Q(gh), pr: { number: three.number } })
+      ).transitions as Array<{ reason?: string }>;
+      expect(transitions.map((t) => t.reason)).not.toContain('PR_PUSHED_TO');
+
+      await server.stop(); // its log is written out
+      expect(server.output()).toContain(named);
     }),
     120_000,
   );
