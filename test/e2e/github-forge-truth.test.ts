@@ -25,7 +25,9 @@ import {
   waitForTesting,
 } from './github-harness.js';
 
-async function world(opts: { pollSeconds?: number; writeIntervalMs?: number; extraArgs?: string[] } = {}) {
+async function world(
+  opts: { pollSeconds?: number; writeIntervalMs?: number | null; extraArgs?: string[] } = {},
+) {
   const gh = await emulator();
   gh.createRepo(OWNER, NAME, { files: { 'README.md': 'app\n' } });
   const server = await startRailyard(gh, { webhooks: true, dataDir: tempDir('railyard-gh-'), ...opts });
@@ -228,5 +230,73 @@ describe.concurrent('serve --github: forge truth, second pass', () => {
       expect(server.output()).toContain(named);
     }),
     120_000,
+  );
+  it(
+    '9. with the default flags a 12-PR burst shows each landed PR final within seconds: one write at a time, within 80 a minute',
+    scoped(async () => {
+      // The server's default write pacing (no --github-write-interval-ms): GitHub's documented budget.
+      const { gh, server } = await world({ pollSeconds: 1, writeIntervalMs: null });
+      gh.setCi(OWNER, NAME, () => [{ name: 'ci', conclusion: 'success', delayMs: 1000 }]);
+      const prs = [];
+      for (let i = 1; i <= 12; i++)
+        prs.push(
+          await gh.createPullRequest(OWNER, NAME, {
+            head: `p${i}`,
+            title: `P${i}`,
+            files: { [`p${i}.txt`]: `${i}\n` },
+          }),
+        );
+      await createQueue(server, gh, { concurrency: 3, createPrsForTestingBranches: false });
+      for (const pr of prs) await submit(server, gh, pr.number);
+      for (const pr of prs)
+        expect((await waitFor(server, gh, pr.number, settled, 120_000)).state).toBe('merged');
+      const log = await gh.log(OWNER, NAME, 'main'); // newest first, linear (squash)
+      const lags: number[] = [];
+      for (const pr of prs) {
+        const landed = log.findIndex((c) => c.message.includes(`(#${pr.number})`));
+        // The first move of main to this commit or one after it (a PR can land with the ones above it).
+        const at = gh.branchMoves.find((m) => {
+          const i = m.branch === 'main' && m.after !== null ? log.findIndex((c) => c.sha === m.after) : -1;
+          return i >= 0 && i <= landed;
+        })!.at;
+        await until(
+          `#${pr.number} final on GitHub`,
+          () => gh.finalShownAt(OWNER, NAME, pr.number).all !== null,
+          60_000,
+        );
+        lags.push(gh.finalShownAt(OWNER, NAME, pr.number).all! - at);
+      }
+      if (process.env.DEBUG_LAGS) {
+        const t0 = gh.requests[0]?.at ?? 0;
+        for (const r of gh.requests.filter((x) => x.method !== 'GET'))
+          console.log(`${r.at - t0} +${r.ms} ${r.method} ${r.path} ${r.status}`);
+        for (const m of gh.branchMoves.filter((x) => x.branch === 'main'))
+          console.log(`move ${m.at - t0} ${m.after?.slice(0, 7)}`);
+        for (const pr of prs)
+          console.log(
+            `#${pr.number}`,
+            JSON.stringify(gh.finalShownAt(OWNER, NAME, pr.number)),
+            gh
+              .shown(OWNER, NAME, pr.number)
+              .map((x) => `${x.kind}@${x.at - t0}`)
+              .join(' '),
+          );
+      }
+      const sorted = [...lags].sort((a, b) => a - b);
+      const p95 = sorted[Math.ceil(sorted.length * 0.95) - 1];
+      expect(p95, `lags ${lags.join(', ')} ms`).toBeLessThanOrEqual(10_000);
+      expect(Math.max(...lags), `lags ${lags.join(', ')} ms`).toBeLessThanOrEqual(20_000);
+      // Within GitHub's secondary limit: never more than 80 content-creating requests in a minute.
+      const writes = gh.requests.filter((r) => r.method !== 'GET').sort((a, b) => a.at - b.at);
+      for (let i = 80; i < writes.length; i++)
+        expect(writes[i].at - writes[i - 80].at).toBeGreaterThanOrEqual(60_000);
+      // One at a time: each write arrived after GitHub had answered the one before.
+      for (let i = 1; i < writes.length; i++)
+        expect(
+          writes[i].at,
+          `${writes[i].method} ${writes[i].path} while ${writes[i - 1].method} ${writes[i - 1].path} was in flight`,
+        ).toBeGreaterThanOrEqual(writes[i - 1].at + writes[i - 1].ms);
+    }),
+    180_000,
   );
 });

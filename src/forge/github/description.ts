@@ -136,8 +136,8 @@ export const github: ForgeDescription<GitHubSettings> = {
     'github-write-interval-ms': {
       type: 'integer',
       description:
-        "Minimum time between two writes to GitHub's REST API (GitHub advises 1000 for integrations)",
-      default: 1000,
+        "Minimum time between two writes to GitHub's REST API, on top of GitHub's documented limits (80 a minute, 500 an hour, one at a time), which are always kept",
+      default: 0,
       min: 0,
     },
     'github-merge-api': {

@@ -127,7 +127,7 @@ export class GitHubReporter implements Reporter {
               issue_number: prNumber,
               body: `Merged by the Railyard merge queue: landed on \`${queue.model.branch}\` as ${run.sha} (${run.mergeMethod}).`,
             },
-            { priority: WritePriority.final, key: `landed ${ckey}` },
+            { priority: WritePriority.finalComment, key: `landed ${ckey}` },
           ),
         );
       }
@@ -210,7 +210,7 @@ export class GitHubReporter implements Reporter {
             'PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}',
             {},
             {
-              priority: decided ? WritePriority.final : WritePriority.update,
+              priority: decided ? WritePriority.finalComment : WritePriority.update,
               key: `comment ${ckey}`,
               stillWanted: wanted,
               run: async (request) => {
