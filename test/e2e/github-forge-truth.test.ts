@@ -150,9 +150,6 @@ describe.concurrent('serve --github: forge truth, second pass', () => {
       );
       // The main queue's stale entry sees the PR closed and leaves; GitHub goes on showing it merged.
       expect((await waitFor(server, gh, moved.number, settled)).state).toBe('cancelled');
-      const ourComment = () =>
-        gh.comments(OWNER, NAME, moved.number).find((c) => c.body.includes('railyard:merge-queue'))?.body ??
-        '';
       await until('the comment says merged', () => /\*\*merged\*\*/i.test(ourComment(gh, moved.number)));
       // What the stale entry would write goes out at once (no write interval): give it a few poll rounds.
       const quietSince = Date.now();
