@@ -124,7 +124,7 @@ export const github: ForgeDescription<GitHubSettings> = {
     },
     'github-poll-seconds': {
       type: 'string',
-      description: 'How often GitHub is polled (PRs and CI only without webhooks)',
+      description: 'How often GitHub is polled: the PRs in the queue and the CI of test commits, with or without webhooks (they only make it faster)',
       default: '30',
     },
     'github-ci-start-seconds': {
@@ -150,7 +150,7 @@ export const github: ForgeDescription<GitHubSettings> = {
   settings: (flags, { env }) => githubOptions(flags as unknown as GitHubFlags, env),
   startup: (settings, url) => [
     settings.webhookSecret !== null
-      ? `GitHub (${settings.host}): webhooks accepted at ${url}/webhooks/github`
+      ? `GitHub (${settings.host}): webhooks accepted at ${url}/webhooks/github, polling every ${settings.pollMs / 1000} s too`
       : `GitHub (${settings.host}): no webhook secret, polling every ${settings.pollMs / 1000} s`,
   ],
   links: () => hostedLinks(GITHUB_PAGES),

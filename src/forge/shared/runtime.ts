@@ -21,7 +21,7 @@ export const TEST_BRANCH_RE = /^railyard-merge\/pr-\d+(?:-\d+)*\/([^/]+)$/;
 export interface RemoteDriverOptions {
   /** `<dataDir>/<forge>/` holds the bare caches and `state.json` (no secrets). */
   dataDir: string;
-  /** Poll interval: target heads and test branches always (git), PRs and CI too when there is no webhook secret. */
+  /** Poll interval: target heads and test branches (git), the PRs in the queue and the CI of test commits, webhooks or not. */
   pollMs: number;
   /** With no requiredStatuses, a test commit with no check reported after this long fails (TEST_RUN_NO_CHECKS_REPORTED). */
   ciStartMs: number;
@@ -57,7 +57,7 @@ export abstract class RemoteRuntime<
   private readonly ownHeads = new Map<string, Set<string>>();
   /** Last seen head of each target branch: `<repoKey> <branch>` → SHA. */
   readonly targetHeads = new Map<string, string>();
-  /** The forge's refusal of a run's landing (its words), for the PRs' comments: run id → message. */
+  /** The forge's refusal of a run's landing (its words), or its test commit's conflict, for the PRs' comments: run id → message. */
   readonly refusals = new Map<string, string>();
   /** A landing tried again after a blip, for the PRs' comments while they wait: run id → sentence. */
   readonly landingNotes = new Map<string, string>();
