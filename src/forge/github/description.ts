@@ -124,7 +124,8 @@ export const github: ForgeDescription<GitHubSettings> = {
     },
     'github-poll-seconds': {
       type: 'string',
-      description: 'How often GitHub is polled: the PRs in the queue and the CI of test commits, with or without webhooks (they only make it faster)',
+      description:
+        'How often GitHub is polled: the PRs in the queue and the CI of test commits, with or without webhooks (they only make it faster)',
       default: '30',
     },
     'github-ci-start-seconds': {
