@@ -85,6 +85,8 @@ export class GitHubReporter implements Reporter {
     const entry = findEntry(queue.model, prNumber);
     if (!entry) return;
     const decided = isTerminal(entry.state);
+    // A PR that waits on its author (conflict, draft, branch rules) says so before progress updates.
+    const waitsOnAuthor = entry.state === 'not_ready';
     const { owner, name } = queue.repo;
     const client = this.rt.forge.client;
     const key = `${queue.id}#${prNumber}`;
@@ -169,7 +171,11 @@ export class GitHubReporter implements Reporter {
             'POST /repos/{owner}/{repo}/statuses/{sha}',
             {},
             {
-              priority: decided ? WritePriority.final : WritePriority.update,
+              priority: decided
+                ? WritePriority.final
+                : waitsOnAuthor
+                  ? WritePriority.finalComment
+                  : WritePriority.update,
               key: `status ${key}`,
               stillWanted: () => desired() !== null,
               params: () => {
@@ -210,7 +216,7 @@ export class GitHubReporter implements Reporter {
             'PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}',
             {},
             {
-              priority: decided ? WritePriority.finalComment : WritePriority.update,
+              priority: decided || waitsOnAuthor ? WritePriority.finalComment : WritePriority.update,
               key: `comment ${ckey}`,
               stillWanted: wanted,
               run: async (request) => {
