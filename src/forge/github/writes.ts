@@ -41,7 +41,7 @@ const HOUR = 3_601_000;
 /**
  * The share of the budget (a minute's, an hour's) each priority may use: landings and what shows
  * a fate (or asks its author to act) all of it; progress updates (replaced while they wait, so
- * they coalesce) 30 %, draft PRs 15 %: a burst of landings (about 4 writes each) finds budget left
+ * they coalesce) at most 30 % of it, draft PRs 15 %: a burst of landings (about 4 writes each) finds budget left
  * for what people wait to see (measured: with half for updates, a 12-PR burst filled the minute
  * and held the last PR's comment 45 s).
  */
@@ -78,7 +78,7 @@ export interface WriteLineOptions {
 export class WriteLine {
   private readonly waiting: Job[] = [];
   /** Start times of the writes sent in the last hour, oldest first. */
-  private readonly starts: number[] = [];
+  private readonly starts: Array<{ at: number; priority: number }> = [];
   private readonly intervalMs: number;
   private readonly budget: WriteBudget;
   private readonly pausedUntil: () => number;
@@ -100,19 +100,30 @@ export class WriteLine {
 
   /**
    * When the next write of `priority` may start: after the floor, not while GitHub asked us to
-   * wait, and within both windows — of which the less visible writes may use only a share
-   * (`SHARE`), so a landing and the fates it decides always find budget left.
+   * wait, and within both windows: every write counts against the whole budget, and the less
+   * visible writes (this priority or lower) may fill only their share of it (`SHARE`), so a
+   * landing and the fates it decides always find budget left.
    */
   private nextStart(now: number, priority: number): number {
-    while (this.starts.length && this.starts[0] <= now - HOUR) this.starts.shift();
+    while (this.starts.length && this.starts[0].at <= now - HOUR) this.starts.shift();
     let at = Math.max(this.last + this.intervalMs, this.pausedUntil());
+    const within = (list: number[], limit: number, window: number) => {
+      if (list.length >= limit) at = Math.max(at, list[list.length - limit] + window);
+    };
+    const hour = this.starts.map((s) => s.at);
+    const minute = hour.filter((t) => t > now - MINUTE);
+    within(hour, this.budget.perHour, HOUR);
+    within(minute, this.budget.perMinute, MINUTE);
     const share = SHARE[priority] ?? 1;
-    const perHour = Math.max(1, Math.floor(this.budget.perHour * share));
-    const perMinute = Math.max(1, Math.floor(this.budget.perMinute * share));
-    const n = this.starts.length;
-    if (n >= perHour) at = Math.max(at, this.starts[n - perHour] + HOUR);
-    const lastMinute = this.starts.filter((t) => t > now - MINUTE);
-    if (lastMinute.length >= perMinute) at = Math.max(at, lastMinute[lastMinute.length - perMinute] + MINUTE);
+    if (share < 1) {
+      const mine = this.starts.filter((s) => s.priority >= priority).map((s) => s.at);
+      within(mine, Math.max(1, Math.floor(this.budget.perHour * share)), HOUR);
+      within(
+        mine.filter((t) => t > now - MINUTE),
+        Math.max(1, Math.floor(this.budget.perMinute * share)),
+        MINUTE,
+      );
+    }
     return at;
   }
 
@@ -185,7 +196,7 @@ export class WriteLine {
     }
     this.busy = true;
     this.last = Date.now();
-    this.starts.push(this.last);
+    this.starts.push({ at: this.last, priority: job.priority });
     this.sent++;
     job
       .run()
