@@ -39,8 +39,8 @@ export interface StartOptions {
   pollSeconds?: number;
   /** --github-ci-start-seconds: generous by default, so a loaded CI machine's slow emulator CI never reads as "no checks". */
   ciStartSeconds?: number;
-  /** --github-write-interval-ms (tests: 0; the server's default is 1000). */
-  writeIntervalMs?: number;
+  /** --github-write-interval-ms (tests: 0; null: the server's default). */
+  writeIntervalMs?: number | null;
   extraArgs?: string[];
 }
 
@@ -51,7 +51,8 @@ export interface StartOptions {
 export const cleanup = (): Promise<void> => shared.cleanup("GitHub's schema");
 
 /** A test body with its own cleanups (checked against GitHub's schema), for tests that run side by side. */
-export const scoped = <C extends TestContext>(fn: (ctx: C) => Promise<void>) => shared.ownCleanups("GitHub's schema", fn);
+export const scoped = <C extends TestContext>(fn: (ctx: C) => Promise<void>) =>
+  shared.ownCleanups("GitHub's schema", fn);
 
 export async function emulator(): Promise<GitHubEmulator> {
   const gh = await startGitHubEmulator({ validate: true });
@@ -80,8 +81,9 @@ export async function startRailyard(gh: GitHubEmulator, opts: StartOptions): Pro
     String(opts.pollSeconds ?? 0.2),
     '--github-ci-start-seconds',
     String(opts.ciStartSeconds ?? 30),
-    '--github-write-interval-ms',
-    String(opts.writeIntervalMs ?? 0),
+    ...(opts.writeIntervalMs === null
+      ? []
+      : ['--github-write-interval-ms', String(opts.writeIntervalMs ?? 0)]),
     ...(opts.extraArgs ?? []),
   ];
   const auth = opts.auth ?? { kind: 'token' };
@@ -149,7 +151,12 @@ export function sharedLane(): (opts?: { files?: Record<string, string> }) => Pro
     const mark = server.output().length;
     const output = () => server.output().slice(mark);
     const seen = gh.schemaViolations.length;
-    checkAnswersAtCleanup({ idle: () => gh.idle(), get schemaViolations() { return gh.schemaViolations.slice(seen); } });
+    checkAnswersAtCleanup({
+      idle: () => gh.idle(),
+      get schemaViolations() {
+        return gh.schemaViolations.slice(seen);
+      },
+    });
     explainFailures(server.url, output);
     const q = { repo: { host: gh.host, owner: OWNER, name }, targetBranch: 'main' };
     onCleanup(async () => {
@@ -157,7 +164,11 @@ export function sharedLane(): (opts?: { files?: Record<string, string> }) => Pro
       for (const pr of (list.json?.pullRequests ?? []) as Pr[])
         if (!settled(pr)) await call(server, 'cancelPullRequest', { ...q, pr: { number: pr.prNumber } });
       // Deleted once empty (a PR whose landing is under way settles first).
-      await until(`the queue of ${name} deleted`, async () => [200, 404].includes((await call(server, 'deleteQueue', q)).status), 30_000);
+      await until(
+        `the queue of ${name} deleted`,
+        async () => [200, 404].includes((await call(server, 'deleteQueue', q)).status),
+        30_000,
+      );
     });
     return { gh, server, NAME: name, output };
   };
@@ -178,11 +189,22 @@ export async function createQueue(
   if (Object.keys(rest).length) await ok(server, 'updateQueue', { repo, targetBranch: 'main', ...rest });
 }
 
-export function submit(server: TestServer, gh: GitHubEmulator, n: number, extra: Record<string, unknown> = {}) {
+export function submit(
+  server: TestServer,
+  gh: GitHubEmulator,
+  n: number,
+  extra: Record<string, unknown> = {},
+) {
   return shared.submitTo(server, repoOf(gh), n, extra);
 }
 
-export function waitFor(server: TestServer, gh: GitHubEmulator, n: number, done: (pr: Pr) => boolean, timeoutMs = 30_000): Promise<Pr> {
+export function waitFor(
+  server: TestServer,
+  gh: GitHubEmulator,
+  n: number,
+  done: (pr: Pr) => boolean,
+  timeoutMs = 30_000,
+): Promise<Pr> {
   return shared.waitForPr(server, repoOf(gh), n, `#${n}`, done, timeoutMs);
 }
 
@@ -192,10 +214,18 @@ export function waitForTesting(server: TestServer, gh: GitHubEmulator, n: number
 }
 
 /** The SHA of a run's test commit, once it is built and pushed (getMergeQueueTestingDetails' testBranchSha). */
-export async function waitForTestCommit(server: TestServer, gh: GitHubEmulator, runId: string): Promise<string> {
+export async function waitForTestCommit(
+  server: TestServer,
+  gh: GitHubEmulator,
+  runId: string,
+): Promise<string> {
   let sha = '';
   await until('the test commit', async () => {
-    const d = await call(server, 'getMergeQueueTestingDetails', { repo: repoOf(gh), targetBranch: 'main', testRunId: runId });
+    const d = await call(server, 'getMergeQueueTestingDetails', {
+      repo: repoOf(gh),
+      targetBranch: 'main',
+      testRunId: runId,
+    });
     sha = d.json?.testBranchSha ?? '';
     return d.status === 200 && sha !== '';
   });
@@ -267,7 +297,8 @@ export async function twoPrs(server: TestServer, gh: GitHubEmulator, opts: TwoPr
         impactedTargets: targets,
       });
     await submit(server, gh, pr.number);
-    if (i === 0 && mode === 'in-line') await waitFor(server, gh, pr.number, (p) => p.state === 'testing' || settled(p));
+    if (i === 0 && mode === 'in-line')
+      await waitFor(server, gh, pr.number, (p) => p.state === 'testing' || settled(p));
   }
   return { one, two };
 }

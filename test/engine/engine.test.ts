@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { findEntry, nextDeadline, readinessOf } from '../../src/engine/index.js';
-import { Harness, oracle } from './harness.js';
+import { facts, Harness, oracle } from './harness.js';
 
 describe('predictive testing', () => {
   it('tests each PR on the PRs ahead of it and lands them in order', () => {
@@ -19,7 +19,8 @@ describe('predictive testing', () => {
     expect(h.target).toEqual([1]);
     h.finish(h.runOf(2).id, true);
     expect(h.target).toEqual([1, 2, 3]);
-    for (const m of h.merges) expect({ passed: m.runPassed, tested: m.tested }).toEqual({ passed: true, tested: m.targetAfter });
+    for (const m of h.merges)
+      expect({ passed: m.runPassed, tested: m.tested }).toEqual({ passed: true, tested: m.targetAfter });
   });
 
   it('evicts a failing PR and retests the PRs behind it without it', () => {
@@ -107,7 +108,9 @@ describe('priorities', () => {
     // #3's batch stops waiting: it is tested once, not interrupted for #2 (which waits for a bisection slot).
     h.now += 5 * 60_000;
     const effects = h.apply({ type: 'tick' });
-    expect(effects.filter((e) => e.type !== 'stateChanged')).toEqual([{ type: 'startTestRun', runId: h.runOf(3).id, basis: { on: 'target' } }]);
+    expect(effects.filter((e) => e.type !== 'stateChanged')).toEqual([
+      { type: 'startTestRun', runId: h.runOf(3).id, basis: { on: 'target' } },
+    ]);
     h.settle(oracle(new Set([1])));
     expect(h.state(1)).toBe('failed');
     expect(h.target).toEqual([3, 2]);
@@ -116,7 +119,12 @@ describe('priorities', () => {
 
 describe('batching and bisection', () => {
   it('waits for a full batch or the maximum wait, then tests the batch as one unit', () => {
-    const h = new Harness({ batch: true, batchingMinSize: 3, batchingMaxWaitTimeMinutes: 10, concurrency: 2 });
+    const h = new Harness({
+      batch: true,
+      batchingMinSize: 3,
+      batchingMaxWaitTimeMinutes: 10,
+      concurrency: 2,
+    });
     h.submit(1);
     h.submit(2);
     expect(h.inProgress()).toHaveLength(0);
@@ -158,7 +166,10 @@ describe('batching and bisection', () => {
     for (let n = 1; n <= 6; n++) h.submit(n);
     expect(h.inProgress().map((r) => [r.prNumbers, r.basePrNumbers])).toEqual([
       [[1, 2], []],
-      [[3, 4], [1, 2]],
+      [
+        [3, 4],
+        [1, 2],
+      ],
     ]);
     h.finish(h.runOf(1).id, false); // #2 is broken
     // The halves test on the bisection slots (the second on the first); the line restarts without them.
@@ -176,7 +187,8 @@ describe('batching and bisection', () => {
     expect([h.state(2), h.reason(2)]).toEqual(['failed', 'TEST_RUN_REQUIRED_STATUS_FAILED']);
     h.settle(oracle(new Set([2])));
     expect(h.target).toEqual([3, 4, 5, 6, 1]);
-    for (const m of h.merges) expect({ passed: m.runPassed, tested: m.tested }).toEqual({ passed: true, tested: m.targetAfter });
+    for (const m of h.merges)
+      expect({ passed: m.runPassed, tested: m.tested }).toEqual({ passed: true, tested: m.targetAfter });
   });
 
   it('a passing half lands at once when nothing landed since it started and the line is idle', () => {
@@ -198,7 +210,12 @@ describe('batching and bisection', () => {
     h.finish(h.runOf(1).id, false);
     const second = h.runOf(2);
     expect(second.basePrNumbers).toEqual([1]);
-    h.apply({ type: 'testRunStartFailed', runId: second.id, reason: 'START_TEST_RUN_MERGE_CONFLICT', prNumber: 1 });
+    h.apply({
+      type: 'testRunStartFailed',
+      runId: second.id,
+      reason: 'START_TEST_RUN_MERGE_CONFLICT',
+      prNumber: 1,
+    });
     expect(h.state(2)).toBe('testing');
     expect(h.runOf(2).id).not.toBe(second.id);
     expect(h.reason(2)).toBe('PREREQUISITE_MERGE_ITEM_FAILED');
@@ -224,7 +241,9 @@ describe('batching and bisection', () => {
     const tested = (h: Harness) => h.effects.filter((e) => e.type === 'startTestRun').length;
     expect(tested(skipping)).toBeLessThan(tested(plain));
     // No combination (base + PRs) is started twice in the skipping run.
-    const combos = skipping.model.runs.filter((r) => skipping.started.has(r.id)).map((r) => [...r.basePrNumbers, ...r.prNumbers].sort().join());
+    const combos = skipping.model.runs
+      .filter((r) => skipping.started.has(r.id))
+      .map((r) => [...r.basePrNumbers, ...r.prNumbers].sort().join());
     expect(new Set(combos).size).toBe(combos.length);
   });
 });
@@ -357,7 +376,12 @@ describe('queue states and outside events', () => {
     const waits = (n: number) => readinessOf(h.model, findEntry(h.model, n)!).waitingFor;
     h.submit(1);
     expect(waits(1)).toEqual(['impacted_targets']);
-    h.apply({ type: 'impactedTargets', prNumber: 1, sha: findEntry(h.model, 1)!.pr.headSha, targets: ['//a'] });
+    h.apply({
+      type: 'impactedTargets',
+      prNumber: 1,
+      sha: findEntry(h.model, 1)!.pr.headSha,
+      targets: ['//a'],
+    });
     expect(h.state(1)).toBe('testing');
     expect(waits(1)).toEqual([]);
     h.apply({ type: 'updateConfig', patch: { state: 'paused' } });
@@ -400,7 +424,9 @@ describe('queue states and outside events', () => {
     expect([...h.cancelled]).toContain(first);
     expect(h.reason(1)).toBe('MANUAL_PUSH_TO_TARGET_BRANCH');
     expect(h.runOf(1).id).not.toBe(first);
-    expect(h.effects.flatMap((e) => (e.type === 'stateChanged' ? [e.reason] : []))).toContain('MANUAL_PUSH_TO_TARGET_BRANCH');
+    expect(h.effects.flatMap((e) => (e.type === 'stateChanged' ? [e.reason] : []))).toContain(
+      'MANUAL_PUSH_TO_TARGET_BRANCH',
+    );
   });
 
   it('a merge that finds the target moved restarts instead of landing', () => {
@@ -421,7 +447,12 @@ describe('queue states and outside events', () => {
     h.submit(1);
     const run = h.runOf(1).id;
     h.finish(run, true);
-    h.apply({ type: 'mergeFailed', runId: run, reason: 'refused', detail: 'Required status check "scan" is expected.' });
+    h.apply({
+      type: 'mergeFailed',
+      runId: run,
+      reason: 'refused',
+      detail: 'Required status check "scan" is expected.',
+    });
     expect([h.state(1), h.reason(1)]).toEqual(['failed', 'GITHUB_API_MERGE_PR_FAILED']);
     expect(h.effects.filter((e) => e.type === 'startTestRun')).toHaveLength(1);
 
@@ -430,7 +461,13 @@ describe('queue states and outside events', () => {
     q.submit(2);
     const second = q.runOf(2).id;
     q.finish(second, true);
-    q.apply({ type: 'mergeFailed', runId: second, reason: 'refused', detail: 'Changes must be made through a pull request.', pauseQueue: true });
+    q.apply({
+      type: 'mergeFailed',
+      runId: second,
+      reason: 'refused',
+      detail: 'Changes must be made through a pull request.',
+      pauseQueue: true,
+    });
     expect(q.model.config.state).toBe('paused');
     expect(q.state(2)).toBe('tests_passed');
     const merges = () => q.effects.filter((e) => e.type === 'merge').length;
@@ -456,7 +493,9 @@ describe('queue states and outside events', () => {
     expect(h.runOf(1).id).toBe(run);
     h.apply({ type: 'mergeSucceeded', runId: run });
     expect(h.state(1)).toBe('merged');
-    const starts = h.effects.flatMap((e) => (e.type === 'startTestRun' ? [h.model.runs.find((r) => r.id === e.runId)!] : []));
+    const starts = h.effects.flatMap((e) =>
+      e.type === 'startTestRun' ? [h.model.runs.find((r) => r.id === e.runId)!] : [],
+    );
     expect(starts.filter((r) => r.prNumbers.includes(1))).toHaveLength(1); // #1 was never tested again
   });
 
@@ -495,9 +534,32 @@ describe('queue states and outside events', () => {
     const h = new Harness({ batch: true, batchingMinSize: 2 });
     h.submit(1);
     h.submit(2);
-    h.apply({ type: 'testRunStartFailed', runId: h.runOf(1).id, reason: 'START_TEST_RUN_MERGE_CONFLICT', prNumber: 2 });
+    h.apply({
+      type: 'testRunStartFailed',
+      runId: h.runOf(1).id,
+      reason: 'START_TEST_RUN_MERGE_CONFLICT',
+      prNumber: 2,
+    });
     expect(h.state(2)).toBe('failed');
     expect(h.reason(2)).toBe('START_TEST_RUN_MERGE_CONFLICT');
     expect(h.runOf(1).prNumbers).toEqual([1]);
+  });
+
+  it('a push to a PR waiting on a conflict with its base checks it again; a push to any other PR cancels it', () => {
+    const h = new Harness({ concurrency: 1 });
+    h.submit(1);
+    h.submit(2);
+    const conflicting = { ...facts(2), mergeability: 'not_mergeable' as const, conflict: {} };
+    h.apply({ type: 'prUpdated', prNumber: 2, pr: conflicting });
+    expect(h.state(2)).toBe('not_ready');
+    // The author merges main in: a new head that merges cleanly.
+    const resolved = { ...facts(2), headSha: 'b'.repeat(40) };
+    h.apply({ type: 'prUpdated', prNumber: 2, pr: resolved });
+    expect(h.state(2)).toBe('pending');
+    expect(findEntry(h.model, 2)!.pr.headSha).toBe('b'.repeat(40));
+    // #1, testing, is pushed to: out of the queue.
+    h.apply({ type: 'prUpdated', prNumber: 1, pr: { ...facts(1), headSha: 'c'.repeat(40) } });
+    expect(h.state(1)).toBe('cancelled');
+    expect(h.reason(1)).toBe('PR_PUSHED_TO');
   });
 });

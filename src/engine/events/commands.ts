@@ -90,7 +90,10 @@ export function impactedTargets(w: WorkingCopy, { prNumber, sha, targets }: Impa
   w.update(entry, { impactedTargets: targets });
 }
 
-/** New facts from the forge: a closed PR, a push to it, or a new base branch cancels it. */
+/**
+ * New facts from the forge: a closed PR, a push to it, or a new base branch cancels it — except a push
+ * to a PR waiting on a conflict with its base, which is checked again.
+ */
 export function prUpdated(w: WorkingCopy, { prNumber, pr }: PrUpdatedEvent): void {
   const entry = findEntry(w.model, prNumber);
   if (!entry || isTerminal(entry.state)) return;
@@ -99,6 +102,16 @@ export function prUpdated(w: WorkingCopy, { prNumber, pr }: PrUpdatedEvent): voi
     return;
   }
   if (pr.headSha !== entry.pr.headSha) {
+    // A PR waiting because it conflicts with its base is pushed to to resolve it: checked again, not cancelled.
+    if (
+      entry.state === 'not_ready' &&
+      entry.pr.mergeability === 'not_mergeable' &&
+      pr.baseBranch === entry.pr.baseBranch
+    ) {
+      // Impacted targets belong to a head: the new head's are uploaded again.
+      w.update(entry, { pr, impactedTargets: null });
+      return;
+    }
     w.setState(entry, 'cancelled', 'PR_PUSHED_TO', { pr });
     return;
   }
@@ -110,7 +123,11 @@ export function prUpdated(w: WorkingCopy, { prNumber, pr }: PrUpdatedEvent): voi
 }
 
 /** Copies a field of a settings patch onto a config unless the patch leaves it undefined (a patch's fields are config fields). */
-function setIfDefined<K extends keyof QueueConfig>(next: QueueConfig, patch: Partial<QueueConfig>, key: K): void {
+function setIfDefined<K extends keyof QueueConfig>(
+  next: QueueConfig,
+  patch: Partial<QueueConfig>,
+  key: K,
+): void {
   const value = patch[key];
   if (value !== undefined) next[key] = value;
 }

@@ -6,6 +6,7 @@ export { git, gitEnv, setGitConcurrency, withRepoLock, GitError, RAILYARD_IDENTI
 export type { GitOptions, GitResult } from '../../git/exec.js';
 export { ChecksConfigError, MergeConflictError, NotFastForwardError } from './errors.js';
 export { filesChangedOnTarget } from './changed.js';
+export { describeConflict } from './conflict.js';
 export {
   CHECKS_CONFIG_FILE,
   TEST_BRANCH_PREFIX,
@@ -31,7 +32,15 @@ export {
   testBranchName,
   watchRepo,
 } from './repo.js';
-export type { ChecksConfig, PullRefState, RepoChange, RepoSnapshot, TestBranch, TreeMerge, WatchOptions } from './repo.js';
+export type {
+  ChecksConfig,
+  PullRefState,
+  RepoChange,
+  RepoSnapshot,
+  TestBranch,
+  TreeMerge,
+  WatchOptions,
+} from './repo.js';
 export { buildRunCommit, buildTestCommit, planTestCommit, unitOf } from './build.js';
 export { repoPlaceProblem } from './place.js';
 export { GitForge } from './source.js';

@@ -7,7 +7,7 @@
 import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import { findEntry, type Entry, type FailedTest, type TestBasis, type TestRun } from '../../engine/index.js';
+import { type FailedTest, type TestBasis, type TestRun } from '../../engine/index.js';
 import { changesTest } from '../../flaky/changed.js';
 import { filesChangedOnTarget } from './changed.js';
 import { readReports } from '../../flaky/ingest.js';
@@ -21,6 +21,7 @@ import {
 } from '../../runner/index.js';
 import type { Builder, BuiltRun, Ci, CiVerdict, DriverQueue, TestResultsSink } from '../types.js';
 import { buildRunCommit } from './build.js';
+import { describeConflict } from './conflict.js';
 import { ChecksConfigError, MergeConflictError } from './errors.js';
 import { git } from '../../git/exec.js';
 import type { GitForge } from './source.js';
@@ -70,7 +71,12 @@ export class GitRuns implements Builder, Ci {
    * commit changes the test's file — the facts of the flake-aware verdict. Undefined (an ordinary
    * failure) unless every failed check left reports naming at least one failing test.
    */
-  private async failingTests(queue: DriverQueue, sha: string, branch: string, result: RunChecksResult): Promise<FailedTest[] | undefined> {
+  private async failingTests(
+    queue: DriverQueue,
+    sha: string,
+    branch: string,
+    result: RunChecksResult,
+  ): Promise<FailedTest[] | undefined> {
     const checks = Object.values(result.results);
     const reports = checks.flatMap((r) => r.reports ?? []);
     if (!this.testResults || reports.length === 0) return undefined;
@@ -90,50 +96,48 @@ export class GitRuns implements Builder, Ci {
     const changed = await filesChangedOnTarget(this.forge.repoDir(queue.repo), queue.model.branch, sha);
     return known
       .filter((t) => ids.has(t.id))
-      .map((t) => ({ name: t.name, quarantined: t.quarantined, flaky: t.flaky, changedByPr: changesTest(changed, t) }));
+      .map((t) => ({
+        name: t.name,
+        quarantined: t.quarantined,
+        flaky: t.flaky,
+        changedByPr: changesTest(changed, t),
+      }));
   }
 
-  async build(queue: DriverQueue, run: TestRun, basis: TestBasis, signal: AbortSignal): Promise<BuiltRun | null> {
+  async build(
+    queue: DriverQueue,
+    run: TestRun,
+    basis: TestBasis,
+    signal: AbortSignal,
+  ): Promise<BuiltRun | null> {
     const repoDir = this.forge.repoDir(queue.repo);
     // A repository that cannot be tested fails before anything is built.
     await readChecksConfig(repoDir, queue.model.branch);
     const head = await headOf(repoDir, queue.model.branch);
-    if (!head) throw new ChecksConfigError('START_TEST_RUN_CONFIG_NOT_FOUND', `the target branch ${queue.model.branch} does not exist`);
+    if (!head)
+      throw new ChecksConfigError(
+        'START_TEST_RUN_CONFIG_NOT_FOUND',
+        `the target branch ${queue.model.branch} does not exist`,
+      );
     const built = await buildRunCommit(repoDir, queue.model, run, basis, head);
     return signal.aborted ? null : { branch: built.branch, sha: built.sha };
   }
 
   async describeFailure(queue: DriverQueue, run: TestRun, error: unknown): Promise<string> {
-    if (error instanceof MergeConflictError) return this.describeConflict(queue, run, error).catch(() => error.message);
+    if (error instanceof MergeConflictError)
+      return describeConflict(this.forge.repoDir(queue.repo), queue.model, run, error).catch(
+        () => error.message,
+      );
     if (error instanceof ChecksConfigError) return error.message;
     return 'the test commit could not be built; the server log has the details';
   }
 
-  /**
-   * Names what a conflicting PR conflicts with: the PRs it was applied on top of (this run's base
-   * and the PRs before it in the run) whose own changes touch the conflicting files, else the target.
-   */
-  private async describeConflict(queue: DriverQueue, run: TestRun, error: MergeConflictError): Promise<string> {
-    const repoDir = this.forge.repoDir(queue.repo);
-    const model = queue.model;
-    const target = model.branch;
-    const ahead = [...run.basePrNumbers, ...run.prNumbers.slice(0, run.prNumbers.indexOf(error.prNumber))]
-      .map((pr) => findEntry(model, pr))
-      .filter((e): e is Entry => e !== undefined && e.state !== 'merged');
-    const conflicting = new Set(error.files);
-    const culprits: number[] = [];
-    for (const entry of ahead) {
-      const base = (await git(repoDir, ['merge-base', target, entry.pr.headSha], { okCodes: [0, 1] })).stdout.trim();
-      if (!base) continue;
-      const changed = (await git(repoDir, ['diff', '--name-only', base, entry.pr.headSha])).stdout.split('\n');
-      if (changed.some((f) => conflicting.has(f))) culprits.push(entry.prNumber);
-    }
-    const files = error.files.length ? ` in ${error.files.slice(0, 10).join(', ')}${error.files.length > 10 ? ` and ${error.files.length - 10} more` : ''}` : '';
-    const withWhat = culprits.length ? culprits.map((n) => `PR #${n}`).join(', ') + ` (ahead of it in the queue)` : `the ${target} branch`;
-    return `PR #${error.prNumber} conflicts with ${withWhat}${files}`;
-  }
-
-  async verdict(queue: DriverQueue, run: TestRun, sha: string, signal: AbortSignal): Promise<CiVerdict | null> {
+  async verdict(
+    queue: DriverQueue,
+    run: TestRun,
+    sha: string,
+    signal: AbortSignal,
+  ): Promise<CiVerdict | null> {
     const repoDir = this.forge.repoDir(queue.repo);
     const config = await readChecksConfig(repoDir, queue.model.branch);
     const timeout = queue.model.config.testingTimeoutMinutes * 60_000;
@@ -156,7 +160,11 @@ export class GitRuns implements Builder, Ci {
     const result = await running.finally(() => this.inflight.delete(running));
     if (result.cancelled || signal.aborted) return null;
     const failures = await this.failingTests(queue, sha, run.branch ?? sha, result).catch(() => undefined);
-    const checks = Object.fromEntries(Object.entries(result.results).map(([name, r]) => [name, r.outcome === 'success' ? 'success' : 'failure'] as const));
+    const checks = Object.fromEntries(
+      Object.entries(result.results).map(
+        ([name, r]) => [name, r.outcome === 'success' ? 'success' : 'failure'] as const,
+      ),
+    );
     return {
       passed: result.passed,
       checks,
@@ -168,7 +176,10 @@ export class GitRuns implements Builder, Ci {
 
   /** Waits (at most 10 s) for the checks under way to stop (the workers aborted them), then removes their root. */
   async close(): Promise<void> {
-    await Promise.race([Promise.allSettled([...this.inflight]), new Promise((r) => setTimeout(r, 10_000).unref())]);
+    await Promise.race([
+      Promise.allSettled([...this.inflight]),
+      new Promise((r) => setTimeout(r, 10_000).unref()),
+    ]);
     if (this.worktreeDir) {
       const dir = await this.worktreeDir.catch(() => null);
       // Runs still finishing remove their own directories; this one goes once they are out.

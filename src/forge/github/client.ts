@@ -83,12 +83,15 @@ export function gitHubBlip(error: unknown): string | null {
   if (status !== undefined && (error as { name?: unknown }).name === 'HttpError') {
     // Octokit turns a failed fetch into a RequestError 500 with no response.
     if ((error as { response?: unknown }).response === undefined) {
-      const why = networkFailure(error) ?? (error instanceof Error ? error.message.split('\n')[0]!.trim() : String(error));
+      const why =
+        networkFailure(error) ??
+        (error instanceof Error ? error.message.split('\n')[0]!.trim() : String(error));
       return `the connection to GitHub failed (${why})`;
     }
     if (transientStatus(status)) return `GitHub answered ${status}`;
     const message = error instanceof Error ? error.message : '';
-    if (status === 403 && /secondary rate limit|rate limit exceeded/i.test(message)) return `GitHub's rate limit (403)`;
+    if (status === 403 && /secondary rate limit|rate limit exceeded/i.test(message))
+      return `GitHub's rate limit (403)`;
     return null;
   }
   const network = networkFailure(error);
@@ -113,6 +116,8 @@ export class GitHubClient {
   private readonly log: (message: string) => void;
   /** Set while GitHub asked us to wait (rate limit): pollers skip their REST work until then. */
   pausedUntil = 0;
+  /** Set when GitHub answered a rate limit (its Retry-After or reset): no write starts until then. */
+  writesPausedUntil = 0;
 
   constructor(private readonly options: GitHubClientOptions) {
     this.log = options.log ?? ((m) => console.error(m));
@@ -121,6 +126,7 @@ export class GitHubClient {
       (kind: string) =>
       (retryAfter: number, opts: { method: string; url: string }, _o: unknown, retryCount: number) => {
         this.pausedUntil = Math.max(this.pausedUntil, Date.now() + retryAfter * 1000);
+        this.writesPausedUntil = Math.max(this.writesPausedUntil, Date.now() + retryAfter * 1000);
         this.log(
           `GitHub ${kind} rate limit on ${opts.method} ${opts.url}: waiting ${retryAfter} s${retryCount < retries ? '' : ', then giving up'}`,
         );
@@ -235,7 +241,9 @@ export class GitHubClient {
     params: RequestParameters,
     options: WriteOptions & {
       params?: () => RequestParameters;
-      run?: (request: Requester) => Promise<{ status: number; data: unknown; headers: Record<string, unknown> }>;
+      run?: (
+        request: Requester,
+      ) => Promise<{ status: number; data: unknown; headers: Record<string, unknown> }>;
     },
   ): Promise<{ status: number; data: T; headers: Record<string, unknown> } | null> {
     await this.tokenFor(owner, repo); // finds the installation, whose line the write waits on
@@ -256,7 +264,10 @@ export class GitHubClient {
   ): Promise<{ status: number; data: T; headers: Record<string, unknown> } | null> {
     if (/^GET\s/i.test(route)) return this.attempt(owner, repo, route, params) as never;
     await this.tokenFor(owner, repo);
-    const r: unknown = await this.lineFor(owner, repo).schedule(() => this.attempt(owner, repo, route, params), options);
+    const r: unknown = await this.lineFor(owner, repo).schedule(
+      () => this.attempt(owner, repo, route, params),
+      options,
+    );
     return r === DROPPED ? null : (r as { status: number; data: T; headers: Record<string, unknown> });
   }
 
@@ -289,7 +300,14 @@ export class GitHubClient {
     const installation = this.installations.get(`${owner}/${repo}`.toLowerCase());
     const key = installation === undefined ? 'token' : `installation ${installation}`;
     let line = this.lines.get(key);
-    if (!line) this.lines.set(key, (line = new WriteLine(this.options.writeIntervalMs ?? 1000)));
+    if (!line)
+      this.lines.set(
+        key,
+        (line = new WriteLine({
+          intervalMs: this.options.writeIntervalMs ?? 0,
+          pausedUntil: () => this.writesPausedUntil,
+        })),
+      );
     return line;
   }
 
@@ -298,7 +316,8 @@ export class GitHubClient {
     let sent = 0;
     let dropped = 0;
     let waiting = 0;
-    for (const l of this.lines.values()) [sent, dropped, waiting] = [sent + l.sent, dropped + l.dropped, waiting + l.length];
+    for (const l of this.lines.values())
+      [sent, dropped, waiting] = [sent + l.sent, dropped + l.dropped, waiting + l.length];
     return { sent, dropped, waiting };
   }
 

@@ -124,7 +124,8 @@ export const github: ForgeDescription<GitHubSettings> = {
     },
     'github-poll-seconds': {
       type: 'string',
-      description: 'How often GitHub is polled (PRs and CI only without webhooks)',
+      description:
+        'How often GitHub is polled: the PRs in the queue and the CI of test commits, with or without webhooks (they only make it faster)',
       default: '30',
     },
     'github-ci-start-seconds': {
@@ -136,8 +137,8 @@ export const github: ForgeDescription<GitHubSettings> = {
     'github-write-interval-ms': {
       type: 'integer',
       description:
-        "Minimum time between two writes to GitHub's REST API (GitHub advises 1000 for integrations)",
-      default: 1000,
+        "Minimum time between two writes to GitHub's REST API, on top of GitHub's documented limits (80 a minute, 500 an hour, one at a time), which are always kept",
+      default: 0,
       min: 0,
     },
     'github-merge-api': {
@@ -150,7 +151,7 @@ export const github: ForgeDescription<GitHubSettings> = {
   settings: (flags, { env }) => githubOptions(flags as unknown as GitHubFlags, env),
   startup: (settings, url) => [
     settings.webhookSecret !== null
-      ? `GitHub (${settings.host}): webhooks accepted at ${url}/webhooks/github`
+      ? `GitHub (${settings.host}): webhooks accepted at ${url}/webhooks/github, polling every ${settings.pollMs / 1000} s too`
       : `GitHub (${settings.host}): no webhook secret, polling every ${settings.pollMs / 1000} s`,
   ],
   links: () => hostedLinks(GITHUB_PAGES),

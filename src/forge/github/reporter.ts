@@ -36,14 +36,27 @@ const STATE_OF: Record<StatusPhase, 'pending' | 'success' | 'failure' | 'error'>
 };
 
 /** GitHub's commit status for an entry: pending while it is in the queue, then success / failure / error. */
-function statusFor(entry: Entry, model: QueueModel): { state: 'pending' | 'success' | 'failure' | 'error'; description: string } {
+function statusFor(
+  entry: Entry,
+  model: QueueModel,
+): { state: 'pending' | 'success' | 'failure' | 'error'; description: string } {
   const w = statusWords(entry, model, WORDS);
-  return { state: STATE_OF[w.phase], description: w.phase === 'testing' ? `In the ${model.branch} merge queue` : w.description };
+  return {
+    state: STATE_OF[w.phase],
+    description: w.phase === 'testing' ? `In the ${model.branch} merge queue` : w.description,
+  };
 }
 
 function commentOf(entry: Entry, model: QueueModel, rt: GitHubRuntime): string {
   const run = entry.testRunId;
-  return commentFor(entry, model, WORDS, run ? rt.refusals.get(run) : undefined, run ? rt.mergedByApi.get(run) : undefined, run ? rt.landingNotes.get(run) : undefined);
+  return commentFor(
+    entry,
+    model,
+    WORDS,
+    run ? rt.refusals.get(run) : undefined,
+    run ? rt.mergedByApi.get(run) : undefined,
+    run ? rt.landingNotes.get(run) : undefined,
+  );
 }
 
 export class GitHubReporter implements Reporter {
@@ -55,34 +68,48 @@ export class GitHubReporter implements Reporter {
 
   /** A run's test branch is on GitHub: a draft PR shows it, when the queue asks for one. */
   runStarted(queue: DriverQueue, run: TestRun, branch: string): void {
-    if (queue.model.config.createPrsForTestingBranches) void this.rt.track(this.openDraftPr(queue, run, branch));
+    if (queue.model.config.createPrsForTestingBranches)
+      void this.rt.track(this.openDraftPr(queue, run, branch));
   }
 
   /** A landing blip (or the landing given up): the PRs' comments say so. */
   landingNote(queue: DriverQueue, run: TestRun, note: string, final: boolean): void {
-    if (this.rt.landingNote(run.id, note, final)) for (const n of run.mergePrNumbers ?? run.prNumbers) this.stateChanged(queue, n);
+    if (this.rt.landingNote(run.id, note, final))
+      for (const n of run.mergePrNumbers ?? run.prNumbers) this.stateChanged(queue, n);
   }
 
   /** The engine changed an entry's state: its close, commit status and comment are queued (each at most once). */
   stateChanged(queue: DriverQueue, prNumber: number): void {
-    if (this.rt.closed) return;
+    // A stale entry (the PR is in its base branch's queue) writes nothing: that queue speaks for it.
+    if (this.rt.closed || this.rt.stale(queue, prNumber)) return;
     const entry = findEntry(queue.model, prNumber);
     if (!entry) return;
     const decided = isTerminal(entry.state);
+    // A PR that waits on its author (conflict, draft, branch rules) says so before progress updates.
+    const waitsOnAuthor = entry.state === 'not_ready';
     const { owner, name } = queue.repo;
     const client = this.rt.forge.client;
     const key = `${queue.id}#${prNumber}`;
     const ckey = `${queue.org}\n${repoKey(queue.repo)}#${prNumber}`;
     const now = () => findEntry(queue.model, prNumber);
     const send = (what: string, write: Promise<unknown>) =>
-      void this.rt.track(write.catch((error: unknown) => this.rt.log(`${what} of PR #${prNumber} of ${repoKey(queue.repo)} on GitHub failed`, error)));
+      void this.rt.track(
+        write.catch((error: unknown) =>
+          this.rt.log(`${what} of PR #${prNumber} of ${repoKey(queue.repo)} on GitHub failed`, error),
+        ),
+      );
 
     // Squash / rebase: the landed commits are not the PR's, so GitHub cannot see it merged. Close it, naming the commit.
     const landedQuietly = () => {
       const e = now();
       const run = e?.testRunId ? queue.model.runs.find((r) => r.id === e.testRunId) : undefined;
       // Landed through the merge API: GitHub shows it merged, nothing to close.
-      return e?.state === 'merged' && run !== undefined && run.mergeMethod !== 'merge_commit' && !this.rt.mergedByApi.has(run.id) ? run : undefined;
+      return e?.state === 'merged' &&
+        run !== undefined &&
+        run.mergeMethod !== 'merge_commit' &&
+        !this.rt.mergedByApi.has(run.id)
+        ? run
+        : undefined;
     };
     if (landedQuietly() && !this.rt.persisted.closed[ckey]) {
       const stillWanted = () => !this.rt.persisted.closed[ckey];
@@ -94,20 +121,32 @@ export class GitHubReporter implements Reporter {
         const run = landedQuietly()!;
         send(
           'the landed comment',
-          client.write(owner, name, 'POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
-            issue_number: prNumber,
-            body: `Merged by the Railyard merge queue: landed on \`${queue.model.branch}\` as ${run.sha} (${run.mergeMethod}).`,
-          }, { priority: WritePriority.final, key: `landed ${ckey}` }),
+          client.write(
+            owner,
+            name,
+            'POST /repos/{owner}/{repo}/issues/{issue_number}/comments',
+            {
+              issue_number: prNumber,
+              body: `Merged by the Railyard merge queue: landed on \`${queue.model.branch}\` as ${run.sha} (${run.mergeMethod}).`,
+            },
+            { priority: WritePriority.finalComment, key: `landed ${ckey}` },
+          ),
         );
       }
       send(
         'closing',
         client
-          .write(owner, name, 'PATCH /repos/{owner}/{repo}/pulls/{pull_number}', { pull_number: prNumber, state: 'closed' }, {
-            priority: WritePriority.final,
-            key: `close ${ckey}`,
-            stillWanted,
-          })
+          .write(
+            owner,
+            name,
+            'PATCH /repos/{owner}/{repo}/pulls/{pull_number}',
+            { pull_number: prNumber, state: 'closed' },
+            {
+              priority: WritePriority.final,
+              key: `close ${ckey}`,
+              stillWanted,
+            },
+          )
           .then((r) => r && done()),
       );
     }
@@ -125,19 +164,36 @@ export class GitHubReporter implements Reporter {
       };
       send(
         'the status',
-        client.write(owner, name, 'POST /repos/{owner}/{repo}/statuses/{sha}', {}, {
-          priority: decided ? WritePriority.final : WritePriority.update,
-          key: `status ${key}`,
-          stillWanted: () => desired() !== null,
-          params: () => {
-            const d = desired()!;
-            this.posted.set(key, { sha: d.sha, state: d.state });
-            return { sha: d.sha, state: d.state, description: d.description.slice(0, 140), context: QUEUE_STATUS_CONTEXT };
-          },
-        }).catch((error: unknown) => {
-          this.posted.delete(key); // sent again with the next change
-          throw error;
-        }),
+        client
+          .write(
+            owner,
+            name,
+            'POST /repos/{owner}/{repo}/statuses/{sha}',
+            {},
+            {
+              priority: decided
+                ? WritePriority.final
+                : waitsOnAuthor
+                  ? WritePriority.finalComment
+                  : WritePriority.update,
+              key: `status ${key}`,
+              stillWanted: () => desired() !== null,
+              params: () => {
+                const d = desired()!;
+                this.posted.set(key, { sha: d.sha, state: d.state });
+                return {
+                  sha: d.sha,
+                  state: d.state,
+                  description: d.description.slice(0, 140),
+                  context: QUEUE_STATUS_CONTEXT,
+                };
+              },
+            },
+          )
+          .catch((error: unknown) => {
+            this.posted.delete(key); // sent again with the next change
+            throw error;
+          }),
       );
     }
 
@@ -153,33 +209,47 @@ export class GitHubReporter implements Reporter {
       const id = () => this.rt.persisted.comments[ckey];
       send(
         'the comment',
-        client.write(owner, name, 'PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', {}, {
-          priority: decided ? WritePriority.final : WritePriority.update,
-          key: `comment ${ckey}`,
-          stillWanted: wanted,
-          run: async (request) => {
-            const text = body()!;
-            this.commentBodies.set(ckey, text);
-            const existing = id();
-            if (existing !== undefined) {
-              try {
-                return await request('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', { comment_id: existing, body: text });
-              } catch (error) {
-                if (statusOf(error) !== 404) throw error; // someone deleted it: start a new one
-              }
-            }
-            const r = await request<{ id: number }>('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
-              issue_number: prNumber,
-              body: text,
-            });
-            this.rt.persisted.comments[ckey] = r.data.id;
-            this.rt.save();
-            return r;
-          },
-        }).catch((error: unknown) => {
-          this.commentBodies.delete(ckey); // sent again with the next change
-          throw error;
-        }),
+        client
+          .write(
+            owner,
+            name,
+            'PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}',
+            {},
+            {
+              priority: decided || waitsOnAuthor ? WritePriority.finalComment : WritePriority.update,
+              key: `comment ${ckey}`,
+              stillWanted: wanted,
+              run: async (request) => {
+                const text = body()!;
+                this.commentBodies.set(ckey, text);
+                const existing = id();
+                if (existing !== undefined) {
+                  try {
+                    return await request('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', {
+                      comment_id: existing,
+                      body: text,
+                    });
+                  } catch (error) {
+                    if (statusOf(error) !== 404) throw error; // someone deleted it: start a new one
+                  }
+                }
+                const r = await request<{ id: number }>(
+                  'POST /repos/{owner}/{repo}/issues/{issue_number}/comments',
+                  {
+                    issue_number: prNumber,
+                    body: text,
+                  },
+                );
+                this.rt.persisted.comments[ckey] = r.data.id;
+                this.rt.save();
+                return r;
+              },
+            },
+          )
+          .catch((error: unknown) => {
+            this.commentBodies.delete(ckey); // sent again with the next change
+            throw error;
+          }),
       );
     }
   }
@@ -187,7 +257,8 @@ export class GitHubReporter implements Reporter {
   private async openDraftPr(queue: DriverQueue, run: TestRun, branch: string): Promise<void> {
     // Only while the run goes on: a draft PR for a run that ended (its branch landed or deleted) is
     // refused by GitHub with 422, and would say nothing true anyway.
-    const running = () => queue.model.runs.find((r) => r.id === run.id)?.status === 'in_progress' && !this.rt.closed;
+    const running = () =>
+      queue.model.runs.find((r) => r.id === run.id)?.status === 'in_progress' && !this.rt.closed;
     try {
       const r = await this.rt.forge.client.write<{ number: number }>(
         queue.repo.owner,

@@ -17,6 +17,7 @@ import type { GitHubCi } from './ci.js';
 import type { GitHubPolling } from './events.js';
 import { deliveryJson } from './deliveries.js';
 import { repoKey, type GitHubRuntime } from './runtime.js';
+import { WritePriority } from './writes.js';
 
 type Answer = { status: number; text: string };
 
@@ -49,7 +50,10 @@ export class GitHubWebhooks {
   private async receive(headers: Readonly<Record<string, string | string[] | undefined>>, body: string): Promise<Answer> {
     const secret = this.rt.options.webhookSecret;
     if (secret === null)
-      return { status: 404, text: 'webhooks are off: start the server with --github-webhook-secret-file or RAILYARD_GITHUB_WEBHOOK_SECRET' };
+      return {
+        status: 404,
+        text: 'webhooks are off: start the server with --github-webhook-secret-file or RAILYARD_GITHUB_WEBHOOK_SECRET',
+      };
     const signature = headers['x-hub-signature-256'];
     let valid = false;
     try {
@@ -57,10 +61,15 @@ export class GitHubWebhooks {
     } catch {
       valid = false;
     }
-    if (!valid) return { status: 401, text: 'x-hub-signature-256: missing or does not match the body signed with the webhook secret' };
+    if (!valid)
+      return {
+        status: 401,
+        text: 'x-hub-signature-256: missing or does not match the body signed with the webhook secret',
+      };
     const event = String(headers['x-github-event'] ?? '');
     const delivery = String(headers['x-github-delivery'] ?? '');
-    if (delivery && this.deliveries.has(delivery)) return { status: 200, text: `delivery ${delivery} was handled already` };
+    if (delivery && this.deliveries.has(delivery))
+      return { status: 200, text: `delivery ${delivery} was handled already` };
     const content = deliveryJson(String(headers['content-type'] ?? ''), body);
     if ('error' in content) return { status: 400, text: content.error };
     if (jsonTooDeep(content.json)) return { status: 400, text: JSON_TOO_DEEP_MESSAGE };
@@ -72,14 +81,21 @@ export class GitHubWebhooks {
     }
     // Recorded in the database (bounded per repository): once handled, a delivery id never acts again.
     const queues = this.queuesOf((payload as { repository?: never } | null)?.repository);
-    if (delivery && queues.length > 0 && this.rt.host && !(await this.rt.host.remember(queues[0].repo, 'delivery', delivery)))
+    if (
+      delivery &&
+      queues.length > 0 &&
+      this.rt.host &&
+      !(await this.rt.host.remember(queues[0].repo, 'delivery', delivery))
+    )
       return { status: 200, text: `delivery ${delivery} was handled already` };
     if (delivery) {
       this.deliveries.add(delivery);
       if (this.deliveries.size > 10_000) this.deliveries.delete(this.deliveries.values().next().value!);
     }
     void this.rt.track(
-      this.onEvent(event, payload as Record<string, never>).catch((error: unknown) => this.rt.log(`webhook ${event} ${delivery} failed`, error)),
+      this.onEvent(event, payload as Record<string, never>).catch((error: unknown) =>
+        this.rt.log(`webhook ${event} ${delivery} failed`, error),
+      ),
     );
     return { status: 202, text: 'accepted' };
   }
@@ -88,9 +104,9 @@ export class GitHubWebhooks {
     const owner = repository?.owner?.login?.toLowerCase();
     const name = repository?.name?.toLowerCase();
     if (!owner || !name) return [];
-    return this.rt.queues().filter(
-      (q) => this.rt.forge.serves(q.repo) && q.repo.owner === owner && q.repo.name === name,
-    );
+    return this.rt
+      .queues()
+      .filter((q) => this.rt.forge.serves(q.repo) && q.repo.owner === owner && q.repo.name === name);
   }
 
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -152,11 +168,22 @@ export class GitHubWebhooks {
         }
         break;
       case 'issue_comment':
-        if (p.action === 'created' && p.issue?.pull_request && COMMAND_RE.test(String(p.comment?.body ?? ''))) {
+        if (
+          p.action === 'created' &&
+          p.issue?.pull_request &&
+          COMMAND_RE.test(String(p.comment?.body ?? ''))
+        ) {
           // A command comment acts once, ever: whatever delivery (a new id, none) brings it again.
           const id = p.comment?.id;
-          if (id === undefined || id === null || !this.rt.host || !(await this.rt.host.remember(queues[0].repo, 'comment', String(id)))) {
-            this.rt.log(`/railyard command in comment ${String(id)} on #${p.issue.number} ignored: it was handled already`);
+          if (
+            id === undefined ||
+            id === null ||
+            !this.rt.host ||
+            !(await this.rt.host.remember(queues[0].repo, 'comment', String(id)))
+          ) {
+            this.rt.log(
+              `/railyard command in comment ${String(id)} on #${p.issue.number} ignored: it was handled already`,
+            );
             break;
           }
           await this.command(queues, p.issue.number, p.comment?.user?.login, String(p.comment?.body ?? ''));
@@ -169,7 +196,8 @@ export class GitHubWebhooks {
   private readonly commands: CommandForge<string> = {
     ref: (n) => `#${n}`,
     nameOf: (user) => user,
-    baseBranch: async (repo, n, queueBranch) => (await this.rt.forge.getPullRequest(repo, n, queueBranch))?.baseBranch ?? null,
+    baseBranch: async (repo, n, queueBranch) =>
+      (await this.rt.forge.getPullRequest(repo, n, queueBranch))?.baseBranch ?? null,
     allowed: async (repo, user) => {
       const perm = await this.rt.forge.client.request<{ permission: string; role_name?: string }>(
         repo.owner,
@@ -177,15 +205,30 @@ export class GitHubWebhooks {
         'GET /repos/{owner}/{repo}/collaborators/{username}/permission',
         { username: user },
       );
-      return ['admin', 'write', 'maintain'].includes(perm.data.role_name ?? perm.data.permission) || ['admin', 'write'].includes(perm.data.permission);
+      return (
+        ['admin', 'write', 'maintain'].includes(perm.data.role_name ?? perm.data.permission) ||
+        ['admin', 'write'].includes(perm.data.permission)
+      );
     },
     denied: 'no write permission',
     reply: async (repo, n, body) => {
-      await this.rt.forge.client.request(repo.owner, repo.name, 'POST /repos/{owner}/{repo}/issues/{issue_number}/comments', { issue_number: n, body });
+      // An answer someone waits for: with the comments of decided PRs, ahead of progress updates.
+      await this.rt.forge.client.write(
+        repo.owner,
+        repo.name,
+        'POST /repos/{owner}/{repo}/issues/{issue_number}/comments',
+        { issue_number: n, body },
+        { priority: WritePriority.finalComment },
+      );
     },
   };
 
-  private async command(queues: DriverQueue[], prNumber: number, user: string | undefined, body: string): Promise<void> {
+  private async command(
+    queues: DriverQueue[],
+    prNumber: number,
+    user: string | undefined,
+    body: string,
+  ): Promise<void> {
     if (!user || !this.rt.host) return;
     await runCommand(this.rt.host, (m) => this.rt.log(m), this.commands, queues, prNumber, user, body);
   }

@@ -1,9 +1,12 @@
 /**
- * The GitHub writes of one token (or one App installation), one at a time and at most one per
- * `intervalMs` (GitHub's guidance for content-creating requests), ordered by what people see
- * first rather than first-in-first-out: a landing, then what shows a PR's fate (its final status,
- * closing and comment, PR after PR in the order their fates were decided), then other statuses and
- * comments, then draft PRs and clean-up. A write that a newer one with the same `key` replaces before it is sent (a status or
+ * The GitHub writes of one token (or one App installation), one at a time (never two in flight),
+ * within GitHub's documented secondary limits for content-creating requests — at most 80 a minute
+ * and 500 an hour (sliding windows) — and while GitHub asked us to wait (`pausedUntil`: a
+ * `Retry-After` or `x-ratelimit-reset`) none goes out; `intervalMs` is an extra floor between the
+ * starts of two writes (default 0). Ordered by what people see first rather than
+ * first-in-first-out: a landing, then what shows a PR's fate (its final status and closing, PR
+ * after PR in the order their fates were decided), then comments of decided PRs, then other
+ * statuses and comments, then draft PRs and clean-up. A write that a newer one with the same `key` replaces before it is sent (a status or
  * comment edit of the same PR) is dropped, as is one whose `stillWanted()` says no when its turn
  * comes (a draft PR for a run that has ended).
  */
@@ -12,12 +15,14 @@
 export const WritePriority = {
   /** The compare-and-swap that lands a run. */
   land: 0,
-  /** The status, closing and comment of a PR whose fate is decided (merged, failed, cancelled). */
+  /** The status and closing of a PR whose fate is decided (merged, failed, cancelled). */
   final: 1,
+  /** The comment of a PR whose fate is decided, or that waits on its author (not ready); answers to commands. */
+  finalComment: 2,
   /** Statuses and comments of PRs still in the queue. */
-  update: 2,
+  update: 3,
   /** Draft PRs for test branches and closing them. */
-  background: 3,
+  background: 4,
 } as const;
 export type WritePriority = (typeof WritePriority)[keyof typeof WritePriority];
 
@@ -28,6 +33,19 @@ export interface WriteOptions {
   /** Asked when the write's turn comes: false drops it. */
   stillWanted?: () => boolean;
 }
+
+// The windows are counted a little longer than GitHub's: its clock and ours see a request at
+// slightly different times.
+const MINUTE = 61_000;
+const HOUR = 3_601_000;
+/**
+ * The share of the budget (a minute's, an hour's) each priority may use: landings and what shows
+ * a fate (or asks its author to act) all of it; progress updates (replaced while they wait, so
+ * they coalesce) at most 30 % of it, draft PRs 15 %: a burst of landings (about 4 writes each) finds budget left
+ * for what people wait to see (measured: with half for updates, a 12-PR burst filled the minute
+ * and held the last PR's comment 45 s).
+ */
+const SHARE: Record<number, number> = { 0: 1, 1: 1, 2: 1, 3: 0.3, 4: 0.15 };
 
 /** What a dropped write resolves with. */
 export const DROPPED = Symbol('dropped');
@@ -42,8 +60,28 @@ interface Job {
   reject: (error: unknown) => void;
 }
 
+/** GitHub's documented secondary limits on content-creating requests (per token or installation). */
+export interface WriteBudget {
+  perMinute: number;
+  perHour: number;
+}
+export const GITHUB_WRITE_BUDGET: WriteBudget = { perMinute: 80, perHour: 500 };
+
+export interface WriteLineOptions {
+  /** Floor between the starts of two writes (ms; `--github-write-interval-ms`). */
+  intervalMs?: number;
+  budget?: WriteBudget;
+  /** Until when GitHub asked us to wait (ms since the epoch; a rate limit's Retry-After or reset). */
+  pausedUntil?: () => number;
+}
+
 export class WriteLine {
   private readonly waiting: Job[] = [];
+  /** Start times of the writes sent in the last hour, oldest first. */
+  private readonly starts: Array<{ at: number; priority: number }> = [];
+  private readonly intervalMs: number;
+  private readonly budget: WriteBudget;
+  private readonly pausedUntil: () => number;
   private seq = 0;
   private last = 0;
   private busy = false;
@@ -53,7 +91,41 @@ export class WriteLine {
   sent = 0;
   dropped = 0;
 
-  constructor(private readonly intervalMs: number) {}
+  constructor(options: WriteLineOptions | number = {}) {
+    const o = typeof options === 'number' ? { intervalMs: options } : options;
+    this.intervalMs = o.intervalMs ?? 0;
+    this.budget = o.budget ?? GITHUB_WRITE_BUDGET;
+    this.pausedUntil = o.pausedUntil ?? (() => 0);
+  }
+
+  /**
+   * When the next write of `priority` may start: after the floor, not while GitHub asked us to
+   * wait, and within both windows: every write counts against the whole budget, and the less
+   * visible writes (this priority or lower) may fill only their share of it (`SHARE`), so a
+   * landing and the fates it decides always find budget left.
+   */
+  private nextStart(now: number, priority: number): number {
+    while (this.starts.length && this.starts[0].at <= now - HOUR) this.starts.shift();
+    let at = Math.max(this.last + this.intervalMs, this.pausedUntil());
+    const within = (list: number[], limit: number, window: number) => {
+      if (list.length >= limit) at = Math.max(at, list[list.length - limit] + window);
+    };
+    const hour = this.starts.map((s) => s.at);
+    const minute = hour.filter((t) => t > now - MINUTE);
+    within(hour, this.budget.perHour, HOUR);
+    within(minute, this.budget.perMinute, MINUTE);
+    const share = SHARE[priority] ?? 1;
+    if (share < 1) {
+      const mine = this.starts.filter((s) => s.priority >= priority).map((s) => s.at);
+      within(mine, Math.max(1, Math.floor(this.budget.perHour * share)), HOUR);
+      within(
+        mine.filter((t) => t > now - MINUTE),
+        Math.max(1, Math.floor(this.budget.perMinute * share)),
+        MINUTE,
+      );
+    }
+    return at;
+  }
 
   /** Queues `run`; resolves with its answer, or DROPPED when superseded or no longer wanted. */
   schedule<T>(run: () => Promise<T>, options: WriteOptions = {}): Promise<T | typeof DROPPED> {
@@ -89,19 +161,25 @@ export class WriteLine {
     return this.waiting.length;
   }
 
-  private next(): Job | undefined {
+  /** The index of the write to send next: by priority, then in line. */
+  private best(): number {
     let best = -1;
     for (let i = 0; i < this.waiting.length; i++) {
       const j = this.waiting[i];
       const b = this.waiting[best];
       if (best < 0 || j.priority < b.priority || (j.priority === b.priority && j.seq < b.seq)) best = i;
     }
-    return best < 0 ? undefined : this.waiting.splice(best, 1)[0];
+    return best;
   }
 
   private pump(): void {
-    if (this.busy || this.timer || this.closed || this.waiting.length === 0) return;
-    const wait = this.last + this.intervalMs - Date.now();
+    if (this.busy || this.closed || this.waiting.length === 0) return;
+    // A newer, more urgent write may go before what the timer waited for.
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const i = this.best();
+    const now = Date.now();
+    const wait = this.nextStart(now, this.waiting[i].priority) - now;
     if (wait > 0) {
       this.timer = setTimeout(() => {
         this.timer = null;
@@ -109,8 +187,7 @@ export class WriteLine {
       }, wait);
       return;
     }
-    const job = this.next();
-    if (!job) return;
+    const job = this.waiting.splice(i, 1)[0];
     if (job.stillWanted && !job.stillWanted()) {
       this.dropped++;
       job.resolve(DROPPED);
@@ -119,6 +196,7 @@ export class WriteLine {
     }
     this.busy = true;
     this.last = Date.now();
+    this.starts.push({ at: this.last, priority: job.priority });
     this.sent++;
     job
       .run()

@@ -71,6 +71,7 @@ export class GitLabReporter implements Reporter {
   }
 
   stateChanged(queue: DriverQueue, prNumber: number): void {
+    if (this.rt.stale(queue, prNumber)) return; // the queue of the PR's base speaks for it
     const key = `${queue.id}#${prNumber}`;
     let p = this.presenting.get(key);
     if (!p) this.presenting.set(key, (p = { busy: null, again: false, timer: null }));

@@ -1,8 +1,8 @@
 /**
  * The CI role of the remote forges (GitHub, GitLab): a run waits for the verdict on its test commit,
  * read from the forge by the driver (`read`: check runs and statuses on GitHub, commit statuses on
- * GitLab). A run is looked at when the forge's webhooks poke it (`changed`), or the poll does
- * (`pollRound`); looks are coalesced (one at a time, one more if asked meanwhile). With no required
+ * GitLab). A run is looked at when the forge's webhooks poke it (`changed`), and every poll round
+ * whether or not webhooks are set (`pollRound`); looks are coalesced (one at a time, one more if asked meanwhile). With no required
  * statuses, a commit no check reported on within `ciStartMs` fails (TEST_RUN_NO_CHECKS_REPORTED).
  * A run about to reach `testingTimeoutMinutes` is looked at once more just before, and fails with
  * TEST_RUN_TIMEOUT naming the required checks that never reported and those still running (a
@@ -69,7 +69,21 @@ export abstract class CiWaiter implements Ci {
   expect(queue: DriverQueue, run: TestRun, sha: string, pushedAt: number, pushed: boolean): Waiting {
     let finish!: (result: CiVerdict | null) => void;
     const result = new Promise<CiVerdict | null>((resolve) => (finish = resolve));
-    const w: Waiting = { queue, run, sha, pushedAt, pushed, lastLook: Date.now(), result, finish, looking: null, again: false, timer: null, deadline: null, latest: null };
+    const w: Waiting = {
+      queue,
+      run,
+      sha,
+      pushedAt,
+      pushed,
+      lastLook: Date.now(),
+      result,
+      finish,
+      looking: null,
+      again: false,
+      timer: null,
+      deadline: null,
+      latest: null,
+    };
     this.waiting.set(run.id, w);
     const timeoutMs = queue.model.config.testingTimeoutMinutes * 60_000;
     if (timeoutMs > 2 * TIMEOUT_LEAD_MS) {
@@ -92,7 +106,13 @@ export abstract class CiWaiter implements Ci {
     this.waiting.delete(runId);
   }
 
-  async verdict(queue: DriverQueue, run: TestRun, sha: string, signal: AbortSignal, _reattached: boolean): Promise<CiVerdict | null> {
+  async verdict(
+    queue: DriverQueue,
+    run: TestRun,
+    sha: string,
+    signal: AbortSignal,
+    _reattached: boolean,
+  ): Promise<CiVerdict | null> {
     this.rt.busy.add(run.id);
     try {
       let w = this.waiting.get(run.id);
@@ -122,16 +142,14 @@ export abstract class CiWaiter implements Ci {
     for (const [id, w] of this.waiting) if (w.sha === sha) this.poke(id, 100);
   }
 
-  /** A poll round: every run when polling; with webhooks only at the end of the grace period and as a slow safety net. */
+  /**
+   * A poll round: every run is looked at, webhooks or not (a lost delivery must not stall the
+   * queue; the reads are conditional, so an unchanged commit costs a 304).
+   */
   pollRound(): void {
-    const now = Date.now();
-    const { pollMs, ciStartMs } = this.rt.options;
-    const safetyMs = this.rt.webhooks ? Math.max(60_000, pollMs * 10) : pollMs;
     for (const [id, w] of this.waiting) {
       if (this.rt.paused) break;
-      if (!w.pushed) continue;
-      const graceOver = now - w.pushedAt >= ciStartMs && w.lastLook - w.pushedAt < ciStartMs;
-      if (now - w.lastLook >= safetyMs || graceOver || !this.rt.webhooks) this.poke(id, 0);
+      if (w.pushed) this.poke(id, 0);
     }
   }
 
@@ -172,13 +190,30 @@ export abstract class CiWaiter implements Ci {
         reason: 'TEST_RUN_REQUIRED_STATUS_FAILED',
         ...(verdict.detail ? { detail: verdict.detail } : {}),
       });
-    } else if (!verdict.anyReported && w.run.requiredStatuses === null && Date.now() - w.pushedAt >= this.rt.options.ciStartMs) {
+    } else if (
+      !verdict.anyReported &&
+      w.run.requiredStatuses === null &&
+      Date.now() - w.pushedAt >= this.rt.options.ciStartMs
+    ) {
       const detail = this.noChecksDetail(w);
-      w.finish({ passed: false, checks: {}, reason: 'TEST_RUN_NO_CHECKS_REPORTED', ...(detail ? { detail } : {}) });
+      w.finish({
+        passed: false,
+        checks: {},
+        reason: 'TEST_RUN_NO_CHECKS_REPORTED',
+        ...(detail ? { detail } : {}),
+      });
     } else {
       const timeoutMs = w.queue.model.config.testingTimeoutMinutes * 60_000;
-      if (timeoutMs > 2 * TIMEOUT_LEAD_MS && Date.now() >= w.run.startedAt + timeoutMs - TIMEOUT_LEAD_MS - 100)
-        w.finish({ passed: false, checks: verdict.checks, reason: 'TEST_RUN_TIMEOUT', detail: timeoutDetail(w.run, verdict.checks, timeoutMs) });
+      if (
+        timeoutMs > 2 * TIMEOUT_LEAD_MS &&
+        Date.now() >= w.run.startedAt + timeoutMs - TIMEOUT_LEAD_MS - 100
+      )
+        w.finish({
+          passed: false,
+          checks: verdict.checks,
+          reason: 'TEST_RUN_TIMEOUT',
+          detail: timeoutDetail(w.run, verdict.checks, timeoutMs),
+        });
     }
   }
 

@@ -1,14 +1,13 @@
 /**
  * The events role of the remote forges (GitHub, GitLab), polling half: a loop reads the target
  * heads and test branches of every repository (git ls-remote) — a target moved by someone else
- * restarts the runs — deletes the test branches of runs that are over, and re-reads PRs: all of
- * them without webhooks (those under test every round, waiting ones every third), with webhooks
- * only those whose mergeability the forge is still computing or that its branch rules hold
- * (backing off from 0.5 s to 60 s). New PR facts go to the engine only when they differ; while the
+ * restarts the runs — deletes the test branches of runs that are over, and re-reads every PR that
+ * is testing or waiting every round, webhooks or not (a lost delivery must not stall the queue;
+ * the reads are conditional, so an unchanged PR costs a 304). New PR facts go to the engine only when they differ; while the
  * forge recomputes mergeability (after every push to the target) what was known stands for the same
  * head and base. Each driver's events.ts says how a PR is read; webhooks bring the rest.
  */
-import { findEntry, isTerminal, type Entry, type PrFacts, type QueueModel, type TestRun } from '../../engine/index.js';
+import { findEntry, isTerminal, type PrFacts, type QueueModel, type TestRun } from '../../engine/index.js';
 import type { DriverHost, DriverQueue, ForgePrFacts } from '../types.js';
 import type { CiWaiter } from './ci-wait.js';
 import type { RemoteGit } from './remote-git.js';
@@ -18,10 +17,8 @@ import { repoKey, TEST_BRANCH_RE, type PersistedBase, type RemoteRuntime, type R
 export type ReadFacts = ForgePrFacts;
 
 export abstract class RemotePolling {
-  private readonly mergeableLooks = new Map<string, { at: number; wait: number }>();
   private loopTimer: NodeJS.Timeout | null = null;
   private looping: Promise<void> | null = null;
-  private round = 0;
 
   constructor(
     protected readonly rt: RemoteRuntime<PersistedBase>,
@@ -33,7 +30,11 @@ export abstract class RemotePolling {
   abstract refresh(q: DriverQueue, prNumber: number, given?: unknown): Promise<void>;
 
   /** What else goes with the test branches of ended runs (GitHub closes their draft PRs). */
-  protected cleanEnded(_queues: DriverQueue[], _alive: (runId: string) => boolean, _c: RepoCtx): Promise<void> {
+  protected cleanEnded(
+    _queues: DriverQueue[],
+    _alive: (runId: string) => boolean,
+    _c: RepoCtx,
+  ): Promise<void> {
     return Promise.resolve();
   }
 
@@ -79,32 +80,13 @@ export abstract class RemotePolling {
     }
     await this.cleanTestBranches(queues, heads, c);
     if (this.rt.paused) return;
-    // Polling: PRs under test every round (a push must cancel them before they land), waiting ones every third.
-    const round = this.round++;
+    // Every PR still in the queue, every round, with webhooks too: webhooks only make it faster.
     for (const q of queues) {
       for (const e of q.model.entries) {
         if (isTerminal(e.state)) continue;
-        const waiting = e.state === 'pending' || e.state === 'not_ready';
-        const due = this.rt.webhooks ? this.mergeableDue(q, e) : !waiting || round % 3 === 0 || this.mergeableDue(q, e);
-        if (due) await this.refresh(q, e.prNumber);
+        await this.refresh(q, e.prNumber);
       }
     }
-  }
-
-  /**
-   * With webhooks, PRs whose mergeability the forge is still computing, or that its branch rules
-   * hold (a review or a check may lift it), are asked again, backing off.
-   */
-  private mergeableDue(q: DriverQueue, e: Entry): boolean {
-    const key = `${q.id}#${e.prNumber}`;
-    if (e.pr.mergeability !== 'in_progress' && !e.pr.blockedBy) {
-      this.mergeableLooks.delete(key);
-      return false;
-    }
-    const look = this.mergeableLooks.get(key) ?? { at: 0, wait: 500 };
-    if (Date.now() < look.at + look.wait) return false;
-    this.mergeableLooks.set(key, { at: Date.now(), wait: Math.min(look.wait * 2, 60_000) });
-    return true;
   }
 
   /**
@@ -153,7 +135,11 @@ export abstract class RemotePolling {
   }
 
   /** Deletes test branches whose run is over (and what goes with them: cleanEnded). */
-  private async cleanTestBranches(queues: DriverQueue[], heads: Map<string, string>, c: RepoCtx): Promise<void> {
+  private async cleanTestBranches(
+    queues: DriverQueue[],
+    heads: Map<string, string>,
+    c: RepoCtx,
+  ): Promise<void> {
     const runs = new Map<string, { run: TestRun; model: QueueModel }>();
     for (const q of queues) for (const r of q.model.runs) runs.set(r.id, { run: r, model: q.model });
     const alive = (id: string) => {

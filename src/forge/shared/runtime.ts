@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { repoKey, type Repo } from '../../contract/index.js';
-import type { EngineEvent } from '../../engine/index.js';
+import { findEntry, type EngineEvent } from '../../engine/index.js';
 import type { DriverHost, DriverQueue } from '../types.js';
 
 export { repoKey };
@@ -21,7 +21,7 @@ export const TEST_BRANCH_RE = /^railyard-merge\/pr-\d+(?:-\d+)*\/([^/]+)$/;
 export interface RemoteDriverOptions {
   /** `<dataDir>/<forge>/` holds the bare caches and `state.json` (no secrets). */
   dataDir: string;
-  /** Poll interval: target heads and test branches always (git), PRs and CI too when there is no webhook secret. */
+  /** Poll interval: target heads and test branches (git), the PRs in the queue and the CI of test commits, webhooks or not. */
   pollMs: number;
   /** With no requiredStatuses, a test commit with no check reported after this long fails (TEST_RUN_NO_CHECKS_REPORTED). */
   ciStartMs: number;
@@ -49,12 +49,15 @@ export interface PersistedBase {
 export const defaultLog = (message: string, error?: unknown): void =>
   console.error(message, error instanceof Error ? error.message : (error ?? ''));
 
-export abstract class RemoteRuntime<P extends PersistedBase, O extends RemoteDriverOptions = RemoteDriverOptions> {
+export abstract class RemoteRuntime<
+  P extends PersistedBase,
+  O extends RemoteDriverOptions = RemoteDriverOptions,
+> {
   /** Target SHAs the queue put there itself, per repository. */
   private readonly ownHeads = new Map<string, Set<string>>();
   /** Last seen head of each target branch: `<repoKey> <branch>` → SHA. */
   readonly targetHeads = new Map<string, string>();
-  /** The forge's refusal of a run's landing (its words), for the PRs' comments: run id → message. */
+  /** The forge's refusal of a run's landing (its words), or its test commit's conflict, for the PRs' comments: run id → message. */
   readonly refusals = new Map<string, string>();
   /** A landing tried again after a blip, for the PRs' comments while they wait: run id → sentence. */
   readonly landingNotes = new Map<string, string>();
@@ -88,7 +91,10 @@ export abstract class RemoteRuntime<P extends PersistedBase, O extends RemoteDri
     this.persisted = empty;
     if (existsSync(this.statePath)) {
       try {
-        Object.assign(this.persisted, upgrade(JSON.parse(readFileSync(this.statePath, 'utf8')) as Record<string, unknown>));
+        Object.assign(
+          this.persisted,
+          upgrade(JSON.parse(readFileSync(this.statePath, 'utf8')) as Record<string, unknown>),
+        );
       } catch (error) {
         this.log(`${this.statePath}: unreadable, starting without it`, error);
       }
@@ -131,6 +137,26 @@ export abstract class RemoteRuntime<P extends PersistedBase, O extends RemoteDri
   /** The queues this server drives. */
   queues(): DriverQueue[] {
     return this.host?.queues() ?? [];
+  }
+
+  /**
+   * Whether a queue's entry of a PR is stale: the PR is based on another branch, whose queue (same
+   * organisation and repository) holds it. A PR is in one queue at a time, so a stale entry writes
+   * nothing to the forge (no status, no comment edit): the other queue's entry speaks for the PR.
+   */
+  stale(q: DriverQueue, prNumber: number): boolean {
+    const e = findEntry(q.model, prNumber);
+    if (!e || e.pr.baseBranch === q.model.branch) return false;
+    const key = repoKey(q.repo);
+    return this.queues().some(
+      (o) =>
+        o !== q &&
+        o.id !== q.id &&
+        o.org === q.org &&
+        o.model.branch === e.pr.baseBranch &&
+        repoKey(o.repo) === key &&
+        findEntry(o.model, prNumber) !== undefined,
+    );
   }
 
   dispatch(q: DriverQueue, event: EngineEvent): Promise<unknown> {

@@ -318,6 +318,11 @@ export class QueueService {
       throw badRequest(
         `pull request #${prNumber}: its base ${describeBranchProblem(facts.baseBranch, baseProblem)}`,
       );
+    // One queue per PR: the queue of its base branch (a retarget while waiting is the engine's).
+    if (facts.baseBranch !== queue.model.branch)
+      throw badRequest(
+        `pull request #${prNumber} is based on ${facts.baseBranch}, not ${queue.model.branch}: submit it to the ${facts.baseBranch} queue (a pull request is in one queue at a time), or change its base branch`,
+      );
     // Nothing lands twice: a PR the forge reports merged or closed, or whose head or changes are
     // already in the target, is refused.
     const landing = await this.source.landingState?.(queue.repo, prNumber, facts, queue.model.branch);
