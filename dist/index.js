@@ -51352,11 +51352,29 @@ function createClientFor(table, options) {
             throw await translate(op, error);
         }
     }
+    /**
+     * The one line of an error answer: v1's plain text, or the message of Trunk's JSON envelope
+     * (`{"error":{"code","message"}}`, as /v2 and Trunk's own API answer).
+     */
+    function errorLine(text) {
+        const trimmed = text.trim();
+        if (trimmed.startsWith('{')) {
+            try {
+                const message = JSON.parse(trimmed).error?.message;
+                if (typeof message === 'string')
+                    return message.split('\n')[0].trim().slice(0, 500);
+            }
+            catch {
+                // not JSON after all: the text as it came
+            }
+        }
+        return trimmed.split('\n')[0].trim().slice(0, 500);
+    }
     function translateHttp(op, error) {
         // Only the head of an error answer: its first line is all the message keeps.
         return readHead(error.response, 64 * 1024)
             .catch(() => '')
-            .then((text) => new ApiError(op, error.response.status, text.split('\n')[0].trim().slice(0, 500), {
+            .then((text) => new ApiError(op, error.response.status, errorLine(text), {
             code: error.response.headers.get(ERROR_CODE_HEADER) ?? undefined,
             cause: error,
             // An operation path that is not found at a base URL without /v1: most likely the URL is wrong.
