@@ -19,10 +19,8 @@ import {
   type OperationName,
   type RouteDef,
 } from '../contract/index.js';
-import type { ForgeDriver } from '../forge/types.js';
-import type { Store } from '../store/index.js';
 import type { TokenAuth } from './access/auth.js';
-import { composeServer } from './compose.js';
+import { composeServer, type ComposeDeps } from './compose.js';
 import { badRequest, httpAnswerOf, oneLine, unauthorized } from './errors.js';
 import {
   answerClientError,
@@ -34,62 +32,27 @@ import {
   requestSchema,
   sendRaw,
 } from './http.js';
-import type { HealthOptions } from './health.js';
 import { flakyHandlers } from './routes/flaky.js';
-import type { OrgRepoPin } from './access/ownership.js';
 import { repoOwnerProblem } from './routes/repo-bounds.js';
 import { mqHandlers } from './routes/mq.js';
 import { hasPermission, requirePermission } from './access/permissions.js';
 import { mountV2 } from './routes/v2/mount.js';
 import { RawAnswer, type Handler, type Handlers } from './routes/types.js';
-import type { EffectHandler, QueueService, ServerLimits } from './queue/service.js';
+import type { QueueService } from './queue/service.js';
 import { builtWebRoot, serveDashboard } from './routes/web.js';
-import type { QueueWorkers } from './queue/workers.js';
-import type { Replicas } from './queue/replicas.js';
 import { webhookHandlers } from './routes/webhooks.js';
-import type { WebhookOptions } from './webhooks/deliverer.js';
 
-export interface ServerDeps {
-  store: Store;
-  /** The forge driver (src/forge/registry.ts): PR facts for the API; with `workers`, everything else. */
-  driver: ForgeDriver;
+export interface ServerDeps extends ComposeDeps {
   /** Reported in the OpenAPI document. */
   version?: string;
   /** Server log level; default `error`, so only unexpected errors are logged. At `info`: one line per request and per queue event. */
   logLevel?: LogLevel;
   /** Where the JSON log lines go (default stderr); `railyard serve` passes stdout or a pino-pretty stream. */
   logStream?: NodeJS.WritableStream;
-  /** Where engine effects are carried out (test runs, merges); see QueueService. */
-  onEffects?: EffectHandler;
-  /** The queue workers driving `driver`: run tests, merge, tick; closed with the server. */
-  workers?: QueueWorkers;
-  /** The clock (tests and the simulator may pass their own). */
-  now?: () => number;
-  /**
-   * The worker entry that reads flaky-test reports off the request thread: default the built one
-   * (builtWorkerFile); `false`, or none found (running from sources), reads them on the request thread.
-   */
-  reportWorker?: string | false;
-  /**
-   * The webhook deliverer's worker entry, for an SQLite file (default: `deliverer-worker.js` next to
-   * the built server, delivererWorkerFile); `false`, or none found (running from sources), delivers
-   * on the request thread.
-   */
-  delivererWorker?: string | false;
-  /** `serve --org-repos`: repositories pinned to organisations (decisions "Trust"). */
-  orgRepos?: readonly OrgRepoPin[];
-  /** Several replicas on one PostgreSQL database: leases and change notifications (see replicas.ts). */
-  replicas?: Replicas;
   /** HTTP timeouts (ms); unset ones are DEFAULT_TIMEOUTS. */
   timeouts?: Partial<ServerTimeouts>;
-  /** Limits per organisation and per queue; unset ones are DEFAULT_LIMITS. */
-  limits?: Partial<ServerLimits>;
-  /** How `/v1/status` probes the database; unset ones are DEFAULT_HEALTH. */
-  health?: Partial<HealthOptions>;
   /** The built web dashboard served at `/` (default: build/web next to the built server; `false`: none). */
   webRoot?: string | false;
-  /** Outgoing webhooks: address rules, the dashboard's public URL, retry timing (default: https only, public addresses only). */
-  webhooks?: Partial<WebhookOptions>;
 }
 
 /** How long the server waits on a client (ms). */

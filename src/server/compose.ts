@@ -26,16 +26,34 @@ import { WebhookService } from './webhooks/service.js';
 /** What the wiring takes: the parts of ServerDeps (app.ts) that are not about HTTP. */
 export interface ComposeDeps {
   store: Store;
+  /** The forge driver (src/forge/registry.ts): PR facts for the API; with `workers`, everything else. */
   driver: ForgeDriver;
+  /** Where engine effects are carried out (test runs, merges); see QueueService. */
   onEffects?: EffectHandler;
+  /** The queue workers driving `driver`: run tests, merge, tick; closed with the server. */
   workers?: QueueWorkers;
+  /** The clock (tests and the simulator may pass their own). */
   now?: () => number;
+  /**
+   * The worker entry that reads flaky-test reports off the request thread: default the built one
+   * (builtWorkerFile); `false`, or none found (running from sources), reads them on the request thread.
+   */
   reportWorker?: string | false;
+  /**
+   * The webhook deliverer's worker entry, for an SQLite file (default: `deliverer-worker.js` next to
+   * the built server, delivererWorkerFile); `false`, or none found (running from sources), delivers
+   * on the request thread.
+   */
   delivererWorker?: string | false;
+  /** `serve --org-repos`: repositories pinned to organisations (decisions "Trust"). */
   orgRepos?: readonly OrgRepoPin[];
+  /** Several replicas on one PostgreSQL database: leases and change notifications (see replicas.ts). */
   replicas?: Replicas;
+  /** Limits per organisation and per queue; unset ones are DEFAULT_LIMITS. */
   limits?: Partial<ServerLimits>;
+  /** How `/v1/status` probes the database; unset ones are DEFAULT_HEALTH. */
   health?: Partial<HealthOptions>;
+  /** Outgoing webhooks: address rules, the dashboard's public URL, retry timing (default: https only, public addresses only). */
   webhooks?: Partial<WebhookOptions>;
 }
 
