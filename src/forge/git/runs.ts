@@ -23,7 +23,6 @@ import type { Builder, BuiltRun, Ci, CiVerdict, DriverQueue, TestResultsSink } f
 import { buildRunCommit } from './build.js';
 import { describeConflict } from './conflict.js';
 import { ChecksConfigError, MergeConflictError } from './errors.js';
-import { git } from '../../git/exec.js';
 import type { GitForge } from './source.js';
 import { headOf, readChecksConfig } from './repo.js';
 
