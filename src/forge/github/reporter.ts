@@ -129,7 +129,7 @@ export class GitHubReporter implements Reporter {
               issue_number: prNumber,
               body: `Merged by the Railyard merge queue: landed on \`${queue.model.branch}\` as ${run.sha} (${run.mergeMethod}).`,
             },
-            { priority: WritePriority.finalComment, key: `landed ${ckey}` },
+            { priority: WritePriority.final, key: `landed ${ckey}` },
           ),
         );
       }
@@ -216,7 +216,11 @@ export class GitHubReporter implements Reporter {
             'PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}',
             {},
             {
-              priority: decided || waitsOnAuthor ? WritePriority.finalComment : WritePriority.update,
+              priority: decided
+                ? WritePriority.final
+                : waitsOnAuthor
+                  ? WritePriority.finalComment
+                  : WritePriority.update,
               key: `comment ${ckey}`,
               stillWanted: wanted,
               run: async (request) => {

@@ -15,9 +15,12 @@
 export const WritePriority = {
   /** The compare-and-swap that lands a run. */
   land: 0,
-  /** The status and closing of a PR whose fate is decided (merged, failed, cancelled). */
+  /**
+   * What shows the fate of a decided PR (merged, failed, cancelled): its status, its closing and
+   * its comment, in line, so that each PR is shown final whole before the next one's writes.
+   */
   final: 1,
-  /** The comment of a PR whose fate is decided, or that waits on its author (not ready); answers to commands. */
+  /** The status and comment of a PR that waits on its author (not ready); answers to commands. */
   finalComment: 2,
   /** Statuses and comments of PRs still in the queue. */
   update: 3,
