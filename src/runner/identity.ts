@@ -9,6 +9,7 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -72,7 +73,7 @@ function lock(file: string): Promise<ChildProcess | null> {
   });
 }
 
-/** Kills every process of `uid` (what escaped its process group, e.g. with setsid), until none is left. */
+/** Kills every process of `uid` (what escaped its process group, e.g. with setsid), until none is left running. */
 export async function killAllOf(identity: { uid: number; gid: number }): Promise<void> {
   for (let round = 0; round < 20; round++) {
     await new Promise<void>((resolve) => {
@@ -90,12 +91,20 @@ export async function killAllOf(identity: { uid: number; gid: number }): Promise
   }
 }
 
+/**
+ * Whether `uid` still has a process that is not a zombie. A zombie runs nothing and holds nothing;
+ * one whose parent died first (bubblewrap's inner process when the outer one is killed) waits for
+ * the machine's init to reap it, which takes seconds where init is a container's own process.
+ */
 async function hasProcesses(uid: number): Promise<boolean> {
-  const r = await run('pgrep', ['-U', String(uid)]).then(
-    () => true,
-    () => false,
-  );
-  return r;
+  const pids = await readdir('/proc').catch(() => [] as string[]);
+  for (const pid of pids) {
+    if (!/^\d+$/.test(pid)) continue;
+    const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+    const realUid = /^Uid:\s+(\d+)/m.exec(status)?.[1];
+    if (realUid === String(uid) && !/^State:\s+Z/m.test(status)) return true;
+  }
+  return false;
 }
 
 /** Removes every file `uid` owns in the shared temporary directories (the check is dead by now). */
