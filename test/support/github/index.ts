@@ -141,9 +141,17 @@ export class GitHubEmulator {
 
   // --- auth ----------------------------------------------------------------------------------
 
-  /** A PAT of `login` (default `railyard-bot`) that sees every repository. */
-  addToken(token: string, opts: { login?: string } = {}): void {
-    this.world.tokens.set(token, { login: opts.login ?? 'railyard-bot', kind: 'pat' });
+  /**
+   * A PAT of `login` (default `railyard-bot`) that sees every repository, with its holder's role
+   * there (`permission`, default `admin`: a `read` token may not push, update refs, merge or set
+   * statuses, and `GET /repos/{o}/{r}` shows it in `permissions`).
+   */
+  addToken(token: string, opts: { login?: string; permission?: 'admin' | 'write' | 'read' } = {}): void {
+    this.world.tokens.set(token, {
+      login: opts.login ?? 'railyard-bot',
+      kind: 'pat',
+      ...(opts.permission ? { permission: opts.permission } : {}),
+    });
   }
 
   /** A GitHub App with a fresh RSA key pair; returns its id and private key PEM. */
@@ -151,8 +159,14 @@ export class GitHubEmulator {
     return this.world.createApp(opts.installationTokenTtlMs ?? 3_600_000);
   }
 
-  installApp(appId: number, owner: string, repo: string): number {
-    return this.world.installApp(appId, owner, repo);
+  /** Installs the App on one repository with `permissions` (default: every one Railyard uses). */
+  installApp(
+    appId: number,
+    owner: string,
+    repo: string,
+    permissions?: Record<string, 'read' | 'write'>,
+  ): number {
+    return this.world.installApp(appId, owner, repo, permissions);
   }
 
   // --- repositories and pull requests --------------------------------------------------------
@@ -472,6 +486,12 @@ export class GitHubEmulator {
       return;
     }
     const isPush = rest === '/git-receive-pack' && req.method === 'POST';
+    if ((isPush || query.includes('service=git-receive-pack')) && !this.world.may(token, 'contents')) {
+      req.resume();
+      res.writeHead(403, { 'content-type': 'text/plain' });
+      res.end(`Permission to ${owner}/${name}.git denied to ${token.login}.\n`);
+      return;
+    }
     // After a push, the emulator reacts (PR updates, push event, CI) before git's answer completes,
     // so a test's `git push` returns with GitHub's state already updated.
     const afterPush = isPush
