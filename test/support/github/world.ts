@@ -58,11 +58,15 @@ export interface BranchMove {
   after: string | null;
 }
 
+/** A PAT's account's role in the repositories; an App installation's permissions (`contents: 'write'`, …). */
+export type PatRole = 'admin' | 'write' | 'read';
+export type AppPermissions = Record<string, 'read' | 'write'>;
+
 export interface TokenInfo {
   login: string;
   kind: 'pat' | 'installation';
   /** A PAT's role on every repository (default `admin`): `read` may not push, update refs or set statuses. */
-  permission?: 'admin' | 'write' | 'read';
+  permission?: PatRole;
   installationId?: number;
   expiresAt?: number;
 }
@@ -77,7 +81,7 @@ export interface Installation {
   repo: string;
   createdAt: number;
   /** What the App may do in the repository (default APP_PERMISSIONS), as GitHub lists it. */
-  permissions: Record<string, 'read' | 'write'>;
+  permissions: AppPermissions;
 }
 export interface Pr
   extends Omit<PrFacts, 'baseSha' | 'mergeable' | 'mergeableState' | 'comments' | 'commits'> {
@@ -189,7 +193,7 @@ export class World extends EmulatorWork {
     appId: number,
     owner: string,
     repo: string,
-    permissions: Record<string, 'read' | 'write'> = APP_PERMISSIONS,
+    permissions: AppPermissions = APP_PERMISSIONS,
   ): number {
     if (!this.apps.has(appId)) throw new Error(`no app ${appId}`);
     this.mustRepo(owner, repo);
@@ -213,6 +217,14 @@ export class World extends EmulatorWork {
   may(t: TokenInfo, what: 'contents' | 'statuses'): boolean {
     if (t.kind === 'pat') return (t.permission ?? 'admin') !== 'read';
     return this.installations.get(t.installationId!)?.permissions[what] === 'write';
+  }
+
+  /** Git over HTTP: 404 for a repository the token does not see, 403 for a push it may not make; null: go on. */
+  gitRefusal(t: TokenInfo, r: Repo | undefined, pushing: boolean): { status: number; text: string } | null {
+    if (!r || !this.canSee(t, r)) return { status: 404, text: 'Repository not found.\n' };
+    if (pushing && !this.may(t, 'contents'))
+      return { status: 403, text: `Permission to ${r.owner}/${r.name}.git denied to ${t.login}.\n` };
+    return null;
   }
 
   /** GitHub's refusal of a write the token may not make (403, its message for an App or a PAT). */
