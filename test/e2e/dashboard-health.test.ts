@@ -133,6 +133,6 @@ if (missing && process.env.CI) {
         /Required check "lint" never reported on the queue's test commits/,
       );
       await page.screenshot({ path: join(SHOTS, 'queue-health.png'), fullPage: true });
-    });
+    }, 120_000);
   });
 }

@@ -77,7 +77,7 @@ describe('railyard mq doctor (git forge)', () => {
     expect(answer.notices.map((n: { kind: string; check?: string }) => [n.kind, n.check])).toEqual([
       ['required_check_never_reported', 'lint'],
     ]);
-  });
+  }, 120_000);
 
   it('names a queue paused for more than an hour and a PR not ready for more than a day, saying why', async () => {
     const w = await world({ test: 'true' });
@@ -123,5 +123,5 @@ describe('railyard mq doctor (git forge)', () => {
     expect(after.notices.map((n: { kind: string; prNumber?: number }) => [n.kind, n.prNumber])).toEqual([
       ['pr_not_ready', 2],
     ]);
-  });
+  }, 120_000);
 });
