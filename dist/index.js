@@ -50939,6 +50939,7 @@ const ROUTE_PATHS = {
     getPullRequestHistory: { method: 'POST', path: '/getPullRequestHistory' },
     listQueues: { method: 'POST', path: '/listQueues' },
     getCheckRunLog: { method: 'GET', path: '/getCheckRunLog' },
+    getMergeQueueDoctor: { method: 'POST', path: '/getMergeQueueDoctor' },
     listFailingTests: { method: 'POST', path: '/flaky-tests/list-failing-tests' },
     listUnhealthyTests: { method: 'POST', path: '/flaky-tests/list-unhealthy-tests' },
     getTestDetails: { method: 'POST', path: '/flaky-tests/get-test-details' },
@@ -52308,8 +52309,48 @@ const ListTestingResultsResponse = object({
     totalItems: schemas_number(),
 });
 
+;// CONCATENATED MODULE: ./src/contract/doctor.ts
+/**
+ * The getMergeQueueDoctor extension's schemas: what keeps a queue from working that a person has
+ * to fix (required checks that never report, a queue paused for long, PRs that wait for long,
+ * forge permissions the server lacks), one sentence each. `railyard mq doctor` and the
+ * dashboard's queue page show them.
+ */
+
+const DOCTOR_NOTICE_KINDS = [
+    'required_check_never_reported',
+    'queue_paused',
+    'pr_not_ready',
+    'forge_permission',
+];
+/** How far back the doctor looks for reports of a required check: 7 days, but at least the last 10 finished runs. */
+const DOCTOR_CHECK_WINDOW_DAYS = 7;
+const DOCTOR_CHECK_WINDOW_RUNS = 10;
+/** A queue paused for longer than this is named. */
+const DOCTOR_PAUSED_MINUTES = 60;
+/** A PR not ready for longer than this is named. */
+const DOCTOR_NOT_READY_HOURS = 24;
+const DoctorNotice = object({
+    kind: schemas_enum(DOCTOR_NOTICE_KINDS),
+    /** One sentence: what is wrong and what to do. */
+    text: schemas_string(),
+    /** required_check_never_reported: the check's name. */
+    check: schemas_string().optional(),
+    /** pr_not_ready: the PR's number. */
+    prNumber: schemas_number().int().optional(),
+    /** forge_permission: what the server cannot do (`push`, `statuses`, `rules`…). */
+    permission: schemas_string().optional(),
+});
+const DoctorResponse = object({
+    /** When the doctor looked (ISO 8601). */
+    checkedAt: schemas_string(),
+    /** Empty when nothing is wrong. */
+    notices: array(DoctorNotice),
+});
+
 ;// CONCATENATED MODULE: ./src/contract/routes-mq.ts
 /** The merge-queue operations of the route table (routes.ts): schemas and documentation. */
+
 
 
 
@@ -52490,6 +52531,18 @@ const mqRoutes = {
         permission: null,
         request: CheckRunLogQuery,
         response: 'text',
+        extension: true,
+    }),
+    // Railyard extension: what keeps the queue from working that a person has to fix (`mq doctor`, the dashboard).
+    getMergeQueueDoctor: route({
+        ...at('getMergeQueueDoctor'),
+        summary: 'What keeps a merge queue from working, one sentence each: required checks that never report on test commits, a queue paused for long, PRs not ready for long, forge permissions missing',
+        tag: 'merge-queue',
+        auth: true,
+        retrySafe: true,
+        permission: null,
+        request: QueueKeyRequest,
+        response: DoctorResponse,
         extension: true,
     }),
 };

@@ -7,6 +7,7 @@ export * from './flaky.js';
 export * from './routes.js';
 export * from './errors.js';
 export * from './queues.js';
+export * from './doctor.js';
 export * from './json-depth.js';
 export * from './webhooks.js';
 export * from './permissions.js';

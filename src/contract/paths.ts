@@ -21,6 +21,7 @@ export const ROUTE_PATHS = {
   getPullRequestHistory: { method: 'POST', path: '/getPullRequestHistory' },
   listQueues: { method: 'POST', path: '/listQueues' },
   getCheckRunLog: { method: 'GET', path: '/getCheckRunLog' },
+  getMergeQueueDoctor: { method: 'POST', path: '/getMergeQueueDoctor' },
   listFailingTests: { method: 'POST', path: '/flaky-tests/list-failing-tests' },
   listUnhealthyTests: { method: 'POST', path: '/flaky-tests/list-unhealthy-tests' },
   getTestDetails: { method: 'POST', path: '/flaky-tests/get-test-details' },

@@ -11,7 +11,7 @@ const SENTENCES: Record<string, string> = {
   START_TEST_RUN_INVALID_EVENT: 'the test run could not be started (invalid event)',
   START_TEST_RUN_CONFIG_NOT_FOUND: 'the repository has no merge queue configuration',
   START_TEST_RUN_CONFIG_PARSING_FAILURE: 'the merge queue configuration could not be read',
-  START_TEST_RUN_CONFIG_MISSING_REQUIRED_STATUSES: 'the configuration names no required checks',
+  START_TEST_RUN_CONFIG_MISSING_REQUIRED_STATUSES: 'a required check has no check in the configuration',
   START_TEST_RUN_CONFIG_BAD_REQUIRED_STATUSES: 'the configuration lists required checks that are not valid',
   START_TEST_RUN_CONFIG_BAD_VERSION: 'the configuration has a version this server does not read',
   START_TEST_RUN_NO_REQUIRED_STATUSES: 'no required checks are defined, so nothing could test it',

@@ -3,6 +3,7 @@ import { EmptyResponse } from './common.js';
 import * as mq from './mq.js';
 import * as qs from './queues.js';
 import * as reads from './mq-reads.js';
+import { DoctorResponse } from './doctor.js';
 import { at, route } from './route-def.js';
 
 export const mqRoutes = {
@@ -38,7 +39,8 @@ export const mqRoutes = {
   }),
   getSubmittedPullRequest: route({
     ...at('getSubmittedPullRequest'),
-    summary: 'Read a submitted pull request, its state and readiness (with includeTimeline: its state changes, newest first)',
+    summary:
+      'Read a submitted pull request, its state and readiness (with includeTimeline: its state changes, newest first)',
     tag: 'merge-queue',
     auth: true,
     retrySafe: true,
@@ -59,7 +61,8 @@ export const mqRoutes = {
   }),
   listPullRequests: route({
     ...at('listPullRequests'),
-    summary: 'List the pull requests of a merge queue in queue order (the line, then PRs not ready, then concluded), optionally by state or conclusion window',
+    summary:
+      'List the pull requests of a merge queue in queue order (the line, then PRs not ready, then concluded), optionally by state or conclusion window',
     tag: 'merge-queue',
     auth: true,
     retrySafe: true,
@@ -177,13 +180,27 @@ export const mqRoutes = {
   }),
   getCheckRunLog: route({
     ...at('getCheckRunLog'),
-    summary: "The output of one check of a test run (its last 1 MiB), as text: a check run's url in getMergeQueueTestingDetails",
+    summary:
+      "The output of one check of a test run (its last 1 MiB), as text: a check run's url in getMergeQueueTestingDetails",
     tag: 'merge-queue',
     auth: true,
     retrySafe: true,
     permission: null,
     request: mq.CheckRunLogQuery,
     response: 'text',
+    extension: true,
+  }),
+  // Railyard extension: what keeps the queue from working that a person has to fix (`mq doctor`, the dashboard).
+  getMergeQueueDoctor: route({
+    ...at('getMergeQueueDoctor'),
+    summary:
+      'What keeps a merge queue from working, one sentence each: required checks that never report on test commits, a queue paused for long, PRs not ready for long, forge permissions missing',
+    tag: 'merge-queue',
+    auth: true,
+    retrySafe: true,
+    permission: null,
+    request: mq.QueueKeyRequest,
+    response: DoctorResponse,
     extension: true,
   }),
 } as const;

@@ -53,7 +53,10 @@ export interface DriverHost {
   remember(repo: Repo, kind: 'delivery' | 'comment', key: string): Promise<boolean>;
 }
 
-export type ForgeCommand = { type: 'submit'; priority?: PriorityInput } | { type: 'cancel' } | { type: 'restart' };
+export type ForgeCommand =
+  | { type: 'submit'; priority?: PriorityInput }
+  | { type: 'cancel' }
+  | { type: 'restart' };
 
 /** How a pull request that is no longer open ended, as the forge says. */
 export type ClosedAs = 'merged' | 'closed';
@@ -142,7 +145,16 @@ export interface CiVerdict {
 export type TestResultsSink = (
   org: string,
   input: { repo: Repo; branch: string; sha: string; reports: { name: string; content: string }[] },
-) => Promise<{ id: string; name: string; file: string | null; classname: string | null; quarantined: boolean; flaky: boolean }[]>;
+) => Promise<
+  {
+    id: string;
+    name: string;
+    file: string | null;
+    classname: string | null;
+    quarantined: boolean;
+    flaky: boolean;
+  }[]
+>;
 
 /** Runs or reads the checks of a test commit. */
 export interface Ci {
@@ -150,7 +162,13 @@ export interface Ci {
    * The verdict on `sha` (the test commit of `run`); null when `signal` aborted it. `reattached`:
    * the commit was built before this server started (a restart, or another replica built it).
    */
-  verdict(queue: DriverQueue, run: TestRun, sha: string, signal: AbortSignal, reattached: boolean): Promise<CiVerdict | null>;
+  verdict(
+    queue: DriverQueue,
+    run: TestRun,
+    sha: string,
+    signal: AbortSignal,
+    reattached: boolean,
+  ): Promise<CiVerdict | null>;
   /** Where the output of a check of a run is kept (null: the run has no such check); drivers without logs leave it out. */
   logPath?(queue: DriverQueue, run: TestRun, check: string): string | null;
   /**
@@ -198,9 +216,14 @@ export interface DriverRoute {
    * Looks at the headers before any of the body is read: a refusal (a missing or malformed
    * signature, a wrong token, webhooks off) is answered at once and the body is never read.
    */
-  checkHeaders?(headers: Readonly<Record<string, string | string[] | undefined>>): { status: number; text: string } | null;
+  checkHeaders?(
+    headers: Readonly<Record<string, string | string[] | undefined>>,
+  ): { status: number; text: string } | null;
   /** Gets the raw body (any content type, for signatures) and answers in plain text. */
-  handle(request: { headers: Readonly<Record<string, string | string[] | undefined>>; body: string }): Promise<{ status: number; text: string }>;
+  handle(request: {
+    headers: Readonly<Record<string, string | string[] | undefined>>;
+    body: string;
+  }): Promise<{ status: number; text: string }>;
 }
 
 /** Changes made outside the queue. */
@@ -236,7 +259,20 @@ export interface ForgeDriver {
   readonly reporter?: Reporter;
   /** The forge's web pages (its description's `links`); absent: it has none, the server links to its dashboard. */
   readonly links?: ForgeLinks;
+  /** What the server's credentials may not do in a repository, for `mq doctor` (optional: a forge that cannot tell). */
+  readonly doctor?: ForgeDoctor;
   close(): Promise<void>;
+}
+
+/** One thing the forge's credentials may not do that the queue needs: its name (`push`, `statuses`, `rules`) and a sentence saying what to do. */
+export interface ForgePermissionNotice {
+  permission: string;
+  text: string;
+}
+
+/** The doctor role: asks the forge what its credentials may do in a repository. */
+export interface ForgeDoctor {
+  permissions(repo: Repo, targetBranch: string): Promise<ForgePermissionNotice[]>;
 }
 
 /**

@@ -34,6 +34,7 @@ import {
 } from './http.js';
 import { flakyHandlers } from './routes/flaky.js';
 import { repoOwnerProblem } from './routes/repo-bounds.js';
+import { doctorHandlers } from './routes/doctor.js';
 import { mqHandlers } from './routes/mq.js';
 import { hasPermission, requirePermission } from './access/permissions.js';
 import { mountV2 } from './routes/v2/mount.js';
@@ -231,6 +232,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       deps.workers ? deps.driver.ci.progress?.bind(deps.driver.ci) : undefined,
       links,
     ),
+    ...doctorHandlers(service, deps.store, now, deps.driver.doctor),
     ...flakyHandlers(parts.flaky, parts.pageTokens),
     ...webhookHandlers(parts.webhooks),
     status: (_input, { reply }) => {

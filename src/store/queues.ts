@@ -188,6 +188,7 @@ export class QueueStore {
             config: JSON.stringify(queue.model.config),
             deleted_at: null,
             updated_at: now,
+            state_since: now,
             version: Number(deleted.version) + 1,
           })
           .where('id', '=', deleted.id)
@@ -214,12 +215,23 @@ export class QueueStore {
           next_seq: queue.model.nextSeq,
           created_at: now,
           updated_at: now,
+          state_since: now,
         })
         .execute();
       if (this.kind === 'postgres')
         await trx.insertInto('queue_leases').values({ queue_id: queue.id }).execute();
       return { id: queue.id, revived: false };
     });
+  }
+
+  /** When the queue entered its current state (ms), or null when the store does not know. */
+  async stateSince(queueId: string): Promise<number | null> {
+    const row = await this.db
+      .selectFrom('queues')
+      .select(['state_since'])
+      .where('id', '=', queueId)
+      .executeTakeFirst();
+    return row?.state_since === null || row?.state_since === undefined ? null : Number(row.state_since);
   }
 
   /**
@@ -396,7 +408,13 @@ export class QueueStore {
       if (configChanged) {
         await trx
           .updateTable('queues')
-          .set({ config: JSON.stringify(after.config), next_seq: after.nextSeq, updated_at: Date.now() })
+          .set({
+            config: JSON.stringify(after.config),
+            next_seq: after.nextSeq,
+            updated_at: Date.now(),
+            // When the queue entered its state (paused, draining…): the doctor names a queue paused for long.
+            ...(before.config.state !== after.config.state ? { state_since: Date.now() } : {}),
+          })
           .where('id', '=', queueId)
           .execute();
       }

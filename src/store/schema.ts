@@ -41,6 +41,8 @@ export interface QueuesTable {
   version: Generated<number>;
   /** When the queue was deleted (012): its row and history stay, and a re-create brings them back. Null while it exists. */
   deleted_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** When the queue entered its current state (019); null only for a queue created before and not yet changed. */
+  state_since: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /** Which replica drives a queue (PostgreSQL with several replicas), until when, and its fencing number. */

@@ -20,7 +20,11 @@ export const validRequests: Record<OperationName, Record<string, unknown>> = {
   cancelPullRequest: { ...Q, pr: { number: 2 } },
   restartTestsOnPullRequest: { ...Q, pr: { number: 1 } },
   getSubmittedPullRequest: { ...Q, pr: { number: 1 } },
-  getSubmittedPullRequests: { ...Q, prs: [{ number: 1 }, { number: 2 }, { number: 99 }], includeTimeline: true },
+  getSubmittedPullRequests: {
+    ...Q,
+    prs: [{ number: 1 }, { number: 2 }, { number: 99 }],
+    includeTimeline: true,
+  },
   listPullRequests: { ...Q, take: 10 },
   setImpactedTargets: { ...Q, pr: { number: 1, sha: SHA1 }, impactedTargets: ['//app:web'] },
   getMergeQueueTestingDetails: { ...Q, testRunId: 'no-such-run' },
@@ -32,7 +36,14 @@ export const validRequests: Record<OperationName, Record<string, unknown>> = {
   getMergeQueueMetrics: { repo: 'acme/web', repoHost: 'github.com' },
   getPullRequestHistory: { ...Q, pr: { number: 1 } },
   listQueues: { repo: REPO },
-  getCheckRunLog: { repoHost: 'github.com', repo: 'acme/web', targetBranch: 'main', testRunId: 'no-such-run', check: 'test' },
+  getCheckRunLog: {
+    repoHost: 'github.com',
+    repo: 'acme/web',
+    targetBranch: 'main',
+    testRunId: 'no-such-run',
+    check: 'test',
+  },
+  getMergeQueueDoctor: Q,
   listFailingTests: {
     repo: REPO,
     org_url_slug: ORG,
@@ -49,7 +60,9 @@ export const validRequests: Record<OperationName, Record<string, unknown>> = {
     org_url_slug: ORG,
     branch: 'main',
     sha: SHA1,
-    reports: [{ name: 'junit.xml', content: '<testsuite name="s"><testcase classname="c" name="t"/></testsuite>' }],
+    reports: [
+      { name: 'junit.xml', content: '<testsuite name="s"><testcase classname="c" name="t"/></testsuite>' },
+    ],
   },
   getRepositorySettings: { repo: REPO, org_url_slug: ORG },
   updateRepositorySettings: { repo: REPO, org_url_slug: ORG, settings: { quarantining_enabled: true } },
@@ -109,7 +122,13 @@ export async function call(
     return answer(await fetch(query ? `${base}?${query}` : base, { headers }));
   }
   headers['content-type'] ??= 'application/json';
-  return answer(await fetch(base, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body ?? {}) }));
+  return answer(
+    await fetch(base, {
+      method: 'POST',
+      headers,
+      body: typeof body === 'string' ? body : JSON.stringify(body ?? {}),
+    }),
+  );
 }
 
 /** Like call() but fails the test unless the answer is 200; returns the JSON body. */
@@ -134,7 +153,8 @@ export function shapeMismatches(schema: z.ZodType, value: unknown, path = '$'): 
     case 'nullable':
       return value === null ? [] : shapeMismatches(def.innerType as z.ZodType, value, path);
     case 'object': {
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) return [`${path}: expected an object`];
+      if (typeof value !== 'object' || value === null || Array.isArray(value))
+        return [`${path}: expected an object`];
       const shape = def.shape as Record<string, z.ZodType>;
       const out: string[] = [];
       for (const [key, field] of Object.entries(shape)) {
@@ -142,7 +162,8 @@ export function shapeMismatches(schema: z.ZodType, value: unknown, path = '$'): 
         if (v === undefined && !field.safeParse(undefined).success) out.push(`${path}.${key}: missing`);
         else out.push(...shapeMismatches(field, v, `${path}.${key}`));
       }
-      for (const key of Object.keys(value)) if (!(key in shape)) out.push(`${path}.${key}: not in the contract`);
+      for (const key of Object.keys(value))
+        if (!(key in shape)) out.push(`${path}.${key}: not in the contract`);
       return out;
     }
     case 'array':

@@ -31,6 +31,7 @@ const OPEN = new Set<OperationName>([
   'getPullRequestHistory',
   'listQueues',
   'getCheckRunLog',
+  'getMergeQueueDoctor',
   'listFailingTests',
   'listUnhealthyTests',
   'getTestDetails',

@@ -145,4 +145,68 @@ describe('GitHub emulator', () => {
       /Authentication failed|could not read Username|401/,
     );
   });
+
+  it("permissions: a read-only PAT's account and an App installed without Commit statuses are refused the writes they may not make", async () => {
+    gh.addToken('ghp_reader', { login: 'reader', permission: 'read' });
+    const reader = new Octokit({ auth: 'ghp_reader', baseUrl: gh.apiUrl });
+    const repo = await reader.request('GET /repos/{owner}/{repo}', { owner: 'acme', repo: 'app' });
+    expect(repo.data.permissions).toEqual({
+      admin: false,
+      maintain: false,
+      push: false,
+      triage: true,
+      pull: true,
+    });
+    expect(
+      (await ok.request('GET /repos/{owner}/{repo}', { owner: 'acme', repo: 'app' })).data.permissions?.push,
+    ).toBe(true);
+    const sha = (await gh.branchSha('acme', 'app', 'main'))!;
+    const status = { owner: 'acme', repo: 'app', sha, state: 'success' as const, context: 'ci' };
+    await expect(reader.request('POST /repos/{owner}/{repo}/statuses/{sha}', status)).rejects.toMatchObject({
+      status: 403,
+      response: { data: { message: 'Resource not accessible by personal access token' } },
+    });
+    await expect(
+      reader.request('PATCH /repos/{owner}/{repo}/git/refs/{ref}', {
+        owner: 'acme',
+        repo: 'app',
+        ref: 'heads/main',
+        sha,
+      }),
+    ).rejects.toMatchObject({ status: 403 });
+    // Reading still works; pushing does not.
+    await git(work, ['clone', '-q', `http://${gh.host}/acme/app.git`, 'r'], 'ghp_reader');
+    await git(`${work}/r`, ['checkout', '-q', '-b', 'feature']);
+    expect(await gitFails(`${work}/r`, ['push', '-q', 'origin', 'feature'], 'ghp_reader')).toMatch(/403/);
+
+    const { appId, privateKeyPem } = gh.createApp();
+    const installationId = gh.installApp(appId, 'acme', 'app', { contents: 'write', metadata: 'read' });
+    const app = new Octokit({
+      authStrategy: createAppAuth,
+      auth: { appId, privateKey: privateKeyPem },
+      baseUrl: gh.apiUrl,
+    });
+    const inst = await app.request('GET /repos/{owner}/{repo}/installation', { owner: 'acme', repo: 'app' });
+    expect(inst.data.permissions).toEqual({ contents: 'write', metadata: 'read' });
+    const { token } = await createAppAuth({ appId, privateKey: privateKeyPem, request: app.request })({
+      type: 'installation',
+      installationId,
+    });
+    const bot = new Octokit({ auth: token, baseUrl: gh.apiUrl });
+    await expect(bot.request('POST /repos/{owner}/{repo}/statuses/{sha}', status)).rejects.toMatchObject({
+      status: 403,
+      response: { data: { message: 'Resource not accessible by integration' } },
+    });
+    // Contents: write lets it update a ref.
+    expect(
+      (
+        await bot.request('PATCH /repos/{owner}/{repo}/git/refs/{ref}', {
+          owner: 'acme',
+          repo: 'app',
+          ref: 'heads/main',
+          sha,
+        })
+      ).status,
+    ).toBe(200);
+  });
 });

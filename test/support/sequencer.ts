@@ -16,6 +16,8 @@ const SLOW_FILES: Record<string, number> = {
   'test/e2e/check-identities.test.ts': 60,
   'test/e2e/check-limits.test.ts': 50,
   'test/e2e/github-queue.test.ts': 70,
+  // Added 2026-12-03: one test waits out a 1-minute testing timeout (mostly idle).
+  'test/e2e/github-doctor.test.ts': 68,
   'test/cli/cli.test.ts': 65,
   'test/e2e/github-landing.test.ts': 48,
   'test/e2e/git-queue.test.ts': 42,
@@ -35,6 +37,8 @@ const SLOW_FILES: Record<string, number> = {
   'test/e2e/gitlab-truth.test.ts': 28,
   'test/server/trust.test.ts': 26,
   'test/e2e/dashboard.test.ts': 25,
+  'test/e2e/doctor.test.ts': 20,
+  'test/e2e/dashboard-health.test.ts': 15,
   'test/cli/terminal-escapes.test.ts': 24,
   // Added 2026-12-03 (measured alone at load 12-16: 34 wall-s, 11 CPU-s).
   'test/cli/narrow-terminal.test.ts': 24,

@@ -11,6 +11,7 @@ import { boardRows, formatRange, type EtaRange } from '../../src/watch/board.js'
 import { enc, repoPath, since } from './format.js';
 import { layout, type RunBox } from './model.js';
 import { useNow, usePoll } from './poll.js';
+import { DoctorNotices, RecentOutcomes } from './queue-health.js';
 import { QueueSettings } from './settings.js';
 import { ErrorBox, State } from './ui.js';
 
@@ -114,6 +115,7 @@ export function QueuePage({ repo, branch }: { repo: Repo; branch: string }) {
           ? `Recent test runs took ${formatRange({ lowMs: recent.p25 * 1000, highMs: recent.p90 * 1000 })} (25th–90th percentile of ${recent.samples}); the ETAs assume the runs ahead pass.`
           : 'No ETA yet: no test run of this queue has finished recently.'}
       </p>
+      <DoctorNotices repo={repo} branch={branch} />
       {prs.length === 0 && outside.length === 0 && notReady.data && <p>The queue is empty.</p>}
       {outside.length > 0 && (
         <section aria-labelledby="not-ready-h" class="card" data-testid="not-ready">
@@ -168,6 +170,7 @@ export function QueuePage({ repo, branch }: { repo: Repo; branch: string }) {
           <PrList prs={waiting} repo={repo} branch={branch} now={now} etas={etas} />
         </section>
       )}
+      <RecentOutcomes repo={repo} branch={branch} />
       <QueueSettings repo={repo} branch={branch} queue={data} />
     </main>
   );

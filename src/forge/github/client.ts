@@ -205,6 +205,17 @@ export class GitHubClient {
     return r.data.token;
   }
 
+  /** With App auth: the App's permissions in `owner/repo` (its installation); null with a token. */
+  async installationPermissions(owner: string, repo: string): Promise<Record<string, string> | null> {
+    if (this.options.auth.kind === 'token') return null;
+    const r = await this.octokit.request('GET /repos/{owner}/{repo}/installation', {
+      owner,
+      repo,
+      headers: { authorization: `bearer ${await this.jwt()}` },
+    });
+    return (r.data.permissions ?? {}) as Record<string, string>;
+  }
+
   private async jwt(): Promise<string> {
     const a = await this.appAuth!({ type: 'app' });
     return a.token;

@@ -4,13 +4,14 @@
  * builder (../shared/builder.ts: test commits built in a bare cache and pushed as `railyard-merge/…`
  * branches), ci (ci.ts: the repository's own CI read back), lander (lander.ts: a fast-forward-only
  * ref update), events (events.ts polling, webhooks.ts `POST /webhooks/github`) and reporter
- * (reporter.ts: status, comment, draft PRs). They share one GitHubRuntime (runtime.ts).
+ * (reporter.ts: status, comment, draft PRs), doctor (doctor.ts: what its token may do). They share one GitHubRuntime (runtime.ts).
  */
 import { resolve } from 'node:path';
 import type { ForgeDriver } from '../types.js';
 import { RemoteBuilder } from '../shared/builder.js';
 import { GitHubCi } from './ci.js';
 import { GitHubClient, type GitHubAuth } from './client.js';
+import { GitHubDoctor } from './doctor.js';
 import { GitHubPolling } from './events.js';
 import { pushRefs } from './git.js';
 import { GitHubForge } from './source.js';
@@ -31,13 +32,34 @@ export interface GitHubSettings {
   mergeApi?: boolean;
 }
 
-export function createGitHubDriver(gh: GitHubSettings, common: { dataDir: string; log?: (message: string, error?: unknown) => void }): ForgeDriver {
+export function createGitHubDriver(
+  gh: GitHubSettings,
+  common: { dataDir: string; log?: (message: string, error?: unknown) => void },
+): ForgeDriver {
   const dataDir = resolve(common.dataDir);
-  const log = common.log ?? ((message: string, error?: unknown) => console.error(message, error instanceof Error ? error.message : (error ?? '')));
-  const client = new GitHubClient({ apiUrl: gh.apiUrl, auth: gh.auth, writeIntervalMs: gh.writeIntervalMs, log: (m) => log(m) });
+  const log =
+    common.log ??
+    ((message: string, error?: unknown) =>
+      console.error(message, error instanceof Error ? error.message : (error ?? '')));
+  const client = new GitHubClient({
+    apiUrl: gh.apiUrl,
+    auth: gh.auth,
+    writeIntervalMs: gh.writeIntervalMs,
+    log: (m) => log(m),
+  });
   // Webhooks keep PR facts current; without them, a read is as fresh as the last poll.
-  const forge = new GitHubForge(client, { host: gh.host, dataDir, freshMs: gh.webhookSecret !== null ? 10_000 : gh.pollMs });
-  const rt = new GitHubRuntime(forge, { dataDir, pollMs: gh.pollMs, ciStartMs: gh.ciStartMs, webhookSecret: gh.webhookSecret, log });
+  const forge = new GitHubForge(client, {
+    host: gh.host,
+    dataDir,
+    freshMs: gh.webhookSecret !== null ? 10_000 : gh.pollMs,
+  });
+  const rt = new GitHubRuntime(forge, {
+    dataDir,
+    pollMs: gh.pollMs,
+    ciStartMs: gh.ciStartMs,
+    webhookSecret: gh.webhookSecret,
+    log,
+  });
   const ci = new GitHubCi(rt);
   const polling = new GitHubPolling(rt, ci);
   const webhooks = new GitHubWebhooks(rt, ci, polling);
@@ -50,6 +72,7 @@ export function createGitHubDriver(gh: GitHubSettings, common: { dataDir: string
     lander: new GitHubLander(rt, (q, n, pull) => polling.refreshPr(q, n, pull), gh.mergeApi ?? false),
     events: { start: (host) => polling.start(host), routes: [webhooks.route] },
     reporter,
+    doctor: new GitHubDoctor(client),
     async close() {
       rt.closed = true;
       ci.close();

@@ -30,7 +30,10 @@ const TEXT_TYPE = 'text/plain; charset=utf-8';
 /** Where a check's output is kept (the executor's checkLogPath); absent when the executor keeps none. */
 export type CheckLogPath = (queue: QueueHandle, run: TestRun, check: string) => string | null;
 /** The checks the forge reported so far on a run still testing (the driver's ci.progress). */
-export type CheckProgress = (queue: QueueHandle, run: TestRun) => Record<string, 'success' | 'failure' | 'pending'> | null;
+export type CheckProgress = (
+  queue: QueueHandle,
+  run: TestRun,
+) => Record<string, 'success' | 'failure' | 'pending'> | null;
 
 /** The checks a testing run still waits for: the required ones (else those reported) not finished yet. */
 function pendingChecks(
@@ -69,7 +72,7 @@ export function mqHandlers(
   checkLogPath: CheckLogPath | undefined,
   checkProgress: CheckProgress | undefined,
   links: Links,
-): Pick<Handlers, MqOps> {
+): Pick<Handlers, Exclude<MqOps, 'getMergeQueueDoctor'>> {
   // A request's queue: brought up to date first (several replicas), or a 404 (replicaSync.queue).
   const { registry, replicaSync, answers } = service;
   return {
@@ -94,7 +97,10 @@ export function mqHandlers(
       return {};
     },
     async listPullRequests(input, { org }) {
-      return answers.listPullRequests(registry.current(await replicaSync.queue(org, input.repo, input.targetBranch)), input);
+      return answers.listPullRequests(
+        registry.current(await replicaSync.queue(org, input.repo, input.targetBranch)),
+        input,
+      );
     },
     async setImpactedTargets(input, { org }) {
       const queue = await replicaSync.queue(org, input.repo, input.targetBranch);
@@ -102,7 +108,10 @@ export function mqHandlers(
       return {};
     },
     async getPullRequestHistory(input, { org }) {
-      const rows = await service.history(await replicaSync.queue(org, input.repo, input.targetBranch), input.pr.number);
+      const rows = await service.history(
+        await replicaSync.queue(org, input.repo, input.targetBranch),
+        input.pr.number,
+      );
       const history: PullRequestHistoryResponse = {
         prNumber: input.pr.number,
         transitions: rows.map((t) => ({
@@ -121,14 +130,23 @@ export function mqHandlers(
       const { owner, name } = splitOwnerName(input.repo);
       const queue = await replicaSync.queue(org, { host: input.repoHost, owner, name }, input.targetBranch);
       const run = queue.model.runs.find((r) => r.id === input.testRunId);
-      if (!run) throw notFound(`testRunId: no test run ${input.testRunId} in the ${queue.model.branch} queue`);
+      if (!run)
+        throw notFound(`testRunId: no test run ${input.testRunId} in the ${queue.model.branch} queue`);
       const path = checkLogPath?.(queue, run, input.check);
-      if (path === undefined) throw notFound('check: this server keeps no check output (sandbox runs are simulated)');
+      if (path === undefined)
+        throw notFound('check: this server keeps no check output (sandbox runs are simulated)');
       const names = Object.keys(run.checks);
-      if (path === null) throw notFound(`check: run ${run.id} has no check "${input.check}" (checks: ${names.join(', ') || 'none'})`);
+      if (path === null)
+        throw notFound(
+          `check: run ${run.id} has no check "${input.check}" (checks: ${names.join(', ') || 'none'})`,
+        );
       const log = await tail(path, CHECK_LOG_MAX_BYTES);
       if (!log) throw notFound(`check: no output of "${input.check}" in run ${run.id} yet`);
-      const head = log.skipped ? Buffer.from(`[railyard] the first ${log.skipped} bytes are left out; the last ${CHECK_LOG_MAX_BYTES} follow\n`) : null;
+      const head = log.skipped
+        ? Buffer.from(
+            `[railyard] the first ${log.skipped} bytes are left out; the last ${CHECK_LOG_MAX_BYTES} follow\n`,
+          )
+        : null;
       return new RawAnswer(head ? Buffer.concat([head, log.text]) : log.text, TEXT_TYPE);
     },
     async getMergeQueueTestingDetails(input, { org, request }) {
@@ -181,7 +199,11 @@ export function mqHandlers(
           title: title(n),
         })),
         dependentPrs: run.basePrNumbers,
-        ...(live ? { pendingChecks: pendingChecks(run.requiredStatuses ?? queue.model.config.requiredStatuses, live) } : {}),
+        ...(live
+          ? {
+              pendingChecks: pendingChecks(run.requiredStatuses ?? queue.model.config.requiredStatuses, live),
+            }
+          : {}),
       };
       if (run.failures?.length) {
         const ignored = new Set(run.flakyIgnored ?? []);
@@ -205,7 +227,10 @@ export function mqHandlers(
       const only = input.repo ? normaliseRepo(input.repo) : undefined;
       const queues = registry
         .queuesOf(org)
-        .filter((q) => !only || (q.repo.host === only.host && q.repo.owner === only.owner && q.repo.name === only.name))
+        .filter(
+          (q) =>
+            !only || (q.repo.host === only.host && q.repo.owner === only.owner && q.repo.name === only.name),
+        )
         .map((q) => summariseQueue(q, at))
         .sort((a, b) =>
           `${a.repo.host}/${a.repo.owner}/${a.repo.name}:${a.targetBranch}`.localeCompare(
@@ -221,10 +246,14 @@ export function mqHandlers(
     },
     async updateQueue(input, { org }) {
       const { repo, targetBranch, ...patch } = input;
-      return service.updateQueue(await replicaSync.queue(org, repo, targetBranch), patch satisfies ConfigPatch);
+      return service.updateQueue(
+        await replicaSync.queue(org, repo, targetBranch),
+        patch satisfies ConfigPatch,
+      );
     },
     async getMergeQueueMetrics(input, { org }) {
-      if (input.repo !== undefined && input.repoHost === undefined) throw badRequest('repoHost: required when repo is given');
+      if (input.repo !== undefined && input.repoHost === undefined)
+        throw badRequest('repoHost: required when repo is given');
       await replicaSync.syncAll();
       let queues = registry.queuesOf(org);
       if (input.repo !== undefined && input.repoHost !== undefined) {
@@ -233,7 +262,10 @@ export function mqHandlers(
         queues = queues.filter(
           (q) => q.repo.host === repo.host && q.repo.owner === repo.owner && q.repo.name === repo.name,
         );
-        if (!queues.length) throw notFound(`repo: no merge queue in ${repo.host}/${repo.owner}/${repo.name} ${ofTokenOrg(org)}`);
+        if (!queues.length)
+          throw notFound(
+            `repo: no merge queue in ${repo.host}/${repo.owner}/${repo.name} ${ofTokenOrg(org)}`,
+          );
       } else if (input.repoHost !== undefined) {
         const host = input.repoHost.toLowerCase();
         queues = queues.filter((q) => q.repo.host === host);

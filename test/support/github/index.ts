@@ -1,9 +1,8 @@
-// A stateful GitHub emulator for tests: real bare repositories served over smart HTTP by
-// `git http-backend`, the REST subset Railyard's GitHub forge uses (docs: decisions.md "GitHub forge"),
-// signed webhooks, a GitHub App with expiring installation tokens, rate-limit answers, branch rules
-// and a configurable CI. See README.md next to this file. This file is its public face: the
-// test-facing methods, the HTTP server and git over smart HTTP; the parts it is composed of are the
-// world (world.ts), hooks, CI, branch rules, PRs, landing faults and the REST API.
+// A stateful GitHub emulator for tests (README.md next to this file): real bare repositories served over
+// smart HTTP by `git http-backend`, the REST subset Railyard's GitHub forge uses (docs: decisions.md "GitHub
+// forge"), signed webhooks, a GitHub App with expiring installation tokens, rate limits, branch rules, token
+// permissions and a configurable CI. This file is its public face: the test-facing methods, the HTTP server
+// and git over smart HTTP; its parts are the world (world.ts), hooks, CI, branch rules, PRs, faults and REST.
 import { rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { serveHttpBackend } from '../emulator-git/index.js';
@@ -21,6 +20,7 @@ import {
   type Permission,
   type PrShown,
 } from './world.js';
+import type { AppPermissions, PatRole } from './world.js';
 
 export type { LandingFault } from './faults.js';
 export type { Delivery, DeliveryFate, DeliveryFilter } from './hooks.js';
@@ -141,9 +141,9 @@ export class GitHubEmulator {
 
   // --- auth ----------------------------------------------------------------------------------
 
-  /** A PAT of `login` (default `railyard-bot`) that sees every repository. */
-  addToken(token: string, opts: { login?: string } = {}): void {
-    this.world.tokens.set(token, { login: opts.login ?? 'railyard-bot', kind: 'pat' });
+  /** A PAT of `login` (default `railyard-bot`) that sees every repository, its account a `permission` there (README). */
+  addToken(token: string, opts: { login?: string; permission?: PatRole } = {}): void {
+    this.world.tokens.set(token, { login: 'railyard-bot', ...opts, kind: 'pat' });
   }
 
   /** A GitHub App with a fresh RSA key pair; returns its id and private key PEM. */
@@ -151,8 +151,8 @@ export class GitHubEmulator {
     return this.world.createApp(opts.installationTokenTtlMs ?? 3_600_000);
   }
 
-  installApp(appId: number, owner: string, repo: string): number {
-    return this.world.installApp(appId, owner, repo);
+  installApp(appId: number, owner: string, repo: string, permissions?: AppPermissions): number {
+    return this.world.installApp(appId, owner, repo, permissions);
   }
 
   // --- repositories and pull requests --------------------------------------------------------
@@ -465,13 +465,14 @@ export class GitHubEmulator {
       );
       return;
     }
-    if (!r || !this.world.canSee(token, r)) {
+    const isPush = rest === '/git-receive-pack' && req.method === 'POST';
+    const refused = this.world.gitRefusal(token, r, isPush || query.includes('service=git-receive-pack'));
+    if (refused || !r) {
       req.resume();
-      res.writeHead(404, { 'content-type': 'text/plain' });
-      res.end('Repository not found.\n');
+      res.writeHead(refused?.status ?? 404, { 'content-type': 'text/plain' });
+      res.end(refused?.text);
       return;
     }
-    const isPush = rest === '/git-receive-pack' && req.method === 'POST';
     // After a push, the emulator reacts (PR updates, push event, CI) before git's answer completes,
     // so a test's `git push` returns with GitHub's state already updated.
     const afterPush = isPush

@@ -1,6 +1,6 @@
 // REST routes of the GitHub emulator, part 1: rate limit, the repository and pull requests (get,
 // open, edit, merge).
-import { repoJson } from './json.js';
+import { permsOf, repoJson } from './json.js';
 import { HttpError } from './rest.js';
 import { prFor, repoFor, validation, type AddRoute, type Api } from './routes.js';
 import { ZERO } from './world.js';
@@ -26,7 +26,10 @@ export function pullRoutes(api: Api, add: AddRoute): void {
 
   add('GET', '/repos/{owner}/{repo}', 'repos/repos#get-a-repository', 'token', (c) => {
     const r = repoFor(api, c);
-    return { status: 200, body: repoJson(api.world.urls, r) };
+    const body = repoJson(api.world.urls, r);
+    // A PAT sees its holder's role in the repository.
+    if (c.token!.kind === 'pat') body.permissions = permsOf(c.token!.permission ?? 'admin');
+    return { status: 200, body };
   });
 
   add(
@@ -137,6 +140,7 @@ export function pullRoutes(api: Api, add: AddRoute): void {
     async (c) => {
       const r = repoFor(api, c);
       const p = prFor(r, c.params[2]);
+      api.world.mustMay(c.token!, 'contents');
       const { sha, merge_method: method = 'merge', commit_title, commit_message } = c.body;
       if (method !== 'merge' && method !== 'squash' && method !== 'rebase')
         throw validation('PullRequest', 'merge_method', 'invalid');

@@ -4,7 +4,6 @@ import { randomBytes } from 'node:crypto';
 import { CI_APP, latestPerName } from './ci.js';
 import {
   APP_EVENTS,
-  APP_PERMISSIONS,
   checkRunJson,
   commentJson,
   iso,
@@ -30,6 +29,7 @@ export function repoRoutes(api: Api, add: AddRoute): void {
     'token',
     async (c) => {
       const r = repoFor(api, c);
+      api.world.mustMay(c.token!, 'contents');
       const ref = `refs/${c.params[2]}`;
       const { sha, force } = c.body;
       if (typeof sha !== 'string' || !/^[0-9a-f]{40}$/.test(sha))
@@ -63,6 +63,7 @@ export function repoRoutes(api: Api, add: AddRoute): void {
     'token',
     async (c) => {
       const r = repoFor(api, c);
+      api.world.mustMay(c.token!, 'contents');
       const ref = `refs/${c.params[2]}`;
       return api.world.locked(r, async () => {
         const current = await api.world.resolve(r, ref);
@@ -160,6 +161,7 @@ export function repoRoutes(api: Api, add: AddRoute): void {
     'token',
     async (c) => {
       const r = repoFor(api, c);
+      api.world.mustMay(c.token!, 'statuses');
       const sha = c.params[2];
       const { state, target_url, description, context } = c.body;
       if (state !== 'error' && state !== 'failure' && state !== 'pending' && state !== 'success')
@@ -277,7 +279,7 @@ export function repoRoutes(api: Api, add: AddRoute): void {
         body: {
           token,
           expires_at: iso(expiresAt),
-          permissions: { ...APP_PERMISSIONS },
+          permissions: { ...inst.permissions },
           repository_selection: 'selected',
           repositories: [minimalRepo(repoJson(api.world.urls, r))],
         },
@@ -309,7 +311,7 @@ function installationJson(api: Api, inst: Installation, app: AppState) {
     app_slug: app.slug,
     target_id: userJsonId(inst.owner),
     target_type: 'User',
-    permissions: { ...APP_PERMISSIONS },
+    permissions: { ...inst.permissions },
     events: [...APP_EVENTS],
     created_at: iso(inst.createdAt),
     updated_at: iso(inst.createdAt),

@@ -9,10 +9,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EmulatorWork } from '../emulator-work.js';
 import { GitRunner, type CommitInfo } from '../emulator-git/index.js';
-import type { AppFacts, CheckRunFacts, CommentFacts, PrFacts, RepoFacts, StatusFacts, Urls } from './json.js';
+import {
+  APP_PERMISSIONS,
+  type AppFacts,
+  type CheckRunFacts,
+  type CommentFacts,
+  type PrFacts,
+  type RepoFacts,
+  type StatusFacts,
+  type Urls,
+} from './json.js';
 import type { SchemaValidator } from './openapi.js';
 import type { BranchRules, ReviewState } from './protection.js';
 import { initRepo } from './repo-init.js';
+import { HttpError } from './rest.js';
 
 export { ZERO } from '../emulator-git/index.js';
 
@@ -48,9 +58,15 @@ export interface BranchMove {
   after: string | null;
 }
 
+/** A PAT's account's role in the repositories; an App installation's permissions (`contents: 'write'`, …). */
+export type PatRole = 'admin' | 'write' | 'read';
+export type AppPermissions = Record<string, 'read' | 'write'>;
+
 export interface TokenInfo {
   login: string;
   kind: 'pat' | 'installation';
+  /** A PAT's role on every repository (default `admin`): `read` may not push, update refs or set statuses. */
+  permission?: PatRole;
   installationId?: number;
   expiresAt?: number;
 }
@@ -64,6 +80,8 @@ export interface Installation {
   owner: string;
   repo: string;
   createdAt: number;
+  /** What the App may do in the repository (default APP_PERMISSIONS), as GitHub lists it. */
+  permissions: AppPermissions;
 }
 export interface Pr
   extends Omit<PrFacts, 'baseSha' | 'mergeable' | 'mergeableState' | 'comments' | 'commits'> {
@@ -171,12 +189,53 @@ export class World extends EmulatorWork {
     return { appId, privateKeyPem: privateKey.export({ type: 'pkcs1', format: 'pem' }).toString() };
   }
 
-  installApp(appId: number, owner: string, repo: string): number {
+  installApp(
+    appId: number,
+    owner: string,
+    repo: string,
+    permissions: AppPermissions = APP_PERMISSIONS,
+  ): number {
     if (!this.apps.has(appId)) throw new Error(`no app ${appId}`);
     this.mustRepo(owner, repo);
     const id = 40_000 + this.installations.size + 1;
-    this.installations.set(id, { id, appId, owner, repo, createdAt: Date.now() });
+    this.installations.set(id, {
+      id,
+      appId,
+      owner,
+      repo,
+      createdAt: Date.now(),
+      permissions: { ...permissions },
+    });
     return id;
+  }
+
+  /**
+   * Whether the token may write `what` (`contents`: push, update or delete refs, merge;
+   * `statuses`: create commit statuses): a PAT by its holder's role, an installation token by the
+   * App's permissions.
+   */
+  may(t: TokenInfo, what: 'contents' | 'statuses'): boolean {
+    if (t.kind === 'pat') return (t.permission ?? 'admin') !== 'read';
+    return this.installations.get(t.installationId!)?.permissions[what] === 'write';
+  }
+
+  /** Git over HTTP: 404 for a repository the token does not see, 403 for a push it may not make; null: go on. */
+  gitRefusal(t: TokenInfo, r: Repo | undefined, pushing: boolean): { status: number; text: string } | null {
+    if (!r || !this.canSee(t, r)) return { status: 404, text: 'Repository not found.\n' };
+    if (pushing && !this.may(t, 'contents'))
+      return { status: 403, text: `Permission to ${r.owner}/${r.name}.git denied to ${t.login}.\n` };
+    return null;
+  }
+
+  /** GitHub's refusal of a write the token may not make (403, its message for an App or a PAT). */
+  mustMay(t: TokenInfo, what: 'contents' | 'statuses'): void {
+    if (this.may(t, what)) return;
+    throw new HttpError(
+      403,
+      t.kind === 'pat'
+        ? 'Resource not accessible by personal access token'
+        : 'Resource not accessible by integration',
+    );
   }
 
   // --- repositories and pull requests ----------------------------------------------------------
