@@ -125,12 +125,23 @@ export class FlakyCases {
       case 'flaky':
         return this.testsIn(set.repoId, this.flakyParts(set.now));
       case 'quarantined': {
+        // An override lapses at its override_until (quarantine.ts, overrideAt): from then the
+        // test counts as one without an override.
         const parts = set.matches.flatMap((m): CaseFilter[] => {
-          const overridden: CaseFilter =
+          const overridden: CaseFilter[] =
             m.override === null
-              ? (eb) => eb('override', 'is', null)
-              : (eb) => eb('override', '=', m.override);
-          return m.flakyOnly ? this.flakyParts(set.now, overridden) : [overridden];
+              ? [
+                  (eb) => eb('override', 'is', null),
+                  (eb) => eb.and([eb('override', 'is not', null), eb('override_until', '<=', set.now)]),
+                ]
+              : [
+                  (eb) =>
+                    eb.and([
+                      eb('override', '=', m.override),
+                      eb.or([eb('override_until', 'is', null), eb('override_until', '>', set.now)]),
+                    ]),
+                ];
+          return overridden.flatMap((o) => (m.flakyOnly ? this.flakyParts(set.now, o) : [o]));
         });
         return this.testsIn(set.repoId, parts);
       }
@@ -190,10 +201,26 @@ export class FlakyCases {
     await this.h.db.updateTable('test_cases').set({ ticket }).where('id', '=', id).execute();
   }
 
-  async setOverride(id: string, value: QuarantineOverride | null, at: number | null): Promise<void> {
+  /** Sets (or, with null, removes) a test's override, with when, until when, by whom and why. */
+  async setOverride(
+    id: string,
+    value: QuarantineOverride | null,
+    at: number | null,
+    about: { until: number | null; owner: string | null; reason: string | null } = {
+      until: null,
+      owner: null,
+      reason: null,
+    },
+  ): Promise<void> {
     await this.h.db
       .updateTable('test_cases')
-      .set({ override: value, override_at: at })
+      .set({
+        override: value,
+        override_at: at,
+        override_until: value ? about.until : null,
+        override_owner: value ? about.owner : null,
+        override_reason: value ? about.reason : null,
+      })
       .where('id', '=', id)
       .execute();
   }

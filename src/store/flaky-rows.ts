@@ -25,6 +25,10 @@ export interface CaseRow {
   por_reason: string | null;
   override: QuarantineOverride | null;
   override_at: number | null;
+  /** When the override lapses by itself (null: never), who set it and why. */
+  override_until: number | null;
+  override_owner: string | null;
+  override_reason: string | null;
   ticket: string | null;
 }
 
@@ -41,7 +45,10 @@ export interface RepositoryRow {
 }
 
 /** A test as an upload first stores it (detection's columns take their defaults). */
-export type NewCase = Pick<CaseRow, 'id' | 'seq' | 'repo_id' | 'name' | 'file' | 'classname' | 'parent' | 'variant' | 'first_seen_at'>;
+export type NewCase = Pick<
+  CaseRow,
+  'id' | 'seq' | 'repo_id' | 'name' | 'file' | 'classname' | 'parent' | 'variant' | 'first_seen_at'
+>;
 
 export interface NewUpload {
   id: string;
@@ -120,4 +127,3 @@ export interface FailureGroup {
   count: number;
   last: number;
 }
-

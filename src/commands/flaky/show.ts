@@ -18,7 +18,7 @@ export default class Show extends BaseCommand {
   async run() {
     const { args, flags } = await this.parse(Show);
     const format = formatOf(flags);
-    const { resolveOrg, emit, statusLabel, reasonText } = await import('../../cli/flaky.js');
+    const { resolveOrg, emit, statusLabel, reasonText, overrideText } = await import('../../cli/flaky.js');
     const org = await resolveOrg(flags.org, await this.config_());
     const client = await this.client(flags);
     const { test } = await client.call('getTestDetails', {
@@ -40,6 +40,9 @@ export default class Show extends BaseCommand {
       parent: test.parent,
       variant: test.variant,
       quarantined: test.quarantined,
+      quarantineOverride: test.quarantine_override
+        ? overrideText(test.quarantine_override, test.quarantined)
+        : undefined,
       codeowners: test.codeowners,
       ticket: test.ticket?.html_url,
       failureRate7d: `${(test.failure_rate_last_7d * 100).toFixed(1)}%`,
