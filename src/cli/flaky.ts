@@ -3,6 +3,8 @@ import { writeFile } from 'node:fs/promises';
 import { Flags } from '@oclif/core';
 import type {
   DetailedTestCase,
+  ExcludedUpload,
+  GetTestFailureHistoryResponse,
   QuarantinedTest,
   QuarantineOverrideInfo,
   UnhealthyTestCase,
@@ -98,11 +100,11 @@ export function timeLeft(seconds: number): string {
   return parts.length ? parts.join(' ').replace(/ 0\w$/, '') : '0s';
 }
 
-/** An override's end for people: `until 2026-12-24 18:00:00 (2d 4h left)`, `expired 2026-…`, or `no end`. */
+/** An override's end for people, with a leading space: ` until 2026-12-24 18:00:00 (2d 4h left)`, ` expired 2026-…`, or nothing without an end. */
 export function overrideEnd(o: Pick<QuarantineOverrideInfo, 'until' | 'seconds_left' | 'expired'>): string {
-  if (!o.until) return 'no end';
-  if (o.expired) return `expired ${localTime(o.until)}`;
-  return `until ${localTime(o.until)} (${timeLeft(o.seconds_left ?? 0)} left)`;
+  if (!o.until) return '';
+  if (o.expired) return ` expired ${localTime(o.until)}`;
+  return ` until ${localTime(o.until)} (${timeLeft(o.seconds_left ?? 0)} left)`;
 }
 
 /**
@@ -117,7 +119,32 @@ export function overrideText(o: QuarantineOverrideInfo, quarantined: boolean): s
     o.setting === 'ALWAYS_QUARANTINE' && !o.expired && !quarantined
       ? ' (not in force: quarantining is off for the repository; railyard flaky settings --quarantining on)'
       : '';
-  return `${what} ${o.expired ? `(lapsed: ${overrideEnd(o)}; the repository settings decide)` : overrideEnd(o)}${by}${why}${off}`;
+  return `${what}${o.expired ? ` (lapsed:${overrideEnd(o)}; the repository settings decide)` : overrideEnd(o)}${by}${why}${off}`;
+}
+
+/** One upload kept out of detection, in a line: `2026-12-03 10:00:00 main abc1234 job ci: 95 of 100 tests failed (this test failed)`. */
+export function excludedUploadText(u: ExcludedUpload): string {
+  const where = [
+    u.branch,
+    u.sha.slice(0, 7),
+    u.job ? `job ${u.job}` : '',
+    u.pr_number ? `PR #${u.pr_number}` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+  return `${localTime(u.started_at)} ${where}: ${u.failed} of ${u.tests} tests failed (this test ${u.outcome})`;
+}
+
+/** A test's history in one line: runs and failures that count, and the runs in uploads excluded from detection. */
+export function historyText(h: GetTestFailureHistoryResponse): string {
+  const sum = (f: (d: GetTestFailureHistoryResponse['days'][number]) => number) =>
+    h.days.reduce((n, d) => n + f(d), 0);
+  const runs = sum((d) => d.runs);
+  const excluded = sum((d) => d.excluded_runs);
+  const base = `${runs} run${runs === 1 ? '' : 's'}, ${sum((d) => d.failures)} failed`;
+  if (!h.excluded_uploads_total) return base;
+  const uploads = `${h.excluded_uploads_total} upload${h.excluded_uploads_total === 1 ? '' : 's'}`;
+  return `${base}; not counted: ${excluded} run${excluded === 1 ? '' : 's'} in ${uploads} excluded from detection (most of their tests failed: an infrastructure failure)`;
 }
 
 export const quarantinedColumns: Column<QuarantinedTest>[] = [

@@ -386,12 +386,40 @@ export const FailureHistoryDay = z.object({
   failures: z.number().int().min(0),
   /** failures / runs; null on a day without runs. */
   failure_rate: Fraction.nullable(),
+  /** Runs of the test in uploads excluded from detection that day (not in runs or failures). */
+  excluded_runs: z.number().int().min(0),
 });
 export type FailureHistoryDay = z.infer<typeof FailureHistoryDay>;
+
+/** The most excluded uploads a test's history lists. */
+export const MAX_EXCLUDED_UPLOADS = 20;
+
+/** An upload kept out of detection (infrastructure failure protection), as a test's history shows it. */
+export const ExcludedUpload = z.object({
+  upload_id: z.string(),
+  started_at: DateTimeOutput,
+  branch: z.string(),
+  sha: z.string(),
+  job: z.string().nullable(),
+  pr_number: z.number().int().nullable(),
+  /** Distinct tests in the upload, and how many of them failed. */
+  tests: z.number().int().min(0),
+  failed: z.number().int().min(0),
+  /** The test's own result in it. */
+  outcome: z.enum(['passed', 'failed', 'flaky']),
+});
+export type ExcludedUpload = z.infer<typeof ExcludedUpload>;
 
 export const GetTestFailureHistoryResponse = z.object({
   test_id: z.string(),
   /** One entry per UTC day of the window, oldest first, days without runs included. */
   days: z.array(FailureHistoryDay),
+  /**
+   * The uploads of the window with this test that were kept out of detection because most of
+   * their tests failed (`infra_failure_threshold` of at least `infra_failure_min_tests`), newest
+   * first, at most 20; `excluded_uploads_total` counts them all.
+   */
+  excluded_uploads: z.array(ExcludedUpload),
+  excluded_uploads_total: z.number().int().min(0),
 });
 export type GetTestFailureHistoryResponse = z.infer<typeof GetTestFailureHistoryResponse>;

@@ -115,7 +115,7 @@ export const flakyRoutes = {
   getTestFailureHistory: route({
     ...at('getTestFailureHistory'),
     summary:
-      "One test case's runs, failures and failure rate per UTC day over the last `days` days (default 30, at most 90), oldest first",
+      "One test case's runs, failures and failure rate per UTC day over the last `days` days (default 30, at most 90), oldest first, and the uploads with it that were excluded from detection (infrastructure failures)",
     tag: 'flaky-tests',
     auth: true,
     retrySafe: true,

@@ -32,6 +32,20 @@ export interface CaseRow {
   ticket: string | null;
 }
 
+/** An upload kept out of detection, with one test's result in it (`cases.excludedUploads`). */
+export interface ExcludedUploadRow {
+  id: string;
+  branch: string;
+  sha: string;
+  job: string | null;
+  prNumber: number | null;
+  startedAt: number;
+  /** UploadTestResultsResponse as JSON, as stored. */
+  counts: string;
+  /** The test's result: passed | failed | flaky. */
+  outcome: string;
+}
+
 /** What an upload needs of each stored test: where its results go, and what detection had decided. */
 export type KnownCase = Pick<CaseRow, 'seq' | 'rate_status' | 'por_until'>;
 

@@ -73,7 +73,10 @@ describe('flaky quarantine --until: owner, warning, and expiry under the queue',
         base,
       );
       expect(created.code, created.stderr).toBe(0);
-      const env: Record<string, string> = { ...base, RAILYARD_TOKEN: JSON.parse(created.stdout).token as string };
+      const env: Record<string, string> = {
+        ...base,
+        RAILYARD_TOKEN: JSON.parse(created.stdout).token as string,
+      };
       const run = (args: string[]) => railyard(args, env);
       const cli = async (args: string[]) => {
         const r = await run(args);
@@ -92,7 +95,7 @@ describe('flaky quarantine --until: owner, warning, and expiry under the queue',
 
       // Quarantining is off (the default): the command says so instead of claiming a quarantine.
       const off = await cli(['flaky', 'quarantine', net, '--always', ...REPO_FLAGS]);
-      expect(off.stdout).toBe(`Test ${net} is set to be always quarantined no end, owner alice\n`);
+      expect(off.stdout).toBe(`Test ${net} is set to be always quarantined, owner alice\n`);
       expect(unwrapOclif(off.stderr)).toBe(
         'Warning: quarantining is off for github.com/acme/web: the test is not quarantined (the queue and `railyard flaky run` ignore the override) until it is turned on: ' +
           'railyard flaky settings --repo github.com/acme/web --quarantining on (API: updateRepositorySettings with settings.quarantining_enabled true)',
@@ -107,7 +110,7 @@ describe('flaky quarantine --until: owner, warning, and expiry under the queue',
           .quarantined_tests,
       ).toEqual([]);
       expect((await cli(['flaky', 'show', net, ...REPO_FLAGS])).stdout).toMatch(
-        /quarantineOverride\s+always quarantined no end, set by alice \(not in force: quarantining is off for the repository; railyard flaky settings --quarantining on\)/,
+        /quarantineOverride\s+always quarantined, set by alice \(not in force: quarantining is off for the repository; railyard flaky settings --quarantining on\)/,
       );
 
       // Bad ends are refused before anything is sent.

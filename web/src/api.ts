@@ -17,6 +17,7 @@ export type {
   SubmittedPullRequest,
   TestingDetailsResponse,
   DetailedTestCase,
+  GetTestFailureHistoryResponse,
   UnhealthyTestCase,
   QuarantinedTest,
   QuarantineOverrideInfo,

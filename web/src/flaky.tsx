@@ -1,12 +1,6 @@
 import { useState } from 'preact/hooks';
-import {
-  api,
-  ApiError,
-  type DetailedTestCase,
-  type QuarantineOverrideInfo,
-  type Repo,
-  type UnhealthyTestCase,
-} from './api.js';
+import { api, ApiError, type DetailedTestCase, type Repo, type UnhealthyTestCase } from './api.js';
+import { ExcludedUploads, OverrideLine } from './flaky-parts.js';
 import { percent, repoPath, enc, safeHref, stateGlyph, timeLeft } from './format.js';
 import { usePoll } from './poll.js';
 import { BarChart, DailyRateChart, ErrorBox, Section, State } from './ui.js';
@@ -269,10 +263,11 @@ function TestDetail({ repo, org, testId }: { repo: Repo; org: string; testId: st
     setWarning(null);
     try {
       const answer = await what();
-      setMessage(done);
-      // setTestQuarantine says so when the override does nothing yet (quarantining is off).
+      // setTestQuarantine says so when the override does nothing yet (quarantining is off): then
+      // the warning, not a success that did not happen.
       const warned = (answer as { warning?: string } | undefined)?.warning;
       if (warned) setWarning(warned);
+      else setMessage(done);
       reload();
     } catch (e) {
       setProblem(e instanceof ApiError ? e.message : String(e));
@@ -440,6 +435,13 @@ function TestDetail({ repo, org, testId }: { repo: Repo; org: string; testId: st
               <ErrorBox message={problem} />
             </Section>
           </div>
+          {history.data && history.data.excluded_uploads_total > 0 && (
+            <ExcludedUploads
+              history={history.data}
+              threshold={settings.data?.infra_failure_threshold}
+              minTests={settings.data?.infra_failure_min_tests}
+            />
+          )}
           <Section title="Most common failures" id="fail-h">
             {t.most_common_failures.length === 0 && <p class="muted">No failure recorded.</p>}
             <ol class="failures">
@@ -457,22 +459,5 @@ function TestDetail({ repo, org, testId }: { repo: Repo; org: string; testId: st
         </>
       )}
     </>
-  );
-}
-
-/** A test's own quarantine setting: who set it, why, and how long it has left (or that it lapsed). */
-function OverrideLine({ o }: { o: QuarantineOverrideInfo }) {
-  const what = o.setting === 'ALWAYS_QUARANTINE' ? 'Always quarantined' : 'Never quarantined';
-  const end = !o.until
-    ? 'no end'
-    : o.expired
-      ? `lapsed ${new Date(o.until).toLocaleString()}: the repository settings decide`
-      : `until ${new Date(o.until).toLocaleString()} (${timeLeft(o.seconds_left ?? 0)} left)`;
-  return (
-    <p class="small" data-testid="quarantine-override">
-      {what}, {end}
-      {o.owner ? `, set by ${o.owner}` : ''}
-      {o.reason ? `: ${o.reason}` : ''}
-    </p>
   );
 }

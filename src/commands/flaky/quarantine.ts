@@ -74,7 +74,7 @@ export default class Quarantine extends BaseCommand {
       NEVER_QUARANTINE: 'never quarantined',
       AUTO: 'quarantined by the repository settings',
     }[setting];
-    const end = o ? ` ${overrideEnd(o)}` : '';
+    const end = o ? overrideEnd(o) : '';
     const owner = o?.owner ? `, owner ${o.owner}` : '';
     // While quarantining is off the override is kept but does nothing: the line must not claim it does.
     const is = answer.warning ? 'is set to be' : 'is now';

@@ -2,13 +2,14 @@
 import {
   isoTime,
   type DetailedTestCase,
+  type ExcludedUpload,
   type QuarantinedTest,
   type QuarantineOverrideInfo,
   type UnhealthyTestCase,
 } from '../../contract/index.js';
 import { effectiveStatus, verdictOf, type EffectiveStatus, type VerdictInput } from '../../flaky/detect.js';
 import { isQuarantined, overrideAt } from '../../flaky/quarantine.js';
-import type { CaseRow, FailureGroup, RecentRates } from '../../store/flaky.js';
+import type { CaseRow, ExcludedUploadRow, FailureGroup, RecentRates } from '../../store/flaky.js';
 import type { Links } from '../links.js';
 import type { Repository } from './repositories.js';
 
@@ -133,5 +134,27 @@ export function quarantinedTest(repository: Repository, row: CaseRow, now: numbe
     quarantine_reason: override?.reason ?? null,
     quarantined_until: override?.until ?? null,
     seconds_left: override?.seconds_left ?? null,
+  };
+}
+
+/** An upload kept out of detection as a test's history shows it: where it ran, how much of it failed, the test's result. */
+export function excludedUpload(row: ExcludedUploadRow): ExcludedUpload {
+  let counts: { tests?: unknown; failed?: unknown } = {};
+  try {
+    counts = JSON.parse(row.counts) as typeof counts;
+  } catch {
+    // Counts written by an older server that could not be read: shown as zero.
+  }
+  const count = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : 0);
+  return {
+    upload_id: row.id,
+    started_at: isoTime(row.startedAt),
+    branch: row.branch,
+    sha: row.sha,
+    job: row.job,
+    pr_number: row.prNumber,
+    tests: count(counts.tests),
+    failed: count(counts.failed),
+    outcome: row.outcome === 'failed' || row.outcome === 'flaky' ? row.outcome : 'passed',
   };
 }

@@ -15,14 +15,21 @@ import type {
   SetTestQuarantineResponse,
   UnhealthyTestCase,
 } from '../../contract/index.js';
-import { isoTime } from '../../contract/index.js';
+import { isoTime, MAX_EXCLUDED_UPLOADS } from '../../contract/index.js';
 import { repoKey } from '../../flaky/identity.js';
 import type { CaseRow, FailureGroup, FlakyStore } from '../../store/flaky.js';
 import { badRequest, notFound } from '../errors.js';
 import { emptyPage, pageOfCases } from './paging.js';
 import type { Links } from '../links.js';
 import { quarantineEvent } from '../webhooks/flaky-events.js';
-import { detailedCase, overrideInfo, quarantinedTest, statusOf, unhealthyCase } from './present.js';
+import {
+  detailedCase,
+  excludedUpload,
+  overrideInfo,
+  quarantinedTest,
+  statusOf,
+  unhealthyCase,
+} from './present.js';
 import { isQuarantined, overrideAt, quarantiningOffWarning } from '../../flaky/quarantine.js';
 import { findRepository, requireRepository, type Repository } from './repositories.js';
 
@@ -127,18 +134,27 @@ export class Queries {
     const now = this.now();
     const today = Math.floor(now / DAY);
     const first = today - input.days + 1;
-    const counts = await this.store.cases.dailyRates(row.seq, first * DAY, now);
+    const [counts, excluded] = await Promise.all([
+      this.store.cases.dailyRates(row.seq, first * DAY, now),
+      this.store.cases.excludedUploads(row.seq, first * DAY, now, MAX_EXCLUDED_UPLOADS),
+    ]);
     const days = [];
     for (let d = first; d <= today; d++) {
-      const { runs, fails } = counts.get(d) ?? { runs: 0, fails: 0 };
+      const { runs, fails, excluded: excludedRuns } = counts.get(d) ?? { runs: 0, fails: 0, excluded: 0 };
       days.push({
         date: new Date(d * DAY).toISOString().slice(0, 10),
         runs,
         failures: fails,
         failure_rate: runs ? fails / runs : null,
+        excluded_runs: excludedRuns,
       });
     }
-    return { test_id: row.id, days };
+    return {
+      test_id: row.id,
+      days,
+      excluded_uploads: excluded.uploads.map(excludedUpload),
+      excluded_uploads_total: excluded.total,
+    };
   }
 
   async listQuarantined(org: string, input: ListQuarantinedTestsRequest) {
