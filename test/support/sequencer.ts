@@ -72,6 +72,7 @@ const SLOW_FILES: Record<string, number> = {
   'test/server/hardening.test.ts': 11,
   'test/e2e/quarantine-expiry.test.ts': 22,
   'test/server/flaky-quarantine.test.ts': 11,
+  'test/e2e/dashboard-flaky-lifecycle.test.ts': 10,
   'test/server/report-fairness.test.ts': 10,
   'test/runner/isolation.test.ts': 10,
   'test/support/github-emulator-api.test.ts': 10,
