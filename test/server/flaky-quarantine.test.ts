@@ -241,7 +241,12 @@ function quarantineSuite(): void {
       const clock = { now: T0 + 2 * HOUR };
       const { s, db } = await server(clock);
       const refused = async (body: Record<string, unknown>) => {
-        const answer = await call(s, 'setTestQuarantine', { ...key, test_id: db, ...body }, { token: 'token-alice' });
+        const answer = await call(
+          s,
+          'setTestQuarantine',
+          { ...key, test_id: db, ...body },
+          { token: 'token-alice' },
+        );
         expect(answer.status).toBe(400);
         return answer.text;
       };
