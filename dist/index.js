@@ -51449,7 +51449,11 @@ const ListFailingTestsRequest = object({ ...FlakyKey, start_time: DateTimeInput,
     if (end <= start)
         ctx.addIssue({ code: 'custom', path: ['end_time'], message: 'must be after start_time' });
     else if (end - start > MAX_FAILING_WINDOW_MS)
-        ctx.addIssue({ code: 'custom', path: ['end_time'], message: 'must be at most 7 days after start_time' });
+        ctx.addIssue({
+            code: 'custom',
+            path: ['end_time'],
+            message: 'must be at most 7 days after start_time',
+        });
 });
 const ListUnhealthyTestsRequest = object({
     ...FlakyKey,
@@ -51495,6 +51499,20 @@ const TestVerdict = object({
     /** Failures in the last 7 days that a pass of the same test on the same commit followed. */
     failures_passed_on_retry_last_7d: schemas_number().int().min(0),
 });
+/** A test's own quarantine setting as set (a Railyard extension): who set it, why, and until when. */
+const QuarantineOverrideInfo = object({
+    setting: schemas_enum(['ALWAYS_QUARANTINE', 'NEVER_QUARANTINE']),
+    /** The label of the token that set it (`token <id>` for a token without a label); null when set before owners were kept. */
+    owner: schemas_string().nullable(),
+    reason: schemas_string().nullable(),
+    set_at: DateTimeOutput.nullable(),
+    /** When it lapses by itself (null: never); from then the repository's settings decide. */
+    until: DateTimeOutput.nullable(),
+    /** Whole seconds until `until` (0 once lapsed); null without an end. */
+    seconds_left: schemas_number().int().min(0).nullable(),
+    /** True once `until` has passed: it no longer counts. */
+    expired: schemas_boolean(),
+});
 const TestCaseCore = {
     id: schemas_string(),
     repository: object({ html_url: schemas_string() }),
@@ -51510,6 +51528,7 @@ const TestCaseCore = {
     quarantined: schemas_boolean(),
     ticket: object({ html_url: schemas_string() }).optional(),
     verdict: extension(TestVerdict.optional(), 'Railyard extension: what the status rests on (e.g. not enough runs yet for a verdict, or failures that passed on retry)'),
+    quarantine_override: extension(QuarantineOverrideInfo.optional(), "Railyard extension: the test's own quarantine setting (always or never), its owner, reason and end; absent without one"),
 };
 /** A test in list-unhealthy-tests: without failure statistics. */
 const UnhealthyTestCase = object(TestCaseCore);
@@ -51535,6 +51554,10 @@ const QuarantinedTest = object({
     status_last_updated_at: DateTimeOutput,
     test_case_id: schemas_string(),
     variant: schemas_string(),
+    quarantine_owner: extension(schemas_string().nullable(), 'Railyard extension: who set ALWAYS_QUARANTINE (a token label); null for AUTO_QUARANTINE'),
+    quarantine_reason: extension(schemas_string().nullable(), 'Railyard extension: why, as its owner said; null for AUTO_QUARANTINE or without one'),
+    quarantined_until: extension(DateTimeOutput.nullable(), 'Railyard extension: when ALWAYS_QUARANTINE lapses by itself; null: never'),
+    seconds_left: extension(schemas_number().int().min(0).nullable(), 'Railyard extension: whole seconds until quarantined_until; null without an end'),
 });
 const ListQuarantinedTestsResponse = object({
     quarantined_tests: array(QuarantinedTest),
@@ -51554,7 +51577,9 @@ const UploadReport = object({
 const UploadTestResultsRequest = object({
     ...FlakyKey,
     branch: BranchNameInput,
-    sha: schemas_string().trim().regex(/^[0-9a-fA-F]{4,64}$/, 'must be a commit SHA (hex)'),
+    sha: schemas_string()
+        .trim()
+        .regex(/^[0-9a-fA-F]{4,64}$/, 'must be a commit SHA (hex)'),
     pr_number: looseInt(1, 4_294_967_295).optional(),
     job: schemas_string().trim().max(256).optional(),
     /** Stored as a 32-bit integer (PostgreSQL's `integer`): a CI attempt number is far below. */
@@ -51608,7 +51633,9 @@ const RepositorySettings = object({
      */
     ticket_url_template: schemas_string()
         .max(TICKET_URL_TEMPLATE_MAX)
-        .refine((t) => /^https?:\/\/[^\s/]/i.test(t), { message: 'must be an http:// or https:// URL, e.g. https://jira.example.com/browse/{id}' })
+        .refine((t) => /^https?:\/\/[^\s/]/i.test(t), {
+        message: 'must be an http:// or https:// URL, e.g. https://jira.example.com/browse/{id}',
+    })
         .refine((t) => t.includes('{id}'), { message: 'must contain {id} (where the ticket id goes)' }),
 });
 const GetRepositorySettingsRequest = object(FlakyKey);
@@ -51622,11 +51649,41 @@ const UpdateRepositorySettingsRequest = object({
         .partial(),
 });
 const QUARANTINE_OVERRIDES = ['ALWAYS_QUARANTINE', 'NEVER_QUARANTINE', 'AUTO'];
+/** The longest reason a quarantine override keeps. */
+const QUARANTINE_REASON_MAX = 1024;
 const SetTestQuarantineRequest = object({
     ...FlakyKey,
     test_id: schemas_uuid(),
     /** AUTO removes the override (the repository's settings decide). */
     setting: looseEnum(QUARANTINE_OVERRIDES),
+    /** When the override lapses by itself (ALWAYS_QUARANTINE or NEVER_QUARANTINE only); must be in the future. */
+    until: DateTimeInput.optional(),
+    /** Why (ALWAYS_QUARANTINE or NEVER_QUARANTINE only); shown with the override. */
+    reason: schemas_string().trim().min(1).max(QUARANTINE_REASON_MAX).optional(),
+})
+    .superRefine((req, ctx) => {
+    if (req.setting !== 'AUTO')
+        return;
+    if (req.until !== undefined)
+        ctx.addIssue({
+            code: 'custom',
+            path: ['until'],
+            message: 'only with ALWAYS_QUARANTINE or NEVER_QUARANTINE (AUTO removes the override)',
+        });
+    if (req.reason !== undefined)
+        ctx.addIssue({
+            code: 'custom',
+            path: ['reason'],
+            message: 'only with ALWAYS_QUARANTINE or NEVER_QUARANTINE (AUTO removes the override)',
+        });
+});
+const SetTestQuarantineResponse = object({
+    /** Whether the test is quarantined now, under the repository's settings. */
+    quarantined: schemas_boolean(),
+    /** The override as stored; null after AUTO. */
+    quarantine_override: QuarantineOverrideInfo.nullable(),
+    /** Set when the override does not do what it says now: quarantining is off for the repository. */
+    warning: schemas_string().optional(),
 });
 const CheckQuarantineRequest = object({
     ...FlakyKey,
@@ -51652,11 +51709,36 @@ const FailureHistoryDay = object({
     failures: schemas_number().int().min(0),
     /** failures / runs; null on a day without runs. */
     failure_rate: Fraction.nullable(),
+    /** Runs of the test in uploads excluded from detection that day (not in runs or failures). */
+    excluded_runs: schemas_number().int().min(0),
+});
+/** The most excluded uploads a test's history lists. */
+const MAX_EXCLUDED_UPLOADS = 20;
+/** An upload kept out of detection (infrastructure failure protection), as a test's history shows it. */
+const ExcludedUpload = object({
+    upload_id: schemas_string(),
+    started_at: DateTimeOutput,
+    branch: schemas_string(),
+    sha: schemas_string(),
+    job: schemas_string().nullable(),
+    pr_number: schemas_number().int().nullable(),
+    /** Distinct tests in the upload, and how many of them failed. */
+    tests: schemas_number().int().min(0),
+    failed: schemas_number().int().min(0),
+    /** The test's own result in it. */
+    outcome: schemas_enum(['passed', 'failed', 'flaky']),
 });
 const GetTestFailureHistoryResponse = object({
     test_id: schemas_string(),
     /** One entry per UTC day of the window, oldest first, days without runs included. */
     days: array(FailureHistoryDay),
+    /**
+     * The uploads of the window with this test that were kept out of detection because most of
+     * their tests failed (`infra_failure_threshold` of at least `infra_failure_min_tests`), newest
+     * first, at most 20; `excluded_uploads_total` counts them all.
+     */
+    excluded_uploads: array(ExcludedUpload),
+    excluded_uploads_total: schemas_number().int().min(0),
 });
 
 ;// CONCATENATED MODULE: ./src/contract/routes-flaky.ts
@@ -51750,13 +51832,13 @@ const flakyRoutes = {
     }),
     setTestQuarantine: route({
         ...at('setTestQuarantine'),
-        summary: 'Override quarantine for one test: ALWAYS_QUARANTINE, NEVER_QUARANTINE or AUTO (no override)',
+        summary: "Override quarantine for one test: ALWAYS_QUARANTINE, NEVER_QUARANTINE or AUTO (no override), optionally until a time and with a reason; the owner is the label of the request's token. Answers whether the test is quarantined now, and a warning while quarantining is off for the repository",
         tag: 'flaky-tests',
         auth: true,
         retrySafe: true,
         permission: null,
         request: SetTestQuarantineRequest,
-        response: EmptyResponse,
+        response: SetTestQuarantineResponse,
         extension: true,
     }),
     checkQuarantine: route({
@@ -51773,7 +51855,7 @@ const flakyRoutes = {
     // Railyard extension: a test's failure rate day by day, for the dashboard's test page.
     getTestFailureHistory: route({
         ...at('getTestFailureHistory'),
-        summary: "One test case's runs, failures and failure rate per UTC day over the last `days` days (default 30, at most 90), oldest first",
+        summary: "One test case's runs, failures and failure rate per UTC day over the last `days` days (default 30, at most 90), oldest first, and the uploads with it that were excluded from detection (infrastructure failures)",
         tag: 'flaky-tests',
         auth: true,
         retrySafe: true,

@@ -1,11 +1,18 @@
 /** What the `railyard flaky` commands share: flags, the organisation, table columns, following pages, output. */
 import { writeFile } from 'node:fs/promises';
 import { Flags } from '@oclif/core';
-import type { DetailedTestCase, QuarantinedTest, UnhealthyTestCase } from '../contract/index.js';
+import type {
+  DetailedTestCase,
+  ExcludedUpload,
+  GetTestFailureHistoryResponse,
+  QuarantinedTest,
+  QuarantineOverrideInfo,
+  UnhealthyTestCase,
+} from '../contract/index.js';
 import { ConfigError } from './config.js';
 import { forTerminal } from './escape.js';
 import { Progress } from './progress.js';
-import { stateText, type Column } from './render.js';
+import { localTime, stateText, type Column } from './render.js';
 
 export const flakyFlags = {
   org: Flags.string({ description: 'organisation slug [env: RAILYARD_ORG]' }),
@@ -74,11 +81,87 @@ export const failingColumns: Column<DetailedTestCase>[] = [
   ...testColumns.slice(5),
 ];
 
+/** `2d 4h`, `3h 5m`, `12m 30s`, `45s`: whole seconds left, in the two largest units. */
+export function timeLeft(seconds: number): string {
+  const units: [string, number][] = [
+    ['d', 86_400],
+    ['h', 3600],
+    ['m', 60],
+    ['s', 1],
+  ];
+  const parts: string[] = [];
+  let rest = Math.max(0, Math.floor(seconds));
+  for (const [unit, size] of units) {
+    if (parts.length === 2) break;
+    const n = Math.floor(rest / size);
+    rest -= n * size;
+    if (n > 0 || parts.length > 0) parts.push(`${n}${unit}`);
+  }
+  return parts.length ? parts.join(' ').replace(/ 0\w$/, '') : '0s';
+}
+
+/** An override's end for people, with a leading space: ` until 2026-12-24 18:00:00 (2d 4h left)`, ` expired 2026-…`, or nothing without an end. */
+export function overrideEnd(o: Pick<QuarantineOverrideInfo, 'until' | 'seconds_left' | 'expired'>): string {
+  if (!o.until) return '';
+  if (o.expired) return ` expired ${localTime(o.until)}`;
+  return ` until ${localTime(o.until)} (${timeLeft(o.seconds_left ?? 0)} left)`;
+}
+
+/**
+ * A test's own quarantine setting in one line, as `flaky show` says it. `quarantined` is the test's
+ * answer: an ALWAYS_QUARANTINE in force on a test that is not quarantined means quarantining is off.
+ */
+export function overrideText(o: QuarantineOverrideInfo, quarantined: boolean): string {
+  const what = o.setting === 'ALWAYS_QUARANTINE' ? 'always quarantined' : 'never quarantined';
+  const by = o.owner ? `, set by ${o.owner}` : '';
+  const why = o.reason ? `: ${o.reason}` : '';
+  const off =
+    o.setting === 'ALWAYS_QUARANTINE' && !o.expired && !quarantined
+      ? ' (not in force: quarantining is off for the repository; railyard flaky settings --quarantining on)'
+      : '';
+  return `${what}${o.expired ? ` (lapsed:${overrideEnd(o)}; the repository settings decide)` : overrideEnd(o)}${by}${why}${off}`;
+}
+
+/** One upload kept out of detection, in a line: `2026-12-03 10:00:00 main abc1234 job ci: 95 of 100 tests failed (this test failed)`. */
+export function excludedUploadText(u: ExcludedUpload): string {
+  const where = [
+    u.branch,
+    u.sha.slice(0, 7),
+    u.job ? `job ${u.job}` : '',
+    u.pr_number ? `PR #${u.pr_number}` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+  return `${localTime(u.started_at)} ${where}: ${u.failed} of ${u.tests} tests failed (this test ${u.outcome})`;
+}
+
+/** A test's history in one line: runs and failures that count, and the runs in uploads excluded from detection. */
+export function historyText(h: GetTestFailureHistoryResponse): string {
+  const sum = (f: (d: GetTestFailureHistoryResponse['days'][number]) => number) =>
+    h.days.reduce((n, d) => n + f(d), 0);
+  const runs = sum((d) => d.runs);
+  const excluded = sum((d) => d.excluded_runs);
+  const base = `${runs} run${runs === 1 ? '' : 's'}, ${sum((d) => d.failures)} failed`;
+  if (!h.excluded_uploads_total) return base;
+  const uploads = `${h.excluded_uploads_total} upload${h.excluded_uploads_total === 1 ? '' : 's'}`;
+  return `${base}; not counted: ${excluded} run${excluded === 1 ? '' : 's'} in ${uploads} excluded from detection (most of their tests failed: an infrastructure failure)`;
+}
+
 export const quarantinedColumns: Column<QuarantinedTest>[] = [
   { header: 'Test', get: (t) => t.name },
   { header: 'Status', get: (t) => stateText(t.status) },
   { header: 'Setting', get: (t) => t.quarantine_setting, drop: 3 },
   { header: 'Since', get: (t) => t.quarantined_at, time: true },
+  { header: 'Owner', get: (t) => t.quarantine_owner ?? '', drop: 2 },
+  {
+    header: 'Until',
+    get: (t) =>
+      t.quarantined_until ? `${localTime(t.quarantined_until)} (${timeLeft(t.seconds_left ?? 0)} left)` : '',
+    plain: (t) => t.quarantined_until ?? '',
+    drop: 2,
+  },
+  { header: 'Seconds left', get: (t) => t.seconds_left ?? '', machineOnly: true },
+  { header: 'Reason', get: (t) => t.quarantine_reason ?? '', shrink: 'first', drop: 1 },
   { header: 'File', get: (t) => t.file ?? '', shrink: true, drop: 4 },
   { header: 'Class', get: (t) => t.classname ?? '', drop: 6 },
   { header: 'Codeowners', get: (t) => t.codeowners, drop: 5 },

@@ -39,9 +39,14 @@ export const ListFailingTestsRequest = z
   .superRefine((req, ctx) => {
     const start = Date.parse(req.start_time);
     const end = Date.parse(req.end_time);
-    if (end <= start) ctx.addIssue({ code: 'custom', path: ['end_time'], message: 'must be after start_time' });
+    if (end <= start)
+      ctx.addIssue({ code: 'custom', path: ['end_time'], message: 'must be after start_time' });
     else if (end - start > MAX_FAILING_WINDOW_MS)
-      ctx.addIssue({ code: 'custom', path: ['end_time'], message: 'must be at most 7 days after start_time' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['end_time'],
+        message: 'must be at most 7 days after start_time',
+      });
   });
 export type ListFailingTestsRequest = z.infer<typeof ListFailingTestsRequest>;
 
@@ -103,6 +108,22 @@ export const TestVerdict = z.object({
 });
 export type TestVerdict = z.infer<typeof TestVerdict>;
 
+/** A test's own quarantine setting as set (a Railyard extension): who set it, why, and until when. */
+export const QuarantineOverrideInfo = z.object({
+  setting: z.enum(['ALWAYS_QUARANTINE', 'NEVER_QUARANTINE']),
+  /** The label of the token that set it (`token <id>` for a token without a label); null when set before owners were kept. */
+  owner: z.string().nullable(),
+  reason: z.string().nullable(),
+  set_at: DateTimeOutput.nullable(),
+  /** When it lapses by itself (null: never); from then the repository's settings decide. */
+  until: DateTimeOutput.nullable(),
+  /** Whole seconds until `until` (0 once lapsed); null without an end. */
+  seconds_left: z.number().int().min(0).nullable(),
+  /** True once `until` has passed: it no longer counts. */
+  expired: z.boolean(),
+});
+export type QuarantineOverrideInfo = z.infer<typeof QuarantineOverrideInfo>;
+
 const TestCaseCore = {
   id: z.string(),
   repository: z.object({ html_url: z.string() }),
@@ -120,6 +141,10 @@ const TestCaseCore = {
   verdict: extension(
     TestVerdict.optional(),
     'Railyard extension: what the status rests on (e.g. not enough runs yet for a verdict, or failures that passed on retry)',
+  ),
+  quarantine_override: extension(
+    QuarantineOverrideInfo.optional(),
+    "Railyard extension: the test's own quarantine setting (always or never), its owner, reason and end; absent without one",
   ),
 };
 
@@ -157,6 +182,22 @@ export const QuarantinedTest = z.object({
   status_last_updated_at: DateTimeOutput,
   test_case_id: z.string(),
   variant: z.string(),
+  quarantine_owner: extension(
+    z.string().nullable(),
+    'Railyard extension: who set ALWAYS_QUARANTINE (a token label); null for AUTO_QUARANTINE',
+  ),
+  quarantine_reason: extension(
+    z.string().nullable(),
+    'Railyard extension: why, as its owner said; null for AUTO_QUARANTINE or without one',
+  ),
+  quarantined_until: extension(
+    DateTimeOutput.nullable(),
+    'Railyard extension: when ALWAYS_QUARANTINE lapses by itself; null: never',
+  ),
+  seconds_left: extension(
+    z.number().int().min(0).nullable(),
+    'Railyard extension: whole seconds until quarantined_until; null without an end',
+  ),
 });
 export type QuarantinedTest = z.infer<typeof QuarantinedTest>;
 
@@ -184,7 +225,10 @@ export type UploadReport = z.infer<typeof UploadReport>;
 export const UploadTestResultsRequest = z.object({
   ...FlakyKey,
   branch: BranchNameInput,
-  sha: z.string().trim().regex(/^[0-9a-fA-F]{4,64}$/, 'must be a commit SHA (hex)'),
+  sha: z
+    .string()
+    .trim()
+    .regex(/^[0-9a-fA-F]{4,64}$/, 'must be a commit SHA (hex)'),
   pr_number: looseInt(1, 4_294_967_295).optional(),
   job: z.string().trim().max(256).optional(),
   /** Stored as a 32-bit integer (PostgreSQL's `integer`): a CI attempt number is far below. */
@@ -245,7 +289,9 @@ export const RepositorySettings = z.object({
   ticket_url_template: z
     .string()
     .max(TICKET_URL_TEMPLATE_MAX)
-    .refine((t) => /^https?:\/\/[^\s/]/i.test(t), { message: 'must be an http:// or https:// URL, e.g. https://jira.example.com/browse/{id}' })
+    .refine((t) => /^https?:\/\/[^\s/]/i.test(t), {
+      message: 'must be an http:// or https:// URL, e.g. https://jira.example.com/browse/{id}',
+    })
     .refine((t) => t.includes('{id}'), { message: 'must contain {id} (where the ticket id goes)' }),
 });
 export type RepositorySettings = z.infer<typeof RepositorySettings>;
@@ -268,13 +314,46 @@ export type UpdateRepositorySettingsRequest = z.infer<typeof UpdateRepositorySet
 export const QUARANTINE_OVERRIDES = ['ALWAYS_QUARANTINE', 'NEVER_QUARANTINE', 'AUTO'] as const;
 export type QuarantineOverride = (typeof QUARANTINE_OVERRIDES)[number];
 
-export const SetTestQuarantineRequest = z.object({
-  ...FlakyKey,
-  test_id: z.uuid(),
-  /** AUTO removes the override (the repository's settings decide). */
-  setting: looseEnum(QUARANTINE_OVERRIDES),
-});
+/** The longest reason a quarantine override keeps. */
+export const QUARANTINE_REASON_MAX = 1024;
+
+export const SetTestQuarantineRequest = z
+  .object({
+    ...FlakyKey,
+    test_id: z.uuid(),
+    /** AUTO removes the override (the repository's settings decide). */
+    setting: looseEnum(QUARANTINE_OVERRIDES),
+    /** When the override lapses by itself (ALWAYS_QUARANTINE or NEVER_QUARANTINE only); must be in the future. */
+    until: DateTimeInput.optional(),
+    /** Why (ALWAYS_QUARANTINE or NEVER_QUARANTINE only); shown with the override. */
+    reason: z.string().trim().min(1).max(QUARANTINE_REASON_MAX).optional(),
+  })
+  .superRefine((req, ctx) => {
+    if (req.setting !== 'AUTO') return;
+    if (req.until !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['until'],
+        message: 'only with ALWAYS_QUARANTINE or NEVER_QUARANTINE (AUTO removes the override)',
+      });
+    if (req.reason !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['reason'],
+        message: 'only with ALWAYS_QUARANTINE or NEVER_QUARANTINE (AUTO removes the override)',
+      });
+  });
 export type SetTestQuarantineRequest = z.infer<typeof SetTestQuarantineRequest>;
+
+export const SetTestQuarantineResponse = z.object({
+  /** Whether the test is quarantined now, under the repository's settings. */
+  quarantined: z.boolean(),
+  /** The override as stored; null after AUTO. */
+  quarantine_override: QuarantineOverrideInfo.nullable(),
+  /** Set when the override does not do what it says now: quarantining is off for the repository. */
+  warning: z.string().optional(),
+});
+export type SetTestQuarantineResponse = z.infer<typeof SetTestQuarantineResponse>;
 
 export const CheckQuarantineRequest = z.object({
   ...FlakyKey,
@@ -307,12 +386,40 @@ export const FailureHistoryDay = z.object({
   failures: z.number().int().min(0),
   /** failures / runs; null on a day without runs. */
   failure_rate: Fraction.nullable(),
+  /** Runs of the test in uploads excluded from detection that day (not in runs or failures). */
+  excluded_runs: z.number().int().min(0),
 });
 export type FailureHistoryDay = z.infer<typeof FailureHistoryDay>;
+
+/** The most excluded uploads a test's history lists. */
+export const MAX_EXCLUDED_UPLOADS = 20;
+
+/** An upload kept out of detection (infrastructure failure protection), as a test's history shows it. */
+export const ExcludedUpload = z.object({
+  upload_id: z.string(),
+  started_at: DateTimeOutput,
+  branch: z.string(),
+  sha: z.string(),
+  job: z.string().nullable(),
+  pr_number: z.number().int().nullable(),
+  /** Distinct tests in the upload, and how many of them failed. */
+  tests: z.number().int().min(0),
+  failed: z.number().int().min(0),
+  /** The test's own result in it. */
+  outcome: z.enum(['passed', 'failed', 'flaky']),
+});
+export type ExcludedUpload = z.infer<typeof ExcludedUpload>;
 
 export const GetTestFailureHistoryResponse = z.object({
   test_id: z.string(),
   /** One entry per UTC day of the window, oldest first, days without runs included. */
   days: z.array(FailureHistoryDay),
+  /**
+   * The uploads of the window with this test that were kept out of detection because most of
+   * their tests failed (`infra_failure_threshold` of at least `infra_failure_min_tests`), newest
+   * first, at most 20; `excluded_uploads_total` counts them all.
+   */
+  excluded_uploads: z.array(ExcludedUpload),
+  excluded_uploads_total: z.number().int().min(0),
 });
 export type GetTestFailureHistoryResponse = z.infer<typeof GetTestFailureHistoryResponse>;

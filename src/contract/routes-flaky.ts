@@ -90,13 +90,14 @@ export const flakyRoutes = {
   }),
   setTestQuarantine: route({
     ...at('setTestQuarantine'),
-    summary: 'Override quarantine for one test: ALWAYS_QUARANTINE, NEVER_QUARANTINE or AUTO (no override)',
+    summary:
+      "Override quarantine for one test: ALWAYS_QUARANTINE, NEVER_QUARANTINE or AUTO (no override), optionally until a time and with a reason; the owner is the label of the request's token. Answers whether the test is quarantined now, and a warning while quarantining is off for the repository",
     tag: 'flaky-tests',
     auth: true,
     retrySafe: true,
     permission: null,
     request: fl.SetTestQuarantineRequest,
-    response: EmptyResponse,
+    response: fl.SetTestQuarantineResponse,
     extension: true,
   }),
   checkQuarantine: route({
@@ -113,7 +114,8 @@ export const flakyRoutes = {
   // Railyard extension: a test's failure rate day by day, for the dashboard's test page.
   getTestFailureHistory: route({
     ...at('getTestFailureHistory'),
-    summary: "One test case's runs, failures and failure rate per UTC day over the last `days` days (default 30, at most 90), oldest first",
+    summary:
+      "One test case's runs, failures and failure rate per UTC day over the last `days` days (default 30, at most 90), oldest first, and the uploads with it that were excluded from detection (infrastructure failures)",
     tag: 'flaky-tests',
     auth: true,
     retrySafe: true,

@@ -25,10 +25,34 @@ export function quarantineMatches(
   return matches;
 }
 
+/**
+ * The override in force at `now`: an override whose end (`until`) has come lapses by itself, and
+ * the repository's settings decide again, as if it were AUTO. Every reader of a test's override
+ * (the answers, the merge queue's flakyPolicy, the quarantine list's query) goes by this.
+ */
+export function overrideAt(
+  row: { override: QuarantineOverride | null; override_until: number | null },
+  now: number,
+): QuarantineOverride | null {
+  if (row.override === null) return null;
+  return row.override_until !== null && row.override_until <= now ? null : row.override;
+}
+
 export function isQuarantined(
   matches: readonly QuarantineMatch[],
   override: QuarantineOverride | null,
   status: TestStatus,
 ): boolean {
   return matches.some((m) => m.override === override && (!m.flakyOnly || status === 'flaky'));
+}
+
+/**
+ * What the API and the CLI say when a test is set ALWAYS_QUARANTINE while quarantining is off for
+ * its repository: the override is kept but does nothing until it is turned on, and how to.
+ */
+export function quarantiningOffWarning(repo: string): string {
+  return (
+    `quarantining is off for ${repo}: the test is not quarantined (the queue and \`railyard flaky run\` ignore the override) until it is turned on: ` +
+    `railyard flaky settings --repo ${repo} --quarantining on (API: updateRepositorySettings with settings.quarantining_enabled true)`
+  );
 }

@@ -92,6 +92,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The organisation of the request's token ('' on routes without auth). */
     org: string;
+    /** Who the request's token speaks for: its label, or `token <id>` ('' on routes without auth). */
+    actor: string;
   }
 }
 
@@ -136,6 +138,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const { service, auth, health, links } = parts;
   app.decorate('railyard', { service, auth });
   app.decorateRequest('org', '');
+  app.decorateRequest('actor', '');
   app.decorateRequest('permissions', null);
   // Shutting down: answers still in flight close their connection, so close() need not wait
   // for keep-alive timeouts; queued commands finish before the caller closes the store.
@@ -216,6 +219,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
         return;
       }
       request.org = identity.org;
+      request.actor = identity.actor;
       request.permissions = identity.permissions;
       done();
     };
@@ -272,7 +276,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
         }
         // A write the token may not make is refused before anything is read or changed.
         if (def.permission) requirePermission(request, def.permission, op);
-        const result = await handler(input as never, { org: request.org, request, reply });
+        const result = await handler(input as never, {
+          org: request.org,
+          actor: request.actor,
+          request,
+          reply,
+        });
         if (result instanceof RawAnswer) return sendRaw(request, reply, result);
         return reply.type(JSON_TYPE).send(JSON.stringify(result));
       },

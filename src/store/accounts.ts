@@ -4,7 +4,12 @@
  */
 import { createHash } from 'node:crypto';
 import type { Transaction } from 'kysely';
-import { ALL_PERMISSIONS, formatPermissions, parsePermissions, type Permission } from '../contract/permissions.js';
+import {
+  ALL_PERMISSIONS,
+  formatPermissions,
+  parsePermissions,
+  type Permission,
+} from '../contract/permissions.js';
 import type { Db, SchemaTables } from './schema.js';
 
 /** SHA-256 hex of an API token: the only form in which tokens are stored. */
@@ -17,6 +22,8 @@ export interface StoredToken {
   hash: string;
   org: string;
   permissions: Permission[];
+  /** What the token is for (`token create --label`): the owner of what it sets, e.g. a quarantine. */
+  label: string | null;
 }
 
 /** An API token as `railyard token list` shows it (never the token itself). */
@@ -116,8 +123,16 @@ export class AccountStore {
   }
 
   async listTokens(): Promise<StoredToken[]> {
-    const rows = await this.db.selectFrom('api_tokens').select(['token_hash', 'org_slug', 'permissions']).execute();
-    return rows.map((r) => ({ hash: r.token_hash, org: r.org_slug, permissions: parsePermissions(r.permissions) }));
+    const rows = await this.db
+      .selectFrom('api_tokens')
+      .select(['token_hash', 'org_slug', 'permissions', 'label'])
+      .execute();
+    return rows.map((r) => ({
+      hash: r.token_hash,
+      org: r.org_slug,
+      permissions: parsePermissions(r.permissions),
+      label: r.label,
+    }));
   }
 
   // ------------------------------------------------------------ repository owners and secrets

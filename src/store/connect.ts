@@ -7,7 +7,13 @@ import { open } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { PostgresDialect, SqliteDialect, type Dialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import {
+  PostgresDialect,
+  SqliteDialect,
+  type Dialect,
+  type SqliteDatabase,
+  type SqliteStatement,
+} from 'kysely';
 import { parsePermissions } from '../contract/permissions.js';
 import type { StoredToken } from './accounts.js';
 import { sharedWriteLock, type WriteLock } from './write-lock.js';
@@ -102,7 +108,10 @@ const CHECKPOINTER_START_BYTES = 4 * 1024 * 1024;
  * WAL's size every 250 ms (one stat, the checkpointer's own rhythm), and `poke` lets a transaction
  * that just saw it grow start it at once. Returns `poke` and the stop function.
  */
-function startCheckpointer(path: string, onError: () => void): { poke: (walBytes: number) => void; stop: () => Promise<void> } {
+function startCheckpointer(
+  path: string,
+  onError: () => void,
+): { poke: (walBytes: number) => void; stop: () => Promise<void> } {
   let stopWorker: (() => Promise<void>) | undefined;
   let stopped = false;
   const start = () => {
@@ -183,16 +192,29 @@ export function sqliteDialect(path: string): { dialect: Dialect; stop?: () => Pr
       }
     }
   };
-  const dialect = new SqliteDialect({ database: keepingStatements(database, 256, { beforeBegin, lock: path === ':memory:' || path === '' ? undefined : sharedWriteLock(path) }) });
+  const dialect = new SqliteDialect({
+    database: keepingStatements(database, 256, {
+      beforeBegin,
+      lock: path === ':memory:' || path === '' ? undefined : sharedWriteLock(path),
+    }),
+  });
   const version = database.prepare('PRAGMA data_version').pluck();
   dataVersions.set(dialect, () => version.get() as number);
   let tokens: Database.Statement | undefined;
   tokenReaders.set(dialect, () => {
-    tokens ??= database.prepare('SELECT token_hash, org_slug, permissions FROM api_tokens');
-    return (tokens.all() as { token_hash: string; org_slug: string; permissions: string | null }[]).map((r) => ({
+    tokens ??= database.prepare('SELECT token_hash, org_slug, permissions, label FROM api_tokens');
+    return (
+      tokens.all() as {
+        token_hash: string;
+        org_slug: string;
+        permissions: string | null;
+        label: string | null;
+      }[]
+    ).map((r) => ({
       hash: r.token_hash,
       org: r.org_slug,
       permissions: parsePermissions(r.permissions),
+      label: r.label,
     }));
   });
   return { dialect, stop: checkpointer?.stop };
@@ -226,7 +248,11 @@ export function sqliteSideDialect(path: string, busyMs = 5000, lock?: WriteLock)
 function keepingStatements(
   database: Database.Database,
   size = 256,
-  { beforeBegin, lock, lockWaitMs = 5000 }: { beforeBegin?: () => void; lock?: WriteLock; lockWaitMs?: number } = {},
+  {
+    beforeBegin,
+    lock,
+    lockWaitMs = 5000,
+  }: { beforeBegin?: () => void; lock?: WriteLock; lockWaitMs?: number } = {},
 ): SqliteDatabase {
   const kept = new Map<string, Database.Statement>();
   /** Whether this connection holds `lock` (from its begin to its commit or rollback). */
@@ -304,7 +330,11 @@ export function isPostgresUrl(url: string): boolean {
  * Integers come back as numbers: the store's bigints are epoch milliseconds and PR numbers, far
  * below 2^53.
  */
-export async function postgresDialect(options: { databaseUrl: string; poolSize?: number; statementTimeoutMs?: number }): Promise<Dialect> {
+export async function postgresDialect(options: {
+  databaseUrl: string;
+  poolSize?: number;
+  statementTimeoutMs?: number;
+}): Promise<Dialect> {
   const { Pool, TypeOverrides, types } = await import('pg');
   const parsers = new TypeOverrides();
   parsers.setTypeParser(types.builtins.INT8, (v) => Number(v));
@@ -327,7 +357,6 @@ export async function postgresDialect(options: { databaseUrl: string; poolSize?:
   pool.on('connect', (client) => client.on('error', () => undefined));
   return new PostgresDialect({ pool });
 }
-
 
 /**
  * What a long transaction awaits between its statements (see FlakyStore): a turn of the event loop

@@ -5,8 +5,16 @@
  */
 import { sql, type SqlBool } from 'kysely';
 import type { QuarantineOverride } from '../flaky/quarantine.js';
-import type { CaseRow, CaseSet, FailureGroup, RecentRates } from './flaky-rows.js';
-import { NOT_HEALTHY, num, POR_SET, toCaseRow, type CaseFilter, type FlakyHandle } from './flaky-sql.js';
+import type { CaseRow, CaseSet, ExcludedUploadRow, FailureGroup, RecentRates } from './flaky-rows.js';
+import {
+  NOT_HEALTHY,
+  num,
+  numOrNull,
+  POR_SET,
+  toCaseRow,
+  type CaseFilter,
+  type FlakyHandle,
+} from './flaky-sql.js';
 
 export class FlakyCases {
   constructor(private readonly h: FlakyHandle) {}
@@ -125,12 +133,23 @@ export class FlakyCases {
       case 'flaky':
         return this.testsIn(set.repoId, this.flakyParts(set.now));
       case 'quarantined': {
+        // An override lapses at its override_until (quarantine.ts, overrideAt): from then the
+        // test counts as one without an override.
         const parts = set.matches.flatMap((m): CaseFilter[] => {
-          const overridden: CaseFilter =
+          const overridden: CaseFilter[] =
             m.override === null
-              ? (eb) => eb('override', 'is', null)
-              : (eb) => eb('override', '=', m.override);
-          return m.flakyOnly ? this.flakyParts(set.now, overridden) : [overridden];
+              ? [
+                  (eb) => eb('override', 'is', null),
+                  (eb) => eb.and([eb('override', 'is not', null), eb('override_until', '<=', set.now)]),
+                ]
+              : [
+                  (eb) =>
+                    eb.and([
+                      eb('override', '=', m.override),
+                      eb.or([eb('override_until', 'is', null), eb('override_until', '>', set.now)]),
+                    ]),
+                ];
+          return overridden.flatMap((o) => (m.flakyOnly ? this.flakyParts(set.now, o) : [o]));
         });
         return this.testsIn(set.repoId, parts);
       }
@@ -190,10 +209,26 @@ export class FlakyCases {
     await this.h.db.updateTable('test_cases').set({ ticket }).where('id', '=', id).execute();
   }
 
-  async setOverride(id: string, value: QuarantineOverride | null, at: number | null): Promise<void> {
+  /** Sets (or, with null, removes) a test's override, with when, until when, by whom and why. */
+  async setOverride(
+    id: string,
+    value: QuarantineOverride | null,
+    at: number | null,
+    about: { until: number | null; owner: string | null; reason: string | null } = {
+      until: null,
+      owner: null,
+      reason: null,
+    },
+  ): Promise<void> {
     await this.h.db
       .updateTable('test_cases')
-      .set({ override: value, override_at: at })
+      .set({
+        override: value,
+        override_at: at,
+        override_until: value ? about.until : null,
+        override_owner: value ? about.owner : null,
+        override_reason: value ? about.reason : null,
+      })
       .where('id', '=', id)
       .execute();
   }
@@ -266,31 +301,93 @@ export class FlakyCases {
   }
 
   /**
-   * One test's runs and failures (not excluded) in [since, until], by UTC day number (epoch ms / 86 400 000):
-   * integer division of the bigint `at`, the same on SQLite and PostgreSQL. Days without runs are absent.
+   * One test's runs and failures (not excluded) and its runs in excluded uploads, in [since, until],
+   * by UTC day number (epoch ms / 86 400 000): integer division of the bigint `at`, the same on
+   * SQLite and PostgreSQL. Days without runs are absent.
    */
   async dailyRates(
     seq: number,
     since: number,
     until: number,
-  ): Promise<Map<number, { runs: number; fails: number }>> {
+  ): Promise<Map<number, { runs: number; fails: number; excluded: number }>> {
     const day = sql<number>`at / 86400000`;
     const rows = await this.h.db
       .selectFrom('flaky_results')
       .select((eb) => [
         day.as('day'),
-        eb.fn.countAll<number>().as('runs'),
-        eb.fn.sum<number>(eb.case().when('outcome', '!=', 'passed').then(1).else(0).end()).as('fails'),
+        eb.fn.sum<number>(eb.case().when('excluded', '=', 0).then(1).else(0).end()).as('runs'),
+        eb.fn
+          .sum<number>(
+            eb
+              .case()
+              .when(eb.and([eb('excluded', '=', 0), eb('outcome', '!=', 'passed')]))
+              .then(1)
+              .else(0)
+              .end(),
+          )
+          .as('fails'),
+        eb.fn.sum<number>(eb.case().when('excluded', '=', 0).then(0).else(1).end()).as('excluded'),
       ])
       .where('test_seq', '=', seq)
       .where('at', '>=', since)
       .where('at', '<=', until)
-      .where('excluded', '=', 0)
       .groupBy(day)
       .execute();
-    const out = new Map<number, { runs: number; fails: number }>();
-    for (const r of rows) out.set(num(r.day), { runs: num(r.runs), fails: num(r.fails) });
+    const out = new Map<number, { runs: number; fails: number; excluded: number }>();
+    for (const r of rows)
+      out.set(num(r.day), { runs: num(r.runs), fails: num(r.fails), excluded: num(r.excluded) });
     return out;
+  }
+
+  /**
+   * The uploads excluded from detection (infrastructure failure protection) that have a result of
+   * this test in [since, until], newest first, at most `limit`, and how many there are: through the
+   * results' (test, time) index, whose rows carry `excluded`, then each upload by its seq.
+   */
+  async excludedUploads(
+    seq: number,
+    since: number,
+    until: number,
+    limit: number,
+  ): Promise<{ total: number; uploads: ExcludedUploadRow[] }> {
+    const base = this.h.db
+      .selectFrom('flaky_results as r')
+      .where('r.test_seq', '=', seq)
+      .where('r.at', '>=', since)
+      .where('r.at', '<=', until)
+      .where('r.excluded', '=', 1);
+    const [count, rows] = await Promise.all([
+      base.select((eb) => eb.fn.count<number>('r.upload_seq').distinct().as('n')).executeTakeFirstOrThrow(),
+      base
+        .innerJoin('test_uploads as u', 'u.seq', 'r.upload_seq')
+        .select([
+          'u.id',
+          'u.branch',
+          'u.sha',
+          'u.job',
+          'u.pr_number',
+          'u.started_at',
+          'u.counts',
+          'r.outcome',
+          'r.at',
+        ])
+        .orderBy('r.at', 'desc')
+        .limit(limit)
+        .execute(),
+    ]);
+    return {
+      total: num(count.n),
+      uploads: rows.map((r) => ({
+        id: r.id,
+        branch: r.branch,
+        sha: r.sha,
+        job: r.job,
+        prNumber: numOrNull(r.pr_number),
+        startedAt: num(r.started_at),
+        counts: r.counts,
+        outcome: r.outcome,
+      })),
+    };
   }
 
   /**

@@ -25,7 +25,25 @@ export interface CaseRow {
   por_reason: string | null;
   override: QuarantineOverride | null;
   override_at: number | null;
+  /** When the override lapses by itself (null: never), who set it and why. */
+  override_until: number | null;
+  override_owner: string | null;
+  override_reason: string | null;
   ticket: string | null;
+}
+
+/** An upload kept out of detection, with one test's result in it (`cases.excludedUploads`). */
+export interface ExcludedUploadRow {
+  id: string;
+  branch: string;
+  sha: string;
+  job: string | null;
+  prNumber: number | null;
+  startedAt: number;
+  /** UploadTestResultsResponse as JSON, as stored. */
+  counts: string;
+  /** The test's result: passed | failed | flaky. */
+  outcome: string;
 }
 
 /** What an upload needs of each stored test: where its results go, and what detection had decided. */
@@ -41,7 +59,10 @@ export interface RepositoryRow {
 }
 
 /** A test as an upload first stores it (detection's columns take their defaults). */
-export type NewCase = Pick<CaseRow, 'id' | 'seq' | 'repo_id' | 'name' | 'file' | 'classname' | 'parent' | 'variant' | 'first_seen_at'>;
+export type NewCase = Pick<
+  CaseRow,
+  'id' | 'seq' | 'repo_id' | 'name' | 'file' | 'classname' | 'parent' | 'variant' | 'first_seen_at'
+>;
 
 export interface NewUpload {
   id: string;
@@ -120,4 +141,3 @@ export interface FailureGroup {
   count: number;
   last: number;
 }
-

@@ -164,6 +164,9 @@ export function toCaseRow(row: Selectable<TestCasesTable>): CaseRow {
     por_reason: row.por_reason,
     override: override(row.override),
     override_at: numOrNull(row.override_at),
+    override_until: numOrNull(row.override_until),
+    override_owner: row.override_owner,
+    override_reason: row.override_reason,
     ticket: row.ticket,
   };
 }

@@ -140,6 +140,10 @@ export interface TestCasesTable {
   /** ALWAYS_QUARANTINE | NEVER_QUARANTINE, or null (the repository's settings decide). */
   override: Nullable<string>;
   override_at: Nullable<number>;
+  /** When the override lapses by itself (null: never); the owner (a token's label) and reason of it. */
+  override_until: Nullable<number>;
+  override_owner: Nullable<string>;
+  override_reason: Nullable<string>;
   ticket: Nullable<string>;
 }
 

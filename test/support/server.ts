@@ -25,6 +25,8 @@ export interface TestServerOptions {
   dataDir?: string;
   /** token → organisation; default `{ 'test-token': 'local' }`. */
   tokens?: Record<string, string>;
+  /** token → its label (`token create --label`; a token not named here has none). */
+  labels?: Record<string, string>;
   /** token → its permissions (a token not named here has every permission). */
   permissions?: Record<string, Permission[]>;
   /** The server's clock (default Date.now): flaky-test windows and recovery are read against it. */
@@ -83,9 +85,15 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       })
     : await openStore({ dataDir });
   const replicas = opts.databaseUrl
-    ? new Replicas(store, { databaseUrl: opts.databaseUrl, leaseMs: opts.leaseMs, renewMs: opts.renewMs, log: opts.log })
+    ? new Replicas(store, {
+        databaseUrl: opts.databaseUrl,
+        leaseMs: opts.leaseMs,
+        renewMs: opts.renewMs,
+        log: opts.log,
+      })
     : undefined;
-  for (const [token, org] of entries) await store.accounts.addToken(org, token, undefined, opts.permissions?.[token]);
+  for (const [token, org] of entries)
+    await store.accounts.addToken(org, token, opts.labels?.[token], opts.permissions?.[token]);
   const { driver, workers } = await createBackend({
     dataDir,
     forge:
@@ -101,7 +109,8 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   if (!existsSync(reportWorker))
     throw new Error(`startTestServer: ${reportWorker} is missing; run npm run build`);
   // On SQLite webhooks are delivered from the built worker thread, as `railyard serve` does.
-  const delivererWorker = opts.delivererWorker ?? resolve(import.meta.dirname, '../../build/server/webhooks/deliverer-worker.js');
+  const delivererWorker =
+    opts.delivererWorker ?? resolve(import.meta.dirname, '../../build/server/webhooks/deliverer-worker.js');
   if (delivererWorker && !existsSync(delivererWorker))
     throw new Error(`startTestServer: ${delivererWorker} is missing; run npm run build`);
   const orgRepos = (opts.orgRepos ?? []).map(parseOrgRepoPin);

@@ -2,7 +2,12 @@
 // (src/contract/paths.ts: no path is typed here), with the token from sessionStorage.
 import { ROUTE_PATHS } from '../../src/contract/paths.js';
 import { notReadyPrs } from '../../src/watch/not-ready.js';
-import type { ListQueuesResponse, OperationName, RequestBody, ResponseBody } from '../../src/contract/index.js';
+import type {
+  ListQueuesResponse,
+  OperationName,
+  RequestBody,
+  ResponseBody,
+} from '../../src/contract/index.js';
 import type { Permission } from '../../src/contract/permissions.js';
 
 export type {
@@ -12,8 +17,10 @@ export type {
   SubmittedPullRequest,
   TestingDetailsResponse,
   DetailedTestCase,
+  GetTestFailureHistoryResponse,
   UnhealthyTestCase,
   QuarantinedTest,
+  QuarantineOverrideInfo,
   WebhookDelivery,
   WebhookEndpoint,
 } from '../../src/contract/index.js';
@@ -82,10 +89,16 @@ async function request(
   return res;
 }
 
-type PostOperation = { [Op in OperationName]: (typeof ROUTE_PATHS)[Op]['method'] extends 'POST' ? Op : never }[OperationName];
+type PostOperation = {
+  [Op in OperationName]: (typeof ROUTE_PATHS)[Op]['method'] extends 'POST' ? Op : never;
+}[OperationName];
 
 /** Calls a POST operation of the route table with its typed body; its typed answer. */
-export async function post<Op extends PostOperation, T = ResponseBody<Op>>(op: Op, body: RequestBody<Op>, token?: string): Promise<T> {
+export async function post<Op extends PostOperation, T = ResponseBody<Op>>(
+  op: Op,
+  body: RequestBody<Op>,
+  token?: string,
+): Promise<T> {
   const res = await request('POST', ROUTE_PATHS[op].path, body, token);
   return (await res.json()) as T;
 }
@@ -158,7 +171,9 @@ export const api = {
       check,
     });
     try {
-      return { text: await (await request('GET', `${ROUTE_PATHS.getCheckRunLog.path}?${query.toString()}`)).text() };
+      return {
+        text: await (await request('GET', `${ROUTE_PATHS.getCheckRunLog.path}?${query.toString()}`)).text(),
+      };
     } catch (error) {
       if (error instanceof ApiError && error.status === 404)
         return { missing: error.message.replace(/^check: /, '') };
@@ -212,8 +227,8 @@ export const api = {
     org: string,
     testId: string,
     setting: 'ALWAYS_QUARANTINE' | 'NEVER_QUARANTINE' | 'AUTO',
-  ) =>
-    post('setTestQuarantine', { repo, org_url_slug: org, test_id: testId, setting }),
+    about: { until?: string; reason?: string } = {},
+  ) => post('setTestQuarantine', { repo, org_url_slug: org, test_id: testId, setting, ...about }),
   listWebhooks: () => post('listWebhooks', {}),
   /** An endpoint's delivery log, newest first (the server keeps each response excerpt to 1 KiB). */
   webhookDeliveries: (id: string, limit: number) => post('listWebhookDeliveries', { id, limit }),

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError, type DetailedTestCase, type Repo, type UnhealthyTestCase } from './api.js';
-import { percent, repoPath, enc, safeHref, stateGlyph } from './format.js';
+import { ExcludedUploads, OverrideLine } from './flaky-parts.js';
+import { percent, repoPath, enc, safeHref, stateGlyph, timeLeft } from './format.js';
 import { usePoll } from './poll.js';
 import { BarChart, DailyRateChart, ErrorBox, Section, State } from './ui.js';
 
@@ -207,7 +208,17 @@ function TestList({ repo, org }: { repo: Repo; org: string }) {
                 <td>
                   <TestState t={t} />
                 </td>
-                <td>{t.quarantined ? <strong>⊘ quarantined</strong> : 'no'}</td>
+                <td>
+                  {t.quarantined ? <strong>⊘ quarantined</strong> : 'no'}
+                  {t.quarantined && t.quarantine_override?.setting === 'ALWAYS_QUARANTINE' && (
+                    <div class="muted small">
+                      {t.quarantine_override.owner ?? ''}
+                      {t.quarantine_override.seconds_left !== null
+                        ? ` · ${timeLeft(t.quarantine_override.seconds_left)} left`
+                        : ''}
+                    </div>
+                  )}
+                </td>
                 {failing && <td class="num">{percent((t as DetailedTestCase).failure_rate_last_24h)}</td>}
                 {failing && <td class="num">{percent((t as DetailedTestCase).failure_rate_last_7d)}</td>}
                 {failing && <td class="num">{t.verdict?.failures_passed_on_retry_last_7d ?? '—'}</td>}
@@ -242,13 +253,21 @@ function TestDetail({ repo, org, testId }: { repo: Repo; org: string; testId: st
   const [message, setMessage] = useState<string | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const [ticket, setTicket] = useState('');
+  const [forDays, setForDays] = useState('');
+  const [reason, setReason] = useState('');
+  const [warning, setWarning] = useState<string | null>(null);
   const act = async (what: () => Promise<unknown>, done: string) => {
     setBusy(true);
     setProblem(null);
     setMessage(null);
+    setWarning(null);
     try {
-      await what();
-      setMessage(done);
+      const answer = await what();
+      // setTestQuarantine says so when the override does nothing yet (quarantining is off): then
+      // the warning, not a success that did not happen.
+      const warned = (answer as { warning?: string } | undefined)?.warning;
+      if (warned) setWarning(warned);
+      else setMessage(done);
       reload();
     } catch (e) {
       setProblem(e instanceof ApiError ? e.message : String(e));
@@ -257,6 +276,11 @@ function TestDetail({ repo, org, testId }: { repo: Repo; org: string; testId: st
     }
   };
   const t = data?.test;
+  /** The end and reason the form gives an Always or Never override. */
+  const about = () => ({
+    ...(forDays ? { until: new Date(Date.now() + Number(forDays) * 86_400_000).toISOString() } : {}),
+    ...(reason.trim() ? { reason: reason.trim() } : {}),
+  });
   return (
     <>
       <p class="crumbs">
@@ -274,8 +298,8 @@ function TestDetail({ repo, org, testId }: { repo: Repo; org: string; testId: st
           </p>
           {t.verdict && t.verdict.failures_passed_on_retry_last_7d > 0 && (
             <p class="small" data-testid="passed-on-retry">
-              {t.verdict.failures_passed_on_retry_last_7d} of its failures in the last 7 days passed on retry on the
-              same commit.
+              {t.verdict.failures_passed_on_retry_last_7d} of its failures in the last 7 days passed on retry
+              on the same commit.
             </p>
           )}
           <div class="cols">
@@ -301,17 +325,41 @@ function TestDetail({ repo, org, testId }: { repo: Repo; org: string; testId: st
                   'Not quarantined: its failures count.'
                 )}
               </p>
+              {t.quarantine_override && <OverrideLine o={t.quarantine_override} />}
               {settings.data && !settings.data.quarantining_enabled && (
-                <p class="muted small">
+                <p class="muted small" data-testid="quarantining-off">
                   Quarantining is off for this repository: an override is kept and takes effect once it is
                   turned on (railyard flaky settings --quarantining on).
                 </p>
               )}
+              <div class="filters">
+                <label>
+                  For{' '}
+                  <select value={forDays} onChange={(e) => setForDays(e.currentTarget.value)}>
+                    <option value="">no end</option>
+                    <option value="1">1 day</option>
+                    <option value="7">7 days</option>
+                    <option value="30">30 days</option>
+                  </select>
+                </label>
+                <label>
+                  Reason{' '}
+                  <input
+                    value={reason}
+                    maxLength={1024}
+                    onInput={(e) => setReason(e.currentTarget.value)}
+                    placeholder="KAN-123: times out on ARM"
+                  />
+                </label>
+              </div>
               <div class="actions" role="group" aria-label="Quarantine">
                 <button
                   disabled={busy}
                   onClick={() =>
-                    act(() => api.setQuarantine(repo, org, testId, 'ALWAYS_QUARANTINE'), 'Quarantined.')
+                    act(
+                      () => api.setQuarantine(repo, org, testId, 'ALWAYS_QUARANTINE', about()),
+                      'Quarantined.',
+                    )
                   }
                 >
                   Always quarantine
@@ -319,7 +367,10 @@ function TestDetail({ repo, org, testId }: { repo: Repo; org: string; testId: st
                 <button
                   disabled={busy}
                   onClick={() =>
-                    act(() => api.setQuarantine(repo, org, testId, 'NEVER_QUARANTINE'), 'Never quarantined.')
+                    act(
+                      () => api.setQuarantine(repo, org, testId, 'NEVER_QUARANTINE', about()),
+                      'Never quarantined.',
+                    )
                   }
                 >
                   Never quarantine
@@ -344,7 +395,9 @@ function TestDetail({ repo, org, testId }: { repo: Repo; org: string; testId: st
                       {t.ticket.html_url}
                     </a>
                   ) : (
-                    <span title="not an http(s) link: fix the ticket URL template in the repository settings">{t.ticket.html_url}</span>
+                    <span title="not an http(s) link: fix the ticket URL template in the repository settings">
+                      {t.ticket.html_url}
+                    </span>
                   )
                 ) : (
                   'none'
@@ -374,9 +427,21 @@ function TestDetail({ repo, org, testId }: { repo: Repo; org: string; testId: st
                   ✔ {message}
                 </p>
               )}
+              {warning && (
+                <p role="alert" class="summary attention" data-testid="quarantine-warning">
+                  ⚠ {warning}
+                </p>
+              )}
               <ErrorBox message={problem} />
             </Section>
           </div>
+          {history.data && history.data.excluded_uploads_total > 0 && (
+            <ExcludedUploads
+              history={history.data}
+              threshold={settings.data?.infra_failure_threshold}
+              minTests={settings.data?.infra_failure_min_tests}
+            />
+          )}
           <Section title="Most common failures" id="fail-h">
             {t.most_common_failures.length === 0 && <p class="muted">No failure recorded.</p>}
             <ol class="failures">

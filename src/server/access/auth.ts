@@ -1,12 +1,14 @@
 /** Token authentication of API requests: hashes looked up, re-read when another process changes them, last use recorded. */
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { Permission } from '../../contract/permissions.js';
-import type { StoredToken, Store } from '../../store/index.js';
+import { TOKEN_ID_LENGTH, type StoredToken, type Store } from '../../store/index.js';
 
 /** Who a token is: its organisation and what it may change. */
 export interface TokenIdentity {
   org: string;
   permissions: ReadonlySet<Permission>;
+  /** Who the token speaks for: its label, or `token <id>` (the id `railyard token list` shows) without one. */
+  actor: string;
 }
 
 /** How often last-used times are written per token (ms): `token list` shows them to the minute. */
@@ -62,7 +64,11 @@ export class TokenAuth {
     this.tokens = rows.map((r) => ({
       digest: Buffer.from(r.hash, 'hex'),
       hex: r.hash,
-      identity: { org: r.org, permissions: new Set(r.permissions) },
+      identity: {
+        org: r.org,
+        permissions: new Set(r.permissions),
+        actor: r.label?.trim() || `token ${r.hash.slice(0, TOKEN_ID_LENGTH)}`,
+      },
     }));
     this.version = version;
     this.loadedAt = this.now();

@@ -2,12 +2,14 @@
 import {
   isoTime,
   type DetailedTestCase,
+  type ExcludedUpload,
   type QuarantinedTest,
+  type QuarantineOverrideInfo,
   type UnhealthyTestCase,
 } from '../../contract/index.js';
 import { effectiveStatus, verdictOf, type EffectiveStatus, type VerdictInput } from '../../flaky/detect.js';
-import { isQuarantined } from '../../flaky/quarantine.js';
-import type { CaseRow, FailureGroup, RecentRates } from '../../store/flaky.js';
+import { isQuarantined, overrideAt } from '../../flaky/quarantine.js';
+import type { CaseRow, ExcludedUploadRow, FailureGroup, RecentRates } from '../../store/flaky.js';
 import type { Links } from '../links.js';
 import type { Repository } from './repositories.js';
 
@@ -38,6 +40,21 @@ function ticketUrl(repository: Repository, ticket: string): string {
     .replaceAll('{id}', encodeURIComponent(ticket));
 }
 
+/** A test's own quarantine setting as the answers show it (null without one): owner, reason, end, time left. */
+export function overrideInfo(row: CaseRow, now: number): QuarantineOverrideInfo | null {
+  if (row.override === null) return null;
+  const until = row.override_until;
+  return {
+    setting: row.override,
+    owner: row.override_owner,
+    reason: row.override_reason,
+    set_at: row.override_at === null ? null : isoTime(row.override_at),
+    until: until === null ? null : isoTime(until),
+    seconds_left: until === null ? null : Math.max(0, Math.floor((until - now) / 1000)),
+    expired: until !== null && until <= now,
+  };
+}
+
 /** What the verdict of a test needs besides its stored row (counted by the caller for a page of tests). */
 export type VerdictCounts = Pick<VerdictInput, 'window' | 'failures7d' | 'passedOnRetry7d'>;
 
@@ -60,9 +77,11 @@ export function unhealthyCase(
     status: { value: status.value, reason: status.reason, timestamp: isoTime(status.since) },
     codeowners: repository.codeowners?.ownersOf(row.file) ?? [],
     pull_requests_impacted_last_7d: prsImpacted,
-    quarantined: isQuarantined(repository.quarantine, row.override, status.value),
+    quarantined: isQuarantined(repository.quarantine, overrideAt(row, now), status.value),
     verdict: verdictOf({ status: status.value, passOnRetryActive, ...counts }, repository.settings),
   };
+  const override = overrideInfo(row, now);
+  if (override) test.quarantine_override = override;
   if (row.file) test.file_path = row.file;
   if (row.parent) test.parent = row.parent;
   if (row.classname) test.classname = row.classname;
@@ -97,7 +116,8 @@ export function detailedCase(
 
 export function quarantinedTest(repository: Repository, row: CaseRow, now: number): QuarantinedTest {
   const status = statusOf(row, now);
-  const always = row.override === 'ALWAYS_QUARANTINE';
+  const always = overrideAt(row, now) === 'ALWAYS_QUARANTINE';
+  const override = always ? overrideInfo(row, now) : null;
   return {
     name: row.name,
     parent: row.parent,
@@ -110,5 +130,31 @@ export function quarantinedTest(repository: Repository, row: CaseRow, now: numbe
     status_last_updated_at: isoTime(status.since),
     test_case_id: row.id,
     variant: row.variant,
+    quarantine_owner: override?.owner ?? null,
+    quarantine_reason: override?.reason ?? null,
+    quarantined_until: override?.until ?? null,
+    seconds_left: override?.seconds_left ?? null,
+  };
+}
+
+/** An upload kept out of detection as a test's history shows it: where it ran, how much of it failed, the test's result. */
+export function excludedUpload(row: ExcludedUploadRow): ExcludedUpload {
+  let counts: { tests?: unknown; failed?: unknown } = {};
+  try {
+    counts = JSON.parse(row.counts) as typeof counts;
+  } catch {
+    // Counts written by an older server that could not be read: shown as zero.
+  }
+  const count = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : 0);
+  return {
+    upload_id: row.id,
+    started_at: isoTime(row.startedAt),
+    branch: row.branch,
+    sha: row.sha,
+    job: row.job,
+    pr_number: row.prNumber,
+    tests: count(counts.tests),
+    failed: count(counts.failed),
+    outcome: row.outcome === 'failed' || row.outcome === 'flaky' ? row.outcome : 'passed',
   };
 }

@@ -12,20 +12,31 @@ import type {
   ListUnhealthyTestsRequest,
   Repo,
   SetTestQuarantineRequest,
+  SetTestQuarantineResponse,
   UnhealthyTestCase,
 } from '../../contract/index.js';
+import { isoTime, MAX_EXCLUDED_UPLOADS } from '../../contract/index.js';
 import { repoKey } from '../../flaky/identity.js';
 import type { CaseRow, FailureGroup, FlakyStore } from '../../store/flaky.js';
-import { notFound } from '../errors.js';
+import { badRequest, notFound } from '../errors.js';
 import { emptyPage, pageOfCases } from './paging.js';
 import type { Links } from '../links.js';
 import { quarantineEvent } from '../webhooks/flaky-events.js';
-import { detailedCase, quarantinedTest, statusOf, unhealthyCase } from './present.js';
-import { isQuarantined } from '../../flaky/quarantine.js';
+import {
+  detailedCase,
+  excludedUpload,
+  overrideInfo,
+  quarantinedTest,
+  statusOf,
+  unhealthyCase,
+} from './present.js';
+import { isQuarantined, overrideAt, quarantiningOffWarning } from '../../flaky/quarantine.js';
 import { findRepository, requireRepository, type Repository } from './repositories.js';
 
 const HOUR = 60 * 60 * 1000;
 const DAY = 24 * HOUR;
+/** The furthest end a quarantine override may have. */
+const MAX_QUARANTINE_MS = 10 * 365 * DAY;
 
 /** The flaky-test lists, a test's details, and the per-test settings (ticket, quarantine override). */
 export class Queries {
@@ -123,18 +134,27 @@ export class Queries {
     const now = this.now();
     const today = Math.floor(now / DAY);
     const first = today - input.days + 1;
-    const counts = await this.store.cases.dailyRates(row.seq, first * DAY, now);
+    const [counts, excluded] = await Promise.all([
+      this.store.cases.dailyRates(row.seq, first * DAY, now),
+      this.store.cases.excludedUploads(row.seq, first * DAY, now, MAX_EXCLUDED_UPLOADS),
+    ]);
     const days = [];
     for (let d = first; d <= today; d++) {
-      const { runs, fails } = counts.get(d) ?? { runs: 0, fails: 0 };
+      const { runs, fails, excluded: excludedRuns } = counts.get(d) ?? { runs: 0, fails: 0, excluded: 0 };
       days.push({
         date: new Date(d * DAY).toISOString().slice(0, 10),
         runs,
         failures: fails,
         failure_rate: runs ? fails / runs : null,
+        excluded_runs: excludedRuns,
       });
     }
-    return { test_id: row.id, days };
+    return {
+      test_id: row.id,
+      days,
+      excluded_uploads: excluded.uploads.map(excludedUpload),
+      excluded_uploads_total: excluded.total,
+    };
   }
 
   async listQuarantined(org: string, input: ListQuarantinedTestsRequest) {
@@ -155,20 +175,66 @@ export class Queries {
     return {};
   }
 
-  async setQuarantine(org: string, input: SetTestQuarantineRequest): Promise<Record<string, never>> {
+  /**
+   * Sets a test's override, owned by `actor` (the label of the request's token), until a time and
+   * with a reason when given. Answers whether the test is quarantined now, and a warning while
+   * quarantining is off for the repository (the override is kept, and counts once it is turned on).
+   */
+  async setQuarantine(
+    org: string,
+    actor: string,
+    input: SetTestQuarantineRequest,
+  ): Promise<SetTestQuarantineResponse> {
+    const now = this.now();
+    const until = input.until === undefined ? null : Date.parse(input.until);
+    if (until !== null && until <= now)
+      throw badRequest(`until: ${input.until} is not in the future (the server's time is ${isoTime(now)})`);
+    if (until !== null && until > now + MAX_QUARANTINE_MS)
+      throw badRequest(`until: ${input.until} is more than 10 years ahead`);
     const repository = await requireRepository(this.store, org, input.repo);
     const row = await this.store.cases.findCase(repository.id, input.test_id);
     if (!row) throw notFound(`test_id: no test ${input.test_id} in ${repoKey(input.repo)}`);
     const override = input.setting === 'AUTO' ? null : input.setting;
-    const now = this.now();
+    const about = {
+      until,
+      owner: override ? actor || null : null,
+      reason: override ? (input.reason ?? null) : null,
+    };
     const status = statusOf(row, now);
-    const event = quarantineEvent(this.links, repository, row, { value: status.value, reason: status.reason, at: status.since }, row.override ?? 'UNSPECIFIED', override ?? 'UNSPECIFIED', now);
+    const previous = overrideAt(row, now);
+    const event = quarantineEvent(
+      this.links,
+      repository,
+      row,
+      { value: status.value, reason: status.reason, at: status.since },
+      previous ?? 'UNSPECIFIED',
+      override ?? 'UNSPECIFIED',
+      now,
+      { actor, reason: about.reason },
+    );
+    const changed =
+      previous !== override ||
+      (override !== null && (row.override_until !== about.until || row.override_reason !== about.reason));
     // The override and its webhook event are stored together.
     await this.store.transaction(async (tx) => {
-      await tx.cases.setOverride(row.id, override, override ? now : null);
-      if (row.override !== override) await tx.writeWebhookEvents(org, [event]);
+      await tx.cases.setOverride(row.id, override, override ? now : null, about);
+      if (changed) await tx.writeWebhookEvents(org, [event]);
     });
-    return {};
+    const stored = {
+      ...row,
+      override,
+      override_at: override ? now : null,
+      override_until: about.until,
+      override_owner: about.owner,
+      override_reason: about.reason,
+    };
+    const answer: SetTestQuarantineResponse = {
+      quarantined: isQuarantined(repository.quarantine, overrideAt(stored, now), status.value),
+      quarantine_override: overrideInfo(stored, now),
+    };
+    if (override === 'ALWAYS_QUARANTINE' && !repository.settings.quarantining_enabled)
+      answer.warning = quarantiningOffWarning(repoKey(input.repo));
+    return answer;
   }
 
   /**
@@ -176,7 +242,11 @@ export class Queries {
    * quarantined under the repository's settings, and flake history (flaky now, or quarantined).
    * A test never seen is neither.
    */
-  async knownFlakes(org: string, repo: Repo, ids: readonly string[]): Promise<Map<string, { quarantined: boolean; flaky: boolean }>> {
+  async knownFlakes(
+    org: string,
+    repo: Repo,
+    ids: readonly string[],
+  ): Promise<Map<string, { quarantined: boolean; flaky: boolean }>> {
     const out = new Map<string, { quarantined: boolean; flaky: boolean }>();
     const repository = await findRepository(this.store, org, repo);
     const now = this.now();
@@ -187,7 +257,7 @@ export class Queries {
         continue;
       }
       const status = statusOf(row, now).value;
-      const quarantined = isQuarantined(repository.quarantine, row.override, status);
+      const quarantined = isQuarantined(repository.quarantine, overrideAt(row, now), status);
       out.set(id, { quarantined, flaky: quarantined || status === 'flaky' });
     }
     return out;

@@ -11,6 +11,7 @@ import type {
   Repo,
   RepositorySettings,
   SetTestQuarantineRequest,
+  SetTestQuarantineResponse,
   UpdateRepositorySettingsRequest,
   UploadTestResultsRequest,
   UploadTestResultsResponse,
@@ -145,11 +146,21 @@ export class FlakyService {
     input: { repo: Repo; branch: string; sha: string; reports: { name: string; content: string }[] },
   ): Promise<RunFailingTest[]> {
     if (input.reports.length === 0) return [];
-    await this.ingest.upload(org, { repo: input.repo, org_url_slug: org, branch: input.branch, sha: input.sha, reports: input.reports });
+    await this.ingest.upload(org, {
+      repo: input.repo,
+      org_url_slug: org,
+      branch: input.branch,
+      sha: input.sha,
+      reports: input.reports,
+    });
     const read = readReports({ org, repo: input.repo, variant: '', reports: input.reports });
     if (!read.ok) return [];
     const failing = read.results.filter((r) => r.outcome === 'failed');
-    const known = await this.queries.knownFlakes(org, input.repo, failing.map((r) => r.id));
+    const known = await this.queries.knownFlakes(
+      org,
+      input.repo,
+      failing.map((r) => r.id),
+    );
     return failing.map((r) => ({
       id: r.id,
       name: [r.parent, r.name].filter(Boolean).join(' › '),
@@ -183,8 +194,13 @@ export class FlakyService {
     return this.queries.linkTicket(org, input);
   }
 
-  setQuarantine(org: string, input: SetTestQuarantineRequest): Promise<Record<string, never>> {
-    return this.queries.setQuarantine(org, input);
+  /** Sets a test's quarantine override; `actor` (the request token's label) owns it. */
+  setQuarantine(
+    org: string,
+    actor: string,
+    input: SetTestQuarantineRequest,
+  ): Promise<SetTestQuarantineResponse> {
+    return this.queries.setQuarantine(org, actor, input);
   }
 
   checkQuarantine(org: string, input: CheckQuarantineRequest): Promise<CheckQuarantineResponse> {

@@ -10,7 +10,8 @@ export type FlakyHandlers = Pick<Handlers, FlakyOps>;
 
 /** A flaky-test request names an organisation: it must be the token's (else 404, never revealing others). */
 export function requireOrg(ctx: RequestContext, slug: string): void {
-  if (slug !== ctx.org) throw notFound(`org_url_slug: "${slug}" is not the token's organisation "${ctx.org}"`);
+  if (slug !== ctx.org)
+    throw notFound(`org_url_slug: "${slug}" is not the token's organisation "${ctx.org}"`);
 }
 
 /**
@@ -52,7 +53,10 @@ export function flakyHandlers(flaky: FlakyService, tokens: PageTokens): FlakyHan
     uploadTestResults: inOrg((org, input) => flaky.upload(org, input)),
     getRepositorySettings: inOrg((org, input) => flaky.getSettings(org, input.repo)),
     updateRepositorySettings: inOrg((org, input) => flaky.updateSettings(org, input)),
-    setTestQuarantine: inOrg((org, input) => flaky.setQuarantine(org, input)),
+    setTestQuarantine: (input, ctx) => {
+      requireOrg(ctx, input.org_url_slug);
+      return flaky.setQuarantine(ctx.org, ctx.actor, input);
+    },
     checkQuarantine: inOrg((org, input) => flaky.checkQuarantine(org, input)),
     getTestFailureHistory: inOrg((org, input) => flaky.failureHistory(org, input)),
   };

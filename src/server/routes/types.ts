@@ -7,6 +7,8 @@ import type { OperationName, Routes } from '../../contract/index.js';
 export interface RequestContext {
   /** The organisation of the token (null only on routes without auth). */
   org: string;
+  /** Who the token speaks for: its label, or `token <id>` without one ('' on routes without auth). */
+  actor: string;
   request: FastifyRequest;
   reply: FastifyReply;
 }
@@ -33,4 +35,6 @@ export type Handler<Op extends OperationName> = (
 export type Handlers = { [Op in OperationName]: Handler<Op> };
 
 /** The operations of one tag of the route table (merge-queue, flaky-tests, service). */
-export type OpsOfTag<T extends string> = { [Op in OperationName]: Routes[Op]['tag'] extends T ? Op : never }[OperationName];
+export type OpsOfTag<T extends string> = {
+  [Op in OperationName]: Routes[Op]['tag'] extends T ? Op : never;
+}[OperationName];

@@ -26,7 +26,12 @@ function overall(rate: TestStatus, porUntil: number | null, at: number): TestSta
   return SEVERITY[rate] >= SEVERITY[por] ? rate : por;
 }
 
-function testCase(links: Links, repository: Repository, test: ChangedTest, status: { value: TestStatus; reason: string; at: number }) {
+function testCase(
+  links: Links,
+  repository: Repository,
+  test: ChangedTest,
+  status: { value: TestStatus; reason: string; at: number },
+) {
   return {
     id: test.id,
     name: test.name,
@@ -76,7 +81,10 @@ export function monitorEvents(
         railyard: railyardOf(repository),
       },
     });
-    if (change.rateStatus !== undefined && (change.rateStatus === 'healthy') !== (before.rate_status === 'healthy'))
+    if (
+      change.rateStatus !== undefined &&
+      (change.rateStatus === 'healthy') !== (before.rate_status === 'healthy')
+    )
       out.push(monitor('failure_rate', change.rateStatus !== 'healthy'));
     const porWas = before.por_until !== null && before.por_until > at;
     const porNow = porAfter !== null && porAfter > at;
@@ -90,7 +98,10 @@ export function monitorEvents(
       payload: {
         type: 'test_case.status_changed',
         test_case: tc,
-        status_change: { previous_status: was, current_status: { value: now, reason, timestamp: isoTime(at) } },
+        status_change: {
+          previous_status: was,
+          current_status: { value: now, reason, timestamp: isoTime(at) },
+        },
         railyard: railyardOf(repository),
       },
     });
@@ -127,6 +138,7 @@ export function quarantineEvent(
   previous: Setting,
   updated: Setting,
   at: number,
+  by: { actor: string; reason: string | null } = { actor: 'API token', reason: null },
 ): OutboxEvent {
   return {
     type: 'test_case.quarantining_setting_changed',
@@ -136,8 +148,8 @@ export function quarantineEvent(
       type: 'test_case.quarantining_setting_changed',
       test_case: testCase(links, repository, test, status),
       quarantine_setting_changed: {
-        actor: { full_name: 'API token', email: '' },
-        reason: null,
+        actor: { full_name: by.actor || 'API token', email: '' },
+        reason: by.reason,
         timestamp: isoTime(at),
         previous_quarantining_setting: previous,
         updated_quarantining_setting: updated,

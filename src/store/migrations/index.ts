@@ -15,6 +15,7 @@ import * as queueHistory from './012_queue_history.js';
 import * as webhookLines from './015_webhook_lines.js';
 import * as tokenPermissions from './016_token_permissions.js';
 import * as doctor from './019_doctor.js';
+import * as quarantineUntil from './021_quarantine_until.js';
 
 /**
  * Every migration, in order. Kysely applies them by name (sorted), so add a new file
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   '015_webhook_lines': webhookLines,
   '016_token_permissions': tokenPermissions,
   '019_doctor': doctor,
+  '021_quarantine_until': quarantineUntil,
 };

@@ -116,6 +116,7 @@ export async function mountV2(app: FastifyInstance, options: V2Options): Promise
     const identity = auth.identify(token);
     if (!identity) throw new V2Error(401, 'INVALID_TOKEN', 'Authorization: unknown token');
     request.org = identity.org;
+    request.actor = identity.actor;
     request.permissions = identity.permissions;
   };
 
