@@ -9,7 +9,7 @@ import type { Repo } from '../contract/index.js';
 import { parseRepoRef, repoProblem } from '../contract/repo-ref.js';
 import { ConfigError } from '../input-error.js';
 
-export const CONFIG_KEYS = ['api-url', 'token', 'org', 'repo'] as const;
+export const CONFIG_KEYS = ['api-url', 'token', 'org', 'repo', 'api-version'] as const;
 export type ConfigKey = (typeof CONFIG_KEYS)[number];
 export type Config = Partial<Record<ConfigKey, string>>;
 
@@ -36,11 +36,14 @@ export async function readConfig(path = configPath()): Promise<Config> {
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
     return Object.fromEntries(
       Object.entries(parsed as Record<string, unknown>).filter(
-        (e): e is [ConfigKey, string] => (CONFIG_KEYS as readonly string[]).includes(e[0]) && typeof e[1] === 'string',
+        (e): e is [ConfigKey, string] =>
+          (CONFIG_KEYS as readonly string[]).includes(e[0]) && typeof e[1] === 'string',
       ),
     );
   } catch (error) {
-    throw new ConfigError(`config file ${path} is not valid JSON (${(error as Error).message}): fix or delete it`);
+    throw new ConfigError(
+      `config file ${path} is not valid JSON (${(error as Error).message}): fix or delete it`,
+    );
   }
 }
 
@@ -56,7 +59,8 @@ export async function writeConfig(config: Config, path = configPath()): Promise<
 /** Parses `host/owner/name` or `owner/name` (host github.com). */
 export function parseRepo(text: string): Repo {
   const repo = parseRepoRef(text);
-  if (!repo) throw new ConfigError(`--repo: expected host/owner/name or owner/name, got ${JSON.stringify(text)}`);
+  if (!repo)
+    throw new ConfigError(`--repo: expected host/owner/name or owner/name, got ${JSON.stringify(text)}`);
   // The server knows which forge serves the host; here a namespace path is taken for any owner.
   const problem = repoProblem(repo, true, '--repo');
   if (problem) throw new ConfigError(problem);
@@ -78,7 +82,9 @@ export function repoFromLocalPath(path: string): Repo | null {
   const [host, owner, last] = parts.slice(-3) as [string, string, string];
   const name = last.replace(/\.git$/, '');
   const bare =
-    last.endsWith('.git') || existsSync(`${trimmed}.git`) || (existsSync(join(trimmed, 'HEAD')) && existsSync(join(trimmed, 'objects')));
+    last.endsWith('.git') ||
+    existsSync(`${trimmed}.git`) ||
+    (existsSync(join(trimmed, 'HEAD')) && existsSync(join(trimmed, 'objects')));
   if (!bare || ![host, owner, name].every((s) => GIT_ROOT_SEGMENT.test(s) && !s.includes('..'))) return null;
   return { host, owner, name };
 }
@@ -105,7 +111,11 @@ export function repoFromRemoteUrl(url: string, cwd = process.cwd()): Repo | null
 /** The `origin` remote of the git checkout around `cwd`, if any. */
 export function repoFromGitOrigin(cwd = process.cwd()): Repo | null {
   try {
-    const url = execFileSync('git', ['remote', 'get-url', 'origin'], { cwd, stdio: ['ignore', 'pipe', 'ignore'], encoding: 'utf8' });
+    const url = execFileSync('git', ['remote', 'get-url', 'origin'], {
+      cwd,
+      stdio: ['ignore', 'pipe', 'ignore'],
+      encoding: 'utf8',
+    });
     return repoFromRemoteUrl(url, cwd);
   } catch {
     return null;
@@ -123,8 +133,12 @@ export function parseDuration(text: string, flag: string): number {
 
 /** A point in time: an ISO 8601 date-time, or a duration back from `now` ("24h" = 24 hours ago). */
 export function parseTime(text: string, flag: string, now = Date.now()): string {
-  if (/^\s*\d+(?:\.\d+)?\s*(ms|s|m|h|d)\s*$/i.test(text)) return new Date(now - parseDuration(text, flag)).toISOString();
+  if (/^\s*\d+(?:\.\d+)?\s*(ms|s|m|h|d)\s*$/i.test(text))
+    return new Date(now - parseDuration(text, flag)).toISOString();
   const at = Date.parse(text);
-  if (Number.isNaN(at)) throw new ConfigError(`${flag}: expected an ISO 8601 date-time or a duration back from now (24h, 7d), got "${text}"`);
+  if (Number.isNaN(at))
+    throw new ConfigError(
+      `${flag}: expected an ISO 8601 date-time or a duration back from now (24h, 7d), got "${text}"`,
+    );
   return new Date(at).toISOString();
 }

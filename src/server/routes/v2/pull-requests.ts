@@ -78,6 +78,9 @@ function presentTransition(pullRequestId: string, t: PrTransition) {
   )
     out.verificationRunId = t.testRunId;
   if (t.detail !== null) out['x-railyard-detail'] = t.detail;
+  out['x-railyard-queueEntryId'] = t.entryId;
+  if (t.testRunId !== null) out['x-railyard-testRunId'] = t.testRunId;
+  if (t.from !== null) out['x-railyard-previousState'] = V2_ENTRY_STATES[t.from];
   return out;
 }
 
