@@ -51568,6 +51568,7 @@ const StateList = schemas_string()
 const QueuePullRequestsQuery = strictObject({
     ...ListParams,
     state: StateList.optional(),
+    author: schemas_string().min(1).max(255).optional(),
     concludedAfter: iso_datetime().optional(),
     concludedBefore: iso_datetime().optional(),
     sort: literal('createdAt').optional(),
