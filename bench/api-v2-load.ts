@@ -2,7 +2,10 @@
  * v2 API load: autocannon against, on the same machine in the same run,
  *   (a) GET /v2/merge-queues/{id}/order of a queue with 1,000 queued pull requests,
  *   (b) GET /v2/merge-queues/{id}/pull-requests?limit=100 of the same queue,
- * each beside a bare Fastify route sending the same bytes. Goal: each >= 0.9 x its bare route.
+ * each beside a bare Fastify route sending the same bytes (goal: each >= 0.9 x its bare route), and
+ * beside the v1 route that answers the same question on the same server (goal: >= 0.9 x it):
+ *   /order ~ POST /v1/getQueue, the list ~ POST /v1/listPullRequests (take 100),
+ *   GET /v2/pull-requests/{id} ~ POST /v1/getSubmittedPullRequest.
  * The server runs in a child process, autocannon here.
  *
  *   npx tsx bench/api-v2-load.ts            # 10 s per target
@@ -22,6 +25,8 @@ const TOKEN = 'bench-token';
 const REPO = { host: 'github.com', owner: 'acme', name: 'web' };
 
 interface Ready {
+  prUrl: string;
+  v1Base: string;
   orderUrl: string;
   listUrl: string;
   orderBytesUrl: string;
@@ -55,7 +60,13 @@ async function child(): Promise<void> {
   same.get('/order', (_request, reply) => reply.type('application/json; charset=utf-8').send(orderBytes));
   same.get('/list', (_request, reply) => reply.type('application/json; charset=utf-8').send(listBytes));
   const sameUrl = await same.listen({ host: '127.0.0.1', port: 0 });
+  const list = (await (
+    await fetch(`${listUrl}&state=pending`, { headers: { authorization: `Bearer ${TOKEN}` } })
+  ).json()) as { data: { id: string; number: number }[] };
+  const middle = list.data.find((p) => p.number === QUEUED / 2) ?? list.data[0]!;
   process.send!({
+    prUrl: `${address}/v2/pull-requests/${middle.id}`,
+    v1Base: `${address}/v1`,
     orderUrl,
     listUrl,
     orderBytesUrl: `${sameUrl}/order`,
@@ -102,8 +113,26 @@ async function parent(): Promise<void> {
   const orderBare = await measure('bare route, the same bytes as /order', { url: ready.orderBytesUrl });
   const list = await measure('GET …/pull-requests?limit=100', { url: ready.listUrl, headers });
   const listBare = await measure('bare route, the same bytes as the list', { url: ready.listBytesUrl });
+  const v1 = (path: string, body: object) => ({
+    url: `${ready.v1Base}/${path}`,
+    method: 'POST' as const,
+    headers: { 'x-api-token': TOKEN, 'content-type': 'application/json' },
+    body: JSON.stringify({ repo: REPO, targetBranch: 'main', ...body }),
+  });
+  const getQueue = await measure(`POST /v1/getQueue (${QUEUED} PRs)`, v1('getQueue', {}));
+  const listV1 = await measure('POST /v1/listPullRequests take 100', v1('listPullRequests', { take: 100 }));
+  const pr = await measure('GET /v2/pull-requests/{id}', { url: ready.prUrl, headers });
+  const prV1 = await measure(
+    'POST /v1/getSubmittedPullRequest',
+    v1('getSubmittedPullRequest', { pr: { number: QUEUED / 2 } }),
+  );
   console.log(`ratio order / same bytes: ${(order / orderBare).toFixed(2)}  (goal >= 0.9)`);
   console.log(`ratio list / same bytes:  ${(list / listBare).toFixed(2)}  (goal >= 0.9)`);
+  console.log(
+    `ratio order / v1 getQueue:                     ${(order / getQueue).toFixed(2)}  (goal >= 0.9)`,
+  );
+  console.log(`ratio list / v1 listPullRequests:              ${(list / listV1).toFixed(2)}  (goal >= 0.9)`);
+  console.log(`ratio pull-requests/{id} / v1 getSubmitted…:   ${(pr / prV1).toFixed(2)}  (goal >= 0.9)`);
   const exited = new Promise((resolve) => proc.once('exit', resolve));
   proc.disconnect();
   await exited;

@@ -45101,16 +45101,16 @@ const $ZodEnum = /*@__PURE__*/ $constructor("$ZodEnum", (inst, def) => {
         return payload;
     };
 });
-const $ZodLiteral = /*@__PURE__*/ (/* unused pure expression or super */ null && (core.$constructor("$ZodLiteral", (inst, def) => {
+const $ZodLiteral = /*@__PURE__*/ $constructor("$ZodLiteral", (inst, def) => {
     $ZodType.init(inst, def);
     const values = new Set(def.values);
     inst._zod.values = values;
-    util.defineLazyInternal(inst, "pattern", (zod) => {
+    defineLazyInternal(inst, "pattern", (zod) => {
         const vals = zod.def.values;
         // unmatchable fallback, RE2-safe: an empty alternation would compile to /^()$/, which matches ""
         return new RegExp(vals.length
             ? `^(${vals
-                .map((o) => typeof o === "string" ? util.escapeRegex(o) : o ? util.escapeRegex(o.toString()) : String(o))
+                .map((o) => typeof o === "string" ? escapeRegex(o) : o ? escapeRegex(o.toString()) : String(o))
                 .join("|")})$`
             : "^[^\\s\\S]$");
     });
@@ -45127,7 +45127,7 @@ const $ZodLiteral = /*@__PURE__*/ (/* unused pure expression or super */ null &&
         });
         return payload;
     };
-})));
+});
 const $ZodFile = /*@__PURE__*/ (/* unused pure expression or super */ null && (core.$constructor("$ZodFile", (inst, def) => {
     $ZodType.init(inst, def);
     inst._zod.parse = (payload, _ctx) => {
@@ -49340,13 +49340,13 @@ const ZodString = /*@__PURE__*/ $constructor("ZodString", (inst, def) => {
         return this.check(_isoDateTime(ZodISODateTime, params));
     },
     date(params) {
-        return this.check(_isoDate(ZodISODate, params));
+        return this.check(_isoDate(schemas_ZodISODate, params));
     },
     time(params) {
-        return this.check(_isoTime(ZodISOTime, params));
+        return this.check(_isoTime(schemas_ZodISOTime, params));
     },
     duration(params) {
-        return this.check(_isoDuration(ZodISODuration, params));
+        return this.check(_isoDuration(schemas_ZodISODuration, params));
     },
 });
 function schemas_string(params) {
@@ -49360,15 +49360,15 @@ const ZodISODateTime = /*@__PURE__*/ $constructor("ZodISODateTime", (inst, def) 
     $ZodISODateTime.init(inst, def);
     ZodStringFormat.init(inst, def);
 });
-const ZodISODate = /*@__PURE__*/ $constructor("ZodISODate", (inst, def) => {
+const schemas_ZodISODate = /*@__PURE__*/ $constructor("ZodISODate", (inst, def) => {
     $ZodISODate.init(inst, def);
     ZodStringFormat.init(inst, def);
 });
-const ZodISOTime = /*@__PURE__*/ $constructor("ZodISOTime", (inst, def) => {
+const schemas_ZodISOTime = /*@__PURE__*/ $constructor("ZodISOTime", (inst, def) => {
     $ZodISOTime.init(inst, def);
     ZodStringFormat.init(inst, def);
 });
-const ZodISODuration = /*@__PURE__*/ $constructor("ZodISODuration", (inst, def) => {
+const schemas_ZodISODuration = /*@__PURE__*/ $constructor("ZodISODuration", (inst, def) => {
     $ZodISODuration.init(inst, def);
     ZodStringFormat.init(inst, def);
 });
@@ -49928,7 +49928,7 @@ function strictObject(shape, params) {
         type: "object",
         shape,
         catchall: never(),
-        ...util.normalizeParams(params),
+        ...normalizeParams(params),
     });
 }
 // looseObject
@@ -50174,10 +50174,10 @@ function nativeEnum(entries, params) {
         ...util.normalizeParams(params),
     });
 }
-const ZodLiteral = /*@__PURE__*/ (/* unused pure expression or super */ null && (core.$constructor("ZodLiteral", (inst, def) => {
-    core.$ZodLiteral.init(inst, def);
+const ZodLiteral = /*@__PURE__*/ $constructor("ZodLiteral", (inst, def) => {
+    $ZodLiteral.init(inst, def);
     ZodType.init(inst, def);
-    inst._zod.processJSONSchema = (ctx, json, params) => processors.literalProcessor(inst, ctx, json, params);
+    inst._zod.processJSONSchema = (ctx, json, params) => literalProcessor(inst, ctx, json, params);
     inst.values = new Set(def.values);
     Object.defineProperty(inst, "value", {
         get() {
@@ -50187,12 +50187,12 @@ const ZodLiteral = /*@__PURE__*/ (/* unused pure expression or super */ null && 
             return def.values[0];
         },
     });
-})));
+});
 function literal(value, params) {
     return new ZodLiteral({
         type: "literal",
         values: Array.isArray(value) ? value : [value],
-        ...util.normalizeParams(params),
+        ...normalizeParams(params),
     });
 }
 const ZodFile = /*@__PURE__*/ (/* unused pure expression or super */ null && (core.$constructor("ZodFile", (inst, def) => {
@@ -51263,17 +51263,21 @@ function neverReachedServer(error) {
     return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN';
 }
 /**
- * A client over `table`: the Action passes only the merge-queue and flaky-test operations, so its
- * bundle carries no other schemas. An operation missing from the table is refused before sending.
+ * The HTTP side of a client: ky with its retries, the size cap, the token (v1's `x-api-token`
+ * header, or `Authorization: Bearer` for v2) and the errors in one line.
  */
-function createClientFor(table, options) {
+function createTransport(options, auth = 'x-api-token') {
     const baseUrl = withoutTrailingSlashes(options.baseUrl);
     const timeoutMs = options.timeoutMs ?? 30_000;
     const retries = options.retries ?? 3;
     const maxBytes = options.maxResponseBytes ?? maxResponseBytes();
     const headers = { 'user-agent': options.userAgent ?? 'railyard-cli' };
-    if (options.token)
-        headers['x-api-token'] = options.token;
+    if (options.token) {
+        if (auth === 'bearer')
+            headers.authorization = `Bearer ${options.token}`;
+        else
+            headers['x-api-token'] = options.token;
+    }
     const http = distribution.create({
         prefixUrl: baseUrl,
         timeout: timeoutMs,
@@ -51281,36 +51285,28 @@ function createClientFor(table, options) {
         throwHttpErrors: true,
         ...(options.fetch ? { fetch: options.fetch } : {}),
     });
-    async function call(op, body, requestOptions = {}) {
-        const def = table[op];
-        if (!def)
-            throw new Error(`${op}: not an operation of this client's route table`);
-        const signal = requestOptions.signal ?? options.signal;
-        const path = def.path.replace(/^\//, '');
+    async function send(op, request) {
+        const { retrySafe } = request;
+        const signal = request.signal ?? options.signal;
         try {
-            const response = await http(path, {
-                method: def.method,
-                ...(def.method === 'GET'
-                    ? {
-                        searchParams: Object.fromEntries(Object.entries((body ?? {}))
-                            .filter(([, v]) => v !== undefined)
-                            .map(([k, v]) => [k, String(v)])),
-                    }
-                    : { json: body ?? {} }),
+            const response = await http(request.path, {
+                method: request.method,
+                ...(request.searchParams ? { searchParams: request.searchParams } : {}),
+                ...(request.json !== undefined ? { json: request.json } : {}),
                 signal,
                 retry: {
                     limit: retries,
-                    methods: ['get', 'post'],
-                    statusCodes: def.retrySafe ? [408, 429, 500, 502, 503, 504] : [],
+                    methods: ['get', 'post', 'put', 'patch', 'delete'],
+                    statusCodes: retrySafe ? [408, 429, 500, 502, 503, 504] : [],
                     afterStatusCodes: [429, 503],
                     backoffLimit: 10_000,
                     jitter: (delay) => delay * (0.5 + Math.random() * 0.5),
-                    retryOnTimeout: def.retrySafe,
+                    retryOnTimeout: retrySafe,
                     // A write is sent again only when it provably never reached the server.
                     // Never for a TLS handshake with a plain-HTTP server: it fails the same way every time.
                     shouldRetry: ({ error }) => isPlainHttpAnswer(error)
                         ? false
-                        : def.retrySafe
+                        : retrySafe
                             ? undefined
                             : error instanceof HTTPError
                                 ? false
@@ -51330,59 +51326,49 @@ function createClientFor(table, options) {
                 },
             });
             // The body within the cap, and within the attempt's time limit (ky's covers only the wait for the headers).
-            const text = await readCapped(response, op, maxBytes, () => new errors_TimeoutError(op, timeoutMs), Date.now() + timeoutMs);
-            if (def.response === 'text')
-                return text;
-            let json;
-            try {
-                json = text.trim() === '' ? {} : JSON.parse(text);
-            }
-            catch (error) {
-                throw new ResponseShapeError(`${op}: the server answered 200 with a body that is not JSON`, op, {
-                    cause: error,
-                });
-            }
-            const parsed = def.response.safeParse(json);
-            if (!parsed.success) {
-                const issue = parsed.error.issues[0];
-                throw new ResponseShapeError(`${op}: unexpected answer from ${baseUrl}: ${issue ? `${issue.path.join('.') || 'body'}: ${issue.message}` : 'invalid'}`, op, { cause: parsed.error });
-            }
-            return parsed.data;
+            return await readCapped(response, op, maxBytes, () => new errors_TimeoutError(op, timeoutMs), Date.now() + timeoutMs);
         }
         catch (error) {
             throw await translate(op, error);
         }
     }
     /**
-     * The one line of an error answer: v1's plain text, or the message of Trunk's JSON envelope
-     * (`{"error":{"code","message"}}`, as /v2 and Trunk's own API answer).
+     * The one line of an error answer and its code: v1's plain text (the code in a header), or the
+     * message and code of Trunk's JSON envelope (`{"error":{"code","message"}}`, as /v2 and Trunk's
+     * own API answer).
      */
-    function errorLine(text) {
+    function errorOf(text) {
         const trimmed = text.trim();
         if (trimmed.startsWith('{')) {
             try {
-                const message = JSON.parse(trimmed).error?.message;
-                if (typeof message === 'string')
-                    return message.split('\n')[0].trim().slice(0, 500);
+                const error = JSON.parse(trimmed).error;
+                if (typeof error?.message === 'string')
+                    return {
+                        line: error.message.split('\n')[0].trim().slice(0, 500),
+                        ...(typeof error.code === 'string' ? { code: error.code } : {}),
+                    };
             }
             catch {
                 // not JSON after all: the text as it came
             }
         }
-        return trimmed.split('\n')[0].trim().slice(0, 500);
+        return { line: trimmed.split('\n')[0].trim().slice(0, 500) };
     }
     function translateHttp(op, error) {
         // Only the head of an error answer: its first line is all the message keeps.
         return readHead(error.response, 64 * 1024)
             .catch(() => '')
-            .then((text) => new ApiError(op, error.response.status, errorLine(text), {
-            code: error.response.headers.get(ERROR_CODE_HEADER) ?? undefined,
-            cause: error,
-            // An operation path that is not found at a base URL without /v1: most likely the URL is wrong.
-            hint: error.response.status === 404 && likelyApiUrl(baseUrl)
-                ? `did you mean --api-url ${likelyApiUrl(baseUrl)}?`
-                : undefined,
-        }));
+            .then((text) => {
+            const { line, code } = errorOf(text);
+            return new ApiError(op, error.response.status, line, {
+                code: error.response.headers.get(ERROR_CODE_HEADER) ?? code,
+                cause: error,
+                // An operation path that is not found at a base URL without /v1: most likely the URL is wrong.
+                hint: auth !== 'bearer' && error.response.status === 404 && likelyApiUrl(baseUrl)
+                    ? `did you mean --api-url ${likelyApiUrl(baseUrl)}?`
+                    : undefined,
+            });
+        });
     }
     async function translate(op, error) {
         if (error instanceof HTTPError)
@@ -51402,6 +51388,36 @@ function createClientFor(table, options) {
             return new NetworkError(op, baseUrl, causeOf(error).message, { cause: error });
         return error;
     }
+    return send;
+}
+/**
+ * A client over `table`: the Action passes only the merge-queue and flaky-test operations, so its
+ * bundle carries no other schemas. An operation missing from the table is refused before sending.
+ */
+function createClientFor(table, options) {
+    const baseUrl = withoutTrailingSlashes(options.baseUrl);
+    const send = createTransport(options);
+    async function call(op, body, requestOptions = {}) {
+        const def = table[op];
+        if (!def)
+            throw new Error(`${op}: not an operation of this client's route table`);
+        const text = await send(op, {
+            method: def.method,
+            path: def.path.replace(/^\//, ''),
+            ...(def.method === 'GET'
+                ? {
+                    searchParams: Object.fromEntries(Object.entries((body ?? {}))
+                        .filter(([, v]) => v !== undefined)
+                        .map(([k, v]) => [k, String(v)])),
+                }
+                : { json: body ?? {} }),
+            retrySafe: def.retrySafe,
+            ...(requestOptions.signal ? { signal: requestOptions.signal } : {}),
+        });
+        if (def.response === 'text')
+            return text;
+        return parseAnswer(op, text, def.response, baseUrl);
+    }
     async function* pages(op, body, requestOptions = {}) {
         const { page_size = 100, ...rest } = body;
         let token = '';
@@ -51420,7 +51436,844 @@ function createClientFor(table, options) {
     }
     return { baseUrl, call: call, pages: pages };
 }
+/** A JSON answer checked against its schema: a ResponseShapeError naming the first mismatch otherwise. */
+function parseAnswer(op, text, schema, baseUrl) {
+    let json;
+    try {
+        json = text.trim() === '' ? {} : JSON.parse(text);
+    }
+    catch (error) {
+        throw new ResponseShapeError(`${op}: the server answered 200 with a body that is not JSON`, op, {
+            cause: error,
+        });
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        throw new ResponseShapeError(`${op}: unexpected answer from ${baseUrl}: ${issue ? `${issue.path.join('.') || 'body'}: ${issue.message}` : 'invalid'}`, op, { cause: parsed.error });
+    }
+    return parsed.data;
+}
 
+
+;// CONCATENATED MODULE: ./node_modules/zod/v4/classic/iso.js
+
+
+
+function iso_datetime(params) {
+    return _isoDateTime(ZodISODateTime, params);
+}
+function iso_date(params) {
+    return core._isoDate(ZodISODate, params);
+}
+function iso_time(params) {
+    return core._isoTime(ZodISOTime, params);
+}
+function iso_duration(params) {
+    return core._isoDuration(ZodISODuration, params);
+}
+
+;// CONCATENATED MODULE: ./src/contract/v2/schemas.ts
+/**
+ * The v2 API's vocabulary and request schemas, after Trunk's published v2 description: camelCase
+ * enums, the error codes, the list parameters and the bodies of the writes. Bodies are strict
+ * (an unknown key is a 400, never dropped), as Trunk's are.
+ */
+
+const V2_PREFIX = '/v2';
+const V2_ERROR_CODES = (/* unused pure expression or super */ null && ([
+    'AUTHENTICATION_REQUIRED',
+    'INVALID_TOKEN',
+    'INSUFFICIENT_PERMISSIONS',
+    'INTERNAL_ERROR',
+    'VALIDATION_FAILED',
+    'NOT_FOUND',
+    'INVALID_CURSOR',
+    'MERGE_QUEUE_NOT_FOUND',
+    'PR_ALREADY_ENQUEUED',
+    'PR_NOT_ENQUEUEABLE',
+    'UPSTREAM_ERROR',
+    'VERIFICATION_RUN_NOT_FOUND',
+    'PR_NOT_FOUND',
+    'REPOSITORY_NOT_FOUND',
+    'IMPACTED_TARGETS_UNSUPPORTED',
+    'QUEUE_ALREADY_EXISTS',
+    'QUEUE_HAS_ACTIVE_ENTRIES',
+    'MODE_CHANGE_IN_PROGRESS',
+    'PR_NOT_IN_ACTIVE_STATE',
+    'MERGE_QUEUE_NOT_CREATABLE',
+    'PR_TESTS_NOT_RESTARTABLE',
+    'ALLOWED_BOT_SUBMITTERS_FROZEN',
+    'PROVIDER_URL_NOT_FOUND',
+    'RATE_LIMIT_EXCEEDED',
+]));
+/** v1 state → v2 state (camelCase); the values not listed are the same in both. */
+const V2_ENTRY_STATES = {
+    not_ready: 'notReady',
+    pending: 'pending',
+    testing: 'testing',
+    tests_passed: 'testsPassed',
+    merged: 'merged',
+    failed: 'failed',
+    cancelled: 'cancelled',
+    pending_failure: 'pendingFailure',
+};
+const V2_QUEUE_STATES = {
+    running: 'running',
+    paused: 'paused',
+    draining: 'draining',
+    switching_modes: 'switchingModes',
+};
+const V2_MODES = { single: 'queue', parallel: 'graph' };
+const V2_MERGE_METHODS = { merge_commit: 'mergeCommit', squash: 'squash', rebase: 'rebase' };
+const V2_OPTIMIZATION_MODES = {
+    off: 'off',
+    bisection_skip_redundant_tests: 'bisectionSkipRedundantTests',
+};
+const V2_MERGEABILITY = {
+    unspecified: 'unspecified',
+    in_progress: 'inProgress',
+    mergeable: 'mergeable',
+    not_mergeable: 'notMergeable',
+};
+/** The inverse of a v1 → v2 map. */
+function invert(map) {
+    return Object.fromEntries(Object.entries(map).map(([k, v]) => [v, k]));
+}
+const values = (map) => Object.values(map);
+const V2Mode = schemas_enum(values(V2_MODES));
+const V2EntryStateEnum = schemas_enum(values(V2_ENTRY_STATES));
+// ---------------------------------------------------------------- query strings
+/** A query flag: `true` or `false` (absent = false). */
+const QueryBool = schemas_enum(['true', 'false']).transform((v) => v === 'true');
+/** `limit` 1–100 (default 25), `cursor` (an earlier nextCursor, verbatim), `includeTotal`. */
+const ListParams = {
+    limit: schemas_string()
+        .regex(/^\d+$/, 'must be a whole number from 1 to 100')
+        .transform(Number)
+        .pipe(schemas_number().int().min(1).max(100))
+        .optional(),
+    cursor: schemas_string().min(1).max(2048).optional(),
+    includeTotal: QueryBool.optional(),
+};
+const ListQuery = strictObject(ListParams);
+const MergeQueuesQuery = strictObject({
+    ...ListParams,
+    repositoryId: schemas_uuid().optional(),
+    targetBranch: schemas_string().min(1).max(255).optional(),
+});
+/** A comma-separated list of camelCase states. */
+const StateList = schemas_string()
+    .transform((s) => s.split(','))
+    .pipe(array(V2EntryStateEnum).min(1));
+const QueuePullRequestsQuery = strictObject({
+    ...ListParams,
+    state: StateList.optional(),
+    author: schemas_string().min(1).max(255).optional(),
+    concludedAfter: iso_datetime().optional(),
+    concludedBefore: iso_datetime().optional(),
+    sort: literal('createdAt').optional(),
+    direction: literal('desc').optional(),
+});
+/** Up to 50 comma-separated positive PR numbers. */
+const NumberList = schemas_string()
+    .transform((s) => s.split(','))
+    .pipe(array(schemas_string()
+    .regex(/^[1-9]\d{0,7}$/, 'must be a pull request number')
+    .transform(Number))
+    .min(1)
+    .max(50));
+const ResolvePullRequestsQuery = strictObject({
+    ...ListParams,
+    repositoryId: schemas_uuid(),
+    number: NumberList.optional(),
+    branch: schemas_string().min(1).max(255).optional(),
+    baseBranch: schemas_string().min(1).max(255).optional(),
+});
+const Direction = schemas_enum(['oldest', 'newest']);
+const HistoryQuery = strictObject({ ...ListParams, direction: Direction.optional() });
+const BatchHistoryQuery = strictObject({
+    ...ListParams,
+    direction: Direction.optional(),
+    pullRequestIds: schemas_string()
+        .transform((s) => s.split(','))
+        .pipe(array(schemas_uuid()).min(1).max(50)),
+});
+const RepositoriesQuery = strictObject({ ...ListParams, providerUrl: schemas_string().min(1).max(2048) });
+// ---------------------------------------------------------------- bodies
+const PriorityValue = schemas_number().int().min(0).max(32767);
+const PriorityName = schemas_string().min(1).max(64);
+const CreateMergeQueueRequest = strictObject({
+    repositoryId: schemas_uuid(),
+    targetBranch: schemas_string().min(1).max(255),
+    mode: V2Mode.optional(),
+    concurrency: schemas_number().int().min(1).max(1000).optional(),
+    bisectionConcurrency: schemas_number().int().min(0).max(1000).optional(),
+    enqueueingLabel: schemas_string().min(1).max(255).optional(),
+});
+const UpdateMergeQueueConfigRequest = strictObject({
+    concurrency: schemas_number().int().min(1).max(1000).optional(),
+    bisectionConcurrency: schemas_number().int().min(0).max(1000).optional(),
+    pendingFailureDepth: schemas_number().int().min(0).max(1000).optional(),
+    canOptimisticallyMerge: schemas_boolean().optional(),
+    allowBatching: schemas_boolean().optional(),
+    batchingMaxWaitTimeMinutes: schemas_number().int().min(0).max(10080).optional(),
+    batchingMinSize: schemas_number().int().min(1).max(1000).optional(),
+    testingTimeoutMinutes: schemas_number().int().min(0).max(10080).optional(),
+    notReadyTimeoutMinutes: schemas_number().int().min(0).max(43200).multipleOf(60).optional(),
+    createsPrsForTestingBranches: schemas_boolean().optional(),
+    areCommentsEnabled: schemas_boolean().optional(),
+    areCommandsEnabled: schemas_boolean().optional(),
+    isStatusCheckEnabled: schemas_boolean().optional(),
+    isExtensionEnabled: schemas_boolean().optional(),
+    areLabelCommandsEnabled: schemas_boolean().optional(),
+    areStateLabelsEnabled: schemas_boolean().optional(),
+    requiredStatuses: array(schemas_string().min(1).max(255)).max(100).optional(),
+    allowedBotSubmitters: array(schemas_string().min(1).max(255)).max(100).optional(),
+    batchingRules: array(strictObject({ targetPattern: schemas_string().min(1).max(1024), policy: literal('isolate') }))
+        .max(100)
+        .optional(),
+    directMergeMode: schemas_enum(['off', 'always']).optional(),
+    optimizationMode: schemas_enum(values(V2_OPTIMIZATION_MODES)).optional(),
+    mergeMethod: schemas_enum(values(V2_MERGE_METHODS)).optional(),
+    testBranchConstructionMode: schemas_enum(['renameTempBranch', 'pushNewBranchFromTemp']).optional(),
+    enqueueingLabel: schemas_string().min(1).max(255).optional(),
+});
+const SwitchModesRequest = strictObject({ mode: V2Mode });
+const bothPriorities = (b) => !(b.priorityValue !== undefined && b.priorityName !== undefined);
+const BOTH = { message: 'priorityValue and priorityName are mutually exclusive: send one' };
+const SubmitPullRequestRequest = strictObject({
+    number: schemas_number().int().min(1).max(10_000_000),
+    allowBatching: schemas_boolean().optional(),
+    priorityValue: PriorityValue.optional(),
+    priorityName: PriorityName.optional(),
+    direct: schemas_boolean().optional(),
+})
+    .refine(bothPriorities, BOTH);
+const ReprioritizeRequest = strictObject({ priorityValue: PriorityValue.optional(), priorityName: PriorityName.optional() })
+    .refine(bothPriorities, BOTH)
+    .refine((b) => b.priorityValue !== undefined || b.priorityName !== undefined, {
+    message: 'send priorityValue or priorityName',
+});
+const UpdateQueueEntryRequest = strictObject({
+    priorityValue: PriorityValue.optional(),
+    priorityName: PriorityName.optional(),
+    direct: schemas_boolean().optional(),
+    allowBatching: schemas_boolean().optional(),
+})
+    .refine(bothPriorities, BOTH)
+    .refine((b) => Object.keys(b).length > 0, {
+    message: 'send at least one of priorityValue, priorityName, direct, allowBatching',
+});
+/** A body the operation ignores (pause, resume, drain, restart-tests, dequeue). */
+const IgnoredBody = unknown();
+// ---------------------------------------------------------------- runs, results, targets, metrics
+const V2_RUN_STATUSES = {
+    in_progress: 'inProgress',
+    succeeded: 'succeeded',
+    failed: 'failed',
+    cancelled: 'cancelled',
+};
+const GraphQuery = strictObject({ includeImpactedTargets: QueryBool.optional() });
+const QueueRunsQuery = strictObject({
+    ...ListParams,
+    status: schemas_enum(values(V2_RUN_STATUSES)).optional(),
+    createdAfter: iso_datetime().optional(),
+    sort: literal('createdAt').optional(),
+    direction: literal('desc').optional(),
+});
+const PullRequestRunsQuery = strictObject({
+    ...ListParams,
+    status: schemas_enum(values(V2_RUN_STATUSES)).optional(),
+    sort: literal('createdAt').optional(),
+    direction: literal('desc').optional(),
+});
+const TestingResultsQuery = strictObject({
+    ...ListParams,
+    since: iso_datetime(),
+    until: iso_datetime().optional(),
+});
+const MetricsQuery = strictObject({ repositoryId: schemas_uuid().optional() });
+const UploadImpactedTargetsRequest = strictObject({
+    repositoryId: schemas_uuid(),
+    targetBranch: schemas_string().min(1).max(255),
+    sha: schemas_string()
+        .regex(/^[A-Za-z0-9]+$/, 'must be a commit sha')
+        .max(64),
+    number: schemas_number().int().min(1).max(10_000_000).optional(),
+    branch: schemas_string().min(1).max(255).optional(),
+    impactedTargets: array(schemas_string().min(1).max(1024)).max(100_000).optional(),
+    impactsAllTargets: literal(true).optional(),
+})
+    .refine((b) => (b.number === undefined) !== (b.branch === undefined), {
+    message: 'give number or branch (one of them)',
+})
+    .refine((b) => (b.impactedTargets === undefined) !== (b.impactsAllTargets === undefined), {
+    message: 'give impactedTargets or impactsAllTargets: true (one of them)',
+});
+
+;// CONCATENATED MODULE: ./src/client/v2-shapes.ts
+/**
+ * Trunk's v2 answers in the v1 contract's shapes, so that a command prints the same whichever
+ * API version it talks to: pull requests, queue settings, histories and verification runs.
+ * Railyard's own additions come in v2 answers as `x-railyard-*` keys; Trunk's API has none of
+ * them, and the v1 fields they fill are optional.
+ */
+
+const STATE_FROM_V2 = invert(V2_ENTRY_STATES);
+const QUEUE_STATE_FROM_V2 = invert(V2_QUEUE_STATES);
+const MODE_FROM_V2 = invert(V2_MODES);
+const MERGE_METHOD_FROM_V2 = invert(V2_MERGE_METHODS);
+const OPTIMIZATION_FROM_V2 = invert(V2_OPTIMIZATION_MODES);
+const MERGEABILITY_FROM_V2 = invert(V2_MERGEABILITY);
+const RUN_STATUS_FROM_V2 = invert(V2_RUN_STATUSES);
+const SOURCE_FROM_V2 = {
+    trunkConfig: 'trunk_config',
+    repoProviderBranchProtection: 'repo_provider_branch_protection',
+    mergeInstance: 'merge_instance',
+};
+/** A value of a v2 enum in v1's spelling; a value v1 does not know passes as it came. */
+const back = (map, value) => typeof value === 'string' ? (map[value] ?? value) : value;
+/** Copies `from[key]` to `to[name]` when it is there (absent and null stay absent). */
+function copy(to, name, from, key) {
+    const value = from?.[key];
+    if (value !== undefined && value !== null)
+        to[name] = value;
+}
+/** The fields v1's queue list items and submitted PRs share, from a v2 PullRequest with its queueEntry. */
+function prCore(pr) {
+    const entry = (pr.queueEntry ?? {});
+    const out = {};
+    copy(out, 'id', entry, 'id');
+    if (entry.state !== undefined)
+        out.state = back(STATE_FROM_V2, entry.state);
+    out.stateChangedAt = entry.stateChangedAt;
+    out.priorityValue = entry.priorityValue;
+    out.priorityName = entry.priorityName;
+    copy(out, 'usedDefaultPriorityName', entry, 'usedDefaultPriorityName');
+    out.skipTheLine = entry.skipsTheLine ?? entry.priorityValue === 0;
+    out.prNumber = pr.number;
+    out.prTitle = pr.title;
+    out.prSha = pr.sha;
+    out.prBaseBranch = pr.baseBranch;
+    out.prAuthor = pr.author;
+    copy(out, 'stateReason', entry, 'x-railyard-stateReason');
+    copy(out, 'testRunId', entry, 'x-railyard-testRunId');
+    copy(out, 'enqueuedAt', entry, 'x-railyard-enqueuedAt');
+    copy(out, 'riskEstimate', entry, 'x-railyard-riskEstimate');
+    return out;
+}
+/** A v2 PullRequest as v1's queue list item (getQueue's enqueuedPullRequests, listPullRequests). */
+function listItemOf(pr) {
+    const out = prCore(pr);
+    out.noBatch = pr.queueEntry?.allowBatching === false;
+    return out;
+}
+/** A v2 PullRequest as v1's getSubmittedPullRequest answer. */
+function submittedOf(pr) {
+    const entry = (pr.queueEntry ?? {});
+    const out = prCore(pr);
+    const r = entry.readiness;
+    if (r) {
+        const readiness = {};
+        copy(readiness, 'hasImpactedTargets', r, 'hasImpactedTargets');
+        readiness.requiresImpactedTargets = r.requiresImpactedTargets;
+        readiness.doesBaseBranchMatch = r.doesBaseBranchMatch;
+        readiness.gitHubMergeability = back(MERGEABILITY_FROM_V2, r.mergeability);
+        copy(readiness, 'waitingFor', r, 'x-railyard-waitingFor');
+        copy(readiness, 'blockedBy', r, 'x-railyard-blockedBy');
+        copy(readiness, 'conflict', r, 'x-railyard-conflict');
+        out.readiness = readiness;
+    }
+    out.forceEnqueued = entry.direct === true;
+    out.isCurrentlySubmittedToQueue =
+        typeof pr.isCurrentlySubmittedToQueue === 'boolean'
+            ? pr.isCurrentlySubmittedToQueue
+            : !['merged', 'failed', 'cancelled'].includes(String(out.state));
+    return out;
+}
+/** A v2 MergeQueue as v1's queue settings (getQueue without its PRs, updateQueue's answer). */
+function settingsOf(queue) {
+    const c = (queue.config ?? {});
+    return {
+        state: back(QUEUE_STATE_FROM_V2, queue.state),
+        branch: queue.targetBranch,
+        concurrency: c.concurrency,
+        testingTimeoutMinutes: c.testingTimeoutMinutes,
+        mode: back(MODE_FROM_V2, queue.mode),
+        canOptimisticallyMerge: c.canOptimisticallyMerge,
+        pendingFailureDepth: c.pendingFailureDepth,
+        batch: c.allowBatching,
+        batchingMaxWaitTimeMinutes: c.batchingMaxWaitTimeMinutes,
+        batchingMinSize: c.batchingMinSize,
+        createPrsForTestingBranches: c.createsPrsForTestingBranches,
+        commentsEnabled: c.areCommentsEnabled,
+        commandsEnabled: c.areCommandsEnabled,
+        statusCheckEnabled: c.isStatusCheckEnabled,
+        bisectionConcurrency: c.bisectionConcurrency,
+        requiredStatuses: Array.isArray(c.requiredStatuses) && c.requiredStatuses.length ? c.requiredStatuses : null,
+        directMergeMode: c.directMergeMode,
+        optimizationMode: back(OPTIMIZATION_FROM_V2, c.optimizationMode),
+        mergeMethod: back(MERGE_METHOD_FROM_V2, c.mergeMethod),
+        extensionEnabled: c.isExtensionEnabled,
+        enqueueingLabel: c.enqueueingLabel ?? '',
+        labelCommandsEnabled: c.areLabelCommandsEnabled,
+        stateLabelsEnabled: c.areStateLabelsEnabled,
+        // Railyard's settings; Trunk's queues have none of them and show v1's defaults.
+        flakyPolicy: c['x-railyard-flakyPolicy'] ?? 'off',
+        flakyReportGraceSeconds: c['x-railyard-flakyReportGraceSeconds'] ?? 0,
+        flakyRetries: c['x-railyard-flakyRetries'] ?? 0,
+        probationThreshold: c['x-railyard-probationThreshold'] ?? null,
+    };
+}
+/** v1's updateQueue settings under their v2 names (JSON Merge Patch of /config). */
+const CONFIG_TO_V2 = {
+    concurrency: 'concurrency',
+    bisectionConcurrency: 'bisectionConcurrency',
+    pendingFailureDepth: 'pendingFailureDepth',
+    canOptimisticallyMerge: 'canOptimisticallyMerge',
+    batch: 'allowBatching',
+    batchingMaxWaitTimeMinutes: 'batchingMaxWaitTimeMinutes',
+    batchingMinSize: 'batchingMinSize',
+    testingTimeoutMinutes: 'testingTimeoutMinutes',
+    createPrsForTestingBranches: 'createsPrsForTestingBranches',
+    commentsEnabled: 'areCommentsEnabled',
+    commandsEnabled: 'areCommandsEnabled',
+    statusCheckEnabled: 'isStatusCheckEnabled',
+    extensionEnabled: 'isExtensionEnabled',
+    labelCommandsEnabled: 'areLabelCommandsEnabled',
+    stateLabelsEnabled: 'areStateLabelsEnabled',
+    directMergeMode: 'directMergeMode',
+    enqueueingLabel: 'enqueueingLabel',
+    requiredStatuses: 'requiredStatuses',
+};
+/** The v2 config patch of a v1 updateQueue body's settings, and the keys v2 has no setting for. */
+function configPatchOf(body) {
+    const patch = {};
+    const unknown = [];
+    for (const [key, value] of Object.entries(body)) {
+        if (value === undefined || ['repo', 'targetBranch', 'state', 'mode'].includes(key))
+            continue;
+        if (key === 'mergeMethod')
+            patch.mergeMethod = V2_MERGE_METHODS[value] ?? value;
+        else if (key === 'optimizationMode')
+            patch.optimizationMode = V2_OPTIMIZATION_MODES[value] ?? value;
+        else if (key === 'deleteRequiredStatuses') {
+            if (value === true)
+                patch.requiredStatuses = [];
+        }
+        else if (CONFIG_TO_V2[key])
+            patch[CONFIG_TO_V2[key]] = value;
+        else
+            unknown.push(key);
+    }
+    return { patch, unknown };
+}
+/** A v2 QueueEntryStateTransition as v1's PullRequestTransition. */
+function transitionOf(t) {
+    const out = { queueEntryId: t['x-railyard-queueEntryId'] ?? '' };
+    out.state = back(STATE_FROM_V2, t.state);
+    if (t['x-railyard-previousState'] !== undefined)
+        out.previousState = back(STATE_FROM_V2, t['x-railyard-previousState']);
+    copy(out, 'reason', t, 'reason');
+    out.at = t.changedAt;
+    const run = t['x-railyard-testRunId'] ?? t.verificationRunId;
+    if (run !== undefined && run !== null)
+        out.testRunId = run;
+    copy(out, 'detail', t, 'x-railyard-detail');
+    return out;
+}
+const upper = (value) => typeof value === 'string' ? value.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase() : undefined;
+/** A v2 VerificationRun as v1's getMergeQueueTestingDetails answer. */
+function testingDetailsOf(run) {
+    const checks = (Array.isArray(run.checks) ? run.checks : []);
+    const prs = (list) => (Array.isArray(list) ? list : []);
+    const out = { requiredStatuses: run.requiredStatuses ?? [] };
+    if (run.requiredStatusesSource !== undefined)
+        out.requiredStatusesSource = back(SOURCE_FROM_V2, run.requiredStatusesSource);
+    out.testBranch = run.testBranch;
+    out.testBranchSha = run.testBranchSha;
+    copy(out, 'createdAt', run, 'createdAt');
+    if (run.status !== undefined)
+        out.status = back(RUN_STATUS_FROM_V2, run.status);
+    out.checkSuites = [
+        {
+            checkRuns: checks
+                .filter((c) => c.kind !== 'statusCheck')
+                .map((c) => ({
+                name: c.name,
+                url: c.url ?? '',
+                ...(c.status ? { status: upper(c.status) } : {}),
+                ...(c.conclusion ? { conclusion: upper(c.conclusion) } : {}),
+            })),
+        },
+    ];
+    out.statusChecks = checks
+        .filter((c) => c.kind === 'statusCheck')
+        .map((c) => ({
+        context: c.name,
+        ...(c.url ? { url: c.url } : {}),
+        ...(c.conclusion ? { state: upper(c.conclusion) } : {}),
+    }));
+    out.testedPullRequests = prs(run.testedPullRequests).map((p) => ({
+        prNumber: p.number,
+        prUrl: p.url,
+        title: p.title,
+    }));
+    out.dependentPrs = prs(run.dependentPullRequests).map((p) => p.number);
+    return out;
+}
+
+;// CONCATENATED MODULE: ./src/client/v2.ts
+
+
+
+
+/** The operations the v2 client can do; any other is an UnsupportedOperationError. */
+const V2_OPERATIONS = (/* unused pure expression or super */ null && ([
+    'submitPullRequest',
+    'cancelPullRequest',
+    'restartTestsOnPullRequest',
+    'getSubmittedPullRequest',
+    'listPullRequests',
+    'setImpactedTargets',
+    'getMergeQueueTestingDetails',
+    'createQueue',
+    'deleteQueue',
+    'getQueue',
+    'updateQueue',
+    'getMergeQueueMetrics',
+    'getPullRequestHistory',
+]));
+/** An operation the v2 API does not have: the message names it and says to use v1. */
+class UnsupportedOperationError extends ClientError {
+    name = 'UnsupportedOperationError';
+    constructor(operation, what) {
+        super(`${operation}: ${what ?? 'not an operation of the v2 API'}; use API version v1 for it (--api-version v1, RAILYARD_API_VERSION=v1 or the Action's api-version: v1)`, operation);
+    }
+}
+/** The base URL of `version` from an API URL of either version: `…/v1` ↔ `…/v2`, else `/v2` appended. */
+function versionedUrl(apiUrl, version) {
+    const base = withoutTrailingSlashes(apiUrl);
+    if (/\/v[12]$/.test(base))
+        return `${base.slice(0, -3)}/${version}`;
+    return `${base}/${version}`;
+}
+const repoUrl = (repo) => `https://${repo.host}/${repo.owner}/${repo.name}`;
+const repoText = (repo) => `${repo.host}/${repo.owner}/${repo.name}`;
+/**
+ * A client over the v2 API at `options.baseUrl` (ending in /v2). `table` gives the v1 answer
+ * schemas the converted answers are checked against, as the v1 client checks its own.
+ */
+function createV2ClientFor(table, options) {
+    const baseUrl = withoutTrailingSlashes(options.baseUrl);
+    const send = createTransport(options, 'bearer');
+    const repositoryIds = new Map();
+    async function json(op, request) {
+        const text = await send(op, request);
+        try {
+            return text.trim() === '' ? {} : JSON.parse(text);
+        }
+        catch (error) {
+            throw new ResponseShapeError(`${op}: the server answered with a body that is not JSON`, op, {
+                cause: error,
+            });
+        }
+    }
+    const get = (op, path, searchParams = {}, signal) => json(op, { method: 'GET', path, searchParams, retrySafe: true, ...(signal ? { signal } : {}) });
+    /** Every item of a v2 list, following `nextCursor` while `hasMore`. */
+    async function all(op, path, searchParams, signal) {
+        const items = [];
+        let cursor;
+        for (let pages = 0; pages < 10_000; pages++) {
+            const page = await get(op, path, { ...searchParams, limit: '100', ...(cursor ? { cursor } : {}) }, signal);
+            items.push(...(page.data ?? []));
+            if (page.hasMore !== true || typeof page.nextCursor !== 'string')
+                return items;
+            cursor = page.nextCursor;
+        }
+        return items;
+    }
+    function repositoryId(op, repo, signal) {
+        const key = repoUrl(repo).toLowerCase();
+        let id = repositoryIds.get(key);
+        if (!id) {
+            id = get(op, 'repositories', { providerUrl: repoUrl(repo) }, signal).then((answer) => {
+                const found = answer.data?.[0]?.id;
+                if (typeof found !== 'string')
+                    throw new ApiError(op, 404, `no repository ${repoText(repo)}`);
+                return found;
+            });
+            id.catch(() => repositoryIds.delete(key));
+            repositoryIds.set(key, id);
+        }
+        return id;
+    }
+    async function queueOf(op, repo, branch, signal) {
+        const repositoryId_ = await repositoryId(op, repo, signal);
+        const answer = await get(op, 'merge-queues', { repositoryId: repositoryId_, targetBranch: branch }, signal);
+        const queue = answer.data?.find((q) => q.targetBranch === branch);
+        if (!queue)
+            throw new ApiError(op, 404, `no merge queue for branch "${branch}" in ${repoText(repo)}`);
+        return queue;
+    }
+    /** The PR of `number` (or head `branch`) with an entry in the queue of `branch`, as v2 shows it. */
+    async function prOf(op, key, signal) {
+        const queue = await queueOf(op, key.repo, key.targetBranch, signal);
+        const repositoryId_ = queue.repositoryId;
+        const query = key.pr.number !== undefined
+            ? { repositoryId: repositoryId_, number: String(key.pr.number) }
+            : { repositoryId: repositoryId_, branch: key.pr.branch ?? '' };
+        const found = (await all(op, 'pull-requests', query, signal)).filter((pr) => pr.queueEntry?.mergeQueueId === queue.id);
+        const pr = found.sort((a, b) => Number(b.number) - Number(a.number))[0];
+        const which = key.pr.number !== undefined ? `#${key.pr.number}` : `branch "${key.pr.branch}"`;
+        if (!pr)
+            throw new ApiError(op, 404, `pull request ${which} was never submitted to the ${key.targetBranch} queue of ${repoText(key.repo)}`);
+        return { pr, queue };
+    }
+    const post = (op, path, body, retrySafe = false, signal) => json(op, {
+        method: 'POST',
+        path,
+        ...(body === undefined ? {} : { json: body }),
+        retrySafe,
+        ...(signal ? { signal } : {}),
+    });
+    const patch = (op, path, body, signal) => json(op, { method: 'PATCH', path, json: body, retrySafe: false, ...(signal ? { signal } : {}) });
+    const priorityFields = (priority) => priority === undefined || priority === null
+        ? {}
+        : typeof priority === 'number'
+            ? { priorityValue: priority }
+            : { priorityName: String(priority).toLowerCase() };
+    /** Each v1 operation as the v2 calls that do it; the answer in v1's shape. */
+    const handlers = {
+        async submitPullRequest(op, body, signal) {
+            const queue = await queueOf(op, body.repo, body.targetBranch, signal);
+            const number = body.pr.number;
+            const fields = { ...priorityFields(body.priority) };
+            if (body.noBatch !== undefined)
+                fields.allowBatching = !body.noBatch;
+            try {
+                await post(op, `merge-queues/${String(queue.id)}/pull-requests`, { number, ...fields }, false, signal);
+            }
+            catch (error) {
+                // v1 takes a resubmission of a queued PR as a change of its priority and batching; v2 refuses it (409).
+                if (!(error instanceof ApiError && error.code === 'PR_ALREADY_ENQUEUED'))
+                    throw error;
+                if (Object.keys(fields).length) {
+                    const { pr } = await prOf(op, { ...body, pr: { number } }, signal);
+                    await patch(op, `pull-requests/${String(pr.id)}/queue-entry`, fields, signal);
+                }
+            }
+            return {};
+        },
+        async cancelPullRequest(op, body, signal) {
+            const { pr } = await prOf(op, body, signal);
+            await post(op, `pull-requests/${String(pr.id)}/dequeue`, undefined, false, signal);
+            return {};
+        },
+        async restartTestsOnPullRequest(op, body, signal) {
+            const { pr } = await prOf(op, body, signal);
+            await post(op, `pull-requests/${String(pr.id)}/restart-tests`, undefined, false, signal);
+            return {};
+        },
+        async getSubmittedPullRequest(op, body, signal) {
+            const { pr } = await prOf(op, body, signal);
+            // A single read, for readiness.hasImpactedTargets (absent from lookups).
+            const one = await get(op, `pull-requests/${String(pr.id)}`, {}, signal);
+            const out = submittedOf(one);
+            if (body.includeTimeline === true) {
+                const rows = await all(op, `pull-requests/${String(pr.id)}/queue-entry-history`, { direction: 'newest' }, signal);
+                out.timeline = rows
+                    .map(transitionOf)
+                    .filter((t) => t.queueEntryId === '' || t.queueEntryId === out.id)
+                    .map((t) => ({
+                    state: t.state,
+                    timestamp: t.at,
+                    ...(t.reason !== undefined ? { reason: t.reason } : {}),
+                    ...(t.testRunId !== undefined ? { testRunId: t.testRunId } : {}),
+                    ...(t.detail !== undefined ? { detail: t.detail } : {}),
+                }));
+            }
+            return out;
+        },
+        async listPullRequests(op, body, signal) {
+            const queue = await queueOf(op, body.repo, body.targetBranch, signal);
+            const query = {};
+            if (typeof body.state === 'string')
+                query.state = V2_ENTRY_STATES[body.state] ?? body.state;
+            if (body.since !== undefined)
+                query.concludedAfter = String(body.since);
+            if (body.until !== undefined)
+                query.concludedBefore = String(body.until);
+            const [prs, order] = await Promise.all([
+                all(op, `merge-queues/${String(queue.id)}/pull-requests`, query, signal),
+                get(op, `merge-queues/${String(queue.id)}/order`, {}, signal),
+            ]);
+            const rows = inListOrder(prs.map(listItemOf), order);
+            const offset = typeof body.cursor === 'string' && /^\d+$/.test(body.cursor) ? Number(body.cursor) : 0;
+            const take = typeof body.take === 'number' ? body.take : 50;
+            const page = rows.slice(offset, offset + take);
+            return {
+                pullRequests: page,
+                ...(offset + take < rows.length ? { nextCursor: String(offset + take) } : {}),
+            };
+        },
+        async setImpactedTargets(op, body, signal) {
+            const repositoryId_ = await repositoryId(op, body.repo, signal);
+            const pr = body.pr;
+            const targets = body.impactedTargets;
+            await json(op, {
+                method: 'PUT',
+                path: 'impacted-targets',
+                json: {
+                    repositoryId: repositoryId_,
+                    targetBranch: body.targetBranch,
+                    sha: pr.sha,
+                    number: pr.number,
+                    ...(targets === 'ALL' || (typeof targets === 'string' && targets.toUpperCase() === 'ALL')
+                        ? { impactsAllTargets: true }
+                        : { impactedTargets: targets }),
+                },
+                retrySafe: true,
+                ...(signal ? { signal } : {}),
+            });
+            return {};
+        },
+        async getMergeQueueTestingDetails(op, body, signal) {
+            const id = encodeURIComponent(String(body.testRunId));
+            return testingDetailsOf(await get(op, `merge-queue-verification-runs/${id}`, {}, signal));
+        },
+        async createQueue(op, body, signal) {
+            const repositoryId_ = await repositoryId(op, body.repo, signal);
+            const { repo: _r, targetBranch, mode, concurrency, bisectionConcurrency, enqueueingLabel, ...rest } = body;
+            const { patch: config, unknown } = configPatchOf(rest);
+            if (unknown.length)
+                throw new UnsupportedOperationError(op, `${unknown.join(', ')}: not a setting of the v2 API`);
+            const queue = await post(op, 'merge-queues', {
+                repositoryId: repositoryId_,
+                targetBranch,
+                ...(mode !== undefined ? { mode: mode === 'parallel' ? 'graph' : 'queue' } : {}),
+                ...(concurrency !== undefined ? { concurrency } : {}),
+                ...(bisectionConcurrency !== undefined ? { bisectionConcurrency } : {}),
+                ...(enqueueingLabel !== undefined ? { enqueueingLabel } : {}),
+            }, false, signal);
+            if (Object.keys(config).length)
+                await patch(op, `merge-queues/${String(queue.id)}/config`, config, signal);
+            return {};
+        },
+        async deleteQueue(op, body, signal) {
+            const queue = await queueOf(op, body.repo, body.targetBranch, signal);
+            await json(op, {
+                method: 'DELETE',
+                path: `merge-queues/${String(queue.id)}`,
+                retrySafe: false,
+                ...(signal ? { signal } : {}),
+            });
+            return {};
+        },
+        async getQueue(op, body, signal) {
+            const queue = await queueOf(op, body.repo, body.targetBranch, signal);
+            const [full, order, prs] = await Promise.all([
+                get(op, `merge-queues/${String(queue.id)}`, {}, signal),
+                get(op, `merge-queues/${String(queue.id)}/order`, {}, signal),
+                all(op, `merge-queues/${String(queue.id)}/pull-requests`, { state: 'pending,testing,testsPassed,pendingFailure' }, signal),
+            ]);
+            return { ...settingsOf(full), enqueuedPullRequests: inListOrder(prs.map(listItemOf), order) };
+        },
+        async updateQueue(op, body, signal) {
+            const { patch: config, unknown } = configPatchOf(body);
+            if (unknown.length)
+                throw new UnsupportedOperationError(op, `${unknown.join(', ')}: not a setting of the v2 API`);
+            let queue = await queueOf(op, body.repo, body.targetBranch, signal);
+            const at = `merge-queues/${String(queue.id)}`;
+            if (body.mode !== undefined)
+                await post(op, `${at}/switch-modes`, { mode: body.mode === 'parallel' ? 'graph' : 'queue' }, false, signal);
+            if (Object.keys(config).length)
+                queue = await patch(op, `${at}/config`, config, signal);
+            if (body.state !== undefined) {
+                const action = { running: 'resume', paused: 'pause', draining: 'drain' }[String(body.state)];
+                if (!action)
+                    throw new UnsupportedOperationError(op, `state ${String(body.state)}: not a state v2 sets`);
+                await post(op, `${at}/${action}`, undefined, false, signal);
+            }
+            if (body.mode !== undefined || body.state !== undefined || !Object.keys(config).length)
+                queue = await get(op, at, {}, signal);
+            return settingsOf(queue);
+        },
+        async getMergeQueueMetrics(op, body, signal) {
+            const repo = body.repo;
+            const query = {};
+            if (repo) {
+                const [owner, name] = repo.split('/');
+                query.repositoryId = await repositoryId(op, { host: body.repoHost ?? 'github.com', owner, name }, signal);
+            }
+            return send(op, {
+                method: 'GET',
+                path: 'merge-queues/metrics',
+                searchParams: query,
+                retrySafe: true,
+                ...(signal ? { signal } : {}),
+            });
+        },
+        async getPullRequestHistory(op, body, signal) {
+            const { pr } = await prOf(op, body, signal);
+            const rows = await all(op, `pull-requests/${String(pr.id)}/queue-entry-history`, { direction: 'oldest' }, signal);
+            return { prNumber: pr.number, transitions: rows.map(transitionOf) };
+        },
+    };
+    async function call(op, body, requestOptions = {}) {
+        const def = table[op];
+        if (!def)
+            throw new Error(`${op}: not an operation of this client's route table`);
+        const handler = handlers[op];
+        if (!handler)
+            throw new UnsupportedOperationError(op);
+        const signal = requestOptions.signal ?? options.signal;
+        const answer = await handler(op, (body ?? {}), signal);
+        if (def.response === 'text')
+            return answer;
+        return parseAnswer(op, JSON.stringify(answer), def.response, baseUrl);
+    }
+    // eslint-disable-next-line require-yield
+    async function* pages(op) {
+        throw new UnsupportedOperationError(op);
+    }
+    return { baseUrl, call: call, pages: pages };
+}
+/**
+ * Rows in v1's list order: the line as /order gives it (runs in the order they started, then
+ * the pending PRs), then those not ready (by priority, then submission), then those that left
+ * the queue in the order they left.
+ */
+function inListOrder(rows, order) {
+    const position = new Map();
+    const batches = order.batches ?? [];
+    for (const b of batches)
+        for (const p of b.pullRequests ?? [])
+            position.set(Number(p.number), position.size);
+    for (const p of order.pending ?? [])
+        if (p.pullRequest)
+            position.set(Number(p.pullRequest.number), position.size);
+    const group = (r) => position.has(Number(r.prNumber))
+        ? 0
+        : !['merged', 'failed', 'cancelled', 'not_ready'].includes(String(r.state))
+            ? 1
+            : r.state === 'not_ready'
+                ? 2
+                : 3;
+    const time = (value) => Date.parse(String(value ?? '')) || 0;
+    return [...rows].sort((a, b) => {
+        const ga = group(a);
+        const gb = group(b);
+        if (ga !== gb)
+            return ga - gb;
+        if (ga === 0)
+            return (position.get(Number(a.prNumber)) ?? 0) - (position.get(Number(b.prNumber)) ?? 0);
+        if (ga === 3)
+            return time(a.stateChangedAt) - time(b.stateChangedAt) || time(a.enqueuedAt) - time(b.enqueuedAt);
+        return Number(a.priorityValue) - Number(b.priorityValue) || time(a.enqueuedAt) - time(b.enqueuedAt);
+    });
+}
 
 ;// CONCATENATED MODULE: ./src/contract/flaky.ts
 /** The flaky-test operations' request and response schemas (lists, details, uploads, settings, quarantine). */
@@ -51982,7 +52835,7 @@ const TargetBranch = NonEmptyString.superRefine((name, ctx) => {
 });
 const PrRef = object({ number: PrNumber });
 const QueueKey = { repo: Repo, targetBranch: TargetBranch };
-const SubmitPullRequestRequest = object({
+const mq_SubmitPullRequestRequest = object({
     ...QueueKey,
     pr: PrRef,
     priority: PriorityInput.optional(),
@@ -52063,7 +52916,7 @@ const CreateQueueRequest = object({
     concurrency: looseInt(1, U32_MAX).optional(),
     ...createExtensions,
 });
-const MetricsQuery = object({
+const mq_MetricsQuery = object({
     repo: OwnerSlashName.optional(),
     repoHost: NonEmptyString.max(REPO_HOST_MAX).optional(),
 });
@@ -52446,7 +53299,7 @@ const mqRoutes = {
         auth: true,
         retrySafe: false,
         permission: 'merge',
-        request: SubmitPullRequestRequest,
+        request: mq_SubmitPullRequestRequest,
         response: EmptyResponse,
     }),
     cancelPullRequest: route({
@@ -52578,7 +53431,7 @@ const mqRoutes = {
         auth: true,
         retrySafe: true,
         permission: null,
-        request: MetricsQuery,
+        request: mq_MetricsQuery,
         response: 'text',
     }),
     getPullRequestHistory: route({
@@ -53804,7 +54657,15 @@ function checkMeta(meta) {
 /** The Action's inputs and event, read and checked: what to do (submit, cancel, restart, upload…) for which PR and queue. */
 
 
-const OPERATIONS = ['submit', 'status', 'wait', 'cancel', 'restart', 'impacted-targets', 'upload-tests'];
+const OPERATIONS = [
+    'submit',
+    'status',
+    'wait',
+    'cancel',
+    'restart',
+    'impacted-targets',
+    'upload-tests',
+];
 /** A problem with the inputs: the step fails with this one-line message. */
 class InputError extends Error {
     name = 'InputError';
@@ -53913,7 +54774,10 @@ function readSettings(env) {
     }
     else
         throw new InputError('repo: required outside GitHub Actions (GITHUB_REPOSITORY is not set)');
-    const connection = { token, apiUrl, repo };
+    const versionInput = (env.input('api-version') || 'v1').trim().toLowerCase();
+    if (versionInput !== 'v1' && versionInput !== 'v2')
+        throw new InputError(`api-version: must be v1 or v2, got "${env.input('api-version')}"`);
+    const connection = { token, apiUrl, repo, apiVersion: versionInput };
     const event = fromEvent(env);
     const prInput = env.input('pr-number');
     let prNumber = event.prNumber;
@@ -53950,7 +54814,10 @@ function readSettings(env) {
         else if (targetsRaw === '[]')
             impactedTargets = [];
         else
-            impactedTargets = targetsRaw.split('\n').map((s) => s.trim()).filter(Boolean);
+            impactedTargets = targetsRaw
+                .split('\n')
+                .map((s) => s.trim())
+                .filter(Boolean);
         if (!headSha)
             throw new InputError('head-sha: required when the event has no pull request head');
         const { failOn } = laterInputs(env);
@@ -54340,6 +55207,7 @@ async function waitForTerminal(options) {
 
 
 
+
 /** Reads what the runner gives an Action: INPUT_* variables, GITHUB_* variables, the event file. */
 function runEnvironment() {
     return {
@@ -54373,10 +55241,19 @@ class Step {
         this.settings = settings;
         this.signal = signal;
         // Only the operations the Action calls: the bundle carries no webhook or service schemas.
-        this.client = createClientFor({ ...mqRoutes, ...flakyRoutes }, { baseUrl: settings.apiUrl, token: settings.token, signal, userAgent: 'railyard-action' });
+        // On v2, the same operations over Trunk's v2 API (client/v2.ts): what the step does and prints is the same.
+        const table = { ...mqRoutes, ...flakyRoutes };
+        const options = { baseUrl: settings.apiUrl, token: settings.token, signal, userAgent: 'railyard-action' };
+        this.client =
+            settings.apiVersion === 'v2'
+                ? createV2ClientFor(table, { ...options, baseUrl: versionedUrl(settings.apiUrl, 'v2') })
+                : createClientFor(table, options);
     }
     async read(s) {
-        const pr = await this.client.call('getSubmittedPullRequest', { ...queueKey(s), pr: { number: s.prNumber } });
+        const pr = await this.client.call('getSubmittedPullRequest', {
+            ...queueKey(s),
+            pr: { number: s.prNumber },
+        });
         this.lastResponse = pr;
         this.pr = pr;
         return pr;
@@ -54405,13 +55282,19 @@ class Step {
                     notice(`#${s.prNumber} is already ${before.state}${before.stateReason ? ` (${before.stateReason})` : ''}: nothing to cancel`);
                     break;
                 }
-                this.lastResponse = await this.client.call('cancelPullRequest', { ...queueKey(s), pr: { number: s.prNumber } });
+                this.lastResponse = await this.client.call('cancelPullRequest', {
+                    ...queueKey(s),
+                    pr: { number: s.prNumber },
+                });
                 info(`Cancelled #${s.prNumber}`);
                 await this.read(s);
                 break;
             }
             case 'restart':
-                this.lastResponse = await this.client.call('restartTestsOnPullRequest', { ...queueKey(s), pr: { number: s.prNumber } });
+                this.lastResponse = await this.client.call('restartTestsOnPullRequest', {
+                    ...queueKey(s),
+                    pr: { number: s.prNumber },
+                });
                 info(`Restarted the tests of #${s.prNumber}`);
                 await this.read(s);
                 break;
@@ -54557,9 +55440,15 @@ class Step {
         let testBranch = null;
         if (this.pr?.testRunId && !this.signal.aborted) {
             try {
-                const details = await this.client.call('getMergeQueueTestingDetails', { ...queueKey(s), testRunId: this.pr.testRunId });
+                const details = await this.client.call('getMergeQueueTestingDetails', {
+                    ...queueKey(s),
+                    testRunId: this.pr.testRunId,
+                });
                 const server = process.env.GITHUB_SERVER_URL ?? `https://${s.repo.host}`;
-                testBranch = { name: details.testBranch, url: `${server}/${s.repo.owner}/${s.repo.name}/tree/${details.testBranch}` };
+                testBranch = {
+                    name: details.testBranch,
+                    url: `${server}/${s.repo.owner}/${s.repo.name}/tree/${details.testBranch}`,
+                };
             }
             catch {
                 // the summary goes out without the link
@@ -54609,7 +55498,9 @@ async function run() {
         step = new Step(settings, controller.signal);
         await step.run();
         const failed = step.failure();
-        await step.summary(failed ?? undefined).catch((e) => warning(`job summary not written: ${oneLine(e)}`));
+        await step
+            .summary(failed ?? undefined)
+            .catch((e) => warning(`job summary not written: ${oneLine(e)}`));
         if (failed)
             setFailed(failed);
     }

@@ -4,7 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 
 const START = '<!-- cli-reference -->';
 const END = '<!-- cli-reference-end -->';
-const GLOBAL = new Set(['json', 'api-url', 'token', 'help']);
+const GLOBAL = new Set(['json', 'api-url', 'token', 'api-version', 'help']);
 
 const manifest = JSON.parse(readFileSync(new URL('../oclif.manifest.json', import.meta.url), 'utf8'));
 const rows = Object.values(manifest.commands)
@@ -20,7 +20,7 @@ const rows = Object.values(manifest.commands)
 const section = [
   START,
   '',
-  'Every command takes `--help`; commands that talk to a server also take `--api-url`, `--token` and `--json`.',
+  'Every command takes `--help`; commands that talk to a server also take `--api-url`, `--token`, `--api-version` (v1 or v2) and `--json`.',
   '',
   '| command | what it does | flags |',
   '|---|---|---|',

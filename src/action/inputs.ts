@@ -3,7 +3,15 @@ import { DEFAULT_API_URL, PULL_REQUEST_STATES, RAILYARD_TOKEN_PREFIX } from '../
 import type { Repo } from '../contract/index.js';
 import { parseRepoRef, withoutTrailingSlashes } from '../contract/common.js';
 
-export const OPERATIONS = ['submit', 'status', 'wait', 'cancel', 'restart', 'impacted-targets', 'upload-tests'] as const;
+export const OPERATIONS = [
+  'submit',
+  'status',
+  'wait',
+  'cancel',
+  'restart',
+  'impacted-targets',
+  'upload-tests',
+] as const;
 export type Operation = (typeof OPERATIONS)[number];
 
 /** What the Action needs from the workflow run: its inputs and its event. */
@@ -21,6 +29,8 @@ export interface RunEnvironment {
 interface Connection {
   token: string;
   apiUrl: string;
+  /** Which API the calls speak (`api-version`): v1, or Trunk's v2 at the same address with /v2. */
+  apiVersion: 'v1' | 'v2';
   repo: Repo;
 }
 
@@ -67,7 +77,12 @@ export interface UploadTestsSettings extends Connection {
 }
 
 /** The checked inputs, each operation with exactly the fields it uses. */
-export type ActionSettings = SubmitSettings | PullRequestOnlySettings | WaitSettings | ImpactedTargetsSettings | UploadTestsSettings;
+export type ActionSettings =
+  | SubmitSettings
+  | PullRequestOnlySettings
+  | WaitSettings
+  | ImpactedTargetsSettings
+  | UploadTestsSettings;
 
 /** A problem with the inputs: the step fails with this one-line message. */
 export class InputError extends Error {
@@ -84,13 +99,17 @@ function bool(name: string, raw: string): boolean {
 function positiveNumber(name: string, raw: string, fallback: number): number {
   if (raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new InputError(`${name}: must be a positive number, got "${raw}"`);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new InputError(`${name}: must be a positive number, got "${raw}"`);
   return value;
 }
 
 function heartbeatSeconds(raw: string): number {
   const value = positiveNumber('heartbeat-seconds', raw, 60);
-  if (value > 60) throw new InputError(`heartbeat-seconds: at most 60 (a wait prints where the PR is at least every minute), got "${raw}"`);
+  if (value > 60)
+    throw new InputError(
+      `heartbeat-seconds: at most 60 (a wait prints where the PR is at least every minute), got "${raw}"`,
+    );
   return value;
 }
 
@@ -108,12 +127,18 @@ interface PullRequestPayload {
 }
 
 /** PR number, head SHA and base branch from a pull_request, pull_request_target or merge_group event. */
-function fromEvent(env: RunEnvironment): { prNumber: number | null; headSha: string | null; base: string | null } {
+function fromEvent(env: RunEnvironment): {
+  prNumber: number | null;
+  headSha: string | null;
+  base: string | null;
+} {
   const pr = env.payload.pull_request as PullRequestPayload | undefined;
   if (pr && typeof pr.number === 'number') {
     return { prNumber: pr.number, headSha: pr.head?.sha ?? null, base: pr.base?.ref ?? null };
   }
-  const group = env.payload.merge_group as { head_ref?: string; base_ref?: string; head_sha?: string } | undefined;
+  const group = env.payload.merge_group as
+    | { head_ref?: string; base_ref?: string; head_sha?: string }
+    | undefined;
   if (group?.head_ref) {
     // gh-readonly-queue/<branch>/pr-<number>-<sha>
     const match = /\/pr-(\d+)-[0-9a-f]+$/.exec(group.head_ref);
@@ -142,7 +167,9 @@ function laterInputs(env: RunEnvironment) {
   // A typo here would let a failed PR pass the step: only the states a PR can be in are accepted.
   const unknown = failOn.filter((state) => !(PULL_REQUEST_STATES as readonly string[]).includes(state));
   if (unknown.length) {
-    throw new InputError(`fail-on: unknown state${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')} (states: ${PULL_REQUEST_STATES.join(', ')})`);
+    throw new InputError(
+      `fail-on: unknown state${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')} (states: ${PULL_REQUEST_STATES.join(', ')})`,
+    );
   }
   return {
     failOn,
@@ -185,7 +212,10 @@ export function readSettings(env: RunEnvironment): ActionSettings {
     const host = env.serverUrl ? new URL(env.serverUrl).host : 'github.com';
     repo = parseRepo(`${host}/${env.repository}`);
   } else throw new InputError('repo: required outside GitHub Actions (GITHUB_REPOSITORY is not set)');
-  const connection: Connection = { token, apiUrl, repo };
+  const versionInput = (env.input('api-version') || 'v1').trim().toLowerCase();
+  if (versionInput !== 'v1' && versionInput !== 'v2')
+    throw new InputError(`api-version: must be v1 or v2, got "${env.input('api-version')}"`);
+  const connection: Connection = { token, apiUrl, repo, apiVersion: versionInput };
 
   const event = fromEvent(env);
   const prInput = env.input('pr-number');
@@ -212,15 +242,21 @@ export function readSettings(env: RunEnvironment): ActionSettings {
       `pr-number: required for a ${env.eventName ?? 'non-pull_request'} event (only pull_request, pull_request_target and merge_group events carry one)`,
     );
   }
-  if (!targetBranch) throw new InputError('target-branch: required when the event has no pull request base branch');
+  if (!targetBranch)
+    throw new InputError('target-branch: required when the event has no pull request base branch');
 
   if (operation === 'impacted-targets') {
     const targetsRaw = env.input('impacted-targets').trim();
-    if (targetsRaw === '') throw new InputError('impacted-targets: required for operation impacted-targets (a list, [] or ALL)');
+    if (targetsRaw === '')
+      throw new InputError('impacted-targets: required for operation impacted-targets (a list, [] or ALL)');
     let impactedTargets: string[] | 'ALL';
     if (targetsRaw.toUpperCase() === 'ALL') impactedTargets = 'ALL';
     else if (targetsRaw === '[]') impactedTargets = [];
-    else impactedTargets = targetsRaw.split('\n').map((s) => s.trim()).filter(Boolean);
+    else
+      impactedTargets = targetsRaw
+        .split('\n')
+        .map((s) => s.trim())
+        .filter(Boolean);
     if (!headSha) throw new InputError('head-sha: required when the event has no pull request head');
     const { failOn } = laterInputs(env);
     return { ...connection, operation, prNumber, targetBranch, failOn, impactedTargets, headSha };

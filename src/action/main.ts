@@ -3,9 +3,18 @@ import * as core from '@actions/core';
 import { context } from '@actions/github';
 import type { SubmittedPullRequest } from '../contract/index.js';
 import { ApiError, createClientFor, isTransientError, type Client } from '../client/core.js';
+import { createV2ClientFor, versionedUrl } from '../client/v2.js';
 import { flakyRoutes } from '../contract/routes-flaky.js';
 import { mqRoutes } from '../contract/routes-mq.js';
-import { findReports, githubContextOf, readCodeowners, readReports, uploadReports, type EventPayload, type UploadSummary } from '../upload/reports.js';
+import {
+  findReports,
+  githubContextOf,
+  readCodeowners,
+  readReports,
+  uploadReports,
+  type EventPayload,
+  type UploadSummary,
+} from '../upload/reports.js';
 import {
   InputError,
   readSettings,
@@ -56,11 +65,20 @@ class Step {
     private readonly signal: AbortSignal,
   ) {
     // Only the operations the Action calls: the bundle carries no webhook or service schemas.
-    this.client = createClientFor({ ...mqRoutes, ...flakyRoutes }, { baseUrl: settings.apiUrl, token: settings.token, signal, userAgent: 'railyard-action' });
+    // On v2, the same operations over Trunk's v2 API (client/v2.ts): what the step does and prints is the same.
+    const table = { ...mqRoutes, ...flakyRoutes };
+    const options = { baseUrl: settings.apiUrl, token: settings.token, signal, userAgent: 'railyard-action' };
+    this.client =
+      settings.apiVersion === 'v2'
+        ? createV2ClientFor(table, { ...options, baseUrl: versionedUrl(settings.apiUrl, 'v2') })
+        : createClientFor(table, options);
   }
 
   private async read(s: PullRequestSettings): Promise<SubmittedPullRequest> {
-    const pr = await this.client.call('getSubmittedPullRequest', { ...queueKey(s), pr: { number: s.prNumber } });
+    const pr = await this.client.call('getSubmittedPullRequest', {
+      ...queueKey(s),
+      pr: { number: s.prNumber },
+    });
     this.lastResponse = pr;
     this.pr = pr;
     return pr;
@@ -79,7 +97,8 @@ class Step {
         core.info(`Submitted #${s.prNumber} to the ${s.targetBranch} queue of ${repoName(s)}`);
         // Say why it will wait (a paused or draining queue, impacted targets missing), as mq submit does.
         for (const { level, text } of submitNotices(await this.read(s), undefined, {
-          uploadTargets: () => 'this action with operation: impacted-targets, or railyard mq impacted-targets',
+          uploadTargets: () =>
+            'this action with operation: impacted-targets, or railyard mq impacted-targets',
         }))
           (level === 'warning' ? core.warning : core.notice)(text);
         break;
@@ -87,16 +106,24 @@ class Step {
         // Nothing to cancel once the PR left the queue: say so, and let fail-on judge its state.
         const before = await this.read(s);
         if (before.state && TERMINAL.has(before.state)) {
-          core.notice(`#${s.prNumber} is already ${before.state}${before.stateReason ? ` (${before.stateReason})` : ''}: nothing to cancel`);
+          core.notice(
+            `#${s.prNumber} is already ${before.state}${before.stateReason ? ` (${before.stateReason})` : ''}: nothing to cancel`,
+          );
           break;
         }
-        this.lastResponse = await this.client.call('cancelPullRequest', { ...queueKey(s), pr: { number: s.prNumber } });
+        this.lastResponse = await this.client.call('cancelPullRequest', {
+          ...queueKey(s),
+          pr: { number: s.prNumber },
+        });
         core.info(`Cancelled #${s.prNumber}`);
         await this.read(s);
         break;
       }
       case 'restart':
-        this.lastResponse = await this.client.call('restartTestsOnPullRequest', { ...queueKey(s), pr: { number: s.prNumber } });
+        this.lastResponse = await this.client.call('restartTestsOnPullRequest', {
+          ...queueKey(s),
+          pr: { number: s.prNumber },
+        });
         core.info(`Restarted the tests of #${s.prNumber}`);
         await this.read(s);
         break;
@@ -114,7 +141,9 @@ class Step {
       }
       case 'status':
         await this.read(s);
-        core.info(`#${s.prNumber} is ${this.pr?.state}${this.pr?.stateReason ? ` (${this.pr.stateReason})` : ''}`);
+        core.info(
+          `#${s.prNumber} is ${this.pr?.state}${this.pr?.stateReason ? ` (${this.pr.stateReason})` : ''}`,
+        );
         break;
       case 'wait':
         await this.wait(s);
@@ -136,8 +165,14 @@ class Step {
     const ci = githubContextOf(process.env, context.payload as EventPayload);
     const branch = ci.branch;
     const sha = s.headSha ?? ci.sha;
-    if (!branch) throw new InputError('upload-tests: cannot tell the branch (GITHUB_HEAD_REF and GITHUB_REF_NAME are not set)');
-    if (!sha) throw new InputError('head-sha: required (GITHUB_SHA is not set and the event has no pull request head)');
+    if (!branch)
+      throw new InputError(
+        'upload-tests: cannot tell the branch (GITHUB_HEAD_REF and GITHUB_REF_NAME are not set)',
+      );
+    if (!sha)
+      throw new InputError(
+        'head-sha: required (GITHUB_SHA is not set and the event has no pull request head)',
+      );
     const codeowners = await readCodeowners(undefined, workspace);
     const meta = {
       repo: s.repo,
@@ -149,7 +184,9 @@ class Step {
       ...(ci.attempt ? { attempt: ci.attempt } : {}),
       ...(codeowners !== null ? { codeowners } : {}),
     };
-    core.info(`Uploading ${reports.length} JUnit report(s) for ${repoName(s)} ${branch} @ ${sha.slice(0, 12)}`);
+    core.info(
+      `Uploading ${reports.length} JUnit report(s) for ${repoName(s)} ${branch} @ ${sha.slice(0, 12)}`,
+    );
     const summary = await uploadReports(this.client, meta, reports, {
       signal: this.signal,
       onProgress: (done, total) => {
@@ -163,7 +200,9 @@ class Step {
         `${summary.flaky} flaky, ${summary.skipped} skipped, ${summary.new_tests} new`,
     );
     if (summary.excluded_from_detection) {
-      core.warning('The server kept this upload out of flaky-test detection: it looks like an infrastructure failure (most tests failed)');
+      core.warning(
+        'The server kept this upload out of flaky-test detection: it looks like an infrastructure failure (most tests failed)',
+      );
     }
   }
 
@@ -178,20 +217,27 @@ class Step {
   }
 
   private async wait(s: WaitSettings): Promise<void> {
-    core.info(`Waiting up to ${s.timeoutMs / 60_000} minute(s) for #${s.prNumber} to leave the ${s.targetBranch} queue`);
+    core.info(
+      `Waiting up to ${s.timeoutMs / 60_000} minute(s) for #${s.prNumber} to leave the ${s.targetBranch} queue`,
+    );
     const outcome = await waitForTerminal({
       read: () => this.read(s),
       isTransient: isTransientError,
       timeoutMs: s.timeoutMs,
       intervalMs: s.pollIntervalMs,
       signal: this.signal,
-      onState: (pr) => core.info(`#${pr.prNumber}: ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}`),
+      onState: (pr) =>
+        core.info(`#${pr.prNumber}: ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}`),
       // At least once a minute: where the PR is, so a long wait never looks stuck.
       heartbeatMs: s.heartbeatMs,
       onHeartbeat: async (pr, waited) =>
-        core.info(`#${pr.prNumber} is still ${pr.state}${await this.place(s, pr)}, waited ${formatDuration(waited)}`),
+        core.info(
+          `#${pr.prNumber} is still ${pr.state}${await this.place(s, pr)}, waited ${formatDuration(waited)}`,
+        ),
       onRetry: (error, attempt, delay) =>
-        core.warning(`Reading #${s.prNumber} failed (${oneLine(error)}); try ${attempt + 1} in about ${Math.round(delay / 1000)}s`),
+        core.warning(
+          `Reading #${s.prNumber} failed (${oneLine(error)}); try ${attempt + 1} in about ${Math.round(delay / 1000)}s`,
+        ),
     });
     if (outcome.kind === 'timeout') {
       this.finish();
@@ -208,7 +254,9 @@ class Step {
     }
     if (outcome.kind === 'aborted') {
       this.finish();
-      throw new StepFailure(`Stopped while waiting for #${s.prNumber} (the job was cancelled); last state ${outcome.pr?.state ?? 'unknown'}`);
+      throw new StepFailure(
+        `Stopped while waiting for #${s.prNumber} (the job was cancelled); last state ${outcome.pr?.state ?? 'unknown'}`,
+      );
     }
   }
 
@@ -241,7 +289,8 @@ class Step {
     if (s.operation === 'upload-tests') {
       const table = uploadSummaryTable({ repo: repoName(s), upload: this.upload, note });
       const summary = core.summary.addHeading(table.heading, 3);
-      if (table.rows.length > 1) summary.addTable([table.rows[0].map((data) => ({ data, header: true })), ...table.rows.slice(1)]);
+      if (table.rows.length > 1)
+        summary.addTable([table.rows[0].map((data) => ({ data, header: true })), ...table.rows.slice(1)]);
       if (table.note) summary.addRaw(`\n\n${table.note}\n`);
       await summary.write();
       return;
@@ -249,9 +298,15 @@ class Step {
     let testBranch: { name: string; url: string } | null = null;
     if (this.pr?.testRunId && !this.signal.aborted) {
       try {
-        const details = await this.client.call('getMergeQueueTestingDetails', { ...queueKey(s), testRunId: this.pr.testRunId });
+        const details = await this.client.call('getMergeQueueTestingDetails', {
+          ...queueKey(s),
+          testRunId: this.pr.testRunId,
+        });
         const server = process.env.GITHUB_SERVER_URL ?? `https://${s.repo.host}`;
-        testBranch = { name: details.testBranch, url: `${server}/${s.repo.owner}/${s.repo.name}/tree/${details.testBranch}` };
+        testBranch = {
+          name: details.testBranch,
+          url: `${server}/${s.repo.owner}/${s.repo.name}/tree/${details.testBranch}`,
+        };
       } catch {
         // the summary goes out without the link
       }
@@ -301,7 +356,9 @@ export async function run(): Promise<void> {
     step = new Step(settings, controller.signal);
     await step.run();
     const failed = step.failure();
-    await step.summary(failed ?? undefined).catch((e: unknown) => core.warning(`job summary not written: ${oneLine(e)}`));
+    await step
+      .summary(failed ?? undefined)
+      .catch((e: unknown) => core.warning(`job summary not written: ${oneLine(e)}`));
     if (failed) core.setFailed(failed);
   } catch (error) {
     const message = describe(error);

@@ -36,6 +36,11 @@ export abstract class BaseCommand extends Command {
       description: 'API token [env: RAILYARD_TOKEN, TRUNK_API_TOKEN]',
       helpGroup: 'GLOBAL',
     }),
+    'api-version': Flags.string({
+      description:
+        'API version to speak: v1 or v2 (the same commands and output) [env: RAILYARD_API_VERSION; default v1]',
+      helpGroup: 'GLOBAL',
+    }),
   };
 
   private configCache: Config | null = null;
@@ -45,8 +50,15 @@ export abstract class BaseCommand extends Command {
     return this.configCache;
   }
 
-  protected async client(flags: { 'api-url'?: string; token?: string }): Promise<Client> {
+  protected async client(flags: {
+    'api-url'?: string;
+    token?: string;
+    'api-version'?: string;
+  }): Promise<Client> {
     const config = await this.config_();
+    const apiVersion = apiVersionOf(
+      flags['api-version'] || process.env.RAILYARD_API_VERSION || config['api-version'],
+    );
     const configured = flags['api-url'] || process.env.RAILYARD_API_URL || config['api-url'];
     const baseUrl = configured || DEFAULT_API_URL;
     try {
@@ -78,8 +90,10 @@ export abstract class BaseCommand extends Command {
     } catch (error) {
       throw new ConfigError((error as Error).message);
     }
+    const { versionedUrl } = await import('../client/index.js');
     return createClient({
-      baseUrl,
+      apiVersion,
+      baseUrl: apiVersion === 'v2' ? versionedUrl(baseUrl, 'v2') : baseUrl,
       token,
       fetch: nodeFetch,
       maxResponseBytes: maxBytes,
@@ -265,6 +279,16 @@ export function formatOf(flags: { format?: string; output?: string }): Format {
     );
   }
   return (flags.format ?? inferred ?? 'table') as Format;
+}
+
+/** The API version of --api-version, RAILYARD_API_VERSION or the config (v1 when none says). */
+export function apiVersionOf(text: string | undefined): 'v1' | 'v2' {
+  if (text === undefined || text === '') return 'v1';
+  const version = text.trim().toLowerCase();
+  if (version === 'v1' || version === 'v2') return version;
+  throw new ConfigError(
+    `--api-version: expected v1 or v2, got ${JSON.stringify(text)} (also RAILYARD_API_VERSION, config key api-version)`,
+  );
 }
 
 /** A PR number argument (digits only). */

@@ -9,7 +9,7 @@ import type { Repo } from '../contract/index.js';
 import { parseRepoRef, repoProblem } from '../contract/repo-ref.js';
 import { ConfigError } from '../input-error.js';
 
-export const CONFIG_KEYS = ['api-url', 'token', 'org', 'repo'] as const;
+export const CONFIG_KEYS = ['api-url', 'token', 'org', 'repo', 'api-version'] as const;
 export type ConfigKey = (typeof CONFIG_KEYS)[number];
 export type Config = Partial<Record<ConfigKey, string>>;
 

@@ -132,17 +132,38 @@ export type FlakyListOperation = 'listFailingTests' | 'listUnhealthyTests' | 'li
 /** The operations a client knows: the whole route table (createClient), or the part a caller needs. */
 export type RouteTable = Partial<Record<OperationName, RouteDef>>;
 
+/** One HTTP request of an operation, as a client sends it (the v1 client and the v2 one alike). */
+export interface TransportRequest {
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  /** Below the base URL, without a leading slash. */
+  path: string;
+  searchParams?: Record<string, string>;
+  json?: unknown;
+  /** Whether it is sent again after a 429/5xx, a network error or a timeout. */
+  retrySafe: boolean;
+  signal?: AbortSignal;
+}
+
+/** Sends one request and answers its body's text (within the size cap); an error status throws an ApiError. */
+export type Transport = (op: string, request: TransportRequest) => Promise<string>;
+
 /**
- * A client over `table`: the Action passes only the merge-queue and flaky-test operations, so its
- * bundle carries no other schemas. An operation missing from the table is refused before sending.
+ * The HTTP side of a client: ky with its retries, the size cap, the token (v1's `x-api-token`
+ * header, or `Authorization: Bearer` for v2) and the errors in one line.
  */
-export function createClientFor(table: RouteTable, options: ClientOptions): Client {
+export function createTransport(
+  options: ClientOptions,
+  auth: 'x-api-token' | 'bearer' = 'x-api-token',
+): Transport {
   const baseUrl = withoutTrailingSlashes(options.baseUrl);
   const timeoutMs = options.timeoutMs ?? 30_000;
   const retries = options.retries ?? 3;
   const maxBytes = options.maxResponseBytes ?? maxResponseBytes();
   const headers: Record<string, string> = { 'user-agent': options.userAgent ?? 'railyard-cli' };
-  if (options.token) headers['x-api-token'] = options.token;
+  if (options.token) {
+    if (auth === 'bearer') headers.authorization = `Bearer ${options.token}`;
+    else headers['x-api-token'] = options.token;
+  }
   const http: KyInstance = ky.create({
     prefixUrl: baseUrl,
     timeout: timeoutMs,
@@ -151,42 +172,29 @@ export function createClientFor(table: RouteTable, options: ClientOptions): Clie
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
 
-  async function call<Op extends OperationName>(
-    op: Op,
-    body: RequestBody<Op>,
-    requestOptions: RequestOptions = {},
-  ): Promise<ResponseBody<Op>> {
-    const def = table[op];
-    if (!def) throw new Error(`${op}: not an operation of this client's route table`);
-    const signal = requestOptions.signal ?? options.signal;
-    const path = def.path.replace(/^\//, '');
+  async function send(op: string, request: TransportRequest): Promise<string> {
+    const { retrySafe } = request;
+    const signal = request.signal ?? options.signal;
     try {
-      const response = await http(path, {
-        method: def.method,
-        ...(def.method === 'GET'
-          ? {
-              searchParams: Object.fromEntries(
-                Object.entries((body ?? {}) as Record<string, unknown>)
-                  .filter(([, v]) => v !== undefined)
-                  .map(([k, v]) => [k, String(v)]),
-              ),
-            }
-          : { json: body ?? {} }),
+      const response = await http(request.path, {
+        method: request.method,
+        ...(request.searchParams ? { searchParams: request.searchParams } : {}),
+        ...(request.json !== undefined ? { json: request.json } : {}),
         signal,
         retry: {
           limit: retries,
-          methods: ['get', 'post'],
-          statusCodes: def.retrySafe ? [408, 429, 500, 502, 503, 504] : [],
+          methods: ['get', 'post', 'put', 'patch', 'delete'],
+          statusCodes: retrySafe ? [408, 429, 500, 502, 503, 504] : [],
           afterStatusCodes: [429, 503],
           backoffLimit: 10_000,
           jitter: (delay) => delay * (0.5 + Math.random() * 0.5),
-          retryOnTimeout: def.retrySafe,
+          retryOnTimeout: retrySafe,
           // A write is sent again only when it provably never reached the server.
           // Never for a TLS handshake with a plain-HTTP server: it fails the same way every time.
           shouldRetry: ({ error }) =>
             isPlainHttpAnswer(error)
               ? false
-              : def.retrySafe
+              : retrySafe
                 ? undefined
                 : error instanceof HTTPError
                   ? false
@@ -206,70 +214,56 @@ export function createClientFor(table: RouteTable, options: ClientOptions): Clie
         },
       });
       // The body within the cap, and within the attempt's time limit (ky's covers only the wait for the headers).
-      const text = await readCapped(
+      return await readCapped(
         response,
         op,
         maxBytes,
         () => new TimeoutError(op, timeoutMs),
         Date.now() + timeoutMs,
       );
-      if (def.response === 'text') return text as ResponseBody<Op>;
-      let json: unknown;
-      try {
-        json = text.trim() === '' ? {} : JSON.parse(text);
-      } catch (error) {
-        throw new ResponseShapeError(`${op}: the server answered 200 with a body that is not JSON`, op, {
-          cause: error,
-        });
-      }
-      const parsed = (def.response as z.ZodType).safeParse(json);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0];
-        throw new ResponseShapeError(
-          `${op}: unexpected answer from ${baseUrl}: ${issue ? `${issue.path.join('.') || 'body'}: ${issue.message}` : 'invalid'}`,
-          op,
-          { cause: parsed.error },
-        );
-      }
-      return parsed.data as ResponseBody<Op>;
     } catch (error) {
       throw await translate(op, error);
     }
   }
 
   /**
-   * The one line of an error answer: v1's plain text, or the message of Trunk's JSON envelope
-   * (`{"error":{"code","message"}}`, as /v2 and Trunk's own API answer).
+   * The one line of an error answer and its code: v1's plain text (the code in a header), or the
+   * message and code of Trunk's JSON envelope (`{"error":{"code","message"}}`, as /v2 and Trunk's
+   * own API answer).
    */
-  function errorLine(text: string): string {
+  function errorOf(text: string): { line: string; code?: string } {
     const trimmed = text.trim();
     if (trimmed.startsWith('{')) {
       try {
-        const message = (JSON.parse(trimmed) as { error?: { message?: unknown } }).error?.message;
-        if (typeof message === 'string') return message.split('\n')[0]!.trim().slice(0, 500);
+        const error = (JSON.parse(trimmed) as { error?: { message?: unknown; code?: unknown } }).error;
+        if (typeof error?.message === 'string')
+          return {
+            line: error.message.split('\n')[0]!.trim().slice(0, 500),
+            ...(typeof error.code === 'string' ? { code: error.code } : {}),
+          };
       } catch {
         // not JSON after all: the text as it came
       }
     }
-    return trimmed.split('\n')[0]!.trim().slice(0, 500);
+    return { line: trimmed.split('\n')[0]!.trim().slice(0, 500) };
   }
 
   function translateHttp(op: string, error: HTTPError): Promise<ApiError> {
     // Only the head of an error answer: its first line is all the message keeps.
     return readHead(error.response, 64 * 1024)
       .catch(() => '')
-      .then(
-        (text) =>
-          new ApiError(op, error.response.status, errorLine(text), {
-            code: error.response.headers.get(ERROR_CODE_HEADER) ?? undefined,
-            cause: error,
-            // An operation path that is not found at a base URL without /v1: most likely the URL is wrong.
-            hint:
-              error.response.status === 404 && likelyApiUrl(baseUrl)
-                ? `did you mean --api-url ${likelyApiUrl(baseUrl)}?`
-                : undefined,
-          }),
-      );
+      .then((text) => {
+        const { line, code } = errorOf(text);
+        return new ApiError(op, error.response.status, line, {
+          code: error.response.headers.get(ERROR_CODE_HEADER) ?? code,
+          cause: error,
+          // An operation path that is not found at a base URL without /v1: most likely the URL is wrong.
+          hint:
+            auth !== 'bearer' && error.response.status === 404 && likelyApiUrl(baseUrl)
+              ? `did you mean --api-url ${likelyApiUrl(baseUrl)}?`
+              : undefined,
+        });
+      });
   }
 
   async function translate(op: string, error: unknown): Promise<unknown> {
@@ -288,6 +282,43 @@ export function createClientFor(table: RouteTable, options: ClientOptions): Clie
     if (error instanceof TypeError)
       return new NetworkError(op, baseUrl, causeOf(error).message, { cause: error });
     return error;
+  }
+
+  return send;
+}
+
+/**
+ * A client over `table`: the Action passes only the merge-queue and flaky-test operations, so its
+ * bundle carries no other schemas. An operation missing from the table is refused before sending.
+ */
+export function createClientFor(table: RouteTable, options: ClientOptions): Client {
+  const baseUrl = withoutTrailingSlashes(options.baseUrl);
+  const send = createTransport(options);
+
+  async function call<Op extends OperationName>(
+    op: Op,
+    body: RequestBody<Op>,
+    requestOptions: RequestOptions = {},
+  ): Promise<ResponseBody<Op>> {
+    const def = table[op];
+    if (!def) throw new Error(`${op}: not an operation of this client's route table`);
+    const text = await send(op, {
+      method: def.method,
+      path: def.path.replace(/^\//, ''),
+      ...(def.method === 'GET'
+        ? {
+            searchParams: Object.fromEntries(
+              Object.entries((body ?? {}) as Record<string, unknown>)
+                .filter(([, v]) => v !== undefined)
+                .map(([k, v]) => [k, String(v)]),
+            ),
+          }
+        : { json: body ?? {} }),
+      retrySafe: def.retrySafe,
+      ...(requestOptions.signal ? { signal: requestOptions.signal } : {}),
+    });
+    if (def.response === 'text') return text as ResponseBody<Op>;
+    return parseAnswer(op, text, def.response as z.ZodType, baseUrl) as ResponseBody<Op>;
   }
 
   async function* pages<Op extends FlakyListOperation>(
@@ -317,6 +348,28 @@ export function createClientFor(table: RouteTable, options: ClientOptions): Clie
   }
 
   return { baseUrl, call: call as Client['call'], pages: pages as Client['pages'] };
+}
+
+/** A JSON answer checked against its schema: a ResponseShapeError naming the first mismatch otherwise. */
+export function parseAnswer(op: string, text: string, schema: z.ZodType, baseUrl: string): unknown {
+  let json: unknown;
+  try {
+    json = text.trim() === '' ? {} : JSON.parse(text);
+  } catch (error) {
+    throw new ResponseShapeError(`${op}: the server answered 200 with a body that is not JSON`, op, {
+      cause: error,
+    });
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ResponseShapeError(
+      `${op}: unexpected answer from ${baseUrl}: ${issue ? `${issue.path.join('.') || 'body'}: ${issue.message}` : 'invalid'}`,
+      op,
+      { cause: parsed.error },
+    );
+  }
+  return parsed.data;
 }
 
 export { API_PREFIX };

@@ -89,7 +89,12 @@ function pullRequestEvent(number: number) {
   return {
     action: 'labeled',
     number,
-    pull_request: { number, head: { sha: 'a'.repeat(40), ref: `feature-${number}` }, base: { ref: 'main' }, title: `PR ${number}` },
+    pull_request: {
+      number,
+      head: { sha: 'a'.repeat(40), ref: `feature-${number}` },
+      base: { ref: 'main' },
+      title: `PR ${number}`,
+    },
     repository: { full_name: 'acme/web', name: 'web', owner: { login: 'acme' } },
   };
 }
@@ -110,7 +115,11 @@ beforeAll(async () => {
   const paused = await fetch(`${server.url}/updateQueue`, {
     method: 'POST',
     headers: { 'x-api-token': 'action-token', 'content-type': 'application/json' },
-    body: JSON.stringify({ repo: { host: 'github.com', owner: 'acme', name: 'web' }, targetBranch: 'main', state: 'paused' }),
+    body: JSON.stringify({
+      repo: { host: 'github.com', owner: 'acme', name: 'web' },
+      targetBranch: 'main',
+      state: 'paused',
+    }),
   });
   expect(paused.status).toBe(200);
 });
@@ -122,13 +131,20 @@ describe('the GitHub Action (dist/index.js)', () => {
   it('submits the pull request of the event, sets outputs and writes a summary', async () => {
     const run = await runAction({ ...base, operation: 'submit', priority: 'high' });
     expect(run.code, run.stdout).toBe(0);
-    expect(run.outputs).toMatchObject({ 'pr-number': '7', state: 'pending', merged: 'false', priority: 'high' });
+    expect(run.outputs).toMatchObject({
+      'pr-number': '7',
+      state: 'pending',
+      merged: 'false',
+      priority: 'high',
+    });
     expect(JSON.parse(run.outputs.response)).toMatchObject({ prNumber: 7, priorityValue: 10 });
     expect(run.summary).toMatch(/<table>/);
     expect(run.summary).toMatch(/#7 Sandbox PR #7/);
     expect(run.stdout).toMatch(/::add-mask::action-token/);
     // The queue of these tests is paused: the step says why the PR will wait, as mq submit does.
-    expect(run.stdout).toContain('::notice::the queue is paused: it starts and merges nothing, so #7 waits until it is resumed');
+    expect(run.stdout).toContain(
+      '::notice::the queue is paused: it starts and merges nothing, so #7 waits until it is resumed',
+    );
   });
 
   it('status and cancel; fail-on makes a cancelled PR fail the step with the reason', async () => {
@@ -148,7 +164,13 @@ describe('the GitHub Action (dist/index.js)', () => {
     let pending!: () => void;
     const printed = new Promise<void>((r) => (pending = r));
     const waiting = runAction(
-      { ...base, operation: 'wait', 'pr-number': '8', 'poll-interval-seconds': '0.2', 'timeout-minutes': '1' },
+      {
+        ...base,
+        operation: 'wait',
+        'pr-number': '8',
+        'poll-interval-seconds': '0.2',
+        'timeout-minutes': '1',
+      },
       { onOutput: (out) => /#8: pending/.test(out) && pending() },
     );
     await Promise.race([printed, waiting]); // it waits, and said so (or it ended: the checks below say how)
@@ -162,7 +184,13 @@ describe('the GitHub Action (dist/index.js)', () => {
 
   it('wait: times out with a clear message (decimal minutes)', async () => {
     await runAction({ ...base, operation: 'submit', 'pr-number': '9' });
-    const run = await runAction({ ...base, operation: 'wait', 'pr-number': '9', 'timeout-minutes': '0.02', 'poll-interval-seconds': '0.2' });
+    const run = await runAction({
+      ...base,
+      operation: 'wait',
+      'pr-number': '9',
+      'timeout-minutes': '0.02',
+      'poll-interval-seconds': '0.2',
+    });
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/::error::#9 is still pending after 0\.02 minute\(s\)/);
     expect(run.outputs.state).toBe('pending');
@@ -170,11 +198,23 @@ describe('the GitHub Action (dist/index.js)', () => {
 
   it('wait: until merged (exit 0), and a PR whose tests fail fails the step with the reason', async () => {
     // A running sandbox queue: runs take 1 s; any run containing #5 fails.
-    const live = await startTestServer({ tokens: { t3: 'acme' }, sandbox: { testSeconds: 1, failPrs: new Set([5]) } });
+    const live = await startTestServer({
+      tokens: { t3: 'acme' },
+      sandbox: { testSeconds: 1, failPrs: new Set([5]) },
+    });
     try {
-      const inputs = { token: 't3', 'api-url': live.url, 'poll-interval-seconds': '0.2', 'timeout-minutes': '1' };
+      const inputs = {
+        token: 't3',
+        'api-url': live.url,
+        'poll-interval-seconds': '0.2',
+        'timeout-minutes': '1',
+      };
       const key = { repo: { host: 'github.com', owner: 'acme', name: 'web' }, targetBranch: 'main' };
-      await fetch(`${live.url}/createQueue`, { method: 'POST', headers: { 'x-api-token': 't3' }, body: JSON.stringify(key) });
+      await fetch(`${live.url}/createQueue`, {
+        method: 'POST',
+        headers: { 'x-api-token': 't3' },
+        body: JSON.stringify(key),
+      });
       expect((await runAction({ ...inputs, operation: 'submit', 'pr-number': '4' })).code).toBe(0);
       expect((await runAction({ ...inputs, operation: 'submit', 'pr-number': '5' })).code).toBe(0);
       const [four, five] = await Promise.all([
@@ -205,11 +245,22 @@ describe('the GitHub Action (dist/index.js)', () => {
     const key = { repo: { host: 'github.com', owner: 'acme', name: 'web' }, targetBranch: 'main' };
     const headers = { 'x-api-token': 't2', 'content-type': 'application/json' };
     await fetch(`${other.url}/createQueue`, { method: 'POST', headers, body: JSON.stringify(key) });
-    await fetch(`${other.url}/submitPullRequest`, { method: 'POST', headers, body: JSON.stringify({ ...key, pr: { number: 3 } }) });
+    await fetch(`${other.url}/submitPullRequest`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ ...key, pr: { number: 3 } }),
+    });
     let pending!: () => void;
     const read = new Promise<void>((r) => (pending = r));
     const waiting = runAction(
-      { token: 't2', 'api-url': other.url, operation: 'wait', 'pr-number': '3', 'poll-interval-seconds': '0.1', 'timeout-minutes': '1' },
+      {
+        token: 't2',
+        'api-url': other.url,
+        operation: 'wait',
+        'pr-number': '3',
+        'poll-interval-seconds': '0.1',
+        'timeout-minutes': '1',
+      },
       { onOutput: (out) => /#3: [a-z_]+/.test(out) && pending() },
     );
     await Promise.race([read, waiting]); // it has read the PR once (or it ended: the checks below say how)
@@ -221,10 +272,20 @@ describe('the GitHub Action (dist/index.js)', () => {
   });
 
   it('impacted-targets: ALL, and a newline list', async () => {
-    const all = await runAction({ ...base, operation: 'impacted-targets', 'impacted-targets': 'ALL', 'pr-number': '7' });
+    const all = await runAction({
+      ...base,
+      operation: 'impacted-targets',
+      'impacted-targets': 'ALL',
+      'pr-number': '7',
+    });
     expect(all.code, all.stdout).toBe(0);
     expect(all.stdout).toMatch(/: ALL/);
-    const list = await runAction({ ...base, operation: 'impacted-targets', 'impacted-targets': '//a\n//b\n', 'pr-number': '7' });
+    const list = await runAction({
+      ...base,
+      operation: 'impacted-targets',
+      'impacted-targets': '//a\n//b\n',
+      'pr-number': '7',
+    });
     expect(list.stdout).toMatch(/2 target\(s\)/);
   });
 
@@ -295,7 +356,13 @@ describe('the GitHub Action (dist/index.js)', () => {
   });
 
   it('takes the PR number and base branch from a merge_group event', async () => {
-    const event = { merge_group: { head_ref: 'refs/heads/gh-readonly-queue/main/pr-7-abcdef0', base_ref: 'refs/heads/main', head_sha: 'b'.repeat(40) } };
+    const event = {
+      merge_group: {
+        head_ref: 'refs/heads/gh-readonly-queue/main/pr-7-abcdef0',
+        base_ref: 'refs/heads/main',
+        head_sha: 'b'.repeat(40),
+      },
+    };
     const run = await runAction({ ...base, operation: 'status' }, { event, eventName: 'merge_group' });
     expect(run.outputs['pr-number']).toBe('7');
   });
@@ -305,17 +372,45 @@ describe('the GitHub Action (dist/index.js)', () => {
     mkdirSync(join(workspace, 'reports', 'unit'), { recursive: true });
     mkdirSync(join(workspace, '.github'));
     writeFileSync(join(workspace, '.github', 'CODEOWNERS'), 'src/ @acme/app\n');
-    const tc = (name: string, body = '') => `<testcase classname="app" name="${name}" file="src/app.js">${body}</testcase>`;
-    writeFileSync(join(workspace, 'reports', 'unit', 'a.xml'), `<testsuite name="a">${tc('passes')}${tc('fails', '<failure message="x"/>')}</testsuite>`);
-    writeFileSync(join(workspace, 'reports', 'b.xml'), `<testsuite name="b">${tc('retried', '<failure message="x"/>')}${tc('retried')}${tc('skips', '<skipped/>')}</testsuite>`);
-    const env = { GITHUB_WORKSPACE: workspace, GITHUB_HEAD_REF: 'feature-7', GITHUB_JOB: 'test', GITHUB_RUN_ATTEMPT: '1' };
-    const run = await runAction({ ...base, operation: 'upload-tests', org: 'acme', junit: 'reports/**/*.xml, missing/*.xml' }, { env, cwd: workspace });
+    const tc = (name: string, body = '') =>
+      `<testcase classname="app" name="${name}" file="src/app.js">${body}</testcase>`;
+    writeFileSync(
+      join(workspace, 'reports', 'unit', 'a.xml'),
+      `<testsuite name="a">${tc('passes')}${tc('fails', '<failure message="x"/>')}</testsuite>`,
+    );
+    writeFileSync(
+      join(workspace, 'reports', 'b.xml'),
+      `<testsuite name="b">${tc('retried', '<failure message="x"/>')}${tc('retried')}${tc('skips', '<skipped/>')}</testsuite>`,
+    );
+    const env = {
+      GITHUB_WORKSPACE: workspace,
+      GITHUB_HEAD_REF: 'feature-7',
+      GITHUB_JOB: 'test',
+      GITHUB_RUN_ATTEMPT: '1',
+    };
+    const run = await runAction(
+      { ...base, operation: 'upload-tests', org: 'acme', junit: 'reports/**/*.xml, missing/*.xml' },
+      { env, cwd: workspace },
+    );
     expect(run.code, run.stdout).toBe(0);
-    expect(JSON.parse(run.outputs.response)).toMatchObject({ files: 2, tests: 4, passed: 1, failed: 1, flaky: 1, skipped: 1, new_tests: 4, requests: 1 });
+    expect(JSON.parse(run.outputs.response)).toMatchObject({
+      files: 2,
+      tests: 4,
+      passed: 1,
+      failed: 1,
+      flaky: 1,
+      skipped: 1,
+      new_tests: 4,
+      requests: 1,
+    });
     expect(run.outputs['pr-number']).toBe('7');
-    expect(run.stdout).toMatch(/Uploaded 2 file\(s\): 4 test\(s\), 1 passed, 1 failed, 1 flaky, 1 skipped, 4 new/);
+    expect(run.stdout).toMatch(
+      /Uploaded 2 file\(s\): 4 test\(s\), 1 passed, 1 failed, 1 flaky, 1 skipped, 4 new/,
+    );
     expect(run.summary).toMatch(/Test results: 4 test\(s\) uploaded for github.com\/acme\/web/);
-    expect(run.summary).toMatch(/<td>2<\/td><td>4<\/td><td>1<\/td><td>1<\/td><td>1<\/td><td>1<\/td><td>4<\/td>/);
+    expect(run.summary).toMatch(
+      /<td>2<\/td><td>4<\/td><td>1<\/td><td>1<\/td><td>1<\/td><td>1<\/td><td>4<\/td>/,
+    );
 
     // The server stored the results (a retried test failed once too) with the workspace's CODEOWNERS.
     const failing = await fetch(`${server.url}/flaky-tests/list-failing-tests`, {
@@ -338,11 +433,108 @@ describe('the GitHub Action (dist/index.js)', () => {
 
   it('upload-tests: no matching report, or no org, fails the step naming the input', async () => {
     const workspace = tempDirSync('railyard-ws-');
-    const none = await runAction({ ...base, operation: 'upload-tests', org: 'acme', junit: 'reports/*.xml' }, { env: { GITHUB_WORKSPACE: workspace } });
+    const none = await runAction(
+      { ...base, operation: 'upload-tests', org: 'acme', junit: 'reports/*.xml' },
+      { env: { GITHUB_WORKSPACE: workspace } },
+    );
     expect(none.code).toBe(1);
     expect(none.stdout).toMatch(/::error::junit: no file matches "reports\/\*\.xml"/);
     expect(none.summary).toMatch(/Test results: not uploaded/);
     const noOrg = await runAction({ ...base, operation: 'upload-tests', junit: 'reports/*.xml' });
     expect(noOrg.stdout).toMatch(/::error::org: required for operation upload-tests/);
+  });
+});
+
+describe('the Action on api-version v2', () => {
+  it('submit, impacted-targets, status, cancel and wait over /v2 give the outputs they give over /v1', async () => {
+    // A running sandbox queue: runs take 1 s; any run containing #5 fails.
+    const live = await startTestServer({
+      tokens: { t4: 'acme' },
+      sandbox: { testSeconds: 1, failPrs: new Set([5]) },
+    });
+    try {
+      const v1 = { token: 't4', 'api-url': live.url, 'poll-interval-seconds': '0.2', 'timeout-minutes': '1' };
+      const v2 = { ...v1, 'api-version': 'v2' };
+      const key = { repo: { host: 'github.com', owner: 'acme', name: 'web' }, targetBranch: 'main' };
+      const headers = { 'x-api-token': 't4', 'content-type': 'application/json' };
+      await fetch(`${live.url}/createQueue`, { method: 'POST', headers, body: JSON.stringify(key) });
+      await fetch(`${live.url}/updateQueue`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ ...key, state: 'paused' }),
+      });
+
+      const submit = await runAction({ ...v2, operation: 'submit', 'pr-number': '6', priority: 'high' });
+      expect(submit.code, submit.stdout).toBe(0);
+      expect(submit.outputs).toMatchObject({
+        'pr-number': '6',
+        state: 'pending',
+        merged: 'false',
+        priority: 'high',
+      });
+      expect(submit.stdout).toContain('Submitted #6 to the main queue of github.com/acme/web');
+      expect(submit.stdout).toContain('::notice::the queue is paused');
+      const sha = JSON.parse(submit.outputs.response).prSha as string;
+      const targets = await runAction({
+        ...v2,
+        operation: 'impacted-targets',
+        'impacted-targets': '//a\n//b',
+        'pr-number': '6',
+        'head-sha': sha,
+      });
+      expect(targets.code, targets.stdout).toBe(0);
+      expect(targets.stdout).toMatch(/2 target\(s\)/);
+      // The same PR read over both versions: the same outputs, response included.
+      const [one, two] = await Promise.all([
+        runAction({ ...v1, operation: 'status', 'pr-number': '6' }),
+        runAction({ ...v2, operation: 'status', 'pr-number': '6' }),
+      ]);
+      expect(two.code).toBe(0);
+      expect(two.outputs).toEqual(one.outputs);
+      const cancel = await runAction({ ...v2, operation: 'cancel', 'pr-number': '6' });
+      expect(cancel.code).toBe(1);
+      expect(cancel.outputs.state).toBe('cancelled');
+      expect(cancel.stdout).toMatch(/::error::#6 is cancelled \(USER_REQUESTED\)/);
+      const again = await runAction({ ...v2, operation: 'cancel', 'pr-number': '6', 'fail-on': '' });
+      expect(again.stdout).toMatch(/::notice::#6 is already cancelled \(USER_REQUESTED\): nothing to cancel/);
+
+      await fetch(`${live.url}/updateQueue`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ ...key, state: 'running' }),
+      });
+      expect((await runAction({ ...v2, operation: 'submit', 'pr-number': '4' })).code).toBe(0);
+      expect((await runAction({ ...v2, operation: 'submit', 'pr-number': '5' })).code).toBe(0);
+      const [four, five] = await Promise.all([
+        runAction({ ...v2, operation: 'wait', 'pr-number': '4' }),
+        runAction({ ...v2, operation: 'wait', 'pr-number': '5' }),
+      ]);
+      expect(four.code, four.stdout).toBe(0);
+      expect(four.outputs).toMatchObject({ state: 'merged', merged: 'true', 'pr-number': '4' });
+      expect(five.code, five.stdout).toBe(1);
+      expect(five.outputs).toMatchObject({ state: 'failed', merged: 'false' });
+      expect(five.stdout).toMatch(/::error::#5 is failed \(TEST_RUN_REQUIRED_STATUS_FAILED\)/);
+    } finally {
+      await live.close();
+    }
+  });
+
+  it('a wrong api-version fails before any request; upload-tests on v2 names its operation and says to use v1', async () => {
+    const bad = await runAction({ ...base, operation: 'status', 'api-version': '3' });
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toMatch(/::error::api-version: must be v1 or v2, got "3"/);
+    const workspace = tempDirSync('railyard-ws-v2-');
+    writeFileSync(
+      join(workspace, 'a.xml'),
+      '<testsuite name="a"><testcase classname="app" name="ok"/></testsuite>',
+    );
+    const upload = await runAction(
+      { ...base, 'api-version': 'v2', operation: 'upload-tests', org: 'acme', junit: 'a.xml' },
+      { env: { GITHUB_WORKSPACE: workspace }, cwd: workspace },
+    );
+    expect(upload.code).toBe(1);
+    expect(upload.stdout).toMatch(
+      /uploadTestResults: not an operation of the v2 API; use API version v1 for it/,
+    );
   });
 });

@@ -1,6 +1,7 @@
 // The v2 API against Trunk's published schemas (issue 39): every answer the real server gives in
 // a scenario that calls every v2 operation — successes and errors — validates against the schema
 // Trunk's openapi-v2.json names for it (test/fixtures/trunk/openapi-v2.json, ajv).
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { v2Routes, type V2OperationId } from '../../src/contract/v2/routes.js';
 import { serversPerTest } from '../support/hooks.js';
@@ -9,6 +10,62 @@ import { trunkSchemas, v2, type V2Answer } from '../support/v2.js';
 
 const startServer = serversPerTest();
 const schemas = trunkSchemas();
+
+interface TrunkOperation {
+  method: string;
+  path: string;
+  parameters?: { name: string; in: string; required: boolean }[];
+  requestBody?: { content: Record<string, { schema: { $ref: string } }> };
+  responses: Record<string, { content?: Record<string, { schema: { $ref: string } }> }>;
+}
+
+/** The operations of Trunk's description (test/fixtures/trunk/openapi-v2.json), by operationId. */
+const TRUNK_OPERATIONS = (() => {
+  const doc = JSON.parse(
+    readFileSync(new URL('../fixtures/trunk/openapi-v2.json', import.meta.url), 'utf8'),
+  ) as {
+    paths: Record<string, Record<string, TrunkOperation & { operationId: string }>>;
+  };
+  const byId = new Map<string, TrunkOperation>();
+  for (const [path, methods] of Object.entries(doc.paths))
+    for (const [method, op] of Object.entries(methods)) byId.set(op.operationId, { ...op, method, path });
+  return byId;
+})();
+const trunkOperation = (op: string) => TRUNK_OPERATIONS.get(op);
+const schemaName = (ref: string | undefined) => ref?.replace('#/components/schemas/', '') ?? null;
+
+/** Query keys Trunk's description names only in prose: `sort`/`direction` take their one value. */
+const PROSE_QUERY = new Set(['sort', 'direction']);
+
+describe("the v2 route table against Trunk's paths", () => {
+  it('serves every operation of the description, each at its method and path, with its statuses, bodies and query parameters', () => {
+    expect(new Set(Object.keys(v2Routes))).toEqual(new Set(TRUNK_OPERATIONS.keys()));
+    const problems: string[] = [];
+    for (const [id, def] of Object.entries(v2Routes)) {
+      const trunk = trunkOperation(id);
+      if (!trunk) continue;
+      const ours = `${def.method} /v2${def.path.replace(/:(\w+)/g, '{$1}')}`;
+      if (ours !== `${trunk.method.toUpperCase()} ${trunk.path}`)
+        problems.push(`${id}: served at ${ours}, Trunk's is ${trunk.method.toUpperCase()} ${trunk.path}`);
+      const success = Object.keys(trunk.responses).find((status) => status.startsWith('2'));
+      if (String(def.status) !== success) problems.push(`${id}: answers ${def.status}, Trunk's ${success}`);
+      const content = success ? trunk.responses[success]!.content : undefined;
+      const answer = schemaName(content ? Object.values(content)[0]?.schema.$ref : undefined);
+      if (def.response !== answer) problems.push(`${id}: answers ${def.response}, Trunk's ${answer}`);
+      if (trunk.requestBody && def.body === null) problems.push(`${id}: takes no body, Trunk's takes one`);
+      const declared = (trunk.parameters ?? []).filter((p) => p.in === 'query');
+      const accepted = new Set(
+        def.query ? Object.keys((def.query as unknown as { shape: Record<string, unknown> }).shape) : [],
+      );
+      for (const p of declared)
+        if (!accepted.has(p.name)) problems.push(`${id}: does not take Trunk's query parameter ${p.name}`);
+      const names = new Set(declared.map((p) => p.name));
+      for (const key of accepted)
+        if (!names.has(key) && !PROSE_QUERY.has(key)) problems.push(`${id}: takes ${key}, not Trunk's`);
+    }
+    expect(problems).toEqual([]);
+  });
+});
 
 interface Seen {
   op: V2OperationId;
@@ -146,6 +203,11 @@ describe("v2 answers follow Trunk's schemas", () => {
       expect(answer.headers.get('x-request-id'), op).toBeTruthy();
     }
     expect(problems).toEqual([]);
+    // Every status met is one Trunk's description declares for that operation.
+    const undeclared = seen
+      .filter(({ op, answer }) => !(String(answer.status) in (trunkOperation(op)?.responses ?? {})))
+      .map(({ op, answer }) => `${op} ${answer.status}`);
+    expect(undeclared).toEqual([]);
     // The errors met on the way carry Trunk's codes.
     const codes = seen
       .filter((x) => x.answer.status >= 400)

@@ -256,6 +256,11 @@ describe('v2: lists', () => {
     expect(
       (await v2(s, 'GET', `/merge-queues/${q}/pull-requests?state=pending,notReady`)).body.data,
     ).toHaveLength(4);
+    // `author` (Trunk's filter): only that author's PRs; the sandbox's PRs are all by `sandbox`.
+    const byAuthor = await v2(s, 'GET', `/merge-queues/${q}/pull-requests?author=sandbox&includeTotal=true`);
+    expect([byAuthor.status, byAuthor.body.total]).toEqual([200, 4]);
+    const nobody = await v2(s, 'GET', `/merge-queues/${q}/pull-requests?author=octocat`);
+    expect([nobody.status, nobody.body.data]).toEqual([200, []]);
   });
 
   it('gives a history oldest first (newest first on request) and several at once', async () => {

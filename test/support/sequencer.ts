@@ -14,6 +14,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 const SLOW_FILES: Record<string, number> = {
   'test/e2e/github-truth.test.ts': 72,
   'test/e2e/check-identities.test.ts': 60,
+  'test/cli/api-version.test.ts': 55,
   'test/e2e/check-limits.test.ts': 50,
   'test/e2e/github-queue.test.ts': 70,
   // Added 2026-12-03: one test waits out a 1-minute testing timeout (mostly idle).

@@ -1,7 +1,15 @@
 /** `railyard config set`: set a CLI configuration value (stored with mode 0600). */
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
-import { CONFIG_KEYS, ConfigError, configPath, parseRepo, readConfig, writeConfig, type ConfigKey } from '../../cli/config.js';
+import {
+  CONFIG_KEYS,
+  ConfigError,
+  configPath,
+  parseRepo,
+  readConfig,
+  writeConfig,
+  type ConfigKey,
+} from '../../cli/config.js';
 
 export default class ConfigSet extends BaseCommand {
   // No server involved: --api-url and --token do not apply (the help lists only what does).
@@ -12,6 +20,7 @@ export default class ConfigSet extends BaseCommand {
     'printf %s "$RAILYARD_TOKEN" | <%= config.bin %> config set token -   # from stdin: not in the shell history or ps',
     '<%= config.bin %> config set org acme',
     '<%= config.bin %> config set repo github.com/acme/web',
+    "<%= config.bin %> config set api-version v2   # speak Trunk's v2 API (default v1)",
   ];
   static override args = {
     key: Args.string({ description: 'key', options: [...CONFIG_KEYS], required: true }),
@@ -26,7 +35,10 @@ export default class ConfigSet extends BaseCommand {
       const chunks: Buffer[] = [];
       for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
       value = Buffer.concat(chunks).toString('utf8').trim();
-      if (!value) throw new ConfigError(`${key}: nothing on stdin (pipe the value in, e.g. printf %s "$VALUE" | railyard config set ${key} -)`);
+      if (!value)
+        throw new ConfigError(
+          `${key}: nothing on stdin (pipe the value in, e.g. printf %s "$VALUE" | railyard config set ${key} -)`,
+        );
     }
     if (key === 'api-url') {
       try {
@@ -36,6 +48,11 @@ export default class ConfigSet extends BaseCommand {
       }
     }
     if (key === 'repo') parseRepo(value);
+    if (key === 'api-version') {
+      if (!/^v[12]$/i.test(value))
+        throw new ConfigError(`api-version: expected v1 or v2, got ${JSON.stringify(value)}`);
+      value = value.toLowerCase();
+    }
     const config = await readConfig();
     config[key] = value;
     await writeConfig(config);

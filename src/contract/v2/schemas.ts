@@ -111,6 +111,7 @@ const StateList = z
 export const QueuePullRequestsQuery = z.strictObject({
   ...ListParams,
   state: StateList.optional(),
+  author: z.string().min(1).max(255).optional(),
   concludedAfter: z.iso.datetime().optional(),
   concludedBefore: z.iso.datetime().optional(),
   sort: z.literal('createdAt').optional(),

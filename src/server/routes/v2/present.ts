@@ -45,6 +45,11 @@ export function presentConfig(model: QueueModel) {
     mergeMethod: V2_MERGE_METHODS[c.mergeMethod],
     testBranchConstructionMode: 'renameTempBranch' as const,
     enqueueingLabel: c.enqueueingLabel,
+    // Railyard's own settings (x-railyard): what v1's getQueue shows beside Trunk's.
+    'x-railyard-flakyPolicy': c.flakyPolicy,
+    'x-railyard-flakyReportGraceSeconds': c.flakyReportGraceSeconds,
+    'x-railyard-flakyRetries': c.flakyRetries,
+    'x-railyard-probationThreshold': c.probationThreshold,
   };
 }
 
@@ -99,6 +104,10 @@ function presentEntry(queue: QueueHandle, entry: Entry, single: boolean) {
     mergeability: V2_MERGEABILITY[v1.gitHubMergeability],
   };
   if (single && v1.hasImpactedTargets !== undefined) readiness.hasImpactedTargets = v1.hasImpactedTargets;
+  // Railyard's additions (x-railyard), as v1 shows them: what the PR waits for and why.
+  if (v1.waitingFor !== undefined) readiness['x-railyard-waitingFor'] = v1.waitingFor;
+  if (v1.blockedBy !== undefined) readiness['x-railyard-blockedBy'] = v1.blockedBy;
+  if (v1.conflict !== undefined) readiness['x-railyard-conflict'] = v1.conflict;
   const out: Record<string, unknown> = {
     id: entry.id,
     mergeQueueId: queue.id,
@@ -113,6 +122,11 @@ function presentEntry(queue: QueueHandle, entry: Entry, single: boolean) {
   out.direct = false;
   if (entry.state === 'merged' && entry.testRunId !== null) out.verifiedByVerificationRunId = entry.testRunId;
   out.readiness = readiness;
+  if (entry.reason !== null) out['x-railyard-stateReason'] = entry.reason;
+  if (entry.testRunId !== null) out['x-railyard-testRunId'] = entry.testRunId;
+  out['x-railyard-enqueuedAt'] = isoTime(entry.submittedAt);
+  if (entry.riskEstimate !== null && entry.riskEstimate !== undefined)
+    out['x-railyard-riskEstimate'] = entry.riskEstimate;
   out.createdAt = isoTime(firstSubmission(queue.model, entry.prNumber));
   out.updatedAt = isoTime(entry.stateChangedAt);
   return out;

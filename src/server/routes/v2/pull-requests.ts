@@ -78,6 +78,9 @@ function presentTransition(pullRequestId: string, t: PrTransition) {
   )
     out.verificationRunId = t.testRunId;
   if (t.detail !== null) out['x-railyard-detail'] = t.detail;
+  out['x-railyard-queueEntryId'] = t.entryId;
+  if (t.testRunId !== null) out['x-railyard-testRunId'] = t.testRunId;
+  if (t.from !== null) out['x-railyard-previousState'] = V2_ENTRY_STATES[t.from];
   return out;
 }
 
@@ -100,6 +103,7 @@ export function pullRequestHandlers(ctx: V2Context): Partial<Record<V2OperationI
     }
     const entries = [...current.values()]
       .filter((e) => !states || states.includes(V2_ENTRY_STATES[e.state]))
+      .filter((e) => query.author === undefined || e.pr.author === query.author)
       .filter((e) => {
         if (after === undefined && before === undefined) return true;
         if (e.concludedAt === null) return false;
@@ -118,6 +122,7 @@ export function pullRequestHandlers(ctx: V2Context): Partial<Record<V2OperationI
     );
   };
   const listCache = new PerModelCache();
+  const getCache = new PerModelCache(256);
 
   /** Numbered history rows, oldest first (the number is the cursor's key: history only grows). */
   const historyOf = async (found: FoundPr) =>
@@ -196,7 +201,11 @@ export function pullRequestHandlers(ctx: V2Context): Partial<Record<V2OperationI
       const found = await ctx.pullRequest(org, id);
       // As v1's read: a live PR whose forge facts changed goes through the engine first.
       if (!isTerminal(found.entry.state)) await service.refreshFacts(found.queue, { number: found.prNumber });
-      return present(found.queue, found.prNumber);
+      // Serialized once per queue version, as v1's getSubmittedPullRequest is.
+      const queue = service.registry.current(found.queue);
+      return getCache.get(queue.model, String(found.prNumber), () =>
+        jsonText(present(queue, found.prNumber)),
+      );
     },
     async 'pullRequests.reprioritize'({ org, id, body }) {
       const found = await ctx.pullRequest(org, id);
