@@ -66,6 +66,28 @@ const FlakySettingsInput = {
   ),
 };
 
+/** A freeze window as updateQueue takes it: absolute (ISO 8601 with a zone) or recurring (cron, UTC). */
+export const FreezeWindowInput = z.union([
+  z.strictObject({ start: ShortString, end: ShortString, reason: ShortString.optional() }),
+  z.strictObject({
+    cron: ShortString,
+    durationMinutes: looseInt(1, 525_600),
+    reason: ShortString.optional(),
+  }),
+]);
+export type FreezeWindowInput = z.infer<typeof FreezeWindowInput>;
+
+const FreezeSettingsInput = {
+  freezes: extension(
+    z.array(FreezeWindowInput).max(100).optional(),
+    'Windows in which the queue tests but lands only PRs of priority ≤ freezeBypassPriority: { start, end } (ISO 8601 with a zone) or { cron, durationMinutes } (UTC); the list replaces the one before',
+  ),
+  freezeBypassPriority: extension(
+    looseInt(0, 255).optional(),
+    'PRs of this priority value or lower land during a freeze (default 0)',
+  ),
+};
+
 // ---------------------------------------------------------------- priority
 
 export const PRIORITY_NAMES = { urgent: 0, high: 10, medium: 100, low: 200 } as const;
@@ -197,6 +219,7 @@ export const UpdateQueueRequest = z.object({
   labelCommandsEnabled: z.boolean().optional(),
   stateLabelsEnabled: z.boolean().optional(),
   ...FlakySettingsInput,
+  ...FreezeSettingsInput,
 });
 export type UpdateQueueRequest = z.infer<typeof UpdateQueueRequest>;
 
@@ -342,6 +365,20 @@ export const QueueSettings = z.object({
   flakyReportGraceSeconds: extension(z.number(), 'Seconds a failed check waits for its test results'),
   flakyRetries: extension(z.number(), 'Retries of a failure whose failing tests all have flake history'),
   probationThreshold: extension(z.number().nullable(), 'Risk above which a PR is tested alone first; null = off'),
+  freezes: extension(
+    z.array(
+      z.union([
+        z.object({ start: z.string(), end: z.string(), reason: z.string().optional() }),
+        z.object({ cron: z.string(), durationMinutes: z.number(), reason: z.string().optional() }),
+      ]),
+    ),
+    'Freeze windows: the queue tests but lands only PRs of priority ≤ freezeBypassPriority',
+  ),
+  freezeBypassPriority: extension(z.number(), 'PRs of this priority value or lower land during a freeze'),
+  frozen: extension(
+    z.object({ until: z.string(), reason: z.string().optional() }).optional(),
+    'While a freeze window holds the queue: until when (chained windows included) and why',
+  ),
 });
 export type QueueSettings = z.infer<typeof QueueSettings>;
 

@@ -9,6 +9,7 @@ import {
   type Mode,
   type PullRequestState,
 } from '../contract/index.js';
+import { activeFreeze } from './freezes.js';
 import type { Entry, QueueConfig, QueueModel, TestRun } from './types.js';
 
 /** The defaults of a new queue (docs/decisions.md, "createQueue defaults"). */
@@ -42,6 +43,8 @@ export function defaultConfig(mode: Mode = 'single', concurrency = 1): QueueConf
     flakyReportGraceSeconds: 120,
     flakyRetries: 0,
     probationThreshold: null,
+    freezes: [],
+    freezeBypassPriority: 0,
   };
 }
 
@@ -130,10 +133,10 @@ export function unionTargets(list: (ImpactedTargets | null)[]): ImpactedTargets 
 }
 
 /**
- * The earliest time at which a `tick` changes something (a batch stops waiting, a run times out),
- * or null when nothing is waiting on the clock.
+ * The earliest time at which a `tick` changes something (a batch stops waiting, a run times out,
+ * with `now`: a freeze holding a passed run ends), or null when nothing is waiting on the clock.
  */
-export function nextDeadline(model: QueueModel): number | null {
+export function nextDeadline(model: QueueModel, now?: number): number | null {
   let next: number | null = null;
   const consider = (t: number) => {
     if (next === null || t < next) next = t;
@@ -145,6 +148,14 @@ export function nextDeadline(model: QueueModel): number | null {
     const wait = model.config.batchingMaxWaitTimeMinutes * 60_000;
     for (const e of model.entries)
       if (e.state === 'pending' && e.admittedAt !== null) consider(e.admittedAt + wait);
+  }
+  if (
+    now !== undefined &&
+    model.config.freezes?.length &&
+    model.runs.some((r) => r.status === 'succeeded' && !r.mergeRequested)
+  ) {
+    const freeze = activeFreeze(model.config.freezes, now);
+    if (freeze) consider(freeze.until);
   }
   return next;
 }

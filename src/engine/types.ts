@@ -53,7 +53,15 @@ export interface QueueConfig {
   flakyRetries: number;
   /** PRs whose `riskEstimate` is above this are tested alone first (rules/probation.ts); null = off. */
   probationThreshold: number | null;
+  /** Windows in which nothing lands but PRs of priority value ≤ freezeBypassPriority (./freezes.ts). */
+  freezes: FreezeWindow[];
+  freezeBypassPriority: number;
 }
+
+/** A freeze window: absolute (ISO 8601 with a zone) or recurring (cron in UTC, lasting durationMinutes). */
+export type FreezeWindow =
+  | { start: string; end: string; reason?: string }
+  | { cron: string; durationMinutes: number; reason?: string };
 
 /** What the forge knows about a pull request. */
 export interface PrFacts {
