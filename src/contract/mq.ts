@@ -140,6 +140,10 @@ export const SubmitPullRequestRequest = z.object({
   pr: PrRef,
   priority: PriorityInput.optional(),
   noBatch: z.boolean().optional(),
+  direct: extension(
+    z.boolean().optional(),
+    "Admit the PR past the forge's own pull-request requirements (mergeability, branch protection); it is still tested. Needs the `direct` permission",
+  ),
 });
 export type SubmitPullRequestRequest = z.infer<typeof SubmitPullRequestRequest>;
 
@@ -293,6 +297,10 @@ const PullRequestCore = {
   testRunId: z.string().optional(),
   /** When this submission entered the queue. */
   enqueuedAt: DateTimeOutput.optional(),
+  direct: extension(
+    z.boolean().optional(),
+    "Submitted direct: admitted past the forge's pull-request requirements, still tested (absent when not)",
+  ),
   riskEstimate: extension(
     z.number().min(0).max(1).optional(),
     "The PR's failure probability, estimated by the server when the PR is submitted from the queue's own stored history: an online logistic regression over its author, the paths it changes (or its impacted targets), its size, how often those paths failed recently and its earlier outcomes in the queue (absent until estimated)",

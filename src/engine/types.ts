@@ -148,6 +148,8 @@ export interface Entry {
    * `bisectGroup` is the probation group), `passed` once that run passed; null = never on probation.
    */
   probation?: 'testing' | 'passed' | null;
+  /** Submitted `direct`: admitted without the forge's PR-side requirements (mergeability, branch rules); still tested. */
+  direct?: boolean;
 }
 
 /**
@@ -229,6 +231,8 @@ export interface SubmitEvent {
   pr: PrFacts;
   /** The PR's estimated failure probability; undefined = keep (on resubmit) or none. */
   riskEstimate?: number | null;
+  /** Past the forge's PR-side requirements (still tested); undefined = keep (on resubmit) or not. */
+  direct?: boolean;
 }
 export interface CancelEvent {
   type: 'cancel';

@@ -13,7 +13,7 @@ const missing = browserMissing();
 const Q = { repo: REPO, targetBranch: 'main' };
 
 if (missing && process.env.CI) {
-  describe('dashboard freeze banner in Chromium', () => {
+  describe('dashboard freeze banner and direct PRs in Chromium', () => {
     it('has a browser to run in (CI must not skip these tests)', () => {
       throw new Error(`CI is set but ${missing}`);
     });
@@ -23,7 +23,7 @@ if (missing && process.env.CI) {
     it('needs Chromium', () => {});
   });
 } else {
-  describe('dashboard freeze banner in Chromium', () => {
+  describe('dashboard freeze banner and direct PRs in Chromium', () => {
     let server: TestServer;
     let browser: Browser;
     let page: Page;
@@ -79,6 +79,33 @@ if (missing && process.env.CI) {
 
         await ok('updateQueue', { ...Q, freezes: [] });
         await expect.poll(() => banner.count(), { timeout: 10_000 }).toBe(0);
+      } finally {
+        await context.close();
+      }
+    });
+
+    it('marks a direct PR "direct" in the queue and on its page', async () => {
+      const R = { repo: REPO, targetBranch: 'release' };
+      await ok('createQueue', R);
+      await ok('updateQueue', { ...R, state: 'paused' });
+      await ok('submitPullRequest', { ...R, pr: { number: 11 }, direct: true });
+      await ok('submitPullRequest', { ...R, pr: { number: 12 } });
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      page = await context.newPage();
+      page.setDefaultTimeout(10_000);
+      try {
+        const origin = server.url.replace(/v1$/, '');
+        await page.goto(origin);
+        await page.getByLabel('API token').fill(server.token);
+        await page.getByRole('button', { name: 'Open the dashboard' }).click();
+        await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+        await page.goto(`${origin}#/queue/github.com/acme/web/release`);
+        await page.locator('[data-pr="12"]').waitFor();
+        expect(await page.locator('[data-pr="11"] .tag.direct').textContent()).toBe('direct');
+        expect(await page.locator('[data-pr="12"] .tag.direct').count()).toBe(0);
+        await page.screenshot({ path: join(SHOTS, 'queue-direct.png'), fullPage: true });
+        await page.goto(`${origin}#/pr/github.com/acme/web/release/11`);
+        await expect.poll(() => page.getByTestId('direct').textContent()).toContain('direct');
       } finally {
         await context.close();
       }

@@ -258,6 +258,14 @@ function PrList({
               {p.skipTheLine ? '⚡ ' : ''}
               {p.priorityName}
             </span>
+            {p.direct && (
+              <span
+                class="tag direct"
+                title="Submitted direct: past the forge's pull-request requirements; still tested"
+              >
+                direct
+              </span>
+            )}
             <span class="muted small" title={`in this state since ${p.stateChangedAt}`}>
               {since(p.stateChangedAt, now)}
             </span>

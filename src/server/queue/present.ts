@@ -52,6 +52,7 @@ function core(entry: Entry) {
   if (entry.reason !== null) out.stateReason = entry.reason;
   if (entry.testRunId !== null) out.testRunId = entry.testRunId;
   out.enqueuedAt = isoTime(entry.submittedAt);
+  if (entry.direct) out.direct = true;
   if (entry.riskEstimate !== null && entry.riskEstimate !== undefined) out.riskEstimate = entry.riskEstimate;
   return out;
 }

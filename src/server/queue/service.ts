@@ -313,7 +313,7 @@ export class QueueService {
   async submit(
     handle: QueueHandle,
     prNumber: number,
-    options: { priority?: PriorityInput; noBatch?: boolean },
+    options: { priority?: PriorityInput; noBatch?: boolean; direct?: boolean },
   ): Promise<void> {
     const queue = this.registry.current(handle);
     const facts = await this.facts(queue, prNumber);
@@ -364,6 +364,7 @@ export class QueueService {
             pr: facts,
             priority,
             noBatch: options.noBatch,
+            ...(options.direct !== undefined ? { direct: options.direct } : {}),
             ...(risk ? { riskEstimate: risk.estimate } : {}),
           },
         ],

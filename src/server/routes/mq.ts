@@ -82,6 +82,7 @@ export function mqHandlers(
       await service.submit(queue, input.pr.number, {
         priority: input.priority,
         noBatch: input.noBatch,
+        direct: input.direct,
       });
       return {};
     },

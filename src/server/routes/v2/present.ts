@@ -110,7 +110,7 @@ function presentEntry(queue: QueueHandle, entry: Entry, single: boolean) {
   if (entry.priority.usedDefaultName) out.usedDefaultPriorityName = entry.priority.name;
   out.skipsTheLine = entry.priority.value === 0;
   out.allowBatching = !entry.noBatch;
-  out.direct = false;
+  out.direct = entry.direct === true;
   if (entry.state === 'merged' && entry.testRunId !== null) out.verifiedByVerificationRunId = entry.testRunId;
   out.readiness = readiness;
   out.createdAt = isoTime(firstSubmission(queue.model, entry.prNumber));
