@@ -2,7 +2,7 @@
  * `mq queue freeze` and `unfreeze`: reading `--until` (a zoned ISO 8601 time or a duration from
  * now) and the freeze windows the queue keeps after a freeze is added or lifted.
  */
-import { parseZonedTime, zonedTimeProblem } from '../contract/freeze-time.js';
+import { parseZonedTime, zonedTimeProblem } from '../contract/freezes.js';
 import type { FreezeWindowInput } from '../contract/mq.js';
 import { ConfigError } from './config.js';
 

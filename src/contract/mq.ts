@@ -1,6 +1,7 @@
 /** The merge-queue operations' schemas: enums, PR and queue objects, requests and answers of every mq operation. */
 import { z } from 'zod';
 import { branchNameProblem, describeBranchProblem } from './branch-name.js';
+import { FreezeSettingsInput, FreezeSettingsOutput } from './freezes.js';
 import {
   BranchNameInput,
   DateTimeInput,
@@ -63,28 +64,6 @@ const FlakySettingsInput = {
   probationThreshold: extension(
     z.number().min(0).max(1).nullable().optional(),
     'PRs whose riskEstimate is above this are tested alone, off the line, before they join it; null = off',
-  ),
-};
-
-/** A freeze window as updateQueue takes it: absolute (ISO 8601 with a zone) or recurring (cron, UTC). */
-export const FreezeWindowInput = z.union([
-  z.strictObject({ start: ShortString, end: ShortString, reason: ShortString.optional() }),
-  z.strictObject({
-    cron: ShortString,
-    durationMinutes: looseInt(1, 525_600),
-    reason: ShortString.optional(),
-  }),
-]);
-export type FreezeWindowInput = z.infer<typeof FreezeWindowInput>;
-
-const FreezeSettingsInput = {
-  freezes: extension(
-    z.array(FreezeWindowInput).max(100).optional(),
-    'Windows in which the queue tests but lands only PRs of priority ≤ freezeBypassPriority: { start, end } (ISO 8601 with a zone) or { cron, durationMinutes } (UTC); the list replaces the one before',
-  ),
-  freezeBypassPriority: extension(
-    looseInt(0, 255).optional(),
-    'PRs of this priority value or lower land during a freeze (default 0)',
   ),
 };
 
@@ -203,7 +182,13 @@ export const UpdateQueueRequest = z.object({
   mode: Mode.optional(),
   concurrency: positive(),
   bisectionConcurrency: positive(),
-  testingTimeoutMinutes: nonNegative(),
+  testingTimeoutMinutes: z
+    .union([looseInt(0, U32_MAX), z.literal('auto')])
+    .optional()
+    .meta({
+      description:
+        'Minutes before a run fails with TEST_RUN_TIMEOUT (0 = never), or "auto" (Railyard extension): 1.5 × the p95 of the last 50 passing runs, at least 10, and 60 until 10 runs passed',
+    }),
   pendingFailureDepth: nonNegative(),
   canOptimisticallyMerge: z.boolean().optional(),
   batch: z.boolean().optional(),
@@ -349,7 +334,7 @@ export const QueueSettings = z.object({
   state: z.enum(QUEUE_STATES),
   branch: z.string(),
   concurrency: z.number(),
-  testingTimeoutMinutes: z.number(),
+  testingTimeoutMinutes: z.union([z.number(), z.literal('auto')]),
   mode: z.enum(MODES),
   canOptimisticallyMerge: z.boolean(),
   pendingFailureDepth: z.number(),
@@ -373,16 +358,11 @@ export const QueueSettings = z.object({
   flakyReportGraceSeconds: extension(z.number(), 'Seconds a failed check waits for its test results'),
   flakyRetries: extension(z.number(), 'Retries of a failure whose failing tests all have flake history'),
   probationThreshold: extension(z.number().nullable(), 'Risk above which a PR is tested alone first; null = off'),
-  freezes: extension(
-    z.array(
-      z.union([
-        z.object({ start: z.string(), end: z.string(), reason: z.string().optional() }),
-        z.object({ cron: z.string(), durationMinutes: z.number(), reason: z.string().optional() }),
-      ]),
-    ),
-    'Freeze windows: the queue tests but lands only PRs of priority ≤ freezeBypassPriority',
+  ...FreezeSettingsOutput,
+  testingTimeoutMinutesNow: extension(
+    z.number().optional(),
+    'With testingTimeoutMinutes "auto": the timeout in force now, in minutes',
   ),
-  freezeBypassPriority: extension(z.number(), 'PRs of this priority value or lower land during a freeze'),
   frozen: extension(
     z.object({ until: z.string(), reason: z.string().optional() }).optional(),
     'While a freeze window holds the queue: until when (chained windows included) and why',
@@ -495,3 +475,4 @@ export const CheckRunLogQuery = z.object({
 export type CheckRunLogQuery = z.infer<typeof CheckRunLogQuery>;
 
 export * from './reason-codes.js';
+export { FreezeWindowInput } from './freezes.js';

@@ -5,7 +5,7 @@
  * Everything here is UTC and takes the time as an argument: no clock, no DST.
  */
 import { CronExpressionParser, type CronExpression } from 'cron-parser';
-import { parseZonedTime, zonedTimeProblem } from '../contract/freeze-time.js';
+import { parseZonedTime, zonedTimeProblem } from '../contract/freezes.js';
 import type { FreezeWindow, QueueConfig } from './types.js';
 
 /** The freeze in force at a time: until when (chained windows included) and why. */

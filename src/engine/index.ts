@@ -68,3 +68,4 @@ export { needsProbation } from './rules/probation.js';
 export { conflictSentence, prConflictSentence, readinessOf } from './rules/readiness.js';
 export { step } from './step.js';
 export { activeFreeze, freezesProblem, landsAt, type ActiveFreeze } from './freezes.js';
+export { testingTimeoutMs } from './timeout.js';

@@ -10,6 +10,7 @@ import {
   type PullRequestState,
 } from '../contract/index.js';
 import { activeFreeze } from './freezes.js';
+import { testingTimeoutMs } from './timeout.js';
 import type { Entry, QueueConfig, QueueModel, TestRun } from './types.js';
 
 /** The defaults of a new queue (docs/decisions.md, "createQueue defaults"). */
@@ -141,7 +142,7 @@ export function nextDeadline(model: QueueModel, now?: number): number | null {
   const consider = (t: number) => {
     if (next === null || t < next) next = t;
   };
-  const timeout = model.config.testingTimeoutMinutes * 60_000;
+  const timeout = testingTimeoutMs(model.config);
   if (timeout > 0)
     for (const r of model.runs) if (r.status === 'in_progress') consider(r.startedAt + timeout);
   if (model.config.batch) {

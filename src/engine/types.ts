@@ -27,7 +27,10 @@ export interface QueueConfig {
   bisectionConcurrency: number;
   /** False while bisectionConcurrency follows concurrency (never set explicitly). */
   bisectionConcurrencySet: boolean;
-  testingTimeoutMinutes: number;
+  /** Minutes before a run fails with TEST_RUN_TIMEOUT (0 = never), or "auto" (./timeout.ts). */
+  testingTimeoutMinutes: number | 'auto';
+  /** Not a setting: how long the queue's last passing runs took (ms, oldest first), for "auto". */
+  recentPassedRunMs?: number[];
   pendingFailureDepth: number;
   canOptimisticallyMerge: boolean;
   batch: boolean;
@@ -255,7 +258,9 @@ export interface PrUpdatedEvent {
   prNumber: number;
   pr: PrFacts;
 }
-export type ConfigPatch = Partial<Omit<QueueConfig, 'pendingMode' | 'bisectionConcurrencySet'>> & {
+export type ConfigPatch = Partial<
+  Omit<QueueConfig, 'pendingMode' | 'bisectionConcurrencySet' | 'recentPassedRunMs'>
+> & {
   deleteRequiredStatuses?: boolean;
 };
 export interface UpdateConfigEvent {

@@ -6,13 +6,13 @@ import {
   type Readiness,
   type SubmittedPullRequest,
 } from '../../contract/index.js';
-import { activeFreeze, isTerminal } from '../../engine/index.js';
+import { activeFreeze, isTerminal, testingTimeoutMs } from '../../engine/index.js';
 import type { Entry, QueueConfig, QueueModel } from '../../engine/types.js';
 
 const SETTINGS_KEYS = Object.keys(QueueSettings.shape) as (keyof QueueSettings)[];
 
 /** Every setting but `branch` (the queue's own name) is a field of the queue's config, of the same type. */
-function copySetting<K extends Exclude<keyof QueueSettings, 'branch' | 'frozen'>>(out: Partial<QueueSettings>, config: QueueConfig, key: K): void {
+function copySetting<K extends Exclude<keyof QueueSettings, 'branch' | 'frozen' | 'testingTimeoutMinutesNow'>>(out: Partial<QueueSettings>, config: QueueConfig, key: K): void {
   out[key] = config[key];
 }
 
@@ -21,8 +21,10 @@ export function presentQueueSettings(model: QueueModel, now = Date.now()): Queue
   const out: Partial<QueueSettings> = {};
   for (const key of SETTINGS_KEYS) {
     if (key === 'branch') out.branch = model.branch;
-    else if (key !== 'frozen') copySetting(out, model.config, key);
+    else if (key !== 'frozen' && key !== 'testingTimeoutMinutesNow') copySetting(out, model.config, key);
   }
+  if (model.config.testingTimeoutMinutes === 'auto')
+    out.testingTimeoutMinutesNow = Math.round(testingTimeoutMs(model.config) / 60_000);
   const freeze = activeFreeze(model.config.freezes, now);
   if (freeze)
     out.frozen = { until: isoTime(freeze.until), ...(freeze.reason ? { reason: freeze.reason } : {}) };

@@ -64,7 +64,11 @@ export default class QueueUpdate extends BaseCommand {
     mode: Flags.string({ description: 'queue mode (a change on a non-empty queue switches once it is empty)', options: [...MODES] }),
     concurrency: positive('test runs at once (per lane in parallel mode)'),
     'bisection-concurrency': positive('extra test runs for bisection (per lane in parallel mode)'),
-    'testing-timeout-minutes': nonNegative('fail a run after this many minutes (0 = no timeout)'),
+    'testing-timeout-minutes': Flags.string({
+      description:
+        'fail a run after this many minutes (0 = no timeout), or "auto": 1.5 × the p95 of recent passing runs, at least 10 (60 until 10 runs passed)',
+      helpValue: 'N|auto',
+    }),
     'pending-failure-depth': nonNegative('successor runs a failure waits for before it is final (0 = none)'),
     'can-optimistically-merge': toggle('a passing run also merges the units ahead of it'),
     batch: toggle('test pull requests in batches'),
@@ -120,6 +124,13 @@ export default class QueueUpdate extends BaseCommand {
         if (text !== 'off' && (text === '' || !(number >= 0 && number <= 1)))
           throw new ConfigError(`--probation-threshold: expected a number from 0 to 1 or "off", got "${text}"`);
         body[field] = text === 'off' ? null : number;
+      } else if (flag === 'testing-timeout-minutes') {
+        const text = String(value).trim().toLowerCase();
+        if (text !== 'auto' && !/^\d{1,10}$/.test(text))
+          throw new ConfigError(
+            `--testing-timeout-minutes: expected a whole number of minutes or "auto", got "${String(value)}"`,
+          );
+        body[field] = text === 'auto' ? 'auto' : Number(text);
       } else if (flag === 'freezes') {
         let list: unknown;
         try {
