@@ -45101,16 +45101,16 @@ const $ZodEnum = /*@__PURE__*/ $constructor("$ZodEnum", (inst, def) => {
         return payload;
     };
 });
-const $ZodLiteral = /*@__PURE__*/ (/* unused pure expression or super */ null && (core.$constructor("$ZodLiteral", (inst, def) => {
+const $ZodLiteral = /*@__PURE__*/ $constructor("$ZodLiteral", (inst, def) => {
     $ZodType.init(inst, def);
     const values = new Set(def.values);
     inst._zod.values = values;
-    util.defineLazyInternal(inst, "pattern", (zod) => {
+    defineLazyInternal(inst, "pattern", (zod) => {
         const vals = zod.def.values;
         // unmatchable fallback, RE2-safe: an empty alternation would compile to /^()$/, which matches ""
         return new RegExp(vals.length
             ? `^(${vals
-                .map((o) => typeof o === "string" ? util.escapeRegex(o) : o ? util.escapeRegex(o.toString()) : String(o))
+                .map((o) => typeof o === "string" ? escapeRegex(o) : o ? escapeRegex(o.toString()) : String(o))
                 .join("|")})$`
             : "^[^\\s\\S]$");
     });
@@ -45127,7 +45127,7 @@ const $ZodLiteral = /*@__PURE__*/ (/* unused pure expression or super */ null &&
         });
         return payload;
     };
-})));
+});
 const $ZodFile = /*@__PURE__*/ (/* unused pure expression or super */ null && (core.$constructor("$ZodFile", (inst, def) => {
     $ZodType.init(inst, def);
     inst._zod.parse = (payload, _ctx) => {
@@ -49928,7 +49928,7 @@ function strictObject(shape, params) {
         type: "object",
         shape,
         catchall: never(),
-        ...util.normalizeParams(params),
+        ...normalizeParams(params),
     });
 }
 // looseObject
@@ -50174,10 +50174,10 @@ function nativeEnum(entries, params) {
         ...util.normalizeParams(params),
     });
 }
-const ZodLiteral = /*@__PURE__*/ (/* unused pure expression or super */ null && (core.$constructor("ZodLiteral", (inst, def) => {
-    core.$ZodLiteral.init(inst, def);
+const ZodLiteral = /*@__PURE__*/ $constructor("ZodLiteral", (inst, def) => {
+    $ZodLiteral.init(inst, def);
     ZodType.init(inst, def);
-    inst._zod.processJSONSchema = (ctx, json, params) => processors.literalProcessor(inst, ctx, json, params);
+    inst._zod.processJSONSchema = (ctx, json, params) => literalProcessor(inst, ctx, json, params);
     inst.values = new Set(def.values);
     Object.defineProperty(inst, "value", {
         get() {
@@ -50187,12 +50187,12 @@ const ZodLiteral = /*@__PURE__*/ (/* unused pure expression or super */ null && 
             return def.values[0];
         },
     });
-})));
+});
 function literal(value, params) {
     return new ZodLiteral({
         type: "literal",
         values: Array.isArray(value) ? value : [value],
-        ...util.normalizeParams(params),
+        ...normalizeParams(params),
     });
 }
 const ZodFile = /*@__PURE__*/ (/* unused pure expression or super */ null && (core.$constructor("ZodFile", (inst, def) => {
@@ -51784,6 +51784,58 @@ const flakyRoutes = {
     // Railyard extensions: outgoing webhooks (docs/webhooks.md).
 };
 
+;// CONCATENATED MODULE: ./src/contract/freezes.ts
+/**
+ * Freezes in the contract: the queue settings `freezes` and `freezeBypassPriority` as updateQueue
+ * takes them and the queue object shows them (with `frozen`), and the times windows are written
+ * in: ISO 8601 with a zone (Z or an offset), read as an instant, so a window never moves with
+ * daylight saving. The times are read by the server's checks and the CLI's `mq queue freeze --until`.
+ */
+
+
+const ext = (schema, description) => schema.meta({ 'x-railyard-extension': true, description });
+/** A freeze window as updateQueue takes it: absolute (ISO 8601 with a zone) or recurring (cron, UTC). */
+const FreezeWindowInput = union([
+    strictObject({ start: ShortString, end: ShortString, reason: ShortString.optional() }),
+    strictObject({
+        cron: ShortString,
+        durationMinutes: looseInt(1, 525_600),
+        reason: ShortString.optional(),
+    }),
+]);
+/** The updateQueue (and createQueue) fields of freezes. */
+const FreezeSettingsInput = {
+    freezes: ext(array(FreezeWindowInput).max(100).optional(), 'Windows in which the queue tests but lands only PRs of priority ≤ freezeBypassPriority: { start, end } (ISO 8601 with a zone) or { cron, durationMinutes } (UTC); the list replaces the one before'),
+    freezeBypassPriority: ext(looseInt(0, 255).optional(), 'PRs of this priority value or lower land during a freeze (default 0)'),
+};
+/** The queue object's fields of freezes. */
+const FreezeSettingsOutput = {
+    freezes: ext(array(union([
+        object({ start: schemas_string(), end: schemas_string(), reason: schemas_string().optional() }),
+        object({ cron: schemas_string(), durationMinutes: schemas_number(), reason: schemas_string().optional() }),
+    ])), 'Freeze windows: the queue tests but lands only PRs of priority ≤ freezeBypassPriority'),
+    freezeBypassPriority: ext(schemas_number(), 'PRs of this priority value or lower land during a freeze'),
+    frozen: ext(object({ until: schemas_string(), reason: schemas_string().optional() }).optional(), 'While a freeze window holds the queue: until when (chained windows included) and why'),
+};
+const ISO_ZONED = /^\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d(?::?\d\d)?)$/i;
+const HAS_ZONE = /(?:Z|[+-]\d\d(?::?\d\d)?)$/i;
+/** An ISO 8601 time with its zone as epoch ms; null when it is not one. */
+function parseZonedTime(text) {
+    const t = text.trim();
+    if (!ISO_ZONED.test(t))
+        return null;
+    const ms = Date.parse(t);
+    return Number.isNaN(ms) ? null : ms;
+}
+/** What is wrong with a time of a freeze (`where` names the field or flag); null when it is a zoned ISO 8601 time. */
+function zonedTimeProblem(text, where) {
+    if (parseZonedTime(text) !== null)
+        return null;
+    if (/^\d{4}-\d\d-\d\d/.test(text.trim()) && !Number.isNaN(Date.parse(text)) && !HAS_ZONE.test(text.trim()))
+        return `${where}: "${text}" has no time zone: add Z for UTC (2026-12-24T18:00:00Z) or an offset (+01:00)`;
+    return `${where}: "${text}" is not an ISO 8601 time such as 2026-12-24T18:00:00Z`;
+}
+
 ;// CONCATENATED MODULE: ./src/contract/constants.ts
 /**
  * The merge queue's vocabulary as plain constants: states, modes and merge methods. The zod
@@ -51850,6 +51902,7 @@ const RAILYARD_TOKEN_PREFIX = 'ry_';
 
 
 
+
 // ---------------------------------------------------------------- enums
 
 const PullRequestState = looseEnum(PULL_REQUEST_STATES);
@@ -51904,6 +51957,7 @@ const SubmitPullRequestRequest = object({
     pr: PrRef,
     priority: PriorityInput.optional(),
     noBatch: schemas_boolean().optional(),
+    direct: mq_extension(schemas_boolean().optional(), "Admit the PR past the forge's own pull-request requirements (mergeability, branch protection); it is still tested. Needs the `direct` permission"),
 });
 const PullRequestActionRequest = object({ ...QueueKey, pr: PrRef });
 const GetSubmittedPullRequestRequest = object({
@@ -51944,7 +51998,11 @@ const UpdateQueueRequest = object({
     mode: Mode.optional(),
     concurrency: positive(),
     bisectionConcurrency: positive(),
-    testingTimeoutMinutes: nonNegative(),
+    testingTimeoutMinutes: union([looseInt(0, U32_MAX), literal('auto')])
+        .optional()
+        .meta({
+        description: 'Minutes before a run fails with TEST_RUN_TIMEOUT (0 = never), or "auto" (Railyard extension): 1.5 × the p95 of the last 50 passing runs, at least 10, and 60 until 10 runs passed',
+    }),
     pendingFailureDepth: nonNegative(),
     canOptimisticallyMerge: schemas_boolean().optional(),
     batch: schemas_boolean().optional(),
@@ -51964,6 +52022,7 @@ const UpdateQueueRequest = object({
     labelCommandsEnabled: schemas_boolean().optional(),
     stateLabelsEnabled: schemas_boolean().optional(),
     ...FlakySettingsInput,
+    ...FreezeSettingsInput,
 });
 /** The updateQueue fields createQueue also applies (a Railyard extension; Trunk's createQueue takes only mode and concurrency). */
 const { repo: _repo, targetBranch: _branch, mode: _mode, concurrency: _concurrency, ...settingsShape } = UpdateQueueRequest.shape;
@@ -52021,6 +52080,7 @@ const PullRequestCore = {
     testRunId: schemas_string().optional(),
     /** When this submission entered the queue. */
     enqueuedAt: DateTimeOutput.optional(),
+    direct: mq_extension(schemas_boolean().optional(), "Submitted direct: admitted past the forge's pull-request requirements, still tested (absent when not)"),
     riskEstimate: mq_extension(schemas_number().min(0).max(1).optional(), "The PR's failure probability, estimated by the server when the PR is submitted from the queue's own stored history: an online logistic regression over its author, the paths it changes (or its impacted targets), its size, how often those paths failed recently and its earlier outcomes in the queue (absent until estimated)"),
 };
 /** One state change in a getSubmittedPullRequest(s) `timeline` (with includeTimeline): newest first, Trunk's `timestamp`. */
@@ -52057,7 +52117,7 @@ const QueueSettings = object({
     state: schemas_enum(QUEUE_STATES),
     branch: schemas_string(),
     concurrency: schemas_number(),
-    testingTimeoutMinutes: schemas_number(),
+    testingTimeoutMinutes: union([schemas_number(), literal('auto')]),
     mode: schemas_enum(MODES),
     canOptimisticallyMerge: schemas_boolean(),
     pendingFailureDepth: schemas_number(),
@@ -52081,6 +52141,9 @@ const QueueSettings = object({
     flakyReportGraceSeconds: mq_extension(schemas_number(), 'Seconds a failed check waits for its test results'),
     flakyRetries: mq_extension(schemas_number(), 'Retries of a failure whose failing tests all have flake history'),
     probationThreshold: mq_extension(schemas_number().nullable(), 'Risk above which a PR is tested alone first; null = off'),
+    ...FreezeSettingsOutput,
+    testingTimeoutMinutesNow: mq_extension(schemas_number().optional(), 'With testingTimeoutMinutes "auto": the timeout in force now, in minutes'),
+    frozen: mq_extension(object({ until: schemas_string(), reason: schemas_string().optional() }).optional(), 'While a freeze window holds the queue: until when (chained windows included) and why'),
 });
 const GetQueueResponse = QueueSettings.extend({ enqueuedPullRequests: array(QueueListItem) });
 const CHECK_RUN_STATUSES = ['QUEUED', 'IN_PROGRESS', 'COMPLETED'];
@@ -52162,6 +52225,7 @@ const CheckRunLogQuery = object({
     testRunId: ShortString,
     check: ShortString,
 });
+
 
 
 ;// CONCATENATED MODULE: ./src/contract/permissions.ts
