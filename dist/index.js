@@ -52720,6 +52720,58 @@ const flakyRoutes = {
     // Railyard extensions: outgoing webhooks (docs/webhooks.md).
 };
 
+;// CONCATENATED MODULE: ./src/contract/freezes.ts
+/**
+ * Freezes in the contract: the queue settings `freezes` and `freezeBypassPriority` as updateQueue
+ * takes them and the queue object shows them (with `frozen`), and the times windows are written
+ * in: ISO 8601 with a zone (Z or an offset), read as an instant, so a window never moves with
+ * daylight saving. The times are read by the server's checks and the CLI's `mq queue freeze --until`.
+ */
+
+
+const ext = (schema, description) => schema.meta({ 'x-railyard-extension': true, description });
+/** A freeze window as updateQueue takes it: absolute (ISO 8601 with a zone) or recurring (cron, UTC). */
+const FreezeWindowInput = union([
+    strictObject({ start: ShortString, end: ShortString, reason: ShortString.optional() }),
+    strictObject({
+        cron: ShortString,
+        durationMinutes: looseInt(1, 525_600),
+        reason: ShortString.optional(),
+    }),
+]);
+/** The updateQueue (and createQueue) fields of freezes. */
+const FreezeSettingsInput = {
+    freezes: ext(array(FreezeWindowInput).max(100).optional(), 'Windows in which the queue tests but lands only PRs of priority ≤ freezeBypassPriority: { start, end } (ISO 8601 with a zone) or { cron, durationMinutes } (UTC); the list replaces the one before'),
+    freezeBypassPriority: ext(looseInt(0, 255).optional(), 'PRs of this priority value or lower land during a freeze (default 0)'),
+};
+/** The queue object's fields of freezes. */
+const FreezeSettingsOutput = {
+    freezes: ext(array(union([
+        object({ start: schemas_string(), end: schemas_string(), reason: schemas_string().optional() }),
+        object({ cron: schemas_string(), durationMinutes: schemas_number(), reason: schemas_string().optional() }),
+    ])), 'Freeze windows: the queue tests but lands only PRs of priority ≤ freezeBypassPriority'),
+    freezeBypassPriority: ext(schemas_number(), 'PRs of this priority value or lower land during a freeze'),
+    frozen: ext(object({ until: schemas_string(), reason: schemas_string().optional() }).optional(), 'While a freeze window holds the queue: until when (chained windows included) and why'),
+};
+const ISO_ZONED = /^\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d(?::?\d\d)?)$/i;
+const HAS_ZONE = /(?:Z|[+-]\d\d(?::?\d\d)?)$/i;
+/** An ISO 8601 time with its zone as epoch ms; null when it is not one. */
+function parseZonedTime(text) {
+    const t = text.trim();
+    if (!ISO_ZONED.test(t))
+        return null;
+    const ms = Date.parse(t);
+    return Number.isNaN(ms) ? null : ms;
+}
+/** What is wrong with a time of a freeze (`where` names the field or flag); null when it is a zoned ISO 8601 time. */
+function zonedTimeProblem(text, where) {
+    if (parseZonedTime(text) !== null)
+        return null;
+    if (/^\d{4}-\d\d-\d\d/.test(text.trim()) && !Number.isNaN(Date.parse(text)) && !HAS_ZONE.test(text.trim()))
+        return `${where}: "${text}" has no time zone: add Z for UTC (2026-12-24T18:00:00Z) or an offset (+01:00)`;
+    return `${where}: "${text}" is not an ISO 8601 time such as 2026-12-24T18:00:00Z`;
+}
+
 ;// CONCATENATED MODULE: ./src/contract/constants.ts
 /**
  * The merge queue's vocabulary as plain constants: states, modes and merge methods. The zod
@@ -52786,6 +52838,7 @@ const RAILYARD_TOKEN_PREFIX = 'ry_';
 
 
 
+
 // ---------------------------------------------------------------- enums
 
 const PullRequestState = looseEnum(PULL_REQUEST_STATES);
@@ -52840,6 +52893,7 @@ const mq_SubmitPullRequestRequest = object({
     pr: PrRef,
     priority: PriorityInput.optional(),
     noBatch: schemas_boolean().optional(),
+    direct: mq_extension(schemas_boolean().optional(), "Admit the PR past the forge's own pull-request requirements (mergeability, branch protection); it is still tested. Needs the `direct` permission"),
 });
 const PullRequestActionRequest = object({ ...QueueKey, pr: PrRef });
 const GetSubmittedPullRequestRequest = object({
@@ -52880,7 +52934,11 @@ const UpdateQueueRequest = object({
     mode: Mode.optional(),
     concurrency: positive(),
     bisectionConcurrency: positive(),
-    testingTimeoutMinutes: nonNegative(),
+    testingTimeoutMinutes: union([looseInt(0, U32_MAX), literal('auto')])
+        .optional()
+        .meta({
+        description: 'Minutes before a run fails with TEST_RUN_TIMEOUT (0 = never), or "auto" (Railyard extension): 1.5 × the p95 of the last 50 passing runs, at least 10, and 60 until 10 runs passed',
+    }),
     pendingFailureDepth: nonNegative(),
     canOptimisticallyMerge: schemas_boolean().optional(),
     batch: schemas_boolean().optional(),
@@ -52900,6 +52958,7 @@ const UpdateQueueRequest = object({
     labelCommandsEnabled: schemas_boolean().optional(),
     stateLabelsEnabled: schemas_boolean().optional(),
     ...FlakySettingsInput,
+    ...FreezeSettingsInput,
 });
 /** The updateQueue fields createQueue also applies (a Railyard extension; Trunk's createQueue takes only mode and concurrency). */
 const { repo: _repo, targetBranch: _branch, mode: _mode, concurrency: _concurrency, ...settingsShape } = UpdateQueueRequest.shape;
@@ -52957,6 +53016,7 @@ const PullRequestCore = {
     testRunId: schemas_string().optional(),
     /** When this submission entered the queue. */
     enqueuedAt: DateTimeOutput.optional(),
+    direct: mq_extension(schemas_boolean().optional(), "Submitted direct: admitted past the forge's pull-request requirements, still tested (absent when not)"),
     riskEstimate: mq_extension(schemas_number().min(0).max(1).optional(), "The PR's failure probability, estimated by the server when the PR is submitted from the queue's own stored history: an online logistic regression over its author, the paths it changes (or its impacted targets), its size, how often those paths failed recently and its earlier outcomes in the queue (absent until estimated)"),
 };
 /** One state change in a getSubmittedPullRequest(s) `timeline` (with includeTimeline): newest first, Trunk's `timestamp`. */
@@ -52993,7 +53053,7 @@ const QueueSettings = object({
     state: schemas_enum(QUEUE_STATES),
     branch: schemas_string(),
     concurrency: schemas_number(),
-    testingTimeoutMinutes: schemas_number(),
+    testingTimeoutMinutes: union([schemas_number(), literal('auto')]),
     mode: schemas_enum(MODES),
     canOptimisticallyMerge: schemas_boolean(),
     pendingFailureDepth: schemas_number(),
@@ -53017,6 +53077,9 @@ const QueueSettings = object({
     flakyReportGraceSeconds: mq_extension(schemas_number(), 'Seconds a failed check waits for its test results'),
     flakyRetries: mq_extension(schemas_number(), 'Retries of a failure whose failing tests all have flake history'),
     probationThreshold: mq_extension(schemas_number().nullable(), 'Risk above which a PR is tested alone first; null = off'),
+    ...FreezeSettingsOutput,
+    testingTimeoutMinutesNow: mq_extension(schemas_number().optional(), 'With testingTimeoutMinutes "auto": the timeout in force now, in minutes'),
+    frozen: mq_extension(object({ until: schemas_string(), reason: schemas_string().optional() }).optional(), 'While a freeze window holds the queue: until when (chained windows included) and why'),
 });
 const GetQueueResponse = QueueSettings.extend({ enqueuedPullRequests: array(QueueListItem) });
 const CHECK_RUN_STATUSES = ['QUEUED', 'IN_PROGRESS', 'COMPLETED'];
@@ -53098,6 +53161,7 @@ const CheckRunLogQuery = object({
     testRunId: ShortString,
     check: ShortString,
 });
+
 
 
 ;// CONCATENATED MODULE: ./src/contract/permissions.ts
@@ -53255,6 +53319,7 @@ const ListTestingResultsResponse = object({
 const DOCTOR_NOTICE_KINDS = [
     'required_check_never_reported',
     'queue_paused',
+    'queue_frozen',
     'pr_not_ready',
     'forge_permission',
 ];

@@ -102,6 +102,11 @@ export default class Sim extends Command {
     'risk-failure-rate': optionalNumber('failure probability P of the risky class [default: --failure-rate]', { min: 0, max: 1 }),
     'risk-accuracy': optionalNumber('how often a PR\'s risk estimate names its true class [default: 1]', { min: 0, max: 1 }),
     'probation-threshold': optionalNumber('PRs estimated above this are tested alone first (probationThreshold)', { min: 0, max: 1 }),
+    'hang-rate': optionalNumber('share of runs in which a required check never reports (they end at the testing timeout) [default: 0]', { min: 0, max: 1 }),
+    'testing-timeout': Flags.string({
+      description: 'the queue\'s testingTimeoutMinutes: minutes, or "auto" [default: 0, none]',
+      helpValue: 'N|auto',
+    }),
   };
 
   async run() {
@@ -145,6 +150,8 @@ export default class Sim extends Command {
         riskFailureRate: flags['risk-failure-rate'],
         riskAccuracy: flags['risk-accuracy'],
         probationThreshold: flags['probation-threshold'],
+        hangRate: flags['hang-rate'],
+        testingTimeoutMinutes: testingTimeoutOf(flags['testing-timeout']),
       });
     } catch (error) {
       if (error instanceof RangeError) this.fail(error.message);
@@ -172,4 +179,13 @@ export default class Sim extends Command {
     }
     return super.catch(error);
   }
+}
+
+/** `--testing-timeout`: whole minutes or "auto" (undefined when absent). */
+function testingTimeoutOf(text: string | undefined): number | 'auto' | undefined {
+  if (text === undefined) return undefined;
+  const t = text.trim().toLowerCase();
+  if (t === 'auto') return 'auto';
+  if (!/^\d{1,7}$/.test(t)) throw new RangeError(`--testing-timeout: expected whole minutes or "auto", got "${text}"`);
+  return Number(t);
 }

@@ -9,6 +9,7 @@ import { z } from 'zod';
 export const DOCTOR_NOTICE_KINDS = [
   'required_check_never_reported',
   'queue_paused',
+  'queue_frozen',
   'pr_not_ready',
   'forge_permission',
 ] as const;

@@ -1,6 +1,7 @@
 /** The merge-queue operations' schemas: enums, PR and queue objects, requests and answers of every mq operation. */
 import { z } from 'zod';
 import { branchNameProblem, describeBranchProblem } from './branch-name.js';
+import { FreezeSettingsInput, FreezeSettingsOutput } from './freezes.js';
 import {
   BranchNameInput,
   DateTimeInput,
@@ -118,6 +119,10 @@ export const SubmitPullRequestRequest = z.object({
   pr: PrRef,
   priority: PriorityInput.optional(),
   noBatch: z.boolean().optional(),
+  direct: extension(
+    z.boolean().optional(),
+    "Admit the PR past the forge's own pull-request requirements (mergeability, branch protection); it is still tested. Needs the `direct` permission",
+  ),
 });
 export type SubmitPullRequestRequest = z.infer<typeof SubmitPullRequestRequest>;
 
@@ -177,7 +182,13 @@ export const UpdateQueueRequest = z.object({
   mode: Mode.optional(),
   concurrency: positive(),
   bisectionConcurrency: positive(),
-  testingTimeoutMinutes: nonNegative(),
+  testingTimeoutMinutes: z
+    .union([looseInt(0, U32_MAX), z.literal('auto')])
+    .optional()
+    .meta({
+      description:
+        'Minutes before a run fails with TEST_RUN_TIMEOUT (0 = never), or "auto" (Railyard extension): 1.5 × the p95 of the last 50 passing runs, at least 10, and 60 until 10 runs passed',
+    }),
   pendingFailureDepth: nonNegative(),
   canOptimisticallyMerge: z.boolean().optional(),
   batch: z.boolean().optional(),
@@ -197,6 +208,7 @@ export const UpdateQueueRequest = z.object({
   labelCommandsEnabled: z.boolean().optional(),
   stateLabelsEnabled: z.boolean().optional(),
   ...FlakySettingsInput,
+  ...FreezeSettingsInput,
 });
 export type UpdateQueueRequest = z.infer<typeof UpdateQueueRequest>;
 
@@ -270,6 +282,10 @@ const PullRequestCore = {
   testRunId: z.string().optional(),
   /** When this submission entered the queue. */
   enqueuedAt: DateTimeOutput.optional(),
+  direct: extension(
+    z.boolean().optional(),
+    "Submitted direct: admitted past the forge's pull-request requirements, still tested (absent when not)",
+  ),
   riskEstimate: extension(
     z.number().min(0).max(1).optional(),
     "The PR's failure probability, estimated by the server when the PR is submitted from the queue's own stored history: an online logistic regression over its author, the paths it changes (or its impacted targets), its size, how often those paths failed recently and its earlier outcomes in the queue (absent until estimated)",
@@ -318,7 +334,7 @@ export const QueueSettings = z.object({
   state: z.enum(QUEUE_STATES),
   branch: z.string(),
   concurrency: z.number(),
-  testingTimeoutMinutes: z.number(),
+  testingTimeoutMinutes: z.union([z.number(), z.literal('auto')]),
   mode: z.enum(MODES),
   canOptimisticallyMerge: z.boolean(),
   pendingFailureDepth: z.number(),
@@ -342,6 +358,15 @@ export const QueueSettings = z.object({
   flakyReportGraceSeconds: extension(z.number(), 'Seconds a failed check waits for its test results'),
   flakyRetries: extension(z.number(), 'Retries of a failure whose failing tests all have flake history'),
   probationThreshold: extension(z.number().nullable(), 'Risk above which a PR is tested alone first; null = off'),
+  ...FreezeSettingsOutput,
+  testingTimeoutMinutesNow: extension(
+    z.number().optional(),
+    'With testingTimeoutMinutes "auto": the timeout in force now, in minutes',
+  ),
+  frozen: extension(
+    z.object({ until: z.string(), reason: z.string().optional() }).optional(),
+    'While a freeze window holds the queue: until when (chained windows included) and why',
+  ),
 });
 export type QueueSettings = z.infer<typeof QueueSettings>;
 
@@ -450,3 +475,4 @@ export const CheckRunLogQuery = z.object({
 export type CheckRunLogQuery = z.infer<typeof CheckRunLogQuery>;
 
 export * from './reason-codes.js';
+export { FreezeWindowInput } from './freezes.js';

@@ -67,3 +67,5 @@ export { flakyVerdict } from './rules/flaky-verdict.js';
 export { needsProbation } from './rules/probation.js';
 export { conflictSentence, prConflictSentence, readinessOf } from './rules/readiness.js';
 export { step } from './step.js';
+export { activeFreeze, freezesProblem, landsAt, type ActiveFreeze } from './freezes.js';
+export { testingTimeoutMs } from './timeout.js';

@@ -9,6 +9,8 @@ import {
   type Mode,
   type PullRequestState,
 } from '../contract/index.js';
+import { activeFreeze } from './freezes.js';
+import { testingTimeoutMs } from './timeout.js';
 import type { Entry, QueueConfig, QueueModel, TestRun } from './types.js';
 
 /** The defaults of a new queue (docs/decisions.md, "createQueue defaults"). */
@@ -42,6 +44,8 @@ export function defaultConfig(mode: Mode = 'single', concurrency = 1): QueueConf
     flakyReportGraceSeconds: 120,
     flakyRetries: 0,
     probationThreshold: null,
+    freezes: [],
+    freezeBypassPriority: 0,
   };
 }
 
@@ -130,21 +134,29 @@ export function unionTargets(list: (ImpactedTargets | null)[]): ImpactedTargets 
 }
 
 /**
- * The earliest time at which a `tick` changes something (a batch stops waiting, a run times out),
- * or null when nothing is waiting on the clock.
+ * The earliest time at which a `tick` changes something (a batch stops waiting, a run times out,
+ * with `now`: a freeze holding a passed run ends), or null when nothing is waiting on the clock.
  */
-export function nextDeadline(model: QueueModel): number | null {
+export function nextDeadline(model: QueueModel, now?: number): number | null {
   let next: number | null = null;
   const consider = (t: number) => {
     if (next === null || t < next) next = t;
   };
-  const timeout = model.config.testingTimeoutMinutes * 60_000;
+  const timeout = testingTimeoutMs(model.config);
   if (timeout > 0)
     for (const r of model.runs) if (r.status === 'in_progress') consider(r.startedAt + timeout);
   if (model.config.batch) {
     const wait = model.config.batchingMaxWaitTimeMinutes * 60_000;
     for (const e of model.entries)
       if (e.state === 'pending' && e.admittedAt !== null) consider(e.admittedAt + wait);
+  }
+  if (
+    now !== undefined &&
+    model.config.freezes?.length &&
+    model.runs.some((r) => r.status === 'succeeded' && !r.mergeRequested)
+  ) {
+    const freeze = activeFreeze(model.config.freezes, now);
+    if (freeze) consider(freeze.until);
   }
   return next;
 }

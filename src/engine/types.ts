@@ -27,7 +27,10 @@ export interface QueueConfig {
   bisectionConcurrency: number;
   /** False while bisectionConcurrency follows concurrency (never set explicitly). */
   bisectionConcurrencySet: boolean;
-  testingTimeoutMinutes: number;
+  /** Minutes before a run fails with TEST_RUN_TIMEOUT (0 = never), or "auto" (./timeout.ts). */
+  testingTimeoutMinutes: number | 'auto';
+  /** Not a setting: how long the queue's last passing runs took (ms, oldest first), for "auto". */
+  recentPassedRunMs?: number[];
   pendingFailureDepth: number;
   canOptimisticallyMerge: boolean;
   batch: boolean;
@@ -53,7 +56,15 @@ export interface QueueConfig {
   flakyRetries: number;
   /** PRs whose `riskEstimate` is above this are tested alone first (rules/probation.ts); null = off. */
   probationThreshold: number | null;
+  /** Windows in which nothing lands but PRs of priority value ≤ freezeBypassPriority (./freezes.ts). */
+  freezes: FreezeWindow[];
+  freezeBypassPriority: number;
 }
+
+/** A freeze window: absolute (ISO 8601 with a zone) or recurring (cron in UTC, lasting durationMinutes). */
+export type FreezeWindow =
+  | { start: string; end: string; reason?: string }
+  | { cron: string; durationMinutes: number; reason?: string };
 
 /** What the forge knows about a pull request. */
 export interface PrFacts {
@@ -140,6 +151,8 @@ export interface Entry {
    * `bisectGroup` is the probation group), `passed` once that run passed; null = never on probation.
    */
   probation?: 'testing' | 'passed' | null;
+  /** Submitted `direct`: admitted without the forge's PR-side requirements (mergeability, branch rules); still tested. */
+  direct?: boolean;
 }
 
 /**
@@ -221,6 +234,8 @@ export interface SubmitEvent {
   pr: PrFacts;
   /** The PR's estimated failure probability; undefined = keep (on resubmit) or none. */
   riskEstimate?: number | null;
+  /** Past the forge's PR-side requirements (still tested); undefined = keep (on resubmit) or not. */
+  direct?: boolean;
 }
 export interface CancelEvent {
   type: 'cancel';
@@ -243,7 +258,9 @@ export interface PrUpdatedEvent {
   prNumber: number;
   pr: PrFacts;
 }
-export type ConfigPatch = Partial<Omit<QueueConfig, 'pendingMode' | 'bisectionConcurrencySet'>> & {
+export type ConfigPatch = Partial<
+  Omit<QueueConfig, 'pendingMode' | 'bisectionConcurrencySet' | 'recentPassedRunMs'>
+> & {
   deleteRequiredStatuses?: boolean;
 };
 export interface UpdateConfigEvent {

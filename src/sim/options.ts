@@ -56,6 +56,10 @@ export interface FlakySimOptions {
   /** A: how often a PR's estimate is its true class's rate; default 1. */
   riskAccuracy?: number;
   probationThreshold?: number | null;
+  /** Share of runs in which a required check never reports (the run waits for the timeout); default 0. */
+  hangRate?: number;
+  /** The queue's testingTimeoutMinutes, minutes or "auto"; default 0 (none). */
+  testingTimeoutMinutes?: number | 'auto';
 }
 
 const FLAKY_KEYS = [
@@ -173,6 +177,7 @@ export function validateFlaky(o: FlakySimOptions): void {
   share('risk-failure-rate', o.riskFailureRate);
   share('risk-accuracy', o.riskAccuracy);
   share('probation-threshold', o.probationThreshold ?? undefined);
+  share('hang-rate', o.hangRate);
   if (o.flakyRetries !== undefined && !(Number.isInteger(o.flakyRetries) && o.flakyRetries >= 0 && o.flakyRetries <= 3))
     throw new RangeError('--flaky-retries: must be an integer from 0 to 3');
   if (o.riskFailureRate !== undefined && o.riskShare === undefined) throw new RangeError('--risk-failure-rate: give --risk-share too');

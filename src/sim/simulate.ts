@@ -123,6 +123,8 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
   // The flaky-aware queue's draws: PR attributes (risk class, estimate, known breakage), failing tests.
   const attrRandom = rng(options.seed, 4);
   const testRandom = rng(options.seed, 5);
+  const hangRandom = rng(options.seed, 7);
+  const hangRate = options.hangRate ?? 0;
 
   let model = newQueueModel('main', options.mode);
   let ids = 0;
@@ -191,7 +193,9 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
           const duration = options.ciJitter > 0 ? T * (1 + options.ciJitter * (2 * runRandom() - 1)) : T;
           const passed = !broken && !flaked;
           const failures = flaky && !passed ? failingTests(brokenPrs, flaked) : undefined;
-          schedule({ time: now + duration, kind: 'finish', runId: run.id, passed, ...(failures ? { failures } : {}) });
+          // A check that never reports: no verdict comes, the testing timeout ends the run.
+          const hangs = hangRate > 0 && hangRandom() < hangRate;
+          if (!hangs) schedule({ time: now + duration, kind: 'finish', runId: run.id, passed, ...(failures ? { failures } : {}) });
           if (!run.isBisection) mainStarted.set(run.id, now);
           if (run.isProbation) probationStarted.set(run.id, now);
           if (measuring()) {
@@ -308,7 +312,7 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
     type: 'updateConfig',
     patch: {
       concurrency: options.concurrency,
-      testingTimeoutMinutes: 0,
+      testingTimeoutMinutes: options.testingTimeoutMinutes ?? 0,
       batch: options.batchSize !== null,
       ...(options.batchSize !== null ? { batchingMinSize: options.batchSize } : {}),
       batchingMaxWaitTimeMinutes: options.batchWaitMinutes,

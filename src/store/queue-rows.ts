@@ -115,11 +115,30 @@ function diff<T extends { id: string }>(
   return { upsert, remove };
 }
 
-/** The settings a queue stored before the flaky-aware queue lacks, at their defaults (behaviour unchanged). */
+/** The settings a queue stored before the flaky-aware queue (or freezes) lacks, at their defaults (behaviour unchanged). */
 export function flakyDefaults(): Pick<
   QueueConfig,
-  'flakyPolicy' | 'flakyReportGraceSeconds' | 'flakyRetries' | 'probationThreshold'
+  | 'flakyPolicy'
+  | 'flakyReportGraceSeconds'
+  | 'flakyRetries'
+  | 'probationThreshold'
+  | 'freezes'
+  | 'freezeBypassPriority'
 > {
-  const { flakyPolicy, flakyReportGraceSeconds, flakyRetries, probationThreshold } = defaultConfig();
-  return { flakyPolicy, flakyReportGraceSeconds, flakyRetries, probationThreshold };
+  const {
+    flakyPolicy,
+    flakyReportGraceSeconds,
+    flakyRetries,
+    probationThreshold,
+    freezes,
+    freezeBypassPriority,
+  } = defaultConfig();
+  return {
+    flakyPolicy,
+    flakyReportGraceSeconds,
+    flakyRetries,
+    probationThreshold,
+    freezes,
+    freezeBypassPriority,
+  };
 }

@@ -62,6 +62,8 @@ function persistenceSuite(): void {
         flakyReportGraceSeconds: 120,
         flakyRetries: 0,
         probationThreshold: null,
+        freezes: [],
+        freezeBypassPriority: 0,
         enqueuedPullRequests: [],
       });
       const dup = await call(s, 'createQueue', { ...Q, mode: 'parallel' });

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { newQueueModel, type QueueModel, type TestRun } from '../../src/engine/index.js';
 import { queueNotices } from '../../src/server/queue/doctor.js';
+import { Harness } from '../engine/harness.js';
 
 const NOW = Date.parse('2026-12-03T12:00:00Z');
 const DAY = 86_400_000;
@@ -70,5 +71,46 @@ describe('the doctor on required checks', () => {
 
   it('says nothing without requiredStatuses (the queue then counts whatever reports)', () => {
     expect(named({ ...newQueueModel('main'), runs: [run(1, NOW - DAY, { ci: 'success' })] })).toEqual([]);
+  });
+});
+
+describe('the doctor on freezes and the adaptive timeout', () => {
+  const frozen = (hours: number, submit: boolean) => {
+    const h = new Harness({
+      freezes: [
+        {
+          start: '2026-01-05T08:00:00Z',
+          end: new Date(h0 + hours * 3_600_000).toISOString(),
+          reason: 'release 4.2',
+        },
+      ],
+    });
+    if (submit) h.submit(1);
+    return queueNotices(h.model, null, h.now).filter((n) => n.kind === 'queue_frozen');
+  };
+  const h0 = Date.parse('2026-01-05T09:00:00Z');
+
+  it('names a freeze holding PRs for more than an hour, with its end and reason', () => {
+    const [notice] = frozen(3, true);
+    expect(notice?.text).toContain('frozen for 3 h more (until 2026-01-05T12:00:00.000Z: release 4.2)');
+    expect(notice?.text).toContain('railyard mq queue unfreeze');
+  });
+
+  it('says nothing of a short freeze, nor of one that holds no PR', () => {
+    expect(frozen(0.5, true)).toEqual([]);
+    expect(frozen(3, false)).toEqual([]);
+  });
+
+  it('gives the timeout in force when testingTimeoutMinutes is "auto"', () => {
+    const m = model(
+      ['ci', 'e2e'],
+      [run(1, NOW - DAY, { ci: 'success' }, { status: 'failed', failureReason: 'TEST_RUN_TIMEOUT' })],
+    );
+    const [notice] = queueNotices(
+      { ...m, config: { ...m.config, testingTimeoutMinutes: 'auto' } },
+      null,
+      NOW,
+    );
+    expect(notice?.text).toContain('up to testingTimeoutMinutes ("auto", now 60 min)');
   });
 });

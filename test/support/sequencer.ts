@@ -61,6 +61,7 @@ const SLOW_FILES: Record<string, number> = {
   'test/e2e/github-merge-api.test.ts': 15,
   'test/e2e/github-webhook-limits.test.ts': 15,
   'test/e2e/descriptor-exhaustion.test.ts': 10,
+  'test/e2e/freeze.test.ts': 10,
   'test/engine/properties.test.ts': 15,
   'test/cli/defaults.test.ts': 15,
   'test/cli/history.test.ts': 15,

@@ -57,6 +57,16 @@ function PrBody({ data, repo, branch, now }: { data: PrData; repo: Repo; branch:
         <State state={pr.state} /> · priority {pr.priorityName} ({pr.priorityValue}) · by {pr.prAuthor} · head{' '}
         <code>{pr.prSha.slice(0, 12)}</code> · in this state for {since(pr.stateChangedAt, now)}
         {pr.isCurrentlySubmittedToQueue ? '' : ' · no longer in the queue'}
+        {pr.direct && (
+          <span
+            class="direct"
+            data-testid="direct"
+            title="Submitted past the forge's pull-request requirements; still tested"
+          >
+            {' '}
+            · direct
+          </span>
+        )}
         {typeof pr.riskEstimate === 'number' && (
           <span data-testid="risk" title="Estimated probability that this PR fails its queue test (from the queue's history)">
             {' '}

@@ -110,6 +110,7 @@ export function QueuePage({ repo, branch }: { repo: Repo; branch: string }) {
         <strong data-testid="depth">{prs.length}</strong> PR{prs.length === 1 ? '' : 's'} in the queue
         <span class="muted small"> · live, read every {QUEUE_POLL_MS / 1000} s</span>
       </p>
+      {data.frozen && <FrozenBanner frozen={data.frozen} bypass={data.freezeBypassPriority} />}
       <p class="muted small" data-testid="recent-runs">
         {recent
           ? `Recent test runs took ${formatRange({ lowMs: recent.p25 * 1000, highMs: recent.p90 * 1000 })} (25th–90th percentile of ${recent.samples}); the ETAs assume the runs ahead pass.`
@@ -173,6 +174,18 @@ export function QueuePage({ repo, branch }: { repo: Repo; branch: string }) {
       <RecentOutcomes repo={repo} branch={branch} />
       <QueueSettings repo={repo} branch={branch} queue={data} />
     </main>
+  );
+}
+
+/** While a freeze holds the queue: until when (UTC), why, and what still lands. */
+function FrozenBanner({ frozen, bypass }: { frozen: { until: string; reason?: string }; bypass: number }) {
+  const until = new Date(frozen.until).toISOString().slice(0, 16).replace('T', ' ');
+  return (
+    <p class="banner frozen" role="status" data-testid="frozen">
+      <strong>Frozen until {until} UTC</strong>
+      {frozen.reason ? ` — ${frozen.reason}` : ''}. Pull requests are tested; only those of priority {bypass}{' '}
+      or lower land until then.
+    </p>
   );
 }
 
@@ -248,6 +261,14 @@ function PrList({
               {p.skipTheLine ? '⚡ ' : ''}
               {p.priorityName}
             </span>
+            {p.direct && (
+              <span
+                class="tag direct"
+                title="Submitted direct: past the forge's pull-request requirements; still tested"
+              >
+                direct
+              </span>
+            )}
             <span class="muted small" title={`in this state since ${p.stateChangedAt}`}>
               {since(p.stateChangedAt, now)}
             </span>

@@ -14,12 +14,16 @@ export default class Submit extends BaseCommand {
     '<%= config.bin %> mq submit 123 --repo acme/web',
     '<%= config.bin %> mq submit 123 --priority urgent --wait --timeout 2h',
     '<%= config.bin %> mq submit 123 --priority 50 --no-batch --json',
+    '<%= config.bin %> mq submit 123 --direct',
   ];
   static override args = { pr: Args.string({ description: 'pull request number', required: true }) };
   static override flags = {
     ...queueFlags,
     priority: Flags.string({ char: 'p', description: 'urgent, high, medium, low, or 0-255 (0 is highest)' }),
     'no-batch': Flags.boolean({ description: 'test this PR on its own, never in a batch' }),
+    direct: Flags.boolean({
+      description: "admit the PR past the forge's pull-request requirements (approvals, mergeability); still tested (needs the token's direct permission)",
+    }),
     wait: Flags.boolean({ char: 'w', description: 'wait until the PR is merged, failed or cancelled' }),
     timeout: Flags.string({ description: 'with --wait: give up after this long', default: '1h' }),
     interval: Flags.string({ description: 'with --wait: polling interval', default: '5s' }),
@@ -42,8 +46,11 @@ export default class Submit extends BaseCommand {
       ...key,
       ...(priority !== undefined ? { priority } : {}),
       ...(flags['no-batch'] ? { noBatch: true } : {}),
+      ...(flags.direct ? { direct: true } : {}),
     });
-    this.out(`Submitted #${number} to the ${flags.branch} queue of ${repo.host}/${repo.owner}/${repo.name}\n`);
+    this.out(
+      `Submitted #${number}${flags.direct ? ' direct' : ''} to the ${flags.branch} queue of ${repo.host}/${repo.owner}/${repo.name}\n`,
+    );
     const pr = await client.call('getSubmittedPullRequest', key);
     // Why it will wait, when the queue or the PR holds it: on stderr, so --json output stays clean.
     const { submitNotices } = await import('../../watch/notices.js');

@@ -20,13 +20,17 @@ import {
 import type { WorkingCopy } from '../working-copy.js';
 
 /** A new submission enters `not_ready`; resubmitting a queued PR rewrites its priority and batching, nothing else. */
-export function submit(w: WorkingCopy, { prNumber, pr, priority, noBatch, riskEstimate }: SubmitEvent): void {
+export function submit(
+  w: WorkingCopy,
+  { prNumber, pr, priority, noBatch, riskEstimate, direct }: SubmitEvent,
+): void {
   const existing = findEntry(w.model, prNumber);
   if (existing && !isTerminal(existing.state)) {
     const patch: Partial<Entry> = { pr };
     if (priority) patch.priority = priority;
     if (noBatch !== undefined) patch.noBatch = noBatch;
     if (riskEstimate !== undefined) patch.riskEstimate = riskEstimate;
+    if (direct !== undefined) patch.direct = direct;
     w.update(existing, patch);
     return;
   }
@@ -53,6 +57,7 @@ export function submit(w: WorkingCopy, { prNumber, pr, priority, noBatch, riskEs
     bisectKnownFailure: null,
     bisected: false,
     ...(riskEstimate !== undefined && riskEstimate !== null ? { riskEstimate } : {}),
+    ...(direct ? { direct: true } : {}),
   });
 }
 

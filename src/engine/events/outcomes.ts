@@ -6,6 +6,7 @@
 import type { FailureReason, QueuedReason } from '../../contract/index.js';
 import { findEntry, isTerminal } from '../model.js';
 import { flakyVerdict, retryRun } from '../rules/flaky-verdict.js';
+import { testingTimeoutMs, withPassedRun } from '../timeout.js';
 import type {
   FailedTest,
   MergeFailedEvent,
@@ -21,7 +22,7 @@ import type { WorkingCopy } from '../working-copy.js';
 
 /** Time passed: runs older than `testingTimeoutMinutes` fail with TEST_RUN_TIMEOUT. (Batch waits are read by scheduling.) */
 export function tick(w: WorkingCopy, _event: TickEvent): void {
-  const timeout = w.config.testingTimeoutMinutes * 60_000;
+  const timeout = testingTimeoutMs(w.config);
   if (timeout <= 0) return;
   for (const run of [...w.runs]) {
     if (run.status === 'in_progress' && w.ctx.now - run.startedAt >= timeout) {
@@ -104,6 +105,9 @@ function finishRun(
     ...(failures ? { failures } : {}),
     ...(ignored ? { flakyIgnored: ignored } : {}),
   });
+  // "auto" timeouts follow how long the queue's passing runs take.
+  if (passed && w.config.testingTimeoutMinutes === 'auto')
+    w.config = withPassedRun(w.config, w.ctx.now - run.startedAt);
   if (verdict?.kind === 'retry') {
     retryRun(w, finished);
     return;

@@ -4,7 +4,8 @@
  * an urgent PR interrupts the tests it would otherwise wait behind.
  */
 import type { QueuedReason } from '../../contract/index.js';
-import { IN_RUN, targetsOverlap } from '../model.js';
+import { activeFreeze } from '../freezes.js';
+import { IN_RUN, isTerminal, targetsOverlap } from '../model.js';
 import type { Entry } from '../types.js';
 import { inLine, type Unit, type WorkingCopy } from '../working-copy.js';
 import { isCandidate } from './bisection.js';
@@ -79,9 +80,12 @@ export function invalidate(w: WorkingCopy): void {
  * An urgent PR interrupts the non-urgent tests it would have to wait behind. An urgent PR of a
  * bisection group waits for a bisection slot, not behind the line, so it interrupts nothing
  * (interrupting the line for it would restart the same tests in every round of `settle`).
+ * During a freeze, a PR that may land (priority ≤ freezeBypassPriority) also interrupts the passed
+ * units ahead of it that may not: they would hold it until the freeze ends.
  */
 export function preempt(w: WorkingCopy): void {
   if (w.config.state === 'paused') return;
+  releaseFrozen(w);
   const urgent = w.entries.filter((e) => e.state === 'pending' && e.priority.value === 0 && !e.bisectGroup);
   if (!urgent.length) return;
   const parallel = w.config.mode === 'parallel';
@@ -89,6 +93,27 @@ export function preempt(w: WorkingCopy): void {
     if (unit.run.isBisection || unit.run.mergeRequested || unit.run.status === 'succeeded') continue; // bisection is off the line
     if (unit.members.some((m) => m.priority.value === 0)) continue;
     if (parallel && !urgent.some((u) => targetsOverlap(u.impactedTargets, unit.targets))) continue;
+    w.restartUnit(unit, 'SKIP_THE_LINE_INTERRUPTED');
+  }
+}
+
+/** During a freeze: restarts the passed units that may not land and stand before a PR that may. */
+function releaseFrozen(w: WorkingCopy): void {
+  if (!w.config.freezes?.length) return;
+  const bypass = w.config.freezeBypassPriority ?? 0;
+  const waiting = w.entries.filter(
+    (e) => !isTerminal(e.state) && e.state !== 'not_ready' && e.priority.value <= bypass && !e.bisectGroup,
+  );
+  if (!waiting.length || activeFreeze(w.config.freezes, w.ctx.now) === null) return;
+  const parallel = w.config.mode === 'parallel';
+  const seqOf = (e: Entry) =>
+    IN_RUN.has(e.state) && e.testRunId ? (w.run(e.testRunId)?.seq ?? Infinity) : Infinity;
+  for (const unit of w.units()) {
+    if (unit.run.isBisection || unit.run.mergeRequested || unit.run.status !== 'succeeded') continue;
+    if (unit.members.every((m) => m.priority.value <= bypass)) continue;
+    const behind = waiting.filter((e) => seqOf(e) > unit.run.seq);
+    if (!behind.length || (parallel && !behind.some((e) => targetsOverlap(e.impactedTargets, unit.targets))))
+      continue;
     w.restartUnit(unit, 'SKIP_THE_LINE_INTERRUPTED');
   }
 }

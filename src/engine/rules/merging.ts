@@ -6,6 +6,7 @@
  * without optimistic merging: a passing run built on it tested its PRs too (bench/README.md,
  * 2026-11-26: the retried PR no longer holds the line for a whole T).
  */
+import { activeFreeze } from '../freezes.js';
 import type { TestRun } from '../types.js';
 import type { WorkingCopy } from '../working-copy.js';
 
@@ -14,6 +15,12 @@ export function requestMerge(w: WorkingCopy): void {
   if (w.config.state === 'paused') return;
   if (w.runs.some((r) => r.mergeRequested && w.membersOf(r.id).length > 0)) return; // one merge at a time
   const units = w.units();
+  // A freeze lands only units whose every PR (those ahead it carries included) bypasses freezes.
+  const frozen = activeFreeze(w.config.freezes, w.ctx.now) !== null;
+  const priorityOf = new Map<number, number>();
+  if (frozen)
+    for (const unit of units) for (const m of unit.members) priorityOf.set(m.prNumber, m.priority.value);
+  const bypasses = (pr: number) => (priorityOf.get(pr) ?? Infinity) <= (w.config.freezeBypassPriority ?? 0);
   const position = new Map<number, number>();
   const runOf = new Map<number, TestRun>();
   for (const unit of units)
@@ -32,8 +39,9 @@ export function requestMerge(w: WorkingCopy): void {
     if (base.length > 0 && !w.config.canOptimisticallyMerge && !base.every(retrying)) continue;
     // Optimistically landing PRs ahead needs each of them to still be in a unit ahead.
     if (base.some((pr) => (position.get(pr) ?? Infinity) >= unit.run.seq)) continue;
-    const run = w.run(unit.run.id) as TestRun;
     const prNumbers = [...base, ...unit.members.map((m) => m.prNumber)];
+    if (frozen && !prNumbers.every(bypasses)) continue;
+    const run = w.run(unit.run.id) as TestRun;
     w.updateRun(run, { mergeRequested: true, mergePrNumbers: prNumbers });
     w.effects.push({ type: 'merge', runId: run.id, prNumbers });
     return;

@@ -54,14 +54,19 @@ export function conflictSentence(base: string, conflict: PrConflict): string {
 }
 
 function isReady(model: QueueModel, entry: Entry): boolean {
-  return prWaitsFor(facts(model, entry)).length === 0;
+  return prWaitsFor(facts(model, entry), entry.direct === true).length === 0;
 }
 
-/** What the PR itself lacks to enter the queue. */
-function prWaitsFor(r: Readiness): WaitReason[] {
+/**
+ * What the PR itself lacks to enter the queue. A `direct` PR skips the forge's own requirements
+ * (mergeability, branch rules): only the queue's (its base branch, impacted targets) hold it.
+ */
+function prWaitsFor(r: Readiness, direct = false): WaitReason[] {
   const out: WaitReason[] = [];
   if (!r.doesBaseBranchMatch) out.push('base_branch');
-  if (r.gitHubMergeability !== 'mergeable') out.push('mergeability');
+  if (direct) {
+    // past the forge's requirements
+  } else if (r.gitHubMergeability !== 'mergeable') out.push('mergeability');
   else if (r.blockedBy) out.push('branch_protection');
   if (r.requiresImpactedTargets && !r.hasImpactedTargets) out.push('impacted_targets');
   return out;
@@ -74,7 +79,7 @@ function prWaitsFor(r: Readiness): WaitReason[] {
  */
 function waitingFor(model: QueueModel, entry: Entry, r: Readiness): WaitReason[] {
   const notReady = entry.state === 'not_ready';
-  const out = notReady ? prWaitsFor(r) : [];
+  const out = notReady ? prWaitsFor(r, entry.direct === true) : [];
   const state = model.config.state;
   if (state === 'paused') out.push('queue_paused');
   else if (notReady && state === 'draining') out.push('queue_draining');

@@ -7,7 +7,7 @@
 import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import { type FailedTest, type TestBasis, type TestRun } from '../../engine/index.js';
+import { testingTimeoutMs, type FailedTest, type TestBasis, type TestRun } from '../../engine/index.js';
 import { changesTest } from '../../flaky/changed.js';
 import { filesChangedOnTarget } from './changed.js';
 import { readReports } from '../../flaky/ingest.js';
@@ -139,7 +139,7 @@ export class GitRuns implements Builder, Ci {
   ): Promise<CiVerdict | null> {
     const repoDir = this.forge.repoDir(queue.repo);
     const config = await readChecksConfig(repoDir, queue.model.branch);
-    const timeout = queue.model.config.testingTimeoutMinutes * 60_000;
+    const timeout = testingTimeoutMs(queue.model.config);
     const running = runChecks({
       repoDir,
       sha,

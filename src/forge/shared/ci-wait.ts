@@ -8,7 +8,7 @@
  * TEST_RUN_TIMEOUT naming the required checks that never reported and those still running (a
  * renamed workflow job is found in seconds, not guessed at).
  */
-import type { TestRun } from '../../engine/index.js';
+import { testingTimeoutMs, type TestRun } from '../../engine/index.js';
 import type { Ci, CiVerdict, DriverQueue } from '../types.js';
 import type { PersistedBase, RemoteRuntime } from './runtime.js';
 
@@ -85,7 +85,7 @@ export abstract class CiWaiter implements Ci {
       latest: null,
     };
     this.waiting.set(run.id, w);
-    const timeoutMs = queue.model.config.testingTimeoutMinutes * 60_000;
+    const timeoutMs = testingTimeoutMs(queue.model.config);
     if (timeoutMs > 2 * TIMEOUT_LEAD_MS) {
       const at = run.startedAt + timeoutMs - TIMEOUT_LEAD_MS;
       w.deadline = setTimeout(() => this.poke(run.id, 0), Math.max(0, at - Date.now()));
@@ -203,7 +203,7 @@ export abstract class CiWaiter implements Ci {
         ...(detail ? { detail } : {}),
       });
     } else {
-      const timeoutMs = w.queue.model.config.testingTimeoutMinutes * 60_000;
+      const timeoutMs = testingTimeoutMs(w.queue.model.config);
       if (
         timeoutMs > 2 * TIMEOUT_LEAD_MS &&
         Date.now() >= w.run.startedAt + timeoutMs - TIMEOUT_LEAD_MS - 100

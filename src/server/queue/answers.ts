@@ -46,8 +46,9 @@ export class QueueAnswers {
         enqueuedPullRequests: line.map((e) => presentListItem(e, lanes.get(e.id))),
       };
       const buffer = Buffer.from(JSON.stringify(body));
-      // Only cache if nothing changed meanwhile (building is synchronous, but stay safe).
-      if (handle.model === model) handle.getQueueBody = buffer;
+      // Only cache if nothing changed meanwhile (building is synchronous, but stay safe), and not
+      // with freeze windows: `frozen` changes with the clock.
+      if (handle.model === model && !model.config.freezes?.length) handle.getQueueBody = buffer;
       return buffer;
     }
     return handle.getQueueBody;

@@ -12,7 +12,13 @@ import {
   isoTime,
   type DoctorNotice,
 } from '../../contract/index.js';
-import { readinessOf, type QueueModel, type TestRun } from '../../engine/index.js';
+import {
+  activeFreeze,
+  readinessOf,
+  testingTimeoutMs,
+  type QueueModel,
+  type TestRun,
+} from '../../engine/index.js';
 import { holdPhrases } from '../../watch/notices.js';
 
 const MINUTE = 60_000;
@@ -57,7 +63,11 @@ function silentChecks(model: QueueModel, now: number): DoctorNotice[] {
   const evidence = runs.filter(telling);
   if (!evidence.length) return [];
   const oldest = runs[runs.length - 1];
-  const timeout = model.config.testingTimeoutMinutes;
+  const timeout = Math.round(testingTimeoutMs(model.config) / MINUTE);
+  const timeoutName =
+    model.config.testingTimeoutMinutes === 'auto'
+      ? 'testingTimeoutMinutes ("auto", now '
+      : 'testingTimeoutMinutes (';
   return [...new Set(required)]
     .filter((name) => runs.every((r) => r.checks[name] === undefined))
     .map((check) => ({
@@ -65,7 +75,7 @@ function silentChecks(model: QueueModel, now: number): DoctorNotice[] {
       check,
       text:
         `Required check "${check}" never reported on the queue's test commits (${evidence.length} test run${evidence.length === 1 ? '' : 's'} since ${isoTime(oldest.startedAt)}), ` +
-        `so every run waits for it${timeout > 0 ? ` up to testingTimeoutMinutes (${timeout} min)` : ''} and fails: ` +
+        `so every run waits for it${timeout > 0 ? ` up to ${timeoutName}${timeout} min)` : ''} and fails: ` +
         `make your CI run "${check}" on the queue's test branches, or remove it from the queue's requiredStatuses (railyard mq queue update --required-statuses).`,
     }));
 }
@@ -83,6 +93,27 @@ function pausedLong(model: QueueModel, since: number | null, now: number): Docto
       text:
         `The queue has been paused for ${span(now - since)} (since ${isoTime(since)}) and tests and merges nothing meanwhile` +
         `${waiting ? ` (${waiting} PR${waiting === 1 ? '' : 's'} waiting)` : ''}: resume it (railyard mq queue resume) once what it was paused for is fixed.`,
+    },
+  ];
+}
+
+/**
+ * A freeze that holds PRs for long: one in force for more than an hour from now while PRs wait
+ * behind it (a short release freeze is what freezes are for; a long one is worth a look).
+ */
+function frozenLong(model: QueueModel, now: number): DoctorNotice[] {
+  const freeze = activeFreeze(model.config.freezes, now);
+  if (!freeze || freeze.until - now <= DOCTOR_PAUSED_MINUTES * MINUTE) return [];
+  const waiting = model.entries.filter(
+    (e) => e.state === 'pending' || e.state === 'not_ready' || e.state === 'testing',
+  ).length;
+  if (!waiting) return [];
+  return [
+    {
+      kind: 'queue_frozen',
+      text:
+        `The queue is frozen for ${span(freeze.until - now)} more (until ${isoTime(freeze.until)}${freeze.reason ? `: ${freeze.reason}` : ''}) ` +
+        `and lands nothing meanwhile (${waiting} PR${waiting === 1 ? '' : 's'} waiting): unfreeze it (railyard mq queue unfreeze) when the freeze is no longer needed.`,
     },
   ];
 }
@@ -105,5 +136,10 @@ function notReadyLong(model: QueueModel, now: number): DoctorNotice[] {
 
 /** Every notice the queue itself tells (the forge's permissions are the driver's: see the route). */
 export function queueNotices(model: QueueModel, stateSince: number | null, now: number): DoctorNotice[] {
-  return [...silentChecks(model, now), ...pausedLong(model, stateSince, now), ...notReadyLong(model, now)];
+  return [
+    ...silentChecks(model, now),
+    ...pausedLong(model, stateSince, now),
+    ...frozenLong(model, now),
+    ...notReadyLong(model, now),
+  ];
 }

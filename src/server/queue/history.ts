@@ -15,6 +15,10 @@ export interface EventLog {
 }
 
 /** States in which an entry's testRunId names the run that tests (or tested) it in this change. */
+/** The history's mark on the state changes of a `direct` submission. */
+export const DIRECT_DETAIL =
+  "direct: submitted past the forge's pull-request requirements (mergeability, branch rules); still tested";
+
 const TESTED_STATES = new Set<PullRequestState>([
   'testing',
   'tests_passed',
@@ -57,6 +61,8 @@ export function transitionsOfStep(model: QueueModel, event: EngineEvent, effects
     if (effect.type !== 'stateChanged') continue;
     const t = transitionOf(model, effect, at);
     if (detail !== null && (t.to === 'failed' || t.to === 'pending_failure')) t.detail = detail;
+    if (event.type === 'submit' && event.direct === true && t.prNumber === event.prNumber)
+      t.detail = DIRECT_DETAIL;
     if (event.type === 'testRunFinished') {
       t.detail ??= flakyDetail(model, event.runId, t.reason);
       if (!event.passed && event.failures?.length && (t.to === 'failed' || t.to === 'pending_failure'))

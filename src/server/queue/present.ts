@@ -6,23 +6,28 @@ import {
   type Readiness,
   type SubmittedPullRequest,
 } from '../../contract/index.js';
-import { isTerminal } from '../../engine/index.js';
+import { activeFreeze, isTerminal, testingTimeoutMs } from '../../engine/index.js';
 import type { Entry, QueueConfig, QueueModel } from '../../engine/types.js';
 
 const SETTINGS_KEYS = Object.keys(QueueSettings.shape) as (keyof QueueSettings)[];
 
 /** Every setting but `branch` (the queue's own name) is a field of the queue's config, of the same type. */
-function copySetting<K extends Exclude<keyof QueueSettings, 'branch'>>(out: Partial<QueueSettings>, config: QueueConfig, key: K): void {
+function copySetting<K extends Exclude<keyof QueueSettings, 'branch' | 'frozen' | 'testingTimeoutMinutesNow'>>(out: Partial<QueueSettings>, config: QueueConfig, key: K): void {
   out[key] = config[key];
 }
 
-/** The contract's queue object (without enqueuedPullRequests), exactly its keys. */
-export function presentQueueSettings(model: QueueModel): QueueSettings {
+/** The contract's queue object (without enqueuedPullRequests), exactly its keys; `frozen` as of `now`. */
+export function presentQueueSettings(model: QueueModel, now = Date.now()): QueueSettings {
   const out: Partial<QueueSettings> = {};
   for (const key of SETTINGS_KEYS) {
     if (key === 'branch') out.branch = model.branch;
-    else copySetting(out, model.config, key);
+    else if (key !== 'frozen' && key !== 'testingTimeoutMinutesNow') copySetting(out, model.config, key);
   }
+  if (model.config.testingTimeoutMinutes === 'auto')
+    out.testingTimeoutMinutesNow = Math.round(testingTimeoutMs(model.config) / 60_000);
+  const freeze = activeFreeze(model.config.freezes, now);
+  if (freeze)
+    out.frozen = { until: isoTime(freeze.until), ...(freeze.reason ? { reason: freeze.reason } : {}) };
   return out as QueueSettings;
 }
 
@@ -49,6 +54,7 @@ function core(entry: Entry) {
   if (entry.reason !== null) out.stateReason = entry.reason;
   if (entry.testRunId !== null) out.testRunId = entry.testRunId;
   out.enqueuedAt = isoTime(entry.submittedAt);
+  if (entry.direct) out.direct = true;
   if (entry.riskEstimate !== null && entry.riskEstimate !== undefined) out.riskEstimate = entry.riskEstimate;
   return out;
 }

@@ -18,6 +18,7 @@ import {
 import {
   activeEntries,
   findEntry,
+  freezesProblem,
   isTerminal,
   newQueueModel,
   type ConfigPatch,
@@ -77,6 +78,12 @@ export interface ServerLimits {
 }
 
 export const DEFAULT_LIMITS: ServerLimits = { queuesPerOrg: 1_000, prsPerQueue: 1_000 };
+
+/** 400 naming the field when a settings patch's freeze windows are wrong (a bad time or cron expression). */
+function refuseBadFreezes(patch: ConfigPatch): void {
+  const problem = patch.freezes ? freezesProblem(patch.freezes) : null;
+  if (problem) throw badRequest(problem);
+}
 
 function sameFacts(a: PrFacts, b: PrFacts): boolean {
   return (
@@ -168,6 +175,7 @@ export class QueueService {
     const repo = normaliseRepo(rawRepo);
     const problem = branchNameProblem(branch);
     if (problem) throw badRequest(`targetBranch: ${describeBranchProblem(branch, problem)}`);
+    refuseBadFreezes(settings);
     if (this.owners && !(await this.owners.claim(org, repo)))
       throw notFound(`repo: no repository ${describeRepo(repo)} ${ofTokenOrg(org)}`);
     const key = queueKey(org, repo, branch);
@@ -248,6 +256,7 @@ export class QueueService {
   }
 
   async updateQueue(queue: QueueHandle, patch: ConfigPatch) {
+    refuseBadFreezes(patch);
     const model = await this.writer.write(queue, (handle) =>
       this.writer.commit(handle, [{ type: 'updateConfig', patch }]),
     );
@@ -304,7 +313,7 @@ export class QueueService {
   async submit(
     handle: QueueHandle,
     prNumber: number,
-    options: { priority?: PriorityInput; noBatch?: boolean },
+    options: { priority?: PriorityInput; noBatch?: boolean; direct?: boolean },
   ): Promise<void> {
     const queue = this.registry.current(handle);
     const facts = await this.facts(queue, prNumber);
@@ -355,6 +364,7 @@ export class QueueService {
             pr: facts,
             priority,
             noBatch: options.noBatch,
+            ...(options.direct !== undefined ? { direct: options.direct } : {}),
             ...(risk ? { riskEstimate: risk.estimate } : {}),
           },
         ],

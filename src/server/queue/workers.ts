@@ -127,7 +127,7 @@ export class QueueWorkers {
     const now = this.now();
     for (const queue of this.service.registry.queues()) {
       if (!this.service.writer.drives(queue.id)) continue;
-      const due = nextDeadline(queue.model);
+      const due = nextDeadline(queue.model, now);
       if (due !== null && due <= now) this.report(queue)({ type: 'tick' }).catch(() => undefined);
     }
   }

@@ -85,6 +85,7 @@ export function mqHandlers(
       await service.submit(queue, input.pr.number, {
         priority: input.priority,
         noBatch: input.noBatch,
+        direct: input.direct,
       });
       return {};
     },

@@ -45,6 +45,8 @@ const FIELDS = {
   'flaky-report-grace-seconds': 'flakyReportGraceSeconds',
   'flaky-retries': 'flakyRetries',
   'probation-threshold': 'probationThreshold',
+  freezes: 'freezes',
+  'freeze-bypass-priority': 'freezeBypassPriority',
 } as const;
 
 export default class QueueUpdate extends BaseCommand {
@@ -54,6 +56,7 @@ export default class QueueUpdate extends BaseCommand {
     '<%= config.bin %> mq queue update --merge-method rebase --required-statuses test,lint',
     '<%= config.bin %> mq queue update --can-optimistically-merge --pending-failure-depth 1 --json',
     '<%= config.bin %> mq queue update --delete-required-statuses',
+    '<%= config.bin %> mq queue update --freezes \'[{"cron":"0 16 * * 5","durationMinutes":3840,"reason":"weekend"}]\'',
   ];
   static override flags = {
     ...queueFlags,
@@ -61,7 +64,11 @@ export default class QueueUpdate extends BaseCommand {
     mode: Flags.string({ description: 'queue mode (a change on a non-empty queue switches once it is empty)', options: [...MODES] }),
     concurrency: positive('test runs at once (per lane in parallel mode)'),
     'bisection-concurrency': positive('extra test runs for bisection (per lane in parallel mode)'),
-    'testing-timeout-minutes': nonNegative('fail a run after this many minutes (0 = no timeout)'),
+    'testing-timeout-minutes': Flags.string({
+      description:
+        'fail a run after this many minutes (0 = no timeout), or "auto": 1.5 × the p95 of recent passing runs, at least 10 (60 until 10 runs passed)',
+      helpValue: 'N|auto',
+    }),
     'pending-failure-depth': nonNegative('successor runs a failure waits for before it is final (0 = none)'),
     'can-optimistically-merge': toggle('a passing run also merges the units ahead of it'),
     batch: toggle('test pull requests in batches'),
@@ -87,6 +94,16 @@ export default class QueueUpdate extends BaseCommand {
       description: 'risk (0..1) above which a PR is tested alone first, or "off" (Railyard extension)',
       helpValue: 'X|off',
     }),
+    freezes: Flags.string({
+      description:
+        'freeze windows as JSON, replacing the list: [{"start":"…Z","end":"…Z","reason":"…"}, {"cron":"0 16 * * 5","durationMinutes":3840}] (UTC; [] for none; Railyard extension)',
+      helpValue: 'JSON',
+    }),
+    'freeze-bypass-priority': Flags.integer({
+      description: 'PRs of this priority value or lower land during a freeze (Railyard extension)',
+      min: 0,
+      max: 255,
+    }),
   };
 
   async run() {
@@ -107,6 +124,25 @@ export default class QueueUpdate extends BaseCommand {
         if (text !== 'off' && (text === '' || !(number >= 0 && number <= 1)))
           throw new ConfigError(`--probation-threshold: expected a number from 0 to 1 or "off", got "${text}"`);
         body[field] = text === 'off' ? null : number;
+      } else if (flag === 'testing-timeout-minutes') {
+        const text = String(value).trim().toLowerCase();
+        if (text !== 'auto' && !/^\d{1,10}$/.test(text))
+          throw new ConfigError(
+            `--testing-timeout-minutes: expected a whole number of minutes or "auto", got "${String(value)}"`,
+          );
+        body[field] = text === 'auto' ? 'auto' : Number(text);
+      } else if (flag === 'freezes') {
+        let list: unknown;
+        try {
+          list = JSON.parse(String(value));
+        } catch (error) {
+          throw new ConfigError(
+            `--freezes: not JSON (${(error as Error).message}); give a list such as [{"start":"2026-12-24T18:00:00Z","end":"2026-12-27T08:00:00Z"}]`,
+          );
+        }
+        if (!Array.isArray(list))
+          throw new ConfigError('--freezes: give a JSON list of windows ([] for none)');
+        body[field] = list;
       } else body[field] = value;
     }
     if (Object.keys(body).length === 0) {

@@ -12,7 +12,14 @@ import {
   V2_PREFIX,
   V2_QUEUE_STATES,
 } from '../../../contract/v2/schemas.js';
-import { findEntry, isTerminal, readinessOf, type Entry, type QueueModel } from '../../../engine/index.js';
+import {
+  findEntry,
+  isTerminal,
+  readinessOf,
+  testingTimeoutMs,
+  type Entry,
+  type QueueModel,
+} from '../../../engine/index.js';
 import type { Links } from '../../links.js';
 import type { QueueHandle } from '../../queue/handle.js';
 import { pullRequestId, repositoryId } from './ids.js';
@@ -28,7 +35,7 @@ export function presentConfig(model: QueueModel) {
     allowBatching: c.batch,
     batchingMaxWaitTimeMinutes: c.batchingMaxWaitTimeMinutes,
     batchingMinSize: c.batchingMinSize,
-    testingTimeoutMinutes: c.testingTimeoutMinutes,
+    testingTimeoutMinutes: Math.round(testingTimeoutMs(c) / 60_000),
     notReadyTimeoutMinutes: 0,
     createsPrsForTestingBranches: c.createPrsForTestingBranches,
     areCommentsEnabled: c.commentsEnabled,
@@ -119,7 +126,7 @@ function presentEntry(queue: QueueHandle, entry: Entry, single: boolean) {
   if (entry.priority.usedDefaultName) out.usedDefaultPriorityName = entry.priority.name;
   out.skipsTheLine = entry.priority.value === 0;
   out.allowBatching = !entry.noBatch;
-  out.direct = false;
+  out.direct = entry.direct === true;
   if (entry.state === 'merged' && entry.testRunId !== null) out.verifiedByVerificationRunId = entry.testRunId;
   out.readiness = readiness;
   if (entry.reason !== null) out['x-railyard-stateReason'] = entry.reason;

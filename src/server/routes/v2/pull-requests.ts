@@ -31,13 +31,6 @@ function priorityOf(body: Record<string, unknown>): PriorityInput | undefined {
   return name as PriorityInput;
 }
 
-function refuseDirect(body: Record<string, unknown>): void {
-  if (body.direct === true)
-    throw validationFailed(
-      'direct: sending a pull request past its readiness is not supported by this server yet',
-    );
-}
-
 function requireActive(found: FoundPr, id: string): void {
   if (isTerminal(found.entry.state))
     throw new V2Error(
@@ -139,10 +132,13 @@ export function pullRequestHandlers(ctx: V2Context): Partial<Record<V2OperationI
           'PR_ALREADY_ENQUEUED',
           `pull request #${number} is already in this queue (${V2_ENTRY_STATES[existing.state]}): use reprioritize or PATCH queue-entry`,
         );
-      refuseDirect(body);
       const priority = priorityOf(body);
       try {
-        await service.submit(queue, number, { priority, noBatch: body.allowBatching === false });
+        await service.submit(queue, number, {
+          priority,
+          noBatch: body.allowBatching === false,
+          direct: body.direct === true,
+        });
       } catch (error) {
         if (error instanceof ApiError && error.code === 'not_found')
           throw new V2Error(404, 'PR_NOT_FOUND', error.message);
@@ -216,11 +212,11 @@ export function pullRequestHandlers(ctx: V2Context): Partial<Record<V2OperationI
     async 'pullRequests.updateQueueEntry'({ org, id, body }) {
       const found = await ctx.pullRequest(org, id);
       requireActive(found, id);
-      refuseDirect(body);
       const noBatch = body.allowBatching === undefined ? undefined : body.allowBatching === false;
       const priority = priorityOf(body);
-      if (priority !== undefined || noBatch !== undefined)
-        await service.submit(found.queue, found.prNumber, { priority, noBatch });
+      const direct = typeof body.direct === 'boolean' ? body.direct : undefined;
+      if (priority !== undefined || noBatch !== undefined || direct !== undefined)
+        await service.submit(found.queue, found.prNumber, { priority, noBatch, direct });
       return present(found.queue, found.prNumber);
     },
     async 'pullRequests.restartTests'({ org, id }) {
