@@ -34,6 +34,7 @@ import {
   type DeliveryState,
   type NewDelivery,
 } from './webhook-lines.js';
+import { TICKET_EVENT, TicketStore } from './tickets.js';
 
 export { endpointWants, publicEndpoint } from './webhook-endpoints.js';
 export type {
@@ -135,14 +136,16 @@ async function insertEvents(
   trx: Db,
   org: string,
   events: readonly OutboxEvent[],
-  endpoints: readonly Pick<WebhookEndpoint, 'id' | 'events' | 'repos'>[],
+  endpoints: readonly Pick<WebhookEndpoint, 'id' | 'kind' | 'events' | 'repos'>[],
   force = false,
 ): Promise<string[]> {
   const now = Date.now();
+  // Ticket work goes to ticket lines only, and they take nothing else.
+  const wants = (e: Pick<WebhookEndpoint, 'kind'>, type: string) => (e.kind === 'ticket') === (type === TICKET_EVENT);
   const messages: { id: string; org_slug: string; type: string; payload: string; created_at: number }[] = [];
   const deliveries: NewDelivery[] = [];
   for (const event of events) {
-    const targets = endpoints.filter((e) => force || endpointWants(e, event.type, event.repoKey));
+    const targets = endpoints.filter((e) => wants(e, event.type) && (force || endpointWants(e, event.type, event.repoKey)));
     if (!targets.length) continue;
     const id = `msg_${uuidv7().replaceAll('-', '')}`;
     messages.push({
@@ -232,12 +235,15 @@ export class WebhookStore {
   readonly signals = outboxSignals;
   /** The organisations' endpoints and their secrets. */
   readonly endpoints: WebhookEndpoints;
+  /** Tickets of unhealthy tests, sent through this outbox. */
+  readonly tickets: TicketStore;
 
   constructor(
     private readonly db: Kysely<SchemaTables>,
     readonly kind: StoreKind,
   ) {
     this.endpoints = new WebhookEndpoints(db, this.signals);
+    this.tickets = new TicketStore(db);
   }
 
   // ------------------------------------------------------------------ the outbox

@@ -9,6 +9,7 @@ import { badRequest } from '../errors.js';
 import { Slices } from './slices.js';
 import type { Links } from '../links.js';
 import { monitorEvents } from '../webhooks/flaky-events.js';
+import { ticketEvents } from '../tickets/events.js';
 import { lockRepository, type Repository } from './repositories.js';
 
 const HOUR = 60 * 60 * 1000;
@@ -356,7 +357,8 @@ export class Ingest {
         const r = byId.get(id)!;
         return { test: r, before: before(r), change, at: atOf(r) };
       });
-      await tx.writeWebhookEvents(repository.org, monitorEvents(this.links, repository, changed));
+      // Tickets of tests turning unhealthy or healthy again go through the same outbox.
+      await tx.writeWebhookEvents(repository.org, [...monitorEvents(this.links, repository, changed), ...ticketEvents(this.links, repository, changed)]);
     }
   }
 }

@@ -14,6 +14,7 @@ import * as forgeEvents from './011_forge_events.js';
 import * as queueHistory from './012_queue_history.js';
 import * as webhookLines from './015_webhook_lines.js';
 import * as tokenPermissions from './016_token_permissions.js';
+import * as flakyTickets from './020_flaky_tickets.js';
 
 /**
  * Every migration, in order. Kysely applies them by name (sorted), so add a new file
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '012_queue_history': queueHistory,
   '015_webhook_lines': webhookLines,
   '016_token_permissions': tokenPermissions,
+  '020_flaky_tickets': flakyTickets,
 };
