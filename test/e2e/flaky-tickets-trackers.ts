@@ -1,0 +1,34 @@
+/**
+ * The tracker emulators of the flaky-ticket tests behind one face (flaky-tickets-harness.ts):
+ * GitHub Issues on the GitHub emulator, GitLab issues on the GitLab emulator, and Jira (Cloud REST
+ * v3, Data Center REST v2) on the Jira emulator (test/support/jira/).
+ */
+import { startGitHubEmulator } from '../support/github/index.js';
+import { closeIssueAs, issuesOf, refusedIssueRequests, setIssuesDown } from '../support/github/routes-issues.js';
+import type { TrackerUnderTest } from './flaky-tickets-harness.js';
+
+export async function githubTracker(): Promise<TrackerUnderTest> {
+  const gh = await startGitHubEmulator({ validate: true });
+  gh.addToken('ghp_tickets', { login: 'railyard-bot' });
+  gh.createRepo('acme', 'tracker', { files: { 'README.md': '# tracker\n' } });
+  return {
+    system: 'github',
+    project: 'acme/tracker',
+    apiUrl: gh.apiUrl,
+    token: 'ghp_tickets',
+    tickets: () =>
+      issuesOf(gh.world, 'acme', 'tracker').map((i) => ({
+        key: String(i.number),
+        url: `${gh.world.urls.web}/acme/tracker/issues/${i.number}`,
+        open: i.state === 'open',
+        title: i.title,
+        body: i.body ?? '',
+        comments: i.comments.map((c) => c.body),
+      })),
+    closeAsPerson: (key) => closeIssueAs(gh.world, 'acme', 'tracker', Number(key), 'alice'),
+    setDown: (on) => setIssuesDown(gh.world, on),
+    refused: () => refusedIssueRequests(gh.world),
+    schemaViolations: () => gh.schemaViolations,
+    close: () => gh.close(),
+  };
+}

