@@ -5,6 +5,8 @@
  */
 import { startGitHubEmulator } from '../support/github/index.js';
 import { closeIssueAs, issuesOf, refusedIssueRequests, setIssuesDown } from '../support/github/routes-issues.js';
+import { startGitLabEmulator } from '../support/gitlab/index.js';
+import * as glIssues from '../support/gitlab/routes-issues.js';
 import type { TrackerUnderTest } from './flaky-tickets-harness.js';
 
 export async function githubTracker(): Promise<TrackerUnderTest> {
@@ -30,5 +32,33 @@ export async function githubTracker(): Promise<TrackerUnderTest> {
     refused: () => refusedIssueRequests(gh.world),
     schemaViolations: () => gh.schemaViolations,
     close: () => gh.close(),
+  };
+}
+
+export async function gitlabTracker(): Promise<TrackerUnderTest> {
+  const gl = await startGitLabEmulator();
+  gl.addToken('glpat-tickets', { username: 'railyard-bot' });
+  const alice = gl.addToken('glpat-alice', { username: 'alice' });
+  const path = 'acme/platform/tracker';
+  gl.createProject(path, { files: { 'README.md': '# tracker\n' } });
+  return {
+    system: 'gitlab',
+    project: path,
+    apiUrl: gl.url,
+    token: 'glpat-tickets',
+    tickets: () =>
+      glIssues.issuesOf(gl.world, path).map((i) => ({
+        key: String(i.iid),
+        url: `${gl.url}/${path}/-/issues/${i.iid}`,
+        open: i.state === 'opened',
+        title: i.title,
+        body: i.description,
+        comments: i.notes.map((n) => n.body),
+      })),
+    closeAsPerson: (key) => glIssues.closeIssueAs(gl.world, path, Number(key), alice),
+    setDown: (on) => glIssues.setIssuesDown(gl.world, on),
+    refused: () => glIssues.refusedIssueRequests(gl.world),
+    schemaViolations: () => gl.schemaViolations,
+    close: () => gl.close(),
   };
 }

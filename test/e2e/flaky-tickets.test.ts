@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/tmp.js';
 import type { TestServer } from '../support/server.js';
 import { drive, only, railyard, statusOf, ticketsOn, until, upload, type TrackerUnderTest } from './flaky-tickets-harness.js';
-import { githubTracker } from './flaky-tickets-trackers.js';
+import { githubTracker, gitlabTracker } from './flaky-tickets-trackers.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -21,6 +21,7 @@ afterEach(async () => {
 
 const TRACKERS: Array<[string, () => Promise<TrackerUnderTest>]> = [
   ['GitHub Issues', githubTracker],
+  ['GitLab issues', gitlabTracker],
 ];
 
 describe.each(TRACKERS)('flaky-test tickets on %s', (_label, make) => {
