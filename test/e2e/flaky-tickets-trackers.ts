@@ -7,6 +7,7 @@ import { startGitHubEmulator } from '../support/github/index.js';
 import { closeIssueAs, issuesOf, refusedIssueRequests, setIssuesDown } from '../support/github/routes-issues.js';
 import { startGitLabEmulator } from '../support/gitlab/index.js';
 import * as glIssues from '../support/gitlab/routes-issues.js';
+import { startJiraEmulator, textOf } from '../support/jira/index.js';
 import type { TrackerUnderTest } from './flaky-tickets-harness.js';
 
 export async function githubTracker(): Promise<TrackerUnderTest> {
@@ -60,5 +61,30 @@ export async function gitlabTracker(): Promise<TrackerUnderTest> {
     refused: () => glIssues.refusedIssueRequests(gl.world),
     schemaViolations: () => gl.schemaViolations,
     close: () => gl.close(),
+  };
+}
+
+/** Jira Cloud (v3: the address pins /rest/api/3, as a 127.0.0.1 address would otherwise mean Data Center) or Data Center (v2). */
+export async function jiraTracker(version: 2 | 3): Promise<TrackerUnderTest> {
+  const jira = await startJiraEmulator(version, 'WEB');
+  return {
+    system: 'jira',
+    project: 'WEB',
+    apiUrl: version === 3 ? `${jira.url}/rest/api/3` : jira.url,
+    token: jira.token,
+    tickets: () =>
+      [...jira.issues.values()].map((i) => ({
+        key: i.key,
+        url: `${jira.url}/browse/${i.key}`,
+        open: i.status !== 'done',
+        title: i.summary,
+        body: textOf(i.description),
+        comments: i.comments.map((c) => textOf(c.body)),
+      })),
+    closeAsPerson: (key) => jira.closeAsPerson(key),
+    setDown: (on) => jira.setDown(on),
+    refused: () => jira.refused,
+    schemaViolations: () => jira.schemaViolations,
+    close: () => jira.close(),
   };
 }

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/tmp.js';
 import type { TestServer } from '../support/server.js';
 import { drive, only, railyard, statusOf, ticketsOn, until, upload, type TrackerUnderTest } from './flaky-tickets-harness.js';
-import { githubTracker, gitlabTracker } from './flaky-tickets-trackers.js';
+import { githubTracker, gitlabTracker, jiraTracker } from './flaky-tickets-trackers.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -22,6 +22,8 @@ afterEach(async () => {
 const TRACKERS: Array<[string, () => Promise<TrackerUnderTest>]> = [
   ['GitHub Issues', githubTracker],
   ['GitLab issues', gitlabTracker],
+  ['Jira Cloud (REST v3)', () => jiraTracker(3)],
+  ['Jira Data Center (REST v2)', () => jiraTracker(2)],
 ];
 
 describe.each(TRACKERS)('flaky-test tickets on %s', (_label, make) => {
