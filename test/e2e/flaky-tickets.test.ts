@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/tmp.js';
 import type { TestServer } from '../support/server.js';
 import { drive, only, railyard, statusOf, ticketsOn, until, upload, type TrackerUnderTest } from './flaky-tickets-harness.js';
+import { startJiraEmulator } from '../support/jira/index.js';
 import { githubTracker, gitlabTracker, jiraTracker } from './flaky-tickets-trackers.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
@@ -98,5 +99,26 @@ describe.each(TRACKERS)('flaky-test tickets on %s', (_label, make) => {
     expect(all.length).toBe(2);
     expect(all.find((x) => x.title.endsWith('logs in'))!.comments.filter((c) => c.includes('healthy again')).length).toBe(1);
     expect(t.schemaViolations()).toEqual([]);
+  });
+});
+
+describe('flaky-test tickets: an answer lost after the tracker opened the ticket', () => {
+  it('finds the ticket again by its label on the retry instead of opening a second one', { timeout: 60_000 }, async () => {
+    const jira = await startJiraEmulator(2, 'WEB');
+    open.push(jira);
+    const t = await jiraTracker(2);
+    open.push(t);
+    const s = await railyard({ ...t, apiUrl: jira.url, token: jira.token }, await tempDir('railyard-tickets-'));
+    open.push(s);
+    await ticketsOn(s, t);
+    jira.loseCreateAnswers(1);
+    await upload(s, 'logs in', false);
+    const link = await until('the ticket link', async () => (await statusOf(s, 'logs in'))?.ticket);
+    expect(jira.issues.size).toBe(1);
+    const [issue] = jira.issues.values();
+    expect(link).toBe(`${jira.url}/browse/${issue.key}`);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(jira.issues.size).toBe(1);
+    expect(jira.schemaViolations).toEqual([]);
   });
 });

@@ -5,7 +5,8 @@
 // back), and a JQL search of `project = "KEY" AND labels = "…"`. A body in the other version's
 // form is refused with 400, as Jira does. Every answer is checked against the excerpt of
 // Atlassian's published REST description in test/fixtures/jira/ (violations in `schemaViolations`).
-// For tests: `closeAsPerson`, `setDown` (every request answers 503) and `refused`.
+// For tests: `closeAsPerson`, `setDown` (every request answers 503), `refused`, and
+// `loseCreateAnswers` (the issue is made but its answer never arrives).
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -72,6 +73,8 @@ export class JiraEmulator {
   readonly issues = new Map<string, JiraIssue>();
   readonly schemaViolations: string[] = [];
   refused = 0;
+  /** Creates whose answer is lost (the issue is made, the connection dropped): `loseCreateAnswers`. */
+  private lose = 0;
   private down = false;
   private server: Server | undefined;
   private next = 1;
@@ -96,6 +99,11 @@ export class JiraEmulator {
 
   setDown(on: boolean): void {
     this.down = on;
+  }
+
+  /** The next `n` creates make the issue and then drop the connection without an answer. */
+  loseCreateAnswers(n: number): void {
+    this.lose = n;
   }
 
   closeAsPerson(key: string, at = Date.now()): void {
@@ -188,6 +196,10 @@ export class JiraEmulator {
       const n = this.next++;
       const i: JiraIssue = { id: String(10_000 + n), key: `${this.projectKey}-${n}`, summary: f.summary, description: f.description ?? null, labels, status: 'todo', created: Date.now(), resolutiondate: null, comments: [] };
       this.issues.set(i.key, i);
+      if (this.lose > 0) {
+        this.lose--;
+        return void res.destroy();
+      }
       return send('POST /issue', 201, { id: i.id, key: i.key, self: `${this.url}${prefix}/issue/${i.id}` });
     }
     if (req.method === 'GET' && (m = /^\/issue\/([^/]+)$/.exec(path))) {
