@@ -24,7 +24,9 @@ export async function startBenchTracker(): Promise<BenchTracker> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const body = chunks.length ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>) : {};
+      const body = chunks.length
+        ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>)
+        : {};
       const url = new URL(req.url ?? '/', 'http://x');
       const m = /^\/repos\/[^/]+\/[^/]+\/issues(?:\/(\d+))?(\/comments)?$/.exec(url.pathname);
       const send = (status: number, json: unknown) => {
@@ -35,7 +37,14 @@ export async function startBenchTracker(): Promise<BenchTracker> {
       const n = m[1] ? Number(m[1]) : undefined;
       const answer = (num: number) => {
         const i = issues.get(num)!;
-        return { number: num, html_url: `https://github.example/acme/tracker/issues/${num}`, state: i.state, closed_at: i.closed_at, body: i.body, created_at: new Date().toISOString() };
+        return {
+          number: num,
+          html_url: `https://github.example/acme/tracker/issues/${num}`,
+          state: i.state,
+          closed_at: i.closed_at,
+          body: i.body,
+          created_at: new Date().toISOString(),
+        };
       };
       if (req.method === 'POST' && n === undefined) {
         const num = issues.size + 1;

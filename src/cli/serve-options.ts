@@ -63,7 +63,9 @@ export async function ticketOptions(apiUrl: string | undefined, tokenFile: strin
     }
     if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`--ticket-api-url: must be an https:// URL, got ${url.protocol}//`);
     if (url.username || url.password) throw new Error('--ticket-api-url: must not carry a user name or password (the token goes in --ticket-token-file)');
-    out.apiUrl = apiUrl.replace(/\/+$/, '');
+    let end = apiUrl.length;
+    while (end > 0 && apiUrl[end - 1] === '/') end--;
+    out.apiUrl = apiUrl.slice(0, end);
   }
   if (tokenFile !== undefined) {
     let text: string;

@@ -50,15 +50,30 @@ export class TicketStore {
     const id = ticketLineId(repoId);
     const now = Date.now();
     const state = enabled ? 'enabled' : 'disabled';
-    const found = await this.db.selectFrom('webhook_endpoints').select('id').where('id', '=', id).executeTakeFirst();
+    const found = await this.db
+      .selectFrom('webhook_endpoints')
+      .select('id')
+      .where('id', '=', id)
+      .executeTakeFirst();
     if (found)
       await this.db
         .updateTable('webhook_endpoints')
-        .set({ url, state, disabled_reason: enabled ? null : 'tickets off', failing_since: null, repos: JSON.stringify([repoKey]), updated_at: now })
+        .set({
+          url,
+          state,
+          disabled_reason: enabled ? null : 'tickets off',
+          failing_since: null,
+          repos: JSON.stringify([repoKey]),
+          updated_at: now,
+        })
         .where('id', '=', id)
         .execute();
     else {
-      const known = await this.db.selectFrom('organisations').select('slug').where('slug', '=', org).executeTakeFirst();
+      const known = await this.db
+        .selectFrom('organisations')
+        .select('slug')
+        .where('slug', '=', org)
+        .executeTakeFirst();
       if (!known) await this.db.insertInto('organisations').values({ slug: org, created_at: now }).execute();
       await this.db
         .insertInto('webhook_endpoints')
@@ -137,7 +152,12 @@ export class TicketStore {
 
   /** The test shows this ticket (the field linkTicketToTestCase sets). */
   async linkTest(repoId: string, testId: string, url: string): Promise<void> {
-    await this.db.updateTable('test_cases').set({ ticket: url }).where('repo_id', '=', repoId).where('id', '=', testId).execute();
+    await this.db
+      .updateTable('test_cases')
+      .set({ ticket: url })
+      .where('repo_id', '=', repoId)
+      .where('id', '=', testId)
+      .execute();
   }
 
   /** The latest failures of a test, newest first. */

@@ -37,7 +37,11 @@ export interface TrackerUnderTest {
   close(): Promise<void>;
 }
 
-export async function until<T>(what: string, get: () => T | Promise<T>, timeoutMs = 30_000): Promise<NonNullable<T>> {
+export async function until<T>(
+  what: string,
+  get: () => T | Promise<T>,
+  timeoutMs = 30_000,
+): Promise<NonNullable<T>> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const value = await get();
@@ -47,7 +51,11 @@ export async function until<T>(what: string, get: () => T | Promise<T>, timeoutM
   }
 }
 
-export async function railyard(t: TrackerUnderTest, dataDir: string, databaseUrl?: string): Promise<TestServer> {
+export async function railyard(
+  t: TrackerUnderTest,
+  dataDir: string,
+  databaseUrl?: string,
+): Promise<TestServer> {
   return startTestServer({
     dataDir,
     ...(databaseUrl ? { databaseUrl } : {}),
@@ -68,7 +76,13 @@ export async function ticketsOn(s: TestServer, t: TrackerUnderTest): Promise<voi
     org_url_slug: s.org,
     settings: {
       pass_on_retry: { enabled: false },
-      failure_rate: { min_sample: 1, window_hours: 720, flaky_activation: 0.6, flaky_resolution: 0.5, broken_threshold: 0.8 },
+      failure_rate: {
+        min_sample: 1,
+        window_hours: 720,
+        flaky_activation: 0.6,
+        flaky_resolution: 0.5,
+        broken_threshold: 0.8,
+      },
       ticket_system: t.system,
       ticket_project: t.project,
     },
@@ -78,9 +92,16 @@ export async function ticketsOn(s: TestServer, t: TrackerUnderTest): Promise<voi
 let clock = Date.parse('2026-11-01T00:00:00Z');
 
 /** One upload of the test `name` (in src/auth/), passing or failing with `message`. */
-export async function upload(s: TestServer, name: string, passed: boolean, message = 'Timeout 5000ms exceeded'): Promise<void> {
+export async function upload(
+  s: TestServer,
+  name: string,
+  passed: boolean,
+  message = 'Timeout 5000ms exceeded',
+): Promise<void> {
   clock += 60_000;
-  const result = passed ? '' : `<failure message="${message}">at login (src/auth/${name}.test.ts:12)</failure>`;
+  const result = passed
+    ? ''
+    : `<failure message="${message}">at login (src/auth/${name}.test.ts:12)</failure>`;
   const report = `<testsuite name="auth"><testcase classname="auth" name="${name}" file="src/auth/${name}.test.ts">${result}</testcase></testsuite>`;
   await ok(s, 'uploadTestResults', {
     repo: REPO,
@@ -93,9 +114,17 @@ export async function upload(s: TestServer, name: string, passed: boolean, messa
   });
 }
 
-export async function statusOf(s: TestServer, name: string): Promise<{ id: string; status: string; ticket: string | undefined } | undefined> {
+export async function statusOf(
+  s: TestServer,
+  name: string,
+): Promise<{ id: string; status: string; ticket: string | undefined } | undefined> {
   for (const status of ['FLAKY', 'BROKEN'] as const) {
-    const { tests } = (await ok(s, 'listUnhealthyTests', { repo: REPO, org_url_slug: s.org, status, page_query: { page_size: 100 } })) as {
+    const { tests } = (await ok(s, 'listUnhealthyTests', {
+      repo: REPO,
+      org_url_slug: s.org,
+      status,
+      page_query: { page_size: 100 },
+    })) as {
       tests: { id: string; name: string; ticket?: { html_url: string } }[];
     };
     const t = tests.find((x) => x.name === name);

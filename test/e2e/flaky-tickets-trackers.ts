@@ -4,7 +4,12 @@
  * v3, Data Center REST v2) on the Jira emulator (test/support/jira/).
  */
 import { startGitHubEmulator } from '../support/github/index.js';
-import { closeIssueAs, issuesOf, refusedIssueRequests, setIssuesDown } from '../support/github/routes-issues.js';
+import {
+  closeIssueAs,
+  issuesOf,
+  refusedIssueRequests,
+  setIssuesDown,
+} from '../support/github/routes-issues.js';
 import { startGitLabEmulator } from '../support/gitlab/index.js';
 import * as glIssues from '../support/gitlab/routes-issues.js';
 import { startJiraEmulator, textOf } from '../support/jira/index.js';

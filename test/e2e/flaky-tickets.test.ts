@@ -11,7 +11,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/tmp.js';
 import type { TestServer } from '../support/server.js';
-import { drive, only, railyard, statusOf, ticketsOn, until, upload, type TrackerUnderTest } from './flaky-tickets-harness.js';
+import {
+  drive,
+  only,
+  railyard,
+  statusOf,
+  ticketsOn,
+  until,
+  upload,
+  type TrackerUnderTest,
+} from './flaky-tickets-harness.js';
 import { startJiraEmulator } from '../support/jira/index.js';
 import { githubTracker, gitlabTracker, jiraTracker } from './flaky-tickets-trackers.js';
 
@@ -38,87 +47,120 @@ describe.each(TRACKERS)('flaky-test tickets on %s', (_label, make) => {
     return { t, s, dataDir };
   }
 
-  it('opens one ticket when a test turns broken, closes it with a comment when healthy, reopens it when unhealthy again', { timeout: 90_000 }, async () => {
-    const { t, s } = await setup();
-    await upload(s, 'logs in', false, 'Timeout 5000ms exceeded');
-    const first = await until('the ticket', () => t.tickets()[0]);
-    expect(first.open).toBe(true);
-    expect(first.title).toBe('Broken test: logs in');
-    for (const part of ['broken', 'Timeout 5000ms exceeded', '@acme/auth-team', '1 of 1 runs (100%) failed', '/#/flaky/github.com/acme/web/test/', 'src/auth/logs in.test.ts'])
-      expect(first.body).toContain(part);
-    // The test's ticket link is the ticket (lists, `flaky show`, exports, dashboard).
-    await until('the ticket link', async () => (await statusOf(s, 'logs in'))?.ticket === first.url);
+  it(
+    'opens one ticket when a test turns broken, closes it with a comment when healthy, reopens it when unhealthy again',
+    { timeout: 90_000 },
+    async () => {
+      const { t, s } = await setup();
+      await upload(s, 'logs in', false, 'Timeout 5000ms exceeded');
+      const first = await until('the ticket', () => t.tickets()[0]);
+      expect(first.open).toBe(true);
+      expect(first.title).toBe('Broken test: logs in');
+      for (const part of [
+        'broken',
+        'Timeout 5000ms exceeded',
+        '@acme/auth-team',
+        '1 of 1 runs (100%) failed',
+        '/#/flaky/github.com/acme/web/test/',
+        'src/auth/logs in.test.ts',
+      ])
+        expect(first.body).toContain(part);
+      // The test's ticket link is the ticket (lists, `flaky show`, exports, dashboard).
+      await until('the ticket link', async () => (await statusOf(s, 'logs in'))?.ticket === first.url);
 
-    await drive(s, 'logs in', 'healthy');
-    await until('the ticket closed', () => !only(t).open);
-    expect(only(t).comments.some((c) => c.includes('healthy again'))).toBe(true);
+      await drive(s, 'logs in', 'healthy');
+      await until('the ticket closed', () => !only(t).open);
+      expect(only(t).comments.some((c) => c.includes('healthy again'))).toBe(true);
 
-    await drive(s, 'logs in', 'unhealthy');
-    await until('the ticket reopened', () => only(t).open);
-    expect(only(t).key).toBe(first.key);
-    expect(t.schemaViolations()).toEqual([]);
-  });
+      await drive(s, 'logs in', 'unhealthy');
+      await until('the ticket reopened', () => only(t).open);
+      expect(only(t).key).toBe(first.key);
+      expect(t.schemaViolations()).toEqual([]);
+    },
+  );
 
-  it('leaves a ticket a person closed while the test is unhealthy closed until the test recovers and turns unhealthy again', { timeout: 90_000 }, async () => {
-    const { t, s } = await setup();
-    await upload(s, 'logs in', false);
-    const ticket = await until('the ticket', () => t.tickets()[0]);
-    t.closeAsPerson(ticket.key);
-    // Broken → flaky: a status change while unhealthy, and the ticket stays closed.
-    await upload(s, 'logs in', true);
-    expect((await statusOf(s, 'logs in'))?.status).toBe('flaky');
-    await drive(s, 'logs in', 'healthy');
-    await new Promise((r) => setTimeout(r, 1500));
-    expect(only(t).open).toBe(false);
-    await drive(s, 'logs in', 'unhealthy');
-    await until('the ticket reopened', () => only(t).open);
-    expect(t.schemaViolations()).toEqual([]);
-  });
+  it(
+    'leaves a ticket a person closed while the test is unhealthy closed until the test recovers and turns unhealthy again',
+    { timeout: 90_000 },
+    async () => {
+      const { t, s } = await setup();
+      await upload(s, 'logs in', false);
+      const ticket = await until('the ticket', () => t.tickets()[0]);
+      t.closeAsPerson(ticket.key);
+      // Broken → flaky: a status change while unhealthy, and the ticket stays closed.
+      await upload(s, 'logs in', true);
+      expect((await statusOf(s, 'logs in'))?.status).toBe('flaky');
+      await drive(s, 'logs in', 'healthy');
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(only(t).open).toBe(false);
+      await drive(s, 'logs in', 'unhealthy');
+      await until('the ticket reopened', () => only(t).open);
+      expect(t.schemaViolations()).toEqual([]);
+    },
+  );
 
-  it('with the tracker down across a restart: nothing lost, nothing opened twice', { timeout: 120_000 }, async () => {
-    const { t, s, dataDir } = await setup();
-    await upload(s, 'logs in', false);
-    await until('the first ticket', () => t.tickets()[0]);
-    t.setDown(true);
-    await drive(s, 'logs in', 'healthy');
-    await upload(s, 'signs up', false);
-    await until('a few refused attempts', () => t.refused() >= 3);
-    await s.close();
-    open.splice(open.indexOf(s), 1);
-    const again = await railyard(t, dataDir);
-    open.push(again);
-    const before = t.refused();
-    await until('more refused attempts after the restart', () => t.refused() > before + 1);
-    t.setDown(false);
-    await until('the first ticket closed and the second opened', () => {
+  it(
+    'with the tracker down across a restart: nothing lost, nothing opened twice',
+    { timeout: 120_000 },
+    async () => {
+      const { t, s, dataDir } = await setup();
+      await upload(s, 'logs in', false);
+      await until('the first ticket', () => t.tickets()[0]);
+      t.setDown(true);
+      await drive(s, 'logs in', 'healthy');
+      await upload(s, 'signs up', false);
+      await until('a few refused attempts', () => t.refused() >= 3);
+      await s.close();
+      open.splice(open.indexOf(s), 1);
+      const again = await railyard(t, dataDir);
+      open.push(again);
+      const before = t.refused();
+      await until('more refused attempts after the restart', () => t.refused() > before + 1);
+      t.setDown(false);
+      await until('the first ticket closed and the second opened', () => {
+        const all = t.tickets();
+        return (
+          all.length === 2 &&
+          all.some((x) => x.title.endsWith('logs in') && !x.open) &&
+          all.some((x) => x.title.endsWith('signs up') && x.open)
+        );
+      });
+      await new Promise((r) => setTimeout(r, 1500));
       const all = t.tickets();
-      return all.length === 2 && all.some((x) => x.title.endsWith('logs in') && !x.open) && all.some((x) => x.title.endsWith('signs up') && x.open);
-    });
-    await new Promise((r) => setTimeout(r, 1500));
-    const all = t.tickets();
-    expect(all.length).toBe(2);
-    expect(all.find((x) => x.title.endsWith('logs in'))!.comments.filter((c) => c.includes('healthy again')).length).toBe(1);
-    expect(t.schemaViolations()).toEqual([]);
-  });
+      expect(all.length).toBe(2);
+      expect(
+        all.find((x) => x.title.endsWith('logs in'))!.comments.filter((c) => c.includes('healthy again'))
+          .length,
+      ).toBe(1);
+      expect(t.schemaViolations()).toEqual([]);
+    },
+  );
 });
 
 describe('flaky-test tickets: an answer lost after the tracker opened the ticket', () => {
-  it('finds the ticket again by its label on the retry instead of opening a second one', { timeout: 60_000 }, async () => {
-    const jira = await startJiraEmulator(2, 'WEB');
-    open.push(jira);
-    const t = await jiraTracker(2);
-    open.push(t);
-    const s = await railyard({ ...t, apiUrl: jira.url, token: jira.token }, await tempDir('railyard-tickets-'));
-    open.push(s);
-    await ticketsOn(s, t);
-    jira.loseCreateAnswers(1);
-    await upload(s, 'logs in', false);
-    const link = await until('the ticket link', async () => (await statusOf(s, 'logs in'))?.ticket);
-    expect(jira.issues.size).toBe(1);
-    const [issue] = jira.issues.values();
-    expect(link).toBe(`${jira.url}/browse/${issue.key}`);
-    await new Promise((r) => setTimeout(r, 1000));
-    expect(jira.issues.size).toBe(1);
-    expect(jira.schemaViolations).toEqual([]);
-  });
+  it(
+    'finds the ticket again by its label on the retry instead of opening a second one',
+    { timeout: 60_000 },
+    async () => {
+      const jira = await startJiraEmulator(2, 'WEB');
+      open.push(jira);
+      const t = await jiraTracker(2);
+      open.push(t);
+      const s = await railyard(
+        { ...t, apiUrl: jira.url, token: jira.token },
+        await tempDir('railyard-tickets-'),
+      );
+      open.push(s);
+      await ticketsOn(s, t);
+      jira.loseCreateAnswers(1);
+      await upload(s, 'logs in', false);
+      const link = await until('the ticket link', async () => (await statusOf(s, 'logs in'))?.ticket);
+      expect(jira.issues.size).toBe(1);
+      const [issue] = jira.issues.values();
+      expect(link).toBe(`${jira.url}/browse/${issue.key}`);
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(jira.issues.size).toBe(1);
+      expect(jira.schemaViolations).toEqual([]);
+    },
+  );
 });

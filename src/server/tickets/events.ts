@@ -34,7 +34,12 @@ export interface TicketWork {
 export function ticketEvents(
   links: Links,
   repository: Repository,
-  changes: ReadonlyArray<{ test: ChangedTest & { seq: number }; before: KnownCase; change: MonitorChange; at: number }>,
+  changes: ReadonlyArray<{
+    test: ChangedTest & { seq: number };
+    before: KnownCase;
+    change: MonitorChange;
+    at: number;
+  }>,
 ): OutboxEvent[] {
   const { ticket_system: system, ticket_project: project } = repository.settings;
   if (system === 'off') return [];
@@ -64,7 +69,12 @@ export function ticketEvents(
         history: links.dashboardTest(repository.repo, test.id),
       },
     };
-    out.push({ type: TICKET_EVENT, orderKey: `ticket:${repository.id}:${test.id}`, repoKey, payload: { ...work } });
+    out.push({
+      type: TICKET_EVENT,
+      orderKey: `ticket:${repository.id}:${test.id}`,
+      repoKey,
+      payload: { ...work },
+    });
   }
   return out;
 }

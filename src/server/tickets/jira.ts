@@ -8,7 +8,16 @@
  * transition to a status of the category done, or out of it.
  */
 import type { WebhookTransport } from '../webhooks/ssrf.js';
-import { TICKET_LABEL, TrackerError, TrackerHttp, type NewTicket, type RemoteTicket, type TicketRef, type Tracker } from './tracker.js';
+import { withoutTrailingSlashes } from './config.js';
+import {
+  TICKET_LABEL,
+  TrackerError,
+  TrackerHttp,
+  type NewTicket,
+  type RemoteTicket,
+  type TicketRef,
+  type Tracker,
+} from './tracker.js';
 
 interface Transition {
   id: string;
@@ -18,7 +27,11 @@ interface Transition {
 
 interface JiraIssue {
   key: string;
-  fields?: { status?: { statusCategory?: { key?: string } }; resolutiondate?: string | null; created?: string };
+  fields?: {
+    status?: { statusCategory?: { key?: string } };
+    resolutiondate?: string | null;
+    created?: string;
+  };
 }
 
 /** The issue type of new tickets. */
@@ -29,7 +42,13 @@ function adf(text: string) {
   return {
     type: 'doc',
     version: 1,
-    content: text.split('\n').map((line) => (line ? { type: 'paragraph', content: [{ type: 'text', text: line }] } : { type: 'paragraph', content: [] })),
+    content: text
+      .split('\n')
+      .map((line) =>
+        line
+          ? { type: 'paragraph', content: [{ type: 'text', text: line }] }
+          : { type: 'paragraph', content: [] },
+      ),
   };
 }
 
@@ -52,10 +71,14 @@ export class JiraTracker implements Tracker {
     private readonly project: string,
     token: string,
   ) {
-    const root = apiUrl.replace(/\/+$/, '');
+    const root = withoutTrailingSlashes(apiUrl);
     const pinned = /\/rest\/api\/([23])$/.exec(root);
     this.site = pinned ? root.slice(0, -'/rest/api/N'.length) : root;
-    this.version = pinned ? (Number(pinned[1]) as 2 | 3) : new URL(root).hostname.endsWith('.atlassian.net') ? 3 : 2;
+    this.version = pinned
+      ? (Number(pinned[1]) as 2 | 3)
+      : new URL(root).hostname.endsWith('.atlassian.net')
+        ? 3
+        : 2;
     this.api = `${this.site}/rest/api/${this.version}`;
     const auth = token.includes(':') ? `Basic ${Buffer.from(token).toString('base64')}` : `Bearer ${token}`;
     this.http = new TrackerHttp(transport, { authorization: auth });
@@ -83,20 +106,39 @@ export class JiraTracker implements Tracker {
   }
 
   async get(key: string): Promise<RemoteTicket> {
-    const issue = await this.http.call<JiraIssue>('GET', `${this.api}/issue/${encodeURIComponent(key)}?fields=status,resolutiondate`);
+    const issue = await this.http.call<JiraIssue>(
+      'GET',
+      `${this.api}/issue/${encodeURIComponent(key)}?fields=status,resolutiondate`,
+    );
     const done = issue.fields?.status?.statusCategory?.key === 'done';
-    return { key, url: this.url(key), open: !done, closedAt: done ? (jiraTime(issue.fields?.resolutiondate) ?? Date.now()) : null };
+    return {
+      key,
+      url: this.url(key),
+      open: !done,
+      closedAt: done ? (jiraTime(issue.fields?.resolutiondate) ?? Date.now()) : null,
+    };
   }
 
   async comment(key: string, text: string): Promise<void> {
-    await this.http.call('POST', `${this.api}/issue/${encodeURIComponent(key)}/comment`, { body: this.text(text) });
+    await this.http.call('POST', `${this.api}/issue/${encodeURIComponent(key)}/comment`, {
+      body: this.text(text),
+    });
   }
 
   private async transition(key: string, toDone: boolean): Promise<void> {
-    const { transitions } = await this.http.call<{ transitions?: Transition[] }>('GET', `${this.api}/issue/${encodeURIComponent(key)}/transitions`);
+    const { transitions } = await this.http.call<{ transitions?: Transition[] }>(
+      'GET',
+      `${this.api}/issue/${encodeURIComponent(key)}/transitions`,
+    );
     const pick = (transitions ?? []).find((t) => (t.to?.statusCategory?.key === 'done') === toDone);
-    if (!pick) throw new TrackerError(`${key}: no transition ${toDone ? 'to a done status' : 'out of the done statuses'} in its workflow`, null);
-    await this.http.call('POST', `${this.api}/issue/${encodeURIComponent(key)}/transitions`, { transition: { id: pick.id } });
+    if (!pick)
+      throw new TrackerError(
+        `${key}: no transition ${toDone ? 'to a done status' : 'out of the done statuses'} in its workflow`,
+        null,
+      );
+    await this.http.call('POST', `${this.api}/issue/${encodeURIComponent(key)}/transitions`, {
+      transition: { id: pick.id },
+    });
   }
 
   close(key: string): Promise<void> {

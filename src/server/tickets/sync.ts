@@ -25,9 +25,17 @@ export const REOPEN_WITHIN_MS = 30 * 24 * 3_600_000;
 /** Failures quoted in a new ticket. */
 const LAST_FAILURES = 5;
 
-export function trackerFor(transport: WebhookTransport, work: Pick<TicketWork, 'system' | 'project'>, options: TicketOptions): Tracker {
+export function trackerFor(
+  transport: WebhookTransport,
+  work: Pick<TicketWork, 'system' | 'project'>,
+  options: TicketOptions,
+): Tracker {
   const token = options.token;
-  if (!token) throw new TrackerError('the server has no ticket token (--ticket-token-file or RAILYARD_TICKET_TOKEN)', null);
+  if (!token)
+    throw new TrackerError(
+      'the server has no ticket token (--ticket-token-file or RAILYARD_TICKET_TOKEN)',
+      null,
+    );
   const apiUrl = ticketApiUrl(work.system, options);
   if (!apiUrl) throw new TrackerError(`${work.system} tickets need the server flag --ticket-api-url`, null);
   if (work.system === 'github') return new GitHubTracker(transport, apiUrl, work.project, token);
@@ -49,7 +57,10 @@ export function ticketTitle(work: TicketWork): string {
   return oneLine(`${work.status === 'broken' ? 'Broken' : 'Flaky'} test: ${work.name}`, 200);
 }
 
-export function ticketBody(work: TicketWork, failures: ReadonlyArray<{ at: number; prNumber: number | null; message: string | null }>): string {
+export function ticketBody(
+  work: TicketWork,
+  failures: ReadonlyArray<{ at: number; prNumber: number | null; message: string | null }>,
+): string {
   const lines = [
     `The test **${oneLine(work.name, 500)}** in ${work.repository} is **${work.status}** (was ${work.previous}).`,
     '',
@@ -61,8 +72,15 @@ export function ticketBody(work: TicketWork, failures: ReadonlyArray<{ at: numbe
   lines.push('', 'Last failures:');
   if (!failures.length) lines.push('- none stored');
   for (const f of failures)
-    lines.push(`- ${new Date(f.at).toISOString()}${f.prNumber !== null ? ` (PR #${f.prNumber})` : ''}: ${f.message ? oneLine(f.message, 300) : 'no message'}`);
-  lines.push('', `Dashboard: ${work.links.dashboard}`, `History of the test: ${work.links.history}`, `Test: ${work.links.test}`);
+    lines.push(
+      `- ${new Date(f.at).toISOString()}${f.prNumber !== null ? ` (PR #${f.prNumber})` : ''}: ${f.message ? oneLine(f.message, 300) : 'no message'}`,
+    );
+  lines.push(
+    '',
+    `Dashboard: ${work.links.dashboard}`,
+    `History of the test: ${work.links.history}`,
+    `Test: ${work.links.test}`,
+  );
   lines.push('', 'Opened by Railyard; it closes this ticket when the test is healthy again.');
   return lines.join('\n');
 }
@@ -73,14 +91,22 @@ export interface TicketOutcome {
   excerpt: string;
 }
 
-export async function syncTicket(store: TicketStore, tracker: Tracker, work: TicketWork, now: number): Promise<TicketOutcome> {
+export async function syncTicket(
+  store: TicketStore,
+  tracker: Tracker,
+  work: TicketWork,
+  now: number,
+): Promise<TicketOutcome> {
   const marker = markerOf(work);
   const found = await store.find(work.repo_id, work.test_id);
   // A ticket of another tracker or project (the settings changed since) is not this one's.
-  let row: TicketRow | undefined = found && found.system === work.system && found.project === work.project ? found : undefined;
+  let row: TicketRow | undefined =
+    found && found.system === work.system && found.project === work.project ? found : undefined;
   if (row?.state === 'creating') {
     const made = await tracker.find(marker, row.creatingAt ?? now);
-    row = made ? { ...row, key: made.key, url: made.url, state: 'open', openedAt: row.creatingAt } : { ...row, state: row.key ? 'closed' : 'creating' };
+    row = made
+      ? { ...row, key: made.key, url: made.url, state: 'open', openedAt: row.creatingAt }
+      : { ...row, state: row.key ? 'closed' : 'creating' };
     if (made) {
       await store.save(row);
       await store.linkTest(work.repo_id, work.test_id, made.url);
@@ -92,7 +118,10 @@ export async function syncTicket(store: TicketStore, tracker: Tracker, work: Tic
     if (!row?.key) return done('no ticket to close');
     const remote = await tracker.get(row.key);
     if (remote.open) {
-      await tracker.comment(row.key, `The test is healthy again: ${work.reason || 'no problems detected'}. Closed by Railyard.`);
+      await tracker.comment(
+        row.key,
+        `The test is healthy again: ${work.reason || 'no problems detected'}. Closed by Railyard.`,
+      );
       await tracker.close(row.key);
       await store.save({ ...row, state: 'closed', closedAt: now });
       return done(`closed ${row.key}`);
@@ -123,7 +152,10 @@ export async function syncTicket(store: TicketStore, tracker: Tracker, work: Tic
     }
     const closedAt = remote.closedAt ?? row.closedAt ?? 0;
     if (now - closedAt <= REOPEN_WITHIN_MS) {
-      await tracker.comment(row.key, `The test is ${work.status} again: ${work.reason}. Reopened by Railyard.`);
+      await tracker.comment(
+        row.key,
+        `The test is ${work.status} again: ${work.reason}. Reopened by Railyard.`,
+      );
       await tracker.reopen(row.key);
       await store.save({ ...row, state: 'open', openedAt: now, closedAt: null });
       await store.linkTest(work.repo_id, work.test_id, remote.url);
@@ -146,7 +178,14 @@ export async function syncTicket(store: TicketStore, tracker: Tracker, work: Tic
   };
   await store.save(creating);
   const made = await tracker.create({ title: ticketTitle(work), body: ticketBody(work, failures), marker });
-  await store.save({ ...creating, key: made.key, url: made.url, state: 'open', openedAt: now, closedAt: null });
+  await store.save({
+    ...creating,
+    key: made.key,
+    url: made.url,
+    state: 'open',
+    openedAt: now,
+    closedAt: null,
+  });
   await store.linkTest(work.repo_id, work.test_id, made.url);
   return done(`opened ${made.key} ${made.url}`);
 }

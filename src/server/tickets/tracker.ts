@@ -6,7 +6,7 @@
  * delivery is then retried on the outbox's schedule.
  */
 import type { WebhookTransport } from '../webhooks/ssrf.js';
-import { GITHUB_API } from './config.js';
+import { GITHUB_API, withoutTrailingSlashes } from './config.js';
 
 export interface NewTicket {
   title: string;
@@ -56,13 +56,21 @@ export class TrackerHttp {
   ) {}
 
   async call<T>(method: string, url: string, body?: unknown): Promise<T> {
-    const answer = await this.transport.request(method, url, body === undefined ? undefined : JSON.stringify(body), {
-      accept: 'application/json',
-      ...this.headers,
-    });
+    const answer = await this.transport.request(
+      method,
+      url,
+      body === undefined ? undefined : JSON.stringify(body),
+      {
+        accept: 'application/json',
+        ...this.headers,
+      },
+    );
     if (answer.status < 200 || answer.status >= 300) {
       const why = answer.status >= 300 && answer.status < 400 ? ' (redirects are not followed)' : '';
-      throw new TrackerError(`${method} ${new URL(url).pathname}: HTTP ${answer.status}${why} ${answer.excerpt.slice(0, 300)}`.trim(), answer.status);
+      throw new TrackerError(
+        `${method} ${new URL(url).pathname}: HTTP ${answer.status}${why} ${answer.excerpt.slice(0, 300)}`.trim(),
+        answer.status,
+      );
     }
     const text = answer.body.toString('utf8');
     return (text ? JSON.parse(text) : {}) as T;
@@ -88,12 +96,20 @@ export class GitHubTracker implements Tracker {
   private readonly http: TrackerHttp;
 
   constructor(transport: WebhookTransport, apiUrl: string | undefined, project: string, token: string) {
-    this.base = `${(apiUrl ?? GITHUB_API).replace(/\/+$/, '')}/repos/${project.split('/').map(encodeURIComponent).join('/')}`;
-    this.http = new TrackerHttp(transport, { authorization: `Bearer ${token}`, accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' });
+    this.base = `${withoutTrailingSlashes(apiUrl ?? GITHUB_API)}/repos/${project.split('/').map(encodeURIComponent).join('/')}`;
+    this.http = new TrackerHttp(transport, {
+      authorization: `Bearer ${token}`,
+      accept: 'application/vnd.github+json',
+      'x-github-api-version': '2022-11-28',
+    });
   }
 
   async create(t: NewTicket): Promise<TicketRef> {
-    const issue = await this.http.call<GitHubIssue>('POST', `${this.base}/issues`, { title: t.title, body: `${t.body}\n\n<!-- ${t.marker} -->\n`, labels: [TICKET_LABEL] });
+    const issue = await this.http.call<GitHubIssue>('POST', `${this.base}/issues`, {
+      title: t.title,
+      body: `${t.body}\n\n<!-- ${t.marker} -->\n`,
+      labels: [TICKET_LABEL],
+    });
     return { key: String(issue.number), url: issue.html_url };
   }
 
@@ -107,7 +123,10 @@ export class GitHubTracker implements Tracker {
   }
 
   async close(key: string): Promise<void> {
-    await this.http.call('PATCH', `${this.base}/issues/${key}`, { state: 'closed', state_reason: 'completed' });
+    await this.http.call('PATCH', `${this.base}/issues/${key}`, {
+      state: 'closed',
+      state_reason: 'completed',
+    });
   }
 
   async reopen(key: string): Promise<void> {
@@ -116,9 +135,16 @@ export class GitHubTracker implements Tracker {
 
   async find(marker: string, since: number): Promise<TicketRef | undefined> {
     // `since` filters on the last update, which is at or after the creation.
-    const query = new URLSearchParams({ labels: TICKET_LABEL, state: 'all', since: iso(since - 60_000), per_page: '100' });
+    const query = new URLSearchParams({
+      labels: TICKET_LABEL,
+      state: 'all',
+      since: iso(since - 60_000),
+      per_page: '100',
+    });
     const issues = await this.http.call<GitHubIssue[]>('GET', `${this.base}/issues?${query}`);
-    const found = issues.find((i) => !i.pull_request && (i.body ?? '').includes(marker) && Date.parse(i.created_at) >= since - 60_000);
+    const found = issues.find(
+      (i) => !i.pull_request && (i.body ?? '').includes(marker) && Date.parse(i.created_at) >= since - 60_000,
+    );
     return found && { key: String(found.number), url: found.html_url };
   }
 }
@@ -138,13 +164,17 @@ export class GitLabTracker implements Tracker {
   private readonly http: TrackerHttp;
 
   constructor(transport: WebhookTransport, apiUrl: string, project: string, token: string) {
-    const root = apiUrl.replace(/\/+$/, '');
+    const root = withoutTrailingSlashes(apiUrl);
     this.base = `${root.endsWith('/api/v4') ? root : `${root}/api/v4`}/projects/${encodeURIComponent(project)}`;
     this.http = new TrackerHttp(transport, { 'private-token': token });
   }
 
   async create(t: NewTicket): Promise<TicketRef> {
-    const issue = await this.http.call<GitLabIssue>('POST', `${this.base}/issues`, { title: t.title, description: `${t.body}\n\n<!-- ${t.marker} -->\n`, labels: TICKET_LABEL });
+    const issue = await this.http.call<GitLabIssue>('POST', `${this.base}/issues`, {
+      title: t.title,
+      description: `${t.body}\n\n<!-- ${t.marker} -->\n`,
+      labels: TICKET_LABEL,
+    });
     return { key: String(issue.iid), url: issue.web_url };
   }
 
@@ -166,7 +196,12 @@ export class GitLabTracker implements Tracker {
   }
 
   async find(marker: string, since: number): Promise<TicketRef | undefined> {
-    const query = new URLSearchParams({ labels: TICKET_LABEL, created_after: iso(since - 60_000), per_page: '100', scope: 'all' });
+    const query = new URLSearchParams({
+      labels: TICKET_LABEL,
+      created_after: iso(since - 60_000),
+      per_page: '100',
+      scope: 'all',
+    });
     const issues = await this.http.call<GitLabIssue[]>('GET', `${this.base}/issues?${query}`);
     const found = issues.find((i) => (i.description ?? '').includes(marker));
     return found && { key: String(found.iid), url: found.web_url };

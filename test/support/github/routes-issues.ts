@@ -29,15 +29,36 @@ export function issuesOf(world: World, owner: string, name: string): IssueFacts[
 }
 
 /** A person closes an issue (as in the web UI). */
-export function closeIssueAs(world: World, owner: string, name: string, number: number, user: string, at = Date.now()): void {
+export function closeIssueAs(
+  world: World,
+  owner: string,
+  name: string,
+  number: number,
+  user: string,
+  at = Date.now(),
+): void {
   const issue = world.repos.get(`${owner}/${name}`)?.issues.get(number);
   if (!issue) throw new Error(`no issue ${number}`);
-  Object.assign(issue, { state: 'closed', stateReason: 'completed', closedBy: user, closedAt: at, updatedAt: at });
+  Object.assign(issue, {
+    state: 'closed',
+    stateReason: 'completed',
+    closedBy: user,
+    closedAt: at,
+    updatedAt: at,
+  });
 }
 
 function labelJson(u: Urls, r: Repo, name: string) {
   const id = 40_000 + [...name].reduce((h, c) => (h * 31 + c.charCodeAt(0)) % 1_000_000, 0);
-  return { id, node_id: nodeId('Label', id), url: `${u.api}/repos/${r.owner}/${r.name}/labels/${encodeURIComponent(name)}`, name, description: null, color: 'ededed', default: false };
+  return {
+    id,
+    node_id: nodeId('Label', id),
+    url: `${u.api}/repos/${r.owner}/${r.name}/labels/${encodeURIComponent(name)}`,
+    name,
+    description: null,
+    color: 'ededed',
+    default: false,
+  };
 }
 
 export function issueJson(u: Urls, r: Repo, i: IssueFacts) {
@@ -87,22 +108,40 @@ function issueFor(r: Repo, n: string): IssueFacts {
 /** POST …/issues/{n}/comments on an issue. */
 export function commentOnIssue(api: Api, r: Repo, i: IssueFacts, c: Ctx): Answer {
   guard(api);
-  if (typeof c.body.body !== 'string' || c.body.body === '') throw validation('IssueComment', 'body', 'missing_field');
+  if (typeof c.body.body !== 'string' || c.body.body === '')
+    throw validation('IssueComment', 'body', 'missing_field');
   const at = Date.now();
   i.comments.push({ user: c.token!.login, body: c.body.body, at });
   i.updatedAt = at;
   const id = 7_000_000 + api.world.id();
-  const json = commentJson(api.world.urls, r, { id, number: i.number, user: c.token!.login, body: c.body.body, createdAt: at, updatedAt: at });
-  return { status: 201, body: { ...json, html_url: `${api.world.urls.web}/${r.owner}/${r.name}/issues/${i.number}#issuecomment-${id}` } };
+  const json = commentJson(api.world.urls, r, {
+    id,
+    number: i.number,
+    user: c.token!.login,
+    body: c.body.body,
+    createdAt: at,
+    updatedAt: at,
+  });
+  return {
+    status: 201,
+    body: {
+      ...json,
+      html_url: `${api.world.urls.web}/${r.owner}/${r.name}/issues/${i.number}#issuecomment-${id}`,
+    },
+  };
 }
 
 export function issueRoutes(api: Api, add: AddRoute): void {
   add('POST', '/repos/{owner}/{repo}/issues', 'issues/issues#create-an-issue', 'token', (c) => {
     const r = repoFor(api, c);
     guard(api);
-    if (typeof c.body.title !== 'string' || c.body.title === '') throw validation('Issue', 'title', 'missing_field');
-    if (c.body.body !== undefined && c.body.body !== null && typeof c.body.body !== 'string') throw validation('Issue', 'body');
-    const labels = Array.isArray(c.body.labels) ? c.body.labels.map((l) => (typeof l === 'string' ? l : String((l as { name?: unknown }).name))) : [];
+    if (typeof c.body.title !== 'string' || c.body.title === '')
+      throw validation('Issue', 'title', 'missing_field');
+    if (c.body.body !== undefined && c.body.body !== null && typeof c.body.body !== 'string')
+      throw validation('Issue', 'body');
+    const labels = Array.isArray(c.body.labels)
+      ? c.body.labels.map((l) => (typeof l === 'string' ? l : String((l as { name?: unknown }).name)))
+      : [];
     const at = Date.now();
     const i: IssueFacts = {
       number: r.nextNumber++,
@@ -120,7 +159,11 @@ export function issueRoutes(api: Api, add: AddRoute): void {
       comments: [],
     };
     r.issues.set(i.number, i);
-    return { status: 201, body: issueJson(api.world.urls, r, i), headers: { location: `${api.world.urls.api}/repos/${r.owner}/${r.name}/issues/${i.number}` } };
+    return {
+      status: 201,
+      body: issueJson(api.world.urls, r, i),
+      headers: { location: `${api.world.urls.api}/repos/${r.owner}/${r.name}/issues/${i.number}` },
+    };
   });
 
   add('GET', '/repos/{owner}/{repo}/issues', 'issues/issues#list-repository-issues', 'token', (c) => {
@@ -133,7 +176,12 @@ export function issueRoutes(api: Api, add: AddRoute): void {
     if (Number.isNaN(since)) throw validation('Issue', 'since');
     const perPage = Math.min(100, Number(c.query.get('per_page') ?? 30));
     const list = [...r.issues.values()]
-      .filter((i) => (state === 'all' || i.state === state) && labels.every((l) => i.labels.includes(l)) && i.updatedAt >= since)
+      .filter(
+        (i) =>
+          (state === 'all' || i.state === state) &&
+          labels.every((l) => i.labels.includes(l)) &&
+          i.updatedAt >= since,
+      )
       .sort((a, b) => b.createdAt - a.createdAt)
       .slice(0, perPage);
     return { status: 200, body: list.map((i) => issueJson(api.world.urls, r, i)) };
@@ -145,19 +193,37 @@ export function issueRoutes(api: Api, add: AddRoute): void {
     return { status: 200, body: issueJson(api.world.urls, r, issueFor(r, c.params[2])) };
   });
 
-  add('PATCH', '/repos/{owner}/{repo}/issues/{issue_number}', 'issues/issues#update-an-issue', 'token', (c) => {
-    const r = repoFor(api, c);
-    guard(api);
-    const i = issueFor(r, c.params[2]);
-    const { state, state_reason: reason, title, body } = c.body;
-    if (state !== undefined && state !== 'open' && state !== 'closed') throw validation('Issue', 'state');
-    if (reason !== undefined && reason !== null && !['completed', 'not_planned', 'reopened', 'duplicate'].includes(String(reason))) throw validation('Issue', 'state_reason');
-    const at = Date.now();
-    if (typeof title === 'string') i.title = title;
-    if (typeof body === 'string') i.body = body;
-    if (state === 'closed' && i.state === 'open') Object.assign(i, { state: 'closed', stateReason: (reason as string | undefined) ?? 'completed', closedBy: c.token!.login, closedAt: at });
-    if (state === 'open' && i.state === 'closed') Object.assign(i, { state: 'open', stateReason: 'reopened', closedBy: null, closedAt: null });
-    i.updatedAt = at;
-    return { status: 200, body: issueJson(api.world.urls, r, i) };
-  });
+  add(
+    'PATCH',
+    '/repos/{owner}/{repo}/issues/{issue_number}',
+    'issues/issues#update-an-issue',
+    'token',
+    (c) => {
+      const r = repoFor(api, c);
+      guard(api);
+      const i = issueFor(r, c.params[2]);
+      const { state, state_reason: reason, title, body } = c.body;
+      if (state !== undefined && state !== 'open' && state !== 'closed') throw validation('Issue', 'state');
+      if (
+        reason !== undefined &&
+        reason !== null &&
+        !['completed', 'not_planned', 'reopened', 'duplicate'].includes(String(reason))
+      )
+        throw validation('Issue', 'state_reason');
+      const at = Date.now();
+      if (typeof title === 'string') i.title = title;
+      if (typeof body === 'string') i.body = body;
+      if (state === 'closed' && i.state === 'open')
+        Object.assign(i, {
+          state: 'closed',
+          stateReason: (reason as string | undefined) ?? 'completed',
+          closedBy: c.token!.login,
+          closedAt: at,
+        });
+      if (state === 'open' && i.state === 'closed')
+        Object.assign(i, { state: 'open', stateReason: 'reopened', closedBy: null, closedAt: null });
+      i.updatedAt = at;
+      return { status: 200, body: issueJson(api.world.urls, r, i) };
+    },
+  );
 }

@@ -85,10 +85,20 @@ function issueJson(w: World, p: Project, i: IssueFacts) {
     discussion_locked: null,
     issue_type: 'issue',
     web_url: web,
-    time_stats: { time_estimate: 0, total_time_spent: 0, human_time_estimate: null, human_total_time_spent: null },
+    time_stats: {
+      time_estimate: 0,
+      total_time_spent: 0,
+      human_time_estimate: null,
+      human_total_time_spent: null,
+    },
     task_completion_status: { count: 0, completed_count: 0 },
     has_tasks: false,
-    _links: { self: `${api}/issues/${i.iid}`, notes: `${api}/issues/${i.iid}/notes`, award_emoji: `${api}/issues/${i.iid}/award_emoji`, project: api },
+    _links: {
+      self: `${api}/issues/${i.iid}`,
+      notes: `${api}/issues/${i.iid}/notes`,
+      award_emoji: `${api}/issues/${i.iid}/award_emoji`,
+      project: api,
+    },
     references: { short: `#${i.iid}`, relative: `#${i.iid}`, full: `${p.pathWithNamespace}#${i.iid}` },
     subscribed: true,
   };
@@ -108,7 +118,15 @@ export function issueRoutes(project: ProjectOf): RouteDef[] {
     if (!i) throw new HttpError(404, { message: '404 Not found' });
     return i;
   };
-  const labelsOf = (v: unknown) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : Array.isArray(v) ? v.map(String) : []);
+  const labelsOf = (v: unknown) =>
+    typeof v === 'string'
+      ? v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : Array.isArray(v)
+        ? v.map(String)
+        : [];
   return [
     {
       method: 'POST',
@@ -116,7 +134,8 @@ export function issueRoutes(project: ProjectOf): RouteDef[] {
       handler: (api, c) => {
         guard(api);
         const p = project(api, c, ACCESS.guest);
-        if (typeof c.body.title !== 'string' || !c.body.title) throw new HttpError(400, { error: 'title is missing' });
+        if (typeof c.body.title !== 'string' || !c.body.title)
+          throw new HttpError(400, { error: 'title is missing' });
         const at = Date.now();
         const m = of(p);
         const i: IssueFacts = {
@@ -145,10 +164,12 @@ export function issueRoutes(project: ProjectOf): RouteDef[] {
         guard(api);
         const p = project(api, c);
         const state = c.query.get('state') ?? 'all';
-        if (!['opened', 'closed', 'all'].includes(state)) throw new HttpError(400, { error: 'state does not have a valid value' });
+        if (!['opened', 'closed', 'all'].includes(state))
+          throw new HttpError(400, { error: 'state does not have a valid value' });
         const labels = labelsOf(c.query.get('labels') ?? '');
         const after = c.query.get('created_after');
-        if (after !== null && Number.isNaN(Date.parse(after))) throw new HttpError(400, { error: 'created_after is invalid' });
+        if (after !== null && Number.isNaN(Date.parse(after)))
+          throw new HttpError(400, { error: 'created_after is invalid' });
         const search = c.query.get('search');
         const list = [...of(p).values()]
           .filter((i) => (state === 'all' || i.state === state) && labels.every((l) => i.labels.includes(l)))
@@ -176,12 +197,15 @@ export function issueRoutes(project: ProjectOf): RouteDef[] {
         const p = project(api, c, ACCESS.reporter);
         const i = issue(p, c.params[1]);
         const event = c.body.state_event;
-        if (event !== undefined && event !== 'close' && event !== 'reopen') throw new HttpError(400, { error: 'state_event does not have a valid value' });
+        if (event !== undefined && event !== 'close' && event !== 'reopen')
+          throw new HttpError(400, { error: 'state_event does not have a valid value' });
         const at = Date.now();
         if (typeof c.body.title === 'string') i.title = c.body.title;
         if (typeof c.body.description === 'string') i.description = c.body.description;
-        if (event === 'close' && i.state === 'opened') Object.assign(i, { state: 'closed', closedAt: at, closedById: c.token.userId });
-        if (event === 'reopen' && i.state === 'closed') Object.assign(i, { state: 'opened', closedAt: null, closedById: null });
+        if (event === 'close' && i.state === 'opened')
+          Object.assign(i, { state: 'closed', closedAt: at, closedById: c.token.userId });
+        if (event === 'reopen' && i.state === 'closed')
+          Object.assign(i, { state: 'opened', closedAt: null, closedById: null });
         i.updatedAt = at;
         return { status: 200, body: issueJson(api.world, p, i) };
       },
@@ -193,7 +217,8 @@ export function issueRoutes(project: ProjectOf): RouteDef[] {
         guard(api);
         const p = project(api, c);
         const i = issue(p, c.params[1]);
-        if (typeof c.body.body !== 'string' || !c.body.body) throw new HttpError(400, { error: 'body is missing' });
+        if (typeof c.body.body !== 'string' || !c.body.body)
+          throw new HttpError(400, { error: 'body is missing' });
         const at = Date.now();
         const n = { id: 90_000 + api.world.id(), authorId: c.token.userId, body: c.body.body, at };
         i.notes.push(n);

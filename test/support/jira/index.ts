@@ -18,18 +18,34 @@ interface Excerpt {
   operations: Record<string, string | null | { v2?: string; v3?: string }>;
   nested: Record<string, string>;
 }
-const EXCERPT = JSON.parse(readFileSync(resolve(import.meta.dirname, '../../fixtures/jira/rest-excerpt.json'), 'utf8')) as Excerpt;
+const EXCERPT = JSON.parse(
+  readFileSync(resolve(import.meta.dirname, '../../fixtures/jira/rest-excerpt.json'), 'utf8'),
+) as Excerpt;
 
 const STATUSES = {
-  todo: { id: '10000', name: 'To Do', category: { id: 2, key: 'new', name: 'To Do', colorName: 'blue-gray' } },
-  progress: { id: '3', name: 'In Progress', category: { id: 4, key: 'indeterminate', name: 'In Progress', colorName: 'yellow' } },
+  todo: {
+    id: '10000',
+    name: 'To Do',
+    category: { id: 2, key: 'new', name: 'To Do', colorName: 'blue-gray' },
+  },
+  progress: {
+    id: '3',
+    name: 'In Progress',
+    category: { id: 4, key: 'indeterminate', name: 'In Progress', colorName: 'yellow' },
+  },
   done: { id: '10001', name: 'Done', category: { id: 3, key: 'done', name: 'Done', colorName: 'green' } },
 } as const;
 type StatusName = keyof typeof STATUSES;
 /** The workflow: from each status, the transitions (id, name, to). */
 const WORKFLOW: Record<StatusName, Array<[string, string, StatusName]>> = {
-  todo: [['21', 'Start progress', 'progress'], ['31', 'Done', 'done']],
-  progress: [['11', 'Stop progress', 'todo'], ['31', 'Done', 'done']],
+  todo: [
+    ['21', 'Start progress', 'progress'],
+    ['31', 'Done', 'done'],
+  ],
+  progress: [
+    ['11', 'Stop progress', 'todo'],
+    ['31', 'Done', 'done'],
+  ],
   done: [['41', 'Reopen', 'todo']],
 };
 
@@ -114,22 +130,30 @@ export class JiraEmulator {
 
   private check(op: string, status: number, body: unknown): void {
     const entry = EXCERPT.operations[`${op} ${status}`];
-    if (entry === undefined) return void this.schemaViolations.push(`${op} ${status}: not in the description`);
+    if (entry === undefined)
+      return void this.schemaViolations.push(`${op} ${status}: not in the description`);
     const name = entry === null || typeof entry === 'string' ? entry : entry[`v${this.version}`];
     if (name === null) return;
     if (name === undefined) return void this.schemaViolations.push(`${op}: not in REST v${this.version}`);
     const walk = (shape: string, value: unknown, at: string) => {
-      if (kindOf(value) !== 'object') return void this.schemaViolations.push(`${op} ${at}: expected an object`);
+      if (kindOf(value) !== 'object')
+        return void this.schemaViolations.push(`${op} ${at}: expected an object`);
       const obj = value as Record<string, unknown>;
       for (const [field, kinds] of Object.entries(EXCERPT.shapes[shape])) {
-        if (!(field in obj) || !kinds.includes(kindOf(obj[field]))) this.schemaViolations.push(`${op} ${at}.${field}: expected ${kinds.join('|')}, got ${field in obj ? kindOf(obj[field]) : 'nothing'}`);
+        if (!(field in obj) || !kinds.includes(kindOf(obj[field])))
+          this.schemaViolations.push(
+            `${op} ${at}.${field}: expected ${kinds.join('|')}, got ${field in obj ? kindOf(obj[field]) : 'nothing'}`,
+          );
       }
       for (const [path, inner] of Object.entries(EXCERPT.nested)) {
         const [owner, field] = path.split('.');
         if (owner !== shape) continue;
         const list = field.endsWith('[]');
         const v = obj[field.replace('[]', '')];
-        if (list) (Array.isArray(v) ? v : []).forEach((x, n) => walk(inner, x, `${at}.${field.replace('[]', '')}[${n}]`));
+        if (list)
+          (Array.isArray(v) ? v : []).forEach((x, n) =>
+            walk(inner, x, `${at}.${field.replace('[]', '')}[${n}]`),
+          );
         else if (v !== undefined) walk(inner, v, `${at}.${field}`);
       }
     };
@@ -147,7 +171,12 @@ export class JiraEmulator {
         labels: i.labels,
         created: jiraTime(i.created),
         resolutiondate: i.resolutiondate === null ? null : jiraTime(i.resolutiondate),
-        status: { id: s.id, name: s.name, self: `${this.url}/rest/api/${this.version}/status/${s.id}`, statusCategory: s.category },
+        status: {
+          id: s.id,
+          name: s.name,
+          self: `${this.url}/rest/api/${this.version}/status/${s.id}`,
+          statusCategory: s.category,
+        },
       },
     };
   }
@@ -160,14 +189,17 @@ export class JiraEmulator {
       res.writeHead(status, body === undefined ? {} : { 'content-type': 'application/json' });
       res.end(body === undefined ? undefined : JSON.stringify(body));
     };
-    const fail = (status: number, message: string, errors: Record<string, string> = {}) => send('error', status, { errorMessages: message ? [message] : [], errors });
+    const fail = (status: number, message: string, errors: Record<string, string> = {}) =>
+      send('error', status, { errorMessages: message ? [message] : [], errors });
     if (this.down) {
       this.refused++;
       return fail(503, 'Service Unavailable');
     }
     const auth = req.headers.authorization ?? '';
-    const want = this.version === 3 ? `Basic ${Buffer.from(this.token).toString('base64')}` : `Bearer ${this.token}`;
-    if (auth !== want) return fail(401, 'You are not authenticated. Authentication required to perform this operation.');
+    const want =
+      this.version === 3 ? `Basic ${Buffer.from(this.token).toString('base64')}` : `Bearer ${this.token}`;
+    if (auth !== want)
+      return fail(401, 'You are not authenticated. Authentication required to perform this operation.');
     const url = new URL(req.url ?? '/', this.url);
     const prefix = `/rest/api/${this.version}`;
     if (!url.pathname.startsWith(`${prefix}/`)) return fail(404, 'Not found');
@@ -179,22 +211,46 @@ export class JiraEmulator {
       return fail(400, 'Unexpected character in the request body');
     }
     const textOk = (v: unknown) =>
-      this.version === 2 ? typeof v === 'string' : !!v && typeof v === 'object' && (v as { type?: unknown }).type === 'doc' && (v as { version?: unknown }).version === 1 && Array.isArray((v as { content?: unknown }).content);
-    const textError = this.version === 3 ? 'Operation value must be an Atlassian Document (see the Atlassian Document Format)' : 'Operation value must be a string';
+      this.version === 2
+        ? typeof v === 'string'
+        : !!v &&
+          typeof v === 'object' &&
+          (v as { type?: unknown }).type === 'doc' &&
+          (v as { version?: unknown }).version === 1 &&
+          Array.isArray((v as { content?: unknown }).content);
+    const textError =
+      this.version === 3
+        ? 'Operation value must be an Atlassian Document (see the Atlassian Document Format)'
+        : 'Operation value must be a string';
     const byKey = (k: string) => this.issues.get(decodeURIComponent(k));
     let m: RegExpExecArray | null;
 
     if (req.method === 'POST' && path === '/issue') {
       const f = (body.fields ?? {}) as Record<string, unknown>;
-      if ((f.project as { key?: string } | undefined)?.key !== this.projectKey) return fail(400, '', { project: 'valid project is required' });
-      if (typeof f.summary !== 'string' || !f.summary) return fail(400, '', { summary: 'You must specify a summary of the issue.' });
-      if (f.summary.length > 255) return fail(400, '', { summary: 'Summary must be less than 255 characters.' });
-      if ((f.issuetype as { name?: string } | undefined)?.name !== 'Bug') return fail(400, '', { issuetype: 'valid issue type is required' });
-      if (f.description !== undefined && !textOk(f.description)) return fail(400, '', { description: textError });
+      if ((f.project as { key?: string } | undefined)?.key !== this.projectKey)
+        return fail(400, '', { project: 'valid project is required' });
+      if (typeof f.summary !== 'string' || !f.summary)
+        return fail(400, '', { summary: 'You must specify a summary of the issue.' });
+      if (f.summary.length > 255)
+        return fail(400, '', { summary: 'Summary must be less than 255 characters.' });
+      if ((f.issuetype as { name?: string } | undefined)?.name !== 'Bug')
+        return fail(400, '', { issuetype: 'valid issue type is required' });
+      if (f.description !== undefined && !textOk(f.description))
+        return fail(400, '', { description: textError });
       const labels = Array.isArray(f.labels) ? f.labels.map(String) : [];
       if (labels.some((l) => /\s/.test(l))) return fail(400, '', { labels: 'Labels cannot contain spaces' });
       const n = this.next++;
-      const i: JiraIssue = { id: String(10_000 + n), key: `${this.projectKey}-${n}`, summary: f.summary, description: f.description ?? null, labels, status: 'todo', created: Date.now(), resolutiondate: null, comments: [] };
+      const i: JiraIssue = {
+        id: String(10_000 + n),
+        key: `${this.projectKey}-${n}`,
+        summary: f.summary,
+        description: f.description ?? null,
+        labels,
+        status: 'todo',
+        created: Date.now(),
+        resolutiondate: null,
+        comments: [],
+      };
       this.issues.set(i.key, i);
       if (this.lose > 0) {
         this.lose--;
@@ -218,7 +274,12 @@ export class JiraEmulator {
             name,
             hasScreen: false,
             isAvailable: true,
-            to: { id: STATUSES[to].id, name: STATUSES[to].name, self: `${this.url}${prefix}/status/${STATUSES[to].id}`, statusCategory: STATUSES[to].category },
+            to: {
+              id: STATUSES[to].id,
+              name: STATUSES[to].name,
+              self: `${this.url}${prefix}/status/${STATUSES[to].id}`,
+              statusCategory: STATUSES[to].category,
+            },
           })),
         });
       const id = (body.transition as { id?: unknown } | undefined)?.id;
@@ -248,7 +309,9 @@ export class JiraEmulator {
       const jql = url.searchParams.get('jql') ?? '';
       const q = /^project = "([^"]+)" AND labels = "([^"]+)" ORDER BY created DESC$/.exec(jql);
       if (!q) return fail(400, `Error in the JQL Query: ${jql.slice(0, 100)}`);
-      const found = [...this.issues.values()].filter((i) => q[1] === this.projectKey && i.labels.includes(q[2])).sort((a, b) => b.created - a.created);
+      const found = [...this.issues.values()]
+        .filter((i) => q[1] === this.projectKey && i.labels.includes(q[2]))
+        .sort((a, b) => b.created - a.created);
       const max = Number(url.searchParams.get('maxResults') ?? 50);
       const issues = found.slice(0, max).map((i) => this.issueJson(i));
       return this.version === 3
@@ -261,7 +324,11 @@ export class JiraEmulator {
 }
 
 export async function startJiraEmulator(version: 2 | 3, projectKey = 'WEB'): Promise<JiraEmulator> {
-  const e = new JiraEmulator(version, projectKey, version === 3 ? 'bot@example.com:atl-api-token' : 'dc-personal-access-token');
+  const e = new JiraEmulator(
+    version,
+    projectKey,
+    version === 3 ? 'bot@example.com:atl-api-token' : 'dc-personal-access-token',
+  );
   await e.start();
   return e;
 }
