@@ -36,6 +36,10 @@ export interface LastFailure {
 
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
+/** Whether an endpoint takes an event of `type`: ticket work goes to ticket lines only, and they take nothing else. */
+export const onTicketLine = (e: { kind: string }, type: string) =>
+  (e.kind === 'ticket') === (type === TICKET_EVENT);
+
 /** The id of a repository's ticket line. */
 export const ticketLineId = (repoId: string) => `tickets_${repoId}`;
 

@@ -34,7 +34,7 @@ import {
   type DeliveryState,
   type NewDelivery,
 } from './webhook-lines.js';
-import { TICKET_EVENT, TicketStore } from './tickets.js';
+import { onTicketLine, TicketStore } from './tickets.js';
 
 export { endpointWants, publicEndpoint } from './webhook-endpoints.js';
 export type {
@@ -140,12 +140,10 @@ async function insertEvents(
   force = false,
 ): Promise<string[]> {
   const now = Date.now();
-  // Ticket work goes to ticket lines only, and they take nothing else.
-  const wants = (e: Pick<WebhookEndpoint, 'kind'>, type: string) => (e.kind === 'ticket') === (type === TICKET_EVENT);
   const messages: { id: string; org_slug: string; type: string; payload: string; created_at: number }[] = [];
   const deliveries: NewDelivery[] = [];
   for (const event of events) {
-    const targets = endpoints.filter((e) => wants(e, event.type) && (force || endpointWants(e, event.type, event.repoKey)));
+    const targets = endpoints.filter((e) => onTicketLine(e, event.type) && (force || endpointWants(e, event.type, event.repoKey)));
     if (!targets.length) continue;
     const id = `msg_${uuidv7().replaceAll('-', '')}`;
     messages.push({
@@ -363,11 +361,6 @@ export class WebhookStore {
   /** Moves up to `limit` more heads of an endpoint that came back at `at` to due now (see AttemptResult.resumeAt); answers how many. */
   async resumeHeads(endpointId: string, at: number, limit = RESUME_CHUNK): Promise<number> {
     return this.db.transaction().execute((trx) => resumeHeadsIn(trx, endpointId, at, limit));
-  }
-
-  async recordAttempt(o: AttemptOutcome, disableAfterMs: number): Promise<AttemptResult> {
-    const [result] = await this.recordAttempts([o], disableAfterMs);
-    return result;
   }
 
   // ------------------------------------------------------------------ the delivery log
