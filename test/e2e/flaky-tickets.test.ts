@@ -21,9 +21,13 @@ import {
   upload,
   type TrackerUnderTest,
 } from './flaky-tickets-harness.js';
+import { postgresForFile } from '../support/hooks.js';
 import { startJiraEmulator } from '../support/jira/index.js';
+import { skipWithoutPostgres } from '../support/postgres.js';
 import { githubTracker, gitlabTracker, jiraTracker } from './flaky-tickets-trackers.js';
 
+const noPostgres = skipWithoutPostgres();
+const postgres = postgresForFile(noPostgres);
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   for (const x of open.splice(0).reverse()) await x.close();
@@ -161,6 +165,38 @@ describe('flaky-test tickets: an answer lost after the tracker opened the ticket
       await new Promise((r) => setTimeout(r, 1000));
       expect(jira.issues.size).toBe(1);
       expect(jira.schemaViolations).toEqual([]);
+    },
+  );
+});
+
+describe('flaky-test tickets on PostgreSQL', () => {
+  it.skipIf(noPostgres)(
+    'open, close across a restart with GitHub down, reopen: one ticket, one closing comment',
+    { timeout: 90_000 },
+    async () => {
+      const t = await githubTracker();
+      open.push(t);
+      const dataDir = await tempDir('railyard-tickets-');
+      const databaseUrl = await postgres().createDatabase();
+      const s = await railyard(t, dataDir, databaseUrl);
+      open.push(s);
+      await ticketsOn(s, t);
+      await upload(s, 'logs in', false);
+      const first = await until('the ticket', () => t.tickets()[0]);
+      await until('the ticket link', async () => (await statusOf(s, 'logs in'))?.ticket === first.url);
+      t.setDown(true);
+      await drive(s, 'logs in', 'healthy');
+      await until('a refused attempt', () => t.refused() >= 2);
+      await s.close();
+      open.splice(open.indexOf(s), 1);
+      const again = await railyard(t, dataDir, databaseUrl);
+      open.push(again);
+      t.setDown(false);
+      await until('the ticket closed', () => !only(t).open);
+      await drive(again, 'logs in', 'unhealthy');
+      await until('the ticket reopened', () => only(t).open);
+      expect(only(t).comments.filter((c) => c.includes('healthy again')).length).toBe(1);
+      expect(t.schemaViolations()).toEqual([]);
     },
   );
 });
