@@ -15,6 +15,9 @@
  *   DATABASE=postgres EXPLAIN_MS=20 npx tsx bench/flaky.ts  # and the plans of its statements slower than 20 ms
  *   DATABASE=postgres STATEMENTS=1 npx tsx bench/flaky.ts   # and the statements PostgreSQL spent most time on
  *   BIN=/path/to/other/checkout/bin/run.js npx tsx bench/flaky.ts   # another build
+ *   TICKETS=1 npx tsx bench/flaky.ts   # tickets on (GitHub Issues on a stand-in, bench/ticket-tracker.ts),
+ *                                      # then 3. BURST (default 1,000) new tests broken in one upload:
+ *                                      # time until each has its ticket, and tickets opened twice (goal: ≤ 5 min, none)
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
@@ -24,12 +27,15 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { startPostgres, type PostgresCluster } from '../test/support/postgres.js';
 import { spawnServe, type ServeProcess } from '../test/support/serve.js';
+import { startBenchTracker, type BenchTracker } from './ticket-tracker.js';
 
 const UPLOADS = Number(process.env.UPLOADS ?? 2000);
 const TESTS_PER_UPLOAD = Number(process.env.TESTS_PER_UPLOAD ?? 500);
 const DISTINCT = Number(process.env.DISTINCT ?? 100_000);
 const CONCURRENCY = Number(process.env.UPLOAD_CONCURRENCY ?? 4);
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
+const TICKETS = process.env.TICKETS === '1';
+const BURST = Number(process.env.BURST ?? 1000);
 const TOKEN = 'bench-token';
 const ORG = 'local';
 const REPO = { host: 'github.com', owner: 'acme', name: 'monorepo' };
@@ -178,7 +184,9 @@ let server: ServeProcess | null = null;
 // EXPLAIN_MS=N logs the plan (with actual rows) of every statement slower than N ms (auto_explain), copied to
 // EXPLAIN_LOG (default ./flaky-explain.log) at the end.
 let dataDirectory: string | null = null;
+let tracker: BenchTracker | null = null;
 try {
+  tracker = TICKETS ? await startBenchTracker() : null;
   cluster = process.env.DATABASE === 'postgres' ? await startPostgres() : null;
   const databaseUrl = cluster ? await cluster.createDatabase() : undefined;
   if (cluster && databaseUrl && (process.env.STATEMENTS || process.env.EXPLAIN_MS)) {
@@ -217,7 +225,9 @@ try {
   // PROFILE=DIR writes the server's CPU profile there (node --cpu-prof) when it stops.
   const nodeArgs = process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`] : [];
   const database = databaseUrl ? ['--database-url', databaseUrl] : [];
-  server = await spawnServe(['--sandbox', '--data-dir', dataDir, '--token', TOKEN, ...database], process.env, { nodeArgs, bin: process.env.BIN });
+  const ticketArgs = tracker ? ['--ticket-api-url', tracker.url, '--webhook-allow-private', '--webhook-allow-http'] : [];
+  const env = tracker ? { ...process.env, RAILYARD_TICKET_TOKEN: 'bench-ticket-token' } : process.env;
+  server = await spawnServe(['--sandbox', '--data-dir', dataDir, '--token', TOKEN, ...database, ...ticketArgs], env, { nodeArgs, bin: process.env.BIN });
   console.log(`database: ${cluster ? 'PostgreSQL 15 (throwaway cluster, fsync off)' : 'embedded SQLite'}`);
   const api = server.url;
   const pid = server.child.pid!;
@@ -228,7 +238,9 @@ try {
   const key = { repo: REPO, org_url_slug: ORG };
   // Each test runs ~7 times on main in the week: a 7-day window and a sample of 5 let the
   // failure-rate monitor decide (the 72 h / 10 defaults would need more runs per test).
-  await post(`${api}/flaky-tests/update-repository-settings`, { ...key, settings: { failure_rate: { window_hours: 168, min_sample: 5 } } });
+  const tickets = tracker ? { ticket_system: 'github', ticket_project: 'acme/tracker' } : {};
+  await post(`${api}/flaky-tests/update-repository-settings`, { ...key, settings: { failure_rate: { window_hours: 168, min_sample: 5 }, ...tickets } });
+  if (tracker) console.log(`tickets: on (GitHub Issues stand-in at ${tracker.url})`);
 
   // The request bodies are made before the clock starts: the client's XML and JSON work would
   // otherwise take CPU from the server it measures (both share this machine).
@@ -293,6 +305,7 @@ try {
   await timePages(api, 'list-unhealthy-tests FLAKY', 'flaky-tests/list-unhealthy-tests', { ...key, status: 'FLAKY' });
   await timePages(api, 'list-unhealthy-tests BROKEN', 'flaky-tests/list-unhealthy-tests', { ...key, status: 'BROKEN' });
   console.log(`server peak RSS after queries: ${peakRssMiB(pid).toFixed(0)} MiB`);
+  if (tracker) await ticketBurst(api, tracker);
   if (cluster && databaseUrl) {
     // Where PostgreSQL spent its reads: sequential scans of big tables point at a missing index.
     const db = new pg.Client({ connectionString: databaseUrl });
@@ -314,6 +327,7 @@ try {
   }
 } finally {
   await server?.stop();
+  await tracker?.close();
   if (dataDirectory) {
     const log = process.env.EXPLAIN_LOG ?? 'flaky-explain.log';
     await copyFile(join(dataDirectory, '..', 'server.log'), log);
@@ -321,4 +335,41 @@ try {
   }
   await cluster?.close();
   await rm(dataDir, { recursive: true, force: true });
+}
+
+/**
+ * Phase 3 (TICKETS=1): BURST tests of a repository of their own, each failing once in one upload
+ * (min_sample 1: each is broken at once; a third as many pass beside them); waits until every one has its ticket, then a little
+ * more, and says how long it took and whether any test got two.
+ */
+async function ticketBurst(api: string, t: BenchTracker): Promise<void> {
+  const key = { repo: { host: 'github.com', owner: 'acme', name: 'burst' }, org_url_slug: ORG };
+  await post(`${api}/flaky-tests/update-repository-settings`, {
+    ...key,
+    settings: { failure_rate: { min_sample: 1, window_hours: 24 }, ticket_system: 'github', ticket_project: 'acme/tracker' },
+  });
+  const cases = Array.from({ length: BURST }, (_, i) => `<testcase classname="burst.Spec" name="burst case ${i}" file="src/burst/spec.test.ts"><failure message="expected ${i} to be ok">AssertionError</failure></testcase>`);
+  // And a third as many passing: an upload with ≥ 80 % failed is an infrastructure failure, kept out of detection.
+  for (let i = 0; i < Math.ceil(BURST / 3); i++) cases.push(`<testcase classname="burst.Spec" name="burst passing ${i}" file="src/burst/spec.test.ts"/>`);
+  const content = `<testsuites><testsuite name="burst">${cases.join('')}</testsuite></testsuites>`;
+  const before = t.opened;
+  const started = performance.now();
+  await post(`${api}/flaky-tests/upload-test-results`, { ...key, branch: 'main', sha: 'b'.repeat(40), reports: [{ name: 'burst.xml', content }] });
+  const uploaded = performance.now();
+  const deadline = started + Number(process.env.BURST_WAIT_MS ?? 5 * 60_000);
+  while (t.opened - before < BURST && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  const done = performance.now();
+  if (t.opened - before < BURST) {
+    const lines = (server?.output().stdout ?? '').split('\n').filter((l) => /ticket|webhook|deliver/i.test(l));
+    console.log(`not every ticket arrived; the server's delivery log lines:\n${lines.slice(-20).join('\n')}`);
+  }
+  await new Promise((r) => setTimeout(r, 3000));
+  const mine = t.openedAt.slice(before);
+  const twice = [...t.byMarker.values()].filter((n) => n > 1).length;
+  console.log(
+    `ticket burst: ${BURST} tests broken in one upload (answered in ${((uploaded - started) / 1000).toFixed(1)} s): ` +
+      `${t.opened - before} tickets opened, the last ${((done - started) / 1000).toFixed(1)} s after the upload started ` +
+      `(median ${mine.length ? ((mine.sort((a, b) => a - b)[Math.floor(mine.length / 2)] - started) / 1000).toFixed(1) : '-'} s); ` +
+      `tests with two tickets: ${twice}; tickets over the whole run: ${t.opened}`,
+  );
 }

@@ -52461,6 +52461,8 @@ const UploadTestResultsResponse = object({
 const Fraction = schemas_number().min(0).max(1);
 /** The longest ticket_url_template: every ticket link of every test of the repository carries it. */
 const TICKET_URL_TEMPLATE_MAX = 2048;
+/** Where tickets of unhealthy tests are opened (`off`: nowhere). */
+const TICKET_SYSTEMS = ['github', 'gitlab', 'jira', 'off'];
 /** Detection and quarantine settings of one repository (every field has a default). */
 const RepositorySettings = object({
     quarantining_enabled: schemas_boolean(),
@@ -52490,6 +52492,10 @@ const RepositorySettings = object({
         message: 'must be an http:// or https:// URL, e.g. https://jira.example.com/browse/{id}',
     })
         .refine((t) => t.includes('{id}'), { message: 'must contain {id} (where the ticket id goes)' }),
+    /** Tickets opened for tests turning flaky or broken, closed when they are healthy again. */
+    ticket_system: looseEnum(TICKET_SYSTEMS),
+    /** Where: GitHub `owner/name`, GitLab project path, Jira project key ('' while off). */
+    ticket_project: schemas_string().max(255),
 });
 const GetRepositorySettingsRequest = object(FlakyKey);
 const UpdateRepositorySettingsRequest = object({

@@ -59,6 +59,7 @@ export const testColumns: Column<UnhealthyTestCase | DetailedTestCase>[] = [
   { header: 'Quarantined', get: (t) => t.quarantined, drop: 7 },
   { header: 'Codeowners', get: (t) => t.codeowners, drop: 9 },
   { header: 'PRs (7d)', get: (t) => t.pull_requests_impacted_last_7d, drop: 8 },
+  { header: 'Ticket', get: (t) => t.ticket?.html_url ?? '', drop: 11 },
   { header: 'Id', get: (t) => t.id },
 ];
 

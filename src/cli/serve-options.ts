@@ -46,3 +46,37 @@ export async function portInUse(host: string, port: number): Promise<string | nu
     probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(null)));
   });
 }
+
+/**
+ * The server's ticket settings from `--ticket-api-url`, `--ticket-token-file` and
+ * RAILYARD_TICKET_TOKEN (the file wins): a clear error for an unreadable or empty file or a URL
+ * that is not http(s).
+ */
+export async function ticketOptions(apiUrl: string | undefined, tokenFile: string | undefined, envToken: string | undefined): Promise<{ apiUrl?: string; token?: string }> {
+  const out: { apiUrl?: string; token?: string } = {};
+  if (apiUrl !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(apiUrl);
+    } catch {
+      throw new Error(`--ticket-api-url: "${apiUrl}" is not a URL (e.g. https://gitlab.example.com or https://acme.atlassian.net)`);
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`--ticket-api-url: must be an https:// URL, got ${url.protocol}//`);
+    if (url.username || url.password) throw new Error('--ticket-api-url: must not carry a user name or password (the token goes in --ticket-token-file)');
+    let end = apiUrl.length;
+    while (end > 0 && apiUrl[end - 1] === '/') end--;
+    out.apiUrl = apiUrl.slice(0, end);
+  }
+  if (tokenFile !== undefined) {
+    let text: string;
+    try {
+      text = await readFile(tokenFile, 'utf8');
+    } catch (error) {
+      throw new Error(`--ticket-token-file: cannot read ${tokenFile} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    }
+    const token = text.trim();
+    if (!token) throw new Error(`--ticket-token-file: ${tokenFile} holds no token`);
+    out.token = token;
+  } else if (envToken?.trim()) out.token = envToken.trim();
+  return out;
+}

@@ -5,7 +5,7 @@
  */
 import { Command, Flags } from '@oclif/core';
 import { DATABASE_URL_WARNING, databaseUrlFlags, resolveDatabaseUrl } from '../cli/database-url.js';
-import { listenError, parseOrgToken, portInUse, readTokenFile } from '../cli/serve-options.js';
+import { listenError, parseOrgToken, portInUse, readTokenFile, ticketOptions } from '../cli/serve-options.js';
 import { newToken } from '../cli/tokens.js';
 import { takeSecrets } from '../flag-values.js';
 import { forgeFlags, forges, noForgeMessage, pickedForge, type ServeFlag } from '../forge/registry.js';
@@ -128,6 +128,15 @@ export default class Serve extends Command {
       description: 'Outgoing webhook endpoints may be plain http:// URLs (https:// only by default)',
       default: false,
     }),
+    'ticket-api-url': Flags.string({
+      description:
+        'Where tickets of flaky and broken tests are opened: the tracker\'s address (default https://api.github.com for repositories with --ticket-system github; required for gitlab and jira). Jira: https://SITE.atlassian.net (Cloud, REST v3) or the Data Center address (REST v2); a path ending in /rest/api/2 or /rest/api/3 picks the version',
+      helpValue: 'URL',
+    }),
+    'ticket-token-file': Flags.string({
+      description: 'A file holding the token tickets are opened with (or RAILYARD_TICKET_TOKEN); Jira Cloud: EMAIL:API_TOKEN',
+      helpValue: 'FILE',
+    }),
     'public-url': Flags.string({
       description:
         "The dashboard's address as people reach it, for links in webhook payloads (default: the listen address)",
@@ -154,7 +163,10 @@ export default class Serve extends Command {
 
   async run(): Promise<void> {
     // Out of the environment at once, like every secret serve reads: nothing it starts inherits it.
-    const { RAILYARD_SERVER_TOKEN: envToken } = takeSecrets(process.env, ['RAILYARD_SERVER_TOKEN']);
+    const { RAILYARD_SERVER_TOKEN: envToken, RAILYARD_TICKET_TOKEN: envTicketToken } = takeSecrets(process.env, [
+      'RAILYARD_SERVER_TOKEN',
+      'RAILYARD_TICKET_TOKEN',
+    ]);
     const { flags } = await this.parse(Serve);
     let orgTokens: { org: string; token: string }[];
     try {
@@ -164,6 +176,12 @@ export default class Serve extends Command {
         ...(envToken?.trim() ? [{ org: flags.org, token: envToken.trim() }] : []),
         ...(flags['org-token'] ?? []).map(parseOrgToken),
       ];
+    } catch (error) {
+      this.error(error instanceof Error ? error.message : String(error), { exit: 2 });
+    }
+    let tickets: Awaited<ReturnType<typeof ticketOptions>>;
+    try {
+      tickets = await ticketOptions(flags['ticket-api-url'], flags['ticket-token-file'], envTicketToken);
     } catch (error) {
       this.error(error instanceof Error ? error.message : String(error), { exit: 2 });
     }
@@ -205,7 +223,7 @@ export default class Serve extends Command {
       settings = await forge.settings(flags, {
         env: process.env,
         dataDir: flags['data-dir'],
-        secretFiles: [flags['token-file'], flags['database-url-file']].filter(
+        secretFiles: [flags['token-file'], flags['database-url-file'], flags['ticket-token-file']].filter(
           (f): f is string => f !== undefined,
         ),
         warn: (line) => this.logToStderr(line),
@@ -231,6 +249,7 @@ export default class Serve extends Command {
         allowPrivate: flags['webhook-allow-private'],
         allowHttp: flags['webhook-allow-http'],
         ...(flags['public-url'] ? { publicUrl: flags['public-url'] } : {}),
+        tickets,
       },
       landingRetryMs: flags['landing-retry-seconds'] * 1000,
       forge: { description: forge, settings },

@@ -263,6 +263,10 @@ const Fraction = z.number().min(0).max(1);
 /** The longest ticket_url_template: every ticket link of every test of the repository carries it. */
 export const TICKET_URL_TEMPLATE_MAX = 2048;
 
+/** Where tickets of unhealthy tests are opened (`off`: nowhere). */
+export const TICKET_SYSTEMS = ['github', 'gitlab', 'jira', 'off'] as const;
+export type TicketSystem = (typeof TICKET_SYSTEMS)[number];
+
 /** Detection and quarantine settings of one repository (every field has a default). */
 export const RepositorySettings = z.object({
   quarantining_enabled: z.boolean(),
@@ -293,6 +297,10 @@ export const RepositorySettings = z.object({
       message: 'must be an http:// or https:// URL, e.g. https://jira.example.com/browse/{id}',
     })
     .refine((t) => t.includes('{id}'), { message: 'must contain {id} (where the ticket id goes)' }),
+  /** Tickets opened for tests turning flaky or broken, closed when they are healthy again. */
+  ticket_system: looseEnum(TICKET_SYSTEMS),
+  /** Where: GitHub `owner/name`, GitLab project path, Jira project key ('' while off). */
+  ticket_project: z.string().max(255),
 });
 export type RepositorySettings = z.infer<typeof RepositorySettings>;
 

@@ -33,6 +33,8 @@ export const DEFAULT_SETTINGS: RepositorySettings = {
   infra_failure_threshold: 0.8,
   infra_failure_min_tests: 10,
   ticket_url_template: 'https://{host}/{owner}/{name}/issues/{id}',
+  ticket_system: 'off',
+  ticket_project: '',
 };
 
 const SEVERITY: Record<TestStatus, number> = { healthy: 0, flaky: 1, broken: 2 };

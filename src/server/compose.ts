@@ -133,7 +133,7 @@ export async function composeServer(deps: ComposeDeps, host: ComposeHost): Promi
           ),
       })
     : undefined;
-  const flaky = new FlakyService(deps.store, now, reports?.read, links);
+  const flaky = new FlakyService(deps.store, now, reports?.read, links, webhookOptions.tickets);
 
   return {
     now,

@@ -40,6 +40,10 @@ export interface Links {
    * outside the repository, or the test's page on the dashboard.
    */
   test(repo: Repo, test: { id: string; file?: string | null }): string;
+  /** The repository's flaky tests on the dashboard. */
+  dashboardRepository(repo: Repo): string;
+  /** A test's page on the dashboard: its status, history and failures. */
+  dashboardTest(repo: Repo, testId: string): string;
 }
 
 /** The links of a server whose forge has these pages (undefined: none). */
@@ -50,6 +54,8 @@ export function serverLinks(forge: ForgeLinks | undefined, dashboard: () => stri
     forgePr,
     pr: (repo, branch, n) => forgePr(repo, n) ?? prPageUrl(dashboard(), repo, branch, n),
     repository: (repo) => forgeRepo(repo) ?? dashboardPage(dashboard(), ['flaky', repo.host, repo.owner, repo.name]),
+    dashboardRepository: (repo) => dashboardPage(dashboard(), ['flaky', repo.host, repo.owner, repo.name]),
+    dashboardTest: (repo, id) => dashboardPage(dashboard(), ['flaky', repo.host, repo.owner, repo.name, 'test', id]),
     test(repo, test) {
       const page = forgeRepo(repo);
       if (page === null) return dashboardPage(dashboard(), ['flaky', repo.host, repo.owner, repo.name, 'test', test.id]);

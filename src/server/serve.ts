@@ -5,6 +5,7 @@
  * clean stop on SIGINT/SIGTERM. Modules are imported here, lazily, so that no other command pays for
  * Fastify, the store or the engine.
  */
+import type { TicketOptions } from './tickets/config.js';
 import type { ForgeDescription } from '../forge/types.js';
 import type { LogLevel } from './app.js';
 import type { OrgRepoPin } from './access/ownership.js';
@@ -27,7 +28,7 @@ export interface ServeOptions {
   limits: { queuesPerOrg: number; prsPerQueue: number };
   /** Client connections held at once; past it new ones are closed at once. */
   maxConnections: number;
-  webhooks: { allowPrivate: boolean; allowHttp: boolean; publicUrl?: string };
+  webhooks: { allowPrivate: boolean; allowHttp: boolean; publicUrl?: string; tickets?: TicketOptions };
   landingRetryMs: number;
   /** The forge picked and its settings (its description's `settings`). */
   forge: { description: ForgeDescription; settings: unknown };
@@ -53,6 +54,16 @@ export interface ServeIo {
 /** Runs the server until SIGINT or SIGTERM, then stops it cleanly and returns. */
 export async function runServe(options: ServeOptions, io: ServeIo): Promise<void> {
   const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
+  // The tracker's address obeys the rules of outgoing webhooks (it is checked again at each connection).
+  const ticketUrl = options.webhooks.tickets?.apiUrl;
+  if (ticketUrl) {
+    const { checkEndpointUrl } = await import('./webhooks/ssrf.js');
+    try {
+      checkEndpointUrl(ticketUrl, options.webhooks);
+    } catch (error) {
+      io.fail(`--ticket-api-url: ${message(error).replace(/^url: /, '')}`, 2);
+    }
+  }
   // Descriptors first: a flood of connections must not starve git, the database or the logs.
   const { limitConnections, raiseOpenFilesLimit } = await import('./connections.js');
   const openFiles = raiseOpenFilesLimit();

@@ -12,6 +12,7 @@ import { FlakyIngest } from './flaky-ingest.js';
 import { FlakyRepositories } from './flaky-repositories.js';
 import { FlakyHandle, type FlakyStoreOptions } from './flaky-sql.js';
 import type { SchemaTables } from './schema.js';
+import { TicketStore } from './tickets.js';
 import { writeWebhookEvents, type OutboxEvent } from './webhooks.js';
 
 export type * from './flaky-rows.js';
@@ -21,6 +22,8 @@ export class FlakyStore {
   readonly repositories: FlakyRepositories;
   readonly ingest: FlakyIngest;
   readonly cases: FlakyCases;
+  /** Tickets of unhealthy tests: their rows and each repository's delivery line. */
+  readonly tickets: TicketStore;
   private readonly handle: FlakyHandle;
 
   constructor(db: Kysely<SchemaTables>, options: FlakyStoreOptions = {}) {
@@ -28,6 +31,7 @@ export class FlakyStore {
     this.repositories = new FlakyRepositories(this.handle);
     this.ingest = new FlakyIngest(this.handle);
     this.cases = new FlakyCases(this.handle);
+    this.tickets = new TicketStore(this.handle.db);
   }
 
   /** Runs `work` in one transaction: all of it is stored, or (if it throws) none. */

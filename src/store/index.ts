@@ -34,3 +34,5 @@ export type {
 } from './webhooks.js';
 export { RiskStore, RISK_FAILURE_REASONS } from './risk.js';
 export type { RiskOutcome, RiskSubmissionFacts } from './risk.js';
+export { TICKET_EVENT, ticketLineId, TicketStore } from './tickets.js';
+export type { LastFailure, TicketRow, TicketState } from './tickets.js';

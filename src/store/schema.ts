@@ -307,6 +307,24 @@ export interface RiskFactsTable {
   at: Millis;
 }
 
+/** The ticket of a test in a tracker (migration 020). */
+export interface FlakyTicketsTable {
+  repo_id: string;
+  test_id: string;
+  /** github | gitlab | jira */
+  system: string;
+  project: string;
+  /** The number (GitHub), iid (GitLab) or key (Jira); null until it was opened. */
+  ticket_key: Nullable<string>;
+  url: Nullable<string>;
+  /** creating | open | closed */
+  state: string;
+  creating_at: Nullable<number>;
+  opened_at: Nullable<number>;
+  closed_at: Nullable<number>;
+  updated_at: Millis;
+}
+
 export interface SchemaTables {
   organisations: OrganisationsTable;
   api_tokens: ApiTokensTable;
@@ -330,6 +348,7 @@ export interface SchemaTables {
   webhook_messages: WebhookMessagesTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  flaky_tickets: FlakyTicketsTable;
 }
 
 export type { Generated };

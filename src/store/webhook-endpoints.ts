@@ -10,7 +10,8 @@ import type { SchemaTables } from './schema.js';
 
 type Db = Kysely<SchemaTables> | Transaction<SchemaTables>;
 
-export type EndpointKind = 'standard' | 'slack';
+/** `ticket`: a repository's ticket line (src/store/tickets.ts), never listed among the webhooks. */
+export type EndpointKind = 'standard' | 'slack' | 'ticket';
 export type EndpointState = 'enabled' | 'disabled';
 
 export interface WebhookEndpoint {
@@ -152,16 +153,17 @@ export const ENDPOINT_COLUMNS = [
 export async function enabledEndpoints(
   trx: Db,
   org: string,
-): Promise<Pick<WebhookEndpoint, 'id' | 'events' | 'repos'>[]> {
+): Promise<Pick<WebhookEndpoint, 'id' | 'kind' | 'events' | 'repos'>[]> {
   const rows = await trx
     .selectFrom('webhook_endpoints')
-    .select(['id', 'events', 'repos'])
+    .select(['id', 'kind', 'events', 'repos'])
     .where('org_slug', '=', org)
     .where('state', '=', 'enabled')
     .orderBy('id')
     .execute();
   return rows.map((r) => ({
     id: r.id,
+    kind: r.kind as EndpointKind,
     events: r.events === null ? null : (JSON.parse(r.events) as string[]),
     repos: r.repos === null ? null : (JSON.parse(r.repos) as string[]),
   }));
@@ -211,6 +213,7 @@ export class WebhookEndpoints {
       .selectFrom('webhook_endpoints')
       .select(ENDPOINT_COLUMNS)
       .where('org_slug', '=', org)
+      .where('kind', '<>', 'ticket')
       .orderBy('created_at')
       .orderBy('id')
       .execute();
@@ -223,6 +226,7 @@ export class WebhookEndpoints {
       .select(ENDPOINT_COLUMNS)
       .where('org_slug', '=', org)
       .where('id', '=', id)
+      .where('kind', '<>', 'ticket')
       .executeTakeFirst();
     return row && endpointOf(row as EndpointRow);
   }
@@ -281,6 +285,7 @@ export class WebhookEndpoints {
         .select('id')
         .where('org_slug', '=', org)
         .where('id', '=', id)
+        .where('kind', '<>', 'ticket')
         .executeTakeFirst();
       if (!found) return false;
       const ids = trx.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', id);

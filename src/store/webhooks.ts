@@ -34,6 +34,7 @@ import {
   type DeliveryState,
   type NewDelivery,
 } from './webhook-lines.js';
+import { onTicketLine, TicketStore } from './tickets.js';
 
 export { endpointWants, publicEndpoint } from './webhook-endpoints.js';
 export type {
@@ -135,14 +136,14 @@ async function insertEvents(
   trx: Db,
   org: string,
   events: readonly OutboxEvent[],
-  endpoints: readonly Pick<WebhookEndpoint, 'id' | 'events' | 'repos'>[],
+  endpoints: readonly Pick<WebhookEndpoint, 'id' | 'kind' | 'events' | 'repos'>[],
   force = false,
 ): Promise<string[]> {
   const now = Date.now();
   const messages: { id: string; org_slug: string; type: string; payload: string; created_at: number }[] = [];
   const deliveries: NewDelivery[] = [];
   for (const event of events) {
-    const targets = endpoints.filter((e) => force || endpointWants(e, event.type, event.repoKey));
+    const targets = endpoints.filter((e) => onTicketLine(e, event.type) && (force || endpointWants(e, event.type, event.repoKey)));
     if (!targets.length) continue;
     const id = `msg_${uuidv7().replaceAll('-', '')}`;
     messages.push({
@@ -232,12 +233,15 @@ export class WebhookStore {
   readonly signals = outboxSignals;
   /** The organisations' endpoints and their secrets. */
   readonly endpoints: WebhookEndpoints;
+  /** Tickets of unhealthy tests, sent through this outbox. */
+  readonly tickets: TicketStore;
 
   constructor(
     private readonly db: Kysely<SchemaTables>,
     readonly kind: StoreKind,
   ) {
     this.endpoints = new WebhookEndpoints(db, this.signals);
+    this.tickets = new TicketStore(db);
   }
 
   // ------------------------------------------------------------------ the outbox
@@ -357,11 +361,6 @@ export class WebhookStore {
   /** Moves up to `limit` more heads of an endpoint that came back at `at` to due now (see AttemptResult.resumeAt); answers how many. */
   async resumeHeads(endpointId: string, at: number, limit = RESUME_CHUNK): Promise<number> {
     return this.db.transaction().execute((trx) => resumeHeadsIn(trx, endpointId, at, limit));
-  }
-
-  async recordAttempt(o: AttemptOutcome, disableAfterMs: number): Promise<AttemptResult> {
-    const [result] = await this.recordAttempts([o], disableAfterMs);
-    return result;
   }
 
   // ------------------------------------------------------------------ the delivery log

@@ -217,10 +217,19 @@ describe('railyard flaky settings and quarantine', () => {
       ['--ticket-url-template', 'https://t.example/'],
       ['--ticket-url-template', 'javascript:alert(1)//{id}'],
       ['--branches', ','],
+      ['--ticket-system', 'github'],
+      ['--ticket-system', 'asana', '--ticket-project', 'X'],
+      ['--ticket-system', 'jira', '--ticket-project', ' '],
     ]) {
       const result = await railyard(['flaky', 'settings', '--repo', 'acme/settings', ...bad], env);
       expect(result.code, bad.join(' ')).toBe(2);
     }
+    const noProject = await railyard(['flaky', 'settings', '--repo', 'acme/settings', '--ticket-system', 'jira'], env);
+    expect(noProject.stderr).toMatch(/--ticket-system jira: give --ticket-project too \(the project key, e\.g\. WEB\)/);
+    // This server has no ticket token: the server's answer says how to give it one.
+    const noToken = await railyard(['flaky', 'settings', '--repo', 'acme/settings', '--ticket-system', 'github', '--ticket-project', 'acme/settings'], env);
+    expect(noToken.code).not.toBe(0);
+    expect(noToken.stderr).toMatch(/--ticket-token-file FILE or RAILYARD_TICKET_TOKEN/);
   });
 
   it('quarantine takes exactly one of --always, --never, --auto and a UUID', async () => {
@@ -270,6 +279,10 @@ describe('flaky exports for cron jobs', () => {
     const shown = await json(['flaky', 'show', beta.id, ...repo]);
     expect(shown.test).toMatchObject({ id: beta.id, name: 'beta', ticket: { html_url: 'https://github.com/acme/exports/issues/KAN-7' } });
     expect(shown.test.most_common_failures).toEqual([expect.objectContaining({ summary: 'boom', occurrence_count: 1 })]);
+    // The ticket link is in the exports too.
+    const unhealthy = await railyard(['flaky', 'list-unhealthy', ...repo, '--status', 'flaky', '--format', 'csv'], env);
+    const exportedRows = parse(unhealthy.stdout, { columns: true }) as Array<Record<string, string>>;
+    expect(exportedRows.find((r) => r.Test === 'beta')).toMatchObject({ Ticket: 'https://github.com/acme/exports/issues/KAN-7' });
   });
 });
 

@@ -12,6 +12,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * from `RAILYARD_TEST_CPU_LOG=<file> npx vitest run` (test/support/per-file.ts: `<cpu-s> <wall-s> <path>`).
  */
 const SLOW_FILES: Record<string, number> = {
+  'test/e2e/flaky-tickets.test.ts': 50,
   'test/e2e/github-truth.test.ts': 72,
   'test/e2e/check-identities.test.ts': 60,
   'test/cli/api-version.test.ts': 55,

@@ -21,6 +21,12 @@ export function parseBranches(text: string): string[] {
   return branches;
 }
 
+const PROJECT_HINT: Record<string, string> = {
+  github: 'owner/name',
+  gitlab: 'the project path, e.g. group/project',
+  jira: 'the project key, e.g. WEB',
+};
+
 type Change = NonNullable<UpdateRepositorySettingsRequest['settings']>;
 
 export default class Settings extends BaseCommand {
@@ -31,6 +37,7 @@ export default class Settings extends BaseCommand {
   static override examples = [
     '<%= config.bin %> flaky settings --org acme --repo acme/web',
     '<%= config.bin %> flaky settings --quarantining on --auto-quarantine on',
+    '<%= config.bin %> flaky settings --ticket-system jira --ticket-project WEB',
     '<%= config.bin %> flaky settings --failure-rate on --branches main,release/* --window-hours 168 --flaky-activation 5% --json',
   ];
   static override flags = {
@@ -48,6 +55,14 @@ export default class Settings extends BaseCommand {
     'flaky-resolution': Flags.string({ description: 'failure-rate: failure rate under which a flaky test is healthy again (0..1 or %)' }),
     'broken-threshold': Flags.string({ description: 'failure-rate: failure rate at which a test is broken (0..1 or %)' }),
     'ticket-url-template': Flags.string({ description: 'link of a ticket id, with {id} where the id goes' }),
+    'ticket-system': Flags.string({
+      description: 'open a ticket for each test turning flaky or broken, and close it when the test is healthy again (off: no tickets)',
+      options: ['github', 'gitlab', 'jira', 'off'],
+    }),
+    'ticket-project': Flags.string({
+      description: 'where tickets go: GitHub owner/name, GitLab project path, Jira project key',
+      helpValue: 'PROJECT',
+    }),
   };
 
   async run(): Promise<RepositorySettings> {
@@ -78,6 +93,14 @@ export default class Settings extends BaseCommand {
       if (!template.includes('{id}')) throw new ConfigError(`--ticket-url-template: must contain {id}, got "${template}"`);
       change.ticket_url_template = template;
     }
+    if (flags['ticket-system'] !== undefined) change.ticket_system = flags['ticket-system'] as RepositorySettings['ticket_system'];
+    if (flags['ticket-project'] !== undefined) {
+      const project = flags['ticket-project'].trim();
+      if (!project) throw new ConfigError('--ticket-project: give the project: GitHub owner/name, GitLab project path or Jira project key');
+      change.ticket_project = project;
+    }
+    if (change.ticket_system && change.ticket_system !== 'off' && change.ticket_project === undefined)
+      throw new ConfigError(`--ticket-system ${change.ticket_system}: give --ticket-project too (${PROJECT_HINT[change.ticket_system]})`);
 
     const { resolveOrg } = await import('../../cli/flaky.js');
     const org = await resolveOrg(flags.org, await this.config_());
@@ -103,6 +126,7 @@ export default class Settings extends BaseCommand {
       'broken-threshold': pct(f.broken_threshold),
       'infra-failure-threshold': `${pct(settings.infra_failure_threshold)} of at least ${settings.infra_failure_min_tests} tests`,
       'ticket-url-template': settings.ticket_url_template,
+      tickets: settings.ticket_system === 'off' ? 'off' : `${settings.ticket_system} ${settings.ticket_project}`,
     };
     this.out(renderRecord(record, 'table', this.color()));
     return settings;

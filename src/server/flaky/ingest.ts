@@ -1,6 +1,7 @@
 /** An upload's ingest: tests and results stored in one transaction, detection run on what it changed. */
 import { randomUUID } from 'node:crypto';
 import type { UploadTestResultsRequest, UploadTestResultsResponse } from '../../contract/index.js';
+import { CodeOwners } from '../../flaky/codeowners.js';
 import { branchMatcher, decideMonitors } from '../../flaky/detect.js';
 import { readReports, type IngestOutcome, type IngestResult, type IngestTask } from '../../flaky/ingest.js';
 import { countResults } from '../../flaky/results.js';
@@ -9,6 +10,7 @@ import { badRequest } from '../errors.js';
 import { Slices } from './slices.js';
 import type { Links } from '../links.js';
 import { monitorEvents } from '../webhooks/flaky-events.js';
+import { ticketEvents } from '../tickets/events.js';
 import { lockRepository, type Repository } from './repositories.js';
 
 const HOUR = 60 * 60 * 1000;
@@ -356,7 +358,10 @@ export class Ingest {
         const r = byId.get(id)!;
         return { test: r, before: before(r), change, at: atOf(r) };
       });
-      await tx.writeWebhookEvents(repository.org, monitorEvents(this.links, repository, changed));
+      // The owners the events name: this upload's CODEOWNERS when it brings one (stored at the end).
+      const owned = input.codeowners !== undefined ? { ...repository, codeowners: input.codeowners ? new CodeOwners(input.codeowners) : null } : repository;
+      // Tickets of tests turning unhealthy or healthy again go through the same outbox.
+      await tx.writeWebhookEvents(repository.org, [...monitorEvents(this.links, owned, changed), ...ticketEvents(this.links, owned, changed)]);
     }
   }
 }

@@ -32,6 +32,8 @@ export function statusOf(row: CaseRow, now: number): EffectiveStatus {
 }
 
 function ticketUrl(repository: Repository, ticket: string): string {
+  // Opened by Railyard (src/server/tickets): the tracker's address of the ticket itself.
+  if (/^https?:\/\//i.test(ticket)) return ticket;
   const { host, owner, name } = repository.repo;
   return repository.settings.ticket_url_template
     .replaceAll('{host}', host)

@@ -7,6 +7,8 @@ import { repoKey } from '../../flaky/identity.js';
 import { quarantineMatches, type QuarantineMatch } from '../../flaky/quarantine.js';
 import type { FlakyStore, RepositoryRow } from '../../store/flaky.js';
 import { badRequest, notFound, ofTokenOrg } from '../errors.js';
+import { repoKeyOf } from '../webhooks/events.js';
+import { checkTicketSettings, ticketApiUrl, type TicketOptions } from '../tickets/config.js';
 
 /** A repository with test results, as the service uses it. */
 export interface Repository {
@@ -85,10 +87,14 @@ export async function updateSettings(
   org: string,
   input: UpdateRepositorySettingsRequest,
   at: number,
+  tickets: TicketOptions = {},
 ): Promise<RepositorySettings> {
   return store.transaction(async (tx) => {
     const repository = await ensureRepository(tx, org, input.repo, at);
     const next = mergeSettings(repository.settings, input.settings);
+    const ticketsChanged = input.settings.ticket_system !== undefined || input.settings.ticket_project !== undefined;
+    checkTicketSettings(next, ticketsChanged, tickets);
+    if (next.ticket_system === 'off' && input.settings.ticket_system !== undefined) next.ticket_project = input.settings.ticket_project ?? '';
     const fr = next.failure_rate;
     if (fr.flaky_resolution > fr.flaky_activation) {
       throw badRequest('settings.failure_rate.flaky_resolution: must not be above flaky_activation');
@@ -97,6 +103,11 @@ export async function updateSettings(
       throw badRequest('settings.failure_rate.broken_threshold: must not be below flaky_activation');
     }
     await tx.repositories.setRepositorySettings(repository.id, JSON.stringify(next), at);
+    if (ticketsChanged) {
+      const on = next.ticket_system !== 'off';
+      const url = on ? ticketApiUrl(next.ticket_system, tickets)! : (ticketApiUrl('github', tickets) ?? '');
+      await tx.tickets.setLine(org, repository.id, repoKeyOf(repository.repo), url, on);
+    }
     return next;
   });
 }

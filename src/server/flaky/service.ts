@@ -23,6 +23,7 @@ import type { Store } from '../../store/index.js';
 import { Ingest, type ReportReader } from './ingest.js';
 import { Queries } from './queries.js';
 import { findRepository, updateSettings } from './repositories.js';
+import type { TicketOptions } from '../tickets/config.js';
 import { serverLinks, type Links } from '../links.js';
 import { GITHUB_PAGES, hostedLinks } from '../../forge/shared/web-links.js';
 
@@ -77,6 +78,8 @@ export class FlakyService {
     reader?: ReportReader,
     /** The links in answers and events (the server's forge and dashboard; src/server/links.ts). */
     links: Links = serverLinks(hostedLinks(GITHUB_PAGES), () => 'http://127.0.0.1'),
+    /** The server's ticket tracker settings (docs/flaky-tests.md, "Tickets"). */
+    private readonly tickets: TicketOptions = {},
   ) {
     this.store = new FlakyStore(store.db, { pause: store.pause });
     this.ingest = new Ingest(this.store, now, links, reader);
@@ -88,7 +91,7 @@ export class FlakyService {
   }
 
   updateSettings(org: string, input: UpdateRepositorySettingsRequest): Promise<RepositorySettings> {
-    return updateSettings(this.store, org, input, this.now());
+    return updateSettings(this.store, org, input, this.now(), this.tickets);
   }
 
   async upload(org: string, input: UploadTestResultsRequest): Promise<UploadTestResultsResponse> {

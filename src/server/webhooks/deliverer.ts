@@ -5,12 +5,17 @@
  * runs one; claims are leases (PostgreSQL: FOR UPDATE SKIP LOCKED), so replicas deliver each event
  * once in the normal case and a replica that dies leaves its claims to the others when they lapse.
  * An endpoint whose every attempt failed for `disableAfterMs` is disabled, with a log line.
+ * Ticket lines (kind `ticket`) are delivered the same way; their attempt asks the tracker
+ * (src/server/tickets/sync.ts) instead of POSTing the event.
  */
 import { randomUUID } from 'node:crypto';
 import type { AttemptOutcome, AttemptResult, ClaimedDelivery, WebhookStore } from '../../store/index.js';
 import { slackMessage, sendToSlack } from './slack.js';
 import { signedHeaders } from './signer.js';
 import { AddressRefused, WebhookTransport, type AddressPolicy } from './ssrf.js';
+import type { TicketOptions } from '../tickets/config.js';
+import type { TicketWork } from '../tickets/events.js';
+import { syncTicket, trackerFor } from '../tickets/sync.js';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -30,6 +35,8 @@ export interface WebhookOptions extends AddressPolicy {
   disableAfterMs?: number;
   /** How often the outbox is looked at besides when events are written (ms); default 250. */
   pollMs?: number;
+  /** Where tickets of unhealthy tests go and the token they are opened with. */
+  tickets?: TicketOptions;
 }
 
 export interface DelivererLog {
@@ -83,7 +90,10 @@ export class Deliverer {
     this.disableAfterMs = options.disableAfterMs ?? 5 * 24 * HOUR;
     this.leaseMs = Math.max(30 * SECOND, 3 * this.transport.timeoutMs);
     this.pollMs = options.pollMs ?? 250;
+    this.tickets = options.tickets ?? {};
   }
+
+  private readonly tickets: TicketOptions;
 
   private readonly pollMs: number;
 
@@ -244,7 +254,10 @@ export class Deliverer {
     let response: string | null = null;
     let error: string | null = null;
     try {
-      if (d.endpoint.kind === 'slack') {
+      if (d.endpoint.kind === 'ticket') {
+        const work = JSON.parse(d.payload) as TicketWork;
+        ({ status, excerpt: response } = await syncTicket(this.store.tickets, trackerFor(this.transport, work, this.tickets), work, at));
+      } else if (d.endpoint.kind === 'slack') {
         const message = slackMessage(d.type, JSON.parse(d.payload) as Record<string, unknown>);
         if (message) ({ status, excerpt: response } = await sendToSlack(this.transport, d.endpoint.url, message));
         else {
@@ -282,7 +295,9 @@ export class Deliverer {
     if (result.disabled)
       this.log.warn(
         { endpoint: d.endpoint.id, url: d.endpoint.url, failingSince: new Date(result.failingSince ?? at).toISOString() },
-        'webhook endpoint disabled: every delivery failed for too long; `railyard webhook enable` turns it back on',
+        d.endpoint.kind === 'ticket'
+          ? 'ticket line disabled: the tracker refused or missed every request for too long; `railyard flaky settings --ticket-system …` turns it back on'
+          : 'webhook endpoint disabled: every delivery failed for too long; `railyard webhook enable` turns it back on',
       );
   }
 }

@@ -21,7 +21,7 @@ export interface ChangedTest extends TestIdentity {
 const SEVERITY: Record<TestStatus, number> = { healthy: 0, flaky: 1, broken: 2 };
 
 /** The status a test shows: the most severe of its monitors (pass-on-retry makes it flaky while active). */
-function overall(rate: TestStatus, porUntil: number | null, at: number): TestStatus {
+export function overall(rate: TestStatus, porUntil: number | null, at: number): TestStatus {
   const por: TestStatus = porUntil !== null && porUntil > at ? 'flaky' : 'healthy';
   return SEVERITY[rate] >= SEVERITY[por] ? rate : por;
 }

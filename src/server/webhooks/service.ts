@@ -18,7 +18,8 @@ export function endpointAnswer(e: WebhookEndpoint): EndpointAnswer {
   return {
     id: e.id,
     url: e.url,
-    kind: e.kind,
+    // Ticket lines are never listed here (the store leaves them out).
+    kind: e.kind as 'standard' | 'slack',
     description: e.description,
     events: e.events,
     repos: e.repos,

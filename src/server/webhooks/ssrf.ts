@@ -144,6 +144,17 @@ export class WebhookTransport {
 
   /** POSTs `body`; rejects on refusal, network error or timeout (never follows a redirect). */
   post(target: string | URL, body: string, headers: Record<string, string>, signal?: AbortSignal): Promise<PostResult> {
+    return this.request('POST', target, body, headers, signal);
+  }
+
+  /** One request (`body` undefined: none), under the same rules as `post`. */
+  request(
+    method: string,
+    target: string | URL,
+    body: string | undefined,
+    headers: Record<string, string>,
+    signal?: AbortSignal,
+  ): Promise<PostResult> {
     let url: URL;
     try {
       url = checkEndpointUrl(String(target), this.policy);
@@ -155,11 +166,12 @@ export class WebhookTransport {
       const req = client.request(
         url,
         {
-          method: 'POST',
+          method,
           agent: url.protocol === 'https:' ? this.httpsAgent : this.httpAgent,
           headers: {
-            'content-type': 'application/json',
-            'content-length': String(Buffer.byteLength(body)),
+            ...(body === undefined
+              ? {}
+              : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }),
             'user-agent': 'Railyard-Webhooks/1',
             ...headers,
           },

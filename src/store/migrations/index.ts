@@ -15,6 +15,7 @@ import * as queueHistory from './012_queue_history.js';
 import * as webhookLines from './015_webhook_lines.js';
 import * as tokenPermissions from './016_token_permissions.js';
 import * as doctor from './019_doctor.js';
+import * as flakyTickets from './020_flaky_tickets.js';
 import * as quarantineUntil from './021_quarantine_until.js';
 
 /**
@@ -37,5 +38,6 @@ export const migrations: Record<string, Migration> = {
   '015_webhook_lines': webhookLines,
   '016_token_permissions': tokenPermissions,
   '019_doctor': doctor,
+  '020_flaky_tickets': flakyTickets,
   '021_quarantine_until': quarantineUntil,
 };

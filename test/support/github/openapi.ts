@@ -29,6 +29,10 @@ export const SERVED_OPERATIONS: Array<[string, string]> = [
   ['get', '/repos/{owner}/{repo}/rules/branches/{branch}'],
   ['get', '/repos/{owner}/{repo}/branches/{branch}'],
   ['get', '/repos/{owner}/{repo}/pulls/{pull_number}/reviews'],
+  ['post', '/repos/{owner}/{repo}/issues'],
+  ['get', '/repos/{owner}/{repo}/issues'],
+  ['get', '/repos/{owner}/{repo}/issues/{issue_number}'],
+  ['patch', '/repos/{owner}/{repo}/issues/{issue_number}'],
 ];
 
 export type ApiStyle = 'ghes' | 'dotcom';

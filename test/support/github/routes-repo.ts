@@ -1,5 +1,6 @@
 // REST routes of the GitHub emulator, part 2: refs (the landing compare-and-swap), check runs,
 // statuses, comments, permissions and GitHub App installations.
+import { commentOnIssue } from './routes-issues.js';
 import { randomBytes } from 'node:crypto';
 import { CI_APP, latestPerName } from './ci.js';
 import {
@@ -188,6 +189,8 @@ export function repoRoutes(api: Api, add: AddRoute): void {
     'token',
     (c) => {
       const r = repoFor(api, c);
+      const issue = r.issues.get(Number(c.params[2]));
+      if (issue) return commentOnIssue(api, r, issue, c);
       const p = prFor(r, c.params[2]);
       if (typeof c.body.body !== 'string' || c.body.body === '')
         throw validation('IssueComment', 'body', 'missing_field');

@@ -2,13 +2,15 @@
 // docs link, the auth it needs, its handler), what a handler gets (Ctx) and answers (Answer), the
 // parts of the emulator handlers use (Api), and the helpers they share. The endpoints are in
 // routes-pulls.ts (repository, pull requests, merge), routes-repo.ts (refs, checks, statuses,
-// comments, permissions, App installations) and routes-rules.ts (branch rules, reviews).
+// comments, permissions, App installations), routes-rules.ts (branch rules, reviews) and
+// routes-issues.ts (issues, for flaky-test tickets).
 import type { IncomingMessage } from 'node:http';
 import type { Ci } from './ci.js';
 import type { Hooks } from './hooks.js';
 import type { Prs } from './pr.js';
 import type { Protection } from './protection.js';
 import { HttpError } from './rest.js';
+import { issueRoutes } from './routes-issues.js';
 import { pullRoutes } from './routes-pulls.js';
 import { repoRoutes } from './routes-repo.js';
 import { rulesRoutes } from './routes-rules.js';
@@ -74,6 +76,7 @@ export function routes(api: Api): Route[] {
   pullRoutes(api, add);
   repoRoutes(api, add);
   rulesRoutes(api, add);
+  issueRoutes(api, add);
   return table;
 }
 

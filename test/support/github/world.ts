@@ -104,6 +104,21 @@ export interface SuiteState {
   createdAt: number;
   updatedAt: number;
 }
+export interface IssueFacts {
+  number: number;
+  id: number;
+  title: string;
+  body: string | null;
+  labels: string[];
+  user: string;
+  state: 'open' | 'closed';
+  stateReason: string | null;
+  closedBy: string | null;
+  closedAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+  comments: { user: string; body: string; at: number }[];
+}
 export interface Repo extends RepoFacts {
   dir: string;
   prs: Map<number, Pr>;
@@ -112,6 +127,8 @@ export interface Repo extends RepoFacts {
   checkRuns: CheckRunFacts[];
   suites: Map<string, SuiteState>;
   comments: Map<number, CommentFacts>;
+  /** Issues (numbered with the PRs, as on GitHub): routes-issues.ts. */
+  issues: Map<number, IssueFacts>;
   perms: Map<string, Permission>;
   ci: CiDecide;
   mergeabilityDelayMs: number;
@@ -278,6 +295,7 @@ export class World extends EmulatorWork {
       checkRuns: [],
       suites: new Map(),
       comments: new Map(),
+      issues: new Map(),
       perms: new Map([[owner, 'admin']]),
       rules: new Map(),
       ci: defaultCi,

@@ -149,6 +149,30 @@ const NOTE: Shape = {
   resolvable: B,
 };
 
+/** GitLab's Issues API documentation and @gitbeaker/core's IssueSchema. */
+const ISSUE: Shape = {
+  id: I,
+  iid: I,
+  project_id: I,
+  title: S,
+  description: SN,
+  state: S,
+  created_at: S,
+  updated_at: S,
+  closed_at: SN,
+  closed_by: ON,
+  labels: A,
+  author: O,
+  type: S,
+  user_notes_count: I,
+  upvotes: I,
+  downvotes: I,
+  confidential: B,
+  web_url: S,
+  references: O,
+  _links: O,
+};
+
 const MEMBER: Shape = { ...USER, access_level: I, created_at: S, expires_at: SN };
 
 /** `METHOD template status` → shape of the answer (an array answer: shape of each item). */
@@ -166,6 +190,11 @@ const TABLE: Record<string, { shape: Shape; array?: boolean }> = {
   'GET /projects/:id/repository/commits/:sha/statuses 200': { shape: STATUS, array: true },
   'POST /projects/:id/statuses/:sha 201': { shape: STATUS },
   'GET /user 200': { shape: USER },
+  'POST /projects/:id/issues 201': { shape: ISSUE },
+  'GET /projects/:id/issues 200': { shape: ISSUE, array: true },
+  'GET /projects/:id/issues/:iid 200': { shape: ISSUE },
+  'PUT /projects/:id/issues/:iid 200': { shape: ISSUE },
+  'POST /projects/:id/issues/:iid/notes 201': { shape: NOTE },
 };
 
 function kindOf(v: unknown): Kind {

@@ -16,6 +16,7 @@ import {
 } from './json.js';
 import type { Mrs } from './mr.js';
 import { globMatch } from './payloads.js';
+import { issueRoutes } from './routes-issues.js';
 import { HttpError, paged } from './rest.js';
 import { ACCESS, type JobStatus, type Mr, type Project, type TokenInfo, type World } from './world.js';
 
@@ -79,6 +80,7 @@ const STATES: JobStatus[] = ['pending', 'running', 'success', 'failed', 'cancele
 export function routes(): RouteDef[] {
   const base = (api: Api, rest: string) => `${api.world.web}/api/v4${rest}`;
   return [
+    ...issueRoutes(project),
     {
       method: 'GET',
       path: '/user',
