@@ -207,15 +207,16 @@ describe.concurrent('serve --github: forge truth, second pass', () => {
       expect(status.code, status.stderr).toBe(0);
       expect(status.stdout).toContain(named);
 
-      // #1 lands; #3, opened before it, conflicts with main and waits. The comment's advice (merge
-      // main in) is followed: the push resolves the conflict, and #3 is checked again and lands instead
-      // of being cancelled.
+      // #1 lands; #3, opened before it, conflicts with main and waits. Its comment names the file and
+      // the landed PR it conflicts with (GitHub says only that it conflicts). The advice (rebase) is
+      // followed: the push resolves the conflict, and #3 is checked again and lands instead of being
+      // cancelled.
       expect((await waitFor(server, gh, one.number, settled)).state).toBe('merged');
       await submit(server, gh, three.number);
       await waitFor(server, gh, three.number, (p) => p.state === 'not_ready');
-      await until('the comment gives the advice', () =>
-        /conflicts with main: rebase or merge main into the branch/.test(ourComment(gh, three.number)),
-      );
+      const waiting =
+        /conflicts with main in f\.txt \(changed by [0-9a-f]{7} '[^']*' \/ #1\): rebase on main/;
+      await until('the comment names the conflicting file', () => waiting.test(ourComment(gh, three.number)));
       await gh.pushToPullRequest(OWNER, NAME, three.number, { 'f.txt': 'one\n', 'three.txt': '3\n' });
       const end = await waitFor(server, gh, three.number, settled, 60_000);
       expect(end.state).toBe('merged');

@@ -18,6 +18,7 @@ import { GitHubLander } from './lander.js';
 import { GitHubReporter } from './reporter.js';
 import { GitHubRuntime } from './runtime.js';
 import { GitHubWebhooks } from './webhooks.js';
+import { ConflictNames } from '../shared/conflicts.js';
 
 export interface GitHubSettings {
   apiUrl: string;
@@ -31,13 +32,36 @@ export interface GitHubSettings {
   mergeApi?: boolean;
 }
 
-export function createGitHubDriver(gh: GitHubSettings, common: { dataDir: string; log?: (message: string, error?: unknown) => void }): ForgeDriver {
+export function createGitHubDriver(
+  gh: GitHubSettings,
+  common: { dataDir: string; log?: (message: string, error?: unknown) => void },
+): ForgeDriver {
   const dataDir = resolve(common.dataDir);
-  const log = common.log ?? ((message: string, error?: unknown) => console.error(message, error instanceof Error ? error.message : (error ?? '')));
-  const client = new GitHubClient({ apiUrl: gh.apiUrl, auth: gh.auth, writeIntervalMs: gh.writeIntervalMs, log: (m) => log(m) });
+  const log =
+    common.log ??
+    ((message: string, error?: unknown) =>
+      console.error(message, error instanceof Error ? error.message : (error ?? '')));
+  const client = new GitHubClient({
+    apiUrl: gh.apiUrl,
+    auth: gh.auth,
+    writeIntervalMs: gh.writeIntervalMs,
+    log: (m) => log(m),
+  });
   // Webhooks keep PR facts current; without them, a read is as fresh as the last poll.
-  const forge = new GitHubForge(client, { host: gh.host, dataDir, freshMs: gh.webhookSecret !== null ? 10_000 : gh.pollMs });
-  const rt = new GitHubRuntime(forge, { dataDir, pollMs: gh.pollMs, ciStartMs: gh.ciStartMs, webhookSecret: gh.webhookSecret, log });
+  const forge = new GitHubForge(client, {
+    host: gh.host,
+    dataDir,
+    freshMs: gh.webhookSecret !== null ? 10_000 : gh.pollMs,
+  });
+  const rt = new GitHubRuntime(forge, {
+    dataDir,
+    pollMs: gh.pollMs,
+    ciStartMs: gh.ciStartMs,
+    webhookSecret: gh.webhookSecret,
+    log,
+  });
+  const conflicts = new ConflictNames(rt);
+  forge.nameConflict = (repo, n, facts) => conflicts.name(repo, n, facts);
   const ci = new GitHubCi(rt);
   const polling = new GitHubPolling(rt, ci);
   const webhooks = new GitHubWebhooks(rt, ci, polling);
