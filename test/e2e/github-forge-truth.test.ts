@@ -12,6 +12,7 @@ import {
   API_TOKEN,
   createQueue,
   emulator,
+  finalShownLags,
   NAME,
   OWNER,
   repoOf,
@@ -249,38 +250,10 @@ describe.concurrent('serve --github: forge truth, second pass', () => {
       for (const pr of prs) await submit(server, gh, pr.number);
       for (const pr of prs)
         expect((await waitFor(server, gh, pr.number, settled, 120_000)).state).toBe('merged');
-      const log = await gh.log(OWNER, NAME, 'main'); // newest first, linear (squash)
-      const lags: number[] = [];
-      for (const pr of prs) {
-        const landed = log.findIndex((c) => c.message.includes(`(#${pr.number})`));
-        // The first move of main to this commit or one after it (a PR can land with the ones above it).
-        const at = gh.branchMoves.find((m) => {
-          const i = m.branch === 'main' && m.after !== null ? log.findIndex((c) => c.sha === m.after) : -1;
-          return i >= 0 && i <= landed;
-        })!.at;
-        await until(
-          `#${pr.number} final on GitHub`,
-          () => gh.finalShownAt(OWNER, NAME, pr.number).all !== null,
-          60_000,
-        );
-        lags.push(gh.finalShownAt(OWNER, NAME, pr.number).all! - at);
-      }
-      if (process.env.DEBUG_LAGS) {
-        const t0 = gh.requests[0]?.at ?? 0;
-        for (const r of gh.requests.filter((x) => x.method !== 'GET'))
-          console.log(`${r.at - t0} +${r.ms} ${r.method} ${r.path} ${r.status}`);
-        for (const m of gh.branchMoves.filter((x) => x.branch === 'main'))
-          console.log(`move ${m.at - t0} ${m.after?.slice(0, 7)}`);
-        for (const pr of prs)
-          console.log(
-            `#${pr.number}`,
-            JSON.stringify(gh.finalShownAt(OWNER, NAME, pr.number)),
-            gh
-              .shown(OWNER, NAME, pr.number)
-              .map((x) => `${x.kind}@${x.at - t0}`)
-              .join(' '),
-          );
-      }
+      const lags = await finalShownLags(
+        gh,
+        prs.map((pr) => pr.number),
+      );
       const sorted = [...lags].sort((a, b) => a - b);
       const p95 = sorted[Math.ceil(sorted.length * 0.95) - 1];
       expect(p95, `lags ${lags.join(', ')} ms`).toBeLessThanOrEqual(10_000);
