@@ -13,6 +13,8 @@
  *     REST requests per merged PR counted until the last PR showed its final state.
  *   - (round 4) the most writes in any minute, and with BENCH_LOST_WEBHOOKS=1 every delivery is lost
  *     (green → landed then measures polling alone).
+ * BENCH_SUBMIT_EVERY_MS=2000 submits one PR every 2 s; BENCH_SECONDARY_LIMIT=<s>|none answers the
+ * first request after the submits with GitHub's secondary limit (retry-after <s>, or none).
  * BENCH_TRACE=1 prints every REST request (ms from the first submit, route, status).
  * PRs are waited for by watching the emulator (forge-bench.ts settledQuietly), not by asking the server every 100 ms.
  * Goals (round 4): webhooks all lost, BENCH_POLL_SECONDS=5: green CI acted on within 10 s; a
@@ -48,6 +50,13 @@ const LOST = process.env.BENCH_LOST_WEBHOOKS === '1';
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 2);
 const MODES = (process.env.BENCH_MODES ?? 'webhooks,polling').split(',');
 const DRAFTS = process.env.BENCH_DRAFTS === '1';
+/** BENCH_SUBMIT_EVERY_MS: submit one PR every this long (default 0: all at once, a burst). */
+const SUBMIT_EVERY_MS = Number(process.env.BENCH_SUBMIT_EVERY_MS ?? 0);
+/**
+ * BENCH_SECONDARY_LIMIT: the first request after the submits (a write, the queue's first status)
+ * answers GitHub's secondary limit: `<seconds>` with that `retry-after`, `none` without one.
+ */
+const SECONDARY = process.env.BENCH_SECONDARY_LIMIT ?? '';
 
 interface Figures {
   mode: string;
@@ -109,7 +118,11 @@ async function once(webhooks: boolean): Promise<Figures> {
   );
 
   const t0 = Date.now();
-  for (const n of numbers) await submit(server, gh, n);
+  for (const [i, n] of numbers.entries()) {
+    if (SUBMIT_EVERY_MS > 0) await new Promise((r) => setTimeout(r, t0 + i * SUBMIT_EVERY_MS - Date.now()));
+    await submit(server, gh, n);
+  }
+  if (SECONDARY) gh.rateLimitNext(1, 'secondary', SECONDARY === 'none' ? null : Number(SECONDARY));
   let merged = 0;
   for (const n of numbers) {
     const pr = await settledQuietly(

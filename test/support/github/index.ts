@@ -376,11 +376,14 @@ export class GitHubEmulator {
     this.landingFaults.arm(owner, repo, fault);
   }
 
-  /** `status` (secondary only): 403 (default) or 429, both of which GitHub sends for secondary limits. */
+  /**
+   * `status` (secondary only): 403 (default) or 429, both of which GitHub sends for secondary limits.
+   * `retryAfterSeconds` null: a secondary limit without a `retry-after` header (GitHub sends some).
+   */
   rateLimitNext(
     n: number,
     kind: 'primary' | 'secondary',
-    retryAfterSeconds = 60,
+    retryAfterSeconds: number | null = 60,
     status: 403 | 429 = 403,
   ): void {
     this.rest.rateLimitNext(n, kind, retryAfterSeconds, status);
