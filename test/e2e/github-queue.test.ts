@@ -326,8 +326,10 @@ describe('serve --github with webhooks', () => {
       });
       await submit(server, gh, one.number);
       expect((await waitFor(server, gh, one.number, settled)).state).toBe('merged');
+      const landed = (await gh.branchSha(OWNER, NAME, 'main'))!;
       await submit(server, gh, two.number);
-      const sentence = 'conflicts with main: rebase or merge main into the branch';
+      // GitHub says only that it conflicts: the file and the landed PR are named (found with git).
+      const sentence = `conflicts with main in shared.txt (changed by ${landed.slice(0, 7)} 'One (#${one.number})' / #${one.number}): rebase on main`;
       const waiting = await waitFor(server, gh, two.number, (p) => p.readiness?.conflict !== undefined);
       expect(waiting).toMatchObject({ state: 'not_ready', readiness: { gitHubMergeability: 'not_mergeable', conflict: { message: sentence } } });
       await until('the comment names the conflict', () =>
@@ -339,7 +341,7 @@ describe('serve --github with webhooks', () => {
       const env = isolatedEnv({ RAILYARD_API_URL: server.url, RAILYARD_TOKEN: API_TOKEN });
       const status = await railyard(['mq', 'status', String(two.number), '--repo', `${gh.host}/${OWNER}/${NAME}`], env);
       expect(status.code, status.stderr).toBe(0);
-      expect(status.stdout).toMatch(/^conflict\s+conflicts with main: rebase or merge main into the branch$/m);
+      expect(status.stdout).toMatch(new RegExp(`^conflict\\s+${sentence.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
     }));
 
     it.sequential('with no CI reporting, the run fails after the grace period (TEST_RUN_NO_CHECKS_REPORTED)', scoped(async () => {
