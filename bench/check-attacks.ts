@@ -4,22 +4,17 @@
  * organisations pinned by --org-repos. Alpha's benign PR is timed alone (`RUNS` times, median),
  * then while beta's PR runs a fork bomb (setsid), a 3 GiB allocation, and a fill of its own
  * directory. Prints, per attack, alpha's time to land and beta's outcome. `SANDBOX=bwrap` for
- * bubblewrap. Checks run as uids from 5,000,000 (servers of older builds on the machine claim
- * 61184 up their own way). Run: `npm run build && npx tsx bench/check-attacks.ts`.
+ * bubblewrap. The server is the tests' (test/support/check-attacks.ts world: checks as uids of
+ * a pool of its own, away from the default 61184 that servers of older builds claim). Run: `npm run build && npx tsx bench/check-attacks.ts`.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
-import { createRepo, type FixtureRepo } from '../test/forge/fixture.js';
-import { spawnServe, type ServeProcess } from '../test/support/serve.js';
+import type { FixtureRepo } from '../test/forge/fixture.js';
+import { ACME, ALPHA, BETA, EVIL, land, post, runCleanups, world } from '../test/support/check-attacks.js';
+import type { ServeProcess } from '../test/support/serve.js';
 
 const RUNS = Number(process.env.RUNS ?? 3);
 const SANDBOX = process.env.SANDBOX ?? 'none';
 const DISK_MIB = Number(process.env.DISK_MIB ?? 2048);
-const ACME = { host: 'github.com', owner: 'acme', name: 'web' };
-const EVIL = { host: 'github.com', owner: 'evil', name: 'tool' };
-const ALPHA = 'ry_bench_alpha_token_0123456789abcdef0123456789';
-const BETA = 'ry_bench_beta_token_0123456789abcdef01234567890';
 
 const ATTACKS: Record<string, string> = {
   'fork bomb (setsid)': 'setsid sh -c "while :; do sleep 600 & done" & while :; do sleep 600 & done',
@@ -27,20 +22,7 @@ const ATTACKS: Record<string, string> = {
   'full disk (own directory)': 'cat /dev/zero > fill; sleep 600',
 };
 
-async function post(
-  s: ServeProcess,
-  route: string,
-  token: string,
-  body: unknown,
-): Promise<Record<string, unknown>> {
-  const res = await fetch(`${s.url}${route}`, {
-    method: 'POST',
-    headers: { 'x-api-token': token, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return (await res.json()) as Record<string, unknown>;
-}
-
+/** Waits until PR `n` of `repo` merged, failed or was cancelled; the last transition's detail too. */
 async function settle(
   s: ServeProcess,
   repo: typeof ACME,
@@ -60,43 +42,15 @@ async function settle(
 
 async function main(): Promise<void> {
   if (process.getuid?.() !== 0) throw new Error('run as root: checks run as uids of their own, in cgroups');
-  const acme = await createRepo({ location: ACME, checks: { test: 'test -f README.md || true; sleep 1' } });
-  const evil = await createRepo({ location: EVIL, root: acme.root, checks: { test: 'true' } });
-  const data = mkdtempSync(path.join(os.tmpdir(), 'railyard-bench-attacks-'));
-  const server = await spawnServe(
-    [
-      '--git-root',
-      acme.root,
-      '--data-dir',
-      data,
-      '--org',
-      'alpha',
-      '--token',
-      ALPHA,
-      '--org-token',
-      `beta=${BETA}`,
-      '--org-repos',
-      'alpha=github.com/acme/*',
-      '--org-repos',
-      'beta=github.com/evil/*',
-      '--checks-sandbox',
-      SANDBOX,
-      '--checks-disk-mib',
-      String(DISK_MIB),
-      '--checks-uid-base',
-      '5000000',
-      '--checks-timeout-minutes',
-      '3',
-    ],
-    { PATH: process.env.PATH, HOME: data },
-  );
+  // The tests' world (test/support/check-attacks.ts): two organisations pinned by --org-repos, one git root.
+  const w = await world('true', ['--checks-sandbox', SANDBOX, '--checks-disk-mib', String(DISK_MIB)], {
+    acmeCheck: 'test -f README.md || true; sleep 1',
+  });
   try {
-    await attacks(server, acme, evil);
+    await attacks(w.server, w.acme, w.evil);
   } finally {
-    await server.stop();
-    acme.cleanup();
-    evil.cleanup();
-    rmSync(data, { recursive: true, force: true });
+    await w.server.stop();
+    await runCleanups();
   }
 }
 
@@ -117,8 +71,7 @@ async function attacks(server: ServeProcess, acme: FixtureRepo, evil: FixtureRep
     pr++;
     acme.openPr(pr, { [`f${pr}.txt`]: `${pr}\n` });
     const t0 = Date.now();
-    await post(server, '/submitPullRequest', ALPHA, { ...QA, pr: { number: pr } });
-    const r = await settle(server, ACME, pr, ALPHA);
+    const r = await land(server, ACME, pr, ALPHA, 300_000);
     if (r.state !== 'merged') throw new Error(`alpha's PR #${pr} ${r.state}: ${r.detail}`);
     return Date.now() - t0;
   };

@@ -7,7 +7,7 @@
 
 /** A forge emulator as the benches read it. */
 export interface BenchEmulator {
-  readonly requests: ReadonlyArray<{ method: string; path: string }>;
+  readonly requests: ReadonlyArray<{ method: string; path: string; status: number }>;
   readonly deliveries: ReadonlyArray<{ event: string }>;
 }
 
@@ -61,16 +61,56 @@ export function sampleGreenToLanded(
   };
 }
 
+/**
+ * Waits for a PR to settle without making the forge work for it: watches the emulator (free) until
+ * the PR is closed there (`closedOnForge`: merged or closed), asking the server (`settledNow`) only
+ * then, and every 5 s for a PR that stays open (a failed one). Asking the server every 100 ms, as
+ * the e2e tests' waitFor does, reads the PR on the forge at every call past the server's freshness
+ * window: requests of the bench's client, not of the queue.
+ */
+export async function settledQuietly<T>(
+  closedOnForge: () => boolean,
+  settledNow: () => Promise<T | null>,
+  timeoutMs = 300_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (let asked = Date.now(); ; await new Promise((r) => setTimeout(r, 50))) {
+    if (closedOnForge() || Date.now() - asked >= 5000) {
+      asked = Date.now();
+      const done = await settledNow();
+      if (done) return done;
+    }
+    if (Date.now() > deadline) throw new Error('timed out waiting for a PR to settle');
+  }
+}
+
 /** Waits until the emulator received no request for 3 s. */
 export async function quiet(emu: BenchEmulator): Promise<void> {
-  for (let seen = -1, quietSince = Date.now(); Date.now() - quietSince < 3000; await new Promise((r) => setTimeout(r, 200)))
+  for (
+    let seen = -1, quietSince = Date.now();
+    Date.now() - quietSince < 3000;
+    await new Promise((r) => setTimeout(r, 200))
+  )
     if (emu.requests.length !== seen) [seen, quietSince] = [emu.requests.length, Date.now()];
 }
 
-/** Requests per route and deliveries per event. */
+/** Requests per route (with how many answered each status, e.g. `GET /x [200 12, 304 30]`) and deliveries per event. */
 export function tally(emu: BenchEmulator): { byRoute: Map<string, number>; events: Map<string, number> } {
+  const counts = new Map<string, Map<number, number>>();
+  for (const r of emu.requests) {
+    const route = routeOf(r.method, r.path);
+    const by = counts.get(route) ?? new Map<number, number>();
+    by.set(r.status, (by.get(r.status) ?? 0) + 1);
+    counts.set(route, by);
+  }
   const byRoute = new Map<string, number>();
-  for (const r of emu.requests) byRoute.set(routeOf(r.method, r.path), (byRoute.get(routeOf(r.method, r.path)) ?? 0) + 1);
+  for (const [route, by] of counts) {
+    const statuses = [...by].sort((a, b) => a[0] - b[0]);
+    byRoute.set(
+      `${route} [${statuses.map(([s, n]) => `${s} ${n}`).join(', ')}]`,
+      statuses.reduce((t, [, n]) => t + n, 0),
+    );
+  }
   const events = new Map<string, number>();
   for (const d of emu.deliveries) events.set(d.event, (events.get(d.event) ?? 0) + 1);
   return { byRoute, events };
@@ -78,7 +118,14 @@ export function tally(emu: BenchEmulator): { byRoute: Map<string, number>; event
 
 /** The lines every forge bench prints: what merged, green → landed, deliveries, and requests per route. */
 export function report(
-  f: { mode: string; merged: number; wallMs: number; latencies: number[]; byRoute: Map<string, number>; events: Map<string, number> },
+  f: {
+    mode: string;
+    merged: number;
+    wallMs: number;
+    latencies: number[];
+    byRoute: Map<string, number>;
+    events: Map<string, number>;
+  },
   of: number,
   words: { check: string; deliveries: string },
   more: string[],
@@ -88,6 +135,8 @@ export function report(
   console.log(
     `  last ${words.check} green -> target moved: p50 ${pct(f.latencies, 50)} ms, max ${Math.max(...f.latencies)} ms (${f.latencies.length} landings)`,
   );
-  if (f.events.size) console.log(`  ${words.deliveries}: ${[...f.events].map(([e, n]) => `${e} ${n}`).join(', ')}`);
-  for (const [route, n] of [...f.byRoute].sort((a, b) => b[1] - a[1])) console.log(`    ${String(n).padStart(4)}  ${route}`);
+  if (f.events.size)
+    console.log(`  ${words.deliveries}: ${[...f.events].map(([e, n]) => `${e} ${n}`).join(', ')}`);
+  for (const [route, n] of [...f.byRoute].sort((a, b) => b[1] - a[1]))
+    console.log(`    ${String(n).padStart(4)}  ${route}`);
 }

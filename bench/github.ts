@@ -13,6 +13,10 @@
  *     REST requests per merged PR counted until the last PR showed its final state.
  *   - (round 4) the most writes in any minute, and with BENCH_LOST_WEBHOOKS=1 every delivery is lost
  *     (green → landed then measures polling alone).
+ * BENCH_SUBMIT_EVERY_MS=2000 submits one PR every 2 s; BENCH_SECONDARY_LIMIT=<s>|none answers the
+ * first request after the submits with GitHub's secondary limit (retry-after <s>, or none).
+ * BENCH_TRACE=1 prints every REST request (ms from the first submit, route, status).
+ * PRs are waited for by watching the emulator (forge-bench.ts settledQuietly), not by asking the server every 100 ms.
  * Goals (round 4): webhooks all lost, BENCH_POLL_SECONDS=5: green CI acted on within 10 s; a
  * 12-PR burst (CI 1 s, concurrency 3): final state p95 <= 10 s, max <= 20 s, <= 80 writes a minute.
  * Goals (issue 11): <= 15 requests per merged PR with webhooks, <= 30 polling; <= 2 s to land.
@@ -33,7 +37,7 @@ import {
   tempDir,
   waitFor,
 } from '../test/e2e/github-harness.js';
-import { pct, quiet, report, sampleGreenToLanded, tally } from './forge-bench.js';
+import { pct, quiet, report, sampleGreenToLanded, settledQuietly, tally } from './forge-bench.js';
 
 const PRS = Number(process.env.BENCH_PRS ?? 6);
 const CI_MS = Number(process.env.BENCH_CI_MS ?? 2000);
@@ -46,6 +50,13 @@ const LOST = process.env.BENCH_LOST_WEBHOOKS === '1';
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 2);
 const MODES = (process.env.BENCH_MODES ?? 'webhooks,polling').split(',');
 const DRAFTS = process.env.BENCH_DRAFTS === '1';
+/** BENCH_SUBMIT_EVERY_MS: submit one PR every this long (default 0: all at once, a burst). */
+const SUBMIT_EVERY_MS = Number(process.env.BENCH_SUBMIT_EVERY_MS ?? 0);
+/**
+ * BENCH_SECONDARY_LIMIT: the first request after the submits (a write, the queue's first status)
+ * answers GitHub's secondary limit: `<seconds>` with that `retry-after`, `none` without one.
+ */
+const SECONDARY = process.env.BENCH_SECONDARY_LIMIT ?? '';
 
 interface Figures {
   mode: string;
@@ -107,14 +118,32 @@ async function once(webhooks: boolean): Promise<Figures> {
   );
 
   const t0 = Date.now();
-  for (const n of numbers) await submit(server, gh, n);
+  for (const [i, n] of numbers.entries()) {
+    if (SUBMIT_EVERY_MS > 0) await new Promise((r) => setTimeout(r, t0 + i * SUBMIT_EVERY_MS - Date.now()));
+    await submit(server, gh, n);
+  }
+  if (SECONDARY) gh.rateLimitNext(1, 'secondary', SECONDARY === 'none' ? null : Number(SECONDARY));
   let merged = 0;
-  for (const n of numbers) if ((await waitFor(server, gh, n, settled, 300_000)).state === 'merged') merged++;
+  for (const n of numbers) {
+    const pr = await settledQuietly(
+      () => gh.getPullRequest(OWNER, NAME, n).state !== 'open',
+      async () => {
+        const p = await waitFor(server, gh, n, () => true);
+        return settled(p) ? p : null;
+      },
+    );
+    if (pr.state === 'merged') merged++;
+  }
   const wallMs = Date.now() - t0;
   // Status and comment updates go on after the last landing (writes are spaced): count them all.
   await quiet(gh);
   const latencies = await sampler.stop();
   const { byRoute, events } = tally(gh);
+  if (process.env.BENCH_TRACE === '1')
+    for (const r of gh.requests)
+      console.log(
+        `trace ${r.at - t0} ${r.method} ${r.path.replace(/[0-9a-f]{40}/g, (h) => h.slice(0, 7))} ${r.status}`,
+      );
   // When GitHub showed each PR final, against when the target moved to (or past) its commit.
   const log = await gh.log(OWNER, NAME, 'main'); // newest first, linear (squash)
   const finalLags: number[] = [];

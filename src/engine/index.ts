@@ -53,6 +53,7 @@ export {
   compareEntries,
   defaultConfig,
   findEntry,
+  IN_RUN,
   isTerminal,
   listOrder,
   newQueueModel,

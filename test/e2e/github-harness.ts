@@ -302,3 +302,40 @@ export async function twoPrs(server: TestServer, gh: GitHubEmulator, opts: TwoPr
   }
   return { one, two };
 }
+
+/**
+ * Per landed PR of `prNumbers`: ms from the target first moving to its commit (or one after it: a
+ * PR can land with those above it) to GitHub showing its final state (status, closed, comment: the
+ * emulator's finalShownAt), waiting up to 60 s for each to show. The target's log must be linear
+ * (squash). With DEBUG_LAGS set, prints the writes, the target's moves and what each PR showed when.
+ */
+export async function finalShownLags(gh: GitHubEmulator, prNumbers: number[]): Promise<number[]> {
+  const log = await gh.log(OWNER, NAME, 'main'); // newest first
+  const lags: number[] = [];
+  for (const n of prNumbers) {
+    const landed = log.findIndex((c) => c.message.includes(`(#${n})`));
+    const at = gh.branchMoves.find((m) => {
+      const i = m.branch === 'main' && m.after !== null ? log.findIndex((c) => c.sha === m.after) : -1;
+      return i >= 0 && i <= landed;
+    })!.at;
+    await until(`#${n} final on GitHub`, () => gh.finalShownAt(OWNER, NAME, n).all !== null, 60_000);
+    lags.push(gh.finalShownAt(OWNER, NAME, n).all! - at);
+  }
+  if (process.env.DEBUG_LAGS) {
+    const t0 = gh.requests[0]?.at ?? 0;
+    for (const r of gh.requests.filter((x) => x.method !== 'GET'))
+      console.log(`${r.at - t0} +${r.ms} ${r.method} ${r.path} ${r.status}`);
+    for (const m of gh.branchMoves.filter((x) => x.branch === 'main'))
+      console.log(`move ${m.at - t0} ${m.after?.slice(0, 7)}`);
+    for (const n of prNumbers)
+      console.log(
+        `#${n}`,
+        JSON.stringify(gh.finalShownAt(OWNER, NAME, n)),
+        gh
+          .shown(OWNER, NAME, n)
+          .map((x) => `${x.kind}@${x.at - t0}`)
+          .join(' '),
+      );
+  }
+  return lags;
+}

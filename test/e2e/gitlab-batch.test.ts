@@ -16,6 +16,7 @@ import {
   tempDir,
   waitFor,
 } from './gitlab-harness.js';
+import { until } from '../support/forge-e2e.js';
 
 afterEach(cleanup);
 
@@ -38,6 +39,33 @@ describe('serve --gitlab: conflicts, batches, restarts', () => {
       (pr) => pr.state === 'failed' || pr.state === 'not_ready' || settled(pr),
     );
     expect(['failed', 'not_ready']).toContain(second.state);
+  });
+
+  it('names the files of an MR waiting on a conflict with its target (GitLab says only that it conflicts)', async () => {
+    const gl = await emulator();
+    gl.createProject(PROJECT, { files: { 'README.md': 'app\n', 'a.txt': 'a\n' } });
+    ciOnTestBranches(gl);
+    const server = await startRailyard(gl, { webhooks: true, dataDir: tempDir('railyard-gl-') });
+    await createQueue(server, gl);
+    const one = await gl.createMergeRequest(PROJECT, {
+      sourceBranch: 'one',
+      title: 'One',
+      files: { 'a.txt': 'one\n' },
+    });
+    const two = await gl.createMergeRequest(PROJECT, {
+      sourceBranch: 'two',
+      title: 'Two',
+      files: { 'a.txt': 'two\n' },
+    });
+    await submit(server, gl, one.iid);
+    expect((await waitFor(server, gl, one.iid, settled)).state).toBe('merged');
+    await submit(server, gl, two.iid);
+    await waitFor(server, gl, two.iid, (pr) => pr.state === 'not_ready');
+    const named =
+      /conflicts with main in a\.txt \(changed by [0-9a-f]{7} '[^']*'(?: \/ #\d+)?\): rebase on main/;
+    await until('the note names the conflicting file', () =>
+      gl.notes(PROJECT, two.iid).some((n) => named.test(n.body)),
+    );
   });
 
   it('batches four MRs, bisects the one that breaks CI, and lands the other three', async () => {

@@ -5,11 +5,19 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestContext } from 'vitest';
-import { startGitLabEmulator, type GitLabEmulator } from '../support/gitlab/index.js';
+import { startGitLabEmulator, type CiJob, type GitLabEmulator } from '../support/gitlab/index.js';
 import type { TestServer } from '../support/server.js';
 import { ok } from '../server/helpers.js';
 import * as shared from '../support/forge-e2e.js';
-import { API_TOKEN, baseUrlOf, checkAtCleanup, spawnRailyard, tempDir, type Pr, type RailyardProcess } from '../support/forge-e2e.js';
+import {
+  API_TOKEN,
+  baseUrlOf,
+  checkAtCleanup,
+  spawnRailyard,
+  tempDir,
+  type Pr,
+  type RailyardProcess,
+} from '../support/forge-e2e.js';
 
 export { API_TOKEN, settled, tempDir, type RailyardProcess } from '../support/forge-e2e.js';
 
@@ -20,7 +28,8 @@ export const HOOK_SECRET = 'e2e-hook-secret';
 export const cleanup = (): Promise<void> => shared.cleanup('the GitLab shapes');
 
 /** A test body with its own cleanups (checked against the GitLab shapes), for tests that run side by side. */
-export const scoped = <C extends TestContext>(fn: (ctx: C) => Promise<void>) => shared.ownCleanups('the GitLab shapes', fn);
+export const scoped = <C extends TestContext>(fn: (ctx: C) => Promise<void>) =>
+  shared.ownCleanups('the GitLab shapes', fn);
 
 export async function emulator(options: { pathPrefix?: string } = {}): Promise<GitLabEmulator> {
   const gl = await startGitLabEmulator(options);
@@ -31,7 +40,13 @@ export async function emulator(options: { pathPrefix?: string } = {}): Promise<G
 
 export async function startRailyard(
   gl: GitLabEmulator,
-  opts: { webhooks: boolean; dataDir: string; pollSeconds?: number; ciStartSeconds?: number; extraArgs?: string[] },
+  opts: {
+    webhooks: boolean;
+    dataDir: string;
+    pollSeconds?: number;
+    ciStartSeconds?: number;
+    extraArgs?: string[];
+  },
 ): Promise<RailyardProcess> {
   const secrets = tempDir('railyard-secrets-');
   writeFileSync(join(secrets, 'token'), GL_TOKEN + '\n');
@@ -77,15 +92,30 @@ export async function createQueue(
     await ok(server, 'updateQueue', { repo: repoOf(gl), targetBranch: 'main', ...settings });
 }
 
-export function submit(server: TestServer, gl: GitLabEmulator, iid: number, extra: Record<string, unknown> = {}) {
+export function submit(
+  server: TestServer,
+  gl: GitLabEmulator,
+  iid: number,
+  extra: Record<string, unknown> = {},
+) {
   return shared.submitTo(server, repoOf(gl), iid, extra);
 }
 
-export function waitFor(server: TestServer, gl: GitLabEmulator, iid: number, done: (pr: Pr) => boolean, timeoutMs = 30_000): Promise<Pr> {
+export function waitFor(
+  server: TestServer,
+  gl: GitLabEmulator,
+  iid: number,
+  done: (pr: Pr) => boolean,
+  timeoutMs = 30_000,
+): Promise<Pr> {
   return shared.waitForPr(server, repoOf(gl), iid, `!${iid}`, done, timeoutMs);
 }
 
-export function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+export function until(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 30_000,
+): Promise<void> {
   return shared.until(what, check, timeoutMs, 50);
 }
 
@@ -101,3 +131,29 @@ export function ciOnTestBranches(
       : [],
   );
 }
+
+/**
+ * One test's GitLab world: the emulator with PROJECT (a README), CI on the test branches (`jobs`
+ * for each, or one job passing after `ciMs`, default 100 ms), `railyard serve --gitlab` with
+ * hooks, and with `queue` its queue for `main`.
+ */
+export async function gitlabWorld(
+  opts: { jobs?: CiJob[]; ciMs?: number; pollSeconds?: number; dataDir?: string; queue?: boolean } = {},
+): Promise<{ gl: GitLabEmulator; server: RailyardProcess }> {
+  const gl = await emulator();
+  gl.createProject(PROJECT, { files: { 'README.md': 'app\n' } });
+  const jobs = opts.jobs;
+  if (jobs) gl.setCi(PROJECT, (push) => (push.branch.startsWith('railyard-merge/') ? jobs : []));
+  else ciOnTestBranches(gl, () => 'success', opts.ciMs ?? 100);
+  const server = await startRailyard(gl, {
+    webhooks: true,
+    dataDir: opts.dataDir ?? tempDir('railyard-gl-'),
+    ...(opts.pollSeconds === undefined ? {} : { pollSeconds: opts.pollSeconds }),
+  });
+  if (opts.queue) await createQueue(server, gl);
+  return { gl, server };
+}
+
+/** The queue's note on an MR ('' before there is one). */
+export const ourNote = (gl: GitLabEmulator, iid: number, path = PROJECT): string =>
+  gl.notes(path, iid).find((n) => n.body.includes('railyard:merge-queue'))?.body ?? '';

@@ -11,16 +11,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { call, ok } from '../server/helpers.js';
 import { ACCESS, type CiJob } from '../support/gitlab/index.js';
 import {
-  ciOnTestBranches,
   cleanup,
-  createQueue,
   emulator,
+  gitlabWorld,
+  ourNote,
   PROJECT,
   repoOf,
   settled,
-  startRailyard,
   submit,
-  tempDir,
   until,
   waitFor,
 } from './gitlab-harness.js';
@@ -29,22 +27,8 @@ afterEach(cleanup);
 
 type Gl = Awaited<ReturnType<typeof emulator>>;
 
-async function world(jobs: CiJob[] | null, opts: { pollSeconds?: number } = {}) {
-  const gl = await emulator();
-  gl.createProject(PROJECT, { files: { 'README.md': 'app\n' } });
-  if (jobs) gl.setCi(PROJECT, (push) => (push.branch.startsWith('railyard-merge/') ? jobs : []));
-  else ciOnTestBranches(gl);
-  const server = await startRailyard(gl, {
-    webhooks: true,
-    dataDir: tempDir('railyard-gl-pl-'),
-    ...(opts.pollSeconds === undefined ? {} : { pollSeconds: opts.pollSeconds }),
-  });
-  await createQueue(server, gl);
-  return { gl, server };
-}
-
-const ourNote = (gl: Gl, iid: number, path = PROJECT) =>
-  gl.notes(path, iid).find((n) => n.body.includes('railyard:merge-queue'))?.body ?? '';
+const world = (jobs: CiJob[] | null, opts: { pollSeconds?: number } = {}) =>
+  gitlabWorld({ ...(jobs ? { jobs } : {}), ...opts, queue: true });
 
 async function failedDetail(
   server: Awaited<ReturnType<typeof world>>['server'],

@@ -11,10 +11,11 @@ import { ACCESS } from '../support/gitlab/index.js';
 import { call, ok } from '../server/helpers.js';
 import {
   API_TOKEN,
-  ciOnTestBranches,
   cleanup,
   createQueue,
   emulator,
+  gitlabWorld,
+  ourNote,
   PROJECT,
   repoOf,
   settled,
@@ -29,19 +30,7 @@ afterEach(cleanup);
 
 type Gl = Awaited<ReturnType<typeof emulator>>;
 
-async function world(opts: { dataDir?: string; ciMs?: number } = {}) {
-  const gl = await emulator();
-  gl.createProject(PROJECT, { files: { 'README.md': 'app\n' } });
-  ciOnTestBranches(gl, () => 'success', opts.ciMs ?? 100);
-  const server = await startRailyard(gl, {
-    webhooks: true,
-    dataDir: opts.dataDir ?? tempDir('railyard-gl-'),
-  });
-  return { gl, server };
-}
-
-const ourNote = (gl: Gl, iid: number) =>
-  gl.notes(PROJECT, iid).find((n) => n.body.includes('railyard:merge-queue'))?.body ?? '';
+const world = (opts: { dataDir?: string; ciMs?: number } = {}) => gitlabWorld(opts);
 const testPipelines = (gl: Gl) =>
   gl.pipelines(PROJECT).filter((p) => p.ref.startsWith('railyard-merge/')).length;
 

@@ -15,6 +15,7 @@ import { call, ok } from '../server/helpers.js';
 import { cleanupsAfterEach, postgresForFile } from '../support/hooks.js';
 import { skipWithoutPostgres } from '../support/postgres.js';
 import type { TestServer } from '../support/server.js';
+import { withChecksDir } from '../support/serve.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const hasBuild = existsSync(join(ROOT, 'build/commands/serve.js'));
@@ -37,7 +38,16 @@ interface Replica {
 async function replica(gitRoot: string, databaseUrl: string): Promise<Replica> {
   const dataDir = mkdtempSync(join(tmpdir(), 'railyard-replica-'));
   cleanup(() => rmSync(dataDir, { recursive: true, force: true }));
-  const args = ['serve', '--port', '0', '--data-dir', dataDir, '--git-root', gitRoot, '--token', TOKEN, '--lease-seconds', '2'];
+  const args = [
+    'serve',
+    '--port',
+    '0',
+    ...withChecksDir(['--data-dir', dataDir, '--git-root', gitRoot]),
+    '--token',
+    TOKEN,
+    '--lease-seconds',
+    '2',
+  ];
   const child = spawn(process.execPath, [join(ROOT, 'bin/run.js'), ...args], {
     cwd: ROOT,
     env: { ...process.env, RAILYARD_DATABASE_URL: databaseUrl },
@@ -61,12 +71,20 @@ async function replica(gitRoot: string, databaseUrl: string): Promise<Replica> {
   return { child, exited, server: { url, token: TOKEN, org: 'local', dataDir, close: async () => {} } };
 }
 
-async function settle(server: TestServer, prs: number[], timeoutMs: number): Promise<Map<number, { state: string; testRunId?: string }>> {
+async function settle(
+  server: TestServer,
+  prs: number[],
+  timeoutMs: number,
+): Promise<Map<number, { state: string; testRunId?: string }>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const answers = await Promise.all(prs.map((n) => ok(server, 'getSubmittedPullRequest', { ...Q, pr: { number: n } })));
-    if (answers.every((a) => ['merged', 'failed', 'cancelled'].includes(a.state))) return new Map(prs.map((n, i) => [n, answers[i]]));
-    if (Date.now() > deadline) throw new Error(`not settled: ${answers.map((a, i) => `#${prs[i]} ${a.state}`).join(', ')}`);
+    const answers = await Promise.all(
+      prs.map((n) => ok(server, 'getSubmittedPullRequest', { ...Q, pr: { number: n } })),
+    );
+    if (answers.every((a) => ['merged', 'failed', 'cancelled'].includes(a.state)))
+      return new Map(prs.map((n, i) => [n, answers[i]]));
+    if (Date.now() > deadline)
+      throw new Error(`not settled: ${answers.map((a, i) => `#${prs[i]} ${a.state}`).join(', ')}`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
@@ -79,7 +97,8 @@ describe.skipIf(noPostgres || !hasBuild)('failover between replicas', () => {
       files: { 'README.md': 'app\n' },
     });
     cleanup(() => repo.cleanup());
-    for (let n = 1; n <= PRS; n++) repo.openPr(n, { [`file-${n}.txt`]: `change ${n}\n` }, { title: `Change ${n}` });
+    for (let n = 1; n <= PRS; n++)
+      repo.openPr(n, { [`file-${n}.txt`]: `change ${n}\n` }, { title: `Change ${n}` });
     const databaseUrl = await cluster().createDatabase();
 
     // The first replica creates the queue and drives it (it holds the lease before the second starts).
@@ -97,7 +116,9 @@ describe.skipIf(noPostgres || !hasBuild)('failover between replicas', () => {
         killedAt = Date.now();
       }
       const target = n % 2 && !killedAt ? a : b;
-      const answer = await call(target.server, 'submitPullRequest', { ...Q, pr: { number: n } }).catch(() => null);
+      const answer = await call(target.server, 'submitPullRequest', { ...Q, pr: { number: n } }).catch(
+        () => null,
+      );
       if (answer?.status === 200) acknowledged.add(n);
       else {
         // The replica died under the request: a client retries on another one.
@@ -123,13 +144,18 @@ describe.skipIf(noPostgres || !hasBuild)('failover between replicas', () => {
     }
     expect(new Set(history.map((c) => c.sha))).toEqual(tested);
     for (let n = 1; n <= PRS; n++) expect(repo.read('main', `file-${n}.txt`)).toBe(`change ${n}\n`);
-    console.log(`failover: killed after ${killAfter - 1} submits; ${PRS} PRs merged ${tookOver} ms after the kill`);
+    console.log(
+      `failover: killed after ${killAfter - 1} submits; ${PRS} PRs merged ${tookOver} ms after the kill`,
+    );
   });
 });
 
 const run = promisify(execFile);
 
-async function railyard(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+async function railyard(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run(process.execPath, [join(ROOT, 'bin/run.js'), ...args], {
       cwd: ROOT,
@@ -147,7 +173,9 @@ describe.skipIf(noPostgres || !hasBuild)('railyard serve and migrate on PostgreS
     const databaseUrl = await cluster().createDatabase();
     const first = await railyard(['migrate', '--database-url', databaseUrl]);
     expect(first.code).toBe(0);
-    expect(first.stdout).toMatch(/^Applied \d+ migration\(s\) to postgres:\/\/postgres@127\.0\.0\.1:\d+\/\w+: 001_core, /);
+    expect(first.stdout).toMatch(
+      /^Applied \d+ migration\(s\) to postgres:\/\/postgres@127\.0\.0\.1:\d+\/\w+: 001_core, /,
+    );
     const again = await railyard(['migrate'], { RAILYARD_DATABASE_URL: databaseUrl });
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/is up to date/);
@@ -173,7 +201,9 @@ describe.skipIf(noPostgres || !hasBuild)('railyard serve and migrate on PostgreS
       .filter((l) => l.trim() && !l.includes('npm warn'));
     // The URL on the command line showed its password in ps: a warning says so, then the one-line error.
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toMatch(/^warning: a database URL on the command line shows its password .*--database-url-file/);
+    expect(lines[0]).toMatch(
+      /^warning: a database URL on the command line shows its password .*--database-url-file/,
+    );
     expect(lines[1]).toMatch(
       /^railyard serve: cannot reach the database at postgres:\/\/railyard:\*\*\*@127\.0\.0\.1:1\/railyard: .*ECONNREFUSED/,
     );
@@ -181,12 +211,28 @@ describe.skipIf(noPostgres || !hasBuild)('railyard serve and migrate on PostgreS
     // From a file, the same URL is not in ps and draws no warning.
     const urlFile = join(dataDir, 'database-url');
     writeFileSync(urlFile, 'postgres://railyard:s3cret@127.0.0.1:1/railyard\n', { mode: 0o600 });
-    const fromFile = await railyard(['serve', '--sandbox', '--port', '0', '--data-dir', dataDir, '--database-url-file', urlFile]);
+    const fromFile = await railyard([
+      'serve',
+      '--sandbox',
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+      '--database-url-file',
+      urlFile,
+    ]);
     expect(fromFile.code).toBe(2);
     expect(fromFile.stderr.split('\n').filter((l) => l.trim() && !l.includes('npm warn'))).toEqual([
       expect.stringMatching(/^railyard serve: cannot reach the database at postgres:\/\/railyard:\*\*\*@/),
     ]);
-    const wrong = await railyard(['serve', '--sandbox', '--data-dir', dataDir, '--database-url', 'mysql://db/x']);
+    const wrong = await railyard([
+      'serve',
+      '--sandbox',
+      '--data-dir',
+      dataDir,
+      '--database-url',
+      'mysql://db/x',
+    ]);
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toContain('--database-url: expected postgres://');
   });

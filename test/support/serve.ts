@@ -1,6 +1,8 @@
 /** Runs the real `railyard serve` binary on 127.0.0.1 for end-to-end tests. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync } from 'node:fs';
 import { BIN } from './cli.js';
+import { tempDirSync } from './tmp.js';
 
 export interface ServeProcess {
   child: ChildProcess;
@@ -26,8 +28,22 @@ export interface SpawnOptions {
 }
 
 /**
+ * `--checks-dir` in a temp dir of the test for a `--git-root` server that has none: its checks'
+ * directories go there instead of `<os tmp>/railyard-checks-<hash>`, which a killed server leaves
+ * behind. Mode 0711, as the OS temp dir lets checks running as uids of their own through.
+ */
+export function withChecksDir(args: string[]): string[] {
+  if (!args.includes('--git-root') || args.some((a) => a === '--checks-dir' || a.startsWith('--checks-dir=')))
+    return args;
+  const dir = tempDirSync('railyard-checks-parent-');
+  chmodSync(dir, 0o711);
+  return [...args, '--checks-dir', dir];
+}
+
+/**
  * Runs the real `railyard serve` (the built binary) on 127.0.0.1 and a free port; resolves once it
- * listens. Pass `--data-dir` and `--sandbox` (or `--git-root`) in `args`. Kill it in the test's cleanup.
+ * listens. Pass `--data-dir` and `--sandbox` (or `--git-root`) in `args` (a `--git-root` server
+ * gets a `--checks-dir` in the test's temp dirs: withChecksDir). Kill it in the test's cleanup.
  */
 export function spawnServe(
   args: string[],
@@ -41,7 +57,7 @@ export function spawnServe(
     'serve',
     '--port',
     '0',
-    ...args,
+    ...withChecksDir(args),
   ];
   const [file, ...rest] = [...(options.wrapper ?? []), ...argv] as [string, ...string[]];
   const child = spawn(file, rest, {

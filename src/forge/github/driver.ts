@@ -19,6 +19,7 @@ import { GitHubLander } from './lander.js';
 import { GitHubReporter } from './reporter.js';
 import { GitHubRuntime } from './runtime.js';
 import { GitHubWebhooks } from './webhooks.js';
+import { ConflictNames } from '../shared/conflicts.js';
 
 export interface GitHubSettings {
   apiUrl: string;
@@ -60,6 +61,8 @@ export function createGitHubDriver(
     webhookSecret: gh.webhookSecret,
     log,
   });
+  const conflicts = new ConflictNames(rt);
+  forge.nameConflict = (repo, n, facts) => conflicts.name(repo, n, facts);
   const ci = new GitHubCi(rt);
   const polling = new GitHubPolling(rt, ci);
   const webhooks = new GitHubWebhooks(rt, ci, polling);

@@ -1,12 +1,13 @@
 /**
  * The GitHub driver's events, polling half (the loop itself is the remote forges' shared
- * ../shared/polling.ts): how a PR is read again — a webhook payload is used only when newer than
+ * ../shared/polling.ts): how a PR is read again — a poll round lists the open PRs in one read and
+ * reads alone only those whose mergeability matters or that changed — a webhook payload is used only when newer than
  * every fact seen of the PR, GitHub's `mergeable: null` (computed in the background, no webhook
  * when done) is asked again after 1, 2, 4 and 8 s — and the draft PRs of ended runs are closed.
  * Webhooks (webhooks.ts) bring the rest as it happens.
  */
 import type { Repo } from '../../contract/index.js';
-import { findEntry, isTerminal, type Entry } from '../../engine/index.js';
+import { findEntry, IN_RUN, isTerminal, type Entry } from '../../engine/index.js';
 import type { DriverQueue } from '../types.js';
 import { readFacts, RemotePolling } from '../shared/polling.js';
 import type { GitHubCi } from './ci.js';
@@ -29,8 +30,55 @@ export class GitHubPolling extends RemotePolling {
     gh.forge.onPull = (repo, pull) => this.mergeabilityRead(repo, pull);
   }
 
+  /** PRs as the poll's list answered them (GitHub's list says nothing of mergeability). */
+  private readonly listed = new WeakSet<GitHubPull>();
+
   refresh(q: DriverQueue, prNumber: number, given?: unknown): Promise<void> {
-    return this.refreshPr(q, prNumber, given as GitHubPull | undefined);
+    const pull = given as GitHubPull | undefined;
+    if (pull && this.listed.has(pull)) return this.refreshListed(q, prNumber, pull);
+    return this.refreshPr(q, prNumber, pull);
+  }
+
+  /**
+   * The poll's round lists the repository's open PRs in one conditional read (`GET
+   * /repos/{o}/{r}/pulls?state=open`, 100 newest): a PR missing from it is read alone.
+   */
+  protected override async listOpen(repo: Repo): Promise<Map<number, unknown>> {
+    const list = await this.gh.forge.client.getCached<GitHubPull[]>(
+      repo.owner,
+      repo.name,
+      'GET /repos/{owner}/{repo}/pulls',
+      {
+        state: 'open',
+        per_page: 100,
+      },
+    );
+    const open = new Map<number, unknown>();
+    for (const pull of list) {
+      this.listed.add(pull);
+      open.set(pull.number, pull);
+    }
+    return open;
+  }
+
+  /**
+   * A PR the poll's list shows: one in a test run whose head, base, title and draft flag are what
+   * the queue knows needs nothing more (its mergeability onto the target does not matter while it
+   * is tested; landing reads it again). Any other is read alone (a conditional GET), since only
+   * that read says whether it merges.
+   */
+  private refreshListed(q: DriverQueue, prNumber: number, pull: GitHubPull): Promise<void> {
+    const entry = findEntry(q.model, prNumber);
+    if (!entry || isTerminal(entry.state)) return Promise.resolve();
+    const unchanged =
+      IN_RUN.has(entry.state) &&
+      pull.state === 'open' &&
+      !pull.draft &&
+      pull.head.sha === entry.pr.headSha &&
+      pull.head.ref === entry.pr.headBranch &&
+      pull.base.ref === entry.pr.baseBranch &&
+      pull.title === entry.pr.title;
+    return unchanged ? Promise.resolve() : this.refreshPr(q, prNumber);
   }
   /**
    * GitHub answered `mergeable: null` (it computes mergeability in the background after a read or a
@@ -105,7 +153,11 @@ export class GitHubPolling extends RemotePolling {
   }
 
   /** Closes the draft PRs of ended runs. */
-  protected override async cleanEnded(queues: DriverQueue[], alive: (runId: string) => boolean, c: RepoCtx): Promise<void> {
+  protected override async cleanEnded(
+    queues: DriverQueue[],
+    alive: (runId: string) => boolean,
+    c: RepoCtx,
+  ): Promise<void> {
     const endedDrafts = Object.entries(this.gh.persisted.draftPrs).filter(
       ([id, d]) => d.repo === repoKey(queues[0].repo) && !alive(id),
     );

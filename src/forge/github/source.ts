@@ -65,9 +65,14 @@ export class GitHubForge implements Source {
     this.protection = new BranchProtection(client);
   }
 
+  /** Names the files of a conflicting PR (the driver sets it: shared/conflicts.ts); GitHub says only that it conflicts. */
+  nameConflict: ((repo: Repo, prNumber: number, facts: GitHubPrFacts) => Promise<GitHubPrFacts>) | null =
+    null;
+
   /** The facts of a PR GitHub described, with what its branch protection waits for (reads only for a blocked PR). */
   async factsWithProtection(repo: Repo, pull: GitHubPull): Promise<GitHubPrFacts> {
-    return withBlock(factsOf(pull), await this.protection.waitsFor(repo, pull));
+    const facts = withBlock(factsOf(pull), await this.protection.waitsFor(repo, pull));
+    return this.nameConflict ? this.nameConflict(repo, pull.number, facts) : facts;
   }
 
   serves(repo: Repo): boolean {
@@ -111,7 +116,11 @@ export class GitHubForge implements Source {
   async fetchPull(repo: Repo, prNumber: number): Promise<GitHubPull | null> {
     try {
       const pull = await this.fetchPullUncached(repo, prNumber);
-      if (pull?.updated_at) this.freshness.note(`${repo.owner}/${repo.name}#${prNumber}`.toLowerCase(), Date.parse(pull.updated_at));
+      if (pull?.updated_at)
+        this.freshness.note(
+          `${repo.owner}/${repo.name}#${prNumber}`.toLowerCase(),
+          Date.parse(pull.updated_at),
+        );
       if (pull) this.remember(repo, pull);
       else this.recent.delete(`${repo.owner}/${repo.name}#${prNumber}`.toLowerCase());
       return pull;

@@ -18,6 +18,7 @@ import { GitLabReporter } from './reporter.js';
 import { GitLabRuntime } from './runtime.js';
 import { GitLabSource } from './source.js';
 import { GitLabWebhooks } from './webhooks.js';
+import { ConflictNames } from '../shared/conflicts.js';
 
 export interface GitLabSettings {
   /** Base URL of the instance, e.g. https://gitlab.com. */
@@ -53,6 +54,8 @@ export function createGitLabDriver(
     token: gl.token,
     log,
   });
+  const conflicts = new ConflictNames(rt);
+  source.nameConflict = (repo, iid, facts) => conflicts.name(repo, iid, facts);
   const ci = new GitLabCi(rt);
   const polling = new GitLabPolling(rt, ci);
   const webhooks = new GitLabWebhooks(rt, ci, polling);

@@ -42,6 +42,8 @@ export class GitLabSource implements Source {
   readonly host: string;
   private readonly recent = new Map<string, { at: number; mr: GitLabMr }>();
   private readonly ids = new Map<string, number>();
+  /** Names the files of a conflicting MR (the driver sets it: shared/conflicts.ts); GitLab says only that it conflicts. */
+  nameConflict: ((repo: Repo, iid: number, facts: GitLabPrFacts) => Promise<GitLabPrFacts>) | null = null;
   /** Told of every MR GitLab described: the events role asks again while GitLab is still checking it. */
   onMr: ((repo: Repo, mr: GitLabMr) => void) | null = null;
 
@@ -99,15 +101,46 @@ export class GitLabSource implements Source {
   async fetchMr(repo: Repo, iid: number): Promise<GitLabMr | null> {
     try {
       const mr = (await this.client.api.MergeRequests.show(projectPath(repo), iid)) as unknown as GitLabMr;
-      const key = `${repoKey(repo)}#${iid}`;
-      if (this.recent.size > 10_000) this.recent.delete(this.recent.keys().next().value!);
-      this.recent.set(key, { at: Date.now(), mr });
-      this.onMr?.(repo, mr);
+      this.remember(repo, mr);
       return mr;
     } catch (error) {
       if (statusOf(error) === 404) return null;
       throw error;
     }
+  }
+
+  /**
+   * The opened MRs among `iids`, by IID, in one read per hundred (`GET
+   * /projects/:path/merge_requests?state=opened&iids[]=…&with_merge_status_recheck=true`: GitLab
+   * rechecks the mergeability of those it has not checked against the target's new head): the
+   * poll's round costs one request per project, not one per MR. An MR missing from the answer is closed, merged or gone (read it alone).
+   */
+  async openMrs(repo: Repo, iids: number[]): Promise<Map<number, GitLabMr>> {
+    const open = new Map<number, GitLabMr>();
+    for (let i = 0; i < iids.length; i += 100) {
+      const chunk = iids.slice(i, i + 100);
+      const list = (await this.client.api.MergeRequests.all({
+        projectId: projectPath(repo),
+        state: 'opened',
+        iids: chunk,
+        withMergeStatusRecheck: true,
+        perPage: 100,
+        maxPages: 1,
+      })) as unknown as GitLabMr[];
+      for (const mr of list) {
+        if (!chunk.includes(mr.iid)) continue;
+        this.remember(repo, mr);
+        open.set(mr.iid, mr);
+      }
+    }
+    return open;
+  }
+
+  private remember(repo: Repo, mr: GitLabMr): void {
+    const key = `${repoKey(repo)}#${mr.iid}`;
+    if (this.recent.size > 10_000) this.recent.delete(this.recent.keys().next().value!);
+    this.recent.set(key, { at: Date.now(), mr });
+    this.onMr?.(repo, mr);
   }
 
   /** The MR as last read, if that was less than `freshMs` ago and GitLab was not still checking it. */
@@ -140,13 +173,17 @@ export class GitLabSource implements Source {
     );
   }
 
-  /** The facts of an MR: asked again while GitLab checks it; the queue's own status is never the block. */
-  async facts(repo: Repo, iid: number, given?: GitLabMr): Promise<GitLabPrFacts | null> {
+  /**
+   * The facts of an MR: asked again while GitLab checks it (unless `settle` is false: the MR is in a
+   * test run already, where its mergeability onto the target does not matter); the queue's own
+   * status is never the block.
+   */
+  async facts(repo: Repo, iid: number, given?: GitLabMr, settle = true): Promise<GitLabPrFacts | null> {
     let mr = given ?? (await this.fetchMr(repo, iid));
     let wait = this.options.mergeableRetryMs ?? 100;
     for (
       let tries = 0;
-      tries < 3 && mr && mr.state === 'opened' && CHECKING.has(mr.detailed_merge_status ?? '');
+      settle && tries < 3 && mr && mr.state === 'opened' && CHECKING.has(mr.detailed_merge_status ?? '');
       tries++
     ) {
       await new Promise((r) => setTimeout(r, wait));
@@ -157,7 +194,7 @@ export class GitLabSource implements Source {
     const facts = factsOf(mr);
     if (facts.block?.kind === 'pipeline' && !mr.has_conflicts && (await this.onlyOwnStatusBlocks(repo, mr)))
       return withBlockedBy({ ...facts, block: null, mergeability: 'mergeable' });
-    return facts;
+    return this.nameConflict ? this.nameConflict(repo, iid, facts) : facts;
   }
 
   async getPullRequest(repo: Repo, prNumber: number, _queueBranch: string): Promise<GitLabPrFacts | null> {

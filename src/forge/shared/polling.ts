@@ -2,7 +2,7 @@
  * The events role of the remote forges (GitHub, GitLab), polling half: a loop reads the target
  * heads and test branches of every repository (git ls-remote) — a target moved by someone else
  * restarts the runs — deletes the test branches of runs that are over, and re-reads every PR that
- * is testing or waiting every round, webhooks or not (a lost delivery must not stall the queue;
+ * is testing or waiting every round (in one list read where the driver has one), webhooks or not (a lost delivery must not stall the queue;
  * the reads are conditional, so an unchanged PR costs a 304). New PR facts go to the engine only when they differ; while the
  * forge recomputes mergeability (after every push to the target) what was known stands for the same
  * head and base. Each driver's events.ts says how a PR is read; webhooks bring the rest.
@@ -28,6 +28,14 @@ export abstract class RemotePolling {
 
   /** Reads a PR again (or takes `given`, a webhook payload) and feeds a change to the engine. */
   abstract refresh(q: DriverQueue, prNumber: number, given?: unknown): Promise<void>;
+
+  /**
+   * The open PRs among `numbers` in one read (payloads by number, for `refresh`), or null when the
+   * driver reads PRs one by one. A PR missing from the answer is read alone (closed, merged, gone).
+   */
+  protected listOpen(_repo: DriverQueue['repo'], _numbers: number[]): Promise<Map<number, unknown> | null> {
+    return Promise.resolve(null);
+  }
 
   /** What else goes with the test branches of ended runs (GitHub closes their draft PRs). */
   protected cleanEnded(
@@ -81,10 +89,20 @@ export abstract class RemotePolling {
     await this.cleanTestBranches(queues, heads, c);
     if (this.rt.paused) return;
     // Every PR still in the queue, every round, with webhooks too: webhooks only make it faster.
+    const numbers = [
+      ...new Set(
+        queues.flatMap((q) => q.model.entries.filter((e) => !isTerminal(e.state)).map((e) => e.prNumber)),
+      ),
+    ];
+    if (!numbers.length) return;
+    const listed = await this.listOpen(repo, numbers).catch((error: unknown) => {
+      this.rt.log(`listing the open PRs of ${repoKey(repo)} failed`, error);
+      return null;
+    });
     for (const q of queues) {
       for (const e of q.model.entries) {
         if (isTerminal(e.state)) continue;
-        await this.refresh(q, e.prNumber);
+        await this.refresh(q, e.prNumber, listed?.get(e.prNumber));
       }
     }
   }

@@ -4,7 +4,8 @@
 // permissions and a configurable CI. This file is its public face: the test-facing methods, the HTTP server
 // and git over smart HTTP; its parts are the world (world.ts), hooks, CI, branch rules, PRs, faults and REST.
 import { rmSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { startEmulatorHttp, type EmulatorHttp } from '../emulator-http.js';
 import { serveHttpBackend } from '../emulator-git/index.js';
 import { Ci } from './ci.js';
 import { LandingFaults, type LandingFault } from './faults.js';
@@ -71,7 +72,7 @@ export class GitHubEmulator {
    * know that a poller has read the branches again (a condition instead of a fixed sleep).
    */
   readonly gitRequests: GitRequestRecord[] = [];
-  private server: Server | null = null;
+  private http: EmulatorHttp | null = null;
 
   constructor(private readonly opts: EmulatorOptions = {}) {
     this.world = new World(opts.style ?? 'ghes');
@@ -109,19 +110,11 @@ export class GitHubEmulator {
       const { loadValidator } = await import('./openapi.js');
       this.world.validator = await loadValidator(this.world.style);
     }
-    const server = createServer((req, res) => {
-      this.handle(req, res).catch((err: unknown) => {
-        if (!res.headersSent) {
-          res.statusCode = 500;
-          res.setHeader('content-type', 'application/json; charset=utf-8');
-        }
-        res.end(JSON.stringify({ message: `emulator error: ${String(err)}` }));
-      });
+    this.http = await startEmulatorHttp((req, res) => this.handle(req, res), {
+      contentType: 'application/json; charset=utf-8',
+      message: (error) => `emulator error: ${String(error)}`,
     });
-    server.keepAliveTimeout = 1000;
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    this.server = server;
-    this.host = `127.0.0.1:${(server.address() as { port: number }).port}`;
+    this.host = this.http.host;
     this.world.urls = { api: `http://${this.host}${this.world.prefix}`, web: `http://${this.host}` };
     this.apiUrl = this.world.urls.api;
   }
@@ -131,10 +124,7 @@ export class GitHubEmulator {
     if (this.world.closed) return;
     this.world.end();
     this.hooks.close();
-    if (this.server) {
-      this.server.closeAllConnections();
-      await new Promise<void>((resolve) => this.server!.close(() => resolve()));
-    }
+    await this.http?.close();
     await this.world.stop();
     rmSync(this.world.root, { recursive: true, force: true, maxRetries: 5, retryDelay: 20 });
   }
@@ -376,11 +366,14 @@ export class GitHubEmulator {
     this.landingFaults.arm(owner, repo, fault);
   }
 
-  /** `status` (secondary only): 403 (default) or 429, both of which GitHub sends for secondary limits. */
+  /**
+   * `status` (secondary only): 403 (default) or 429, both of which GitHub sends for secondary limits.
+   * `retryAfterSeconds` null: a secondary limit without a `retry-after` header (GitHub sends some).
+   */
   rateLimitNext(
     n: number,
     kind: 'primary' | 'secondary',
-    retryAfterSeconds = 60,
+    retryAfterSeconds: number | null = 60,
     status: 403 | 429 = 403,
   ): void {
     this.rest.rateLimitNext(n, kind, retryAfterSeconds, status);

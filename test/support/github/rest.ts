@@ -36,7 +36,7 @@ export class HttpError extends Error {
 export class Rest {
   readonly requests: RequestRecord[] = [];
   private readonly rateUsed = new Map<string, { used: number; reset: number }>();
-  private forced: Array<{ kind: 'primary' | 'secondary'; retryAfter: number; status: 403 | 429 }> = [];
+  private forced: Array<{ kind: 'primary' | 'secondary'; retryAfter: number | null; status: 403 | 429 }> = [];
   private readonly table: Route[];
 
   constructor(
@@ -50,7 +50,7 @@ export class Rest {
   rateLimitNext(
     n: number,
     kind: 'primary' | 'secondary',
-    retryAfterSeconds: number,
+    retryAfterSeconds: number | null,
     status: 403 | 429,
   ): void {
     for (let i = 0; i < n; i++) this.forced.push({ kind, retryAfter: retryAfterSeconds, status });
@@ -93,7 +93,7 @@ export class Rest {
     } else if (forced) {
       answer = {
         status: forced.status,
-        headers: { 'retry-after': String(forced.retryAfter) },
+        headers: forced.retryAfter === null ? {} : { 'retry-after': String(forced.retryAfter) },
         body: {
           message: `You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID ${randomUUID()}.`,
           documentation_url:

@@ -1,9 +1,25 @@
 // REST routes of the GitHub emulator, part 1: rate limit, the repository and pull requests (get,
-// open, edit, merge).
+// list, open, edit, merge).
 import { permsOf, repoJson } from './json.js';
 import { HttpError } from './rest.js';
 import { prFor, repoFor, validation, type AddRoute, type Api } from './routes.js';
 import { ZERO } from './world.js';
+
+/** Fields of a full pull request that GitHub's list ("pull-request-simple") does not send. */
+const SIMPLE_OMITS = [
+  'merged',
+  'mergeable',
+  'rebaseable',
+  'mergeable_state',
+  'merged_by',
+  'comments',
+  'review_comments',
+  'maintainer_can_modify',
+  'commits',
+  'additions',
+  'deletions',
+  'changed_files',
+];
 
 export function pullRoutes(api: Api, add: AddRoute): void {
   add(
@@ -42,6 +58,35 @@ export function pullRoutes(api: Api, add: AddRoute): void {
       return { status: 200, body: await api.prs.answer(r, prFor(r, c.params[2]), true) };
     },
   );
+
+  // The list answers GitHub's "simple" pull request: no mergeability (it is never computed for a list).
+  add('GET', '/repos/{owner}/{repo}/pulls', 'pulls/pulls#list-pull-requests', 'token', async (c) => {
+    const r = repoFor(api, c);
+    const state = c.query.get('state') ?? 'open';
+    if (!['open', 'closed', 'all'].includes(state)) throw validation('PullRequest', 'state', 'invalid');
+    const base = c.query.get('base');
+    const perPage = Math.min(100, Number(c.query.get('per_page') ?? 30) || 30);
+    const page = Math.max(1, Number(c.query.get('page') ?? 1) || 1);
+    const all = [...r.prs.values()]
+      .filter((p) => state === 'all' || p.state === state)
+      .filter((p) => base === null || p.base === base)
+      .sort((a, b) => b.number - a.number);
+    const last = Math.max(1, Math.ceil(all.length / perPage));
+    const pageUrl = (n: number) => {
+      const q = new URLSearchParams(c.query);
+      q.set('per_page', String(perPage));
+      q.set('page', String(n));
+      return `<${api.world.urls.api}/repos/${r.owner}/${r.name}/pulls?${q}>`;
+    };
+    const links = page < last ? [`${pageUrl(page + 1)}; rel="next"`, `${pageUrl(last)}; rel="last"`] : [];
+    const body = [];
+    for (const p of all.slice((page - 1) * perPage, page * perPage)) {
+      const full: Record<string, unknown> = await api.prs.answer(r, p, false);
+      for (const k of SIMPLE_OMITS) delete full[k];
+      body.push(full);
+    }
+    return { status: 200, body, ...(links.length > 0 ? { headers: { link: links.join(', ') } } : {}) };
+  });
 
   add('POST', '/repos/{owner}/{repo}/pulls', 'pulls/pulls#create-a-pull-request', 'token', async (c) => {
     const r = repoFor(api, c);

@@ -3,7 +3,8 @@
 // GitLab driver uses, lazy `detailed_merge_status`, a configurable CI (pipelines, jobs, statuses),
 // token-signed hook deliveries and rate-limit answers. See README.md next to this file.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { startEmulatorHttp, type EmulatorHttp } from '../emulator-http.js';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { basicCredentials, serveHttpBackend } from '../emulator-git/index.js';
@@ -54,7 +55,7 @@ export class GitLabEmulator {
   readonly mrs = new Mrs(this.world, this.hooks, this.ci);
   readonly rest = new Rest({ world: this.world, mrs: this.mrs, ci: this.ci, hooks: this.hooks });
   readonly landingFaults = new LandingFaults();
-  private server: Server | null = null;
+  private http: EmulatorHttp | null = null;
 
   get apiUrl(): string {
     return `${this.url}/api/v4`;
@@ -72,16 +73,11 @@ export class GitLabEmulator {
 
   async start(): Promise<void> {
     this.rest.validator = checkOpenApi;
-    const server = createServer((req, res) => {
-      this.handle(req, res).catch((err: unknown) => {
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ message: `500 Internal Server Error: ${String(err)}` }));
-      });
+    this.http = await startEmulatorHttp((req, res) => this.handle(req, res), {
+      contentType: 'application/json',
+      message: (error) => `500 Internal Server Error: ${String(error)}`,
     });
-    server.keepAliveTimeout = 1000;
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    this.server = server;
-    this.host = `127.0.0.1:${(server.address() as { port: number }).port}`;
+    this.host = this.http.host;
     this.url = `http://${this.host}${this.pathPrefix}`;
     this.world.web = this.url;
   }
@@ -89,10 +85,7 @@ export class GitLabEmulator {
   async close(): Promise<void> {
     if (this.world.closed) return;
     this.hooks.close();
-    if (this.server) {
-      this.server.closeAllConnections();
-      await new Promise<void>((resolve) => this.server!.close(() => resolve()));
-    }
+    await this.http?.close();
     await this.world.stop();
     rmSync(this.world.root, { recursive: true, force: true, maxRetries: 5, retryDelay: 20 });
   }

@@ -118,13 +118,18 @@ export function routes(): RouteDef[] {
         if (!['opened', 'closed', 'merged', 'locked', 'all'].includes(state)) throw invalid('state');
         const target = c.query.get('target_branch');
         const after = c.query.get('updated_after');
+        const iids = c.query.getAll('iids[]');
+        if (iids.some((i) => !/^\d+$/.test(i))) throw invalid('iids');
         const list = [...p.mrs.values()]
+          .filter((m) => iids.length === 0 || iids.includes(String(m.iid)))
           .filter((m) => state === 'all' || m.state === state)
           .filter((m) => target === null || m.targetBranch === target)
           .filter((m) => after === null || m.updatedAt > Date.parse(after))
           .sort((a, b) => b.createdAt - a.createdAt || b.iid - a.iid);
         const json = [];
-        for (const m of list) json.push(await mrAnswer(api, p, m, false, false));
+        // with_merge_status_recheck=true asks GitLab to recheck unchecked MRs (in the background).
+        const recheck = c.query.get('with_merge_status_recheck') === 'true';
+        for (const m of list) json.push(await mrAnswer(api, p, m, false, recheck));
         return paged(json, c.query, base(api, `/projects/${p.id}/merge_requests`));
       },
     },

@@ -1,0 +1,50 @@
+/**
+ * Names a waiting PR's conflict on the remote forges (GitHub, GitLab): they say only that a PR
+ * conflicts with its base, so the target and the PR's head are fetched into the repository's bare
+ * cache and merged there (`git merge-tree`, as the git forge does): the files, and the target's
+ * commit (and landed PR) that last changed them, for the sentence every view shows. Asked again
+ * only when the PR's head or the target's head moved.
+ */
+import type { Repo } from '../../contract/index.js';
+import type { PrConflict } from '../../engine/index.js';
+import { mergeabilityOf } from '../git/index.js';
+import type { ForgePrFacts } from '../types.js';
+import { repoKey, type PersistedBase, type RemoteRuntime } from './runtime.js';
+
+const CACHE_MAX = 10_000;
+
+export class ConflictNames {
+  /** `<repoKey>#<pr>` → what the last look found, for that head and that target head. */
+  private readonly known = new Map<string, { head: string; target: string; conflict: PrConflict }>();
+
+  constructor(private readonly rt: RemoteRuntime<PersistedBase>) {}
+
+  /** `facts` with the conflict's files when the forge says the PR conflicts (unchanged when git cannot tell). */
+  async name<F extends ForgePrFacts>(repo: Repo, prNumber: number, facts: F): Promise<F> {
+    if (
+      !facts.open ||
+      facts.mergeability !== 'not_mergeable' ||
+      !facts.conflict ||
+      facts.conflict.files?.length
+    )
+      return facts;
+    const key = `${repoKey(repo)}#${prNumber}`;
+    const hit = this.known.get(key);
+    const targetNow = this.rt.targetHeads.get(`${repoKey(repo)} ${facts.baseBranch}`);
+    if (hit && hit.head === facts.headSha && hit.target === targetNow)
+      return { ...facts, conflict: hit.conflict };
+    try {
+      const c = await this.rt.ctx(repo);
+      const target = await this.rt.fetch(c, facts.baseBranch, [prNumber]);
+      if (!target) return facts;
+      const check = await mergeabilityOf(c.dir, facts.headSha, target);
+      if (check.mergeability !== 'not_mergeable' || !check.conflict?.files?.length) return facts;
+      if (this.known.size >= CACHE_MAX) this.known.delete(this.known.keys().next().value!);
+      this.known.set(key, { head: facts.headSha, target, conflict: check.conflict });
+      return { ...facts, conflict: check.conflict };
+    } catch (error) {
+      this.rt.log(`naming the conflict of PR #${prNumber} of ${repoKey(repo)} failed`, error);
+      return facts;
+    }
+  }
+}
