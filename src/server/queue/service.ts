@@ -42,6 +42,7 @@ import { presentQueueSettings } from './present.js';
 import { QueueRegistry } from './registry.js';
 import { ReplicaSync } from './replica-sync.js';
 import { RiskEstimates } from './risk.js';
+import { stackBelow } from './stack-submit.js';
 import { QueueWriter, type EffectSink } from './writer.js';
 
 /** Called after a step is committed, with the effects the engine asked for. Must not throw. */
@@ -78,6 +79,12 @@ export interface ServerLimits {
 
 export const DEFAULT_LIMITS: ServerLimits = { queuesPerOrg: 1_000, prsPerQueue: 1_000 };
 
+/** The engine's part of a forge's facts: how a closed PR ended becomes `merged`. */
+export function engineFacts(f: ForgePrFacts): PrFacts {
+  const { closedAs, ...facts } = f;
+  return closedAs === 'merged' ? { ...facts, merged: true } : facts;
+}
+
 function sameFacts(a: PrFacts, b: PrFacts): boolean {
   return (
     a.headSha === b.headSha &&
@@ -88,6 +95,7 @@ function sameFacts(a: PrFacts, b: PrFacts): boolean {
     a.mergeability === b.mergeability &&
     a.open === b.open &&
     (a.blockedBy ?? '') === (b.blockedBy ?? '') &&
+    a.stackedOn === b.stackedOn &&
     JSON.stringify(a.conflict ?? null) === JSON.stringify(b.conflict ?? null)
   );
 }
@@ -313,61 +321,85 @@ export class QueueService {
       const state = facts.closedAs ?? 'closed';
       throw badRequest(`pull request #${prNumber} is ${state}: only open pull requests can be submitted`);
     }
-    const baseProblem = branchNameProblem(facts.baseBranch);
+    // A stacked PR brings the PRs below it (stack-submit.ts); the bottom one names the queue.
+    const below = await stackBelow(prNumber, facts, (n) => this.facts(queue, n));
+    const bottom = below[0] ?? { prNumber, facts };
+    const named = below.length
+      ? `pull request #${prNumber} is stacked on #${bottom.prNumber}, which`
+      : `pull request #${prNumber}`;
+    const baseProblem = branchNameProblem(bottom.facts.baseBranch);
     if (baseProblem)
       throw badRequest(
-        `pull request #${prNumber}: its base ${describeBranchProblem(facts.baseBranch, baseProblem)}`,
+        `pull request #${bottom.prNumber}: its base ${describeBranchProblem(bottom.facts.baseBranch, baseProblem)}`,
       );
     // One queue per PR: the queue of its base branch (a retarget while waiting is the engine's).
-    if (facts.baseBranch !== queue.model.branch)
+    if (bottom.facts.baseBranch !== queue.model.branch)
       throw badRequest(
-        `pull request #${prNumber} is based on ${facts.baseBranch}, not ${queue.model.branch}: submit it to the ${facts.baseBranch} queue (a pull request is in one queue at a time), or change its base branch`,
+        `${named} is based on ${bottom.facts.baseBranch}, not ${queue.model.branch}: submit it to the ${bottom.facts.baseBranch} queue (a pull request is in one queue at a time), or change its base branch`,
       );
     // Nothing lands twice: a PR the forge reports merged or closed, or whose head or changes are
-    // already in the target, is refused.
-    const landing = await this.source.landingState?.(queue.repo, prNumber, facts, queue.model.branch);
-    if (landing && landing.state !== 'open') {
-      throw badRequest(
-        `pull request #${prNumber} is ${landing.state === 'merged' ? 'already merged' : 'closed'}: ${landing.detail}`,
-      );
+    // already in the target, is refused (and so is a stack on one).
+    const queued = (n: number) => {
+      const e = findEntry(queue.model, n);
+      return e !== undefined && !isTerminal(e.state);
+    };
+    const newlyStacked = below.filter((m) => !queued(m.prNumber));
+    for (const m of [...newlyStacked, { prNumber, facts }]) {
+      const landing = await this.source.landingState?.(queue.repo, m.prNumber, m.facts, queue.model.branch);
+      if (landing && landing.state !== 'open') {
+        const what = `pull request #${m.prNumber} is ${landing.state === 'merged' ? 'already merged' : 'closed'}: ${landing.detail}`;
+        throw badRequest(
+          m.prNumber === prNumber ? what : `${what} (#${prNumber} is stacked on it: change its base)`,
+        );
+      }
     }
     const priority = options.priority === undefined ? undefined : resolvePriority(options.priority);
     const risk = await this.riskOf(queue, prNumber, facts);
     await this.writer.write(queue, (handle) => {
       this.registry.refuseMerged(handle, prNumber);
-      const existing = findEntry(handle.model, prNumber);
-      if (!existing || isTerminal(existing.state)) {
+      const fresh = (n: number) => {
+        const e = findEntry(handle.model, n);
+        return !e || isTerminal(e.state);
+      };
+      // The PRs below it that are not queued: submitted first, bottom first.
+      const stack = below.filter((m) => fresh(m.prNumber));
+      for (const m of stack) this.registry.refuseMerged(handle, m.prNumber);
+      const adding = stack.length + (fresh(prNumber) ? 1 : 0);
+      if (adding > 0) {
         const max = this.limits.prsPerQueue;
         let active = 0;
         for (const e of handle.model.entries) if (!isTerminal(e.state)) active++;
-        if (active >= max) {
+        if (active + adding > max) {
           throw tooMany(
             `the ${handle.model.branch} queue of ${describeRepo(handle.repo)} already holds ${max} pull requests, the limit of this server: submit again once some have merged (the server's operator sets the limit with --max-prs-per-queue)`,
           );
         }
       }
-      return this.writer.commit(
-        handle,
-        [
-          {
-            type: 'submit',
-            prNumber,
-            pr: facts,
-            priority,
-            noBatch: options.noBatch,
-            ...(risk ? { riskEstimate: risk.estimate } : {}),
-          },
-        ],
-        {
-          // Impacted targets may be uploaded before the PR is submitted: apply them to the new entry.
-          more: (model) => {
-            const entry = findEntry(model, prNumber);
-            const stored = handle.impactedTargets.get(impactedTargetsKey(prNumber, facts.headSha));
+      const submits: EngineEvent[] = stack.map((m) => ({
+        type: 'submit',
+        prNumber: m.prNumber,
+        pr: engineFacts(m.facts),
+        priority,
+        noBatch: options.noBatch,
+      }));
+      submits.push({
+        type: 'submit',
+        prNumber,
+        pr: engineFacts(facts),
+        priority,
+        noBatch: options.noBatch,
+        ...(risk ? { riskEstimate: risk.estimate } : {}),
+      });
+      return this.writer.commit(handle, submits, {
+        // Impacted targets may be uploaded before the PR is submitted: apply them to the new entries.
+        more: (model) =>
+          [...stack, { prNumber, facts }].flatMap(({ prNumber: n, facts: f }): EngineEvent[] => {
+            const entry = findEntry(model, n);
+            const stored = handle.impactedTargets.get(impactedTargetsKey(n, f.headSha));
             if (!entry || entry.impactedTargets !== null || stored === undefined) return [];
-            return [{ type: 'impactedTargets', prNumber, sha: facts.headSha, targets: stored }];
-          },
-        },
-      );
+            return [{ type: 'impactedTargets', prNumber: n, sha: f.headSha, targets: stored }];
+          }),
+      });
     });
     if (risk) {
       const entry = findEntry(this.registry.current(queue).model, prNumber);
@@ -445,7 +477,7 @@ export class QueueService {
     if (fresh && !sameFacts(fresh, entry.pr)) {
       const prNumber = entry.prNumber;
       await this.writer.write(handle, (h) =>
-        this.writer.commit(h, [{ type: 'prUpdated', prNumber, pr: fresh }]),
+        this.writer.commit(h, [{ type: 'prUpdated', prNumber, pr: engineFacts(fresh) }]),
       );
     }
   }
