@@ -67,7 +67,32 @@ export class GitHubForge implements Source {
 
   /** The facts of a PR GitHub described, with what its branch protection waits for (reads only for a blocked PR). */
   async factsWithProtection(repo: Repo, pull: GitHubPull): Promise<GitHubPrFacts> {
-    return withBlock(factsOf(pull), await this.protection.waitsFor(repo, pull));
+    const facts = withBlock(factsOf(pull), await this.protection.waitsFor(repo, pull));
+    const stackedOn = facts.open ? await this.stackedOn(repo, pull) : undefined;
+    return stackedOn === undefined ? facts : { ...facts, stackedOn };
+  }
+
+  /**
+   * Stacked PRs: the open PR of this repository whose head branch is `pull`'s base branch. Not
+   * asked for a PR based on the default branch (nearly every PR: no request); a conditional
+   * request otherwise (`GET /pulls?head=`), cheap when nothing changed.
+   */
+  private async stackedOn(repo: Repo, pull: GitHubPull): Promise<number | undefined> {
+    const info = await this.repoInfo(repo).catch(() => null);
+    if (info && pull.base.ref === info.defaultBranch) return undefined;
+    const list = await this.client.getCached<
+      Array<
+        Pick<GitHubPull, 'number' | 'state'> & { head: { ref: string; repo?: { full_name?: string } | null } }
+      >
+    >(repo.owner, repo.name, 'GET /repos/{owner}/{repo}/pulls', {
+      state: 'open',
+      head: `${repo.owner}:${pull.base.ref}`,
+      per_page: 5,
+    });
+    const below = list.find(
+      (p) => p.number !== pull.number && p.state === 'open' && p.head.ref === pull.base.ref,
+    );
+    return below?.number;
   }
 
   serves(repo: Repo): boolean {
@@ -111,7 +136,11 @@ export class GitHubForge implements Source {
   async fetchPull(repo: Repo, prNumber: number): Promise<GitHubPull | null> {
     try {
       const pull = await this.fetchPullUncached(repo, prNumber);
-      if (pull?.updated_at) this.freshness.note(`${repo.owner}/${repo.name}#${prNumber}`.toLowerCase(), Date.parse(pull.updated_at));
+      if (pull?.updated_at)
+        this.freshness.note(
+          `${repo.owner}/${repo.name}#${prNumber}`.toLowerCase(),
+          Date.parse(pull.updated_at),
+        );
       if (pull) this.remember(repo, pull);
       else this.recent.delete(`${repo.owner}/${repo.name}#${prNumber}`.toLowerCase());
       return pull;

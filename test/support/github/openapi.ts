@@ -13,6 +13,7 @@ export const SERVED_OPERATIONS: Array<[string, string]> = [
   ['get', '/rate_limit'],
   ['get', '/repos/{owner}/{repo}'],
   ['get', '/repos/{owner}/{repo}/pulls/{pull_number}'],
+  ['get', '/repos/{owner}/{repo}/pulls'],
   ['post', '/repos/{owner}/{repo}/pulls'],
   ['patch', '/repos/{owner}/{repo}/pulls/{pull_number}'],
   ['put', '/repos/{owner}/{repo}/pulls/{pull_number}/merge'],

@@ -40,6 +40,21 @@ export function pullRoutes(api: Api, add: AddRoute): void {
     },
   );
 
+  // Listing: `state` (open, closed, all; default open) and `head` (`owner:branch`) as GitHub filters them.
+  add('GET', '/repos/{owner}/{repo}/pulls', 'pulls/pulls#list-pull-requests', 'token', async (c) => {
+    const r = repoFor(api, c);
+    const state = c.query.get('state') ?? 'open';
+    const head = c.query.get('head');
+    const headBranch = head === null ? null : head.includes(':') ? head.slice(head.indexOf(':') + 1) : head;
+    const perPage = Math.min(100, Math.max(1, Number(c.query.get('per_page') ?? 30) || 30));
+    const list = [...r.prs.values()]
+      .filter((p) => state === 'all' || p.state === state)
+      .filter((p) => headBranch === null || p.head === headBranch)
+      .sort((a, b) => b.number - a.number)
+      .slice(0, perPage);
+    return { status: 200, body: await Promise.all(list.map((p) => api.prs.answer(r, p, false))) };
+  });
+
   add('POST', '/repos/{owner}/{repo}/pulls', 'pulls/pulls#create-a-pull-request', 'token', async (c) => {
     const r = repoFor(api, c);
     const { title, head, base, body, draft } = c.body;
