@@ -21,6 +21,7 @@ const SLOW_FILES: Record<string, number> = {
   'test/e2e/git-queue.test.ts': 42,
   'test/e2e/git-stacks.test.ts': 16,
   'test/e2e/github-stacks.test.ts': 40,
+  'test/e2e/gitlab-stacks.test.ts': 21,
   'test/e2e/github-forge-truth.test.ts': 37,
   'test/server/fuzz.test.ts': 37,
   'test/action/action.test.ts': 35,

@@ -115,10 +115,12 @@ export function routes(): RouteDef[] {
         const state = c.query.get('state') ?? 'all';
         if (!['opened', 'closed', 'merged', 'locked', 'all'].includes(state)) throw invalid('state');
         const target = c.query.get('target_branch');
+        const source = c.query.get('source_branch');
         const after = c.query.get('updated_after');
         const list = [...p.mrs.values()]
           .filter((m) => state === 'all' || m.state === state)
           .filter((m) => target === null || m.targetBranch === target)
+          .filter((m) => source === null || m.sourceBranch === source)
           .filter((m) => after === null || m.updatedAt > Date.parse(after))
           .sort((a, b) => b.createdAt - a.createdAt || b.iid - a.iid);
         const json = [];
