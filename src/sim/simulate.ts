@@ -30,14 +30,25 @@ import {
   riskClassRates,
   validate,
   validateFlaky,
+  validateStacks,
+  type FlakySimFigures,
+  type FlakySimOptions,
+  type StackSimOptions,
+  type SimOptions,
+  type SimResult,
+} from './options.js';
+import { exponential, rng } from './random.js';
+import { SimStacks } from './stacks.js';
+
+export {
+  DEFAULT_OPTIONS,
+  flakyFeaturesOn,
   type FlakySimFigures,
   type FlakySimOptions,
   type SimOptions,
   type SimResult,
 } from './options.js';
-import { exponential, rng } from './random.js';
-
-export { DEFAULT_OPTIONS, flakyFeaturesOn, type FlakySimFigures, type FlakySimOptions, type SimOptions, type SimResult } from './options.js';
+export { parseStackDepth, type StackSimOptions } from './options.js';
 
 type SimEvent =
   | { time: number; seq: number; kind: 'arrival' }
@@ -53,6 +64,8 @@ interface PrInfo {
   submittedAt: number;
   /** Flaky-aware sim: its breakage shows only in a known test. */
   breakageKnown?: boolean;
+  /** The stack it arrived in (an index into `stacks`), if any. */
+  stack?: number;
 }
 
 const MINUTE = 60_000;
@@ -101,9 +114,14 @@ export interface SimHooks {
   afterStep?: (now: number, event: EngineEvent, model: QueueModel, effects: Effect[]) => void;
 }
 
-export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, hooks: SimHooks = {}): SimResult {
-  const options: SimOptions & FlakySimOptions = { ...DEFAULT_OPTIONS, ...partial };
+export function simulate(
+  partial: Partial<SimOptions> & FlakySimOptions & StackSimOptions = {},
+  hooks: SimHooks = {},
+): SimResult {
+  const options: SimOptions & FlakySimOptions & StackSimOptions = { ...DEFAULT_OPTIONS, ...partial };
   validate(options);
+  validateStacks(options);
+  const stacks = new SimStacks(options, options.seed);
   const flaky = flakyFeaturesOn(options);
   validateFlaky(options);
   const coverage = options.quarantineCoverage ?? 0;
@@ -145,8 +163,25 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
   };
   const scheduledTicks = new Set<number>();
   const timesInQueue: number[] = [];
-  const stats = { merged: 0, failed: 0, failedNotBroken: 0, mergedBroken: 0, cancelled: 0, ciRuns: 0, bisectionRuns: 0, cancelledRuns: 0 };
-  const figures: FlakySimFigures = { flakyIgnored: 0, retries: 0, retriesOfRealFailures: 0, runsFailedForReal: 0, quarantineEscapes: 0, probationRuns: 0, probationSlotsBusy: 0 };
+  const stats = {
+    merged: 0,
+    failed: 0,
+    failedNotBroken: 0,
+    mergedBroken: 0,
+    cancelled: 0,
+    ciRuns: 0,
+    bisectionRuns: 0,
+    cancelledRuns: 0,
+  };
+  const figures: FlakySimFigures = {
+    flakyIgnored: 0,
+    retries: 0,
+    retriesOfRealFailures: 0,
+    runsFailedForReal: 0,
+    quarantineEscapes: 0,
+    probationRuns: 0,
+    probationSlotsBusy: 0,
+  };
   /** Runs that failed because a broken PR was in them (for retries of real failures). */
   const failedForReal = new Set<string>();
   const probationStarted = new Map<string, number>();
@@ -180,7 +215,10 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
           let contents: number[];
           if (effect.basis.on === 'run') {
             const below = builtContents.get(effect.basis.runId);
-            if (below === undefined) throw new Error(`sim: run ${run.id} is built on run ${effect.basis.runId}, which never started`);
+            if (below === undefined)
+              throw new Error(
+                `sim: run ${run.id} is built on run ${effect.basis.runId}, which never started`,
+              );
             const base = new Set(run.basePrNumbers);
             contents = [...below.filter((pr) => base.has(pr)), ...run.prNumbers];
           } else contents = [...run.basePrNumbers, ...run.prNumbers];
@@ -191,7 +229,13 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
           const duration = options.ciJitter > 0 ? T * (1 + options.ciJitter * (2 * runRandom() - 1)) : T;
           const passed = !broken && !flaked;
           const failures = flaky && !passed ? failingTests(brokenPrs, flaked) : undefined;
-          schedule({ time: now + duration, kind: 'finish', runId: run.id, passed, ...(failures ? { failures } : {}) });
+          schedule({
+            time: now + duration,
+            kind: 'finish',
+            runId: run.id,
+            passed,
+            ...(failures ? { failures } : {}),
+          });
           if (!run.isBisection) mainStarted.set(run.id, now);
           if (run.isProbation) probationStarted.set(run.id, now);
           if (measuring()) {
@@ -217,10 +261,15 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
           break;
         case 'stateChanged': {
           const pr = prs.get(effect.prNumber) as PrInfo;
+          if (effect.to === 'merged' && pr.stack !== undefined) stacks.merged(pr.stack, effect.prNumber, now);
           if (effect.to === 'pending' && effect.from === 'not_ready' && options.batchSize !== null) {
             scheduleTick(now + options.batchWaitMinutes * MINUTE);
           }
-          if (options.keepBacklog && (effect.to === 'merged' || effect.to === 'failed' || effect.to === 'cancelled')) replacements++;
+          if (
+            options.keepBacklog &&
+            (effect.to === 'merged' || effect.to === 'failed' || effect.to === 'cancelled')
+          )
+            replacements++;
           if (!measuring()) break;
           if (effect.to === 'merged') {
             stats.merged++;
@@ -270,10 +319,25 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
     return out;
   };
 
-  const createPr = () => {
+  /** One arrival: a PR, or (with --stack-share) sometimes a stack of PRs submitted at once, bottom first. */
+  const arrive = () => {
+    const depth = stacks.nextDepth();
+    if (depth === 1) return createPr();
+    const stack = stacks.begin();
+    let below: number | undefined;
+    for (let i = 0; i < depth && !exhausted; i++) {
+      const pr = createPr(stack, options.stackUnlinked ? undefined : below);
+      if (pr !== undefined) {
+        stacks.add(stack, pr);
+        below = pr;
+      }
+    }
+  };
+
+  const createPr = (stack?: number, stackedOn?: number): number | undefined => {
     if (options.maxPrs !== null && nextPr > options.maxPrs) {
       exhausted = true;
-      return;
+      return undefined;
     }
     const prNumber = nextPr++;
     // With risk classes, the class is drawn first (own stream); the broken draw keeps its place in the PR stream.
@@ -281,7 +345,7 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
     const rate = classRates ? (risky ? classRates.risky : classRates.rest) : options.failureRate;
     const broken = prRandom() < rate;
     const lane = Math.floor(prRandom() * lanes);
-    const info: PrInfo = { broken, lane, submittedAt: now };
+    const info: PrInfo = { broken, lane, submittedAt: now, ...(stack !== undefined ? { stack } : {}) };
     let riskEstimate: number | undefined;
     if (flaky) {
       info.breakageKnown = broken && attrRandom() < knownBreakage;
@@ -296,12 +360,14 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
       headBranch: `sim/${prNumber}`,
       title: `PR ${prNumber}`,
       author: 'sim',
-      baseBranch: 'main',
+      baseBranch: stackedOn === undefined ? 'main' : `sim/${stackedOn}`,
       mergeability: 'mergeable' as const,
       open: true,
+      ...(stackedOn !== undefined ? { stackedOn } : {}),
     };
     apply({ type: 'submit', prNumber, pr, ...(riskEstimate !== undefined ? { riskEstimate } : {}) });
     if (parallel) apply({ type: 'impactedTargets', prNumber, sha: pr.headSha, targets: [`lane-${lane}`] });
+    return prNumber;
   };
 
   apply({
@@ -312,7 +378,9 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
       batch: options.batchSize !== null,
       ...(options.batchSize !== null ? { batchingMinSize: options.batchSize } : {}),
       batchingMaxWaitTimeMinutes: options.batchWaitMinutes,
-      ...(options.bisectionConcurrency !== null ? { bisectionConcurrency: options.bisectionConcurrency } : {}),
+      ...(options.bisectionConcurrency !== null
+        ? { bisectionConcurrency: options.bisectionConcurrency }
+        : {}),
       canOptimisticallyMerge: options.optimistic,
       pendingFailureDepth: options.pendingFailureDepth,
       optimizationMode: options.skipRedundant ? 'bisection_skip_redundant_tests' : 'off',
@@ -326,8 +394,10 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
     },
   });
 
-  for (let i = 0; i < options.backlog && !exhausted; i++) createPr();
-  if (options.arrivalRate > 0) schedule({ time: exponential(arrivalRandom, options.arrivalRate) * HOUR, kind: 'arrival' });
+  while (nextPr - 1 < options.backlog && !exhausted) arrive();
+  const arrivals = options.arrivalRate / stacks.prsPerArrival;
+  if (options.arrivalRate > 0)
+    schedule({ time: exponential(arrivalRandom, arrivals) * HOUR, kind: 'arrival' });
 
   let lastEvent = 0;
   let ranDry = false;
@@ -335,7 +405,7 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
     // A standing backlog: PRs that left are replaced (between steps, never inside one).
     while (replacements > 0 && !exhausted) {
       replacements--;
-      createPr();
+      arrive();
     }
     const event = heap.pop();
     if (!event) ranDry = true;
@@ -343,14 +413,20 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
     now = lastEvent = event.time;
     switch (event.kind) {
       case 'arrival':
-        createPr();
-        if (!exhausted) schedule({ time: now + exponential(arrivalRandom, options.arrivalRate) * HOUR, kind: 'arrival' });
+        arrive();
+        if (!exhausted)
+          schedule({ time: now + exponential(arrivalRandom, arrivals) * HOUR, kind: 'arrival' });
         break;
       case 'finish':
         if (cancelledRuns.delete(event.runId)) break; // the engine ignores results of cancelled runs
         mainEnded(event.runId);
         probationEnded(event.runId);
-        apply({ type: 'testRunFinished', runId: event.runId, passed: event.passed, ...(event.failures ? { failures: event.failures } : {}) });
+        apply({
+          type: 'testRunFinished',
+          runId: event.runId,
+          passed: event.passed,
+          ...(event.failures ? { failures: event.failures } : {}),
+        });
         if (flaky && !event.passed && measuring()) {
           if (model.runs.find((r) => r.id === event.runId)?.flakyIgnored) figures.flakyIgnored++;
           if (failedForReal.has(event.runId)) figures.runsFailedForReal++;
@@ -414,11 +490,15 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
       max: timesInQueue.length ? timesInQueue[timesInQueue.length - 1] : null,
       samples: timesInQueue.length,
     },
-    mainSlotUtilisation: measuredHours > 0 ? mainBusy / (options.concurrency * lanes * measuredHours * HOUR) : 0,
+    mainSlotUtilisation:
+      measuredHours > 0 ? mainBusy / (options.concurrency * lanes * measuredHours * HOUR) : 0,
     ciRunsPerMerged: stats.merged > 0 ? stats.ciRuns / stats.merged : null,
     bounds,
     boundRatio: bounds.mergedPerHour > 0 ? mergedPerHour / bounds.mergedPerHour : null,
-    ...(flaky ? { ...figures, probationSlotsBusy: measuredHours > 0 ? probationBusy / (measuredHours * HOUR) : 0 } : {}),
+    ...(flaky
+      ? { ...figures, probationSlotsBusy: measuredHours > 0 ? probationBusy / (measuredHours * HOUR) : 0 }
+      : {}),
+    ...(stacks.on ? stacks.figures() : {}),
     engineSteps: steps,
     wallMs: performance.now() - wallStart,
   };
