@@ -64,7 +64,7 @@ interface PrInfo {
   submittedAt: number;
   /** Flaky-aware sim: its breakage shows only in a known test. */
   breakageKnown?: boolean;
-  /** The stack it arrived in (an index into `stacks`), if any. */
+  /** The stack it arrived in (SimStacks), if any. */
   stack?: number;
 }
 
@@ -324,16 +324,11 @@ export function simulate(
     const depth = stacks.nextDepth();
     if (depth === 1) return createPr();
     const stack = stacks.begin();
-    let below: number | undefined;
-    for (let i = 0; i < depth && !exhausted; i++) {
-      const pr = createPr(stack, options.stackUnlinked ? undefined : below);
-      if (pr !== undefined) {
-        stacks.add(stack, pr);
-        below = pr;
-      }
+    for (let i = 0, below: number | undefined; i < depth && !exhausted; i++) {
+      below = createPr(stack, options.stackUnlinked ? undefined : below);
+      if (below !== undefined) stacks.add(stack, below);
     }
   };
-
   const createPr = (stack?: number, stackedOn?: number): number | undefined => {
     if (options.maxPrs !== null && nextPr > options.maxPrs) {
       exhausted = true;
