@@ -54,12 +54,18 @@ const extension = <T extends z.ZodType>(schema: T, description: string): T =>
 
 /** The flaky-aware queue settings (Railyard extensions, docs/decisions.md), as updateQueue accepts them. */
 const FlakySettingsInput = {
-  flakyPolicy: extension(FlakyPolicy.optional(), 'Which failing tests do not fail a test run: off, ignore_quarantined, ignore_flaky'),
+  flakyPolicy: extension(
+    FlakyPolicy.optional(),
+    'Which failing tests do not fail a test run: off, ignore_quarantined, ignore_flaky',
+  ),
   flakyReportGraceSeconds: extension(
     looseInt(0, 3600).optional(),
     'How long a failed check waits for its uploaded test results before it counts as an ordinary failure',
   ),
-  flakyRetries: extension(looseInt(0, 3).optional(), 'Retries of a failure whose failing tests all have flake history'),
+  flakyRetries: extension(
+    looseInt(0, 3).optional(),
+    'Retries of a failure whose failing tests all have flake history',
+  ),
   probationThreshold: extension(
     z.number().min(0).max(1).nullable().optional(),
     'PRs whose riskEstimate is above this are tested alone, off the line, before they join it; null = off',
@@ -90,11 +96,21 @@ export interface ResolvedPriority {
 /** Maps a request priority to the value, name and skip-the-line flag the API reports. */
 export function resolvePriority(input: PriorityInput | undefined): ResolvedPriority {
   if (input === undefined || input === null) {
-    return { value: PRIORITY_NAMES[DEFAULT_PRIORITY], name: DEFAULT_PRIORITY, usedDefaultName: true, skipTheLine: false };
+    return {
+      value: PRIORITY_NAMES[DEFAULT_PRIORITY],
+      name: DEFAULT_PRIORITY,
+      usedDefaultName: true,
+      skipTheLine: false,
+    };
   }
   if (typeof input === 'number') {
     const named = (Object.entries(PRIORITY_NAMES) as [PriorityName, number][]).find(([, v]) => v === input);
-    return { value: input, name: named ? named[0] : String(input), usedDefaultName: false, skipTheLine: input === 0 };
+    return {
+      value: input,
+      name: named ? named[0] : String(input),
+      usedDefaultName: false,
+      skipTheLine: input === 0,
+    };
   }
   const value = PRIORITY_NAMES[input];
   return { value, name: input, usedDefaultName: false, skipTheLine: value === 0 };
@@ -151,7 +167,11 @@ export const MAX_IMPACTED_TARGET_CHARS = 4096;
 
 export const ImpactedTargets = z.union([
   z.array(z.string().max(MAX_IMPACTED_TARGET_CHARS)),
-  z.string().max(3).refine((s) => s.toUpperCase() === 'ALL', { message: 'must be a list of targets or "ALL"' }).transform(() => 'ALL' as const),
+  z
+    .string()
+    .max(3)
+    .refine((s) => s.toUpperCase() === 'ALL', { message: 'must be a list of targets or "ALL"' })
+    .transform(() => 'ALL' as const),
 ]);
 export type ImpactedTargets = string[] | 'ALL';
 
@@ -201,7 +221,13 @@ export const UpdateQueueRequest = z.object({
 export type UpdateQueueRequest = z.infer<typeof UpdateQueueRequest>;
 
 /** The updateQueue fields createQueue also applies (a Railyard extension; Trunk's createQueue takes only mode and concurrency). */
-const { repo: _repo, targetBranch: _branch, mode: _mode, concurrency: _concurrency, ...settingsShape } = UpdateQueueRequest.shape;
+const {
+  repo: _repo,
+  targetBranch: _branch,
+  mode: _mode,
+  concurrency: _concurrency,
+  ...settingsShape
+} = UpdateQueueRequest.shape;
 const createExtensions = Object.fromEntries(
   Object.entries(settingsShape).map(([name, field]) => [
     name,
@@ -242,7 +268,9 @@ export const Readiness = z.object({
       .object({
         message: z.string(),
         files: z.array(z.string()).optional(),
-        commit: z.object({ sha: z.string(), subject: z.string(), prNumber: z.number().optional() }).optional(),
+        commit: z
+          .object({ sha: z.string(), subject: z.string(), prNumber: z.number().optional() })
+          .optional(),
       })
       .optional(),
     'Why the PR does not merge onto its base branch and what to do, in one sentence (message), with the conflicting ' +
@@ -273,6 +301,10 @@ const PullRequestCore = {
   riskEstimate: extension(
     z.number().min(0).max(1).optional(),
     "The PR's failure probability, estimated by the server when the PR is submitted from the queue's own stored history: an online logistic regression over its author, the paths it changes (or its impacted targets), its size, how often those paths failed recently and its earlier outcomes in the queue (absent until estimated)",
+  ),
+  stack: extension(
+    z.object({ prNumbers: z.array(z.number()), description: z.string() }).optional(),
+    'Stacked PRs: the PRs of its stack, bottom first, tested and landed as one unit, and the same for people (`stack of 3: #4 ← #5 ← #6`); absent when the PR is stacked on no other PR and none on it',
   ),
 };
 
@@ -341,7 +373,10 @@ export const QueueSettings = z.object({
   flakyPolicy: extension(z.enum(FLAKY_POLICIES), 'Which failing tests do not fail a test run'),
   flakyReportGraceSeconds: extension(z.number(), 'Seconds a failed check waits for its test results'),
   flakyRetries: extension(z.number(), 'Retries of a failure whose failing tests all have flake history'),
-  probationThreshold: extension(z.number().nullable(), 'Risk above which a PR is tested alone first; null = off'),
+  probationThreshold: extension(
+    z.number().nullable(),
+    'Risk above which a PR is tested alone first; null = off',
+  ),
 });
 export type QueueSettings = z.infer<typeof QueueSettings>;
 
@@ -377,7 +412,9 @@ export const StatusCheck = z.object({
 
 export const TestingDetailsResponse = z.object({
   requiredStatuses: z.array(z.string()),
-  requiredStatusesSource: z.enum(['trunk_config', 'repo_provider_branch_protection', 'merge_instance']).optional(),
+  requiredStatusesSource: z
+    .enum(['trunk_config', 'repo_provider_branch_protection', 'merge_instance'])
+    .optional(),
   testBranch: z.string(),
   testBranchSha: z.string(),
   createdAt: DateTimeOutput.optional(),

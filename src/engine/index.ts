@@ -69,4 +69,5 @@ export { laneNumbers } from './rules/lanes.js';
 export { flakyVerdict } from './rules/flaky-verdict.js';
 export { needsProbation } from './rules/probation.js';
 export { conflictSentence, prConflictSentence, readinessOf } from './rules/readiness.js';
+export { stackOf, stackSentence } from './rules/stacks.js';
 export { step } from './step.js';

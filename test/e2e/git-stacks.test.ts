@@ -40,6 +40,7 @@ interface Submitted {
   state: string;
   stateReason?: string | null;
   testRunId?: string | null;
+  stack?: { prNumbers: number[]; description: string };
 }
 
 async function waitFor(
@@ -82,6 +83,9 @@ describe('stacked PRs on the git forge', () => {
     expect(done.map((pr) => pr.state)).toEqual(['merged', 'merged', 'merged']);
     // One unit: one test run for the three of them, landed in one move of main.
     expect(new Set(done.map((pr) => pr.testRunId)).size).toBe(1);
+    // Each PR's answer shows its stack.
+    for (const pr of done)
+      expect(pr.stack).toEqual({ prNumbers: [4, 5, 6], description: 'stack of 3: #4 ← #5 ← #6' });
     expect(w.repo.log('main').map((c) => c.subject)).toEqual([
       'Add c (#6)',
       'Polish a, add b (#5)',

@@ -61,6 +61,18 @@ describe('serve --github: stacked PRs', () => {
     expect((await messages(gh)).slice(0, 3)).toEqual(['Add c (#3)', 'Polish a, add b (#2)', 'Add a (#1)']);
     for (const n of prs)
       await until(`#${n} closed`, () => gh.getPullRequest(OWNER, NAME, n).state === 'closed');
+    // The queue's comment on each PR names the stack.
+    for (const n of prs)
+      await until(`the comment on #${n} names its stack`, () =>
+        gh
+          .comments(OWNER, NAME, n)
+          .some(
+            (c) =>
+              c.body.includes('railyard:merge-queue') &&
+              c.body.includes('Part of a stack of 3: #1 ← #2 ← #3') &&
+              /merged/.test(c.body),
+          ),
+      );
   });
 
   it('retargeting the middle PR while the stack is tested removes it and the PR above it; the bottom lands alone', async () => {

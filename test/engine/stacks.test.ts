@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readinessOf, findEntry } from '../../src/engine/index.js';
+import { readinessOf, findEntry, stackOf, stackSentence } from '../../src/engine/index.js';
 import { facts, Harness, oracle } from './harness.js';
 
 /** Submits a stack of PRs, bottom first: `prs[0]` on main, each next one on the one before. */
@@ -124,6 +124,18 @@ describe('stacked PRs', () => {
     h.settle(() => true);
     expect(h.merges.map((m) => m.prNumbers)).toEqual([[4, 5]]);
     expect(h.model.runs.filter((r) => r.isProbation && r.status !== 'cancelled')).toEqual([]);
+  });
+
+  it('names a stack for people, bottom first, in the queue and once landed', () => {
+    const h = new Harness({ concurrency: 2 });
+    submitStack(h, [4, 5, 6]);
+    h.submit(7);
+    expect(stackOf(h.model, findEntry(h.model, 5)!)).toEqual([4, 5, 6]);
+    expect(stackOf(h.model, findEntry(h.model, 7)!)).toEqual([]);
+    h.settle(() => true);
+    expect(stackOf(h.model, findEntry(h.model, 4)!)).toEqual([4, 5, 6]);
+    expect(stackSentence([4, 5, 6])).toBe('stack of 3: #4 ← #5 ← #6');
+    expect(stackSentence([1, 2], (n) => `!${n}`)).toBe('stack of 2: !1 ← !2');
   });
 
   it('parallel mode: a stack is one lane even when its PRs touch different targets', () => {

@@ -9,7 +9,7 @@
  */
 import type { CancellationReason, FailureReason } from '../../contract/index.js';
 import { IN_RUN, isTerminal } from '../model.js';
-import type { Entry } from '../types.js';
+import type { Entry, QueueModel } from '../types.js';
 import type { WorkingCopy } from '../working-copy.js';
 
 /** The stacks among the PRs in the queue (built from one list of entries; nothing here changes them). */
@@ -19,8 +19,9 @@ export class Stacks {
   /** Some PR in the queue is stacked on another PR in the queue. */
   readonly any: boolean;
 
-  constructor(entries: readonly Entry[]) {
-    for (const e of entries) if (!isTerminal(e.state)) this.byPr.set(e.prNumber, e);
+  /** `concluded`: take every entry given (the PRs of one finished run), not only those in the queue. */
+  constructor(entries: readonly Entry[], concluded = false) {
+    for (const e of entries) if (concluded || !isTerminal(e.state)) this.byPr.set(e.prNumber, e);
     let any = false;
     for (const e of this.byPr.values()) {
       const on = this.below(e);
@@ -92,6 +93,30 @@ export class Stacks {
       (a, b) => (depth.get(a.prNumber) as number) - (depth.get(b.prNumber) as number) || a.seq - b.seq,
     );
   }
+}
+
+/**
+ * The PRs of `entry`'s stack, bottom first, for people: its stack in the queue while it is in it;
+ * once it left, the PRs of its last run that left the same way linked to it. [] when not stacked.
+ */
+export function stackOf(model: QueueModel, entry: Entry): number[] {
+  const stacks = isTerminal(entry.state)
+    ? new Stacks(
+        model.entries.filter(
+          (e) => e.testRunId !== null && e.testRunId === entry.testRunId && e.state === entry.state,
+        ),
+        true,
+      )
+    : new Stacks(model.entries);
+  return stacks.stacked(entry) ? stacks.members(entry).map((e) => e.prNumber) : [];
+}
+
+/** A stack for people, bottom first: `stack of 3: #4 ← #5 ← #6` (`ref` names a PR the forge's way). */
+export function stackSentence(
+  prNumbers: readonly number[],
+  ref: (n: number) => string = (n) => `#${n}`,
+): string {
+  return `stack of ${prNumbers.length}: ${prNumbers.map(ref).join(' ← ')}`;
 }
 
 /**
