@@ -86,6 +86,17 @@ describe('stacked PRs on the git forge', () => {
     // Each PR's answer shows its stack.
     for (const pr of done)
       expect(pr.stack).toEqual({ prNumbers: [4, 5, 6], description: 'stack of 3: #4 ← #5 ← #6' });
+    // The history names the stack where it was tested and where it landed.
+    const history = (await ok(w.server, 'getPullRequestHistory', { ...Q, pr: { number: 5 } })) as {
+      transitions: { state: string; detail?: string }[];
+    };
+    const named = history.transitions
+      .filter((t) => t.state === 'testing' || t.state === 'merged')
+      .map((t) => [t.state, t.detail]);
+    expect(named).toEqual([
+      ['testing', 'stack of 3: #4 ← #5 ← #6'],
+      ['merged', 'stack of 3: #4 ← #5 ← #6'],
+    ]);
     expect(w.repo.log('main').map((c) => c.subject)).toEqual([
       'Add c (#6)',
       'Polish a, add b (#5)',

@@ -361,7 +361,7 @@ export class QueueService {
         const e = findEntry(handle.model, n);
         return !e || isTerminal(e.state);
       };
-      // The PRs below it that are not queued: submitted first, bottom first.
+      // The PRs below it that are not queued: submitted with it.
       const stack = below.filter((m) => fresh(m.prNumber));
       for (const m of stack) this.registry.refuseMerged(handle, m.prNumber);
       const adding = stack.length + (fresh(prNumber) ? 1 : 0);
@@ -375,21 +375,27 @@ export class QueueService {
           );
         }
       }
-      const submits: EngineEvent[] = stack.map((m) => ({
-        type: 'submit',
-        prNumber: m.prNumber,
-        pr: engineFacts(m.facts),
-        priority,
-        noBatch: options.noBatch,
-      }));
-      submits.push({
-        type: 'submit',
-        prNumber,
-        pr: engineFacts(facts),
-        priority,
-        noBatch: options.noBatch,
-        ...(risk ? { riskEstimate: risk.estimate } : {}),
-      });
+      // Top first, then down the stack: the stack is ready only once its bottom is in, so it is
+      // admitted whole and tested in one run (bottom first, as the engine orders it).
+      const submits: EngineEvent[] = [
+        {
+          type: 'submit',
+          prNumber,
+          pr: engineFacts(facts),
+          priority,
+          noBatch: options.noBatch,
+          ...(risk ? { riskEstimate: risk.estimate } : {}),
+        },
+        ...[...stack].reverse().map(
+          (m): EngineEvent => ({
+            type: 'submit',
+            prNumber: m.prNumber,
+            pr: engineFacts(m.facts),
+            priority,
+            noBatch: options.noBatch,
+          }),
+        ),
+      ];
       return this.writer.commit(handle, submits, {
         // Impacted targets may be uploaded before the PR is submitted: apply them to the new entries.
         more: (model) =>
