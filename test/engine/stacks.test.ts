@@ -94,6 +94,15 @@ describe('stacked PRs', () => {
     },
   );
 
+  it('the forge no longer naming the closed PR below keeps the link: the PR above leaves with it', () => {
+    const h = new Harness();
+    submitStack(h, [4, 5]);
+    // GitHub/GitLab: with #4 closed, no open PR has #5's base as its head any more.
+    h.apply({ type: 'prUpdated', prNumber: 5, pr: { ...facts(5, 'main', 4), stackedOn: undefined } });
+    h.apply({ type: 'prUpdated', prNumber: 4, pr: { ...facts(4), open: false } });
+    expect([h.state(5), h.reason(5)]).toEqual(['cancelled', 'STACKED_PR_MEMBER_CLOSED']);
+  });
+
   it('a PR submitted on top of a stack under test joins it: the stack is tested again whole', () => {
     const h = new Harness();
     submitStack(h, [4, 5]);
