@@ -52726,58 +52726,6 @@ const flakyRoutes = {
     // Railyard extensions: outgoing webhooks (docs/webhooks.md).
 };
 
-;// CONCATENATED MODULE: ./src/contract/freezes.ts
-/**
- * Freezes in the contract: the queue settings `freezes` and `freezeBypassPriority` as updateQueue
- * takes them and the queue object shows them (with `frozen`), and the times windows are written
- * in: ISO 8601 with a zone (Z or an offset), read as an instant, so a window never moves with
- * daylight saving. The times are read by the server's checks and the CLI's `mq queue freeze --until`.
- */
-
-
-const ext = (schema, description) => schema.meta({ 'x-railyard-extension': true, description });
-/** A freeze window as updateQueue takes it: absolute (ISO 8601 with a zone) or recurring (cron, UTC). */
-const FreezeWindowInput = union([
-    strictObject({ start: ShortString, end: ShortString, reason: ShortString.optional() }),
-    strictObject({
-        cron: ShortString,
-        durationMinutes: looseInt(1, 525_600),
-        reason: ShortString.optional(),
-    }),
-]);
-/** The updateQueue (and createQueue) fields of freezes. */
-const FreezeSettingsInput = {
-    freezes: ext(array(FreezeWindowInput).max(100).optional(), 'Windows in which the queue tests but lands only PRs of priority ≤ freezeBypassPriority: { start, end } (ISO 8601 with a zone) or { cron, durationMinutes } (UTC); the list replaces the one before'),
-    freezeBypassPriority: ext(looseInt(0, 255).optional(), 'PRs of this priority value or lower land during a freeze (default 0)'),
-};
-/** The queue object's fields of freezes. */
-const FreezeSettingsOutput = {
-    freezes: ext(array(union([
-        object({ start: schemas_string(), end: schemas_string(), reason: schemas_string().optional() }),
-        object({ cron: schemas_string(), durationMinutes: schemas_number(), reason: schemas_string().optional() }),
-    ])), 'Freeze windows: the queue tests but lands only PRs of priority ≤ freezeBypassPriority'),
-    freezeBypassPriority: ext(schemas_number(), 'PRs of this priority value or lower land during a freeze'),
-    frozen: ext(object({ until: schemas_string(), reason: schemas_string().optional() }).optional(), 'While a freeze window holds the queue: until when (chained windows included) and why'),
-};
-const ISO_ZONED = /^\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d(?::?\d\d)?)$/i;
-const HAS_ZONE = /(?:Z|[+-]\d\d(?::?\d\d)?)$/i;
-/** An ISO 8601 time with its zone as epoch ms; null when it is not one. */
-function parseZonedTime(text) {
-    const t = text.trim();
-    if (!ISO_ZONED.test(t))
-        return null;
-    const ms = Date.parse(t);
-    return Number.isNaN(ms) ? null : ms;
-}
-/** What is wrong with a time of a freeze (`where` names the field or flag); null when it is a zoned ISO 8601 time. */
-function zonedTimeProblem(text, where) {
-    if (parseZonedTime(text) !== null)
-        return null;
-    if (/^\d{4}-\d\d-\d\d/.test(text.trim()) && !Number.isNaN(Date.parse(text)) && !HAS_ZONE.test(text.trim()))
-        return `${where}: "${text}" has no time zone: add Z for UTC (2026-12-24T18:00:00Z) or an offset (+01:00)`;
-    return `${where}: "${text}" is not an ISO 8601 time such as 2026-12-24T18:00:00Z`;
-}
-
 ;// CONCATENATED MODULE: ./src/contract/constants.ts
 /**
  * The merge queue's vocabulary as plain constants: states, modes and merge methods. The zod
@@ -52838,6 +52786,58 @@ const DEFAULT_API_URL = 'https://api.trunk.io/v1';
 /** Prefix of every API token a Railyard server makes. */
 const RAILYARD_TOKEN_PREFIX = 'ry_';
 
+;// CONCATENATED MODULE: ./src/contract/freezes.ts
+/**
+ * Freezes in the contract: the queue settings `freezes` and `freezeBypassPriority` as updateQueue
+ * takes them and the queue object shows them (with `frozen`), and the times windows are written
+ * in: ISO 8601 with a zone (Z or an offset), read as an instant, so a window never moves with
+ * daylight saving. The times are read by the server's checks and the CLI's `mq queue freeze --until`.
+ */
+
+
+const ext = (schema, description) => schema.meta({ 'x-railyard-extension': true, description });
+/** A freeze window as updateQueue takes it: absolute (ISO 8601 with a zone) or recurring (cron, UTC). */
+const FreezeWindowInput = union([
+    strictObject({ start: ShortString, end: ShortString, reason: ShortString.optional() }),
+    strictObject({
+        cron: ShortString,
+        durationMinutes: looseInt(1, 525_600),
+        reason: ShortString.optional(),
+    }),
+]);
+/** The updateQueue (and createQueue) fields of freezes. */
+const FreezeSettingsInput = {
+    freezes: ext(array(FreezeWindowInput).max(100).optional(), 'Windows in which the queue tests but lands only PRs of priority ≤ freezeBypassPriority: { start, end } (ISO 8601 with a zone) or { cron, durationMinutes } (UTC); the list replaces the one before'),
+    freezeBypassPriority: ext(looseInt(0, 255).optional(), 'PRs of this priority value or lower land during a freeze (default 0)'),
+};
+/** The queue object's fields of freezes. */
+const FreezeSettingsOutput = {
+    freezes: ext(array(union([
+        object({ start: schemas_string(), end: schemas_string(), reason: schemas_string().optional() }),
+        object({ cron: schemas_string(), durationMinutes: schemas_number(), reason: schemas_string().optional() }),
+    ])), 'Freeze windows: the queue tests but lands only PRs of priority ≤ freezeBypassPriority'),
+    freezeBypassPriority: ext(schemas_number(), 'PRs of this priority value or lower land during a freeze'),
+    frozen: ext(object({ until: schemas_string(), reason: schemas_string().optional() }).optional(), 'While a freeze window holds the queue: until when (chained windows included) and why'),
+};
+const ISO_ZONED = /^\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d(?::?\d\d)?)$/i;
+const HAS_ZONE = /(?:Z|[+-]\d\d(?::?\d\d)?)$/i;
+/** An ISO 8601 time with its zone as epoch ms; null when it is not one. */
+function parseZonedTime(text) {
+    const t = text.trim();
+    if (!ISO_ZONED.test(t))
+        return null;
+    const ms = Date.parse(t);
+    return Number.isNaN(ms) ? null : ms;
+}
+/** What is wrong with a time of a freeze (`where` names the field or flag); null when it is a zoned ISO 8601 time. */
+function zonedTimeProblem(text, where) {
+    if (parseZonedTime(text) !== null)
+        return null;
+    if (/^\d{4}-\d\d-\d\d/.test(text.trim()) && !Number.isNaN(Date.parse(text)) && !HAS_ZONE.test(text.trim()))
+        return `${where}: "${text}" has no time zone: add Z for UTC (2026-12-24T18:00:00Z) or an offset (+01:00)`;
+    return `${where}: "${text}" is not an ISO 8601 time such as 2026-12-24T18:00:00Z`;
+}
+
 ;// CONCATENATED MODULE: ./src/contract/mq.ts
 /** The merge-queue operations' schemas: enums, PR and queue objects, requests and answers of every mq operation. */
 
@@ -52875,11 +52875,21 @@ const PriorityInput = union([
 /** Maps a request priority to the value, name and skip-the-line flag the API reports. */
 function resolvePriority(input) {
     if (input === undefined || input === null) {
-        return { value: PRIORITY_NAMES[DEFAULT_PRIORITY], name: DEFAULT_PRIORITY, usedDefaultName: true, skipTheLine: false };
+        return {
+            value: PRIORITY_NAMES[DEFAULT_PRIORITY],
+            name: DEFAULT_PRIORITY,
+            usedDefaultName: true,
+            skipTheLine: false,
+        };
     }
     if (typeof input === 'number') {
         const named = Object.entries(PRIORITY_NAMES).find(([, v]) => v === input);
-        return { value: input, name: named ? named[0] : String(input), usedDefaultName: false, skipTheLine: input === 0 };
+        return {
+            value: input,
+            name: named ? named[0] : String(input),
+            usedDefaultName: false,
+            skipTheLine: input === 0,
+        };
     }
     const value = PRIORITY_NAMES[input];
     return { value, name: input, usedDefaultName: false, skipTheLine: value === 0 };
@@ -52923,7 +52933,10 @@ const ListPullRequestsRequest = object({
 const MAX_IMPACTED_TARGET_CHARS = 4096;
 const ImpactedTargets = union([
     array(schemas_string().max(MAX_IMPACTED_TARGET_CHARS)),
-    schemas_string().max(3).refine((s) => s.toUpperCase() === 'ALL', { message: 'must be a list of targets or "ALL"' }).transform(() => 'ALL'),
+    schemas_string()
+        .max(3)
+        .refine((s) => s.toUpperCase() === 'ALL', { message: 'must be a list of targets or "ALL"' })
+        .transform(() => 'ALL'),
 ]);
 const SetImpactedTargetsRequest = object({
     ...QueueKey,
@@ -52998,7 +53011,8 @@ const Readiness = object({
     conflict: mq_extension(object({
         message: schemas_string(),
         files: array(schemas_string()).optional(),
-        commit: object({ sha: schemas_string(), subject: schemas_string(), prNumber: schemas_number().optional() }).optional(),
+        commit: object({ sha: schemas_string(), subject: schemas_string(), prNumber: schemas_number().optional() })
+            .optional(),
     })
         .optional(), 'Why the PR does not merge onto its base branch and what to do, in one sentence (message), with the conflicting ' +
         'files and the commit on the base branch that last changed them when the forge can tell'),
@@ -53024,6 +53038,7 @@ const PullRequestCore = {
     enqueuedAt: DateTimeOutput.optional(),
     direct: mq_extension(schemas_boolean().optional(), "Submitted direct: admitted past the forge's pull-request requirements, still tested (absent when not)"),
     riskEstimate: mq_extension(schemas_number().min(0).max(1).optional(), "The PR's failure probability, estimated by the server when the PR is submitted from the queue's own stored history: an online logistic regression over its author, the paths it changes (or its impacted targets), its size, how often those paths failed recently and its earlier outcomes in the queue (absent until estimated)"),
+    stack: mq_extension(object({ prNumbers: array(schemas_number()), description: schemas_string() }).optional(), 'Stacked PRs: the PRs of its stack, bottom first, tested and landed as one unit, and the same for people (`stack of 3: #4 ← #5 ← #6`); absent when the PR is stacked on no other PR and none on it'),
 };
 /** One state change in a getSubmittedPullRequest(s) `timeline` (with includeTimeline): newest first, Trunk's `timestamp`. */
 const TimelineItem = object({
@@ -53114,7 +53129,8 @@ const StatusCheck = object({
 });
 const TestingDetailsResponse = object({
     requiredStatuses: array(schemas_string()),
-    requiredStatusesSource: schemas_enum(['trunk_config', 'repo_provider_branch_protection', 'merge_instance']).optional(),
+    requiredStatusesSource: schemas_enum(['trunk_config', 'repo_provider_branch_protection', 'merge_instance'])
+        .optional(),
     testBranch: schemas_string(),
     testBranchSha: schemas_string(),
     createdAt: DateTimeOutput.optional(),
@@ -53136,7 +53152,15 @@ const TestingDetailsResponse = object({
     retryOf: mq_extension(schemas_string().optional(), 'The failed run this one tests again (flakyRetries)'),
     pendingChecks: mq_extension(array(object({ name: schemas_string(), state: schemas_enum(['running', 'not_reported']) })).optional(), 'While the run is testing on a forge whose CI Railyard reads (GitHub, GitLab): the checks it still waits for (the required ones, else those reported), running or not reported yet; absent once the run has its verdict, or when this server does not drive the queue'),
 });
-// ---------------------------------------------------------------- Railyard extensions
+
+
+
+;// CONCATENATED MODULE: ./src/contract/mq-extensions.ts
+/** Railyard's own merge-queue operations' schemas (beyond Trunk's v1): a PR's history and a check's log. */
+
+
+
+
 /** One state change of a pull request (the shape of Trunk v2's queue-entry history). */
 const PullRequestTransition = object({
     /** The submission (queue entry) it belongs to: a new one after each resubmission. */
@@ -53167,8 +53191,6 @@ const CheckRunLogQuery = object({
     testRunId: ShortString,
     check: ShortString,
 });
-
-
 
 ;// CONCATENATED MODULE: ./src/contract/permissions.ts
 /**
@@ -53356,6 +53378,7 @@ const DoctorResponse = object({
 
 ;// CONCATENATED MODULE: ./src/contract/routes-mq.ts
 /** The merge-queue operations of the route table (routes.ts): schemas and documentation. */
+
 
 
 

@@ -2,6 +2,7 @@
 export * from './branch-name.js';
 export * from './common.js';
 export * from './mq.js';
+export * from './mq-extensions.js';
 export * from './mq-reads.js';
 export * from './flaky.js';
 export * from './routes.js';

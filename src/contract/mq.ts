@@ -55,12 +55,18 @@ const extension = <T extends z.ZodType>(schema: T, description: string): T =>
 
 /** The flaky-aware queue settings (Railyard extensions, docs/decisions.md), as updateQueue accepts them. */
 const FlakySettingsInput = {
-  flakyPolicy: extension(FlakyPolicy.optional(), 'Which failing tests do not fail a test run: off, ignore_quarantined, ignore_flaky'),
+  flakyPolicy: extension(
+    FlakyPolicy.optional(),
+    'Which failing tests do not fail a test run: off, ignore_quarantined, ignore_flaky',
+  ),
   flakyReportGraceSeconds: extension(
     looseInt(0, 3600).optional(),
     'How long a failed check waits for its uploaded test results before it counts as an ordinary failure',
   ),
-  flakyRetries: extension(looseInt(0, 3).optional(), 'Retries of a failure whose failing tests all have flake history'),
+  flakyRetries: extension(
+    looseInt(0, 3).optional(),
+    'Retries of a failure whose failing tests all have flake history',
+  ),
   probationThreshold: extension(
     z.number().min(0).max(1).nullable().optional(),
     'PRs whose riskEstimate is above this are tested alone, off the line, before they join it; null = off',
@@ -91,11 +97,21 @@ export interface ResolvedPriority {
 /** Maps a request priority to the value, name and skip-the-line flag the API reports. */
 export function resolvePriority(input: PriorityInput | undefined): ResolvedPriority {
   if (input === undefined || input === null) {
-    return { value: PRIORITY_NAMES[DEFAULT_PRIORITY], name: DEFAULT_PRIORITY, usedDefaultName: true, skipTheLine: false };
+    return {
+      value: PRIORITY_NAMES[DEFAULT_PRIORITY],
+      name: DEFAULT_PRIORITY,
+      usedDefaultName: true,
+      skipTheLine: false,
+    };
   }
   if (typeof input === 'number') {
     const named = (Object.entries(PRIORITY_NAMES) as [PriorityName, number][]).find(([, v]) => v === input);
-    return { value: input, name: named ? named[0] : String(input), usedDefaultName: false, skipTheLine: input === 0 };
+    return {
+      value: input,
+      name: named ? named[0] : String(input),
+      usedDefaultName: false,
+      skipTheLine: input === 0,
+    };
   }
   const value = PRIORITY_NAMES[input];
   return { value, name: input, usedDefaultName: false, skipTheLine: value === 0 };
@@ -156,7 +172,11 @@ export const MAX_IMPACTED_TARGET_CHARS = 4096;
 
 export const ImpactedTargets = z.union([
   z.array(z.string().max(MAX_IMPACTED_TARGET_CHARS)),
-  z.string().max(3).refine((s) => s.toUpperCase() === 'ALL', { message: 'must be a list of targets or "ALL"' }).transform(() => 'ALL' as const),
+  z
+    .string()
+    .max(3)
+    .refine((s) => s.toUpperCase() === 'ALL', { message: 'must be a list of targets or "ALL"' })
+    .transform(() => 'ALL' as const),
 ]);
 export type ImpactedTargets = string[] | 'ALL';
 
@@ -213,7 +233,13 @@ export const UpdateQueueRequest = z.object({
 export type UpdateQueueRequest = z.infer<typeof UpdateQueueRequest>;
 
 /** The updateQueue fields createQueue also applies (a Railyard extension; Trunk's createQueue takes only mode and concurrency). */
-const { repo: _repo, targetBranch: _branch, mode: _mode, concurrency: _concurrency, ...settingsShape } = UpdateQueueRequest.shape;
+const {
+  repo: _repo,
+  targetBranch: _branch,
+  mode: _mode,
+  concurrency: _concurrency,
+  ...settingsShape
+} = UpdateQueueRequest.shape;
 const createExtensions = Object.fromEntries(
   Object.entries(settingsShape).map(([name, field]) => [
     name,
@@ -254,7 +280,9 @@ export const Readiness = z.object({
       .object({
         message: z.string(),
         files: z.array(z.string()).optional(),
-        commit: z.object({ sha: z.string(), subject: z.string(), prNumber: z.number().optional() }).optional(),
+        commit: z
+          .object({ sha: z.string(), subject: z.string(), prNumber: z.number().optional() })
+          .optional(),
       })
       .optional(),
     'Why the PR does not merge onto its base branch and what to do, in one sentence (message), with the conflicting ' +
@@ -289,6 +317,10 @@ const PullRequestCore = {
   riskEstimate: extension(
     z.number().min(0).max(1).optional(),
     "The PR's failure probability, estimated by the server when the PR is submitted from the queue's own stored history: an online logistic regression over its author, the paths it changes (or its impacted targets), its size, how often those paths failed recently and its earlier outcomes in the queue (absent until estimated)",
+  ),
+  stack: extension(
+    z.object({ prNumbers: z.array(z.number()), description: z.string() }).optional(),
+    'Stacked PRs: the PRs of its stack, bottom first, tested and landed as one unit, and the same for people (`stack of 3: #4 ← #5 ← #6`); absent when the PR is stacked on no other PR and none on it',
   ),
 };
 
@@ -357,7 +389,10 @@ export const QueueSettings = z.object({
   flakyPolicy: extension(z.enum(FLAKY_POLICIES), 'Which failing tests do not fail a test run'),
   flakyReportGraceSeconds: extension(z.number(), 'Seconds a failed check waits for its test results'),
   flakyRetries: extension(z.number(), 'Retries of a failure whose failing tests all have flake history'),
-  probationThreshold: extension(z.number().nullable(), 'Risk above which a PR is tested alone first; null = off'),
+  probationThreshold: extension(
+    z.number().nullable(),
+    'Risk above which a PR is tested alone first; null = off',
+  ),
   ...FreezeSettingsOutput,
   testingTimeoutMinutesNow: extension(
     z.number().optional(),
@@ -402,7 +437,9 @@ export const StatusCheck = z.object({
 
 export const TestingDetailsResponse = z.object({
   requiredStatuses: z.array(z.string()),
-  requiredStatusesSource: z.enum(['trunk_config', 'repo_provider_branch_protection', 'merge_instance']).optional(),
+  requiredStatusesSource: z
+    .enum(['trunk_config', 'repo_provider_branch_protection', 'merge_instance'])
+    .optional(),
   testBranch: z.string(),
   testBranchSha: z.string(),
   createdAt: DateTimeOutput.optional(),
@@ -434,45 +471,6 @@ export const TestingDetailsResponse = z.object({
   ),
 });
 export type TestingDetailsResponse = z.infer<typeof TestingDetailsResponse>;
-
-// ---------------------------------------------------------------- Railyard extensions
-
-/** One state change of a pull request (the shape of Trunk v2's queue-entry history). */
-export const PullRequestTransition = z.object({
-  /** The submission (queue entry) it belongs to: a new one after each resubmission. */
-  queueEntryId: z.string(),
-  state: z.enum(PULL_REQUEST_STATES),
-  /** Absent on the first row of a submission. */
-  previousState: z.enum(PULL_REQUEST_STATES).optional(),
-  /** A reason code (failure, cancellation, queued or merged reason), when there is one. */
-  reason: z.string().optional(),
-  at: DateTimeOutput,
-  /** The test run testing (or that tested) the PR, from `testing` on. */
-  testRunId: z.string().optional(),
-  /** Failures: what went wrong, for people (the conflicting PR and files, what is wrong in railyard.json, the failed checks). */
-  detail: z.string().optional(),
-});
-export type PullRequestTransition = z.infer<typeof PullRequestTransition>;
-
-export const PullRequestHistoryResponse = z.object({
-  prNumber: z.number(),
-  /** Every state change over every submission of the PR to this queue, oldest first. */
-  transitions: z.array(PullRequestTransition),
-});
-export type PullRequestHistoryResponse = z.infer<typeof PullRequestHistoryResponse>;
-
-/** The most of a check's output served: its end, where the failure usually is. */
-export const CHECK_LOG_MAX_BYTES = 1024 * 1024;
-
-/** Query of getCheckRunLog (a GET, so a check run's `url` can point at it). */
-export const CheckRunLogQuery = z.object({
-  repoHost: NonEmptyString.max(REPO_HOST_MAX),
-  repo: OwnerSlashName,
-  targetBranch: TargetBranch,
-  testRunId: ShortString,
-  check: ShortString,
-});
-export type CheckRunLogQuery = z.infer<typeof CheckRunLogQuery>;
 
 export * from './reason-codes.js';
 export { FreezeWindowInput } from './freezes.js';

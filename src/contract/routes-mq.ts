@@ -1,5 +1,6 @@
 /** The merge-queue operations of the route table (routes.ts): schemas and documentation. */
 import { EmptyResponse } from './common.js';
+import * as ext from './mq-extensions.js';
 import * as mq from './mq.js';
 import * as qs from './queues.js';
 import * as reads from './mq-reads.js';
@@ -162,7 +163,7 @@ export const mqRoutes = {
     retrySafe: true,
     permission: null,
     request: mq.PullRequestActionRequest,
-    response: mq.PullRequestHistoryResponse,
+    response: ext.PullRequestHistoryResponse,
     extension: true,
   }),
   // Railyard extension: every queue of the organisation, for the dashboard's overview, `mq queue list` and `mq watch`'s ETA.
@@ -186,7 +187,7 @@ export const mqRoutes = {
     auth: true,
     retrySafe: true,
     permission: null,
-    request: mq.CheckRunLogQuery,
+    request: ext.CheckRunLogQuery,
     response: 'text',
     extension: true,
   }),

@@ -20,6 +20,9 @@
  * - Readiness (readiness.ts): a PR is admitted (`not_ready` → `pending`) once it targets the
  *   branch, is mergeable and (parallel mode) has impacted targets; it leaves again when that
  *   stops holding.
+ * - Stacks (stacks.ts): the PRs of a stack (a PR based on another PR's head branch) are one
+ *   unit: admitted, tested and landed whole, bottom first; a PR of a stack that leaves takes the
+ *   PRs above it along (Trunk's `STACKED_PR_MEMBER_*` reasons); a stack split over runs restarts.
  * - Invalidation (invalidation.ts): a run nobody is in stops; a passing bisection group that
  *   cannot land directly rejoins the line (bisection.ts); an urgent PR interrupts the non-urgent
  *   tests it would wait behind; a unit whose own PRs or base no longer hold goes back to pending,
@@ -67,6 +70,7 @@ export { laneNumbers } from './rules/lanes.js';
 export { flakyVerdict } from './rules/flaky-verdict.js';
 export { needsProbation } from './rules/probation.js';
 export { conflictSentence, prConflictSentence, readinessOf } from './rules/readiness.js';
+export { stackOf, stackSentence } from './rules/stacks.js';
 export { step } from './step.js';
 export { activeFreeze, freezesProblem, landsAt, type ActiveFreeze } from './freezes.js';
 export { testingTimeoutMs } from './timeout.js';

@@ -11,6 +11,7 @@ import { requestMerge } from './rules/merging.js';
 import { startProbation } from './rules/probation.js';
 import { applyReadiness, completeModeSwitch } from './rules/readiness.js';
 import { startRuns } from './rules/scheduling.js';
+import { applyStacks } from './rules/stacks.js';
 import type { EngineEvent, QueueModel, StepContext, StepResult } from './types.js';
 import { WorkingCopy } from './working-copy.js';
 import { mergeWorkingSet, workingSet } from './working-set.js';
@@ -76,6 +77,7 @@ function settle(w: WorkingCopy): void {
     }
     const before = w.effects.length;
     applyReadiness(w);
+    applyStacks(w);
     cancelOrphanRuns(w);
     releaseBisections(w);
     preempt(w);

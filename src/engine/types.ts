@@ -88,6 +88,13 @@ export interface PrFacts {
    * nothing more on GitHub and GitLab. Absent when it merges or the forge does not know.
    */
   conflict?: PrConflict;
+  /**
+   * Stacked PRs (rules/stacks.ts): the open PR whose head branch is this PR's base branch, as the
+   * forge tells; absent when the PR is based on no other PR.
+   */
+  stackedOn?: number;
+  /** With `open: false`: the forge says it was merged (outside the queue, or by it). */
+  merged?: boolean;
 }
 
 /** What a conflicting PR conflicts with (PrFacts.conflict). */
@@ -353,7 +360,14 @@ export type TestBasis = { on: 'run'; runId: string } | { on: 'target' };
 
 /** Something the shell must do. Outcomes come back as events. */
 export type Effect =
-  | { type: 'stateChanged'; entryId: string; prNumber: number; from: PullRequestState | null; to: PullRequestState; reason: ReasonCode | null }
+  | {
+      type: 'stateChanged';
+      entryId: string;
+      prNumber: number;
+      from: PullRequestState | null;
+      to: PullRequestState;
+      reason: ReasonCode | null;
+    }
   | { type: 'startTestRun'; runId: string; basis: TestBasis }
   | { type: 'cancelTestRun'; runId: string }
   | { type: 'merge'; runId: string; prNumbers: number[] };

@@ -10,7 +10,7 @@
  * - every entry of a PR the event names (a command on a concluded PR is refused with its state; a
  *   resubmission reuses the impacted targets of the earlier one), of a PR a run in the set is
  *   built on, tests or merges (`merged` base PRs do not restart it), and of a PR named by a known
- *   bisection failure (`cleared`);
+ *   bisection failure (`cleared`), and of the PR each PR in the queue is stacked on (rules/stacks.ts);
  * - every run in progress or asked to merge, the event's run, and the run of every entry in the set.
  * Concluded entries and finished runs outside it are read by nothing in the rules: they are
  * carried over unchanged, in place.
@@ -47,7 +47,11 @@ function positions<T>(items: readonly T[], keep: (item: T) => boolean): number[]
   return out;
 }
 
-function indexOf<T, K>(cache: WeakMap<readonly T[], Map<K, number[]>>, items: readonly T[], key: (item: T) => K): Map<K, number[]> {
+function indexOf<T, K>(
+  cache: WeakMap<readonly T[], Map<K, number[]>>,
+  items: readonly T[],
+  key: (item: T) => K,
+): Map<K, number[]> {
   let index = cache.get(items);
   if (!index) {
     index = new Map();
@@ -81,11 +85,15 @@ export function workingSet(model: QueueModel, event: EngineEvent): WorkingSet {
     if (e.testRunId) runIds.push(e.testRunId);
     const known = e.bisectKnownFailure;
     if (known) for (const pr of [...known.base, ...known.prs]) prs.add(pr);
+    // A stacked PR leaves when the PR it is stacked on left (rules/stacks.ts).
+    const on = e.pr.stackedOn;
+    if (on !== undefined && on !== null) prs.add(on);
   }
   const byRun = indexOf(runIndexes, runs, (r) => r.id);
   const byPr = indexOf(prIndexes, entries, (e) => e.prNumber);
   const takeRuns = (ids: readonly string[]) => {
-    for (const id of ids) for (const i of byRun.get(id) ?? []) if (i < runs.length && runs[i].id === id) runAt.add(i);
+    for (const id of ids)
+      for (const i of byRun.get(id) ?? []) if (i < runs.length && runs[i].id === id) runAt.add(i);
   };
   takeRuns(runIds);
   for (const i of runAt) {
@@ -121,7 +129,15 @@ export function workingSet(model: QueueModel, event: EngineEvent): WorkingSet {
 export function mergeWorkingSet(whole: QueueModel, set: WorkingSet, after: QueueModel): QueueModel {
   const entries = putBack(whole.entries, set.entryAt, after.entries);
   const runs = putBack(whole.runs, set.runAt, after.runs);
-  carry(openAt, prIndexes, whole.entries, entries, set.entryAt, (e) => !isTerminal(e.state), (e) => e.prNumber);
+  carry(
+    openAt,
+    prIndexes,
+    whole.entries,
+    entries,
+    set.entryAt,
+    (e) => !isTerminal(e.state),
+    (e) => e.prNumber,
+  );
   carry(liveAt, runIndexes, whole.runs, runs, set.runAt, isLive, (r) => r.id);
   return { ...after, entries, runs };
 }
@@ -172,7 +188,10 @@ export interface ItemChanges<T> {
  * pointer comparison per item, whatever the history's length); arrays that differ in any other
  * way (another replica's copy, a reload) are compared by id.
  */
-export function changedItems<T extends { id: string }>(before: readonly T[], after: readonly T[]): ItemChanges<T> {
+export function changedItems<T extends { id: string }>(
+  before: readonly T[],
+  after: readonly T[],
+): ItemChanges<T> {
   const upsert: T[] = [];
   const previous: (T | undefined)[] = [];
   let inPlace = after.length >= before.length;

@@ -41,6 +41,44 @@ export interface SimOptions {
   maxPrs: number | null;
 }
 
+/** Stacked PRs (docs/merge-queue.md, "Stacked PRs"); absent = no stacks. */
+export interface StackSimOptions {
+  /** Share of PRs that arrive in stacks (each stack submitted at once, each PR based on the one below). */
+  stackShare?: number;
+  /** Depth of a stack, drawn uniformly from [min, max]; default [2, 3]. */
+  stackDepth?: [number, number];
+  /** The same PRs, arriving the same way, but not linked: what stacking costs is measured against this. */
+  stackUnlinked?: boolean;
+}
+
+/** The figures of stacked PRs (in the result only with --stack-share). */
+export interface StackSimFigures {
+  /** Stacks submitted (over the whole run) and the PRs in them. */
+  stacks: number;
+  prsInStacks: number;
+  /** Stacks whose every PR landed, in one merge. */
+  stacksLanded: number;
+  /** Stacks of which some PRs landed and others did not, or not in one merge (should stay 0). */
+  stacksLandedPartly: number;
+}
+
+/** Parses `--stack-depth`: `N` or `MIN-MAX`, from 2 to 20. */
+export function parseStackDepth(text: string): [number, number] {
+  const m = /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/.exec(text);
+  const min = m ? Number(m[1]) : NaN;
+  const max = m ? Number(m[2] ?? m[1]) : NaN;
+  if (!(min >= 2 && max <= 20 && min <= max))
+    throw new RangeError(`--stack-depth: "${text}" must be N or MIN-MAX with 2 ≤ MIN ≤ MAX ≤ 20 (e.g. 2-3)`);
+  return [min, max];
+}
+
+export function validateStacks(o: StackSimOptions): void {
+  if (o.stackShare !== undefined && !(o.stackShare >= 0 && o.stackShare <= 1))
+    throw new RangeError('--stack-share: must be in [0, 1]');
+  if (o.stackDepth !== undefined && o.stackShare === undefined)
+    throw new RangeError('--stack-depth: give --stack-share too');
+}
+
 /** The flaky-aware queue's inputs (docs/decisions.md, "Simulator flags"); absent = off. */
 export interface FlakySimOptions {
   /** C: share of flaky failures whose failing test is known (quarantined, with flake history). */
@@ -117,8 +155,8 @@ export const DEFAULT_OPTIONS: SimOptions = {
   maxPrs: null,
 };
 
-export interface SimResult extends Partial<FlakySimFigures> {
-  options: SimOptions & FlakySimOptions;
+export interface SimResult extends Partial<FlakySimFigures>, Partial<StackSimFigures> {
+  options: SimOptions & FlakySimOptions & StackSimOptions;
   /** Virtual hours the figures cover: from the warm-up to `hours`, or to the last event when the queue emptied for good. */
   measuredHours: number;
   submitted: number;
@@ -144,7 +182,13 @@ export interface SimResult extends Partial<FlakySimFigures> {
   /** (merged + failed) per hour: what the round model counts. */
   resolvedPerHour: number;
   /** Submit → merged, minutes, over PRs submitted after the warm-up that merged. */
-  timeInQueueMinutes: { p50: number | null; p95: number | null; mean: number | null; max: number | null; samples: number };
+  timeInQueueMinutes: {
+    p50: number | null;
+    p95: number | null;
+    mean: number | null;
+    max: number | null;
+    samples: number;
+  };
   ciRunsPerMerged: number | null;
   bounds: Bounds;
   /** mergedPerHour / bounds.mergedPerHour. */
@@ -153,7 +197,6 @@ export interface SimResult extends Partial<FlakySimFigures> {
   /** Wall-clock milliseconds the simulation took (not deterministic). */
   wallMs: number;
 }
-
 
 /** With `riskShare`: the failure rates of the risky class and of the rest (which keeps the mean at `failureRate`). */
 export function riskClassRates(o: SimOptions & FlakySimOptions): { risky: number; rest: number } | null {
@@ -178,9 +221,13 @@ export function validateFlaky(o: FlakySimOptions): void {
   share('risk-accuracy', o.riskAccuracy);
   share('probation-threshold', o.probationThreshold ?? undefined);
   share('hang-rate', o.hangRate);
-  if (o.flakyRetries !== undefined && !(Number.isInteger(o.flakyRetries) && o.flakyRetries >= 0 && o.flakyRetries <= 3))
+  if (
+    o.flakyRetries !== undefined &&
+    !(Number.isInteger(o.flakyRetries) && o.flakyRetries >= 0 && o.flakyRetries <= 3)
+  )
     throw new RangeError('--flaky-retries: must be an integer from 0 to 3');
-  if (o.riskFailureRate !== undefined && o.riskShare === undefined) throw new RangeError('--risk-failure-rate: give --risk-share too');
+  if (o.riskFailureRate !== undefined && o.riskShare === undefined)
+    throw new RangeError('--risk-failure-rate: give --risk-share too');
 }
 
 export function validate(o: SimOptions): void {
@@ -195,12 +242,18 @@ export function validate(o: SimOptions): void {
   if (!(o.flakeRate >= 0 && o.flakeRate <= 1)) fail('--flake-rate: must be in [0, 1]');
   if (!Number.isInteger(o.lanes) || o.lanes < 1) fail('--lanes: must be an integer ≥ 1');
   if (!(o.hours > 0)) fail('--hours: must be > 0');
-  if (!(o.warmupHours >= 0 && o.warmupHours < o.hours)) fail('--warmup-hours: must be ≥ 0 and less than hours');
+  if (!(o.warmupHours >= 0 && o.warmupHours < o.hours))
+    fail('--warmup-hours: must be ≥ 0 and less than hours');
   if (!Number.isInteger(o.concurrency) || o.concurrency < 1) fail('--concurrency: must be an integer ≥ 1');
-  if (o.batchSize !== null && (!Number.isInteger(o.batchSize) || o.batchSize < 1)) fail('--batch-size: must be an integer ≥ 1');
+  if (o.batchSize !== null && (!Number.isInteger(o.batchSize) || o.batchSize < 1))
+    fail('--batch-size: must be an integer ≥ 1');
   if (!(o.batchWaitMinutes >= 0)) fail('--batch-wait-minutes: must be ≥ 0');
-  if (o.bisectionConcurrency !== null && (!Number.isInteger(o.bisectionConcurrency) || o.bisectionConcurrency < 1))
+  if (
+    o.bisectionConcurrency !== null &&
+    (!Number.isInteger(o.bisectionConcurrency) || o.bisectionConcurrency < 1)
+  )
     fail('--bisection-concurrency: must be an integer ≥ 1');
-  if (!Number.isInteger(o.pendingFailureDepth) || o.pendingFailureDepth < 0) fail('--pending-failure-depth: must be an integer ≥ 0');
+  if (!Number.isInteger(o.pendingFailureDepth) || o.pendingFailureDepth < 0)
+    fail('--pending-failure-depth: must be an integer ≥ 0');
   if (o.arrivalRate === 0 && o.backlog === 0) fail('nothing to simulate: give --arrival-rate or --backlog');
 }

@@ -30,14 +30,27 @@ import {
   riskClassRates,
   validate,
   validateFlaky,
+  validateStacks,
+  type FlakySimFigures,
+  type FlakySimOptions,
+  type StackSimOptions,
+  type SimOptions,
+  type SimResult,
+} from './options.js';
+import { pruneModel } from './prune.js';
+import { exponential, rng } from './random.js';
+import { SimStacks } from './stacks.js';
+
+export {
+  DEFAULT_OPTIONS,
+  flakyFeaturesOn,
   type FlakySimFigures,
   type FlakySimOptions,
   type SimOptions,
   type SimResult,
 } from './options.js';
-import { exponential, rng } from './random.js';
-
-export { DEFAULT_OPTIONS, flakyFeaturesOn, type FlakySimFigures, type FlakySimOptions, type SimOptions, type SimResult } from './options.js';
+export { parseStackDepth, type StackSimOptions } from './options.js';
+export { pruneModel } from './prune.js';
 
 type SimEvent =
   | { time: number; seq: number; kind: 'arrival' }
@@ -53,6 +66,8 @@ interface PrInfo {
   submittedAt: number;
   /** Flaky-aware sim: its breakage shows only in a known test. */
   breakageKnown?: boolean;
+  /** The stack it arrived in (SimStacks), if any. */
+  stack?: number;
 }
 
 const MINUTE = 60_000;
@@ -67,43 +82,19 @@ function percentile(sorted: number[], q: number): number | null {
   return sorted[Math.min(sorted.length - 1, Math.max(0, rank))];
 }
 
-/**
- * Drops what the engine can no longer need: runs that are not in progress and that no entry in
- * the queue is in, and terminal entries no kept run mentions (as base, unit or merge). A kept
- * run's base PRs must stay findable: the engine tells "merged" from "gone" by their entries.
- */
-export function pruneModel(model: QueueModel): QueueModel {
-  const liveRuns = new Set<string>();
-  let terminal = 0;
-  for (const e of model.entries) {
-    if (isTerminal(e.state)) terminal++;
-    else if (e.testRunId) liveRuns.add(e.testRunId);
-  }
-  const runs = model.runs.filter((r) => r.status === 'in_progress' || liveRuns.has(r.id));
-  if (terminal === 0 && runs.length === model.runs.length) return model;
-  const referenced = new Set<number>();
-  for (const r of runs) {
-    for (const pr of r.basePrNumbers) referenced.add(pr);
-    for (const pr of r.prNumbers) referenced.add(pr);
-    for (const pr of r.mergePrNumbers ?? []) referenced.add(pr);
-  }
-  for (const e of model.entries) {
-    if (isTerminal(e.state) || !e.bisectKnownFailure) continue;
-    for (const pr of e.bisectKnownFailure.prs) referenced.add(pr);
-    for (const pr of e.bisectKnownFailure.base) referenced.add(pr);
-  }
-  const entries = model.entries.filter((e) => !isTerminal(e.state) || referenced.has(e.prNumber));
-  return { ...model, entries, runs };
-}
-
 /** Observers for tests and debugging: called after every engine step. */
 export interface SimHooks {
   afterStep?: (now: number, event: EngineEvent, model: QueueModel, effects: Effect[]) => void;
 }
 
-export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, hooks: SimHooks = {}): SimResult {
-  const options: SimOptions & FlakySimOptions = { ...DEFAULT_OPTIONS, ...partial };
+export function simulate(
+  partial: Partial<SimOptions> & FlakySimOptions & StackSimOptions = {},
+  hooks: SimHooks = {},
+): SimResult {
+  const options: SimOptions & FlakySimOptions & StackSimOptions = { ...DEFAULT_OPTIONS, ...partial };
   validate(options);
+  validateStacks(options);
+  const stacks = new SimStacks(options, options.seed);
   const flaky = flakyFeaturesOn(options);
   validateFlaky(options);
   const coverage = options.quarantineCoverage ?? 0;
@@ -147,8 +138,25 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
   };
   const scheduledTicks = new Set<number>();
   const timesInQueue: number[] = [];
-  const stats = { merged: 0, failed: 0, failedNotBroken: 0, mergedBroken: 0, cancelled: 0, ciRuns: 0, bisectionRuns: 0, cancelledRuns: 0 };
-  const figures: FlakySimFigures = { flakyIgnored: 0, retries: 0, retriesOfRealFailures: 0, runsFailedForReal: 0, quarantineEscapes: 0, probationRuns: 0, probationSlotsBusy: 0 };
+  const stats = {
+    merged: 0,
+    failed: 0,
+    failedNotBroken: 0,
+    mergedBroken: 0,
+    cancelled: 0,
+    ciRuns: 0,
+    bisectionRuns: 0,
+    cancelledRuns: 0,
+  };
+  const figures: FlakySimFigures = {
+    flakyIgnored: 0,
+    retries: 0,
+    retriesOfRealFailures: 0,
+    runsFailedForReal: 0,
+    quarantineEscapes: 0,
+    probationRuns: 0,
+    probationSlotsBusy: 0,
+  };
   /** Runs that failed because a broken PR was in them (for retries of real failures). */
   const failedForReal = new Set<string>();
   const probationStarted = new Map<string, number>();
@@ -182,7 +190,10 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
           let contents: number[];
           if (effect.basis.on === 'run') {
             const below = builtContents.get(effect.basis.runId);
-            if (below === undefined) throw new Error(`sim: run ${run.id} is built on run ${effect.basis.runId}, which never started`);
+            if (below === undefined)
+              throw new Error(
+                `sim: run ${run.id} is built on run ${effect.basis.runId}, which never started`,
+              );
             const base = new Set(run.basePrNumbers);
             contents = [...below.filter((pr) => base.has(pr)), ...run.prNumbers];
           } else contents = [...run.basePrNumbers, ...run.prNumbers];
@@ -195,7 +206,14 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
           const failures = flaky && !passed ? failingTests(brokenPrs, flaked) : undefined;
           // A check that never reports: no verdict comes, the testing timeout ends the run.
           const hangs = hangRate > 0 && hangRandom() < hangRate;
-          if (!hangs) schedule({ time: now + duration, kind: 'finish', runId: run.id, passed, ...(failures ? { failures } : {}) });
+          if (!hangs)
+            schedule({
+              time: now + duration,
+              kind: 'finish',
+              runId: run.id,
+              passed,
+              ...(failures ? { failures } : {}),
+            });
           if (!run.isBisection) mainStarted.set(run.id, now);
           if (run.isProbation) probationStarted.set(run.id, now);
           if (measuring()) {
@@ -221,10 +239,15 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
           break;
         case 'stateChanged': {
           const pr = prs.get(effect.prNumber) as PrInfo;
+          if (effect.to === 'merged' && pr.stack !== undefined) stacks.merged(pr.stack, effect.prNumber, now);
           if (effect.to === 'pending' && effect.from === 'not_ready' && options.batchSize !== null) {
             scheduleTick(now + options.batchWaitMinutes * MINUTE);
           }
-          if (options.keepBacklog && (effect.to === 'merged' || effect.to === 'failed' || effect.to === 'cancelled')) replacements++;
+          if (
+            options.keepBacklog &&
+            (effect.to === 'merged' || effect.to === 'failed' || effect.to === 'cancelled')
+          )
+            replacements++;
           if (!measuring()) break;
           if (effect.to === 'merged') {
             stats.merged++;
@@ -274,10 +297,20 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
     return out;
   };
 
-  const createPr = () => {
+  /** One arrival: a PR, or (with --stack-share) sometimes a stack of PRs submitted at once, bottom first. */
+  const arrive = () => {
+    const depth = stacks.nextDepth();
+    if (depth === 1) return createPr();
+    const stack = stacks.begin();
+    for (let i = 0, below: number | undefined; i < depth && !exhausted; i++) {
+      below = createPr(stack, options.stackUnlinked ? undefined : below);
+      if (below !== undefined) stacks.add(stack, below);
+    }
+  };
+  const createPr = (stack?: number, stackedOn?: number): number | undefined => {
     if (options.maxPrs !== null && nextPr > options.maxPrs) {
       exhausted = true;
-      return;
+      return undefined;
     }
     const prNumber = nextPr++;
     // With risk classes, the class is drawn first (own stream); the broken draw keeps its place in the PR stream.
@@ -285,7 +318,7 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
     const rate = classRates ? (risky ? classRates.risky : classRates.rest) : options.failureRate;
     const broken = prRandom() < rate;
     const lane = Math.floor(prRandom() * lanes);
-    const info: PrInfo = { broken, lane, submittedAt: now };
+    const info: PrInfo = { broken, lane, submittedAt: now, ...(stack !== undefined ? { stack } : {}) };
     let riskEstimate: number | undefined;
     if (flaky) {
       info.breakageKnown = broken && attrRandom() < knownBreakage;
@@ -300,12 +333,14 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
       headBranch: `sim/${prNumber}`,
       title: `PR ${prNumber}`,
       author: 'sim',
-      baseBranch: 'main',
+      baseBranch: stackedOn === undefined ? 'main' : `sim/${stackedOn}`,
       mergeability: 'mergeable' as const,
       open: true,
+      ...(stackedOn !== undefined ? { stackedOn } : {}),
     };
     apply({ type: 'submit', prNumber, pr, ...(riskEstimate !== undefined ? { riskEstimate } : {}) });
     if (parallel) apply({ type: 'impactedTargets', prNumber, sha: pr.headSha, targets: [`lane-${lane}`] });
+    return prNumber;
   };
 
   apply({
@@ -316,7 +351,9 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
       batch: options.batchSize !== null,
       ...(options.batchSize !== null ? { batchingMinSize: options.batchSize } : {}),
       batchingMaxWaitTimeMinutes: options.batchWaitMinutes,
-      ...(options.bisectionConcurrency !== null ? { bisectionConcurrency: options.bisectionConcurrency } : {}),
+      ...(options.bisectionConcurrency !== null
+        ? { bisectionConcurrency: options.bisectionConcurrency }
+        : {}),
       canOptimisticallyMerge: options.optimistic,
       pendingFailureDepth: options.pendingFailureDepth,
       optimizationMode: options.skipRedundant ? 'bisection_skip_redundant_tests' : 'off',
@@ -330,8 +367,10 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
     },
   });
 
-  for (let i = 0; i < options.backlog && !exhausted; i++) createPr();
-  if (options.arrivalRate > 0) schedule({ time: exponential(arrivalRandom, options.arrivalRate) * HOUR, kind: 'arrival' });
+  while (nextPr - 1 < options.backlog && !exhausted) arrive();
+  const arrivals = options.arrivalRate / stacks.prsPerArrival;
+  if (options.arrivalRate > 0)
+    schedule({ time: exponential(arrivalRandom, arrivals) * HOUR, kind: 'arrival' });
 
   let lastEvent = 0;
   let ranDry = false;
@@ -339,7 +378,7 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
     // A standing backlog: PRs that left are replaced (between steps, never inside one).
     while (replacements > 0 && !exhausted) {
       replacements--;
-      createPr();
+      arrive();
     }
     const event = heap.pop();
     if (!event) ranDry = true;
@@ -347,14 +386,20 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
     now = lastEvent = event.time;
     switch (event.kind) {
       case 'arrival':
-        createPr();
-        if (!exhausted) schedule({ time: now + exponential(arrivalRandom, options.arrivalRate) * HOUR, kind: 'arrival' });
+        arrive();
+        if (!exhausted)
+          schedule({ time: now + exponential(arrivalRandom, arrivals) * HOUR, kind: 'arrival' });
         break;
       case 'finish':
         if (cancelledRuns.delete(event.runId)) break; // the engine ignores results of cancelled runs
         mainEnded(event.runId);
         probationEnded(event.runId);
-        apply({ type: 'testRunFinished', runId: event.runId, passed: event.passed, ...(event.failures ? { failures: event.failures } : {}) });
+        apply({
+          type: 'testRunFinished',
+          runId: event.runId,
+          passed: event.passed,
+          ...(event.failures ? { failures: event.failures } : {}),
+        });
         if (flaky && !event.passed && measuring()) {
           if (model.runs.find((r) => r.id === event.runId)?.flakyIgnored) figures.flakyIgnored++;
           if (failedForReal.has(event.runId)) figures.runsFailedForReal++;
@@ -418,11 +463,15 @@ export function simulate(partial: Partial<SimOptions> & FlakySimOptions = {}, ho
       max: timesInQueue.length ? timesInQueue[timesInQueue.length - 1] : null,
       samples: timesInQueue.length,
     },
-    mainSlotUtilisation: measuredHours > 0 ? mainBusy / (options.concurrency * lanes * measuredHours * HOUR) : 0,
+    mainSlotUtilisation:
+      measuredHours > 0 ? mainBusy / (options.concurrency * lanes * measuredHours * HOUR) : 0,
     ciRunsPerMerged: stats.merged > 0 ? stats.ciRuns / stats.merged : null,
     bounds,
     boundRatio: bounds.mergedPerHour > 0 ? mergedPerHour / bounds.mergedPerHour : null,
-    ...(flaky ? { ...figures, probationSlotsBusy: measuredHours > 0 ? probationBusy / (measuredHours * HOUR) : 0 } : {}),
+    ...(flaky
+      ? { ...figures, probationSlotsBusy: measuredHours > 0 ? probationBusy / (measuredHours * HOUR) : 0 }
+      : {}),
+    ...(stacks.on ? stacks.figures() : {}),
     engineSteps: steps,
     wallMs: performance.now() - wallStart,
   };

@@ -164,6 +164,32 @@ if (missing && process.env.CI) {
       await shot('pr-failed');
     });
 
+    it('a PR of a stack shows its stack on its page (git forge, a base of refs/pull/M/head)', async () => {
+      const location = { host: 'github.com', owner: 'acme', name: 'app' };
+      const G = { repo: location, targetBranch: 'main' };
+      const repo = await createRepo({ location, checks: { test: 'true' }, files: { 'app.txt': 'app\n' } });
+      const git = await startTestServer({ gitRoot: repo.root });
+      try {
+        repo.openPr(4, { 'a.txt': 'a\n' }, { title: 'Add a' });
+        repo.openPr(5, { 'b.txt': 'b\n' }, { title: 'Add b', from: 'refs/pull/4/head' });
+        repo.setPrBase(5, 'refs/pull/4/head');
+        expect((await call(git, 'createQueue', G)).status).toBe(200);
+        expect((await call(git, 'submitPullRequest', { ...G, pr: { number: 5 } })).status).toBe(200);
+        await fresh();
+        await page.goto(git.url.replace(/v1$/, ''));
+        await page.getByLabel('API token').fill(git.token);
+        await page.getByRole('button', { name: 'Open the dashboard' }).click();
+        await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+        await page.goto(`${git.url.replace(/v1$/, '')}#/pr/github.com/acme/app/main/4`);
+        await expect
+          .poll(() => page.getByTestId('stack').textContent(), { timeout: 30_000 })
+          .toContain('Part of a stack of 2: #4 ← #5');
+      } finally {
+        await git.close();
+        await repo.cleanup();
+      }
+    });
+
     it("with real git: a failing PR's timeline carries the failure's detail, its failed check's output shows, and the queue page gives ETAs", async () => {
       const location = { host: 'github.com', owner: 'acme', name: 'app' };
       const G = { repo: location, targetBranch: 'main' };
@@ -351,7 +377,9 @@ if (missing && process.env.CI) {
       const repo = await createRepo({
         location,
         checks: null,
-        files: { 'railyard.json': JSON.stringify({ checks: { test: { run: runTests, reports: ['junit.xml'] } } }) },
+        files: {
+          'railyard.json': JSON.stringify({ checks: { test: { run: runTests, reports: ['junit.xml'] } } }),
+        },
       });
       const git = await startTestServer({ gitRoot: repo.root });
       try {
@@ -364,7 +392,10 @@ if (missing && process.env.CI) {
         await gok('createQueue', G);
         await gok('submitPullRequest', { ...G, pr: { number: 1 } });
         await expect
-          .poll(async () => (await gok('getSubmittedPullRequest', { ...G, pr: { number: 1 } })).state, { timeout: 30_000, interval: 200 })
+          .poll(async () => (await gok('getSubmittedPullRequest', { ...G, pr: { number: 1 } })).state, {
+            timeout: 30_000,
+            interval: 200,
+          })
           .toBe('failed');
 
         await fresh();
@@ -376,11 +407,16 @@ if (missing && process.env.CI) {
         await page.goto(`${gitOrigin}#/pr/github.com/acme/tests/main/1`);
         const failing = page.getByTestId('failing-tests');
         await expect.poll(() => failing.locator('caption').textContent()).toBe('Failing tests (1)');
-        expect(await failing.getByRole('row', { name: /net works/ }).getByRole('cell').allTextContents()).toEqual([
-          'a real failure as far as the flaky-test data knows',
-        ]);
+        expect(
+          await failing
+            .getByRole('row', { name: /net works/ })
+            .getByRole('cell')
+            .allTextContents(),
+        ).toEqual(['a real failure as far as the flaky-test data knows']);
         // The timeline's failure detail names the test too.
-        expect(await page.getByTestId('timeline').textContent()).toContain('failing tests: suite › net works');
+        expect(await page.getByTestId('timeline').textContent()).toContain(
+          'failing tests: suite › net works',
+        );
         await shot('git-pr-failing-tests');
 
         // Settings: the form shows what getQueue says and saves only what changed.
@@ -393,7 +429,9 @@ if (missing && process.env.CI) {
         // A value out of range is refused on the page, naming the field, and nothing is sent.
         await form.getByLabel('Flaky retries').fill('5');
         await form.getByRole('button', { name: 'Save settings' }).click();
-        await expect.poll(() => form.getByRole('alert').textContent()).toBe('flakyRetries: a whole number from 0 to 3');
+        await expect
+          .poll(() => form.getByRole('alert').textContent())
+          .toBe('flakyRetries: a whole number from 0 to 3');
         expect((await gok('getQueue', G)).flakyRetries).toBe(0);
         await form.getByLabel('Flaky retries').fill('2');
         await form.getByLabel('Flaky policy').selectOption('ignore_quarantined');
@@ -436,7 +474,9 @@ if (missing && process.env.CI) {
       expect(await form.getByLabel('Concurrency').isDisabled()).toBe(true);
       expect(await form.getByLabel('Batching').isDisabled()).toBe(true);
       expect(await form.getByRole('button', { name: 'Save settings' }).count()).toBe(0);
-      expect(await form.getByTestId('settings-read-only').textContent()).toContain('lacks the settings permission');
+      expect(await form.getByTestId('settings-read-only').textContent()).toContain(
+        'lacks the settings permission',
+      );
       await shot('settings-read-only');
       // The full token on the same page can edit.
       await fresh();

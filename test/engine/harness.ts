@@ -2,18 +2,30 @@ import { resolvePriority } from '../../src/contract/index.js';
 import { isDeepStrictEqual } from 'node:util';
 import { findEntry, newQueueModel, step, targetsOverlap } from '../../src/engine/index.js';
 import { stepWhole } from '../../src/engine/step.js';
-import type { ConfigPatch, Effect, Entry, EngineEvent, FailedTest, PrFacts, QueueModel, StepResult, TestRun } from '../../src/engine/index.js';
+import { Stacks } from '../../src/engine/rules/stacks.js';
+import type {
+  ConfigPatch,
+  Effect,
+  Entry,
+  EngineEvent,
+  FailedTest,
+  PrFacts,
+  QueueModel,
+  StepResult,
+  TestRun,
+} from '../../src/engine/index.js';
 import type { PriorityInput } from '../../src/contract/index.js';
 
-export function facts(prNumber: number, branch = 'main'): PrFacts {
+export function facts(prNumber: number, branch = 'main', stackedOn?: number): PrFacts {
   return {
     headSha: prNumber.toString(16).padStart(40, '0'),
     headBranch: `feature/${prNumber}`,
     title: `PR ${prNumber}`,
     author: 'dev',
-    baseBranch: branch,
+    baseBranch: stackedOn === undefined ? branch : `feature/${stackedOn}`,
     mergeability: 'mergeable',
     open: true,
+    ...(stackedOn === undefined ? {} : { stackedOn }),
   };
 }
 
@@ -61,6 +73,10 @@ export class Harness {
   maxInFlight = { main: 0, bisection: 0 };
   /** Apply merges as soon as they are asked for. */
   autoMerge = true;
+  /** The stacks (bottom first) of every merge that landed a stack. */
+  readonly stacksLanded: number[][] = [];
+  /** Merges that landed part of a stack, or a stack out of order: always empty. */
+  readonly partlyLanded: { stack: number[]; landed: number[] }[] = [];
 
   constructor(config: ConfigPatch = {}, mode: 'single' | 'parallel' = 'single') {
     this.model = newQueueModel('main', mode);
@@ -98,29 +114,45 @@ export class Harness {
         const run = this.run(effect.runId);
         const base = run.basePrNumbers.filter((pr) => findEntry(this.model, pr)?.state !== 'merged');
         this.baseAtStart.set(run.id, base);
-        const below = effect.basis.on === 'run' ? this.built.get(effect.basis.runId) : [...this.target, ...base];
-        if (!below) throw new Error(`run ${run.id} is built on run ${effect.basis.on === 'run' ? effect.basis.runId : ''}, which never started`);
+        const below =
+          effect.basis.on === 'run' ? this.built.get(effect.basis.runId) : [...this.target, ...base];
+        if (!below)
+          throw new Error(
+            `run ${run.id} is built on run ${effect.basis.on === 'run' ? effect.basis.runId : ''}, which never started`,
+          );
         this.built.set(run.id, [...below, ...run.prNumbers]);
       }
       if (effect.type === 'cancelTestRun') this.cancelled.add(effect.runId);
     }
     const started = result.effects.flatMap((e) => (e.type === 'startTestRun' ? [e.runId] : []));
     if (started.length) this.countSlots(started);
-    if (this.autoMerge) for (const effect of result.effects) if (effect.type === 'merge') this.land(effect.runId, effect.prNumbers);
+    if (this.autoMerge)
+      for (const effect of result.effects)
+        if (effect.type === 'merge') this.land(effect.runId, effect.prNumbers);
     return result.effects;
   }
 
-  private compareWhole(event: EngineEvent, ids: string[], error: unknown, result: StepResult | undefined): void {
+  private compareWhole(
+    event: EngineEvent,
+    ids: string[],
+    error: unknown,
+    result: StepResult | undefined,
+  ): void {
     let k = 0;
     let wholeError: unknown;
     let whole: StepResult | undefined;
     try {
-      whole = stepWhole(this.model, event, { now: this.now, newId: () => ids[k++] ?? 'an id the working set did not ask for' });
+      whole = stepWhole(this.model, event, {
+        now: this.now,
+        newId: () => ids[k++] ?? 'an id the working set did not ask for',
+      });
     } catch (e) {
       wholeError = e;
     }
     if (String(error) !== String(wholeError) || !isDeepStrictEqual(result, whole))
-      throw new Error(`the step on the working set differs from the step on the whole model, for ${JSON.stringify(event)}`);
+      throw new Error(
+        `the step on the working set differs from the step on the whole model, for ${JSON.stringify(event)}`,
+      );
   }
 
   private countSlots(started: string[]): void {
@@ -136,6 +168,17 @@ export class Harness {
 
   land(runId: string, prNumbers: number[]): void {
     const run = this.run(runId);
+    // A stack lands whole: every PR of the stack of a landing PR lands with it, bottom first.
+    const stacks = new Stacks(this.model.entries);
+    for (const pr of prNumbers) {
+      const entry = findEntry(this.model, pr) as Entry;
+      const stack = stacks.members(entry).map((e) => e.prNumber);
+      if (stack.length < 2) continue;
+      this.stacksLanded.push(stack);
+      if (stack.some((s) => !prNumbers.includes(s))) this.partlyLanded.push({ stack, landed: prNumbers });
+      const at = stack.map((s) => prNumbers.indexOf(s));
+      if (at.some((p, i) => i > 0 && p < at[i - 1])) this.partlyLanded.push({ stack, landed: prNumbers });
+    }
     this.target.push(...prNumbers);
     this.merges.push({
       runId,
@@ -150,14 +193,22 @@ export class Harness {
 
   submit(
     prNumber: number,
-    options: { priority?: PriorityInput; noBatch?: boolean; targets?: string[] | 'ALL'; riskEstimate?: number } = {},
+    options: {
+      priority?: PriorityInput;
+      noBatch?: boolean;
+      targets?: string[] | 'ALL';
+      riskEstimate?: number;
+      stackedOn?: number;
+      facts?: PrFacts;
+    } = {},
   ): void {
-    const pr = facts(prNumber);
+    const pr = options.facts ?? facts(prNumber, 'main', options.stackedOn);
     const priority = options.priority === undefined ? undefined : resolvePriority(options.priority);
     const risk = options.riskEstimate === undefined ? {} : { riskEstimate: options.riskEstimate };
     this.apply({ type: 'submit', prNumber, pr, priority, noBatch: options.noBatch, ...risk });
     // Impacted targets are uploaded for the head SHA (as the merge action does).
-    if (options.targets !== undefined) this.apply({ type: 'impactedTargets', prNumber, sha: pr.headSha, targets: options.targets });
+    if (options.targets !== undefined)
+      this.apply({ type: 'impactedTargets', prNumber, sha: pr.headSha, targets: options.targets });
   }
 
   run(runId: string): TestRun {
@@ -185,14 +236,17 @@ export class Harness {
         if (this.inProgress().length === 0 && !this.waiting()) return;
         continue;
       }
-      for (const run of running) if (this.run(run.id).status === 'in_progress') this.finish(run.id, outcome(this.run(run.id)));
+      for (const run of running)
+        if (this.run(run.id).status === 'in_progress') this.finish(run.id, outcome(this.run(run.id)));
     }
     throw new Error('the queue never settled');
   }
 
   /** Entries still in the queue. */
   waiting(): boolean {
-    return this.model.entries.some((e) => !['merged', 'failed', 'cancelled'].includes(e.state) && e.state !== 'not_ready');
+    return this.model.entries.some(
+      (e) => !['merged', 'failed', 'cancelled'].includes(e.state) && e.state !== 'not_ready',
+    );
   }
 
   state(prNumber: number): string | undefined {
@@ -212,7 +266,8 @@ export class Harness {
 }
 
 /** A run passes when none of the PRs its commit contains is broken. */
-export const oracle = (broken: ReadonlySet<number>) => (run: TestRun) => ![...run.basePrNumbers, ...run.prNumbers].some((pr) => broken.has(pr));
+export const oracle = (broken: ReadonlySet<number>) => (run: TestRun) =>
+  ![...run.basePrNumbers, ...run.prNumbers].some((pr) => broken.has(pr));
 
 const IN_RUN = ['testing', 'tests_passed', 'pending_failure'];
 
@@ -222,9 +277,13 @@ const IN_RUN = ['testing', 'tests_passed', 'pending_failure'];
  */
 function lanes(model: QueueModel): (run: TestRun) => number {
   if (model.config.mode !== 'parallel') return () => 0;
-  const admitted = model.entries.filter((e) => !['not_ready', 'merged', 'failed', 'cancelled'].includes(e.state));
+  const admitted = model.entries.filter(
+    (e) => !['not_ready', 'merged', 'failed', 'cancelled'].includes(e.state),
+  );
   const inRun = (e: Entry) => e.testRunId !== null && IN_RUN.includes(e.state);
-  const linked = (a: Entry, b: Entry) => targetsOverlap(a.impactedTargets, b.impactedTargets) || (inRun(a) && inRun(b) && a.testRunId === b.testRunId);
+  const linked = (a: Entry, b: Entry) =>
+    targetsOverlap(a.impactedTargets, b.impactedTargets) ||
+    (inRun(a) && inRun(b) && a.testRunId === b.testRunId);
   const lane = new Map<Entry, number>();
   admitted.forEach((seed, id) => {
     if (lane.has(seed)) return;

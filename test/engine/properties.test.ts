@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { PriorityInput } from '../../src/contract/index.js';
-import type { ConfigPatch, FailedTest, TestRun } from '../../src/engine/index.js';
-import { Harness } from './harness.js';
+import { findEntry, type ConfigPatch, type FailedTest, type TestRun } from '../../src/engine/index.js';
+import { facts, Harness } from './harness.js';
 
 const settings = fc.record({
   mode: fc.constantFrom('single' as const, 'parallel' as const),
@@ -26,6 +26,8 @@ const prSpec = fc.record({
   noBatch: fc.boolean(),
   targets: fc.constantFrom<string[] | 'ALL'>(['a'], ['b'], ['c'], ['a', 'b'], 'ALL', []),
   riskEstimate: fc.constantFrom<number | undefined>(undefined, 0.1, 0.5, 0.9),
+  /** Stacked on the PR submitted this many before it (rules/stacks.ts); undefined = on main. */
+  stackOn: fc.constantFrom<number | undefined>(undefined, undefined, 1, 1, 2),
 });
 
 /** The failing tests a failed run reports (with flakes on): any mix of quarantined, flaky and changed tests. */
@@ -37,17 +39,42 @@ const failingTests = fc.array(
 /** What the world does next: submit, finish a run (by its index among runs in flight), cancel, restart, tick, push. */
 const action = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('submit' as const) }) },
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant('finish' as const), pick: fc.nat(), flake: fc.boolean(), tests: failingTests }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant('finish' as const),
+      pick: fc.nat(),
+      flake: fc.boolean(),
+      tests: failingTests,
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel' as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('restart' as const), pick: fc.nat() }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('tick' as const), minutes: fc.integer({ min: 1, max: 30 }) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('push' as const), pick: fc.nat() }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant('tick' as const), minutes: fc.integer({ min: 1, max: 30 }) }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('targetMoved' as const) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('pause' as const), state: fc.constantFrom('paused' as const, 'running' as const, 'draining' as const) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('pause' as const),
+      state: fc.constantFrom('paused' as const, 'running' as const, 'draining' as const),
+    }),
+  },
 );
 
 interface Scenario {
   config: ConfigPatch & { mode: 'single' | 'parallel' };
-  prs: { broken: boolean; priority?: PriorityInput; noBatch: boolean; targets: string[] | 'ALL'; riskEstimate?: number }[];
+  prs: {
+    broken: boolean;
+    priority?: PriorityInput;
+    noBatch: boolean;
+    targets: string[] | 'ALL';
+    riskEstimate?: number;
+    stackOn?: number;
+  }[];
   actions: {
     kind: string;
     pick?: number;
@@ -68,21 +95,55 @@ function play(s: Scenario): Harness {
     !(s.flakes && flake) && ![...run.basePrNumbers, ...run.prNumbers].some((pr) => broken.has(pr));
   let next = 0;
   const active = () => h.model.entries.filter((e) => !['merged', 'failed', 'cancelled'].includes(e.state));
+  // The forge: what each PR is stacked on (while that PR is open) and how often it was pushed to.
+  const stackedOn = new Map<number, number>();
+  s.prs.forEach((p, i) => {
+    if (p.stackOn !== undefined && i + 1 - p.stackOn >= 1) stackedOn.set(i + 1, i + 1 - p.stackOn);
+  });
+  const pushes = new Map<number, number>();
+  const prFacts = (pr: number) => {
+    const f = facts(pr, 'main', stackedOn.get(pr));
+    const n = pushes.get(pr) ?? 0;
+    return n ? { ...f, headSha: (pr * 1000 + n).toString(16).padStart(40, '0') } : f;
+  };
+  // Submitting a PR submits the PRs below it that are not queued (a merged one no longer is its base).
+  const submit = (pr: number): void => {
+    const on = stackedOn.get(pr);
+    if (on !== undefined) {
+      const state = h.state(on);
+      if (state === 'merged') stackedOn.delete(pr);
+      else if (state === undefined || state === 'failed' || state === 'cancelled') submit(on);
+    }
+    const p = s.prs[pr - 1];
+    h.submit(pr, {
+      priority: p.priority,
+      noBatch: p.noBatch,
+      targets: p.targets,
+      riskEstimate: p.riskEstimate,
+      facts: prFacts(pr),
+    });
+  };
   for (const a of s.actions) {
     switch (a.kind) {
       case 'submit':
-        if (next < s.prs.length) {
-          const p = s.prs[next++];
-          h.submit(next, { priority: p.priority, noBatch: p.noBatch, targets: p.targets, riskEstimate: p.riskEstimate });
-        }
+        if (next < s.prs.length) submit(++next);
         break;
+      case 'push': {
+        const list = active();
+        if (!list.length) break;
+        const pr = list[(a.pick ?? 0) % list.length].prNumber;
+        pushes.set(pr, (pushes.get(pr) ?? 0) + 1);
+        h.apply({ type: 'prUpdated', prNumber: pr, pr: prFacts(pr) });
+        break;
+      }
       case 'finish': {
         const running = h.inProgress();
         if (running.length) {
           const run = running[(a.pick ?? 0) % running.length];
           const passed = passes(run, a.flake ?? false);
           // With flakes, a failure names failing tests of any kind: a real breakage may show only in a quarantined test.
-          const failures = s.flakes && !passed ? a.tests?.map((t, i) => ({ name: `t${i}`, ...t })) : undefined;
+          const failures =
+            s.flakes && !passed ? a.tests?.map((t, i) => ({ name: `t${i}`, ...t })) : undefined;
           h.finish(run.id, passed, failures);
         }
         break;
@@ -92,8 +153,10 @@ function play(s: Scenario): Harness {
         const list = active();
         if (!list.length) break;
         const entry = list[(a.pick ?? 0) % list.length];
-        if (a.kind === 'cancel') h.apply({ type: 'cancel', prNumber: entry.prNumber, reason: 'USER_REQUESTED' });
-        else if (entry.state !== 'not_ready') h.apply({ type: 'restart', prNumber: entry.prNumber, reason: 'TESTS_RESTARTED_BY_API_REQUEST' });
+        if (a.kind === 'cancel')
+          h.apply({ type: 'cancel', prNumber: entry.prNumber, reason: 'USER_REQUESTED' });
+        else if (entry.state !== 'not_ready')
+          h.apply({ type: 'restart', prNumber: entry.prNumber, reason: 'TESTS_RESTARTED_BY_API_REQUEST' });
         break;
       }
       case 'tick':
@@ -109,10 +172,7 @@ function play(s: Scenario): Harness {
     }
   }
   // Then the world calms down: everything is submitted, the queue runs, runs finish without flakes.
-  while (next < s.prs.length) {
-    const p = s.prs[next++];
-    h.submit(next, { priority: p.priority, noBatch: p.noBatch, targets: p.targets, riskEstimate: p.riskEstimate });
-  }
+  while (next < s.prs.length) submit(++next);
   h.apply({ type: 'updateConfig', patch: { state: 'running' } });
   h.settle((run) => passes(run, false), 60_000, 5_000);
   return h;
@@ -149,12 +209,23 @@ function checkSafety(h: Harness, s: Scenario): void {
     const want = [...(h.targetAtStart.get(runId) ?? []), ...base, ...run.prNumbers];
     for (const pr of [...base, ...run.prNumbers]) expect(built, `test commit of run ${runId}`).toContain(pr);
     for (const pr of built) expect([...h.target, ...want], `test commit of run ${runId}`).toContain(pr);
-    if (config.mode === 'single' && !run.isBisection) expect([...built].sort(), `test commit of run ${runId}`).toEqual([...want].sort());
+    if (config.mode === 'single' && !run.isBisection)
+      expect([...built].sort(), `test commit of run ${runId}`).toEqual([...want].sort());
   }
   // No PR merges twice.
   expect(new Set(h.target).size).toBe(h.target.length);
-  // A cancelled or failed PR never merges; a merged PR is on the target.
+  // A stack lands whole, bottom first, in one merge: never partly.
+  expect(h.partlyLanded).toEqual([]);
+  // A PR stacked on another lands with it or after it.
   for (const e of h.model.entries) {
+    if (e.state !== 'merged' || e.pr.stackedOn === undefined) continue;
+    expect(h.target.indexOf(e.pr.stackedOn), `#${e.prNumber} landed before #${e.pr.stackedOn}`).toBeLessThan(
+      h.target.indexOf(e.prNumber),
+    );
+  }
+  // A cancelled or failed PR never merges (unless submitted again later); a merged PR is on the target.
+  for (const e of h.model.entries) {
+    if (findEntry(h.model, e.prNumber) !== e) continue;
     if (e.state === 'cancelled' || e.state === 'failed') expect(h.target).not.toContain(e.prNumber);
     if (e.state === 'merged') expect(h.target).toContain(e.prNumber);
   }
@@ -174,13 +245,20 @@ function checkFlakyRules(h: Harness): void {
     if (!run.flakyIgnored) continue;
     expect(run.status).toBe('succeeded');
     expect(run.failures?.length ?? 0, `run ${run.id} ignored failures it was not told of`).toBeGreaterThan(0);
-    expect(run.failures?.filter((t) => t.changedByPr) ?? [], `run ${run.id} ignored a test the PR changes`).toEqual([]);
+    expect(
+      run.failures?.filter((t) => t.changedByPr) ?? [],
+      `run ${run.id} ignored a test the PR changes`,
+    ).toEqual([]);
   }
   // A retry tests the same PRs on the same base as the run it repeats.
   for (const run of h.model.runs) {
     if (!run.retryOf) continue;
     const first = h.run(run.retryOf);
-    expect([first.status, run.prNumbers, run.basePrNumbers]).toEqual(['failed', first.prNumbers, first.basePrNumbers]);
+    expect([first.status, run.prNumbers, run.basePrNumbers]).toEqual([
+      'failed',
+      first.prNumbers,
+      first.basePrNumbers,
+    ]);
   }
   // A PR put on probation lands only after a probation run of it alone, started after, passed.
   const probationSince = new Map<string, number>();
@@ -188,9 +266,17 @@ function checkFlakyRules(h: Harness): void {
     if (effect.type !== 'stateChanged') continue;
     if (effect.reason === 'PROBATION_REQUIRED') probationSince.set(effect.entryId, at);
     if (effect.to !== 'merged' || !probationSince.has(effect.entryId)) continue;
+    // A stack is tested whole: a PR that joined a stack left its probation for the stack's run.
+    if (h.stacksLanded.some((stack) => stack.includes(effect.prNumber))) continue;
     const since = probationSince.get(effect.entryId) as number;
     const passed = h.model.runs.some(
-      (r) => r.isProbation && r.status === 'succeeded' && r.prNumbers.length === 1 && r.prNumbers[0] === effect.prNumber && r.startedAt >= since && (r.finishedAt ?? Infinity) <= at,
+      (r) =>
+        r.isProbation &&
+        r.status === 'succeeded' &&
+        r.prNumbers.length === 1 &&
+        r.prNumbers[0] === effect.prNumber &&
+        r.startedAt >= since &&
+        (r.finishedAt ?? Infinity) <= at,
     );
     expect(passed, `#${effect.prNumber} landed from probation without passing it`).toBe(true);
   }
@@ -211,12 +297,31 @@ describe('engine properties (fast-check)', () => {
       fc.property(scenario(false), (s) => {
         const h = play(s);
         checkSafety(h, s);
+        // The PRs linked by stacking: a stack fails whole when one of its PRs is broken.
+        const linked = (pr: number): number[] => {
+          const group = new Set([pr]);
+          for (let grew = true; grew; ) {
+            grew = false;
+            s.prs.forEach((p, i) => {
+              const on = p.stackOn === undefined ? undefined : i + 1 - p.stackOn;
+              if (on === undefined || on < 1) return;
+              if (group.has(i + 1) !== group.has(on)) {
+                group.add(i + 1);
+                group.add(on);
+                grew = true;
+              }
+            });
+          }
+          return [...group];
+        };
         s.prs.forEach((p, i) => {
           const pr = i + 1;
           const state = h.state(pr);
           if (state === 'cancelled') return;
+          if (state === 'failed' && linked(pr).some((o) => s.prs[o - 1].broken)) return;
           if (p.broken) expect(state).toBe('failed');
-          else if (state === 'failed') expect([pr, h.reason(pr)]).toEqual([pr, 'TEST_RUN_TIMEOUT']); // slow, not broken
+          else if (state === 'failed')
+            expect([pr, h.reason(pr)]).toEqual([pr, 'TEST_RUN_TIMEOUT']); // slow, not broken
           else expect([pr, state]).toEqual([pr, 'merged']);
         });
       }),
@@ -226,15 +331,22 @@ describe('engine properties (fast-check)', () => {
 
   it('starts pending PRs in priority order (single mode, no batching)', () => {
     fc.assert(
-      fc.property(fc.array(fc.constantFrom<PriorityInput>('urgent', 'high', 'medium', 'low', 7, 150), { minLength: 2, maxLength: 10 }), fc.integer({ min: 1, max: 3 }), (priorities, concurrency) => {
-        const h = new Harness({ concurrency, state: 'paused' });
-        priorities.forEach((p, i) => h.submit(i + 1, { priority: p }));
-        h.apply({ type: 'updateConfig', patch: { state: 'running' } });
-        h.settle(() => true);
-        const order = h.target;
-        const value = (pr: number) => h.model.entries.find((e) => e.prNumber === pr)!.priority.value;
-        expect(order).toEqual([...order].sort((a, b) => value(a) - value(b) || a - b));
-      }),
+      fc.property(
+        fc.array(fc.constantFrom<PriorityInput>('urgent', 'high', 'medium', 'low', 7, 150), {
+          minLength: 2,
+          maxLength: 10,
+        }),
+        fc.integer({ min: 1, max: 3 }),
+        (priorities, concurrency) => {
+          const h = new Harness({ concurrency, state: 'paused' });
+          priorities.forEach((p, i) => h.submit(i + 1, { priority: p }));
+          h.apply({ type: 'updateConfig', patch: { state: 'running' } });
+          h.settle(() => true);
+          const order = h.target;
+          const value = (pr: number) => h.model.entries.find((e) => e.prNumber === pr)!.priority.value;
+          expect(order).toEqual([...order].sort((a, b) => value(a) - value(b) || a - b));
+        },
+      ),
       { numRuns: 200 },
     );
   });

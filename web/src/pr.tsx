@@ -68,12 +68,20 @@ function PrBody({ data, repo, branch, now }: { data: PrData; repo: Repo; branch:
           </span>
         )}
         {typeof pr.riskEstimate === 'number' && (
-          <span data-testid="risk" title="Estimated probability that this PR fails its queue test (from the queue's history)">
+          <span
+            data-testid="risk"
+            title="Estimated probability that this PR fails its queue test (from the queue's history)"
+          >
             {' '}
             · risk {(pr.riskEstimate * 100).toFixed(0)} %
           </span>
         )}
       </p>
+      {pr.stack && (
+        <p class="reason" data-testid="stack">
+          Part of a {pr.stack.description}: tested and landed as one unit, bottom first.
+        </p>
+      )}
       {sentence && (
         <p class={`reason ${pr.state === 'failed' ? 'failed' : ''}`} data-testid="reason">
           {sentence} <span class="muted small">({pr.stateReason})</span>
@@ -236,7 +244,13 @@ function RunDetails({
 }
 
 /** The run's failing tests from the results uploaded for its commit, with what the flaky-test data said of each. */
-function FailingTests({ tests, retryOf }: { tests: NonNullable<TestingDetailsResponse['failingTests']>; retryOf?: string }) {
+function FailingTests({
+  tests,
+  retryOf,
+}: {
+  tests: NonNullable<TestingDetailsResponse['failingTests']>;
+  retryOf?: string;
+}) {
   return (
     <table class="grid" data-testid="failing-tests">
       <caption>

@@ -99,9 +99,16 @@ export function impactedTargets(w: WorkingCopy, { prNumber, sha, targets }: Impa
  * New facts from the forge: a closed PR, a push to it, or a new base branch cancels it — except a push
  * to a PR waiting on a conflict with its base, which is checked again.
  */
-export function prUpdated(w: WorkingCopy, { prNumber, pr }: PrUpdatedEvent): void {
+export function prUpdated(w: WorkingCopy, { prNumber, pr: given }: PrUpdatedEvent): void {
   const entry = findEntry(w.model, prNumber);
   if (!entry || isTerminal(entry.state)) return;
+  // The PR below it closed or merged: the forge no longer calls it stacked, but it is still based
+  // on that PR's branch, so it stays linked and leaves with it (rules/stacks.ts).
+  const below = entry.pr.stackedOn;
+  const pr =
+    below !== undefined && given.stackedOn === undefined && given.baseBranch === entry.pr.baseBranch
+      ? { ...given, stackedOn: below }
+      : given;
   if (!pr.open) {
     w.setState(entry, 'cancelled', 'PR_CLOSED', { pr });
     return;

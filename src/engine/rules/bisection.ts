@@ -5,12 +5,15 @@
  * and are tested on the bisection slots, each on the candidates of the failed combination ahead
  * of it. A half that passes lands at once if its commit is still the target's next one, and
  * otherwise goes back to the line. With `bisection_skip_redundant_tests`, a half whose test would
- * repeat the combination known to fail fails without a run once the rest of it is cleared.
+ * repeat the combination known to fail fails without a run once the rest of it is cleared. A stack
+ * (stacks.ts) is never split: a failed unit is split between stacks and single PRs, and a failed
+ * stack alone fails whole.
  */
 import { isTerminal, targetsOverlap } from '../model.js';
 import type { Entry } from '../types.js';
 import { inLine, successors, type Unit, type WorkingCopy } from '../working-copy.js';
 import type { Slots } from './lanes.js';
+import { blocksOf, inStackOrder, Stacks } from './stacks.js';
 
 /**
  * A PR of a failed combination that may still land: split out of the batch in this submission,
@@ -36,6 +39,7 @@ function cleared(w: WorkingCopy, prNumber: number): boolean {
 export function resolveFailures(w: WorkingCopy): void {
   const units = w.units();
   const line = units.filter(inLine);
+  let stacks: Stacks | undefined;
   for (const unit of units) {
     if (unit.run.status !== 'failed' || unit.run.mergeRequested) continue;
     if (unit.run.isBisection) {
@@ -47,7 +51,9 @@ export function resolveFailures(w: WorkingCopy): void {
       if (w.config.canOptimisticallyMerge && watched.some((u) => u.run.status === 'succeeded')) continue; // a merge clears it
     }
     const reason = unit.run.failureReason ?? 'TEST_RUN_REQUIRED_STATUS_FAILED';
-    if (unit.members.length > 1 && reason !== 'TEST_RUN_TIMEOUT') bisect(w, unit);
+    stacks ??= new Stacks(w.entries);
+    const blocks = unit.members.length > 1 ? blocksOf(stacks, unit.members) : [unit.members];
+    if (blocks.length > 1 && reason !== 'TEST_RUN_TIMEOUT') bisect(w, unit, blocks);
     else for (const m of unit.members) w.setState(w.current(m), 'failed', reason);
   }
 }
@@ -56,10 +62,10 @@ export function resolveFailures(w: WorkingCopy): void {
  * Splits a failed unit in halves that leave the line: they are tested on `bisectionConcurrency`
  * slots while the line goes on without them (the units built on them restart).
  */
-function bisect(w: WorkingCopy, unit: Unit): void {
+function bisect(w: WorkingCopy, unit: Unit, blocks: Entry[][]): void {
   const base = w.unmergedBase(unit.run);
-  const half = Math.ceil(unit.members.length / 2);
-  for (const group of [unit.members.slice(0, half), unit.members.slice(half)]) {
+  const half = Math.ceil(blocks.length / 2);
+  for (const group of [blocks.slice(0, half).flat(), blocks.slice(half).flat()]) {
     const id = w.ctx.newId();
     for (const m of group) {
       w.setState(w.current(m), 'pending', 'BISECTION_REQUIRED', {
@@ -100,7 +106,9 @@ export function startBisections(w: WorkingCopy, pending: Entry[], slots: Slots):
     if (group) group.push(e);
     else groups.set(e.bisectGroup, [e]);
   }
-  for (const members of groups.values()) {
+  const stacks = groups.size ? new Stacks(w.entries) : undefined;
+  for (const group of groups.values()) {
+    const members = stacks ? inStackOrder(stacks, group) : group;
     const base = bisectionBase(w, members);
     if (w.config.optimizationMode === 'bisection_skip_redundant_tests' && knownToFail(w, members, base)) {
       // This exact combination already failed: once the rest of it is cleared, the group is the culprit without a run.

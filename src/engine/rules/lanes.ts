@@ -74,7 +74,7 @@ export function laneNumbers(model: QueueModel, ordered: readonly Entry[]): Map<s
  * Parallel mode: the lane of each admitted entry, as a union-find over entries and target names.
  * Entries sharing a target are joined, "ALL" joins every entry with a non-empty list (as
  * `targetsOverlap`; unknown targets are never admitted in parallel mode and count as "ALL"), `[]`
- * joins nothing, and the PRs of one run or one bisection group are in one lane.
+ * joins nothing, and the PRs of one run, one bisection group or one stack are in one lane.
  *
  * Two entries are in one lane when their answers are equal; the answer means nothing else. Nodes
  * are numbers (one per entry, target, run and group) in an array, not strings in a map: `startRuns`
@@ -123,6 +123,14 @@ export function lanes(entries: readonly Entry[]): (entry: Entry) => number | str
     }
     if (e.testRunId && IN_RUN.has(e.state)) join(at, named(runNodes, e.testRunId));
     if (e.bisectGroup) join(at, named(groupNodes, e.bisectGroup));
+  }
+  // The PRs of a stack are tested together (stacks.ts): one lane.
+  const prNodes = new Map<number, number>();
+  for (const e of admitted) prNodes.set(e.prNumber, byEntry.get(e.id) as number);
+  for (const e of admitted) {
+    const on = e.pr.stackedOn;
+    const below = on === undefined || on === null ? undefined : prNodes.get(on);
+    if (below !== undefined) join(byEntry.get(e.id) as number, below);
   }
   return (e) => {
     const at = byEntry.get(e.id);

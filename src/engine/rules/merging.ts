@@ -9,6 +9,7 @@
 import { activeFreeze } from '../freezes.js';
 import type { TestRun } from '../types.js';
 import type { WorkingCopy } from '../working-copy.js';
+import { Stacks } from './stacks.js';
 
 /** Lands the first passing unit whose base has landed (or, optimistically, is still in flight). */
 export function requestMerge(w: WorkingCopy): void {
@@ -41,6 +42,13 @@ export function requestMerge(w: WorkingCopy): void {
     if (base.some((pr) => (position.get(pr) ?? Infinity) >= unit.run.seq)) continue;
     const prNumbers = [...base, ...unit.members.map((m) => m.prNumber)];
     if (frozen && !prNumbers.every(bypasses)) continue;
+    // A stack lands whole (stacks.ts): never a merge that holds part of one.
+    const stacks = new Stacks(w.entries);
+    if (
+      stacks.any &&
+      unit.members.some((m) => stacks.members(m).some((s) => !prNumbers.includes(s.prNumber)))
+    )
+      continue;
     const run = w.run(unit.run.id) as TestRun;
     w.updateRun(run, { mergeRequested: true, mergePrNumbers: prNumbers });
     w.effects.push({ type: 'merge', runId: run.id, prNumbers });

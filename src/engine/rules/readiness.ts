@@ -2,26 +2,32 @@
  * Readiness: a submitted PR waits outside the queue (`not_ready`) until it targets the queue's
  * branch, the forge calls it mergeable and its branch protection lets it through, and (parallel mode) its impacted targets are known. Then
  * it is admitted (`pending`) while the queue takes new work (running or paused); a pending PR that
- * stops being ready goes back out. A mode switch completes once nothing is admitted any more.
+ * stops being ready goes back out. A stacked PR (stacks.ts) targets the branch when the bottom of
+ * its stack does, and a stack is admitted only as a whole: every PR of it ready. A mode switch
+ * completes once nothing is admitted any more.
  */
 import type { Readiness, WaitReason } from '../../contract/index.js';
 import { isTerminal } from '../model.js';
 import type { Entry, PrConflict, PrFacts, QueueModel } from '../types.js';
+import { Stacks } from './stacks.js';
 import type { WorkingCopy } from '../working-copy.js';
 
 /** Readiness as the contract reports it, with what the PR waits for while it is in the queue (an extension). */
 export function readinessOf(model: QueueModel, entry: Entry): Readiness {
-  const readiness = facts(model, entry);
+  const stacked = entry.pr.stackedOn !== undefined && entry.pr.stackedOn !== null;
+  const readiness = facts(model, entry, stacked ? new Stacks(model.entries) : undefined);
   if (!isTerminal(entry.state)) readiness.waitingFor = waitingFor(model, entry, readiness);
   return readiness;
 }
 
 /** The readiness fields of the v1 contract. */
-function facts(model: QueueModel, entry: Entry): Readiness {
+function facts(model: QueueModel, entry: Entry, stacks?: Stacks): Readiness {
+  // A stacked PR is based on the PR below it: its stack's bottom says whether it targets the branch.
+  const bottom = stacks?.any && !isTerminal(entry.state) ? stacks.root(entry) : entry;
   return {
     hasImpactedTargets: entry.impactedTargets !== null,
     requiresImpactedTargets: model.config.mode === 'parallel',
-    doesBaseBranchMatch: entry.pr.baseBranch === model.branch,
+    doesBaseBranchMatch: bottom !== undefined && bottom.pr.baseBranch === model.branch,
     gitHubMergeability: entry.pr.mergeability,
     ...(entry.pr.blockedBy ? { blockedBy: entry.pr.blockedBy } : {}),
     ...(entry.pr.mergeability === 'not_mergeable' && entry.pr.conflict
@@ -32,7 +38,9 @@ function facts(model: QueueModel, entry: Entry): Readiness {
 
 /** The conflict sentence of a PR that does not merge onto its base (undefined when it does, or the forge cannot tell). */
 export function prConflictSentence(pr: PrFacts): string | undefined {
-  return pr.mergeability === 'not_mergeable' && pr.conflict ? conflictSentence(pr.baseBranch, pr.conflict) : undefined;
+  return pr.mergeability === 'not_mergeable' && pr.conflict
+    ? conflictSentence(pr.baseBranch, pr.conflict)
+    : undefined;
 }
 
 /** How many conflicting files the sentence names before "and N more". */
@@ -47,14 +55,19 @@ const FILES_NAMED = 5;
 export function conflictSentence(base: string, conflict: PrConflict): string {
   const files = conflict.files ?? [];
   if (!files.length) return `conflicts with ${base}: rebase or merge ${base} into the branch`;
-  const named = files.slice(0, FILES_NAMED).join(', ') + (files.length > FILES_NAMED ? ` and ${files.length - FILES_NAMED} more` : '');
+  const named =
+    files.slice(0, FILES_NAMED).join(', ') +
+    (files.length > FILES_NAMED ? ` and ${files.length - FILES_NAMED} more` : '');
   const c = conflict.commit;
-  const by = c ? ` (changed by ${c.sha.slice(0, 7)} '${c.subject}'${c.prNumber !== undefined ? ` / #${c.prNumber}` : ''})` : '';
+  const by = c
+    ? ` (changed by ${c.sha.slice(0, 7)} '${c.subject}'${c.prNumber !== undefined ? ` / #${c.prNumber}` : ''})`
+    : '';
   return `conflicts with ${base} in ${named}${by}: rebase on ${base}`;
 }
 
-function isReady(model: QueueModel, entry: Entry): boolean {
-  return prWaitsFor(facts(model, entry), entry.direct === true).length === 0;
+function isReady(model: QueueModel, entry: Entry, stacks: Stacks): boolean {
+  const own = (e: Entry) => prWaitsFor(facts(model, e, stacks), e.direct === true).length === 0;
+  return stacks.stacked(entry) ? stacks.members(entry).every(own) : own(entry);
 }
 
 /**
@@ -102,9 +115,10 @@ export function applyReadiness(w: WorkingCopy): void {
   // One snapshot for the loop: readiness reads only the branch and the config, which setState leaves alone.
   const model = w.model;
   const admits = admitsNewWork(model);
+  const stacks = new Stacks(w.entries);
   for (const entry of [...w.entries]) {
     if (isTerminal(entry.state)) continue;
-    const ready = isReady(model, entry);
+    const ready = isReady(model, entry, stacks);
     if (entry.state === 'not_ready' && ready && admits) {
       w.setState(
         entry,

@@ -5,7 +5,9 @@
  * target plus the units of the line ahead of it that it depends on (all of them in single mode;
  * those with overlapping impacted targets in parallel mode). A batch waits to fill up for
  * `batchingMaxWaitTimeMinutes` unless the queue drains. A unit that cannot start holds back the
- * units behind it that overlap it, so the queue order is kept.
+ * units behind it that overlap it, so the queue order is kept. A stack (stacks.ts) is never split:
+ * it joins a unit whole, bottom first, at the place of its first PR in the queue order; a batch
+ * takes a whole stack only while it fits (a stack alone may be larger than a batch).
  */
 import type { ImpactedTargets } from '../../contract/index.js';
 import { compareEntries, targetsOverlap, unionTargets } from '../model.js';
@@ -13,6 +15,7 @@ import type { Entry } from '../types.js';
 import { inLine, successors, type Unit, type WorkingCopy } from '../working-copy.js';
 import { startBisections } from './bisection.js';
 import { Slots } from './lanes.js';
+import { Stacks } from './stacks.js';
 
 /** Starts test runs for pending PRs in queue order while slots are free: bisection groups, then the line. */
 export function startRuns(w: WorkingCopy): void {
@@ -36,21 +39,35 @@ function startLine(w: WorkingCopy, pending: Entry[], slots: Slots): void {
   const blocked = new Blocked(parallel);
   const draining = w.config.state === 'draining' || w.config.state === 'switching_modes';
   const waitMs = w.config.batchingMaxWaitTimeMinutes * 60_000;
+  const stacks = new Stacks(w.entries);
+  /** The PRs that start together with `e`: its whole stack, bottom first (null when part of it is not pending). */
+  const blockOf = (e: Entry): Entry[] | null => {
+    if (!stacks.stacked(e)) return [e];
+    const block = stacks.members(e).map((m) => w.current(m));
+    return block.every((m) => m.state === 'pending' && !m.bisectGroup) ? block : null;
+  };
 
   for (const entry of pending) {
     if (entry.bisectGroup || taken.has(entry.id)) continue;
-    let members: Entry[];
-    if (w.config.batch && !entry.noBatch) {
-      members = [entry];
+    const first = blockOf(entry);
+    if (!first) {
+      for (const m of stacks.members(entry)) taken.add(m.id);
+      blocked.add(unionTargets(stacks.members(entry).map((m) => m.impactedTargets)));
+      continue;
+    }
+    let members: Entry[] = first;
+    const alone = first.some((m) => m.noBatch);
+    if (w.config.batch && !alone) {
       for (const e of pending) {
         if (members.length >= w.config.batchingMinSize) break;
-        if (e === entry || taken.has(e.id) || e.noBatch || e.bisectGroup || e.seq < 0) continue;
+        if (members.includes(e) || taken.has(e.id) || e.noBatch || e.bisectGroup || e.seq < 0) continue;
         if (compareEntries(e, entry) < 0) continue;
         if (parallel && !targetsOverlap(e.impactedTargets, entry.impactedTargets)) continue;
-        members.push(e);
+        const block = blockOf(e);
+        if (!block || block.some((m) => m.noBatch || taken.has(m.id))) continue;
+        if (members.length + block.length > w.config.batchingMinSize) continue;
+        members = [...members, ...block.filter((m) => !members.includes(m))];
       }
-    } else {
-      members = [entry];
     }
     for (const m of members) taken.add(m.id);
     const targets = unionTargets(members.map((m) => m.impactedTargets));
@@ -60,7 +77,7 @@ function startLine(w: WorkingCopy, pending: Entry[], slots: Slots): void {
       continue;
     }
     // A batch waits to fill up, unless the queue is draining or its oldest PR waited long enough.
-    if (w.config.batch && !entry.noBatch && members.length < w.config.batchingMinSize && !draining) {
+    if (w.config.batch && !alone && members.length < w.config.batchingMinSize && !draining) {
       const oldest = Math.min(...members.map((m) => (m.restarts ? -Infinity : (m.admittedAt ?? w.ctx.now))));
       if (w.ctx.now - oldest < waitMs) {
         blocked.add(targets);

@@ -17,36 +17,62 @@ export interface TestUnit {
   title: string;
   /** Author name (informational; squash commits take name and email from the head commit). */
   author: string;
+  /**
+   * A stacked PR: the head of the PR it is based on (which lands before it, or landed). Its own
+   * change is its head against that one, not against the target: the PR below is in it already.
+   */
+  belowHeadSha?: string;
 }
 
-/** A PR of the queue as a unit of a test commit (its tested head, title and author). */
-export const unitOf = (entry: Entry): TestUnit => ({ prNumber: entry.prNumber, headSha: entry.pr.headSha, title: entry.pr.title, author: entry.pr.author });
+/** A PR of the queue as a unit of a test commit (its tested head, title and author; for a stacked PR, the head below it). */
+export const unitOf = (entry: Entry, model?: QueueModel): TestUnit => {
+  const on = entry.pr.stackedOn;
+  const below = on !== undefined && on !== null && model ? findEntry(model, on) : undefined;
+  return {
+    prNumber: entry.prNumber,
+    headSha: entry.pr.headSha,
+    title: entry.pr.title,
+    author: entry.pr.author,
+    ...(below ? { belowHeadSha: below.pr.headSha } : {}),
+  };
+};
 
 /**
  * Where the test commit of `run` starts and what goes on it, as the engine's basis says: on the
  * test commit of the named run (its own PRs on top), or on `targetHead` with the unmerged base
  * PRs applied first. A named run without a commit (it could not be built) falls back to the target.
  */
-export function planTestCommit(model: QueueModel, run: TestRun, basis: TestBasis, targetHead: string): { baseSha: string; units: TestUnit[] } {
+export function planTestCommit(
+  model: QueueModel,
+  run: TestRun,
+  basis: TestBasis,
+  targetHead: string,
+): { baseSha: string; units: TestUnit[] } {
   const entryOf = (pr: number) => {
     const e = findEntry(model, pr);
     if (!e) throw new Error(`run ${run.id}: pull request #${pr} is not in the queue`);
     return e;
   };
-  const own = run.prNumbers.map((pr) => unitOf(entryOf(pr)));
+  const own = run.prNumbers.map((pr) => unitOf(entryOf(pr), model));
   if (basis.on === 'run') {
     const below = model.runs.find((r) => r.id === basis.runId);
     if (below?.sha) return { baseSha: below.sha, units: own };
   }
   const base = run.basePrNumbers.map(entryOf).filter((e) => e.state !== 'merged');
-  return { baseSha: targetHead, units: [...base.map(unitOf), ...own] };
+  return { baseSha: targetHead, units: [...base.map((e) => unitOf(e, model)), ...own] };
 }
 
 /**
  * The test commit of `run` in the bare repository `repoDir`, built on `basis` as the engine named
  * it (`targetHead`: the target's current head). The git and GitHub forges both build this way.
  */
-export async function buildRunCommit(repoDir: string, model: QueueModel, run: TestRun, basis: TestBasis, targetHead: string): Promise<BuiltTestCommit> {
+export async function buildRunCommit(
+  repoDir: string,
+  model: QueueModel,
+  run: TestRun,
+  basis: TestBasis,
+  targetHead: string,
+): Promise<BuiltTestCommit> {
   const { baseSha, units } = planTestCommit(model, run, basis, targetHead);
   return buildTestCommit({
     repoDir,
@@ -92,9 +118,18 @@ function authorEnv(a: Ident): Record<string, string> {
   return env;
 }
 
-async function commitTree(repoDir: string, tree: string, parents: readonly string[], message: string, author: Ident = RAILYARD_IDENTITY): Promise<string> {
+async function commitTree(
+  repoDir: string,
+  tree: string,
+  parents: readonly string[],
+  message: string,
+  author: Ident = RAILYARD_IDENTITY,
+): Promise<string> {
   const args = ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p]), '-F', '-'];
-  const r = await git(repoDir, args, { input: message.endsWith('\n') ? message : message + '\n', env: authorEnv(author) });
+  const r = await git(repoDir, args, {
+    input: message.endsWith('\n') ? message : message + '\n',
+    env: authorEnv(author),
+  });
   return r.stdout.trim();
 }
 
@@ -125,13 +160,25 @@ interface PrCommit {
 }
 
 /** The PR's own commits (not yet in `onto`), oldest first, merge commits skipped as `git rebase` does. */
-async function prCommits(repoDir: string, head: string, onto: string): Promise<PrCommit[]> {
-  const r = await git(repoDir, ['log', '-z', '--reverse', '--topo-order', '--no-merges', '--format=%H%x1f%T%x1f%P%x1f%an%x1f%ae%x1f%ad%x1f%B', '--date=raw', head, `^${onto}`]);
+async function prCommits(repoDir: string, head: string, onto: string, below?: string): Promise<PrCommit[]> {
+  const r = await git(repoDir, [
+    'log',
+    '-z',
+    '--reverse',
+    '--topo-order',
+    '--no-merges',
+    '--format=%H%x1f%T%x1f%P%x1f%an%x1f%ae%x1f%ad%x1f%B',
+    '--date=raw',
+    head,
+    `^${onto}`,
+    ...(below ? [`^${below}`] : []),
+  ]);
   const commits: PrCommit[] = [];
   const parents: string[] = [];
   for (const rec of r.stdout.split('\0')) {
     if (!rec.trim()) continue;
-    const [sha = '', tree = '', parentList = '', name = '', email = '', date = '', ...msg] = rec.split('\x1f');
+    const [sha = '', tree = '', parentList = '', name = '', email = '', date = '', ...msg] =
+      rec.split('\x1f');
     const firstParent = parentList.split(' ').filter(Boolean)[0] ?? '';
     parents.push(firstParent);
     commits.push({ sha, tree, parentTree: null, author: { name, email, date }, message: msg.join('\x1f') });
@@ -153,8 +200,18 @@ async function prCommits(repoDir: string, head: string, onto: string): Promise<P
  * without a worktree. git 2.39's merge-tree cannot take an explicit merge base, so we give it one:
  * two throw-away commits with a common root whose tree is the commit's parent tree.
  */
-async function cherryPickTree(repoDir: string, c: PrCommit, onto: string, ontoTree: string): Promise<{ ok: true; tree: string } | { ok: false; files: string[] }> {
-  const base = await commitTree(repoDir, c.parentTree ?? (await emptyTree(repoDir)), [], 'railyard: cherry-pick base');
+async function cherryPickTree(
+  repoDir: string,
+  c: Pick<PrCommit, 'tree' | 'parentTree'>,
+  onto: string,
+  ontoTree: string,
+): Promise<{ ok: true; tree: string } | { ok: false; files: string[] }> {
+  const base = await commitTree(
+    repoDir,
+    c.parentTree ?? (await emptyTree(repoDir)),
+    [],
+    'railyard: cherry-pick base',
+  );
   const [theirs, ours] = await Promise.all([
     commitTree(repoDir, c.tree, [base], 'railyard: cherry-pick theirs'),
     commitTree(repoDir, ontoTree, [base], `railyard: cherry-pick onto ${onto}`),
@@ -183,18 +240,41 @@ export async function buildTestCommit(input: BuildTestCommitInput): Promise<Buil
   let curTree = await treeOf(repoDir, cur);
   const steps: BuiltTestCommit['steps'] = [];
   for (const unit of units) {
-    if (mergeMethod === 'merge_commit' || mergeMethod === 'squash') {
+    if (mergeMethod === 'squash' && unit.belowHeadSha) {
+      // A stacked PR: its change against the PR below it (already applied), not against the target.
+      const m = await cherryPickTree(
+        repoDir,
+        { tree: await treeOf(repoDir, unit.headSha), parentTree: await treeOf(repoDir, unit.belowHeadSha) },
+        cur,
+        curTree,
+      );
+      if (!m.ok) throw conflict(input, unit, m.files);
+      const who = await commitIdent(repoDir, unit.headSha);
+      cur = await commitTree(repoDir, m.tree, [cur], `${unit.title} (#${unit.prNumber})`, {
+        name: who.authorName,
+        email: who.authorEmail,
+      });
+      curTree = m.tree;
+    } else if (mergeMethod === 'merge_commit' || mergeMethod === 'squash') {
       const m = await mergeTrees(repoDir, cur, unit.headSha);
       if (!m.ok) throw conflict(input, unit, m.files);
       if (mergeMethod === 'merge_commit') {
-        cur = await commitTree(repoDir, m.tree, [cur, unit.headSha], `Merge pull request #${unit.prNumber}: ${unit.title}`);
+        cur = await commitTree(
+          repoDir,
+          m.tree,
+          [cur, unit.headSha],
+          `Merge pull request #${unit.prNumber}: ${unit.title}`,
+        );
       } else {
         const who = await commitIdent(repoDir, unit.headSha);
-        cur = await commitTree(repoDir, m.tree, [cur], `${unit.title} (#${unit.prNumber})`, { name: who.authorName, email: who.authorEmail });
+        cur = await commitTree(repoDir, m.tree, [cur], `${unit.title} (#${unit.prNumber})`, {
+          name: who.authorName,
+          email: who.authorEmail,
+        });
       }
       curTree = m.tree;
     } else {
-      for (const c of await prCommits(repoDir, unit.headSha, cur)) {
+      for (const c of await prCommits(repoDir, unit.headSha, cur, unit.belowHeadSha)) {
         const m = await cherryPickTree(repoDir, c, cur, curTree);
         if (!m.ok) throw conflict(input, unit, m.files);
         if (m.tree === curTree) continue; // already applied: dropped like `git rebase` does

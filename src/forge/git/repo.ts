@@ -3,7 +3,12 @@ import path from 'node:path';
 import { branchNameProblem } from '../../contract/branch-name.js';
 import type { PrFacts } from '../../engine/types.js';
 import { mergeabilityOf, mergeTrees, type MergeCheck } from './merge-check.js';
-import { CHECKS_CONFIG_FILE, ChecksConfigError, parseChecksConfig, type ChecksConfig } from '../../checks/config.js';
+import {
+  CHECKS_CONFIG_FILE,
+  ChecksConfigError,
+  parseChecksConfig,
+  type ChecksConfig,
+} from '../../checks/config.js';
 import { git, withRepoLock } from '../../git/exec.js';
 import { NotFastForwardError } from './errors.js';
 import { configuredBases } from './pr-bases.js';
@@ -22,7 +27,11 @@ const SEGMENT_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
  * Throws when a segment could escape the root (slashes, `..`, leading dots, empty).
  */
 export function repoDirFor(gitRoot: string, host: string, owner: string, name: string): string {
-  for (const [field, value] of [['host', host], ['owner', owner], ['name', name]] as const) {
+  for (const [field, value] of [
+    ['host', host],
+    ['owner', owner],
+    ['name', name],
+  ] as const) {
     if (!SEGMENT_RE.test(value) || value.includes('..')) {
       throw new Error(`repo.${field}: "${value}" is not a valid path segment for the git forge`);
     }
@@ -43,7 +52,9 @@ function revOf(branchOrSha: string): string {
 
 /** Current commit of a branch, or null when the branch does not exist. */
 export async function headOf(repoDir: string, branch: string): Promise<string | null> {
-  const r = await git(repoDir, ['rev-parse', '--verify', '--quiet', `${branchRef(branch)}^{commit}`], { okCodes: [0, 1, 128] });
+  const r = await git(repoDir, ['rev-parse', '--verify', '--quiet', `${branchRef(branch)}^{commit}`], {
+    okCodes: [0, 1, 128],
+  });
   return r.code === 0 ? r.stdout.trim() : null;
 }
 
@@ -107,16 +118,26 @@ function cleanBranchName(raw: string): string | null {
  * The facts of pull request N: `refs/pull/N/head` is its head, the head commit's subject is its
  * title and the head commit's author name its author. Its base is the branch named by
  * `refs/pull/N/base` (a blob holding the branch name), else git config `railyard.pr-N.base`,
- * else `queueBranch`. Mergeability: does the head merge onto the base branch's head without
- * conflict ('unspecified' when that branch does not exist).
+ * else `queueBranch`. A base of `refs/pull/M/head` stacks the PR on PR M while M's head exists
+ * (`stackedOn`; the engine's rules/stacks.ts). Mergeability: does the head merge onto the base's
+ * head without conflict ('unspecified' when that branch does not exist).
  *
  * Returns null when `refs/pull/N/head` does not exist: git cannot tell a PR that was never
  * opened from one that was closed (detect closing with `snapshot`/`diffSnapshots`).
  */
-export async function getPullRequest(repoDir: string, prNumber: number, queueBranch: string): Promise<PrFacts | null> {
+export async function getPullRequest(
+  repoDir: string,
+  prNumber: number,
+  queueBranch: string,
+): Promise<PrFacts | null> {
   // The queue's branch (the base of nearly every PR) is read by the same process: a spawn less.
   const queueRef = branchNameProblem(queueBranch) === null ? `refs/heads/${queueBranch}` : null;
-  const refs = await git(repoDir, ['for-each-ref', '--format=%(refname) %(objectname) %(objecttype)', `refs/pull/${prNumber}/`, ...(queueRef ? [queueRef] : [])]);
+  const refs = await git(repoDir, [
+    'for-each-ref',
+    '--format=%(refname) %(objectname) %(objecttype)',
+    `refs/pull/${prNumber}/`,
+    ...(queueRef ? [queueRef] : []),
+  ]);
   let headSha: string | null = null;
   let baseBlob: string | null = null;
   // null: the queue's branch does not exist; undefined: not read here (headOf peels what is no commit).
@@ -135,13 +156,23 @@ export async function getPullRequest(repoDir: string, prNumber: number, queueBra
   }
   baseBranch ??= queueBranch;
   // A base that is no branch name (refs/tags/v1, main~1) is reported as it is, for the server to
-  // refuse; it is never resolved.
+  // refuse; it is never resolved. `refs/pull/M/head` is another PR's head: this PR is stacked on it.
   const validBase = branchNameProblem(baseBranch) === null;
+  const stacked = /^refs\/pull\/([1-9][0-9]{0,8})\/head$/.exec(baseBranch);
+  const below =
+    stacked && Number(stacked[1]) !== prNumber ? await pullHead(repoDir, Number(stacked[1])) : null;
   const [ident, targetSha] = await Promise.all([
     commitIdent(repoDir, headSha),
-    !validBase ? null : baseBranch === queueBranch && queueHead !== undefined ? queueHead : headOf(repoDir, baseBranch),
+    below ??
+      (!validBase
+        ? null
+        : baseBranch === queueBranch && queueHead !== undefined
+          ? queueHead
+          : headOf(repoDir, baseBranch)),
   ]);
-  const check: MergeCheck = targetSha ? await mergeabilityOf(repoDir, headSha, targetSha) : { mergeability: 'unspecified' };
+  const check: MergeCheck = targetSha
+    ? await mergeabilityOf(repoDir, headSha, targetSha)
+    : { mergeability: 'unspecified' };
   return {
     headSha,
     headBranch: `pull/${prNumber}`,
@@ -151,12 +182,23 @@ export async function getPullRequest(repoDir: string, prNumber: number, queueBra
     mergeability: check.mergeability,
     ...(check.conflict ? { conflict: check.conflict } : {}),
     open: true,
+    ...(below ? { stackedOn: Number(stacked![1]) } : {}),
   };
+}
+
+/** The head commit of PR `prNumber` (`refs/pull/N/head`), or null when it has none (closed, or never opened). */
+async function pullHead(repoDir: string, prNumber: number): Promise<string | null> {
+  const r = await git(repoDir, ['rev-parse', '--verify', '--quiet', `refs/pull/${prNumber}/head^{commit}`], {
+    okCodes: [0, 1, 128],
+  });
+  return r.code === 0 ? r.stdout.trim() : null;
 }
 
 /** Whether `ancestor` is reachable from `descendant` (false also when either is unknown). */
 export async function isAncestor(repoDir: string, ancestor: string, descendant: string): Promise<boolean> {
-  const r = await git(repoDir, ['merge-base', '--is-ancestor', ancestor, descendant], { okCodes: [0, 1, 128] });
+  const r = await git(repoDir, ['merge-base', '--is-ancestor', ancestor, descendant], {
+    okCodes: [0, 1, 128],
+  });
   return r.code === 0;
 }
 
@@ -201,7 +243,12 @@ export interface RepoSnapshot {
 /** Read every branch and PR ref in one to three git processes (the config is re-read only when it changed). */
 export async function snapshot(repoDir: string): Promise<RepoSnapshot> {
   const [refs, configured] = await Promise.all([
-    git(repoDir, ['for-each-ref', '--format=%(objectname) %(objecttype) %(refname)', 'refs/heads/', 'refs/pull/']),
+    git(repoDir, [
+      'for-each-ref',
+      '--format=%(objectname) %(objecttype) %(refname)',
+      'refs/heads/',
+      'refs/pull/',
+    ]),
     configuredBases(repoDir),
   ]);
   const snap: RepoSnapshot = { branches: {}, testBranches: {}, pulls: {} };
@@ -224,7 +271,8 @@ export async function snapshot(repoDir: string): Promise<RepoSnapshot> {
   const contents = await readBlobs(repoDir, [...new Set(baseBlobs.values())]);
   for (const [n, pr] of Object.entries(snap.pulls)) {
     const blob = baseBlobs.get(Number(n));
-    pr.base = (blob ? cleanBranchName(contents.get(blob) ?? '') : null) ?? configured.byNumber.get(Number(n)) ?? null;
+    pr.base =
+      (blob ? cleanBranchName(contents.get(blob) ?? '') : null) ?? configured.byNumber.get(Number(n)) ?? null;
   }
   return snap;
 }
@@ -288,7 +336,14 @@ export async function watchRepo(repoDir: string, opts: WatchOptions): Promise<Re
     while (!opts.signal?.aborted) {
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, interval);
-        opts.signal?.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+        opts.signal?.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(t);
+            resolve();
+          },
+          { once: true },
+        );
       });
       if (opts.signal?.aborted) return;
       try {
@@ -313,10 +368,21 @@ export async function watchRepo(repoDir: string, opts: WatchOptions): Promise<Re
  * `expectedOldSha` (someone else moved it); nothing changes then. Throws NotFastForwardError
  * when `newSha` does not contain `expectedOldSha` (the queue only fast-forwards).
  */
-export async function casUpdateBranch(repoDir: string, branch: string, expectedOldSha: string, newSha: string): Promise<boolean> {
-  const anc = await git(repoDir, ['merge-base', '--is-ancestor', expectedOldSha, newSha], { okCodes: [0, 1] });
+export async function casUpdateBranch(
+  repoDir: string,
+  branch: string,
+  expectedOldSha: string,
+  newSha: string,
+): Promise<boolean> {
+  const anc = await git(repoDir, ['merge-base', '--is-ancestor', expectedOldSha, newSha], {
+    okCodes: [0, 1],
+  });
   if (anc.code !== 0) throw new NotFastForwardError(branch, expectedOldSha, newSha);
-  const r = await git(repoDir, ['update-ref', '-m', 'railyard: merge', branchRef(branch), newSha, expectedOldSha], { okCodes: [0, 128, 1] });
+  const r = await git(
+    repoDir,
+    ['update-ref', '-m', 'railyard: merge', branchRef(branch), newSha, expectedOldSha],
+    { okCodes: [0, 128, 1] },
+  );
   if (r.code === 0) return true;
   const now = await headOf(repoDir, branch);
   if (now !== expectedOldSha) return false;
@@ -336,7 +402,10 @@ export async function readChecksConfig(repoDir: string, branchOrSha: string): Pr
   const rev = revOf(branchOrSha);
   const r = await git(repoDir, ['cat-file', 'blob', `${rev}:${CHECKS_CONFIG_FILE}`], { okCodes: [0, 128] });
   if (r.code !== 0) {
-    throw new ChecksConfigError('START_TEST_RUN_CONFIG_NOT_FOUND', `${CHECKS_CONFIG_FILE}: not found at the root of ${branchOrSha}`);
+    throw new ChecksConfigError(
+      'START_TEST_RUN_CONFIG_NOT_FOUND',
+      `${CHECKS_CONFIG_FILE}: not found at the root of ${branchOrSha}`,
+    );
   }
   return parseChecksConfig(r.stdout, branchOrSha);
 }
@@ -362,7 +431,11 @@ const TEST_BRANCH_RE = /^railyard-merge\/pr-(\d+(?:-\d+)*)\/([^/]+)$/;
 
 /** Every `railyard-merge/…` branch of the repository. */
 export async function listTestBranches(repoDir: string): Promise<TestBranch[]> {
-  const r = await git(repoDir, ['for-each-ref', '--format=%(objectname) %(refname)', `refs/heads/${TEST_BRANCH_PREFIX}`]);
+  const r = await git(repoDir, [
+    'for-each-ref',
+    '--format=%(objectname) %(refname)',
+    `refs/heads/${TEST_BRANCH_PREFIX}`,
+  ]);
   const out: TestBranch[] = [];
   for (const line of r.stdout.split('\n')) {
     const [sha = '', ref = ''] = line.split(' ');
@@ -376,7 +449,11 @@ export async function listTestBranches(repoDir: string): Promise<TestBranch[]> {
 /** Delete branches in one transaction; names that do not exist are ignored. Returns those deleted. */
 export async function deleteBranches(repoDir: string, branches: readonly string[]): Promise<string[]> {
   if (branches.length === 0) return [];
-  const existing = await git(repoDir, ['for-each-ref', '--format=%(refname) %(objectname)', ...branches.map(branchRef)]);
+  const existing = await git(repoDir, [
+    'for-each-ref',
+    '--format=%(refname) %(objectname)',
+    ...branches.map(branchRef),
+  ]);
   const wanted = new Set(branches.map(branchRef));
   // for-each-ref patterns also match refs below a name (a/b under a): keep exact names only.
   const present = existing.stdout
@@ -386,7 +463,9 @@ export async function deleteBranches(repoDir: string, branches: readonly string[
     .filter(([ref]) => wanted.has(ref));
   if (present.length === 0) return [];
   // Delete each ref only if it still has the SHA we saw (never drop a concurrent update).
-  await git(repoDir, ['update-ref', '--stdin'], { input: present.map(([ref, sha]) => `delete ${ref} ${sha}\n`).join('') });
+  await git(repoDir, ['update-ref', '--stdin'], {
+    input: present.map(([ref, sha]) => `delete ${ref} ${sha}\n`).join(''),
+  });
   return present.map(([ref]) => ref.slice('refs/heads/'.length));
 }
 

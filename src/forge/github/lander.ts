@@ -45,7 +45,17 @@ export class GitHubLander implements Lander {
     if (tried) {
       const landed = await mergedByGitHub(this.rt, queue, tried.n);
       this.apiBlips.delete(run.id);
-      if (landed !== null) return checkApiMerge(this.rt, queue, run, tried.n, await this.rt.ctx(queue.repo), tried.head, tried.sha, landed);
+      if (landed !== null)
+        return checkApiMerge(
+          this.rt,
+          queue,
+          run,
+          tried.n,
+          await this.rt.ctx(queue.repo),
+          tried.head,
+          tried.sha,
+          landed,
+        );
     }
     // Read again (a webhook may have been lost or late); the read is handed to the events role when it changed.
     const pulls = new Map<number, GitHubPull | null>();
@@ -64,7 +74,8 @@ export class GitHubLander implements Lander {
           pull.state === 'open' &&
           !pull.merged &&
           !pull.draft &&
-          pull.base.ref === branch &&
+          // A stacked PR is based on the PR below it (it lands with it): still that one.
+          pull.base.ref === (entry.pr.stackedOn !== undefined ? entry.pr.baseBranch : branch) &&
           (await this.rt.forge.protection.waitsFor(queue.repo, pull)) === undefined
         );
       },
@@ -105,7 +116,10 @@ export class GitHubLander implements Lander {
         `GitHub refused to move ${branch} of ${queue.repo.owner}/${queue.repo.name} to ${sha.slice(0, 12)} (the target did not move): ${message}${pauseQueue ? ' — pausing the queue: no PR can land until the rule lets Railyard push (docs/github.md, "What the queue does on your pull requests")' : ''}`,
       );
       const detail = `GitHub refused to update ${branch}: ${message}`;
-      this.rt.refused(run.id, pauseQueue ? `${detail} The queue is paused until the rule lets Railyard push.` : detail);
+      this.rt.refused(
+        run.id,
+        pauseQueue ? `${detail} The queue is paused until the rule lets Railyard push.` : detail,
+      );
       return { refused: true, detail, pauseQueue };
     }
     this.rt.targetHeads.set(`${repoKey(queue.repo)} ${branch}`, sha);
@@ -116,7 +130,8 @@ export class GitHubLander implements Lander {
 /** GitHub's message of a failed request, on one line. */
 function messageOf(error: unknown): string {
   const data = (error as { response?: { data?: { message?: unknown } } }).response?.data;
-  const text = typeof data?.message === 'string' ? data.message : error instanceof Error ? error.message : String(error);
+  const text =
+    typeof data?.message === 'string' ? data.message : error instanceof Error ? error.message : String(error);
   return text.replace(/\s+/g, ' ').trim();
 }
 
@@ -127,5 +142,7 @@ function messageOf(error: unknown): string {
  */
 function everyPrRefused(message: string): boolean {
   if (/status check/i.test(message)) return false;
-  return /through a pull request|protected branch update failed|not (?:authorized|allowed)|permission|bypass|resource not accessible/i.test(message);
+  return /through a pull request|protected branch update failed|not (?:authorized|allowed)|permission|bypass|resource not accessible/i.test(
+    message,
+  );
 }

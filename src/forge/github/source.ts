@@ -72,7 +72,32 @@ export class GitHubForge implements Source {
   /** The facts of a PR GitHub described, with what its branch protection waits for (reads only for a blocked PR). */
   async factsWithProtection(repo: Repo, pull: GitHubPull): Promise<GitHubPrFacts> {
     const facts = withBlock(factsOf(pull), await this.protection.waitsFor(repo, pull));
-    return this.nameConflict ? this.nameConflict(repo, pull.number, facts) : facts;
+    const named = this.nameConflict ? await this.nameConflict(repo, pull.number, facts) : facts;
+    const stackedOn = named.open ? await this.stackedOn(repo, pull) : undefined;
+    return stackedOn === undefined ? named : { ...named, stackedOn };
+  }
+
+  /**
+   * Stacked PRs: the open PR of this repository whose head branch is `pull`'s base branch. Not
+   * asked for a PR based on the default branch (nearly every PR: no request); a conditional
+   * request otherwise (`GET /pulls?head=`), cheap when nothing changed.
+   */
+  private async stackedOn(repo: Repo, pull: GitHubPull): Promise<number | undefined> {
+    const info = await this.repoInfo(repo).catch(() => null);
+    if (info && pull.base.ref === info.defaultBranch) return undefined;
+    const list = await this.client.getCached<
+      Array<
+        Pick<GitHubPull, 'number' | 'state'> & { head: { ref: string; repo?: { full_name?: string } | null } }
+      >
+    >(repo.owner, repo.name, 'GET /repos/{owner}/{repo}/pulls', {
+      state: 'open',
+      head: `${repo.owner}:${pull.base.ref}`,
+      per_page: 5,
+    });
+    const below = list.find(
+      (p) => p.number !== pull.number && p.state === 'open' && p.head.ref === pull.base.ref,
+    );
+    return below?.number;
   }
 
   serves(repo: Repo): boolean {

@@ -63,7 +63,8 @@ export class GitLabLander implements Lander {
           facts !== null &&
           facts.open &&
           facts.headSha === entry.pr.headSha &&
-          facts.baseBranch === branch &&
+          // A stacked MR targets the MR below it (it lands with it): still that one.
+          facts.baseBranch === (entry.pr.stackedOn !== undefined ? entry.pr.baseBranch : branch) &&
           !facts.draft &&
           facts.block === null
         );

@@ -44,6 +44,8 @@ export class GitLabSource implements Source {
   private readonly ids = new Map<string, number>();
   /** Names the files of a conflicting MR (the driver sets it: shared/conflicts.ts); GitLab says only that it conflicts. */
   nameConflict: ((repo: Repo, iid: number, facts: GitLabPrFacts) => Promise<GitLabPrFacts>) | null = null;
+  /** Each project's default branch (stacked MRs are looked for only off it). */
+  private readonly defaultBranches = new Map<string, string>();
   /** Told of every MR GitLab described: the events role asks again while GitLab is still checking it. */
   onMr: ((repo: Repo, mr: GitLabMr) => void) | null = null;
 
@@ -191,10 +193,39 @@ export class GitLabSource implements Source {
       mr = (await this.fetchMr(repo, iid)) ?? mr;
     }
     if (!mr) return null;
-    const facts = factsOf(mr);
+    let facts = factsOf(mr);
     if (facts.block?.kind === 'pipeline' && !mr.has_conflicts && (await this.onlyOwnStatusBlocks(repo, mr)))
-      return withBlockedBy({ ...facts, block: null, mergeability: 'mergeable' });
-    return this.nameConflict ? this.nameConflict(repo, iid, facts) : facts;
+      facts = withBlockedBy({ ...facts, block: null, mergeability: 'mergeable' });
+    if (this.nameConflict) facts = await this.nameConflict(repo, iid, facts);
+    const stackedOn = facts.open ? await this.stackedOn(repo, mr) : undefined;
+    return stackedOn === undefined ? facts : { ...facts, stackedOn };
+  }
+
+  /**
+   * Stacked MRs: the open MR of this project whose source branch is `mr`'s target branch. Not
+   * asked for an MR that targets the project's default branch (nearly every MR: no request).
+   */
+  private async stackedOn(repo: Repo, mr: GitLabMr): Promise<number | undefined> {
+    const key = repoKey(repo);
+    let defaultBranch = this.defaultBranches.get(key);
+    if (defaultBranch === undefined) {
+      const project = (await this.client.api.Projects.show(projectPath(repo))) as unknown as {
+        default_branch?: string | null;
+      };
+      defaultBranch = project.default_branch ?? '';
+      if (this.defaultBranches.size > 10_000)
+        this.defaultBranches.delete(this.defaultBranches.keys().next().value!);
+      this.defaultBranches.set(key, defaultBranch);
+    }
+    if (mr.target_branch === defaultBranch) return undefined;
+    const list = (await this.client.api.MergeRequests.all({
+      projectId: projectPath(repo),
+      state: 'opened',
+      sourceBranch: mr.target_branch,
+      perPage: 5,
+      maxPages: 1,
+    })) as unknown as Array<{ iid: number; state: string; source_branch: string }>;
+    return list.find((m) => m.iid !== mr.iid && m.source_branch === mr.target_branch)?.iid;
   }
 
   async getPullRequest(repo: Repo, prNumber: number, _queueBranch: string): Promise<GitLabPrFacts | null> {

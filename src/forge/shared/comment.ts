@@ -5,7 +5,14 @@
  * back (a conflict and what to do, the forge's branch rules in the forge's words), the forge's refusal of a landing, and why
  * it failed (failed checks, required checks that never reported, those still running).
  */
-import { isTerminal, prConflictSentence, type Entry, type QueueModel } from '../../engine/index.js';
+import {
+  isTerminal,
+  prConflictSentence,
+  stackOf,
+  stackSentence,
+  type Entry,
+  type QueueModel,
+} from '../../engine/index.js';
 
 /** The first line of the queue's comment: how the queue (and its webhook handler) knows its own comment. */
 export const COMMENT_MARKER = '<!-- railyard:merge-queue -->';
@@ -30,12 +37,19 @@ export interface ForgeWords {
 export type StatusPhase = 'merged' | 'failed' | 'cancelled' | 'not_ready' | 'testing' | 'queued';
 
 /** The phase and description of the queue's commit status on a PR. */
-export function statusWords(entry: Entry, model: QueueModel, words: ForgeWords): { phase: StatusPhase; description: string } {
+export function statusWords(
+  entry: Entry,
+  model: QueueModel,
+  words: ForgeWords,
+): { phase: StatusPhase; description: string } {
   const reason = entry.reason ? ` (${entry.reason})` : '';
   switch (entry.state) {
     case 'merged': {
       const run = model.runs.find((r) => r.id === entry.testRunId);
-      return { phase: 'merged', description: `Merged into ${model.branch}${run?.sha ? ` as ${run.sha.slice(0, words.shortSha)}` : ''}` };
+      return {
+        phase: 'merged',
+        description: `Merged into ${model.branch}${run?.sha ? ` as ${run.sha.slice(0, words.shortSha)}` : ''}`,
+      };
     }
     case 'failed':
       return { phase: 'failed', description: `Failed${reason}` };
@@ -47,8 +61,8 @@ export function statusWords(entry: Entry, model: QueueModel, words: ForgeWords):
         description: prConflictSentence(entry.pr)
           ? `It ${prConflictSentence(entry.pr)}`
           : entry.pr.blockedBy
-          ? `Waiting for the branch rules: ${entry.pr.blockedBy.replace(/^(GitHub|GitLab) waits for:? /, '')}`
-          : 'Submitted, waiting until it is ready (draft, conflict or base branch)',
+            ? `Waiting for the branch rules: ${entry.pr.blockedBy.replace(/^(GitHub|GitLab) waits for:? /, '')}`
+            : 'Submitted, waiting until it is ready (draft, conflict or base branch)',
       };
     case 'testing':
     case 'tests_passed':
@@ -64,16 +78,36 @@ export function statusWords(entry: Entry, model: QueueModel, words: ForgeWords):
  * `landedAs` the commit the forge made when it merged it (GitHub's merge API), `landing` why its
  * landing is being tried again (a blip of the forge).
  */
-export function commentFor(entry: Entry, model: QueueModel, words: ForgeWords, refused?: string, landedAs?: string, landing?: string): string {
+export function commentFor(
+  entry: Entry,
+  model: QueueModel,
+  words: ForgeWords,
+  refused?: string,
+  landedAs?: string,
+  landing?: string,
+): string {
   const run = entry.testRunId ? model.runs.find((r) => r.id === entry.testRunId) : undefined;
   const refs = (ns: readonly number[]) => ns.map((n) => words.ref(n)).join(', ');
-  const lines = [COMMENT_MARKER, `**Railyard merge queue** (\`${model.branch}\`): **${entry.state.replace('_', ' ')}**`];
+  const lines = [
+    COMMENT_MARKER,
+    `**Railyard merge queue** (\`${model.branch}\`): **${entry.state.replace('_', ' ')}**`,
+  ];
   if (entry.state === 'pending' || entry.state === 'testing') {
     const active = model.entries.filter((e) => !isTerminal(e.state) && e.state !== 'not_ready');
     const position =
-      active.filter((e) => e.priority.value < entry.priority.value || (e.priority.value === entry.priority.value && e.seq < entry.seq)).length + 1;
+      active.filter(
+        (e) =>
+          e.priority.value < entry.priority.value ||
+          (e.priority.value === entry.priority.value && e.seq < entry.seq),
+      ).length + 1;
     lines.push('', `Position ${position} of ${active.length}.`);
   }
+  const stack = stackOf(model, entry);
+  if (stack.length)
+    lines.push(
+      '',
+      `Part of a ${stackSentence(stack, (n) => words.ref(n))}: tested and landed as one unit, bottom first.`,
+    );
   if (run && !isTerminal(entry.state)) {
     const batch = run.prNumbers.filter((n) => n !== entry.prNumber);
     lines.push(
@@ -87,13 +121,18 @@ export function commentFor(entry: Entry, model: QueueModel, words: ForgeWords, r
       prConflictSentence(entry.pr)
         ? `It ${prConflictSentence(entry.pr)}. It enters the queue by itself once it merges cleanly.`
         : entry.pr.blockedBy
-        ? `The branch rules hold it: ${entry.pr.blockedBy}. It enters the queue by itself once ${words.forge} lets it through (approvals, threads, required checks; Railyard's own \`${words.statusName}\` status does not count).`
-        : words.notReady,
+          ? `The branch rules hold it: ${entry.pr.blockedBy}. It enters the queue by itself once ${words.forge} lets it through (approvals, threads, required checks; Railyard's own \`${words.statusName}\` status does not count).`
+          : words.notReady,
     );
   if (landing && entry.state === 'tests_passed') lines.push('', `> ${landing}`);
-  if (refused && (entry.state === 'failed' || model.config.state === 'paused')) lines.push('', `> ${refused}`);
-  if (entry.state === 'merged' && run?.sha) lines.push('', `Landed on \`${model.branch}\` as ${landedAs ?? run.sha} (test run \`${run.id}\`).`);
-  if ((entry.state === 'failed' || entry.state === 'cancelled' || entry.state === 'pending_failure') && entry.reason) {
+  if (refused && (entry.state === 'failed' || model.config.state === 'paused'))
+    lines.push('', `> ${refused}`);
+  if (entry.state === 'merged' && run?.sha)
+    lines.push('', `Landed on \`${model.branch}\` as ${landedAs ?? run.sha} (test run \`${run.id}\`).`);
+  if (
+    (entry.state === 'failed' || entry.state === 'cancelled' || entry.state === 'pending_failure') &&
+    entry.reason
+  ) {
     lines.push(
       '',
       `Reason: \`${entry.reason}\`${run?.failureReason && run.failureReason !== entry.reason ? ` (test run: \`${run.failureReason}\`)` : ''}.`,
@@ -107,7 +146,10 @@ export function commentFor(entry: Entry, model: QueueModel, words: ForgeWords, r
       const running = named('pending');
       const never = (run.requiredStatuses ?? []).filter((n) => !(n in run.checks)).map((n) => `\`${n}\``);
       if (failed.length) lines.push(`Failed ${words.checks}: ${failed.join(', ')}.`);
-      if (never.length) lines.push(`Required ${words.checks} that never reported: ${never.join(', ')} (renamed or not run on \`railyard-merge/*\` branches?).`);
+      if (never.length)
+        lines.push(
+          `Required ${words.checks} that never reported: ${never.join(', ')} (renamed or not run on \`railyard-merge/*\` branches?).`,
+        );
       if (running.length) lines.push(`Still running: ${running.join(', ')}.`);
     }
   }

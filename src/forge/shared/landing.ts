@@ -42,7 +42,8 @@ export async function prepareLanding(
   if (head === sha || (await isAncestor(c.dir, sha, head))) return 'merged'; // landed already (asked again after a restart)
   // An attempt before this one (its answer lost to a blip) landed what it rebuilt on another lane.
   const tried = rt.triedToLand(run.id);
-  if (tried !== undefined && tried !== sha && (head === tried || (await isAncestor(c.dir, tried, head)))) return 'merged';
+  if (tried !== undefined && tried !== sha && (head === tried || (await isAncestor(c.dir, tried, head))))
+    return 'merged';
   if (!(await isAncestor(c.dir, head, sha))) {
     // The target moved since the run was built: someone else did it, everything restarts. In
     // parallel mode another lane did it: this lane's PRs land on top of it (built and pushed again).
@@ -53,7 +54,7 @@ export async function prepareLanding(
       repoDir: c.dir,
       targetBranch: branch,
       baseSha: head,
-      units: prs.map((pr) => unitOf(findEntry(queue.model, pr) as Entry)),
+      units: prs.map((pr) => unitOf(findEntry(queue.model, pr) as Entry, queue.model)),
       mergeMethod: run.mergeMethod,
       branchName: testBranchName(prs, run.id),
     });

@@ -140,6 +140,7 @@ export abstract class RemotePolling {
       p.open === facts.open &&
       p.headBranch === facts.headBranch &&
       (p.blockedBy ?? '') === (facts.blockedBy ?? '') &&
+      p.stackedOn === facts.stackedOn &&
       JSON.stringify(p.conflict ?? null) === JSON.stringify(facts.conflict ?? null);
     if (!same) await this.rt.dispatch(q, { type: 'prUpdated', prNumber, pr: facts });
   }
@@ -197,9 +198,10 @@ export abstract class RemotePolling {
   }
 }
 
+/** The engine's facts: how a closed PR ended becomes `merged` (a stack's PRs above it leave with STACKED_PR_MEMBER_MERGED). */
 function withoutClosedAs(f: ReadFacts): PrFacts {
-  const { closedAs: _closedAs, ...facts } = f;
-  return facts;
+  const { closedAs, ...facts } = f;
+  return closedAs === 'merged' ? { ...facts, merged: true } : facts;
 }
 
 /** The engine's part of a forge's PR facts (what is stored with the entry), with how it was closed. */
@@ -214,6 +216,7 @@ export function readFacts(f: ForgePrFacts): ReadFacts {
     open: f.open,
     ...(f.blockedBy ? { blockedBy: f.blockedBy } : {}),
     ...(f.conflict ? { conflict: f.conflict } : {}),
+    ...(f.stackedOn !== undefined ? { stackedOn: f.stackedOn } : {}),
     ...(f.closedAs ? { closedAs: f.closedAs } : {}),
   };
 }

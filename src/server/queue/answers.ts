@@ -3,7 +3,16 @@
  * getSubmittedPullRequest per model version, and listPullRequests' pages in queue order.
  */
 import type { PullRequestState } from '../../contract/index.js';
-import { activeEntries, findEntry, isTerminal, laneNumbers, listOrder, readinessOf, type Entry, type QueueModel } from '../../engine/index.js';
+import {
+  activeEntries,
+  findEntry,
+  isTerminal,
+  laneNumbers,
+  listOrder,
+  readinessOf,
+  type Entry,
+  type QueueModel,
+} from '../../engine/index.js';
 import { badRequest, notFound, type ApiError } from '../errors.js';
 import { presentListItem, presentQueueSettings, presentSubmitted } from './present.js';
 import type { QueueHandle } from './handle.js';
@@ -27,7 +36,9 @@ export interface ListOptions {
 
 /** 404 for a pull request the queue never had. */
 export function neverSubmitted(handle: QueueHandle, what: string): ApiError {
-  return notFound(`pull request ${what} was never submitted to the ${handle.model.branch} queue of ${describeRepo(handle.repo)}`);
+  return notFound(
+    `pull request ${what} was never submitted to the ${handle.model.branch} queue of ${describeRepo(handle.repo)}`,
+  );
 }
 
 /** The answers of the read operations, cached where a version of the model makes them stay right. */
@@ -86,7 +97,7 @@ export class QueueAnswers {
     let answer = answers.get(key);
     if (!answer) {
       const entry = this.select(handle, pr);
-      answer = { entry, body: JSON.stringify(presentSubmitted(entry, readinessOf(model, entry))) };
+      answer = { entry, body: JSON.stringify(presentSubmitted(entry, readinessOf(model, entry), model)) };
       answers.set(key, answer);
     }
     return answer;

@@ -3,7 +3,16 @@
  * adds (with the words for failures people read) and the log lines of each committed change.
  */
 import type { PullRequestState } from '../../contract/index.js';
-import { changedItems, findEntry, type Effect, type EngineEvent, type FailedTest, type QueueModel } from '../../engine/index.js';
+import {
+  changedItems,
+  findEntry,
+  stackOf,
+  stackSentence,
+  type Effect,
+  type EngineEvent,
+  type FailedTest,
+  type QueueModel,
+} from '../../engine/index.js';
 import type { PrTransition } from '../../store/index.js';
 import type { QueueHandle } from './handle.js';
 import { describeRepo } from './keys.js';
@@ -51,10 +60,18 @@ function transitionOf(
 }
 
 /** The history rows of one engine step: its stateChanged effects, with what went wrong for people. */
-export function transitionsOfStep(model: QueueModel, event: EngineEvent, effects: readonly Effect[], at: number): PrTransition[] {
+export function transitionsOfStep(
+  model: QueueModel,
+  event: EngineEvent,
+  effects: readonly Effect[],
+  at: number,
+): PrTransition[] {
   const transitions: PrTransition[] = [];
   const detail =
-    (event.type === 'testRunStartFailed' || event.type === 'testRunFinished' || event.type === 'mergeFailed') && event.detail
+    (event.type === 'testRunStartFailed' ||
+      event.type === 'testRunFinished' ||
+      event.type === 'mergeFailed') &&
+    event.detail
       ? event.detail
       : null;
   for (const effect of effects) {
@@ -63,6 +80,12 @@ export function transitionsOfStep(model: QueueModel, event: EngineEvent, effects
     if (detail !== null && (t.to === 'failed' || t.to === 'pending_failure')) t.detail = detail;
     if (event.type === 'submit' && event.direct === true && t.prNumber === event.prNumber)
       t.detail = DIRECT_DETAIL;
+    // A PR of a stack: its test and its landing name the stack (tested and landed as one unit).
+    if (t.to === 'testing' || t.to === 'merged') {
+      const entry = findEntry(model, effect.prNumber);
+      const stack = entry?.id === effect.entryId ? stackOf(model, entry) : [];
+      if (stack.length) t.detail = stackSentence(stack);
+    }
     if (event.type === 'testRunFinished') {
       t.detail ??= flakyDetail(model, event.runId, t.reason);
       if (!event.passed && event.failures?.length && (t.to === 'failed' || t.to === 'pending_failure'))
@@ -76,7 +99,8 @@ export function transitionsOfStep(model: QueueModel, event: EngineEvent, effects
 /** The history's words for a flake-aware verdict: the tests a run's failure was ignored or retried for. */
 function flakyDetail(model: QueueModel, runId: string, reason: string | null | undefined): string | null {
   const run = model.runs.find((r) => r.id === runId);
-  const names = (list: string[]) => list.slice(0, 10).join(', ') + (list.length > 10 ? ` and ${list.length - 10} more` : '');
+  const names = (list: string[]) =>
+    list.slice(0, 10).join(', ') + (list.length > 10 ? ` and ${list.length - 10} more` : '');
   if (reason === 'FLAKY_FAILURES_IGNORED' && run?.flakyIgnored?.length)
     return `failed only on ignored tests (flakyPolicy ${model.config.flakyPolicy}): ${names(run.flakyIgnored)}`;
   if (reason === 'FLAKY_FAILURE_RETRIED' && run?.failures?.length)
@@ -87,7 +111,10 @@ function flakyDetail(model: QueueModel, runId: string, reason: string | null | u
 /** The history's words for the failing tests of a failed run: `failing tests: a (quarantined), b`. */
 function failingTestsDetail(failures: readonly FailedTest[]): string {
   const shown = failures.slice(0, 10).map((t) => {
-    const notes = [t.quarantined ? 'quarantined' : t.flaky ? 'flaky' : '', t.changedByPr ? 'file changed by the PR' : ''].filter(Boolean);
+    const notes = [
+      t.quarantined ? 'quarantined' : t.flaky ? 'flaky' : '',
+      t.changedByPr ? 'file changed by the PR' : '',
+    ].filter(Boolean);
     return notes.length ? `${t.name} (${notes.join(', ')})` : t.name;
   });
   return `failing tests: ${shown.join(', ')}${failures.length > 10 ? ` and ${failures.length - 10} more` : ''}`;

@@ -6,13 +6,15 @@ import {
   type Readiness,
   type SubmittedPullRequest,
 } from '../../contract/index.js';
-import { activeFreeze, isTerminal, testingTimeoutMs } from '../../engine/index.js';
+import { activeFreeze, isTerminal, stackOf, stackSentence, testingTimeoutMs } from '../../engine/index.js';
 import type { Entry, QueueConfig, QueueModel } from '../../engine/types.js';
 
 const SETTINGS_KEYS = Object.keys(QueueSettings.shape) as (keyof QueueSettings)[];
 
 /** Every setting but `branch` (the queue's own name) is a field of the queue's config, of the same type. */
-function copySetting<K extends Exclude<keyof QueueSettings, 'branch' | 'frozen' | 'testingTimeoutMinutesNow'>>(out: Partial<QueueSettings>, config: QueueConfig, key: K): void {
+function copySetting<
+  K extends Exclude<keyof QueueSettings, 'branch' | 'frozen' | 'testingTimeoutMinutesNow'>,
+>(out: Partial<QueueSettings>, config: QueueConfig, key: K): void {
   out[key] = config[key];
 }
 
@@ -67,9 +69,15 @@ export function presentListItem(entry: Entry, lane?: number): QueueListItem {
   return out;
 }
 
-/** The getSubmittedPullRequest answer. */
-export function presentSubmitted(entry: Entry, readiness: Readiness): SubmittedPullRequest {
+/** The getSubmittedPullRequest answer (`model`: the queue, for the PR's stack). */
+export function presentSubmitted(
+  entry: Entry,
+  readiness: Readiness,
+  model?: QueueModel,
+): SubmittedPullRequest {
   const out = core(entry) as SubmittedPullRequest;
+  const stack = model ? stackOf(model, entry) : [];
+  if (stack.length) out.stack = { prNumbers: stack, description: stackSentence(stack) };
   out.readiness = readiness;
   out.forceEnqueued = false;
   out.isCurrentlySubmittedToQueue = !isTerminal(entry.state);

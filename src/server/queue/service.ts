@@ -40,9 +40,11 @@ import type { QueueHandle, ReplicaView } from './handle.js';
 import type { EventLog } from './history.js';
 import { describeRepo, normaliseRepo, queueKey } from './keys.js';
 import { presentQueueSettings } from './present.js';
+import { engineFacts, sameFacts } from './pr-facts.js';
 import { QueueRegistry } from './registry.js';
 import { ReplicaSync } from './replica-sync.js';
 import { RiskEstimates } from './risk.js';
+import { stackBelow } from './stack-submit.js';
 import { QueueWriter, type EffectSink } from './writer.js';
 
 /** Called after a step is committed, with the effects the engine asked for. Must not throw. */
@@ -83,20 +85,6 @@ export const DEFAULT_LIMITS: ServerLimits = { queuesPerOrg: 1_000, prsPerQueue: 
 function refuseBadFreezes(patch: ConfigPatch): void {
   const problem = patch.freezes ? freezesProblem(patch.freezes) : null;
   if (problem) throw badRequest(problem);
-}
-
-function sameFacts(a: PrFacts, b: PrFacts): boolean {
-  return (
-    a.headSha === b.headSha &&
-    a.headBranch === b.headBranch &&
-    a.title === b.title &&
-    a.author === b.author &&
-    a.baseBranch === b.baseBranch &&
-    a.mergeability === b.mergeability &&
-    a.open === b.open &&
-    (a.blockedBy ?? '') === (b.blockedBy ?? '') &&
-    JSON.stringify(a.conflict ?? null) === JSON.stringify(b.conflict ?? null)
-  );
 }
 
 /**
@@ -322,62 +310,95 @@ export class QueueService {
       const state = facts.closedAs ?? 'closed';
       throw badRequest(`pull request #${prNumber} is ${state}: only open pull requests can be submitted`);
     }
-    const baseProblem = branchNameProblem(facts.baseBranch);
+    // A stacked PR brings the PRs below it (stack-submit.ts); the bottom one names the queue.
+    const below = await stackBelow(prNumber, facts, (n) => this.facts(queue, n));
+    const bottom = below[0] ?? { prNumber, facts };
+    const named = below.length
+      ? `pull request #${prNumber} is stacked on #${bottom.prNumber}, which`
+      : `pull request #${prNumber}`;
+    const baseProblem = branchNameProblem(bottom.facts.baseBranch);
     if (baseProblem)
       throw badRequest(
-        `pull request #${prNumber}: its base ${describeBranchProblem(facts.baseBranch, baseProblem)}`,
+        `pull request #${bottom.prNumber}: its base ${describeBranchProblem(bottom.facts.baseBranch, baseProblem)}`,
       );
     // One queue per PR: the queue of its base branch (a retarget while waiting is the engine's).
-    if (facts.baseBranch !== queue.model.branch)
+    if (bottom.facts.baseBranch !== queue.model.branch)
       throw badRequest(
-        `pull request #${prNumber} is based on ${facts.baseBranch}, not ${queue.model.branch}: submit it to the ${facts.baseBranch} queue (a pull request is in one queue at a time), or change its base branch`,
+        `${named} is based on ${bottom.facts.baseBranch}, not ${queue.model.branch}: submit it to the ${bottom.facts.baseBranch} queue (a pull request is in one queue at a time), or change its base branch`,
       );
     // Nothing lands twice: a PR the forge reports merged or closed, or whose head or changes are
-    // already in the target, is refused.
-    const landing = await this.source.landingState?.(queue.repo, prNumber, facts, queue.model.branch);
-    if (landing && landing.state !== 'open') {
-      throw badRequest(
-        `pull request #${prNumber} is ${landing.state === 'merged' ? 'already merged' : 'closed'}: ${landing.detail}`,
-      );
+    // already in the target, is refused (and so is a stack on one).
+    const queued = (n: number) => {
+      const e = findEntry(queue.model, n);
+      return e !== undefined && !isTerminal(e.state);
+    };
+    const newlyStacked = below.filter((m) => !queued(m.prNumber));
+    for (const m of [...newlyStacked, { prNumber, facts }]) {
+      const landing = await this.source.landingState?.(queue.repo, m.prNumber, m.facts, queue.model.branch);
+      if (landing && landing.state !== 'open') {
+        const what = `pull request #${m.prNumber} is ${landing.state === 'merged' ? 'already merged' : 'closed'}: ${landing.detail}`;
+        throw badRequest(
+          m.prNumber === prNumber ? what : `${what} (#${prNumber} is stacked on it: change its base)`,
+        );
+      }
     }
     const priority = options.priority === undefined ? undefined : resolvePriority(options.priority);
     const risk = await this.riskOf(queue, prNumber, facts);
     await this.writer.write(queue, (handle) => {
       this.registry.refuseMerged(handle, prNumber);
-      const existing = findEntry(handle.model, prNumber);
-      if (!existing || isTerminal(existing.state)) {
+      const fresh = (n: number) => {
+        const e = findEntry(handle.model, n);
+        return !e || isTerminal(e.state);
+      };
+      // The PRs below it that are not queued: submitted with it.
+      const stack = below.filter((m) => fresh(m.prNumber));
+      for (const m of stack) this.registry.refuseMerged(handle, m.prNumber);
+      const adding = stack.length + (fresh(prNumber) ? 1 : 0);
+      if (adding > 0) {
         const max = this.limits.prsPerQueue;
         let active = 0;
         for (const e of handle.model.entries) if (!isTerminal(e.state)) active++;
-        if (active >= max) {
+        if (active + adding > max) {
           throw tooMany(
             `the ${handle.model.branch} queue of ${describeRepo(handle.repo)} already holds ${max} pull requests, the limit of this server: submit again once some have merged (the server's operator sets the limit with --max-prs-per-queue)`,
           );
         }
       }
-      return this.writer.commit(
-        handle,
-        [
-          {
+      // A direct submit skips the forge's requirements for the PRs below it too: they land with it.
+      const direct = options.direct !== undefined ? { direct: options.direct } : {};
+      // Top first, then down the stack: the stack is ready only once its bottom is in, so it is
+      // admitted whole and tested in one run (bottom first, as the engine orders it).
+      const submits: EngineEvent[] = [
+        {
+          type: 'submit',
+          prNumber,
+          pr: engineFacts(facts),
+          priority,
+          noBatch: options.noBatch,
+          ...direct,
+          ...(risk ? { riskEstimate: risk.estimate } : {}),
+        },
+        ...[...stack].reverse().map(
+          (m): EngineEvent => ({
             type: 'submit',
-            prNumber,
-            pr: facts,
+            prNumber: m.prNumber,
+            pr: engineFacts(m.facts),
             priority,
             noBatch: options.noBatch,
-            ...(options.direct !== undefined ? { direct: options.direct } : {}),
-            ...(risk ? { riskEstimate: risk.estimate } : {}),
-          },
-        ],
-        {
-          // Impacted targets may be uploaded before the PR is submitted: apply them to the new entry.
-          more: (model) => {
-            const entry = findEntry(model, prNumber);
-            const stored = handle.impactedTargets.get(impactedTargetsKey(prNumber, facts.headSha));
+            ...direct,
+          }),
+        ),
+      ];
+      return this.writer.commit(handle, submits, {
+        // Impacted targets may be uploaded before the PR is submitted: apply them to the new entries.
+        more: (model) =>
+          [...stack, { prNumber, facts }].flatMap(({ prNumber: n, facts: f }): EngineEvent[] => {
+            const entry = findEntry(model, n);
+            const stored = handle.impactedTargets.get(impactedTargetsKey(n, f.headSha));
             if (!entry || entry.impactedTargets !== null || stored === undefined) return [];
-            return [{ type: 'impactedTargets', prNumber, sha: facts.headSha, targets: stored }];
-          },
-        },
-      );
+            return [{ type: 'impactedTargets', prNumber: n, sha: f.headSha, targets: stored }];
+          }),
+      });
     });
     if (risk) {
       const entry = findEntry(this.registry.current(queue).model, prNumber);
@@ -455,7 +476,7 @@ export class QueueService {
     if (fresh && !sameFacts(fresh, entry.pr)) {
       const prNumber = entry.prNumber;
       await this.writer.write(handle, (h) =>
-        this.writer.commit(h, [{ type: 'prUpdated', prNumber, pr: fresh }]),
+        this.writer.commit(h, [{ type: 'prUpdated', prNumber, pr: engineFacts(fresh) }]),
       );
     }
   }

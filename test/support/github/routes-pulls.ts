@@ -60,16 +60,20 @@ export function pullRoutes(api: Api, add: AddRoute): void {
   );
 
   // The list answers GitHub's "simple" pull request: no mergeability (it is never computed for a list).
+  // Filters: `state` (open, closed, all; default open), `base`, and `head` (`owner:branch`).
   add('GET', '/repos/{owner}/{repo}/pulls', 'pulls/pulls#list-pull-requests', 'token', async (c) => {
     const r = repoFor(api, c);
     const state = c.query.get('state') ?? 'open';
     if (!['open', 'closed', 'all'].includes(state)) throw validation('PullRequest', 'state', 'invalid');
     const base = c.query.get('base');
+    const head = c.query.get('head');
+    const headBranch = head === null ? null : head.includes(':') ? head.slice(head.indexOf(':') + 1) : head;
     const perPage = Math.min(100, Number(c.query.get('per_page') ?? 30) || 30);
     const page = Math.max(1, Number(c.query.get('page') ?? 1) || 1);
     const all = [...r.prs.values()]
       .filter((p) => state === 'all' || p.state === state)
       .filter((p) => base === null || p.base === base)
+      .filter((p) => headBranch === null || p.head === headBranch)
       .sort((a, b) => b.number - a.number);
     const last = Math.max(1, Math.ceil(all.length / perPage));
     const pageUrl = (n: number) => {

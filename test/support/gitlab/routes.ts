@@ -117,6 +117,7 @@ export function routes(): RouteDef[] {
         const state = c.query.get('state') ?? 'all';
         if (!['opened', 'closed', 'merged', 'locked', 'all'].includes(state)) throw invalid('state');
         const target = c.query.get('target_branch');
+        const source = c.query.get('source_branch');
         const after = c.query.get('updated_after');
         const iids = c.query.getAll('iids[]');
         if (iids.some((i) => !/^\d+$/.test(i))) throw invalid('iids');
@@ -124,6 +125,7 @@ export function routes(): RouteDef[] {
           .filter((m) => iids.length === 0 || iids.includes(String(m.iid)))
           .filter((m) => state === 'all' || m.state === state)
           .filter((m) => target === null || m.targetBranch === target)
+          .filter((m) => source === null || m.sourceBranch === source)
           .filter((m) => after === null || m.updatedAt > Date.parse(after))
           .sort((a, b) => b.createdAt - a.createdAt || b.iid - a.iid);
         const json = [];
