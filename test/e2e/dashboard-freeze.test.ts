@@ -7,7 +7,8 @@ import { browserMissing, launchChromium } from '../support/browser.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 // The dashboard's freeze banner in real Chromium against a real server: shown while a freeze
-// holds the queue (until when, why), gone without a reload once it is lifted.
+// holds the queue (until when, why), gone without a reload once it is lifted; direct PRs marked; the
+// settings form's testing timeout set to "auto" and back to minutes.
 const SHOTS = join(import.meta.dirname, '.screenshots');
 const missing = browserMissing();
 const Q = { repo: REPO, targetBranch: 'main' };
@@ -106,6 +107,54 @@ if (missing && process.env.CI) {
         await page.screenshot({ path: join(SHOTS, 'queue-direct.png'), fullPage: true });
         await page.goto(`${origin}#/pr/github.com/acme/web/release/11`);
         await expect.poll(() => page.getByTestId('direct').textContent()).toContain('direct');
+      } finally {
+        await context.close();
+      }
+    });
+
+    it('sets the testing timeout to "auto" in the settings form, shows it after a reload, and back to minutes', async () => {
+      const T = { repo: REPO, targetBranch: 'timeouts' };
+      await ok('createQueue', T);
+      await ok('updateQueue', { ...T, testingTimeoutMinutes: 30 });
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      page = await context.newPage();
+      page.setDefaultTimeout(10_000);
+      try {
+        const origin = server.url.replace(/v1$/, '');
+        await page.goto(origin);
+        await page.getByLabel('API token').fill(server.token);
+        await page.getByRole('button', { name: 'Open the dashboard' }).click();
+        await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+        await page.goto(`${origin}#/queue/github.com/acme/web/timeouts`);
+        const form = page.getByRole('form', { name: 'Queue settings' });
+        const minutes = form.getByLabel('Testing timeout (minutes)');
+        const auto = form.getByRole('checkbox', { name: 'auto' });
+        await expect.poll(() => minutes.inputValue()).toBe('30');
+        expect(await auto.isChecked()).toBe(false);
+
+        await auto.check();
+        expect(await minutes.isDisabled()).toBe(true);
+        await form.getByRole('button', { name: 'Save settings' }).click();
+        await expect.poll(() => form.getByRole('status').textContent()).toBe('Saved: testingTimeoutMinutes.');
+        expect(await ok('getQueue', T)).toMatchObject({
+          testingTimeoutMinutes: 'auto',
+          testingTimeoutMinutesNow: 60,
+        });
+
+        // A fresh page shows "auto" ticked and the timeout in force, not a blank number.
+        await page.reload();
+        await expect.poll(() => auto.isChecked()).toBe(true);
+        await expect.poll(() => minutes.inputValue()).toBe('60');
+        expect(await minutes.isDisabled()).toBe(true);
+        await page.screenshot({ path: join(SHOTS, 'settings-timeout-auto.png'), fullPage: true });
+
+        await auto.uncheck();
+        await minutes.fill('45');
+        await form.getByRole('button', { name: 'Save settings' }).click();
+        await expect.poll(() => form.getByRole('status').textContent()).toBe('Saved: testingTimeoutMinutes.');
+        expect((await ok('getQueue', T)).testingTimeoutMinutes).toBe(45);
+        await expect.poll(() => minutes.inputValue()).toBe('45');
+        expect(await auto.isChecked()).toBe(false);
       } finally {
         await context.close();
       }

@@ -1,12 +1,13 @@
 // The queue's settings on its page: what getQueue says, editable in place and saved through
 // updateQueue (only the fields changed are sent). Trunk's settings first, then Railyard's
 // flake-aware and risk-aware extensions (flakyPolicy, flakyReportGraceSeconds,
-// flakyRetries, probationThreshold), each with a one-line hint of what it does.
+// flakyRetries, probationThreshold), each with a one-line hint of what it does. The testing
+// timeout is minutes or "auto" (a checkbox beside the number; the number then shows the timeout in force).
 import { useState } from 'preact/hooks';
 import { api, mayChange, type GetQueueResponse, type Repo } from './api.js';
 import { Section } from './ui.js';
 
-type Kind = 'int' | 'bool' | 'policy' | 'threshold';
+type Kind = 'int' | 'bool' | 'policy' | 'threshold' | 'timeout';
 interface Field {
   key: keyof GetQueueResponse & string;
   label: string;
@@ -19,7 +20,7 @@ interface Field {
 
 const FIELDS: Field[] = [
   { key: 'concurrency', label: 'Concurrency', kind: 'int', min: 1, hint: 'test runs at once' },
-  { key: 'testingTimeoutMinutes', label: 'Testing timeout (minutes)', kind: 'int', min: 0, hint: '0 = none' },
+  { key: 'testingTimeoutMinutes', label: 'Testing timeout (minutes)', kind: 'timeout', min: 0, hint: '0 = none; auto follows the CI' },
   { key: 'pendingFailureDepth', label: 'Pending failure depth', kind: 'int', min: 0, hint: 'runs behind a failure to wait for' },
   { key: 'canOptimisticallyMerge', label: 'Optimistic merging', kind: 'bool', hint: 'a passing run also lands the failed ones ahead' },
   { key: 'batch', label: 'Batching', kind: 'bool', hint: 'test several PRs in one run' },
@@ -53,17 +54,48 @@ function patchOf(before: Values, now: Values): { patch: Record<string, unknown> 
       continue;
     }
     const text = String(v).trim();
+    if (f.kind === 'timeout' && text === 'auto') {
+      patch[f.key] = 'auto';
+      continue;
+    }
     if (f.kind === 'threshold' && text === '') {
       patch[f.key] = null;
       continue;
     }
     const n = Number(text);
-    const integer = f.kind === 'int';
+    const integer = f.kind === 'int' || f.kind === 'timeout';
     if (text === '' || !Number.isFinite(n) || (integer && !Number.isInteger(n)) || (f.min !== undefined && n < f.min) || (f.max !== undefined && n > f.max))
       return { error: `${f.key}: ${integer ? 'a whole number' : 'a number'}${f.min !== undefined ? ` from ${f.min}` : ''}${f.max !== undefined ? ` to ${f.max}` : ''}` };
     patch[f.key] = n;
   }
   return { patch };
+}
+
+/** Minutes, or "auto" ticked: the number then shows the timeout in force and cannot be typed in. */
+function TimeoutInput({ id, value, now, onChange }: { id: string; value: string; now?: number; onChange: (value: string) => void }) {
+  const auto = value === 'auto';
+  return (
+    <span>
+      <input
+        id={id}
+        type="number"
+        inputMode="numeric"
+        step={1}
+        min={0}
+        disabled={auto}
+        value={auto ? (now === undefined ? '' : String(now)) : value}
+        onInput={(e) => onChange((e.target as HTMLInputElement).value)}
+      />{' '}
+      <label>
+        <input
+          type="checkbox"
+          checked={auto}
+          onChange={(e) => onChange((e.target as HTMLInputElement).checked ? 'auto' : String(now ?? 60))}
+        />{' '}
+        auto
+      </label>
+    </span>
+  );
 }
 
 export function QueueSettings({ repo, branch, queue }: { repo: Repo; branch: string; queue: GetQueueResponse }) {
@@ -117,6 +149,8 @@ export function QueueSettings({ repo, branch, queue }: { repo: Repo; branch: str
                   <option value="ignore_quarantined">ignore quarantined</option>
                   <option value="ignore_flaky">ignore flaky</option>
                 </select>
+              ) : f.kind === 'timeout' ? (
+                <TimeoutInput id={id} value={String(v)} now={queue.testingTimeoutMinutesNow} onChange={(value) => set(f.key, value)} />
               ) : (
                 <input
                   id={id}

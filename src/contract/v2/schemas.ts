@@ -4,6 +4,7 @@
  * (an unknown key is a 400, never dropped), as Trunk's are.
  */
 import { z } from 'zod';
+import { FreezeSettingsInput } from '../freezes.js';
 
 export const V2_PREFIX = '/v2';
 
@@ -178,7 +179,13 @@ export const UpdateMergeQueueConfigRequest = z.strictObject({
   allowBatching: z.boolean().optional(),
   batchingMaxWaitTimeMinutes: z.number().int().min(0).max(10080).optional(),
   batchingMinSize: z.number().int().min(1).max(1000).optional(),
-  testingTimeoutMinutes: z.number().int().min(0).max(10080).optional(),
+  testingTimeoutMinutes: z
+    .union([z.number().int().min(0).max(10080), z.literal('auto')])
+    .optional()
+    .meta({
+      description:
+        'Minutes before a run fails (0 = never), or "auto" (Railyard extension): 1.5 × the p95 of the last 50 passing runs, at least 10, and 60 until 10 runs passed',
+    }),
   notReadyTimeoutMinutes: z.number().int().min(0).max(43200).multipleOf(60).optional(),
   createsPrsForTestingBranches: z.boolean().optional(),
   areCommentsEnabled: z.boolean().optional(),
@@ -198,6 +205,9 @@ export const UpdateMergeQueueConfigRequest = z.strictObject({
   mergeMethod: z.enum(values(V2_MERGE_METHODS)).optional(),
   testBranchConstructionMode: z.enum(['renameTempBranch', 'pushNewBranchFromTemp']).optional(),
   enqueueingLabel: z.string().min(1).max(255).optional(),
+  // Railyard's own settings (x-railyard), as v1's updateQueue takes them.
+  'x-railyard-freezes': FreezeSettingsInput.freezes,
+  'x-railyard-freezeBypassPriority': FreezeSettingsInput.freezeBypassPriority,
 });
 export type UpdateMergeQueueConfigRequest = z.infer<typeof UpdateMergeQueueConfigRequest>;
 

@@ -13,6 +13,7 @@ import {
   V2_QUEUE_STATES,
 } from '../../../contract/v2/schemas.js';
 import {
+  activeFreeze,
   findEntry,
   isTerminal,
   readinessOf,
@@ -57,6 +58,23 @@ export function presentConfig(model: QueueModel) {
     'x-railyard-flakyReportGraceSeconds': c.flakyReportGraceSeconds,
     'x-railyard-flakyRetries': c.flakyRetries,
     'x-railyard-probationThreshold': c.probationThreshold,
+    // testingTimeoutMinutes above is the timeout in force; this says whether it follows the CI ("auto").
+    'x-railyard-testingTimeoutMode':
+      c.testingTimeoutMinutes === 'auto' ? ('auto' as const) : ('fixed' as const),
+    'x-railyard-freezes': c.freezes ?? [],
+    'x-railyard-freezeBypassPriority': c.freezeBypassPriority ?? 0,
+  };
+}
+
+/** The freeze holding the queue at `now` (until when, chained windows included, and why), if one does. */
+function frozenOf(model: QueueModel, now: number) {
+  const freeze = activeFreeze(model.config.freezes, now);
+  if (!freeze) return {};
+  return {
+    'x-railyard-frozen': {
+      until: isoTime(freeze.until),
+      ...(freeze.reason ? { reason: freeze.reason } : {}),
+    },
   };
 }
 
@@ -84,6 +102,7 @@ export function presentQueue(queue: QueueHandle, links: Links) {
     repositoryId: repositoryId(queue.org, queue.repo),
     targetBranch: model.branch,
     state: V2_QUEUE_STATES[model.config.state],
+    ...frozenOf(model, Date.now()),
     mode: V2_MODES[model.config.mode],
     managedState: 'manual' as const,
     ...queueTimes(model),

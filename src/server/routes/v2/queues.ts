@@ -3,7 +3,7 @@
  * modes, pause/resume/drain and delete, over the same queue service as v1's.
  */
 import type { ConfigPatch } from '../../../engine/index.js';
-import { activeEntries } from '../../../engine/index.js';
+import { activeEntries, freezesProblem } from '../../../engine/index.js';
 import {
   invert,
   V2_MERGE_METHODS,
@@ -60,6 +60,13 @@ export function configPatchOf(body: UpdateMergeQueueConfigRequest): ConfigPatch 
     if (body.requiredStatuses.length === 0) patch.deleteRequiredStatuses = true;
     else patch.requiredStatuses = body.requiredStatuses;
   }
+  if (body['x-railyard-freezes'] !== undefined) {
+    const problem = freezesProblem(body['x-railyard-freezes']);
+    if (problem) throw validationFailed(`x-railyard-${problem}`);
+    patch.freezes = body['x-railyard-freezes'];
+  }
+  if (body['x-railyard-freezeBypassPriority'] !== undefined)
+    patch.freezeBypassPriority = body['x-railyard-freezeBypassPriority'];
   const unsupported = (field: string, allowed: string) =>
     validationFailed(`${field}: this server supports only ${allowed} (the engine has no such setting)`);
   if (body.notReadyTimeoutMinutes !== undefined && body.notReadyTimeoutMinutes !== 0)
