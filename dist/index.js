@@ -51473,12 +51473,65 @@ function iso_duration(params) {
     return core._isoDuration(ZodISODuration, params);
 }
 
+;// CONCATENATED MODULE: ./src/contract/freezes.ts
+/**
+ * Freezes in the contract: the queue settings `freezes` and `freezeBypassPriority` as updateQueue
+ * takes them and the queue object shows them (with `frozen`), and the times windows are written
+ * in: ISO 8601 with a zone (Z or an offset), read as an instant, so a window never moves with
+ * daylight saving. The times are read by the server's checks and the CLI's `mq queue freeze --until`.
+ */
+
+
+const ext = (schema, description) => schema.meta({ 'x-railyard-extension': true, description });
+/** A freeze window as updateQueue takes it: absolute (ISO 8601 with a zone) or recurring (cron, UTC). */
+const FreezeWindowInput = union([
+    strictObject({ start: ShortString, end: ShortString, reason: ShortString.optional() }),
+    strictObject({
+        cron: ShortString,
+        durationMinutes: looseInt(1, 525_600),
+        reason: ShortString.optional(),
+    }),
+]);
+/** The updateQueue (and createQueue) fields of freezes. */
+const FreezeSettingsInput = {
+    freezes: ext(array(FreezeWindowInput).max(100).optional(), 'Windows in which the queue tests but lands only PRs of priority ≤ freezeBypassPriority: { start, end } (ISO 8601 with a zone) or { cron, durationMinutes } (UTC); the list replaces the one before'),
+    freezeBypassPriority: ext(looseInt(0, 255).optional(), 'PRs of this priority value or lower land during a freeze (default 0)'),
+};
+/** The queue object's fields of freezes. */
+const FreezeSettingsOutput = {
+    freezes: ext(array(union([
+        object({ start: schemas_string(), end: schemas_string(), reason: schemas_string().optional() }),
+        object({ cron: schemas_string(), durationMinutes: schemas_number(), reason: schemas_string().optional() }),
+    ])), 'Freeze windows: the queue tests but lands only PRs of priority ≤ freezeBypassPriority'),
+    freezeBypassPriority: ext(schemas_number(), 'PRs of this priority value or lower land during a freeze'),
+    frozen: ext(object({ until: schemas_string(), reason: schemas_string().optional() }).optional(), 'While a freeze window holds the queue: until when (chained windows included) and why'),
+};
+const ISO_ZONED = /^\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d(?::?\d\d)?)$/i;
+const HAS_ZONE = /(?:Z|[+-]\d\d(?::?\d\d)?)$/i;
+/** An ISO 8601 time with its zone as epoch ms; null when it is not one. */
+function parseZonedTime(text) {
+    const t = text.trim();
+    if (!ISO_ZONED.test(t))
+        return null;
+    const ms = Date.parse(t);
+    return Number.isNaN(ms) ? null : ms;
+}
+/** What is wrong with a time of a freeze (`where` names the field or flag); null when it is a zoned ISO 8601 time. */
+function zonedTimeProblem(text, where) {
+    if (parseZonedTime(text) !== null)
+        return null;
+    if (/^\d{4}-\d\d-\d\d/.test(text.trim()) && !Number.isNaN(Date.parse(text)) && !HAS_ZONE.test(text.trim()))
+        return `${where}: "${text}" has no time zone: add Z for UTC (2026-12-24T18:00:00Z) or an offset (+01:00)`;
+    return `${where}: "${text}" is not an ISO 8601 time such as 2026-12-24T18:00:00Z`;
+}
+
 ;// CONCATENATED MODULE: ./src/contract/v2/schemas.ts
 /**
  * The v2 API's vocabulary and request schemas, after Trunk's published v2 description: camelCase
  * enums, the error codes, the list parameters and the bodies of the writes. Bodies are strict
  * (an unknown key is a 400, never dropped), as Trunk's are.
  */
+
 
 const V2_PREFIX = '/v2';
 const V2_ERROR_CODES = (/* unused pure expression or super */ null && ([
@@ -51619,7 +51672,11 @@ const UpdateMergeQueueConfigRequest = strictObject({
     allowBatching: schemas_boolean().optional(),
     batchingMaxWaitTimeMinutes: schemas_number().int().min(0).max(10080).optional(),
     batchingMinSize: schemas_number().int().min(1).max(1000).optional(),
-    testingTimeoutMinutes: schemas_number().int().min(0).max(10080).optional(),
+    testingTimeoutMinutes: union([schemas_number().int().min(0).max(10080), literal('auto')])
+        .optional()
+        .meta({
+        description: 'Minutes before a run fails (0 = never), or "auto" (Railyard extension): 1.5 × the p95 of the last 50 passing runs, at least 10, and 60 until 10 runs passed',
+    }),
     notReadyTimeoutMinutes: schemas_number().int().min(0).max(43200).multipleOf(60).optional(),
     createsPrsForTestingBranches: schemas_boolean().optional(),
     areCommentsEnabled: schemas_boolean().optional(),
@@ -51638,6 +51695,9 @@ const UpdateMergeQueueConfigRequest = strictObject({
     mergeMethod: schemas_enum(values(V2_MERGE_METHODS)).optional(),
     testBranchConstructionMode: schemas_enum(['renameTempBranch', 'pushNewBranchFromTemp']).optional(),
     enqueueingLabel: schemas_string().min(1).max(255).optional(),
+    // Railyard's own settings (x-railyard), as v1's updateQueue takes them.
+    'x-railyard-freezes': FreezeSettingsInput.freezes,
+    'x-railyard-freezeBypassPriority': FreezeSettingsInput.freezeBypassPriority,
 });
 const SwitchModesRequest = strictObject({ mode: V2Mode });
 const bothPriorities = (b) => !(b.priorityValue !== undefined && b.priorityName !== undefined);
@@ -52785,58 +52845,6 @@ const WAIT_REASONS = [
 const DEFAULT_API_URL = 'https://api.trunk.io/v1';
 /** Prefix of every API token a Railyard server makes. */
 const RAILYARD_TOKEN_PREFIX = 'ry_';
-
-;// CONCATENATED MODULE: ./src/contract/freezes.ts
-/**
- * Freezes in the contract: the queue settings `freezes` and `freezeBypassPriority` as updateQueue
- * takes them and the queue object shows them (with `frozen`), and the times windows are written
- * in: ISO 8601 with a zone (Z or an offset), read as an instant, so a window never moves with
- * daylight saving. The times are read by the server's checks and the CLI's `mq queue freeze --until`.
- */
-
-
-const ext = (schema, description) => schema.meta({ 'x-railyard-extension': true, description });
-/** A freeze window as updateQueue takes it: absolute (ISO 8601 with a zone) or recurring (cron, UTC). */
-const FreezeWindowInput = union([
-    strictObject({ start: ShortString, end: ShortString, reason: ShortString.optional() }),
-    strictObject({
-        cron: ShortString,
-        durationMinutes: looseInt(1, 525_600),
-        reason: ShortString.optional(),
-    }),
-]);
-/** The updateQueue (and createQueue) fields of freezes. */
-const FreezeSettingsInput = {
-    freezes: ext(array(FreezeWindowInput).max(100).optional(), 'Windows in which the queue tests but lands only PRs of priority ≤ freezeBypassPriority: { start, end } (ISO 8601 with a zone) or { cron, durationMinutes } (UTC); the list replaces the one before'),
-    freezeBypassPriority: ext(looseInt(0, 255).optional(), 'PRs of this priority value or lower land during a freeze (default 0)'),
-};
-/** The queue object's fields of freezes. */
-const FreezeSettingsOutput = {
-    freezes: ext(array(union([
-        object({ start: schemas_string(), end: schemas_string(), reason: schemas_string().optional() }),
-        object({ cron: schemas_string(), durationMinutes: schemas_number(), reason: schemas_string().optional() }),
-    ])), 'Freeze windows: the queue tests but lands only PRs of priority ≤ freezeBypassPriority'),
-    freezeBypassPriority: ext(schemas_number(), 'PRs of this priority value or lower land during a freeze'),
-    frozen: ext(object({ until: schemas_string(), reason: schemas_string().optional() }).optional(), 'While a freeze window holds the queue: until when (chained windows included) and why'),
-};
-const ISO_ZONED = /^\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d(?::?\d\d)?)$/i;
-const HAS_ZONE = /(?:Z|[+-]\d\d(?::?\d\d)?)$/i;
-/** An ISO 8601 time with its zone as epoch ms; null when it is not one. */
-function parseZonedTime(text) {
-    const t = text.trim();
-    if (!ISO_ZONED.test(t))
-        return null;
-    const ms = Date.parse(t);
-    return Number.isNaN(ms) ? null : ms;
-}
-/** What is wrong with a time of a freeze (`where` names the field or flag); null when it is a zoned ISO 8601 time. */
-function zonedTimeProblem(text, where) {
-    if (parseZonedTime(text) !== null)
-        return null;
-    if (/^\d{4}-\d\d-\d\d/.test(text.trim()) && !Number.isNaN(Date.parse(text)) && !HAS_ZONE.test(text.trim()))
-        return `${where}: "${text}" has no time zone: add Z for UTC (2026-12-24T18:00:00Z) or an offset (+01:00)`;
-    return `${where}: "${text}" is not an ISO 8601 time such as 2026-12-24T18:00:00Z`;
-}
 
 ;// CONCATENATED MODULE: ./src/contract/mq.ts
 /** The merge-queue operations' schemas: enums, PR and queue objects, requests and answers of every mq operation. */
