@@ -12,6 +12,7 @@ import type {
 import { ConfigError } from './config.js';
 import { forTerminal } from './escape.js';
 import { Progress } from './progress.js';
+import { timeLeft } from '../flaky/time-left.js';
 import { localTime, stateText, type Column } from './render.js';
 
 export const flakyFlags = {
@@ -81,25 +82,6 @@ export const failingColumns: Column<DetailedTestCase>[] = [
   { header: 'Top failure', get: (t) => t.most_common_failures[0]?.summary ?? '', shrink: 'first', drop: 3 },
   ...testColumns.slice(5),
 ];
-
-/** `2d 4h`, `3h 5m`, `12m 30s`, `45s`: whole seconds left, in the two largest units. */
-export function timeLeft(seconds: number): string {
-  const units: [string, number][] = [
-    ['d', 86_400],
-    ['h', 3600],
-    ['m', 60],
-    ['s', 1],
-  ];
-  const parts: string[] = [];
-  let rest = Math.max(0, Math.floor(seconds));
-  for (const [unit, size] of units) {
-    if (parts.length === 2) break;
-    const n = Math.floor(rest / size);
-    rest -= n * size;
-    if (n > 0 || parts.length > 0) parts.push(`${n}${unit}`);
-  }
-  return parts.length ? parts.join(' ').replace(/ 0\w$/, '') : '0s';
-}
 
 /** An override's end for people, with a leading space: ` until 2026-12-24 18:00:00 (2d 4h left)`, ` expired 2026-…`, or nothing without an end. */
 export function overrideEnd(o: Pick<QuarantineOverrideInfo, 'until' | 'seconds_left' | 'expired'>): string {
