@@ -101,7 +101,10 @@ export function settingsOf(queue: Json): Json {
     state: back(QUEUE_STATE_FROM_V2, queue.state),
     branch: queue.targetBranch,
     concurrency: c.concurrency,
-    testingTimeoutMinutes: c.testingTimeoutMinutes,
+    // v2 gives the timeout in force; Railyard's mode says whether it follows the CI ("auto").
+    ...(c['x-railyard-testingTimeoutMode'] === 'auto'
+      ? { testingTimeoutMinutes: 'auto', testingTimeoutMinutesNow: c.testingTimeoutMinutes }
+      : { testingTimeoutMinutes: c.testingTimeoutMinutes }),
     mode: back(MODE_FROM_V2, queue.mode),
     canOptimisticallyMerge: c.canOptimisticallyMerge,
     pendingFailureDepth: c.pendingFailureDepth,
@@ -127,6 +130,9 @@ export function settingsOf(queue: Json): Json {
     flakyReportGraceSeconds: c['x-railyard-flakyReportGraceSeconds'] ?? 0,
     flakyRetries: c['x-railyard-flakyRetries'] ?? 0,
     probationThreshold: c['x-railyard-probationThreshold'] ?? null,
+    freezes: c['x-railyard-freezes'] ?? [],
+    freezeBypassPriority: c['x-railyard-freezeBypassPriority'] ?? 0,
+    ...(queue['x-railyard-frozen'] ? { frozen: queue['x-railyard-frozen'] } : {}),
   };
 }
 
@@ -150,6 +156,8 @@ export const CONFIG_TO_V2: Record<string, string> = {
   directMergeMode: 'directMergeMode',
   enqueueingLabel: 'enqueueingLabel',
   requiredStatuses: 'requiredStatuses',
+  freezes: 'x-railyard-freezes',
+  freezeBypassPriority: 'x-railyard-freezeBypassPriority',
 };
 
 /** The v2 config patch of a v1 updateQueue body's settings, and the keys v2 has no setting for. */
