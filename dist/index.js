@@ -51859,7 +51859,10 @@ function settingsOf(queue) {
         state: back(QUEUE_STATE_FROM_V2, queue.state),
         branch: queue.targetBranch,
         concurrency: c.concurrency,
-        testingTimeoutMinutes: c.testingTimeoutMinutes,
+        // v2 gives the timeout in force; Railyard's mode says whether it follows the CI ("auto").
+        ...(c['x-railyard-testingTimeoutMode'] === 'auto'
+            ? { testingTimeoutMinutes: 'auto', testingTimeoutMinutesNow: c.testingTimeoutMinutes }
+            : { testingTimeoutMinutes: c.testingTimeoutMinutes }),
         mode: back(MODE_FROM_V2, queue.mode),
         canOptimisticallyMerge: c.canOptimisticallyMerge,
         pendingFailureDepth: c.pendingFailureDepth,
@@ -51884,6 +51887,9 @@ function settingsOf(queue) {
         flakyReportGraceSeconds: c['x-railyard-flakyReportGraceSeconds'] ?? 0,
         flakyRetries: c['x-railyard-flakyRetries'] ?? 0,
         probationThreshold: c['x-railyard-probationThreshold'] ?? null,
+        freezes: c['x-railyard-freezes'] ?? [],
+        freezeBypassPriority: c['x-railyard-freezeBypassPriority'] ?? 0,
+        ...(queue['x-railyard-frozen'] ? { frozen: queue['x-railyard-frozen'] } : {}),
     };
 }
 /** v1's updateQueue settings under their v2 names (JSON Merge Patch of /config). */
@@ -51906,6 +51912,8 @@ const CONFIG_TO_V2 = {
     directMergeMode: 'directMergeMode',
     enqueueingLabel: 'enqueueingLabel',
     requiredStatuses: 'requiredStatuses',
+    freezes: 'x-railyard-freezes',
+    freezeBypassPriority: 'x-railyard-freezeBypassPriority',
 };
 /** The v2 config patch of a v1 updateQueue body's settings, and the keys v2 has no setting for. */
 function configPatchOf(body) {
