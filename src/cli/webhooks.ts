@@ -49,12 +49,16 @@ export function deliveryErrorText(error: string): string {
   return first.replace(/:[^:\s]*\.c:\d+:?$/, '');
 }
 
-/** `pending (next 17:40:03, in 2 minutes)`; a next attempt that is already past reads `due now`. */
+/**
+ * `pending (next 17:40:03, in 2 minutes)`: the time of day while the attempt is less than a day
+ * ahead (past midnight too: "in 1 hour" says which day), the date with it beyond; a next attempt
+ * that is already past reads `due now`.
+ */
 export function pendingText(nextAttemptAt: string, now = Date.now()): string {
   const at = Date.parse(nextAttemptAt);
   if (Number.isNaN(at)) return 'pending';
   if (at <= now) return 'pending (next attempt due now)';
   const local = localTime(nextAttemptAt);
-  const sameDay = local.slice(0, 10) === localTime(new Date(now).toISOString()).slice(0, 10);
-  return `pending (next ${sameDay ? local.slice(11) : local}, ${ago(nextAttemptAt, now)})`;
+  const withinADay = at - now < 86_400_000;
+  return `pending (next ${withinADay ? local.slice(11) : local}, ${ago(nextAttemptAt, now)})`;
 }
