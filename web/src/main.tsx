@@ -19,6 +19,7 @@ import { ThroughputPage } from './throughput.js';
 import { ErrorBox } from './ui.js';
 import { WebhooksPage } from './webhooks.js';
 import './style.css';
+import './charts.css';
 import './pages.css';
 
 interface Session {
