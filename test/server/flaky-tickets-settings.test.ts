@@ -84,15 +84,21 @@ describe('ticket settings', () => {
 describe('the ticket tracker address', () => {
   it('railyard serve refuses a --ticket-api-url on a private address without --webhook-allow-private (exit 2)', async () => {
     const dataDir = await tempDir('railyard-tickets-');
-    const started = spawnServe([
-      '--sandbox',
-      '--data-dir',
-      dataDir,
-      '--token',
-      't',
-      '--ticket-api-url',
-      'https://169.254.169.254/latest',
-    ]);
+    // In a network namespace of its own (nothing but a down loopback): were the address not
+    // refused, no request could leave this machine for it.
+    const started = spawnServe(
+      [
+        '--sandbox',
+        '--data-dir',
+        dataDir,
+        '--token',
+        't',
+        '--ticket-api-url',
+        'https://169.254.169.254/latest',
+      ],
+      process.env,
+      { wrapper: process.getuid?.() === 0 ? ['unshare', '--net'] : ['unshare', '--map-root-user', '--net'] },
+    );
     await expect(started).rejects.toThrow(
       /serve exited \(2\).*--ticket-api-url: 169\.254\.169\.254 is a loopback, private or link-local address/s,
     );
