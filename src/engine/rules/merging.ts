@@ -34,6 +34,8 @@ export function requestMerge(w: WorkingCopy): void {
     const run = runOf.get(pr);
     return run !== undefined && Boolean(run.retryOf) && run.status === 'in_progress';
   };
+  // Who is stacked on whom: read once, the entries do not change before a merge is asked for.
+  const stacks = new Stacks(w.entries);
   for (const unit of units) {
     if (unit.run.status !== 'succeeded') continue;
     const base = w.unmergedBase(unit.run);
@@ -43,7 +45,6 @@ export function requestMerge(w: WorkingCopy): void {
     const prNumbers = [...base, ...unit.members.map((m) => m.prNumber)];
     if (frozen && !prNumbers.every(bypasses)) continue;
     // A stack lands whole (stacks.ts): never a merge that holds part of one.
-    const stacks = new Stacks(w.entries);
     if (
       stacks.any &&
       unit.members.some((m) => stacks.members(m).some((s) => !prNumbers.includes(s.prNumber)))
