@@ -1,33 +1,15 @@
-import { rm } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isolatedEnv, railyard } from '../support/cli.js';
-import { spawnServe, type ServeProcess } from '../support/serve.js';
-import { tempDir } from '../support/tmp.js';
+import { describe, expect, it } from 'vitest';
+import { railyard } from '../support/cli.js';
+import { sandboxForCli } from '../support/sandbox-cli.js';
 
 // `--api-version v1|v2`: the same commands print the same things over the server's /v1 and its
 // /v2, through the real binary against a real `railyard serve --sandbox` (runs take a minute, so
 // what is testing stays testing while both versions read it).
 const TOKEN = 'ry_api_version_test_token_0123456789abcdef01';
-let dataDir: string;
-let serve: ServeProcess;
-let env: Record<string, string>;
-
-beforeAll(async () => {
-  dataDir = await tempDir('railyard-api-version-');
-  serve = await spawnServe(['--data-dir', dataDir, '--sandbox', '--sandbox-test-seconds', '60'], {
-    ...process.env,
-    RAILYARD_SERVER_TOKEN: TOKEN,
-  });
-  env = isolatedEnv({ RAILYARD_API_URL: serve.url, RAILYARD_TOKEN: TOKEN });
-});
-afterAll(async () => {
-  await serve?.kill();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
-  if (env) await rm(env.HOME, { recursive: true, force: true });
-});
+const sandbox = sandboxForCli('railyard-api-version-', TOKEN);
 
 async function ry(args: string[], extra: Record<string, string> = {}) {
-  const result = await railyard(args, { ...env, ...extra });
+  const result = await railyard(args, { ...sandbox.env, ...extra });
   expect(result.code, `${args.join(' ')} → ${result.stderr}`).toBe(0);
   return result.stdout;
 }
@@ -116,30 +98,36 @@ describe('--api-version v2: the same commands, the same output', () => {
     await ry(['mq', 'queue', 'create', '--repo', 'acme/chosen']);
     await ry(['mq', 'submit', '7', '--repo', 'acme/chosen', '--api-version', 'v2']);
     // A wrong version where each source gives it: the message names the value and the sources.
-    const flag = await railyard(['mq', 'status', '7', '--repo', 'acme/chosen', '--api-version', 'v3'], env);
+    const flag = await railyard(
+      ['mq', 'status', '7', '--repo', 'acme/chosen', '--api-version', 'v3'],
+      sandbox.env,
+    );
     expect(flag.code).toBe(2);
     expect(flag.stderr).toContain('--api-version: expected v1 or v2, got "v3"');
     const fromEnv = await railyard(['mq', 'status', '7', '--repo', 'acme/chosen'], {
-      ...env,
+      ...sandbox.env,
       RAILYARD_API_VERSION: 'v9',
     });
     expect(fromEnv.code).toBe(2);
     expect(fromEnv.stderr).toContain('got "v9"');
-    const badConfig = await railyard(['config', 'set', 'api-version', '2'], env);
+    const badConfig = await railyard(['config', 'set', 'api-version', '2'], sandbox.env);
     expect(badConfig.code).toBe(2);
     expect(badConfig.stderr).toContain('api-version: expected v1 or v2, got "2"');
 
     // v2 from the config: a v1-only operation then fails naming itself; the flag overrides the config.
     await ry(['config', 'set', 'api-version', 'V2']);
     expect(JSON.parse(await ry(['config', 'get', '--json']))['api-version']).toBe('v2');
-    const onlyV1 = await railyard(['flaky', 'list-failing', '--repo', 'acme/chosen', '--org', 'local'], env);
+    const onlyV1 = await railyard(
+      ['flaky', 'list-failing', '--repo', 'acme/chosen', '--org', 'local'],
+      sandbox.env,
+    );
     expect(onlyV1.code).toBe(1);
     expect(onlyV1.stderr).toContain(
       'listFailingTests: not an operation of the v2 API; use API version v1 for it',
     );
     const overridden = await railyard(
       ['flaky', 'list-failing', '--repo', 'acme/chosen', '--org', 'local', '--api-version', 'v1'],
-      env,
+      sandbox.env,
     );
     expect(overridden.code, overridden.stderr).toBe(0);
     expect(
@@ -160,7 +148,7 @@ describe('--api-version v2: the same commands, the same output', () => {
     );
     const unhealthy = await railyard(
       ['flaky', 'list-unhealthy', '--repo', 'acme/chosen', '--org', 'local'],
-      env,
+      sandbox.env,
     );
     expect(unhealthy.stderr).toContain(
       'listUnhealthyTests: not an operation of the v2 API; use API version v1 for it',
@@ -168,7 +156,7 @@ describe('--api-version v2: the same commands, the same output', () => {
     // A v1-only queue setting on v2: the setting is named, nothing is sent.
     const setting = await railyard(
       ['mq', 'queue', 'update', '--repo', 'acme/chosen', '--flaky-retries', '2'],
-      env,
+      sandbox.env,
     );
     expect(setting.code).toBe(1);
     expect(setting.stderr).toContain(
@@ -178,7 +166,7 @@ describe('--api-version v2: the same commands, the same output', () => {
       0,
     );
     // A queue that does not exist: the same kind of answer as v1's.
-    const missing = await railyard(['mq', 'status', '1', '--repo', 'acme/nothing'], env);
+    const missing = await railyard(['mq', 'status', '1', '--repo', 'acme/nothing'], sandbox.env);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain(
       'getSubmittedPullRequest: not found (404): no merge queue for branch "main" in github.com/acme/nothing',

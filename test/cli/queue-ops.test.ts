@@ -1,32 +1,14 @@
-import { rm } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isolatedEnv, railyard } from '../support/cli.js';
-import { spawnServe, type ServeProcess } from '../support/serve.js';
-import { tempDir } from '../support/tmp.js';
+import { describe, expect, it } from 'vitest';
+import { railyard } from '../support/cli.js';
+import { sandboxForCli } from '../support/sandbox-cli.js';
 
 // `mq list` order and the notices of `mq submit`, through the real binary against a real
 // `railyard serve --sandbox` (runs take a minute, so what is testing stays testing).
 const TOKEN = 'ry_queue_ops_test_token_0123456789abcdef0123';
-let dataDir: string;
-let serve: ServeProcess;
-let env: Record<string, string>;
-
-beforeAll(async () => {
-  dataDir = await tempDir('railyard-queue-ops-');
-  serve = await spawnServe(['--data-dir', dataDir, '--sandbox', '--sandbox-test-seconds', '60'], {
-    ...process.env,
-    RAILYARD_SERVER_TOKEN: TOKEN,
-  });
-  env = isolatedEnv({ RAILYARD_API_URL: serve.url, RAILYARD_TOKEN: TOKEN });
-});
-afterAll(async () => {
-  await serve?.kill();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
-  if (env) await rm(env.HOME, { recursive: true, force: true });
-});
+const sandbox = sandboxForCli('railyard-queue-ops-', TOKEN);
 
 async function ry(args: string[]) {
-  const result = await railyard(args, env);
+  const result = await railyard(args, sandbox.env);
   expect(result.code, `${args.join(' ')} → ${result.stderr}`).toBe(0);
   return result;
 }
@@ -46,13 +28,9 @@ describe('railyard mq list', () => {
     await ry(['mq', 'cancel', '3', ...REPO]);
 
     const list = await json(['mq', 'list', ...REPO]);
-    expect(list.pullRequests.map((p: { prNumber: number; state: string }) => `#${p.prNumber} ${p.state}`)).toEqual([
-      '#5 testing',
-      '#4 pending',
-      '#1 pending',
-      '#2 pending',
-      '#3 cancelled',
-    ]);
+    expect(
+      list.pullRequests.map((p: { prNumber: number; state: string }) => `#${p.prNumber} ${p.state}`),
+    ).toEqual(['#5 testing', '#4 pending', '#1 pending', '#2 pending', '#3 cancelled']);
     // The same order as the board of `getQueue` for the PRs in the line.
     const queue = await json(['mq', 'queue', 'get', ...REPO]);
     expect(queue.enqueuedPullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([5, 4, 1, 2]);
@@ -72,16 +50,13 @@ describe('railyard mq list', () => {
     await ry(['mq', 'cancel', '9', ...REPO]);
     await ry(['mq', 'submit', '9', ...REPO, '--priority', 'high']);
     const once = await json(['mq', 'list', ...REPO]);
-    expect(once.pullRequests.map((p: { prNumber: number; state: string }) => `#${p.prNumber} ${p.state}`)).toEqual([
-      '#8 testing',
-      '#9 pending',
-    ]);
+    expect(
+      once.pullRequests.map((p: { prNumber: number; state: string }) => `#${p.prNumber} ${p.state}`),
+    ).toEqual(['#8 testing', '#9 pending']);
     const all = await json(['mq', 'list', ...REPO, '--all-submissions']);
-    expect(all.pullRequests.map((p: { prNumber: number; state: string }) => `#${p.prNumber} ${p.state}`)).toEqual([
-      '#8 testing',
-      '#9 pending',
-      '#9 cancelled',
-    ]);
+    expect(
+      all.pullRequests.map((p: { prNumber: number; state: string }) => `#${p.prNumber} ${p.state}`),
+    ).toEqual(['#8 testing', '#9 pending', '#9 cancelled']);
     expect(numbers(await json(['mq', 'list', ...REPO, '--limit', '2']))).toEqual([8, 9]);
 
     const csv = (await ry(['mq', 'list', ...REPO, '--format', 'csv'])).stdout.trimEnd().split('\r\n');
@@ -105,12 +80,16 @@ describe('railyard mq submit says why a PR will wait', () => {
     expect(quiet.stderr).toBe(''); // a running queue: nothing to say
     await ry(['mq', 'queue', 'pause', ...REPO]);
     const result = await ry(['mq', 'submit', '2', ...REPO, '--json']);
-    expect(result.stderr).toMatch(/^Notice: the queue is paused: it starts and merges nothing, so #2 waits until it is resumed \(railyard mq queue resume\)\n$/);
+    expect(result.stderr).toMatch(
+      /^Notice: the queue is paused: it starts and merges nothing, so #2 waits until it is resumed \(railyard mq queue resume\)\n$/,
+    );
     const pr = JSON.parse(result.stdout);
     expect(pr).toMatchObject({ prNumber: 2, state: 'pending', readiness: { waitingFor: ['queue_paused'] } });
     // #1 is being tested, but a paused queue merges nothing either.
     expect((await json(['mq', 'status', '1', ...REPO])).readiness.waitingFor).toEqual(['queue_paused']);
-    expect((await ry(['mq', 'status', '2', ...REPO])).stdout).toMatch(/^waitingFor +the queue, which is paused$/m);
+    expect((await ry(['mq', 'status', '2', ...REPO])).stdout).toMatch(
+      /^waitingFor +the queue, which is paused$/m,
+    );
     await ry(['mq', 'queue', 'resume', ...REPO]);
     expect((await json(['mq', 'status', '2', ...REPO])).readiness.waitingFor).toEqual([]);
   });
@@ -121,8 +100,13 @@ describe('railyard mq submit says why a PR will wait', () => {
     await ry(['mq', 'submit', '1', ...REPO]);
     await ry(['mq', 'queue', 'drain', ...REPO]);
     const result = await ry(['mq', 'submit', '2', ...REPO, '--json']);
-    expect(result.stderr).toContain('Notice: the queue is draining: it finishes the PRs it has and lets #2 in only once it runs again');
-    expect(JSON.parse(result.stdout)).toMatchObject({ state: 'not_ready', readiness: { waitingFor: ['queue_draining'] } });
+    expect(result.stderr).toContain(
+      'Notice: the queue is draining: it finishes the PRs it has and lets #2 in only once it runs again',
+    );
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      state: 'not_ready',
+      readiness: { waitingFor: ['queue_draining'] },
+    });
     // #1, already in, is not held by the drain.
     expect((await json(['mq', 'status', '1', ...REPO])).readiness.waitingFor).toEqual([]);
     await ry(['mq', 'queue', 'resume', ...REPO]);
@@ -136,7 +120,14 @@ describe('railyard mq submit says why a PR will wait', () => {
     await ry(['mq', 'queue', 'create', ...REPO, '--mode', 'parallel']);
     const result = await ry(['mq', 'submit', '1', ...REPO, '--json']);
     const pr = JSON.parse(result.stdout);
-    expect(pr).toMatchObject({ state: 'not_ready', readiness: { requiresImpactedTargets: true, hasImpactedTargets: false, waitingFor: ['impacted_targets'] } });
+    expect(pr).toMatchObject({
+      state: 'not_ready',
+      readiness: {
+        requiresImpactedTargets: true,
+        hasImpactedTargets: false,
+        waitingFor: ['impacted_targets'],
+      },
+    });
     expect(result.stderr).toBe(
       'Warning: the queue runs in parallel mode: #1 waits until its impacted targets are uploaded ' +
         `(railyard mq impacted-targets 1 --sha ${pr.prSha} --target T…, or --all / --none)\n`,
@@ -161,12 +152,19 @@ describe('railyard mq watch in a parallel queue', () => {
       await ry(['mq', 'impacted-targets', String(n), ...REPO, '--sha', pr.prSha, '--target', target]);
     }
     const list = await json(['mq', 'list', ...REPO]);
-    expect(list.pullRequests.map((p: { prNumber: number; state: string; lane: number }) => `#${p.prNumber} ${p.state} lane ${p.lane}`)).toEqual([
+    expect(
+      list.pullRequests.map(
+        (p: { prNumber: number; state: string; lane: number }) => `#${p.prNumber} ${p.state} lane ${p.lane}`,
+      ),
+    ).toEqual([
       '#1 testing lane 1',
       '#2 testing lane 2',
       '#3 pending lane 1', // concurrency 1 per lane: waits for #1, not for #2
     ]);
-    const watch = await railyard(['mq', 'watch', ...REPO, '--interval', '200ms', '--timeout', '1s'], env);
+    const watch = await railyard(
+      ['mq', 'watch', ...REPO, '--interval', '200ms', '--timeout', '1s'],
+      sandbox.env,
+    );
     expect(watch.code, watch.stderr).toBe(0);
     const lines = watch.stdout.trim().split('\n');
     expect(lines).toHaveLength(3); // nothing changed within the second: one line per PR
