@@ -580,7 +580,8 @@ describe('serve --github with webhooks', () => {
         await createQueue(server, gh, { concurrency: 1, createPrsForTestingBranches: false });
         await submit(server, gh, slow.number);
         // Nobody reads the PR through the API meanwhile (that would ask GitHub too).
-        await until('#1 landed', async () => (await messages(gh)).includes('Slow (#1)'), 15_000);
+        // Within 30 s, half the 60 s poll: a whole CI run at 2 CPUs once took over 15 s (2026-12-03).
+        await until('#1 landed', async () => (await messages(gh)).includes('Slow (#1)'), 30_000);
         const reads = gh.requests.filter(
           (r) => r.method === 'GET' && r.path === `/repos/${OWNER}/${NAME}/pulls/1`,
         );

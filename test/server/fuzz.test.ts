@@ -347,17 +347,21 @@ describe('hostile bodies on SQLite', () => {
       const probe = await startStatusProbe(`${server.url}/status`);
       let probed: Awaited<ReturnType<typeof probe.stop>>;
       try {
-        // One warm-up round (JIT, the first worker thread), then the measured one.
-        for (const round of [0, 1]) {
+        // One warm-up round (JIT, the first worker thread), then two measured ones: a body's time is
+        // the better of its two (one sample alone was now and then a victim of the scheduler in CI:
+        // 279 ms against a 200 ms bound in a whole run at 2 CPUs, 2026-12-03).
+        for (const round of [0, 1, 2]) {
           for (const [i, { what, op, body }] of bodies.entries()) {
             const floor = await timed(false, op, plain[i]!);
             expect(floor.status, floor.text).toBeLessThan(500);
             const { status, text, ms } = await timed(true, op, body);
             expect(status, `${what}: ${text}`).toBeGreaterThanOrEqual(400);
             expect(status, `${what}: ${text}`).toBeLessThan(500);
-            if (round === 1) {
+            if (round > 0) {
               floorMs = Math.max(floorMs, floor.ms);
-              hostileMs.push([what, ms]);
+              const seen = hostileMs.find(([w]) => w === what);
+              if (seen) seen[1] = Math.min(seen[1], ms);
+              else hostileMs.push([what, ms]);
             }
           }
         }
