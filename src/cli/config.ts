@@ -142,28 +142,3 @@ export function parseTime(text: string, flag: string, now = Date.now()): string 
     );
   return new Date(at).toISOString();
 }
-
-/**
- * A point in time ahead: an ISO 8601 date-time, or a duration from `now` ("2h" = in 2 hours, "7d");
- * a time not after `now` is refused, so a mistyped date never sets something already over.
- */
-export function parseUntil(text: string, flag: string, now = Date.now()): string {
-  if (/^\s*\d+(?:\.\d+)?\s*(ms|s|m|h|d)\s*$/i.test(text)) {
-    const ms = parseDuration(text, flag);
-    if (ms <= 0)
-      throw new ConfigError(
-        `${flag}: "${text}" is no time ahead: give a duration like 30m, 2h or 7d, or an ISO 8601 date-time`,
-      );
-    return new Date(now + ms).toISOString();
-  }
-  const at = Date.parse(text);
-  if (Number.isNaN(at))
-    throw new ConfigError(
-      `${flag}: expected an ISO 8601 date-time (2026-12-24T18:00:00Z) or a duration from now (30m, 2h, 7d), got "${text}"`,
-    );
-  if (at <= now)
-    throw new ConfigError(
-      `${flag}: ${new Date(at).toISOString()} is in the past (now is ${new Date(now).toISOString()})`,
-    );
-  return new Date(at).toISOString();
-}

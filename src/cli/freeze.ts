@@ -1,39 +1,10 @@
 /**
- * `mq queue freeze` and `unfreeze`: reading `--until` (a zoned ISO 8601 time or a duration from
- * now) and the freeze windows the queue keeps after a freeze is added or lifted.
+ * `mq queue freeze` and `unfreeze`: the freeze windows the queue keeps after a freeze is added or lifted.
  */
-import { parseZonedTime, zonedTimeProblem } from '../contract/freezes.js';
 import type { FreezeWindowInput } from '../contract/mq.js';
-import { ConfigError } from './config.js';
 
-const DURATION = /^(\d+(?:\.\d+)?)\s*(m|min|minutes?|h|hours?|d|days?)$/i;
-const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
 /** A freeze set from the CLI lasts at most a year. */
-const MAX_FREEZE_MS = 366 * 86_400_000;
-
-/** `--until`: `2026-12-24T18:00:00Z`, `2026-12-24T19:00+01:00`, or a duration from now (`90m`, `2h`, `3d`). */
-export function parseUntil(text: string, now: number): number {
-  const t = text.trim();
-  const duration = DURATION.exec(t);
-  let until: number;
-  if (duration) {
-    until = now + Number(duration[1]) * (UNIT_MS[duration[2]!.charAt(0).toLowerCase()] as number);
-  } else {
-    const at = parseZonedTime(t);
-    if (at === null) {
-      const problem = zonedTimeProblem(t, '--until') as string;
-      throw new ConfigError(`${problem}, or a duration from now such as 90m, 2h or 3d`);
-    }
-    until = at;
-  }
-  if (until <= now)
-    throw new ConfigError(
-      `--until: ${new Date(until).toISOString()} is not in the future (now ${new Date(now).toISOString()})`,
-    );
-  if (until - now > MAX_FREEZE_MS)
-    throw new ConfigError(`--until: ${new Date(until).toISOString()} is more than a year away`);
-  return until;
-}
+export const MAX_FREEZE_MS = 366 * 86_400_000;
 
 const isAbsolute = (w: FreezeWindowInput): w is Extract<FreezeWindowInput, { start: string }> => 'start' in w;
 

@@ -1,7 +1,7 @@
 /** `railyard flaky quarantine`: override quarantine for one test (always, never, or automatic), until a time and with a reason. */
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand, repoFlag } from '../../cli/base-command.js';
-import { ConfigError, parseUntil } from '../../cli/config.js';
+import { ConfigError } from '../../cli/config.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -9,7 +9,7 @@ export default class Quarantine extends BaseCommand {
   static override summary = 'Override quarantine for one test: always, never, or automatic (no override)';
   static override description =
     '--always quarantines the test even when it is healthy; --never keeps it out of quarantine even when it is flaky; ' +
-    '--auto removes the override. --until ends the override by itself (an ISO 8601 time, or a duration from now: 2h, 7d); ' +
+    '--auto removes the override. --until ends the override by itself (an ISO 8601 time with a zone, or a duration from now: 2h, 7d); ' +
     'from then the repository settings decide again. The override is owned by the label of the token used. ' +
     'Nothing is quarantined while quarantining is off for the repository (`railyard flaky settings --quarantining on`): ' +
     'the command warns on stderr (and in the --json answer\'s "warning").';
@@ -35,7 +35,8 @@ export default class Quarantine extends BaseCommand {
       exactlyOne: ['always', 'never', 'auto'],
     }),
     until: Flags.string({
-      description: 'the override lapses by itself at TIME: ISO 8601, or a duration from now (30m, 2h, 7d)',
+      description:
+        'the override lapses by itself at TIME: an ISO 8601 time with a zone (2026-12-24T18:00:00Z), or a duration from now (30m, 2h, 7d)',
       helpValue: 'TIME',
     }),
     reason: Flags.string({
@@ -52,7 +53,11 @@ export default class Quarantine extends BaseCommand {
       throw new ConfigError(
         `--${flags.until !== undefined ? 'until' : 'reason'}: only with --always or --never (--auto removes the override)`,
       );
-    const until = flags.until === undefined ? undefined : parseUntil(flags.until, '--until');
+    const { parseUntil } = await import('../../cli/until.js');
+    const until =
+      flags.until === undefined
+        ? undefined
+        : new Date(parseUntil(flags.until, '--until', Date.now())).toISOString();
     const reason = flags.reason?.trim();
     if (flags.reason !== undefined && !reason) throw new ConfigError('--reason: must not be empty');
     const setting = flags.always ? 'ALWAYS_QUARANTINE' : flags.never ? 'NEVER_QUARANTINE' : 'AUTO';

@@ -23,9 +23,10 @@ export default class QueueFreeze extends BaseCommand {
 
   async run() {
     const { flags } = await this.parse(QueueFreeze);
-    const { parseUntil, withFreeze } = await import('../../../cli/freeze.js');
+    const { MAX_FREEZE_MS, withFreeze } = await import('../../../cli/freeze.js');
+    const { parseUntil } = await import('../../../cli/until.js');
     const now = Date.now();
-    const until = parseUntil(flags.until, now);
+    const until = parseUntil(flags.until, '--until', now, { ms: MAX_FREEZE_MS, words: 'a year' });
     const client = await this.client(flags);
     const repo = await this.repo(flags.repo);
     const before = await client.call('getQueue', { repo, targetBranch: flags.branch });
