@@ -13,7 +13,12 @@ export const prColumns: Column<QueueListItem>[] = [
   { header: 'PR', get: (p) => `#${p.prNumber}`, plain: (p) => p.prNumber },
   { header: 'State', get: (p) => p.state ?? '' },
   { header: 'Reason', get: (p) => p.stateReason ?? '', shrink: 'first' },
-  { header: 'Priority', get: (p) => `${p.priorityName} (${p.priorityValue})`, plain: (p) => p.priorityName, drop: 2 },
+  {
+    header: 'Priority',
+    get: (p) => `${p.priorityName} (${p.priorityValue})`,
+    plain: (p) => p.priorityName,
+    drop: 2,
+  },
   { header: 'Priority value', get: (p) => p.priorityValue, machineOnly: true },
   { header: 'Title', get: (p) => p.prTitle, shrink: true },
   { header: 'Author', get: (p) => p.prAuthor, drop: 1 },
@@ -33,12 +38,17 @@ export function describePr(pr: SubmittedPullRequest): Record<string, unknown> {
     since: whenText(pr.stateChangedAt),
     priority: `${pr.priorityName} (${pr.priorityValue})`,
     inQueue: pr.isCurrentlySubmittedToQueue,
+    // Extensions: tested and landed with the PRs of its stack; submitted past the forge's PR checks.
+    stack: pr.stack?.description,
+    direct: pr.direct ? "yes: admitted past the forge's pull-request requirements, still tested" : undefined,
     testRunId: pr.testRunId,
     // The server's estimate (an extension): absent from Trunk and from PRs not yet estimated.
     riskEstimate: typeof pr.riskEstimate === 'number' ? riskText(pr.riskEstimate) : undefined,
     readiness: pr.readiness
       ? `base matches: ${pr.readiness.doesBaseBranchMatch}, mergeability: ${pr.readiness.gitHubMergeability}` +
-        (pr.readiness.requiresImpactedTargets ? `, impacted targets: ${pr.readiness.hasImpactedTargets ? 'yes' : 'missing'}` : '')
+        (pr.readiness.requiresImpactedTargets
+          ? `, impacted targets: ${pr.readiness.hasImpactedTargets ? 'yes' : 'missing'}`
+          : '')
       : undefined,
     waitingFor: waitsBesidesConflict(pr).map(waitSentence).join('; ') || undefined,
     blockedBy: pr.readiness?.blockedBy,
@@ -70,10 +80,18 @@ export interface WaitResult {
 }
 
 /** `, position 2 of 5, 3m 10s in queue` for a PR in the queue (empty when it is not, or the queue cannot be read). */
-async function placeOf(client: Client, key: { repo: Repo; targetBranch: string; prNumber: number }, pr: SubmittedPullRequest): Promise<string> {
+async function placeOf(
+  client: Client,
+  key: { repo: Repo; targetBranch: string; prNumber: number },
+  pr: SubmittedPullRequest,
+): Promise<string> {
   if (!pr.isCurrentlySubmittedToQueue) return '';
   try {
-    return placeText(await client.call('getQueue', { repo: key.repo, targetBranch: key.targetBranch }), pr, Date.now());
+    return placeText(
+      await client.call('getQueue', { repo: key.repo, targetBranch: key.targetBranch }),
+      pr,
+      Date.now(),
+    );
   } catch {
     return '';
   }
@@ -94,7 +112,12 @@ export async function waitForPr(
   const progress = new Progress(process.stderr, 30_000, !options.quiet);
   try {
     const outcome = await waitForTerminal({
-      read: () => client.call('getSubmittedPullRequest', { repo: key.repo, targetBranch: key.targetBranch, pr: { number: key.prNumber } }),
+      read: () =>
+        client.call('getSubmittedPullRequest', {
+          repo: key.repo,
+          targetBranch: key.targetBranch,
+          pr: { number: key.prNumber },
+        }),
       isTransient: isTransientError,
       timeoutMs: options.timeoutMs,
       intervalMs: options.intervalMs,
@@ -105,7 +128,10 @@ export async function waitForPr(
         if (!['merged', 'failed', 'cancelled'].includes(pr.state ?? ''))
           progress.log(`#${key.prNumber}: ${pr.state}${pr.stateReason ? ` (${pr.stateReason})` : ''}`);
       },
-      onPoll: async (pr) => progress.update(`#${key.prNumber} is ${pr.state ?? 'unknown'}${await placeOf(client, key, pr)}${waitsText(pr)}`),
+      onPoll: async (pr) =>
+        progress.update(
+          `#${key.prNumber} is ${pr.state ?? 'unknown'}${await placeOf(client, key, pr)}${waitsText(pr)}`,
+        ),
       onRetry: (error) => progress.log(`#${key.prNumber}: ${(error as Error).message}; still waiting`),
     });
     if (outcome.kind === 'terminal') return { pr: outcome.pr, timedOut: false };

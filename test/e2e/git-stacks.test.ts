@@ -97,6 +97,8 @@ describe('stacked PRs on the git forge', () => {
       ['testing', 'stack of 3: #4 ← #5 ← #6'],
       ['merged', 'stack of 3: #4 ← #5 ← #6'],
     ]);
+    // And so does `mq status`, for people.
+    expect((await w.cli(['mq', 'status', '5', ...FLAGS])).stdout).toMatch(/stack\s+stack of 3: #4 ← #5 ← #6/);
     expect(w.repo.log('main').map((c) => c.subject)).toEqual([
       'Add c (#6)',
       'Polish a, add b (#5)',

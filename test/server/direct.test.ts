@@ -101,5 +101,7 @@ describe('direct submissions', () => {
     expect((await call(server, 'getSubmittedPullRequest', { ...Q, pr: { number: 4 } })).json.direct).toBe(
       true,
     );
+    const status = await railyard(['mq', 'status', '4', '--repo', 'acme/web'], env);
+    expect(status.stdout).toMatch(/direct\s+yes: admitted past the forge's pull-request requirements/);
   });
 });
