@@ -2,8 +2,7 @@
  * The CI role of the remote forges (GitHub, GitLab): a run waits for the verdict on its test commit,
  * read from the forge by the driver (`read`: check runs and statuses on GitHub, commit statuses on
  * GitLab). A run is looked at when the forge's webhooks poke it (`changed`), and every poll round
- * whether or not webhooks are set (`pollRound`; a run tested on top of a run still waiting for its
- * verdict is looked at once that one has it); looks are coalesced (one at a time, one more if asked meanwhile). With no required
+ * whether or not webhooks are set (`pollRound`); looks are coalesced (one at a time, one more if asked meanwhile). With no required
  * statuses, a commit no check reported on within `ciStartMs` fails (TEST_RUN_NO_CHECKS_REPORTED).
  * A run about to reach `testingTimeoutMinutes` is looked at once more just before, and fails with
  * TEST_RUN_TIMEOUT naming the required checks that never reported and those still running (a
@@ -170,29 +169,8 @@ export abstract class CiWaiter implements Ci {
   pollRound(): void {
     for (const [id, w] of this.waiting) {
       if (this.rt.paused) break;
-      if (w.pushed && !this.behind(w)) this.poke(id, 0);
+      if (w.pushed) this.poke(id, 0);
     }
-  }
-
-  /**
-   * Whether a run is tested on top of PRs whose own run still waits for its verdict: its verdict
-   * is not used before theirs (a failure ahead restarts it; a pass lands them first), so a poll
-   * round leaves it alone and it is looked at as soon as the run ahead has its verdict.
-   */
-  private behind(w: Waiting): boolean {
-    if (w.run.basePrNumbers.length === 0) return false;
-    const base = new Set(w.run.basePrNumbers);
-    for (const o of this.waiting.values())
-      if (o !== w && o.queue.id === w.queue.id && o.run.prNumbers.some((n) => base.has(n))) return true;
-    return false;
-  }
-
-  /** The runs tested on top of `w`'s PRs: its verdict is in, so theirs is wanted now. */
-  private pokeBehind(w: Waiting): void {
-    const mine = new Set(w.run.prNumbers);
-    for (const [id, o] of this.waiting)
-      if (o !== w && o.queue.id === w.queue.id && o.pushed && o.run.basePrNumbers.some((n) => mine.has(n)))
-        this.poke(id, 0);
   }
 
   /** Looks at a waiting run's CI after `delayMs` (coalesced: one look at a time, one more if asked meanwhile). */
@@ -232,7 +210,6 @@ export abstract class CiWaiter implements Ci {
     if (this.waiting.get(w.run.id) !== w) return;
     w.latest = verdict.checks;
     if (verdict.state !== 'pending') {
-      this.pokeBehind(w);
       w.finish({
         passed: verdict.state === 'passed',
         checks: verdict.checks,
