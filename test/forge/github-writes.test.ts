@@ -119,7 +119,12 @@ describe('WriteLine', () => {
     await new Promise((r) => setTimeout(r, 100));
     const final = line.schedule(job('merged'), { key: 'comment#1', priority: WritePriority.final });
     const later = line.schedule(job('progress #3'), { key: 'comment#3', notBefore: Date.now() + 150 });
-    expect(await Promise.all([held, other, final, later])).toEqual([DROPPED, 'status #2', 'merged', 'progress #3']);
+    expect(await Promise.all([held, other, final, later])).toEqual([
+      DROPPED,
+      'status #2',
+      'merged',
+      'progress #3',
+    ]);
     expect(sent.map(([n]) => n)).toEqual(['status #2', 'merged', 'progress #3']);
     // The held one went no earlier than asked (and not 300 ms later either: the line wakes for it).
     expect(sent[2]![1]).toBeGreaterThanOrEqual(245);
