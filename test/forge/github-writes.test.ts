@@ -105,4 +105,29 @@ describe('WriteLine', () => {
       vi.useRealTimers();
     }
   });
+
+  it('holds a write until its notBefore: a newer write with the same key replaces it meanwhile, and others go first', async () => {
+    const line = new WriteLine();
+    const sent: Array<[string, number]> = [];
+    const t0 = Date.now();
+    const job = (name: string) => async () => {
+      sent.push([name, Date.now() - t0]);
+      return name;
+    };
+    const held = line.schedule(job('testing'), { key: 'comment#1', notBefore: t0 + 300 });
+    const other = line.schedule(job('status #2'), { priority: WritePriority.update });
+    await new Promise((r) => setTimeout(r, 100));
+    const final = line.schedule(job('merged'), { key: 'comment#1', priority: WritePriority.final });
+    const later = line.schedule(job('progress #3'), { key: 'comment#3', notBefore: Date.now() + 150 });
+    expect(await Promise.all([held, other, final, later])).toEqual([
+      DROPPED,
+      'status #2',
+      'merged',
+      'progress #3',
+    ]);
+    expect(sent.map(([n]) => n)).toEqual(['status #2', 'merged', 'progress #3']);
+    // The held one went no earlier than asked (and not 300 ms later either: the line wakes for it).
+    expect(sent[2]![1]).toBeGreaterThanOrEqual(245);
+    expect(sent[2]![1]).toBeLessThan(1000);
+  });
 });

@@ -61,6 +61,7 @@ export function createGitHubDriver(
     webhookSecret: gh.webhookSecret,
     log,
   });
+  forge.targetHeads = rt.targetHeads;
   const conflicts = new ConflictNames(rt);
   forge.nameConflict = (repo, n, facts) => conflicts.name(repo, n, facts);
   const ci = new GitHubCi(rt);

@@ -71,15 +71,37 @@ export class GitHubPolling extends RemotePolling {
     const entry = findEntry(q.model, prNumber);
     if (!entry || isTerminal(entry.state)) return Promise.resolve();
     const unchanged =
-      IN_RUN.has(entry.state) &&
       pull.state === 'open' &&
       !pull.draft &&
       pull.head.sha === entry.pr.headSha &&
       pull.head.ref === entry.pr.headBranch &&
       pull.base.ref === entry.pr.baseBranch &&
       pull.title === entry.pr.title;
-    return unchanged ? Promise.resolve() : this.refreshPr(q, prNumber);
+    return unchanged && (IN_RUN.has(entry.state) || this.stillKnown(q, entry, pull))
+      ? Promise.resolve()
+      : this.refreshPr(q, prNumber);
   }
+
+  /**
+   * Whether a waiting PR the list shows unchanged merges as it did at its last read: GitHub had
+   * an answer then (forge.mergeabilityAt: not still computing, not held by branch rules, whose
+   * checks and reviews change without the list showing it), nothing about the PR changed since
+   * (`updated_at`), and the target has not moved. Only a target that moved (or the PR) changes
+   * whether it merges.
+   */
+  private stillKnown(q: DriverQueue, entry: Entry, pull: GitHubPull): boolean {
+    const known = this.gh.forge.mergeabilityAt(q.repo, entry.prNumber);
+    return (
+      known !== undefined &&
+      !entry.pr.blockedBy &&
+      (entry.pr.mergeability === 'mergeable' || entry.pr.mergeability === 'not_mergeable') &&
+      typeof pull.updated_at === 'string' &&
+      pull.updated_at === known.updatedAt &&
+      pull.base.ref === q.model.branch &&
+      known.target === this.gh.targetHeads.get(`${repoKey(q.repo)} ${q.model.branch}`)
+    );
+  }
+
   /**
    * GitHub answered `mergeable: null` (it computes mergeability in the background after a read or a
    * change, and sends no webhook when done): the PR is read again after 1 s, 2 s, 4 s and 8 s, and

@@ -59,10 +59,23 @@ function commentOf(entry: Entry, model: QueueModel, rt: GitHubRuntime): string {
   );
 }
 
+/**
+ * A progress edit of a PR's comment (its position, its test run) waits until the PR's state has
+ * held this long, so that a state soon replaced (a position that changes again with the next
+ * landing, a test run that passes in seconds) is never sent: the newer edit replaces it in line.
+ * An edit showing a decided PR, or asking its author to act, never waits; nor does the first
+ * comment.
+ */
+export const PROGRESS_SETTLE_MS = 3000;
+/** ... but no progress edit waits longer than this after the first change it shows. */
+export const PROGRESS_MAX_WAIT_MS = 10_000;
+
 export class GitHubReporter implements Reporter {
   /** Last commit status posted per `<queueId>#<pr>`. */
   private readonly posted = new Map<string, { sha: string; state: string }>();
   private readonly commentBodies = new Map<string, string>();
+  /** When the oldest change not yet shown by each comment was queued (progress edits). */
+  private readonly commentBehind = new Map<string, number>();
 
   constructor(private readonly rt: GitHubRuntime) {}
 
@@ -75,11 +88,14 @@ export class GitHubReporter implements Reporter {
   /** A landing blip (or the landing given up): the PRs' comments say so. */
   landingNote(queue: DriverQueue, run: TestRun, note: string, final: boolean): void {
     if (this.rt.landingNote(run.id, note, final))
-      for (const n of run.mergePrNumbers ?? run.prNumbers) this.stateChanged(queue, n);
+      for (const n of run.mergePrNumbers ?? run.prNumbers) this.stateChanged(queue, n, true);
   }
 
-  /** The engine changed an entry's state: its close, commit status and comment are queued (each at most once). */
-  stateChanged(queue: DriverQueue, prNumber: number): void {
+  /**
+   * The engine changed an entry's state: its close, commit status and comment are queued (each at
+   * most once). `noted`: the comment has news (a landing note), not progress: it does not wait to settle.
+   */
+  stateChanged(queue: DriverQueue, prNumber: number, noted = false): void {
     // A stale entry (the PR is in its base branch's queue) writes nothing: that queue speaks for it.
     if (this.rt.closed || this.rt.stale(queue, prNumber)) return;
     const entry = findEntry(queue.model, prNumber);
@@ -223,9 +239,13 @@ export class GitHubReporter implements Reporter {
                   : WritePriority.update,
               key: `comment ${ckey}`,
               stillWanted: wanted,
+              ...(decided || waitsOnAuthor || noted || id() === undefined
+                ? {}
+                : { notBefore: this.settled(ckey) }),
               run: async (request) => {
                 const text = body()!;
                 this.commentBodies.set(ckey, text);
+                this.commentBehind.delete(ckey);
                 const existing = id();
                 if (existing !== undefined) {
                   try {
@@ -256,6 +276,19 @@ export class GitHubReporter implements Reporter {
           }),
       );
     }
+  }
+
+  /** When a progress edit of a comment may go: once the state held PROGRESS_SETTLE_MS, or PROGRESS_MAX_WAIT_MS after the oldest change it shows. */
+  private settled(ckey: string): number {
+    const now = Date.now();
+    let behind = this.commentBehind.get(ckey);
+    if (behind === undefined) {
+      behind = now;
+      if (this.commentBehind.size > 10_000)
+        this.commentBehind.delete(this.commentBehind.keys().next().value!);
+      this.commentBehind.set(ckey, behind);
+    }
+    return Math.min(now + PROGRESS_SETTLE_MS, behind + PROGRESS_MAX_WAIT_MS);
   }
 
   private async openDraftPr(queue: DriverQueue, run: TestRun, branch: string): Promise<void> {

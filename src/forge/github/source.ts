@@ -1,5 +1,5 @@
 /** The GitHub forge's source role: PR facts, mergeability re-reads and landing state from GitHub. */
-import type { Repo } from '../../contract/index.js';
+import { repoKey, type Repo } from '../../contract/index.js';
 import type { Source } from '../types.js';
 import { statusOf, type GitHubClient } from './client.js';
 import { factsOf, withBlock, type GitHubPrFacts, type GitHubPull } from './facts.js';
@@ -137,10 +137,45 @@ export class GitHubForge implements Source {
     this.onPull?.(repo, pull);
   }
 
+  /**
+   * The heads of the queues' targets as the queue knows them (`<repoKey> <branch>` → sha;
+   * the runtime's): what a PR's mergeability was read against.
+   */
+  targetHeads: ReadonlyMap<string, string> = new Map();
+  /** `<owner>/<name>#<n>` → the PR's `updated_at` and its base's head when GitHub last said whether it merges. */
+  private readonly against = new Map<string, { updatedAt: string; target: string }>();
+
+  /**
+   * What GitHub's last answer on whether a PR merges was read against (undefined: it had none,
+   * or the PR is held by branch rules, whose checks and reviews change without `updated_at`).
+   */
+  mergeabilityAt(repo: Repo, prNumber: number): { updatedAt: string; target: string } | undefined {
+    return this.against.get(`${repo.owner}/${repo.name}#${prNumber}`.toLowerCase());
+  }
+
+  private noteAgainst(key: string, pull: GitHubPull | null, target: string | undefined): void {
+    if (
+      pull &&
+      target !== undefined &&
+      typeof pull.updated_at === 'string' &&
+      !mergeableUnknown(pull) &&
+      pull.mergeable_state !== 'blocked' &&
+      pull.mergeable_state !== 'unknown'
+    ) {
+      if (!this.against.has(key) && this.against.size > 10_000)
+        this.against.delete(this.against.keys().next().value!);
+      this.against.set(key, { updatedAt: pull.updated_at, target });
+    } else this.against.delete(key);
+  }
+
   /** The PR as GitHub reports it now (conditional GET), or null when it does not exist. */
   async fetchPull(repo: Repo, prNumber: number): Promise<GitHubPull | null> {
+    // The target heads before the read: one that moves while GitHub answers is read again later.
+    const targets = new Map(this.targetHeads);
     try {
       const pull = await this.fetchPullUncached(repo, prNumber);
+      const key = `${repo.owner}/${repo.name}#${prNumber}`.toLowerCase();
+      this.noteAgainst(key, pull, pull ? targets.get(`${repoKey(repo)} ${pull.base.ref}`) : undefined);
       if (pull?.updated_at)
         this.freshness.note(
           `${repo.owner}/${repo.name}#${prNumber}`.toLowerCase(),

@@ -40,14 +40,20 @@ export class GitHubWebhooks {
   /** Before the body is read: webhooks on, and a signature of the form GitHub sends (`sha256=` and 64 hex digits). */
   private checkHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): Answer | null {
     if (this.rt.options.webhookSecret === null)
-      return { status: 404, text: 'webhooks are off: start the server with --github-webhook-secret-file or RAILYARD_GITHUB_WEBHOOK_SECRET' };
+      return {
+        status: 404,
+        text: 'webhooks are off: start the server with --github-webhook-secret-file or RAILYARD_GITHUB_WEBHOOK_SECRET',
+      };
     const signature = headers['x-hub-signature-256'];
     if (typeof signature !== 'string' || !/^sha256=[0-9a-f]{64}$/i.test(signature))
       return { status: 401, text: 'x-hub-signature-256: missing or not of the form sha256=<64 hex digits>' };
     return null;
   }
 
-  private async receive(headers: Readonly<Record<string, string | string[] | undefined>>, body: string): Promise<Answer> {
+  private async receive(
+    headers: Readonly<Record<string, string | string[] | undefined>>,
+    body: string,
+  ): Promise<Answer> {
     const secret = this.rt.options.webhookSecret;
     if (secret === null)
       return {
@@ -114,8 +120,9 @@ export class GitHubWebhooks {
     if (this.rt.closed || !this.rt.host) return;
     const queues = this.queuesOf(p.repository);
     if (queues.length === 0) return;
-    const shaEvent = (sha: string | undefined) => {
-      this.ci.changed(sha);
+    // `running`: the payload says the check, suite or status is still queued or running.
+    const shaEvent = (sha: string | undefined, running: boolean) => {
+      this.ci.changed(sha, running);
       // A check on a PR head may lift (or bring) a branch-protection block.
       void this.rt.track(this.polling.checksChanged(sha));
     };
@@ -139,13 +146,19 @@ export class GitHubWebhooks {
         break;
       }
       case 'check_run':
-        shaEvent(p.check_run?.head_sha);
+        shaEvent(
+          p.check_run?.head_sha,
+          typeof p.check_run?.status === 'string' && p.check_run.status !== 'completed',
+        );
         break;
       case 'check_suite':
-        shaEvent(p.check_suite?.head_sha);
+        shaEvent(
+          p.check_suite?.head_sha,
+          typeof p.check_suite?.status === 'string' && p.check_suite.status !== 'completed',
+        );
         break;
       case 'status':
-        if (p.context !== QUEUE_STATUS_CONTEXT) shaEvent(p.sha);
+        if (p.context !== QUEUE_STATUS_CONTEXT) shaEvent(p.sha, p.state === 'pending');
         break;
       case 'push':
         if (

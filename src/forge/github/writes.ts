@@ -8,7 +8,8 @@
  * after PR in the order their fates were decided), then comments of decided PRs, then other
  * statuses and comments, then draft PRs and clean-up. A write that a newer one with the same `key` replaces before it is sent (a status or
  * comment edit of the same PR) is dropped, as is one whose `stillWanted()` says no when its turn
- * comes (a draft PR for a run that has ended).
+ * comes (a draft PR for a run that has ended); a write may wait until a time (`notBefore`: a
+ * progress edit, so that the next change replaces it instead of following it).
  */
 
 /** Lower goes first. */
@@ -35,6 +36,11 @@ export interface WriteOptions {
   key?: string;
   /** Asked when the write's turn comes: false drops it. */
   stillWanted?: () => boolean;
+  /**
+   * Not sent before this time (ms since the epoch): a progress edit waits, and a newer write with
+   * the same key replaces it meanwhile (a PR's comment changes its progress at most so often).
+   */
+  notBefore?: number;
 }
 
 // The windows are counted a little longer than GitHub's: its clock and ours see a request at
@@ -58,6 +64,7 @@ interface Job {
   seq: number;
   key: string | undefined;
   stillWanted: (() => boolean) | undefined;
+  notBefore: number;
   run: () => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
@@ -151,6 +158,7 @@ export class WriteLine {
         seq,
         key: options.key,
         stillWanted: options.stillWanted,
+        notBefore: options.notBefore ?? 0,
         run,
         resolve: resolve as (value: unknown) => void,
         reject,
@@ -164,11 +172,12 @@ export class WriteLine {
     return this.waiting.length;
   }
 
-  /** The index of the write to send next: by priority, then in line. */
-  private best(): number {
+  /** The index of the write to send next among those due: by priority, then in line (-1: none due). */
+  private best(now: number): number {
     let best = -1;
     for (let i = 0; i < this.waiting.length; i++) {
       const j = this.waiting[i];
+      if (j.notBefore > now) continue;
       const b = this.waiting[best];
       if (best < 0 || j.priority < b.priority || (j.priority === b.priority && j.seq < b.seq)) best = i;
     }
@@ -180,9 +189,13 @@ export class WriteLine {
     // A newer, more urgent write may go before what the timer waited for.
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    const i = this.best();
     const now = Date.now();
-    const wait = this.nextStart(now, this.waiting[i].priority) - now;
+    const i = this.best(now);
+    // Nothing due yet: wake when the first held write is.
+    const wait =
+      i < 0
+        ? Math.min(...this.waiting.map((j) => j.notBefore)) - now
+        : this.nextStart(now, this.waiting[i].priority) - now;
     if (wait > 0) {
       this.timer = setTimeout(() => {
         this.timer = null;

@@ -44,6 +44,11 @@ export interface Waiting {
   deadline: NodeJS.Timeout | null;
   /** The checks of the last look (null: none yet). */
   latest: Record<string, CheckOutcome> | null;
+  /**
+   * A webhook said something on the commit finished: the next look reads everything at once (a
+   * poll round's look may stop at the first read that shows a counted check still running).
+   */
+  prompted: boolean;
 }
 
 /** How long before the engine's own timeout the last look happens (its verdict must arrive first). */
@@ -54,8 +59,12 @@ export abstract class CiWaiter implements Ci {
 
   constructor(protected readonly rt: RemoteRuntime<PersistedBase>) {}
 
-  /** Reads what the forge reports on `w.sha`. */
-  protected abstract read(w: Waiting): Promise<ChecksRead>;
+  /**
+   * Reads what the forge reports on `w.sha`. `all` false (a poll round's look): the driver may stop
+   * at a first read showing a counted check still running, answering `pending` (never a verdict
+   * from a partial read).
+   */
+  protected abstract read(w: Waiting, all: boolean): Promise<ChecksRead>;
 
   /** The detail of TEST_RUN_NO_CHECKS_REPORTED (default: none). */
   protected noChecksDetail(_w: Waiting): string | undefined {
@@ -83,6 +92,7 @@ export abstract class CiWaiter implements Ci {
       timer: null,
       deadline: null,
       latest: null,
+      prompted: false,
     };
     this.waiting.set(run.id, w);
     const timeoutMs = testingTimeoutMs(queue.model.config);
@@ -137,9 +147,19 @@ export abstract class CiWaiter implements Ci {
     return this.waiting.get(run.id)?.latest ?? null;
   }
 
-  /** A check, pipeline, job or status of `sha` changed (a webhook): look again soon. */
-  changed(sha: string | undefined): void {
-    for (const [id, w] of this.waiting) if (w.sha === sha) this.poke(id, 100);
+  /**
+   * A check, pipeline, job or status of `sha` changed (a webhook): look again soon. `running`:
+   * the payload itself says what changed is still queued or running — nothing can be decided on
+   * it (a verdict waits for every counted check), so no look; the finish has its own event, and
+   * the poll rounds stand in for a lost one.
+   */
+  changed(sha: string | undefined, running = false): void {
+    if (running) return;
+    for (const [id, w] of this.waiting)
+      if (w.sha === sha) {
+        w.prompted = true;
+        this.poke(id, 100);
+      }
   }
 
   /**
@@ -180,7 +200,13 @@ export abstract class CiWaiter implements Ci {
   }
 
   private async look(w: Waiting): Promise<void> {
-    const verdict = await this.read(w);
+    const timeoutMs = testingTimeoutMs(w.queue.model.config);
+    const nearTimeout =
+      timeoutMs > 2 * TIMEOUT_LEAD_MS && Date.now() >= w.run.startedAt + timeoutMs - TIMEOUT_LEAD_MS - 100;
+    // The last look before the timeout reads everything: its detail names what never reported.
+    const all = w.prompted || nearTimeout;
+    w.prompted = false;
+    const verdict = await this.read(w, all);
     if (this.waiting.get(w.run.id) !== w) return;
     w.latest = verdict.checks;
     if (verdict.state !== 'pending') {
@@ -202,18 +228,13 @@ export abstract class CiWaiter implements Ci {
         reason: 'TEST_RUN_NO_CHECKS_REPORTED',
         ...(detail ? { detail } : {}),
       });
-    } else {
-      const timeoutMs = testingTimeoutMs(w.queue.model.config);
-      if (
-        timeoutMs > 2 * TIMEOUT_LEAD_MS &&
-        Date.now() >= w.run.startedAt + timeoutMs - TIMEOUT_LEAD_MS - 100
-      )
-        w.finish({
-          passed: false,
-          checks: verdict.checks,
-          reason: 'TEST_RUN_TIMEOUT',
-          detail: timeoutDetail(w.run, verdict.checks, timeoutMs),
-        });
+    } else if (nearTimeout) {
+      w.finish({
+        passed: false,
+        checks: verdict.checks,
+        reason: 'TEST_RUN_TIMEOUT',
+        detail: timeoutDetail(w.run, verdict.checks, timeoutMs),
+      });
     }
   }
 

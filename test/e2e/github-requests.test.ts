@@ -1,0 +1,122 @@
+/**
+ * `railyard serve --github` asks GitHub only what can change the answer, and users see the same:
+ * polling alone (no webhooks), a failing commit status is still acted on once the check runs
+ * finish, though the statuses are not read while a check run still runs; a waiting PR the poll's
+ * list shows unchanged is not read alone while the target has not moved, yet a close is noticed
+ * within a poll; a long test run shows `testing` in the PR's comment. The real built server
+ * against the GitHub emulator; each test has its own emulator and server (`scoped`).
+ */
+import { describe, expect, it } from 'vitest';
+import type { GitHubEmulator } from '../support/github/index.js';
+import {
+  createQueue,
+  emulator,
+  NAME,
+  OWNER,
+  scoped,
+  settled,
+  startRailyard,
+  submit,
+  tempDir,
+  until,
+  waitFor,
+  waitForTesting,
+} from './github-harness.js';
+
+async function world() {
+  const gh = await emulator();
+  gh.createRepo(OWNER, NAME, { files: { 'README.md': 'app\n' } });
+  const server = await startRailyard(gh, {
+    webhooks: false,
+    dataDir: tempDir('railyard-gh-'),
+    pollSeconds: 0.5,
+  });
+  return { gh, server };
+}
+
+const ourComment = (gh: GitHubEmulator, n: number) =>
+  gh.comments(OWNER, NAME, n).find((c) => c.body.includes('railyard:merge-queue'))?.body ?? '';
+/** GitHub requests for `path` (exact) since `from` (ms since the epoch). */
+const reads = (gh: GitHubEmulator, path: string, from = 0) =>
+  gh.requests.filter((r) => r.method === 'GET' && r.path === path && r.at >= from).length;
+
+describe.concurrent('serve --github: requests that cannot change the answer are not made', () => {
+  it(
+    'polling: a commit status that fails while a check run still runs fails the run once the run ends; the statuses are read once, not every poll',
+    scoped(async () => {
+      const { gh, server } = await world();
+      gh.setCi(OWNER, NAME, (push) =>
+        push.branch.startsWith('railyard-merge/')
+          ? [
+              { name: 'build', conclusion: 'success', delayMs: 4000 },
+              { name: 'lint', conclusion: 'failure', delayMs: 100, kind: 'status' },
+            ]
+          : [],
+      );
+      const pr = await gh.createPullRequest(OWNER, NAME, {
+        head: 'one',
+        title: 'One',
+        files: { 'one.txt': '1\n' },
+      });
+      await createQueue(server, gh);
+      await submit(server, gh, pr.number);
+      await waitForTesting(server, gh, pr.number);
+      const done = await waitFor(server, gh, pr.number, settled, 60_000);
+      expect(done.state).toBe('failed');
+      expect(done.stateReason).toBe('TEST_RUN_REQUIRED_STATUS_FAILED');
+      await until('the comment names the failed status', () =>
+        /Failed checks: .*`lint`/.test(ourComment(gh, pr.number)),
+      );
+      expect(gh.getPullRequest(OWNER, NAME, pr.number).state).toBe('open'); // never landed
+      const testCommits = new Set(
+        gh.requests
+          .filter((r) => /\/commits\/[0-9a-f]{40}\/check-runs$/.test(r.path))
+          .map((r) => r.path.split('/')[5]),
+      );
+      expect(testCommits.size).toBe(1);
+      const [commit] = [...testCommits];
+      // The check runs were polled every 0.5 s for 4 s; the statuses only once the check run ended.
+      expect(reads(gh, `/repos/${OWNER}/${NAME}/commits/${commit}/check-runs`)).toBeGreaterThanOrEqual(3);
+      expect(reads(gh, `/repos/${OWNER}/${NAME}/commits/${commit}/status`)).toBeLessThanOrEqual(2);
+    }),
+  );
+
+  it(
+    'polling: a PR waiting behind a long run is not read alone every poll while nothing moved, yet its close is noticed within a poll; the run shows testing in its comment',
+    scoped(async () => {
+      const { gh, server } = await world();
+      gh.setCi(OWNER, NAME, (push) =>
+        push.branch.startsWith('railyard-merge/')
+          ? [{ name: 'ci', conclusion: 'success', delayMs: 8000 }]
+          : [],
+      );
+      const one = await gh.createPullRequest(OWNER, NAME, {
+        head: 'one',
+        title: 'One',
+        files: { 'one.txt': '1\n' },
+      });
+      const two = await gh.createPullRequest(OWNER, NAME, {
+        head: 'two',
+        title: 'Two',
+        files: { 'two.txt': '2\n' },
+      });
+      await createQueue(server, gh, { concurrency: 1 });
+      await submit(server, gh, one.number);
+      await waitForTesting(server, gh, one.number);
+      await submit(server, gh, two.number);
+      await waitFor(server, gh, two.number, (p) => p.state === 'pending');
+      const waiting = Date.now();
+      // The long run's progress reaches its comment (a progress edit waits only for the state to settle).
+      await until('#1 shows testing', () => ourComment(gh, one.number).includes('**testing**'), 15_000);
+      await new Promise((r) => setTimeout(r, 3000)); // six polls with #2 waiting, main unchanged
+      expect(reads(gh, `/repos/${OWNER}/${NAME}/pulls/${two.number}`, waiting)).toBeLessThanOrEqual(1);
+      expect(reads(gh, `/repos/${OWNER}/${NAME}/pulls`, waiting)).toBeGreaterThanOrEqual(3); // the poll's list
+      const closedAt = Date.now();
+      await gh.closePullRequest(OWNER, NAME, two.number);
+      const gone = await waitFor(server, gh, two.number, settled, 10_000);
+      expect(gone).toMatchObject({ state: 'cancelled', stateReason: 'PR_CLOSED' });
+      expect(Date.now() - closedAt).toBeLessThan(5000);
+      expect((await waitFor(server, gh, one.number, settled, 60_000)).state).toBe('merged');
+    }),
+  );
+});
