@@ -238,12 +238,16 @@ async function parent(): Promise<void> {
   const targets: Record<string, Target> = { order, list, pr, 'order-bare': orderBare, 'list-bare': listBare };
   const only = process.env.BENCH_ONLY?.split(',');
   const want = (key: string) => !only || only.includes(key);
-  if (want('order'))
-    await compare(proc, order, orderBare, '>= 0.9');
+  if (want('order')) await compare(proc, order, orderBare, '>= 0.9');
   if (want('list')) await compare(proc, list, listBare, '>= 0.9');
   if (want('v1')) {
     await compare(proc, order, v1(`POST /v1/getQueue (${QUEUED} PRs)`, 'getQueue', {}), '>= 0.9');
-    await compare(proc, list, v1('POST /v1/listPullRequests take 100', 'listPullRequests', { take: 100 }), '>= 0.9');
+    await compare(
+      proc,
+      list,
+      v1('POST /v1/listPullRequests take 100', 'listPullRequests', { take: 100 }),
+      '>= 0.9',
+    );
     await compare(
       proc,
       pr,

@@ -154,9 +154,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   });
   // The request line: never headers (the token) nor the body; a 4xx says why, a 5xx was logged with its stack.
   const refusals = new WeakMap<FastifyRequest, string>();
+  const logsRequests = logLevel === 'info' || logLevel === 'debug' || logLevel === 'trace';
   app.addHook('onResponse', (request, reply, done) => {
     // An answer sent before the body was read (an early error): close the socket after it.
     if (!request.raw.complete) request.raw.socket?.destroySoon();
+    // Below `info` (the default) nothing is written: the line is not even put together.
+    if (!logsRequests) return done();
     const error = refusals.get(request);
     request.log.info(
       {
@@ -224,8 +227,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       done();
     };
     // A token created or revoked by `railyard token` counts from the next request.
-    if (auth.stale()) auth.reload().then(check, done);
-    else check();
+    auth.fresh().then(check, done);
   };
 
   const handlers: Handlers = {
