@@ -100,9 +100,10 @@ export class TokenAuth {
    * Resolves once the stored tokens were checked for changes (and re-read if they changed) AFTER
    * this call: a request that calls it once it has been read sees every token created or revoked
    * before it arrived. The requests read in one turn of the event loop share one check, made when
-   * they have all been read (setImmediate: after the turn's reads): checking costs a database
-   * round (SQLite's PRAGMA data_version, a read transaction's file locks), more than the rest of
-   * a cached answer, and a busy server reads many requests a turn. Rejects if the re-read fails.
+   * they have all been read (setImmediate: after the turn's reads): checking costs a system call
+   * at least (SQLite: a read of the wal-index header, PRAGMA data_version when it moved, see
+   * store/wal-index.ts), as much as the rest of a cached answer, and a busy server reads many
+   * requests a turn. Rejects if the re-read fails.
    */
   fresh(): Promise<void> {
     this.checking ??= new Promise<void>((resolve, reject) => {
