@@ -27,7 +27,8 @@ interface KnownToken {
 
 /**
  * API tokens, held as SHA-256 digests. A presented token is hashed and compared against every
- * stored digest with timingSafeEqual (no early exit), so timing reveals nothing useful.
+ * stored digest with timingSafeEqual (no early exit), so timing reveals nothing useful; a valid
+ * one is then remembered as presented, in memory, until the tokens are next read (`recent`).
  *
  * Tokens created or revoked by another process (`railyard token create|revoke` on the same data
  * dir) count from the next request: `fresh()` compares SQLite's data_version, which changes when
