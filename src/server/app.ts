@@ -40,6 +40,7 @@ import { hasPermission, requirePermission } from './access/permissions.js';
 import { mountV2 } from './routes/v2/mount.js';
 import { RawAnswer, type Handler, type Handlers } from './routes/types.js';
 import type { QueueService } from './queue/service.js';
+import { lazyRequestLogger } from './request-logger.js';
 import { builtWebRoot, serveDashboard } from './routes/web.js';
 import { webhookHandlers } from './routes/webhooks.js';
 
@@ -128,6 +129,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     logger: logLevel === 'silent' ? false : { level: logLevel, stream: deps.logStream ?? process.stderr },
     // One line per request, written when it is answered (onResponse below), instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
+    // request.log: its pino child (the request id bound) made only if the request logs.
+    childLoggerFactory: lazyRequestLogger,
     genReqId: () => randomUUID(),
     return503OnClosing: true,
     // No route declares a Fastify schema: its ajv and serializer compilers load only if one ever does.
