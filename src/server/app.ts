@@ -40,6 +40,7 @@ import { hasPermission, requirePermission } from './access/permissions.js';
 import { mountV2 } from './routes/v2/mount.js';
 import { RawAnswer, type Handler, type Handlers } from './routes/types.js';
 import type { QueueService } from './queue/service.js';
+import { lazyRequestLogger } from './request-logger.js';
 import { builtWebRoot, serveDashboard } from './routes/web.js';
 import { webhookHandlers } from './routes/webhooks.js';
 
@@ -128,6 +129,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     logger: logLevel === 'silent' ? false : { level: logLevel, stream: deps.logStream ?? process.stderr },
     // One line per request, written when it is answered (onResponse below), instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
+    // request.log: its pino child (the request id bound) made only if the request logs.
+    childLoggerFactory: lazyRequestLogger,
     genReqId: () => randomUUID(),
     return503OnClosing: true,
     // No route declares a Fastify schema: its ajv and serializer compilers load only if one ever does.
@@ -154,9 +157,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   });
   // The request line: never headers (the token) nor the body; a 4xx says why, a 5xx was logged with its stack.
   const refusals = new WeakMap<FastifyRequest, string>();
+  const logsRequests = logLevel === 'info' || logLevel === 'debug' || logLevel === 'trace';
   app.addHook('onResponse', (request, reply, done) => {
     // An answer sent before the body was read (an early error): close the socket after it.
     if (!request.raw.complete) request.raw.socket?.destroySoon();
+    // Below `info` (the default) nothing is written: the line is not even put together.
+    if (!logsRequests) return done();
     const error = refusals.get(request);
     request.log.info(
       {
@@ -224,8 +230,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       done();
     };
     // A token created or revoked by `railyard token` counts from the next request.
-    if (auth.stale()) auth.reload().then(check, done);
-    else check();
+    auth.fresh().then(check, done);
   };
 
   const handlers: Handlers = {

@@ -5,6 +5,7 @@
 import { closeSync, existsSync, openSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import {
@@ -16,6 +17,7 @@ import {
 } from 'kysely';
 import { parsePermissions } from '../contract/permissions.js';
 import type { StoredToken } from './accounts.js';
+import { walIndexedVersion } from './wal-index.js';
 import { sharedWriteLock, type WriteLock } from './write-lock.js';
 
 export type StoreOptions =
@@ -199,7 +201,10 @@ export function sqliteDialect(path: string): { dialect: Dialect; stop?: () => Pr
     }),
   });
   const version = database.prepare('PRAGMA data_version').pluck();
-  dataVersions.set(dialect, () => version.get() as number);
+  const exact = () => version.get() as number;
+  // Not for a temporary database (''): its "-shm" would be a file of the working directory.
+  const versions = walFile && path !== '' ? walIndexedVersion(`${resolve(path)}-shm`, exact) : undefined;
+  dataVersions.set(dialect, versions?.version ?? exact);
   let tokens: Database.Statement | undefined;
   tokenReaders.set(dialect, () => {
     tokens ??= database.prepare('SELECT token_hash, org_slug, permissions, label FROM api_tokens');
@@ -217,7 +222,13 @@ export function sqliteDialect(path: string): { dialect: Dialect; stop?: () => Pr
       label: r.label,
     }));
   });
-  return { dialect, stop: checkpointer?.stop };
+  return {
+    dialect,
+    stop: async () => {
+      versions?.close();
+      await checkpointer?.stop();
+    },
+  };
 }
 
 /**

@@ -55,6 +55,14 @@ export class QueueRegistry {
     return this.byId.get(id);
   }
 
+  /**
+   * Whether `handle` (found by id) is the queue registered now under its key and `org` may see it:
+   * what `find` answers for its coordinates, without building the key again.
+   */
+  isCurrentFor(handle: QueueHandle, org: string): boolean {
+    return handle.org === org && this.byKey.get(handle.key) === handle && this.allows(org, handle.repo);
+  }
+
   find(org: string, repo: Repo, branch: string): QueueHandle | undefined {
     const handle = this.byKey.get(queueKey(org, normaliseRepo(repo), branch));
     // A queue made before the repository went to another organisation is hidden like a missing one.
@@ -64,7 +72,10 @@ export class QueueRegistry {
   /** The queue or a 404 (also for another organisation's queue: existence is never revealed). */
   require(org: string, repo: Repo, branch: string): QueueHandle {
     const handle = this.find(org, repo, branch);
-    if (!handle) throw notFound(`no merge queue for branch "${branch}" in ${describeRepo(normaliseRepo(repo))} ${ofTokenOrg(org)}`);
+    if (!handle)
+      throw notFound(
+        `no merge queue for branch "${branch}" in ${describeRepo(normaliseRepo(repo))} ${ofTokenOrg(org)}`,
+      );
     return handle;
   }
 

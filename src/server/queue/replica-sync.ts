@@ -22,6 +22,11 @@ export class ReplicaSync {
     private readonly replicas?: ReplicaView,
   ) {}
 
+  /** Whether this server is the only one on its database: its copies are the committed versions. */
+  get alone(): boolean {
+    return !this.replicas;
+  }
+
   /**
    * Several replicas: brings this replica's copy of one queue up to the committed version (a
    * queue created, changed or deleted by another replica). Reads call it first, so an answer is

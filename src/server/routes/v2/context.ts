@@ -40,6 +40,8 @@ export class V2Context {
   async queue(org: string, id: string): Promise<QueueHandle> {
     const { registry, replicaSync } = this.service;
     let found = registry.byQueueId(id);
+    // A lone server's copy is the committed one: the queue registered under the id is the answer.
+    if (found && replicaSync.alone && registry.isCurrentFor(found, org)) return found;
     if (!found) {
       await replicaSync.syncAll();
       found = registry.byQueueId(id);

@@ -78,10 +78,14 @@ function checked(schema: z.ZodType | null, raw: unknown, where: string): Record<
 const parsedQueries = new Map<V2RouteDef, Map<string, Record<string, unknown>>>();
 const PARSED_QUERIES_MAX = 256;
 
-function checkedQuery(def: V2RouteDef, request: FastifyRequest): Record<string, unknown> {
-  if (!def.query) return {};
+/** The query string of a request's URL ('' without one). */
+function rawQueryOf(request: FastifyRequest): string {
   const at = request.url.indexOf('?');
-  const raw = at < 0 ? '' : request.url.slice(at + 1);
+  return at < 0 ? '' : request.url.slice(at + 1);
+}
+
+function checkedQuery(def: V2RouteDef, request: FastifyRequest, raw: string): Record<string, unknown> {
+  if (!def.query) return {};
   let seen = parsedQueries.get(def);
   if (!seen) parsedQueries.set(def, (seen = new Map()));
   let query = seen.get(raw);
@@ -112,12 +116,17 @@ export async function mountV2(app: FastifyInstance, options: V2Options): Promise
         'AUTHENTICATION_REQUIRED',
         'Authorization: required (send `Authorization: Bearer <your API token>`)',
       );
-    if (auth.stale()) await auth.reload();
+    await auth.fresh();
     const identity = auth.identify(token);
     if (!identity) throw new V2Error(401, 'INVALID_TOKEN', 'Authorization: unknown token');
     request.org = identity.org;
     request.actor = identity.actor;
     request.permissions = identity.permissions;
+  };
+
+  const refuse = async (request: FastifyRequest, permission: V2Permission): Promise<void> => {
+    if (options.permits && !(await options.permits(request, permission)))
+      throw new V2Error(403, 'INSUFFICIENT_PERMISSIONS', `this token lacks the "${permission}" permission`);
   };
 
   await app.register(
@@ -160,20 +169,15 @@ export async function mountV2(app: FastifyInstance, options: V2Options): Promise
             await authenticate(request);
             // The operation's own permission before the input is read (a read-only key learns
             // nothing from validation errors), then what the body's fields ask for.
-            const refuse = async (permission: V2Permission) => {
-              if (options.permits && !(await options.permits(request, permission)))
-                throw new V2Error(
-                  403,
-                  'INSUFFICIENT_PERMISSIONS',
-                  `this token lacks the "${permission}" permission`,
-                );
-            };
-            if (def.permission) await refuse(def.permission);
-            const query = checkedQuery(def, request);
+            if (def.permission) await refuse(request, def.permission);
+            const rawQuery = rawQueryOf(request);
+            const query = checkedQuery(def, request, rawQuery);
             const body = checked(def.body, request.body, 'body');
-            for (const permission of permissionsOf(def, body)) await refuse(permission);
+            // Without a body the operation's own permission is all it needs (checked above).
+            if (def.body)
+              for (const permission of permissionsOf(def, body)) await refuse(request, permission);
             const id = (request.params as { id?: string }).id ?? '';
-            const result = await handler({ org: request.org, id, query, body, request, reply });
+            const result = await handler({ org: request.org, id, query, rawQuery, body, request, reply });
             reply.code(def.status);
             if (result === undefined) return reply.send();
             if (result instanceof V2Text) return reply.type(result.contentType).send(result.body);

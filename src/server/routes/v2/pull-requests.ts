@@ -149,10 +149,11 @@ export function pullRequestHandlers(ctx: V2Context): Partial<Record<V2OperationI
       reply.code(201);
       return present(queue, number);
     },
-    async 'mergeQueues.listPullRequests'({ org, id, query }) {
+    async 'mergeQueues.listPullRequests'({ org, id, query, rawQuery }) {
       const queue = await ctx.queue(org, id);
-      // Answered once per queue version and query: a long list is read far more often than it changes.
-      return listCache.get(queue.model, JSON.stringify(query), () => jsonText(listPage(queue, query)));
+      // Answered once per queue version and query string (the same string, the same validated
+      // query): a long list is read far more often than it changes.
+      return listCache.get(queue.model, rawQuery, () => jsonText(listPage(queue, query)));
     },
     async 'pullRequests.resolveByCoordinates'({ org, query }) {
       const numbers = query.number as number[] | undefined;

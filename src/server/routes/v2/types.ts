@@ -6,6 +6,8 @@ export interface V2Request {
   /** The `:id` of the path ('' when it has none). */
   id: string;
   query: Record<string, unknown>;
+  /** The query string as sent ('' without one): what `query` was validated from, a cache key for it. */
+  rawQuery: string;
   body: Record<string, unknown>;
   request: FastifyRequest;
   reply: FastifyReply;
