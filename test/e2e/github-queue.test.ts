@@ -1,6 +1,6 @@
 /**
  * `railyard serve --github` end to end, with webhooks: the real built server process against the
- * GitHub emulator (REST, smart HTTP git, CI, signed webhooks). Four lanes of tests run side by
+ * GitHub emulator (REST, smart HTTP git, CI, signed webhooks). Three lanes of tests run side by
  * side; in a lane, the tests that need no server flags of their own share one emulator and one
  * server (`sharedLane`, a repository each). No test sleeps a fixed time: a "nothing happened" waits
  * for a sign that the server had its chance (its status, its log, its polls).
@@ -72,11 +72,10 @@ const testBranches = async (gh: Awaited<ReturnType<typeof emulator>>) =>
   (await gh.branches(OWNER, repoName(gh))).filter((b) => b.startsWith('railyard-merge/'));
 
 describe('serve --github with webhooks', () => {
-  // Four lanes run side by side: most of a test's time is waiting (CI delays, held git answers,
+  // Three lanes run side by side: most of a test's time is waiting (CI delays, held git answers,
   // polls), not CPU. Each test has its own cleanups (`scoped`) and repository; those that need
-  // server flags of their own (`world`) also their own emulator and server. The lanes hold about
-  // the same time (15 s each on a quiet machine), the two slow-git tests each in its own.
-  describe.concurrent('lane 1: the slowest git (reads held 1.5 s), then merge_commit', () => {
+  // server flags of their own (`world`) also their own emulator and server.
+  describe.concurrent('lane 1: the slowest git (reads held 1.5 s), then the PRs that land', () => {
     const lane = sharedLane();
 
     it.sequential(
@@ -104,6 +103,119 @@ describe('serve --github with webhooks', () => {
     );
 
     it.sequential(
+      'lands passing PRs squashed, shows status and ONE comment on each PR, closes them, and cleans up its branches',
+      scoped(async () => {
+        const { gh, server, NAME } = await lane();
+        const { one, two } = await twoPrs(server, gh, {
+          prs: [
+            { head: 'one', title: 'First feature', user: 'alice', files: { 'a.txt': 'a\n' } },
+            { head: 'two', title: 'Second feature', user: 'bob', files: { 'b.txt': 'b\n' } },
+          ],
+          queue: { concurrency: 2 },
+        });
+        expect((await waitFor(server, gh, two.number, settled)).state).toBe('merged');
+        const first = await waitFor(server, gh, one.number, settled);
+        expect(first, `#1 ${first.state} (${first.stateReason ?? ''})`).toMatchObject({
+          state: 'merged',
+          prTitle: 'First feature',
+        });
+        expect(await messages(gh)).toEqual(['Second feature (#2)', 'First feature (#1)', expect.any(String)]);
+
+        for (const pr of [one, two]) {
+          const ours = () =>
+            gh.comments(OWNER, NAME, pr.number).filter((x) => x.body.includes('railyard:merge-queue'));
+          await until(
+            `#${pr.number} closed`,
+            () => gh.getPullRequest(OWNER, NAME, pr.number).state === 'closed',
+          );
+          await until(
+            `the comment on #${pr.number} says merged`,
+            () => ours().length === 1 && /merged/.test(ours()[0].body),
+          );
+          await until(
+            `success status on #${pr.number}`,
+            () =>
+              gh
+                .statuses(OWNER, NAME, pr.headSha)
+                .filter((x) => x.context === 'railyard/merge-queue')
+                .at(-1)?.state === 'success',
+          );
+          const comments = gh
+            .comments(OWNER, NAME, pr.number)
+            .filter((x) => x.body.includes('railyard:merge-queue'));
+          // ONE comment, edited: it names the commit the PR landed as.
+          const landed = (await gh.log(OWNER, NAME, 'main')).find((c) =>
+            c.message.includes(`(#${pr.number})`),
+          )!;
+          expect(comments[0].body).toContain(landed.sha);
+        }
+        await until(
+          'test branches deleted and draft PRs closed',
+          async () =>
+            (await testBranches(gh)).length === 0 &&
+            gh
+              .pullRequests(OWNER, NAME)
+              .every((p) => !p.head.startsWith('railyard-merge/') || p.state === 'closed'),
+        );
+        // Draft PRs were opened for the test branches (createPrsForTestingBranches defaults on).
+        expect(
+          gh.pullRequests(OWNER, NAME).some((p) => p.head.startsWith('railyard-merge/') && p.draft),
+        ).toBe(true);
+        await gh.idle();
+        expect(gh.schemaViolations).toEqual([]);
+        expect(server.output()).not.toContain(GH_TOKEN);
+        // Nothing under the data dir holds a secret (database, bare cache and its config, state.json).
+        const files = readdirSync(server.dataDir, { recursive: true, encoding: 'utf8' }).map((f) =>
+          join(server.dataDir, f),
+        );
+        expect(files.some((f) => f.endsWith('config'))).toBe(true);
+        for (const f of files.filter((x) => statSync(x).isFile())) {
+          const text = readFileSync(f, 'latin1');
+          expect(text.includes(GH_TOKEN) || text.includes(WEBHOOK_SECRET), f).toBe(false);
+          expect(text.includes(Buffer.from(`x-access-token:${GH_TOKEN}`).toString('base64')), f).toBe(false);
+        }
+        expect(server.output()).not.toContain(WEBHOOK_SECRET);
+        expect(gh.deliveries.filter((d) => d.status === 401)).toEqual([]);
+      }),
+    );
+
+    it.sequential(
+      'a failing PR never reaches the target and gets a failure status; the PR behind it lands',
+      scoped(async () => {
+        const { gh, server, NAME } = await lane();
+        // A test branch names the PRs its commit holds: a run containing the broken PR (#1) fails.
+        gh.setCi(OWNER, NAME, (push) => [
+          { name: 'build', conclusion: 'success', delayMs: 20 },
+          { name: 'test', conclusion: prsIn(push.branch).includes(1) ? 'failure' : 'success', delayMs: 40 },
+        ]);
+        const { one: broken, two: fine } = await twoPrs(server, gh, {
+          prs: [
+            { head: 'broken', title: 'Breaks the build', files: { 'broken.txt': 'x\n' } },
+            { head: 'fine', title: 'Fine', files: { 'fine.txt': 'y\n' } },
+          ],
+          queue: { concurrency: 2, createPrsForTestingBranches: false },
+          submit: 'both',
+        });
+        expect(await waitFor(server, gh, broken.number, settled)).toMatchObject({
+          state: 'failed',
+          stateReason: 'TEST_RUN_REQUIRED_STATUS_FAILED',
+        });
+        expect((await waitFor(server, gh, fine.number, settled)).state).toBe('merged');
+        expect(await messages(gh)).toEqual(['Fine (#2)', expect.any(String)]);
+        await until('failure status on the broken PR', () =>
+          gh
+            .statuses(OWNER, NAME, broken.headSha)
+            .some((s) => s.context === 'railyard/merge-queue' && s.state === 'failure'),
+        );
+        const comment = gh
+          .comments(OWNER, NAME, broken.number)
+          .find((c) => c.body.includes('railyard:merge-queue'))!;
+        expect(comment.body).toContain('TEST_RUN_REQUIRED_STATUS_FAILED');
+        expect(gh.getPullRequest(OWNER, NAME, broken.number).state).toBe('open');
+      }),
+    );
+
+    it.sequential(
       'merge_commit: the target gets the tested merge commits and GitHub sees the PR merged by itself',
       scoped(async () => {
         const { gh, server, NAME } = await lane();
@@ -115,9 +227,48 @@ describe('serve --github with webhooks', () => {
         await until('GitHub shows the PR merged', () => gh.getPullRequest(OWNER, NAME, pr.number).merged);
       }),
     );
+
+    it.sequential(
+      'parallel lanes: PRs with disjoint impacted targets test and land independently',
+      scoped(async () => {
+        // #1's CI reports only when the test says so (below): fixed delays swap the lanes on a loaded machine.
+        const { gh, server } = await world({ ciStartSeconds: 120 });
+        gh.setCi(OWNER, NAME, (push) =>
+          push.branch.includes('pr-1/') ? [] : [{ name: 'ci', conclusion: 'success' }],
+        );
+        const { one: a, two: b } = await twoPrs(server, gh, {
+          prs: [
+            { head: 'a', title: 'Web', files: { 'web.txt': 'w\n' } },
+            { head: 'b', title: 'Api', files: { 'api.txt': 'a\n' } },
+          ],
+          queue: { mode: 'parallel', createPrsForTestingBranches: false },
+          impactedTargets: [['web'], ['api']],
+          submit: 'both',
+        });
+        // The slow lane (#1) does not hold the fast one (#2).
+        expect((await waitFor(server, gh, b.number, settled)).state).toBe('merged');
+        const slow = await waitFor(server, gh, a.number, () => true);
+        expect(slow, `#1 is ${slow.state} (${slow.stateReason ?? ''})`).toMatchObject({ state: 'testing' });
+        // Now #1's CI passes: it lands on top of #2, which landed meanwhile (not a restart, not a failure).
+        const octokit = new Octokit({ auth: GH_TOKEN, baseUrl: gh.apiUrl });
+        await octokit.request('POST /repos/{owner}/{repo}/statuses/{sha}', {
+          owner: OWNER,
+          repo: NAME,
+          sha: await waitForTestCommit(server, gh, slow.testRunId),
+          state: 'success',
+          context: 'ci',
+        });
+        const landed = await waitFor(server, gh, a.number, settled);
+        expect(landed, `#1 ${landed.state} (${landed.stateReason ?? ''})`).toMatchObject({
+          state: 'merged',
+          testRunId: slow.testRunId,
+        });
+        expect(await messages(gh)).toEqual(['Web (#1)', 'Api (#2)', expect.any(String)]);
+      }),
+    );
   });
 
-  describe.concurrent('lane 2: a poll seeing our landing late, batching, not mergeable', () => {
+  describe.concurrent('lane 2: runs held by CI the test controls, batching', () => {
     const lane = sharedLane();
 
     it.sequential(
@@ -192,6 +343,29 @@ describe('serve --github with webhooks', () => {
     );
 
     it.sequential(
+      'a re-run that turns a failed check green before the run ends counts',
+      scoped(async () => {
+        const { gh, server, NAME } = await lane();
+        gh.setCi(OWNER, NAME, (push) =>
+          push.branch.startsWith('railyard-merge/')
+            ? [
+                { name: 'flaky', conclusion: 'failure', delayMs: 10 },
+                { name: 'slow', conclusion: 'success', delayMs: 2500 },
+              ]
+            : [{ name: 'slow', conclusion: 'success' }],
+        );
+        const pr = await onePr(server, gh);
+        const testing = await waitForTesting(server, gh, pr.number);
+        const details = await waitForTestCommit(server, gh, testing.testRunId);
+        await until('the flaky check failed', () =>
+          gh.checkRuns(OWNER, NAME, details).some((c) => c.name === 'flaky' && c.conclusion === 'failure'),
+        );
+        await gh.rerunCheck(OWNER, NAME, details, 'flaky', 'success');
+        expect((await waitFor(server, gh, pr.number, settled)).state).toBe('merged');
+      }),
+    );
+
+    it.sequential(
       'a PR that GitHub calls not mergeable says so, and what to do, in the API, mq status, its status and its comment',
       scoped(async () => {
         const { gh, server, NAME } = await lane({ files: { 'shared.txt': 'base\n' } });
@@ -231,6 +405,19 @@ describe('serve --github with webhooks', () => {
         expect(status.stdout).toMatch(
           new RegExp(`^conflict\\s+${sentence.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'),
         );
+      }),
+    );
+
+    it.sequential(
+      'with no CI reporting, the run fails after the grace period (TEST_RUN_NO_CHECKS_REPORTED)',
+      scoped(async () => {
+        const { gh, server } = await world({ ciStartSeconds: 1 });
+        gh.setCi(OWNER, NAME, () => []);
+        const pr = await onePr(server, gh);
+        expect(await waitFor(server, gh, pr.number, settled)).toMatchObject({
+          state: 'failed',
+          stateReason: 'TEST_RUN_NO_CHECKS_REPORTED',
+        });
       }),
     );
   });
@@ -369,6 +556,38 @@ describe('serve --github with webhooks', () => {
         expect(restarted.stateReason).toBe('MANUAL_PUSH_TO_TARGET_BRANCH');
         expect(await waitFor(server, gh, pr.number, settled)).toMatchObject({ state: 'merged' });
         expect(await messages(gh)).toEqual(['Feature (#1)', 'Hotfix pushed by hand', expect.any(String)]);
+      }),
+    );
+
+    it.sequential(
+      'a PR whose mergeability GitHub is still computing after submit is read again by itself and lands, without waiting for the poll',
+      scoped(async () => {
+        const gh = await emulator();
+        gh.createRepo(OWNER, NAME, { files: { 'README.md': 'app\n' } });
+        // GitHub answers mergeable: null for 1.5 s, longer than submit asks (100 + 200 + 400 ms).
+        gh.setMergeabilityDelay(OWNER, NAME, 1500);
+        // The default poll is 30 s: only the re-read of PRs GitHub had no answer for can land it in time.
+        const server = await startRailyard(gh, {
+          webhooks: true,
+          dataDir: tempDir('railyard-gh-'),
+          pollSeconds: 60,
+        });
+        const slow = await gh.createPullRequest(OWNER, NAME, {
+          head: 'slow',
+          title: 'Slow',
+          files: { 's.txt': 's\n' },
+        });
+        await createQueue(server, gh, { concurrency: 1, createPrsForTestingBranches: false });
+        await submit(server, gh, slow.number);
+        // Nobody reads the PR through the API meanwhile (that would ask GitHub too).
+        // Within 30 s, half the 60 s poll: a whole CI run at 2 CPUs once took over 15 s (2026-12-03).
+        await until('#1 landed', async () => (await messages(gh)).includes('Slow (#1)'), 30_000);
+        const reads = gh.requests.filter(
+          (r) => r.method === 'GET' && r.path === `/repos/${OWNER}/${NAME}/pulls/1`,
+        );
+        // (9: a webhook payload not provably newer than the last read is checked by one more read.)
+        expect(reads.length).toBeLessThanOrEqual(9);
+        expect(await waitFor(server, gh, slow.number, settled)).toMatchObject({ state: 'merged' });
       }),
     );
 
@@ -515,230 +734,6 @@ describe('serve --github with webhooks', () => {
           });
         await until('submitted by the second command', async () => (await submitted()).status === 200);
         expect((await submitted()).json.priorityName).toBe('urgent');
-      }),
-    );
-  });
-
-  describe.concurrent('lane 4: landings, failures, silent or re-run CI, late mergeability', () => {
-    const lane = sharedLane();
-
-    it.sequential(
-      'lands passing PRs squashed, shows status and ONE comment on each PR, closes them, and cleans up its branches',
-      scoped(async () => {
-        const { gh, server, NAME } = await lane();
-        const { one, two } = await twoPrs(server, gh, {
-          prs: [
-            { head: 'one', title: 'First feature', user: 'alice', files: { 'a.txt': 'a\n' } },
-            { head: 'two', title: 'Second feature', user: 'bob', files: { 'b.txt': 'b\n' } },
-          ],
-          queue: { concurrency: 2 },
-        });
-        expect((await waitFor(server, gh, two.number, settled)).state).toBe('merged');
-        const first = await waitFor(server, gh, one.number, settled);
-        expect(first, `#1 ${first.state} (${first.stateReason ?? ''})`).toMatchObject({
-          state: 'merged',
-          prTitle: 'First feature',
-        });
-        expect(await messages(gh)).toEqual(['Second feature (#2)', 'First feature (#1)', expect.any(String)]);
-
-        for (const pr of [one, two]) {
-          const ours = () =>
-            gh.comments(OWNER, NAME, pr.number).filter((x) => x.body.includes('railyard:merge-queue'));
-          await until(
-            `#${pr.number} closed`,
-            () => gh.getPullRequest(OWNER, NAME, pr.number).state === 'closed',
-          );
-          await until(
-            `the comment on #${pr.number} says merged`,
-            () => ours().length === 1 && /merged/.test(ours()[0].body),
-          );
-          await until(
-            `success status on #${pr.number}`,
-            () =>
-              gh
-                .statuses(OWNER, NAME, pr.headSha)
-                .filter((x) => x.context === 'railyard/merge-queue')
-                .at(-1)?.state === 'success',
-          );
-          const comments = gh
-            .comments(OWNER, NAME, pr.number)
-            .filter((x) => x.body.includes('railyard:merge-queue'));
-          // ONE comment, edited: it names the commit the PR landed as.
-          const landed = (await gh.log(OWNER, NAME, 'main')).find((c) =>
-            c.message.includes(`(#${pr.number})`),
-          )!;
-          expect(comments[0].body).toContain(landed.sha);
-        }
-        await until(
-          'test branches deleted and draft PRs closed',
-          async () =>
-            (await testBranches(gh)).length === 0 &&
-            gh
-              .pullRequests(OWNER, NAME)
-              .every((p) => !p.head.startsWith('railyard-merge/') || p.state === 'closed'),
-        );
-        // Draft PRs were opened for the test branches (createPrsForTestingBranches defaults on).
-        expect(
-          gh.pullRequests(OWNER, NAME).some((p) => p.head.startsWith('railyard-merge/') && p.draft),
-        ).toBe(true);
-        await gh.idle();
-        expect(gh.schemaViolations).toEqual([]);
-        expect(server.output()).not.toContain(GH_TOKEN);
-        // Nothing under the data dir holds a secret (database, bare cache and its config, state.json).
-        const files = readdirSync(server.dataDir, { recursive: true, encoding: 'utf8' }).map((f) =>
-          join(server.dataDir, f),
-        );
-        expect(files.some((f) => f.endsWith('config'))).toBe(true);
-        for (const f of files.filter((x) => statSync(x).isFile())) {
-          const text = readFileSync(f, 'latin1');
-          expect(text.includes(GH_TOKEN) || text.includes(WEBHOOK_SECRET), f).toBe(false);
-          expect(text.includes(Buffer.from(`x-access-token:${GH_TOKEN}`).toString('base64')), f).toBe(false);
-        }
-        expect(server.output()).not.toContain(WEBHOOK_SECRET);
-        expect(gh.deliveries.filter((d) => d.status === 401)).toEqual([]);
-      }),
-    );
-
-    it.sequential(
-      'a failing PR never reaches the target and gets a failure status; the PR behind it lands',
-      scoped(async () => {
-        const { gh, server, NAME } = await lane();
-        // A test branch names the PRs its commit holds: a run containing the broken PR (#1) fails.
-        gh.setCi(OWNER, NAME, (push) => [
-          { name: 'build', conclusion: 'success', delayMs: 20 },
-          { name: 'test', conclusion: prsIn(push.branch).includes(1) ? 'failure' : 'success', delayMs: 40 },
-        ]);
-        const { one: broken, two: fine } = await twoPrs(server, gh, {
-          prs: [
-            { head: 'broken', title: 'Breaks the build', files: { 'broken.txt': 'x\n' } },
-            { head: 'fine', title: 'Fine', files: { 'fine.txt': 'y\n' } },
-          ],
-          queue: { concurrency: 2, createPrsForTestingBranches: false },
-          submit: 'both',
-        });
-        expect(await waitFor(server, gh, broken.number, settled)).toMatchObject({
-          state: 'failed',
-          stateReason: 'TEST_RUN_REQUIRED_STATUS_FAILED',
-        });
-        expect((await waitFor(server, gh, fine.number, settled)).state).toBe('merged');
-        expect(await messages(gh)).toEqual(['Fine (#2)', expect.any(String)]);
-        await until('failure status on the broken PR', () =>
-          gh
-            .statuses(OWNER, NAME, broken.headSha)
-            .some((s) => s.context === 'railyard/merge-queue' && s.state === 'failure'),
-        );
-        const comment = gh
-          .comments(OWNER, NAME, broken.number)
-          .find((c) => c.body.includes('railyard:merge-queue'))!;
-        expect(comment.body).toContain('TEST_RUN_REQUIRED_STATUS_FAILED');
-        expect(gh.getPullRequest(OWNER, NAME, broken.number).state).toBe('open');
-      }),
-    );
-
-    it.sequential(
-      'parallel lanes: PRs with disjoint impacted targets test and land independently',
-      scoped(async () => {
-        // #1's CI reports only when the test says so (below): fixed delays swap the lanes on a loaded machine.
-        const { gh, server } = await world({ ciStartSeconds: 120 });
-        gh.setCi(OWNER, NAME, (push) =>
-          push.branch.includes('pr-1/') ? [] : [{ name: 'ci', conclusion: 'success' }],
-        );
-        const { one: a, two: b } = await twoPrs(server, gh, {
-          prs: [
-            { head: 'a', title: 'Web', files: { 'web.txt': 'w\n' } },
-            { head: 'b', title: 'Api', files: { 'api.txt': 'a\n' } },
-          ],
-          queue: { mode: 'parallel', createPrsForTestingBranches: false },
-          impactedTargets: [['web'], ['api']],
-          submit: 'both',
-        });
-        // The slow lane (#1) does not hold the fast one (#2).
-        expect((await waitFor(server, gh, b.number, settled)).state).toBe('merged');
-        const slow = await waitFor(server, gh, a.number, () => true);
-        expect(slow, `#1 is ${slow.state} (${slow.stateReason ?? ''})`).toMatchObject({ state: 'testing' });
-        // Now #1's CI passes: it lands on top of #2, which landed meanwhile (not a restart, not a failure).
-        const octokit = new Octokit({ auth: GH_TOKEN, baseUrl: gh.apiUrl });
-        await octokit.request('POST /repos/{owner}/{repo}/statuses/{sha}', {
-          owner: OWNER,
-          repo: NAME,
-          sha: await waitForTestCommit(server, gh, slow.testRunId),
-          state: 'success',
-          context: 'ci',
-        });
-        const landed = await waitFor(server, gh, a.number, settled);
-        expect(landed, `#1 ${landed.state} (${landed.stateReason ?? ''})`).toMatchObject({
-          state: 'merged',
-          testRunId: slow.testRunId,
-        });
-        expect(await messages(gh)).toEqual(['Web (#1)', 'Api (#2)', expect.any(String)]);
-      }),
-    );
-
-    it.sequential(
-      'a re-run that turns a failed check green before the run ends counts',
-      scoped(async () => {
-        const { gh, server, NAME } = await lane();
-        gh.setCi(OWNER, NAME, (push) =>
-          push.branch.startsWith('railyard-merge/')
-            ? [
-                { name: 'flaky', conclusion: 'failure', delayMs: 10 },
-                { name: 'slow', conclusion: 'success', delayMs: 2500 },
-              ]
-            : [{ name: 'slow', conclusion: 'success' }],
-        );
-        const pr = await onePr(server, gh);
-        const testing = await waitForTesting(server, gh, pr.number);
-        const details = await waitForTestCommit(server, gh, testing.testRunId);
-        await until('the flaky check failed', () =>
-          gh.checkRuns(OWNER, NAME, details).some((c) => c.name === 'flaky' && c.conclusion === 'failure'),
-        );
-        await gh.rerunCheck(OWNER, NAME, details, 'flaky', 'success');
-        expect((await waitFor(server, gh, pr.number, settled)).state).toBe('merged');
-      }),
-    );
-
-    it.sequential(
-      'with no CI reporting, the run fails after the grace period (TEST_RUN_NO_CHECKS_REPORTED)',
-      scoped(async () => {
-        const { gh, server } = await world({ ciStartSeconds: 1 });
-        gh.setCi(OWNER, NAME, () => []);
-        const pr = await onePr(server, gh);
-        expect(await waitFor(server, gh, pr.number, settled)).toMatchObject({
-          state: 'failed',
-          stateReason: 'TEST_RUN_NO_CHECKS_REPORTED',
-        });
-      }),
-    );
-
-    it.sequential(
-      'a PR whose mergeability GitHub is still computing after submit is read again by itself and lands, without waiting for the poll',
-      scoped(async () => {
-        const gh = await emulator();
-        gh.createRepo(OWNER, NAME, { files: { 'README.md': 'app\n' } });
-        // GitHub answers mergeable: null for 1.5 s, longer than submit asks (100 + 200 + 400 ms).
-        gh.setMergeabilityDelay(OWNER, NAME, 1500);
-        // The default poll is 30 s: only the re-read of PRs GitHub had no answer for can land it in time.
-        const server = await startRailyard(gh, {
-          webhooks: true,
-          dataDir: tempDir('railyard-gh-'),
-          pollSeconds: 60,
-        });
-        const slow = await gh.createPullRequest(OWNER, NAME, {
-          head: 'slow',
-          title: 'Slow',
-          files: { 's.txt': 's\n' },
-        });
-        await createQueue(server, gh, { concurrency: 1, createPrsForTestingBranches: false });
-        await submit(server, gh, slow.number);
-        // Nobody reads the PR through the API meanwhile (that would ask GitHub too).
-        // Within 30 s, half the 60 s poll: a whole CI run at 2 CPUs once took over 15 s (2026-12-03).
-        await until('#1 landed', async () => (await messages(gh)).includes('Slow (#1)'), 30_000);
-        const reads = gh.requests.filter(
-          (r) => r.method === 'GET' && r.path === `/repos/${OWNER}/${NAME}/pulls/1`,
-        );
-        // (9: a webhook payload not provably newer than the last read is checked by one more read.)
-        expect(reads.length).toBeLessThanOrEqual(9);
-        expect(await waitFor(server, gh, slow.number, settled)).toMatchObject({ state: 'merged' });
       }),
     );
   });
