@@ -6,10 +6,11 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * 0.3-15 from other work: relative, not absolute), for the files over ~10 s; e2e/github-truth among
  * the first, since its test 5 lands six PRs at one GitHub write a second (~35 s quiet, 45-70 s at
  * load 13-18). A fresh clone (CI) has no timings of its own, and vitest then orders by file size,
- * which started e.g. cli/cli.test.ts (81 s then) among the last; with files of 15-20 s left for the end (e2e/demo was not listed and ended
- * the run on 2026-11-27 at 02:22), the last minute has one worker busy and the others idle.
- * Approximate by nature: a file missing here or grown since only starts later than ideal. Redo it
- * from `RAILYARD_TEST_CPU_LOG=<file> npx vitest run` (test/support/per-file.ts: `<cpu-s> <wall-s> <path>`).
+ * which started e.g. cli/cli.test.ts (81 s then) among the last; with files of 15-20 s left for the
+ * end (e2e/demo was not listed and ended the run on 2026-11-27 at 02:22), the last minute has one
+ * worker busy and the others idle. Approximate by nature: a file missing here or grown since only
+ * starts later than ideal. Redo it from `RAILYARD_TEST_CPU_LOG=<file> npx vitest run`
+ * (test/support/per-file.ts: `<cpu-s> <wall-s> <path>`).
  */
 const SLOW_FILES: Record<string, number> = {
   'test/e2e/flaky-tickets.test.ts': 50,
