@@ -44,6 +44,8 @@ describe.concurrent('railyard mq doctor (GitHub)', () => {
       const server = await startRailyard(gh, {
         webhooks: true,
         dataDir: tempDir('railyard-gh-'),
+        // Webhooks and the timeout's timer drive it: polled every second, not five times a second.
+        pollSeconds: 1,
         extraArgs: ['--testing-minute-seconds', '10'],
       });
       const pr = await gh.createPullRequest(OWNER, NAME, {

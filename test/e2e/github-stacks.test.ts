@@ -22,7 +22,12 @@ import {
 async function world() {
   const gh = await emulator();
   gh.createRepo(OWNER, NAME, { files: { 'README.md': 'app\n' } });
-  const server = await startRailyard(gh, { webhooks: true, dataDir: tempDir('railyard-gh-stacks-') });
+  // Webhooks drive it: polled every second, not five times a second (each poll is a git ls-remote).
+  const server = await startRailyard(gh, {
+    webhooks: true,
+    dataDir: tempDir('railyard-gh-stacks-'),
+    pollSeconds: 1,
+  });
   // #1 on main, #2 on #1's branch, #3 on #2's branch.
   const one = await gh.createPullRequest(OWNER, NAME, {
     head: 'one',

@@ -40,7 +40,9 @@ async function world(
     webhooks: true,
     dataDir,
     writeIntervalMs: opts.writeIntervalMs,
-    pollSeconds: opts.pollSeconds,
+    // Webhooks drive these tests: polled every second, not five times a second (each poll is a git
+    // ls-remote, four processes; one lane of seven servers polling took longer than test 5 under load).
+    pollSeconds: opts.pollSeconds ?? 1,
     extraArgs: opts.extraArgs,
   });
   return { gh, server, dataDir };
@@ -326,7 +328,7 @@ describe('serve --github: what GitHub refuses, and the truth on the PR', () => {
         expect(await gh.replay(captured.id, { deliveryId: randomUUID() })).toBeLessThan(300);
         expect(await gh.replay(captured.id, { deliveryId: null })).toBeLessThan(300);
         await server.stop();
-        const again = await startRailyard(gh, { webhooks: true, dataDir });
+        const again = await startRailyard(gh, { webhooks: true, dataDir, pollSeconds: 1 });
         expect(await gh.replay(captured.id)).toBeLessThan(300);
         expect((await waitFor(again, gh, pr.number, settled, 40_000)).state).toBe('merged');
         expect((await history(again, gh, pr.number)).filter((t) => t.state === 'cancelled')).toHaveLength(1);
