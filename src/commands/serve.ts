@@ -119,6 +119,13 @@ export default class Serve extends Command {
       default: 600,
       min: 0,
     }),
+    'testing-minute-seconds': Flags.integer({
+      description:
+        "How long a minute of a queue's testingTimeoutMinutes lasts, in seconds: 60; less only for tests and demos that should see a run time out sooner (settings and texts still say minutes)",
+      default: 60,
+      min: 1,
+      max: 60,
+    }),
     'webhook-allow-private': Flags.boolean({
       description:
         'Outgoing webhooks may go to loopback, private and link-local addresses (refused by default)',
@@ -130,11 +137,12 @@ export default class Serve extends Command {
     }),
     'ticket-api-url': Flags.string({
       description:
-        'Where tickets of flaky and broken tests are opened: the tracker\'s address (default https://api.github.com for repositories with --ticket-system github; required for gitlab and jira). Jira: https://SITE.atlassian.net (Cloud, REST v3) or the Data Center address (REST v2); a path ending in /rest/api/2 or /rest/api/3 picks the version',
+        "Where tickets of flaky and broken tests are opened: the tracker's address (default https://api.github.com for repositories with --ticket-system github; required for gitlab and jira). Jira: https://SITE.atlassian.net (Cloud, REST v3) or the Data Center address (REST v2); a path ending in /rest/api/2 or /rest/api/3 picks the version",
       helpValue: 'URL',
     }),
     'ticket-token-file': Flags.string({
-      description: 'A file holding the token tickets are opened with (or RAILYARD_TICKET_TOKEN); Jira Cloud: EMAIL:API_TOKEN',
+      description:
+        'A file holding the token tickets are opened with (or RAILYARD_TICKET_TOKEN); Jira Cloud: EMAIL:API_TOKEN',
       helpValue: 'FILE',
     }),
     'public-url': Flags.string({
@@ -163,10 +171,10 @@ export default class Serve extends Command {
 
   async run(): Promise<void> {
     // Out of the environment at once, like every secret serve reads: nothing it starts inherits it.
-    const { RAILYARD_SERVER_TOKEN: envToken, RAILYARD_TICKET_TOKEN: envTicketToken } = takeSecrets(process.env, [
-      'RAILYARD_SERVER_TOKEN',
-      'RAILYARD_TICKET_TOKEN',
-    ]);
+    const { RAILYARD_SERVER_TOKEN: envToken, RAILYARD_TICKET_TOKEN: envTicketToken } = takeSecrets(
+      process.env,
+      ['RAILYARD_SERVER_TOKEN', 'RAILYARD_TICKET_TOKEN'],
+    );
     const { flags } = await this.parse(Serve);
     let orgTokens: { org: string; token: string }[];
     try {
@@ -252,6 +260,7 @@ export default class Serve extends Command {
         tickets,
       },
       landingRetryMs: flags['landing-retry-seconds'] * 1000,
+      testingMinuteMs: flags['testing-minute-seconds'] * 1000,
       forge: { description: forge, settings },
       version: this.config.version,
       logLevel: flags['log-level'] as LogLevel,

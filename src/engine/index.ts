@@ -73,4 +73,4 @@ export { conflictSentence, prConflictSentence, readinessOf } from './rules/readi
 export { stackOf, stackSentence } from './rules/stacks.js';
 export { step } from './step.js';
 export { activeFreeze, freezesProblem, landsAt, type ActiveFreeze } from './freezes.js';
-export { testingTimeoutMs } from './timeout.js';
+export { inTestingMinutes, setTestingMinuteMs, testingTimeoutMs } from './timeout.js';

@@ -30,6 +30,8 @@ export interface ServeOptions {
   maxConnections: number;
   webhooks: { allowPrivate: boolean; allowHttp: boolean; publicUrl?: string; tickets?: TicketOptions };
   landingRetryMs: number;
+  /** How long a minute of testingTimeoutMinutes lasts (60 000 but in tests and demos); default 60 000. */
+  testingMinuteMs?: number;
   /** The forge picked and its settings (its description's `settings`). */
   forge: { description: ForgeDescription; settings: unknown };
   version: string;
@@ -89,6 +91,12 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<void
     import('../store/index.js'),
     import('./runtime.js'),
   ]);
+  if (options.testingMinuteMs !== undefined && options.testingMinuteMs !== 60_000) {
+    (await import('../engine/index.js')).setTestingMinuteMs(options.testingMinuteMs);
+    io.warn(
+      `railyard serve: a minute of testingTimeoutMinutes lasts ${options.testingMinuteMs / 1000} s here (--testing-minute-seconds): for tests and demos only`,
+    );
+  }
   const { description, settings } = options.forge;
   let backend: Awaited<ReturnType<typeof createBackend>>;
   try {

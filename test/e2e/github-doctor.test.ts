@@ -38,9 +38,16 @@ describe.concurrent('railyard mq doctor (GitHub)', () => {
     scoped(async () => {
       const gh = await emulator();
       gh.createRepo(OWNER, NAME, { files: { 'README.md': 'app\n' } });
-      // The CI runs "ci" on every branch, never "e2e": a run waits for e2e until it times out (1 minute here).
+      // The CI runs "ci" on every branch, never "e2e": a run waits for e2e until it times out (1
+      // minute here, which this server makes last 10 s: serve --testing-minute-seconds).
       gh.setCi(OWNER, NAME, () => [{ name: 'ci', conclusion: 'success', delayMs: 50 }]);
-      const server = await startRailyard(gh, { webhooks: true, dataDir: tempDir('railyard-gh-') });
+      const server = await startRailyard(gh, {
+        webhooks: true,
+        dataDir: tempDir('railyard-gh-'),
+        // Webhooks and the timeout's timer drive it: polled every second, not five times a second.
+        pollSeconds: 1,
+        extraArgs: ['--testing-minute-seconds', '10'],
+      });
       const pr = await gh.createPullRequest(OWNER, NAME, {
         head: 'feat',
         title: 'Feature',
@@ -66,6 +73,10 @@ describe.concurrent('railyard mq doctor (GitHub)', () => {
       expect(after.notices.map((n) => [n.kind, n.check])).toEqual([['required_check_never_reported', 'e2e']]);
       expect(after.notices[0].text).toMatch(
         /^Required check "e2e" never reported on the queue's test commits \(1 test run since /,
+      );
+      // The timeout is told in the queue's own minutes, however long the server makes them.
+      expect(after.notices[0].text).toContain(
+        'so every run waits for it up to testingTimeoutMinutes (1 min) and fails',
       );
     }),
     180_000,

@@ -30,7 +30,9 @@ import {
   waitForTesting,
 } from './github-harness.js';
 
-async function world(opts: { writeIntervalMs?: number; dataDir?: string; pollSeconds?: number } = {}) {
+async function world(
+  opts: { writeIntervalMs?: number; dataDir?: string; pollSeconds?: number; extraArgs?: string[] } = {},
+) {
   const gh = await emulator();
   gh.createRepo(OWNER, NAME, { files: { 'README.md': 'app\n' } });
   const dataDir = opts.dataDir ?? tempDir('railyard-gh-');
@@ -38,7 +40,10 @@ async function world(opts: { writeIntervalMs?: number; dataDir?: string; pollSec
     webhooks: true,
     dataDir,
     writeIntervalMs: opts.writeIntervalMs,
-    pollSeconds: opts.pollSeconds,
+    // Webhooks drive these tests: polled every second, not five times a second (each poll is a git
+    // ls-remote, four processes; one lane of seven servers polling took longer than test 5 under load).
+    pollSeconds: opts.pollSeconds ?? 1,
+    extraArgs: opts.extraArgs,
   });
   return { gh, server, dataDir };
 }
@@ -62,7 +67,7 @@ const history = async (server: Parameters<typeof ok>[0], gh: GitHubEmulator, n: 
 
 describe('serve --github: what GitHub refuses, and the truth on the PR', () => {
   // Each test has its own emulator, server and cleanups, so three lanes run side by side: 5 (one
-  // write a second) and 7 (a 1-minute testingTimeoutMinutes) mostly wait; the rest run one after
+  // write a second) and 7 (a 1-minute testingTimeoutMinutes, 30 s long here) mostly wait; the rest run one after
   // another beside them.
   it.concurrent(
     '5. GitHub shows each landed PR final within seconds, one write per second, no draft PR for an ended run',
@@ -111,8 +116,10 @@ describe('serve --github: what GitHub refuses, and the truth on the PR', () => {
     '7. a required check that never reports is shown pending while testing, then named in the failure, the comment and mq status (before the engine times out)',
     scoped(async () => {
       // A minute of waiting with webhooks (CI events and the timeout's timer drive it): polled every
-      // second, not five times a second (each poll is a git ls-remote, four processes).
-      const { gh, server } = await world({ pollSeconds: 1 });
+      // second, not five times a second (each poll is a git ls-remote, four processes). The minute
+      // lasts 30 s here (serve --testing-minute-seconds): ample for reading the run while it tests,
+      // and no longer than test 5 beside it takes.
+      const { gh, server } = await world({ pollSeconds: 1, extraArgs: ['--testing-minute-seconds', '30'] });
       gh.setCi(OWNER, NAME, () => [{ name: 'ci', conclusion: 'success', delayMs: 50 }]);
       const pr = await onePr(server, gh, {
         queue: { requiredStatuses: ['ci', 'lint'], testingTimeoutMinutes: 1 },
@@ -140,6 +147,7 @@ describe('serve --github: what GitHub refuses, and the truth on the PR', () => {
       const last = (await history(server, gh, pr.number)).at(-1)!;
       expect(last.detail).toMatch(/lint/);
       expect(last.detail).toMatch(/never reported/);
+      expect(last.detail).toMatch(/after 1 min \(testingTimeoutMinutes\)$/);
       await until('the comment names the check', () =>
         /never reported: `lint`/.test(ourComment(gh, pr.number)),
       );
@@ -320,7 +328,7 @@ describe('serve --github: what GitHub refuses, and the truth on the PR', () => {
         expect(await gh.replay(captured.id, { deliveryId: randomUUID() })).toBeLessThan(300);
         expect(await gh.replay(captured.id, { deliveryId: null })).toBeLessThan(300);
         await server.stop();
-        const again = await startRailyard(gh, { webhooks: true, dataDir });
+        const again = await startRailyard(gh, { webhooks: true, dataDir, pollSeconds: 1 });
         expect(await gh.replay(captured.id)).toBeLessThan(300);
         expect((await waitFor(again, gh, pr.number, settled, 40_000)).state).toBe('merged');
         expect((await history(again, gh, pr.number)).filter((t) => t.state === 'cancelled')).toHaveLength(1);

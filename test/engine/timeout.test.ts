@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { defaultConfig, nextDeadline, testingTimeoutMs } from '../../src/engine/index.js';
+import {
+  defaultConfig,
+  inTestingMinutes,
+  nextDeadline,
+  setTestingMinuteMs,
+  testingTimeoutMs,
+} from '../../src/engine/index.js';
 import { Harness } from './harness.js';
 
 const MIN = 60_000;
@@ -45,5 +51,31 @@ describe('testingTimeoutMinutes: "auto"', () => {
     h.submit(1);
     h.finish(h.runOf(1).id, true);
     expect(h.model.config.recentPassedRunMs).toBeUndefined();
+  });
+});
+
+describe('serve --testing-minute-seconds: how long a minute of testingTimeoutMinutes lasts', () => {
+  it('times a run out after that many shorter minutes, still told in minutes; 60 s again after', () => {
+    setTestingMinuteMs(10_000);
+    try {
+      const h = new Harness({ testingTimeoutMinutes: 1 });
+      h.submit(1);
+      const started = h.now;
+      expect(nextDeadline(h.model)).toBe(started + 10_000);
+      h.now = started + 9_999;
+      h.apply({ type: 'tick' });
+      expect(h.state(1)).toBe('testing');
+      h.now = started + 10_000;
+      h.apply({ type: 'tick' });
+      expect([h.state(1), h.reason(1)]).toEqual(['failed', 'TEST_RUN_TIMEOUT']);
+      expect(inTestingMinutes(testingTimeoutMs(h.model.config))).toBe(1);
+      // "auto": its floor and its default scale too; the p95 of real runs does not.
+      expect(testingTimeoutMs(auto([]))).toBe(60 * 10_000);
+      expect(testingTimeoutMs(auto(Array(10).fill(2)))).toBe(2 * MIN * 1.5);
+      expect(() => setTestingMinuteMs(0)).toThrow('a testing minute must last a positive time, not 0 ms');
+    } finally {
+      setTestingMinuteMs(MIN);
+    }
+    expect(testingTimeoutMs({ ...defaultConfig(), testingTimeoutMinutes: 45 })).toBe(45 * MIN);
   });
 });

@@ -8,7 +8,7 @@
  * TEST_RUN_TIMEOUT naming the required checks that never reported and those still running (a
  * renamed workflow job is found in seconds, not guessed at).
  */
-import { testingTimeoutMs, type TestRun } from '../../engine/index.js';
+import { inTestingMinutes, testingTimeoutMs, type TestRun } from '../../engine/index.js';
 import type { Ci, CiVerdict, DriverQueue } from '../types.js';
 import type { PersistedBase, RemoteRuntime } from './runtime.js';
 
@@ -255,6 +255,6 @@ export function timeoutDetail(run: TestRun, checks: Record<string, string>, time
     ...(never.length ? [`${never.join(', ')} never reported`] : []),
     ...(running.length ? [`${running.join(', ')} still running`] : []),
   ];
-  const minutes = Math.round(timeoutMs / 60_000);
+  const minutes = inTestingMinutes(timeoutMs);
   return `${parts.length ? parts.join('; ') : 'no verdict'} after ${minutes} min (testingTimeoutMinutes)`;
 }

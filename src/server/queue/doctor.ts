@@ -14,6 +14,7 @@ import {
 } from '../../contract/index.js';
 import {
   activeFreeze,
+  inTestingMinutes,
   readinessOf,
   testingTimeoutMs,
   type QueueModel,
@@ -63,7 +64,7 @@ function silentChecks(model: QueueModel, now: number): DoctorNotice[] {
   const evidence = runs.filter(telling);
   if (!evidence.length) return [];
   const oldest = runs[runs.length - 1];
-  const timeout = Math.round(testingTimeoutMs(model.config) / MINUTE);
+  const timeout = inTestingMinutes(testingTimeoutMs(model.config));
   const timeoutName =
     model.config.testingTimeoutMinutes === 'auto'
       ? 'testingTimeoutMinutes ("auto", now '

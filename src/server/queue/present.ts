@@ -6,7 +6,14 @@ import {
   type Readiness,
   type SubmittedPullRequest,
 } from '../../contract/index.js';
-import { activeFreeze, isTerminal, stackOf, stackSentence, testingTimeoutMs } from '../../engine/index.js';
+import {
+  activeFreeze,
+  inTestingMinutes,
+  isTerminal,
+  stackOf,
+  stackSentence,
+  testingTimeoutMs,
+} from '../../engine/index.js';
 import type { Entry, QueueConfig, QueueModel } from '../../engine/types.js';
 
 const SETTINGS_KEYS = Object.keys(QueueSettings.shape) as (keyof QueueSettings)[];
@@ -26,7 +33,7 @@ export function presentQueueSettings(model: QueueModel, now = Date.now()): Queue
     else if (key !== 'frozen' && key !== 'testingTimeoutMinutesNow') copySetting(out, model.config, key);
   }
   if (model.config.testingTimeoutMinutes === 'auto')
-    out.testingTimeoutMinutesNow = Math.round(testingTimeoutMs(model.config) / 60_000);
+    out.testingTimeoutMinutesNow = inTestingMinutes(testingTimeoutMs(model.config));
   const freeze = activeFreeze(model.config.freezes, now);
   if (freeze)
     out.frozen = { until: isoTime(freeze.until), ...(freeze.reason ? { reason: freeze.reason } : {}) };

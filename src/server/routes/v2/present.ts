@@ -15,6 +15,7 @@ import {
 import {
   activeFreeze,
   findEntry,
+  inTestingMinutes,
   isTerminal,
   readinessOf,
   testingTimeoutMs,
@@ -36,7 +37,7 @@ export function presentConfig(model: QueueModel) {
     allowBatching: c.batch,
     batchingMaxWaitTimeMinutes: c.batchingMaxWaitTimeMinutes,
     batchingMinSize: c.batchingMinSize,
-    testingTimeoutMinutes: Math.round(testingTimeoutMs(c) / 60_000),
+    testingTimeoutMinutes: inTestingMinutes(testingTimeoutMs(c)),
     notReadyTimeoutMinutes: 0,
     createsPrsForTestingBranches: c.createPrsForTestingBranches,
     areCommentsEnabled: c.commentsEnabled,
