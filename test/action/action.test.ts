@@ -128,7 +128,10 @@ afterAll(async () => {
 });
 
 // Three lanes side by side (each lane's tests in order): most of this file's time is the Action
-// waiting (its retries of an unreachable server, poll intervals, a timeout), not working.
+// waiting (its retries of an unreachable server, poll intervals, a timeout), not working. The
+// heartbeat test bounds when its first line comes ("waited 1s"): it runs after the ~18 s of
+// retries, when the other lanes have ended, not beside their Action processes (at load 16 it
+// printed "waited 2s" beside them).
 describe('the GitHub Action (dist/index.js)', () => {
   describe.concurrent('lane 1: the paused queue of the shared server, one step at a time', () => {
     it.sequential('submits the pull request of the event, sets outputs and writes a summary', async () => {
@@ -393,63 +396,66 @@ describe('the GitHub Action (dist/index.js)', () => {
     );
   });
 
-  describe.concurrent('lane 2: the server going away (the Action sits out its retries)', () => {
-    it.sequential('wait: the server going away is retried, then a clear error', async () => {
-      const other = await startTestServer({ tokens: { t2: 'acme' } });
-      const key = { repo: { host: 'github.com', owner: 'acme', name: 'web' }, targetBranch: 'main' };
-      const headers = { 'x-api-token': 't2', 'content-type': 'application/json' };
-      await fetch(`${other.url}/createQueue`, { method: 'POST', headers, body: JSON.stringify(key) });
-      await fetch(`${other.url}/submitPullRequest`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({ ...key, pr: { number: 3 } }),
+  describe.concurrent(
+    'lane 2: the server going away (the Action sits out its retries), then the heartbeat',
+    () => {
+      it.sequential('wait: the server going away is retried, then a clear error', async () => {
+        const other = await startTestServer({ tokens: { t2: 'acme' } });
+        const key = { repo: { host: 'github.com', owner: 'acme', name: 'web' }, targetBranch: 'main' };
+        const headers = { 'x-api-token': 't2', 'content-type': 'application/json' };
+        await fetch(`${other.url}/createQueue`, { method: 'POST', headers, body: JSON.stringify(key) });
+        await fetch(`${other.url}/submitPullRequest`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ ...key, pr: { number: 3 } }),
+        });
+        let pending!: () => void;
+        const read = new Promise<void>((r) => (pending = r));
+        const waiting = runAction(
+          {
+            token: 't2',
+            'api-url': other.url,
+            operation: 'wait',
+            'pr-number': '3',
+            'poll-interval-seconds': '0.1',
+            'timeout-minutes': '1',
+          },
+          { onOutput: (out) => /#3: [a-z_]+/.test(out) && pending() },
+        );
+        await Promise.race([read, waiting]); // it has read the PR once (or it ended: the checks below say how)
+        await other.close();
+        const run = await waiting;
+        expect(run.code).toBe(1);
+        expect(run.stdout).toMatch(/::warning::Reading #3 failed \(.*cannot reach/);
+        expect(run.stdout).toMatch(/::error::.*cannot reach/);
       });
-      let pending!: () => void;
-      const read = new Promise<void>((r) => (pending = r));
-      const waiting = runAction(
-        {
-          token: 't2',
-          'api-url': other.url,
+
+      it.sequential('wait: a heartbeat says where the PR is at least every heartbeat-seconds', async () => {
+        await runAction({ ...base, operation: 'submit', 'pr-number': '32' });
+        const run = await runAction({
+          ...base,
           operation: 'wait',
-          'pr-number': '3',
-          'poll-interval-seconds': '0.1',
-          'timeout-minutes': '1',
-        },
-        { onOutput: (out) => /#3: [a-z_]+/.test(out) && pending() },
-      );
-      await Promise.race([read, waiting]); // it has read the PR once (or it ended: the checks below say how)
-      await other.close();
-      const run = await waiting;
-      expect(run.code).toBe(1);
-      expect(run.stdout).toMatch(/::warning::Reading #3 failed \(.*cannot reach/);
-      expect(run.stdout).toMatch(/::error::.*cannot reach/);
-    });
-  });
-
-  describe.concurrent('lane 3: running queues of their own, and waits that run to their timeout', () => {
-    it.sequential('wait: a heartbeat says where the PR is at least every heartbeat-seconds', async () => {
-      await runAction({ ...base, operation: 'submit', 'pr-number': '32' });
-      const run = await runAction({
-        ...base,
-        operation: 'wait',
-        'pr-number': '32',
-        'poll-interval-seconds': '0.3',
-        'heartbeat-seconds': '1',
-        'timeout-minutes': '0.05',
+          'pr-number': '32',
+          'poll-interval-seconds': '0.3',
+          'heartbeat-seconds': '1',
+          'timeout-minutes': '0.05',
+        });
+        expect(run.code).toBe(1);
+        const beats = run.stdout.split('\n').filter((l) => l.startsWith('#32 is still pending'));
+        expect(beats.length).toBeGreaterThanOrEqual(2);
+        expect(beats[0]).toMatch(/^#32 is still pending, position \d+ of \d+, \d+s in queue, waited 1s$/);
+        const bad = await runAction({
+          ...base,
+          operation: 'wait',
+          'pr-number': '32',
+          'heartbeat-seconds': '120',
+        });
+        expect(bad.stdout).toContain('::error::heartbeat-seconds: at most 60');
       });
-      expect(run.code).toBe(1);
-      const beats = run.stdout.split('\n').filter((l) => l.startsWith('#32 is still pending'));
-      expect(beats.length).toBeGreaterThanOrEqual(2);
-      expect(beats[0]).toMatch(/^#32 is still pending, position \d+ of \d+, \d+s in queue, waited 1s$/);
-      const bad = await runAction({
-        ...base,
-        operation: 'wait',
-        'pr-number': '32',
-        'heartbeat-seconds': '120',
-      });
-      expect(bad.stdout).toContain('::error::heartbeat-seconds: at most 60');
-    });
+    },
+  );
 
+  describe.concurrent('lane 3: running queues of their own', () => {
     it.sequential(
       'wait: until merged (exit 0), and a PR whose tests fail fails the step with the reason',
       async () => {
