@@ -16,7 +16,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * from `RAILYARD_TEST_CPU_LOG=<file> npx vitest run` (test/support/per-file.ts: `<cpu-s> <wall-s> <path>`).
  */
 const SLOW_FILES: Record<string, number> = {
-  'test/e2e/flaky-tickets.test.ts': 23,
+  'test/e2e/flaky-tickets.test.ts': 24,
   'test/e2e/github-truth.test.ts': 72,
   'test/e2e/check-identities.test.ts': 60,
   'test/cli/api-version.test.ts': 55,
@@ -32,13 +32,13 @@ const SLOW_FILES: Record<string, number> = {
   'test/e2e/gitlab-stacks.test.ts': 21,
   'test/e2e/github-forge-truth.test.ts': 37,
   'test/server/fuzz.test.ts': 31,
-  'test/action/action.test.ts': 22,
+  'test/action/action.test.ts': 20,
   'test/e2e/demo.test.ts': 34,
   'test/e2e/postgres.test.ts': 19,
   'test/server/lifecycle.test.ts': 28,
   'test/e2e/gitlab-pipelines.test.ts': 32,
   'test/sim/sim.test.ts': 25,
-  'test/server/webhooks.test.ts': 14,
+  'test/server/webhooks.test.ts': 16,
   'test/e2e/pack.test.ts': 24,
   'test/server/postgres.test.ts': 29,
   'test/cli/flaky-upload.test.ts': 30,
@@ -55,7 +55,7 @@ const SLOW_FILES: Record<string, number> = {
   'test/forge/git.test.ts': 22,
   'test/cli/queue-ops.test.ts': 21,
   'test/e2e/gitlab-batch.test.ts': 15,
-  'test/e2e/gitlab-queue.test.ts': 18,
+  'test/e2e/gitlab-queue.test.ts': 17,
   'test/e2e/risk.test.ts': 20,
   'test/server/flaky.test.ts': 20,
   'test/e2e/gitlab-ci-template.test.ts': 20,
