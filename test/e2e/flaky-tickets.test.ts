@@ -8,7 +8,7 @@
  * is lost and nothing is opened twice. Every answer of the emulators is checked against the
  * tracker's published description.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, type TestContext } from 'vitest';
 import { tempDir } from '../support/tmp.js';
 import type { TestServer } from '../support/server.js';
 import {
@@ -28,10 +28,20 @@ import { githubTracker, gitlabTracker, jiraTracker } from './flaky-tickets-track
 
 const noPostgres = skipWithoutPostgres();
 const postgres = postgresForFile(noPostgres);
-const open: Array<{ close(): Promise<void> }> = [];
-afterEach(async () => {
-  for (const x of open.splice(0).reverse()) await x.close();
-});
+type Closable = { close(): Promise<void> };
+
+/**
+ * What one test starts, closed (last first) when that test finishes: the tests run side by side
+ * (`it.concurrent`; each has its own trackers, servers and data), since most of their time is
+ * waiting on the server's delivery retries and on the checks that nothing more happens.
+ */
+function closedAtEnd(onTestFinished: TestContext['onTestFinished']): Closable[] {
+  const open: Closable[] = [];
+  onTestFinished(async () => {
+    for (const x of open.splice(0).reverse()) await x.close();
+  });
+  return open;
+}
 
 const TRACKERS: Array<[string, () => Promise<TrackerUnderTest>]> = [
   ['GitHub Issues', githubTracker],
@@ -40,8 +50,8 @@ const TRACKERS: Array<[string, () => Promise<TrackerUnderTest>]> = [
   ['Jira Data Center (REST v2)', () => jiraTracker(2)],
 ];
 
-describe.each(TRACKERS)('flaky-test tickets on %s', (_label, make) => {
-  async function setup(): Promise<{ t: TrackerUnderTest; s: TestServer; dataDir: string }> {
+describe.concurrent.each(TRACKERS)('flaky-test tickets on %s', (_label, make) => {
+  async function setup(open: Closable[]): Promise<{ t: TrackerUnderTest; s: TestServer; dataDir: string }> {
     const t = await make();
     open.push(t);
     const dataDir = await tempDir('railyard-tickets-');
@@ -51,11 +61,12 @@ describe.each(TRACKERS)('flaky-test tickets on %s', (_label, make) => {
     return { t, s, dataDir };
   }
 
-  it(
+  it.concurrent(
     'opens one ticket when a test turns broken, closes it with a comment when healthy, reopens it when unhealthy again',
     { timeout: 90_000 },
-    async () => {
-      const { t, s } = await setup();
+    async ({ onTestFinished }) => {
+      const open = closedAtEnd(onTestFinished);
+      const { t, s } = await setup(open);
       await upload(s, 'logs in', false, 'Timeout 5000ms exceeded');
       const first = await until('the ticket', () => t.tickets()[0]);
       expect(first.open).toBe(true);
@@ -83,11 +94,12 @@ describe.each(TRACKERS)('flaky-test tickets on %s', (_label, make) => {
     },
   );
 
-  it(
+  it.concurrent(
     'leaves a ticket a person closed while the test is unhealthy closed until the test recovers and turns unhealthy again',
     { timeout: 90_000 },
-    async () => {
-      const { t, s } = await setup();
+    async ({ onTestFinished }) => {
+      const open = closedAtEnd(onTestFinished);
+      const { t, s } = await setup(open);
       await upload(s, 'logs in', false);
       const ticket = await until('the ticket', () => t.tickets()[0]);
       t.closeAsPerson(ticket.key);
@@ -103,11 +115,12 @@ describe.each(TRACKERS)('flaky-test tickets on %s', (_label, make) => {
     },
   );
 
-  it(
+  it.concurrent(
     'with the tracker down across a restart: nothing lost, nothing opened twice',
     { timeout: 120_000 },
-    async () => {
-      const { t, s, dataDir } = await setup();
+    async ({ onTestFinished }) => {
+      const open = closedAtEnd(onTestFinished);
+      const { t, s, dataDir } = await setup(open);
       await upload(s, 'logs in', false);
       await until('the first ticket', () => t.tickets()[0]);
       t.setDown(true);
@@ -141,11 +154,12 @@ describe.each(TRACKERS)('flaky-test tickets on %s', (_label, make) => {
   );
 });
 
-describe('flaky-test tickets: an answer lost after the tracker opened the ticket', () => {
-  it(
+describe.concurrent('flaky-test tickets: an answer lost after the tracker opened the ticket', () => {
+  it.concurrent(
     'finds the ticket again by its label on the retry instead of opening a second one',
     { timeout: 60_000 },
-    async () => {
+    async ({ onTestFinished }) => {
+      const open = closedAtEnd(onTestFinished);
       const jira = await startJiraEmulator(2, 'WEB');
       open.push(jira);
       const t = await jiraTracker(2);
@@ -169,11 +183,12 @@ describe('flaky-test tickets: an answer lost after the tracker opened the ticket
   );
 });
 
-describe('flaky-test tickets on PostgreSQL', () => {
-  it.skipIf(noPostgres)(
+describe.concurrent('flaky-test tickets on PostgreSQL', () => {
+  it.skipIf(noPostgres).concurrent(
     'open, close across a restart with GitHub down, reopen: one ticket, one closing comment',
     { timeout: 90_000 },
-    async () => {
+    async ({ onTestFinished }) => {
+      const open = closedAtEnd(onTestFinished);
       const t = await githubTracker();
       open.push(t);
       const dataDir = await tempDir('railyard-tickets-');
