@@ -34,7 +34,8 @@ export function mergeSettings(
   } as RepositorySettings;
 }
 
-function toRepository(row: RepositoryRow): Repository {
+/** A stored repository as the service uses it. */
+export function toRepository(row: RepositoryRow): Repository {
   const settings = mergeSettings(DEFAULT_SETTINGS, JSON.parse(row.settings) as Partial<RepositorySettings>);
   return {
     id: row.id,
