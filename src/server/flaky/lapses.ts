@@ -3,10 +3,10 @@
  * (every read goes by overrideAt, src/flaky/quarantine.ts), and this announces it. LapseSweeper
  * looks every 30 s (by default) for overrides whose end has come and were not announced, and for
  * each writes the `test_case.quarantining_setting_changed` event (the lapsed setting →
- * UNSPECIFIED) and marks it announced, in one transaction with a conditional mark (src/store/flaky-lapses.ts): on
- * replicas sharing a database each end is announced by one of them, and after a restart it is
- * neither announced again nor lost. Setting an override over one that lapsed unannounced announces
- * the lapse first, in the same transaction (queries.ts).
+ * UNSPECIFIED) and marks it announced, in one transaction with a conditional mark
+ * (src/store/flaky-lapses.ts): on replicas sharing a database each end is announced by one of
+ * them, and after a restart it is neither announced again nor lost. Setting an override over one
+ * that lapsed unannounced announces the lapse first, in the same transaction (queries.ts).
  */
 import { isoTime } from '../../contract/index.js';
 import type { CaseRow, FlakyStore } from '../../store/flaky.js';
