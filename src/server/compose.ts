@@ -1,8 +1,9 @@
 /**
  * The server's wiring, apart from HTTP: composeServer builds the services over the store (queues,
- * flaky tests, outgoing webhooks, tokens, repository owners), the webhook deliverer and the report
- * readers, hands the queue service to the workers once, and says how to start and stop them in
- * order. app.ts mounts the routes over what it returns.
+ * flaky tests, outgoing webhooks, tokens, repository owners), the webhook deliverer, the report
+ * readers and the sweeper announcing quarantine overrides that ended, hands the queue service to
+ * the workers once, and says how to start and stop them in order. app.ts mounts the routes over
+ * what it returns.
  */
 import type { AddressInfo } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
@@ -11,6 +12,7 @@ import type { Store } from '../store/index.js';
 import { TokenAuth } from './access/auth.js';
 import { builtWorkerFile, reportReaderPool } from './flaky/report-reader.js';
 import { PageTokens } from './flaky/page-tokens.js';
+import { DEFAULT_LAPSE_SWEEP_MS, LapseSweeper } from './flaky/lapses.js';
 import { FlakyService } from './flaky/service.js';
 import { DatabaseHealth, DEFAULT_HEALTH, type HealthOptions } from './health.js';
 import { serverLinks, type Links } from './links.js';
@@ -55,6 +57,8 @@ export interface ComposeDeps {
   health?: Partial<HealthOptions>;
   /** Outgoing webhooks: address rules, the dashboard's public URL, retry timing (default: https only, public addresses only). */
   webhooks?: Partial<WebhookOptions>;
+  /** How often quarantine overrides whose end has come are looked for and announced (ms); default 30 s. */
+  lapseSweepMs?: number;
 }
 
 /** Where the wiring logs, and the address the server listens on (the dashboard's URL in links). */
@@ -73,9 +77,9 @@ export interface ServerParts {
   health: DatabaseHealth;
   pageTokens: PageTokens;
   links: Links;
-  /** Starts the deliverer, hands the service to the workers (they re-attach to what was in flight), then the replicas. */
+  /** Starts the deliverer, hands the service to the workers (they re-attach to what was in flight), then the replicas and the lapse sweeper. */
   start(): Promise<void>;
-  /** Hands the leases back first (another replica takes the queues at once), then stops the workers, the writers, the deliverer and the readers. */
+  /** Stops the lapse sweeper, hands the leases back (another replica takes the queues at once), then stops the workers, the writers, the deliverer and the readers. */
   close(): Promise<void>;
 }
 
@@ -134,6 +138,18 @@ export async function composeServer(deps: ComposeDeps, host: ComposeHost): Promi
       })
     : undefined;
   const flaky = new FlakyService(deps.store, now, reports?.read, links, webhookOptions.tickets);
+  // Quarantine overrides that end are announced by an outgoing webhook event when they end.
+  const lapses = new LapseSweeper(
+    deps.store.flaky,
+    now,
+    links,
+    deps.lapseSweepMs ?? DEFAULT_LAPSE_SWEEP_MS,
+    (error) =>
+      log.warn(
+        { err: error },
+        'could not announce quarantine overrides that ended; trying again at the next sweep',
+      ),
+  );
 
   return {
     now,
@@ -149,8 +165,10 @@ export async function composeServer(deps: ComposeDeps, host: ComposeHost): Promi
       // The one hand-over to the workers: the service, and the flaky-test data that gives a run's failing tests.
       deps.workers?.attach(service, flaky);
       await deps.replicas?.start(service, deps.workers);
+      lapses.start();
     },
     async close() {
+      await lapses.close();
       await deps.replicas?.close();
       await deps.workers?.close();
       await service.writer.drain();

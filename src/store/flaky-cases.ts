@@ -228,6 +228,8 @@ export class FlakyCases {
         override_until: value ? about.until : null,
         override_owner: value ? about.owner : null,
         override_reason: value ? about.reason : null,
+        // A new override: its end, when it comes, is announced anew (flaky-lapses.ts).
+        override_lapse_sent: null,
       })
       .where('id', '=', id)
       .execute();

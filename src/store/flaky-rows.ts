@@ -29,6 +29,8 @@ export interface CaseRow {
   override_until: number | null;
   override_owner: string | null;
   override_reason: string | null;
+  /** The end whose lapse was announced (null: not announced, or no end has come). */
+  override_lapse_sent: number | null;
   ticket: string | null;
 }
 

@@ -167,6 +167,7 @@ export function toCaseRow(row: Selectable<TestCasesTable>): CaseRow {
     override_until: numOrNull(row.override_until),
     override_owner: row.override_owner,
     override_reason: row.override_reason,
+    override_lapse_sent: numOrNull(row.override_lapse_sent),
     ticket: row.ticket,
   };
 }

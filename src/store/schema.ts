@@ -144,6 +144,8 @@ export interface TestCasesTable {
   override_until: Nullable<number>;
   override_owner: Nullable<string>;
   override_reason: Nullable<string>;
+  /** The end (override_until) whose lapse was announced; null while not announced (src/store/flaky-lapses.ts). */
+  override_lapse_sent: Nullable<number>;
   ticket: Nullable<string>;
 }
 

@@ -96,6 +96,7 @@ const SLOW_FILES: Record<string, number> = {
   'test/server/report-fairness.test.ts': 10,
   'test/runner/isolation.test.ts': 10,
   'test/support/github-emulator-api.test.ts': 10,
+  'test/e2e/quarantine-lapse.test.ts': 10,
 };
 
 /**

@@ -55,6 +55,8 @@ export interface TestServerOptions {
   checks?: GitSettings['checks'];
   /** Outgoing webhooks (tests deliver to 127.0.0.1: pass allowPrivate and allowHttp). */
   webhooks?: ServerDeps['webhooks'];
+  /** How often quarantine overrides whose end has come are announced (ms; default the server's 30 s). */
+  lapseSweepMs?: number;
   /** The webhook deliverer's worker entry (default: the built one, as `serve` runs it on SQLite; false: the request thread). */
   delivererWorker?: string | false;
 }
@@ -131,6 +133,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     timeouts: opts.timeouts,
     limits: opts.limits,
     webhooks: opts.webhooks,
+    lapseSweepMs: opts.lapseSweepMs,
     webRoot: existsSync(webRoot) ? webRoot : false,
   });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });

@@ -31,6 +31,7 @@ import {
   unhealthyCase,
 } from './present.js';
 import { isQuarantined, overrideAt, quarantiningOffWarning } from '../../flaky/quarantine.js';
+import { announceLapses, lapsedUnannounced } from './lapses.js';
 import { findRepository, requireRepository, type Repository } from './repositories.js';
 
 const HOUR = 60 * 60 * 1000;
@@ -215,8 +216,11 @@ export class Queries {
     const changed =
       previous !== override ||
       (override !== null && (row.override_until !== about.until || row.override_reason !== about.reason));
-    // The override and its webhook event are stored together.
+    // The override and its webhook event are stored together. An override that ended and was not
+    // announced yet (the sweeper had not come by) is announced first: the new one clears the mark.
+    const lapsed = lapsedUnannounced(row, now);
     await this.store.transaction(async (tx) => {
+      if (lapsed) await announceLapses(tx, this.links, [{ test: row, repository }], now);
       await tx.cases.setOverride(row.id, override, override ? now : null, about);
       if (changed) await tx.writeWebhookEvents(org, [event]);
     });
@@ -227,6 +231,7 @@ export class Queries {
       override_until: about.until,
       override_owner: about.owner,
       override_reason: about.reason,
+      override_lapse_sent: null,
     };
     const answer: SetTestQuarantineResponse = {
       quarantined: isQuarantined(repository.quarantine, overrideAt(stored, now), status.value),

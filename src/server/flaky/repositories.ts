@@ -34,7 +34,8 @@ export function mergeSettings(
   } as RepositorySettings;
 }
 
-function toRepository(row: RepositoryRow): Repository {
+/** A stored repository as the service uses it. */
+export function toRepository(row: RepositoryRow): Repository {
   const settings = mergeSettings(DEFAULT_SETTINGS, JSON.parse(row.settings) as Partial<RepositorySettings>);
   return {
     id: row.id,
@@ -74,7 +75,12 @@ export async function ensureRepository(
  * The repository (created on first use), held by the caller's transaction until it ends, shared
  * with the other uploads of it (FlakyIngest.lockRepository).
  */
-export async function lockRepository(store: FlakyStore, org: string, repo: Repo, at: number): Promise<Repository> {
+export async function lockRepository(
+  store: FlakyStore,
+  org: string,
+  repo: Repo,
+  at: number,
+): Promise<Repository> {
   const found = await store.repositories.findRepository(org, repoKey(repo), true);
   if (found) return toRepository(found);
   const created = await ensureRepository(store, org, repo, at);
@@ -92,9 +98,11 @@ export async function updateSettings(
   return store.transaction(async (tx) => {
     const repository = await ensureRepository(tx, org, input.repo, at);
     const next = mergeSettings(repository.settings, input.settings);
-    const ticketsChanged = input.settings.ticket_system !== undefined || input.settings.ticket_project !== undefined;
+    const ticketsChanged =
+      input.settings.ticket_system !== undefined || input.settings.ticket_project !== undefined;
     checkTicketSettings(next, ticketsChanged, tickets);
-    if (next.ticket_system === 'off' && input.settings.ticket_system !== undefined) next.ticket_project = input.settings.ticket_project ?? '';
+    if (next.ticket_system === 'off' && input.settings.ticket_system !== undefined)
+      next.ticket_project = input.settings.ticket_project ?? '';
     const fr = next.failure_rate;
     if (fr.flaky_resolution > fr.flaky_activation) {
       throw badRequest('settings.failure_rate.flaky_resolution: must not be above flaky_activation');

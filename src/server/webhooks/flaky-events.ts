@@ -1,9 +1,9 @@
 /**
  * The flaky-test webhook events (reference trunk-v1-api.md §7.3): a test's status changing
  * (`test_case.status_changed` and `v2.test_case.status_changed`), a monitor turning active or
- * resolved (`test_case.monitor_status_changed`), a quarantine override set or cleared
+ * resolved (`test_case.monitor_status_changed`), a quarantine override set, cleared or ended
  * (`test_case.quarantining_setting_changed`). Pure: the caller writes them in the transaction that
- * stores the change (src/server/flaky/ingest.ts, queries.ts). Links are the forge's pages of the
+ * stores the change (src/server/flaky/ingest.ts, queries.ts, lapses.ts). Links are the forge's pages of the
  * repository and the test's file (src/server/links.ts); each event adds `railyard.repository`.
  */
 import { isoTime, type TestStatus } from '../../contract/index.js';
@@ -129,7 +129,7 @@ export function monitorEvents(
 
 type Setting = 'ALWAYS_QUARANTINE' | 'NEVER_QUARANTINE' | 'UNSPECIFIED';
 
-/** `test_case.quarantining_setting_changed` of an override set through the API. */
+/** `test_case.quarantining_setting_changed` of an override set through the API, or ended (lapses.ts). */
 export function quarantineEvent(
   links: Links,
   repository: Repository,

@@ -17,6 +17,7 @@ import * as tokenPermissions from './016_token_permissions.js';
 import * as doctor from './019_doctor.js';
 import * as flakyTickets from './020_flaky_tickets.js';
 import * as quarantineUntil from './021_quarantine_until.js';
+import * as overrideLapse from './022_override_lapse.js';
 
 /**
  * Every migration, in order. Kysely applies them by name (sorted), so add a new file
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   '019_doctor': doctor,
   '020_flaky_tickets': flakyTickets,
   '021_quarantine_until': quarantineUntil,
+  '022_override_lapse': overrideLapse,
 };
