@@ -173,7 +173,7 @@ export class GitLabDoctor implements ForgeDoctor {
       return [
         {
           permission: 'token',
-          text: `Could not check the GitLab token's scopes and expiry date (GET /personal_access_tokens/self: ${refusal(token)}; GitLab 15.5 or later answers it for personal, project and group access tokens): make sure the token has the api scope and a distant expiry date where it was created.`,
+          text: `Could not check the GitLab token's scopes and expiry date (GET /personal_access_tokens/self: ${refusal(token)}; GitLab answers it to personal, project and group access tokens with the api or read_api scope, and old versions not at all): make sure the token has the api scope and an expiry date well ahead, on the page where it was created.`,
         },
       ];
     const out: ForgePermissionNotice[] = [];

@@ -119,10 +119,9 @@ export function routes(): RouteDef[] {
       },
     },
     {
-      // Any scope reads the token it is (GitLab ≥ 15.5; @gitbeaker's PersonalAccessTokens.show()).
+      // The token reads itself (@gitbeaker's PersonalAccessTokens.show()), with api or read_api.
       method: 'GET',
       path: '/personal_access_tokens/self',
-      scopes: [],
       handler: (_api, c) => ({ status: 200, body: tokenJson(c.token) }),
     },
     {
