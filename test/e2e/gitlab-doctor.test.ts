@@ -2,8 +2,8 @@
  * `railyard mq doctor` against the GitLab emulator, end to end: the real built server process
  * (`serve --gitlab`) over real HTTP, and the real `railyard` binary. It names what the server's
  * token may not do in a project — a Reporter role, a target branch only Maintainers may push and
- * merge to, a token without the `api` scope — and a token that expires within 14 days; a Maintainer
- * token with `api` gets no forge notice. One emulator and one server: each case has its own
+ * merge to, a token without the `api` scope — and a token that expires within 14 days; a read GitLab
+ * refuses is named as not checked; a Maintainer token with `api` gets no forge notice. One emulator and one server: each case has its own
  * project (the doctor reads each queue's forge once); the token's scopes and expiry are the
  * server's one token, so those cases change it and put it back.
  */
@@ -132,6 +132,39 @@ describe('railyard mq doctor (GitLab)', () => {
     expect(notices.map((n) => n.permission)).toEqual(['scope']);
     expect(notices[0]!.text).toMatch(
       /^The GitLab token lacks the api scope \(its scopes: read_api\): the queue can read merge requests but cannot set the railyard\/merge-queue status or post its note, nor fetch or push test branches or land .*; create a token with the api scope/,
+    );
+  });
+
+  it('names a token with git scopes only, whose API reads GitLab refuses, without claiming anything else', async () => {
+    await project('acme/gitonly/app');
+    const notices = await withToken({ scopes: ['read_repository', 'write_repository'] }, () =>
+      doctor('acme/gitonly/app'),
+    );
+    expect(notices.map((n) => n.permission)).toEqual(['scope']);
+    expect(notices[0]!.text).toMatch(
+      /^The GitLab token's scopes do not let it use GitLab's API \(GET \/projects\/:id: GitLab answered 403 insufficient_scope\), so nothing else could be checked: .*create a token with the api scope/,
+    );
+  });
+
+  it('names a token GitLab refuses (expired yesterday), without claiming anything else', async () => {
+    await project('acme/expired/app');
+    const notices = await withToken({ expiresAt: dayIn(-1) }, () => doctor('acme/expired/app'));
+    expect(notices.map((n) => n.permission)).toEqual(['token']);
+    expect(notices[0]!.text).toMatch(
+      /^GitLab refuses the server's token \(GET \/projects\/:id: GitLab answered 401 invalid_token\), so nothing else could be checked: it is revoked, expired or not a token of this GitLab/,
+    );
+  });
+
+  it('says what it could not check when the target branch cannot be read', async () => {
+    gl.createProject('acme/nobranch/app', { files: { 'README.md': 'app\n' } });
+    await ok(server, 'createQueue', { repo: repoOf('acme/nobranch/app'), targetBranch: 'release' });
+    const r = (await ok(server, 'getMergeQueueDoctor', {
+      repo: repoOf('acme/nobranch/app'),
+      targetBranch: 'release',
+    })) as { notices: Notice[] };
+    expect(r.notices.map((n) => [n.kind, n.permission])).toEqual([['forge_permission', 'rules']]);
+    expect(r.notices[0]!.text).toMatch(
+      /^Could not check whether the GitLab token may push to release in acme\/nobranch\/app \(GitLab answered 404 Branch Not Found\): the target branch must exist/,
     );
   });
 

@@ -88,6 +88,22 @@ export class GitLabDoctor implements ForgeDoctor {
       read<ProjectAnswer>(() => this.client.api.Projects.show(where)),
       read<TokenAnswer>(() => this.client.api.PersonalAccessTokens.show()),
     ]);
+    // A token whose scopes do not reach the API (git scopes only) is refused both reads alike.
+    if (!project.ok && project.status === 403 && /insufficient_scope/.test(project.message))
+      return [
+        {
+          permission: 'scope',
+          text: `The GitLab token's scopes do not let it use GitLab's API (GET /projects/:id: ${refusal(project)}), so nothing else could be checked: the queue can neither read merge requests, set statuses nor land; ${NEW_TOKEN}.`,
+        },
+      ];
+    // A revoked, expired or wrong token is refused everything.
+    if (!project.ok && project.status === 401)
+      return [
+        {
+          permission: 'token',
+          text: `GitLab refuses the server's token (GET /projects/:id: ${refusal(project)}), so nothing else could be checked: it is revoked, expired or not a token of this GitLab, and the queue can do nothing; ${NEW_TOKEN}.`,
+        },
+      ];
     return [...(await this.projectNotices(where, targetBranch, project)), ...this.tokenNotices(token)];
   }
 
@@ -144,6 +160,13 @@ export class GitLabDoctor implements ForgeDoctor {
         },
       ];
     if (b.value.can_push !== false) return [];
+    if (!b.value.protected)
+      return [
+        {
+          permission: 'push',
+          text: `The GitLab token may not push to ${branch} in ${where}, though the branch is not protected (GitLab's branch API says can_push: false; an archived project takes no pushes): the queue lands by pushing the tested commit, so every landing is refused; unarchive the project, or give the token's user the Developer role at least ${GRANT}.`,
+        },
+      ];
     const fix = `allow ${roleName(role)}s to push and merge to ${branch} (Settings → Repository → Protected branches, "Allowed to push and merge"), or give the token's user a role that may ${GRANT}`;
     // Only Maintainers may read a protection; a Developer's token is told what the branch API says.
     const rule =
