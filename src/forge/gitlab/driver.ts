@@ -3,14 +3,16 @@
  * through REST v4 (@gitbeaker) and git over smart HTTP. Roles: source (source.ts: MR facts),
  * builder (../shared/builder.ts: test commits pushed as `railyard-merge/…` branches for the project's own
  * GitLab CI), ci (ci.ts: the commit statuses of the test commit), lander (lander.ts: a push with
- * the expected old value), events (events.ts polling, webhooks.ts `POST /webhooks/gitlab`) and
- * reporter (reporter.ts: status and one note). They share one GitLabRuntime (runtime.ts).
+ * the expected old value), events (events.ts polling, webhooks.ts `POST /webhooks/gitlab`),
+ * reporter (reporter.ts: status and one note) and doctor (doctor.ts: what its token may do). They
+ * share one GitLabRuntime (runtime.ts).
  */
 import { resolve } from 'node:path';
 import type { ForgeDriver } from '../types.js';
 import { RemoteBuilder } from '../shared/builder.js';
 import { GitLabCi } from './ci.js';
 import { GitLabClient } from './client.js';
+import { GitLabDoctor } from './doctor.js';
 import { GitLabPolling } from './events.js';
 import { pushRefs } from './git.js';
 import { GitLabLander } from './lander.js';
@@ -68,6 +70,7 @@ export function createGitLabDriver(
     lander: new GitLabLander(rt, (q, n) => polling.refreshMr(q, n)),
     events: { start: (host) => polling.start(host), routes: [webhooks.route] },
     reporter,
+    doctor: new GitLabDoctor(client),
     async close() {
       rt.closed = true;
       ci.close();

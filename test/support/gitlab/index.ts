@@ -16,6 +16,9 @@ import { checkOpenApi } from './openapi.js';
 import { Rest, type RequestRecord } from './rest.js';
 import {
   ACCESS,
+  hasScope,
+  SCOPES,
+  tokenExpired,
   World,
   ZERO,
   type CiDecide,
@@ -92,10 +95,24 @@ export class GitLabEmulator {
 
   // --- users, tokens, projects ---------------------------------------------------------------
 
-  /** A token of `username` (default `railyard-bot`), with `defaultAccess` (default Maintainer) on projects it is no member of. */
-  addToken(token: string, opts: { username?: string; defaultAccess?: number } = {}): number {
+  /**
+   * A token of `username` (default `railyard-bot`), with `defaultAccess` (default Maintainer; GitLab
+   * answers it as `group_access`) on projects it is no member of, `scopes` (default `['api']`) and
+   * `expiresAt` (`YYYY-MM-DD`, default null: never). Adding a token again replaces it.
+   */
+  addToken(
+    token: string,
+    opts: { username?: string; defaultAccess?: number; scopes?: string[]; expiresAt?: string | null } = {},
+  ): number {
     const u = this.world.user(opts.username ?? 'railyard-bot');
-    this.world.tokens.set(token, { userId: u.id, defaultAccess: opts.defaultAccess ?? ACCESS.maintainer });
+    this.world.tokens.set(token, {
+      id: this.world.tokens.get(token)?.id ?? this.world.id(),
+      userId: u.id,
+      defaultAccess: opts.defaultAccess ?? ACCESS.maintainer,
+      scopes: opts.scopes ?? ['api'],
+      expiresAt: opts.expiresAt ?? null,
+      createdAt: Date.now(),
+    });
     for (const p of this.world.projects.values()) this.world.writeAccess(p);
     return u.id;
   }
@@ -436,7 +453,11 @@ export class GitLabEmulator {
   ): Promise<void> {
     const p: Project | undefined = this.world.projectByPath(path);
     const token = basicPassword(req.headers.authorization);
-    const info = token === null ? undefined : this.world.tokens.get(token);
+    const found = token === null ? undefined : this.world.tokens.get(token);
+    const isPush = rest === '/git-receive-pack' && req.method === 'POST';
+    const pushing = isPush || (rest === '/info/refs' && query.includes('service=git-receive-pack'));
+    // An expired token, or one without a repository scope, is refused like a wrong one.
+    const info = found && !tokenExpired(found) && hasScope(found, SCOPES.gitRead) ? found : undefined;
     if (!info) {
       req.resume();
       res.writeHead(401, { 'www-authenticate': 'Basic realm="GitLab"', 'content-type': 'text/plain' });
@@ -455,8 +476,13 @@ export class GitLabEmulator {
       );
       return;
     }
+    if (pushing && !hasScope(info, SCOPES.gitWrite)) {
+      req.resume();
+      res.writeHead(403, { 'content-type': 'text/plain' });
+      res.end('You are not allowed to push code to this project.\n');
+      return;
+    }
     const user = this.world.mustUser(info.userId);
-    const isPush = rest === '/git-receive-pack' && req.method === 'POST';
     // A push is processed (MR updates, hooks, CI) before git's answer ends, so a test's push returns
     // with GitLab's state already updated.
     const afterPush = isPush

@@ -5,7 +5,9 @@ import type {
   CommitStatusSchema,
   ExpandedMergeRequestSchema,
   MergeRequestNoteSchema,
+  PersonalAccessTokenSchema,
   PipelineSchema,
+  ProjectSchema,
   ProtectedBranchSchema,
   SimpleMemberSchema,
   SimpleProjectSchema,
@@ -19,6 +21,7 @@ import {
   type Pipeline,
   type Project,
   type Status,
+  type TokenInfo,
   type User,
   type World,
 } from './world.js';
@@ -326,6 +329,39 @@ export function memberJson(w: World, u: User, level: number) {
     email: emailOf(u.username),
     membership_state: 'active',
   } satisfies SimpleMemberSchema;
+}
+
+/**
+ * `permissions` of `GET /projects/:id` for the token's user: a membership of the project is
+ * `project_access`, the level a token has where it is no member is answered as inherited from the
+ * project's group (`group_access`); null where there is neither.
+ */
+export function permissionsJson(w: World, p: Project, userId: number) {
+  const member = p.members.get(userId);
+  const level = w.accessLevel(p, userId);
+  const access = (l: number) => ({ access_level: l, notification_level: 3 });
+  // @gitbeaker types both as objects; GitLab sends null for the one that does not apply.
+  const permissions: Record<keyof ProjectSchema['permissions'], ReturnType<typeof access> | null> = {
+    project_access: member !== undefined ? access(member) : null,
+    group_access: member === undefined && level > 0 ? access(level) : null,
+  };
+  return permissions;
+}
+
+/** `GET /personal_access_tokens/self`: the token itself (never its secret). */
+export function tokenJson(t: TokenInfo) {
+  return {
+    id: t.id,
+    name: 'railyard',
+    revoked: false,
+    created_at: iso(t.createdAt),
+    description: null,
+    scopes: t.scopes,
+    user_id: t.userId,
+    last_used_at: iso(Date.now()),
+    active: true,
+    expires_at: t.expiresAt as string,
+  } satisfies Omit<PersonalAccessTokenSchema, 'token'>;
 }
 
 const LEVEL_NAMES: Record<number, string> = {

@@ -3,7 +3,7 @@
 // 0338625c4996c8b4dde44bd86d1767b654121ee7; no npm package ships it) for the project entity
 // (`API_Entities_ProjectWithAccess`), and GitLab's REST documentation with @gitbeaker/core's schema
 // types for the entities that description does not spell out (merge request, commit status,
-// pipeline, note, member). Only names and JSON types are kept here, in our own form: a change of
+// pipeline, note, member, personal access token, protected branch, branch). Only names and JSON types are kept here, in our own form: a change of
 // shape in the emulator that a GitLab client would notice fails the emulator's test.
 
 type Kind = 'string' | 'integer' | 'boolean' | 'object' | 'array' | 'null';
@@ -47,6 +47,57 @@ const PROJECT: Shape = {
   allow_merge_on_skipped_pipeline: B,
   merge_method: S,
   squash_option: S,
+};
+
+/** `API_Entities_ProjectWithAccess`: the project and the caller's `permissions`. */
+const PROJECT_WITH_ACCESS: Shape = { ...PROJECT, permissions: O };
+const ACCESS_LEVEL: Shape = { access_level: I, notification_level: I };
+/** `permissions` of the project: `project_access` and `group_access`, each an access or null. */
+const PERMISSIONS: Shape = { project_access: ON, group_access: ON };
+
+/** GitLab's Personal access tokens API (`API_Entities_PersonalAccessToken`). */
+const PERSONAL_ACCESS_TOKEN: Shape = {
+  id: I,
+  name: S,
+  revoked: B,
+  created_at: S,
+  description: SN,
+  scopes: A,
+  user_id: I,
+  last_used_at: SN,
+  active: B,
+  expires_at: SN,
+};
+
+/** GitLab's Protected branches API (`API_Entities_ProtectedBranch`). */
+const PROTECTED_BRANCH: Shape = {
+  id: I,
+  name: S,
+  push_access_levels: A,
+  merge_access_levels: A,
+  unprotect_access_levels: A,
+  allow_force_push: B,
+  code_owner_approval_required: B,
+};
+const PROTECTED_ACCESS: Shape = {
+  id: I,
+  access_level: I,
+  access_level_description: S,
+  user_id: ['integer', 'null'],
+  group_id: ['integer', 'null'],
+};
+
+/** GitLab's Branches API (`API_Entities_Branch`). */
+const BRANCH: Shape = {
+  name: S,
+  merged: B,
+  protected: B,
+  default: B,
+  developers_can_push: B,
+  developers_can_merge: B,
+  can_push: B,
+  web_url: S,
+  commit: O,
 };
 
 const MR_BASIC: Shape = {
@@ -176,8 +227,21 @@ const ISSUE: Shape = {
 const MEMBER: Shape = { ...USER, access_level: I, created_at: S, expires_at: SN };
 
 /** `METHOD template status` → shape of the answer (an array answer: shape of each item). */
-const TABLE: Record<string, { shape: Shape; array?: boolean }> = {
-  'GET /projects/:id 200': { shape: PROJECT },
+const TABLE: Record<string, { shape: Shape; array?: boolean; nested?: Record<string, Shape> }> = {
+  'GET /projects/:id 200': {
+    shape: PROJECT_WITH_ACCESS,
+    nested: {
+      permissions: PERMISSIONS,
+      'permissions.project_access': ACCESS_LEVEL,
+      'permissions.group_access': ACCESS_LEVEL,
+    },
+  },
+  'GET /personal_access_tokens/self 200': { shape: PERSONAL_ACCESS_TOKEN },
+  'GET /projects/:id/protected_branches/:name 200': {
+    shape: PROTECTED_BRANCH,
+    nested: { 'push_access_levels[]': PROTECTED_ACCESS, 'merge_access_levels[]': PROTECTED_ACCESS },
+  },
+  'GET /projects/:id/repository/branches/:branch 200': { shape: BRANCH },
   'GET /projects/:id/merge_requests 200': { shape: MR_BASIC, array: true },
   'GET /projects/:id/merge_requests/:iid 200': { shape: MR },
   'PUT /projects/:id/merge_requests/:iid 200': { shape: MR },
@@ -236,5 +300,32 @@ export function checkOpenApi(method: string, template: string, status: number, b
     }
     return null;
   }
-  return checkShape(entry.shape, body, '$');
+  return checkShape(entry.shape, body, '$') ?? checkNested(entry.nested ?? {}, body);
+}
+
+/**
+ * The objects inside an answer: `a.b` is field b of field a, `a[]` each item of array a; a null
+ * or absent one is not checked (its parent's shape says whether it may be null).
+ */
+function checkNested(nested: Record<string, Shape>, body: unknown): string | null {
+  for (const [path, shape] of Object.entries(nested)) {
+    let values: unknown[] = [body];
+    for (const seg of path.split('.')) {
+      const each = seg.endsWith('[]');
+      const key = each ? seg.slice(0, -2) : seg;
+      const next: unknown[] = [];
+      for (const v of values) {
+        const x = kindOf(v) === 'object' ? (v as Record<string, unknown>)[key] : undefined;
+        if (x === null || x === undefined) continue;
+        if (each && Array.isArray(x)) next.push(...(x as unknown[]));
+        else next.push(x);
+      }
+      values = next;
+    }
+    for (const v of values) {
+      const violation = checkShape(shape, v, `$.${path}`);
+      if (violation) return violation;
+    }
+  }
+  return null;
 }

@@ -1,11 +1,11 @@
 // The GitLab emulator's REST v4 subset (`/api/v4`): routing on the raw path (a project is its numeric
 // id or its URL-encoded full path; an unencoded slash is another route), PRIVATE-TOKEN / Bearer
-// auth, GitLab's error bodies (`{"message": …}`, `{"error": …}` for unknown routes and bad
+// auth with token scopes and expiry, GitLab's error bodies (`{"message": …}`, `{"error": …}` for unknown routes and bad
 // parameters), offset paging headers, RateLimit-* headers and forced 429s with Retry-After.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { routes, type Answer, type Ctx, type RouteDef } from './routes.js';
 import type { Api } from './routes.js';
-import type { TokenInfo } from './world.js';
+import { hasScope, SCOPES, tokenExpired, type TokenInfo } from './world.js';
 
 export interface RequestRecord {
   method: string;
@@ -131,6 +131,19 @@ export class Rest {
     const token: TokenInfo | null =
       tokenText === null ? null : (this.api.world.tokens.get(tokenText) ?? null);
     if (!token) return { status: 401, body: { message: '401 Unauthorized' } };
+    if (tokenExpired(token))
+      return { status: 401, body: { error: 'invalid_token', error_description: 'Token has expired.' } };
+    // GitLab's scopes: `api` for everything, `read_api` for reads, some routes take more (route.scopes).
+    const scopes = route.scopes ?? (route.method === 'GET' ? SCOPES.restRead : SCOPES.restWrite);
+    if (scopes.length > 0 && !hasScope(token, scopes))
+      return {
+        status: 403,
+        body: {
+          error: 'insufficient_scope',
+          error_description: 'The request requires higher privileges than provided by the access token.',
+          scope: scopes.join(' '),
+        },
+      };
     const ctx: Ctx = { params, body, query: url.searchParams, token };
     try {
       return await route.handler(this.api, ctx);

@@ -8,17 +8,27 @@ import {
   memberJson,
   mrJson,
   noteJson,
+  permissionsJson,
   pipelineJson,
   projectJson,
   protectedBranchJson,
   statusJson,
+  tokenJson,
   userBasic,
 } from './json.js';
 import type { Mrs } from './mr.js';
 import { globMatch } from './payloads.js';
 import { issueRoutes } from './routes-issues.js';
 import { HttpError, paged } from './rest.js';
-import { ACCESS, type JobStatus, type Mr, type Project, type TokenInfo, type World } from './world.js';
+import {
+  ACCESS,
+  SCOPES,
+  type JobStatus,
+  type Mr,
+  type Project,
+  type TokenInfo,
+  type World,
+} from './world.js';
 
 export interface Api {
   world: World;
@@ -42,6 +52,8 @@ export interface RouteDef {
   /** `/projects/:id/…`, relative to /api/v4. */
   path: string;
   handler: (api: Api, c: Ctx) => Promise<Answer> | Answer;
+  /** Token scopes that may call it (default: `api`, and `read_api` for a GET); empty: any scope. */
+  scopes?: readonly string[];
 }
 
 const notFound = (what = 'Not found') => new HttpError(404, { message: `404 ${what}` });
@@ -84,6 +96,7 @@ export function routes(): RouteDef[] {
     {
       method: 'GET',
       path: '/user',
+      scopes: [...SCOPES.restRead, 'read_user'],
       handler: (api, c) => ({
         status: 200,
         body: { ...userBasic(api.world, api.world.mustUser(c.token.userId)), bot: false },
@@ -92,6 +105,7 @@ export function routes(): RouteDef[] {
     {
       method: 'GET',
       path: '/users',
+      scopes: [...SCOPES.restRead, 'read_user'],
       handler: (api, c) => {
         const name = c.query.get('username');
         const list = [...api.world.users.values()].filter(
@@ -105,9 +119,21 @@ export function routes(): RouteDef[] {
       },
     },
     {
+      // The token reads itself (@gitbeaker's PersonalAccessTokens.show()), with api or read_api.
+      method: 'GET',
+      path: '/personal_access_tokens/self',
+      handler: (_api, c) => ({ status: 200, body: tokenJson(c.token) }),
+    },
+    {
       method: 'GET',
       path: '/projects/:id',
-      handler: (api, c) => ({ status: 200, body: projectJson(api.world, project(api, c)) }),
+      handler: (api, c) => {
+        const p = project(api, c);
+        return {
+          status: 200,
+          body: { ...projectJson(api.world, p), permissions: permissionsJson(api.world, p, c.token.userId) },
+        };
+      },
     },
     {
       method: 'GET',
@@ -338,8 +364,12 @@ export function routes(): RouteDef[] {
         const sha = p.refs.get(name);
         if (!sha) throw notFound('Branch Not Found');
         const cm = await api.world.commitJson(p, sha);
-        const isProtected = p.protectedBranches.some((b) => globMatch(b.name, name));
+        const rules = p.protectedBranches.filter((b) => globMatch(b.name, name));
+        const isProtected = rules.length > 0;
         const level = api.world.accessLevel(p, c.token.userId);
+        // GitLab's ProtectedBranch.developers_can?: a matching rule lets Developers do it.
+        const developersCan = (key: 'pushAccessLevel' | 'mergeAccessLevel') =>
+          rules.some((b) => b[key] === ACCESS.developer);
         return {
           status: 200,
           body: {
@@ -347,11 +377,12 @@ export function routes(): RouteDef[] {
             merged: false,
             protected: isProtected,
             default: name === p.defaultBranch,
-            developers_can_push: !isProtected,
-            developers_can_merge: !isProtected,
-            can_push:
-              level >=
-              (p.protectedBranches.find((b) => globMatch(b.name, name))?.pushAccessLevel ?? ACCESS.developer),
+            developers_can_push: developersCan('pushAccessLevel'),
+            developers_can_merge: developersCan('mergeAccessLevel'),
+            // No one (0) is no one; a rule's level otherwise (Developer where none matches).
+            can_push: isProtected
+              ? rules.some((b) => b.pushAccessLevel > ACCESS.none && level >= b.pushAccessLevel)
+              : level >= ACCESS.developer,
             web_url: `${api.world.webUrl(p)}/-/tree/${name}`,
             commit: {
               id: cm.id,

@@ -35,10 +35,34 @@ export interface User {
   createdAt: number;
 }
 export interface TokenInfo {
+  /** The token's id (`GET /personal_access_tokens/self`). */
+  id: number;
   userId: number;
-  /** Access level on projects where the user is not a member (default Maintainer for tokens). */
+  /** Access level on projects where the user is not a member (default Maintainer for tokens), as inherited from the group. */
   defaultAccess: number;
+  /** GitLab's token scopes (`api`, `read_api`, `read_repository`, `write_repository`, `read_user`, …). */
+  scopes: string[];
+  /** The day the token stops working (`YYYY-MM-DD`, UTC), or null: never. */
+  expiresAt: string | null;
+  createdAt: number;
 }
+
+/** Scopes that let a token read the REST API, write it, read and push git. */
+export const SCOPES = {
+  restRead: ['api', 'read_api'],
+  restWrite: ['api'],
+  gitRead: ['api', 'read_repository', 'write_repository'],
+  gitWrite: ['api', 'write_repository'],
+} as const;
+
+/** Whether a token with `expiresAt` has expired at `now` (GitLab: from the start of that day, UTC). */
+export function tokenExpired(t: Pick<TokenInfo, 'expiresAt'>, now = Date.now()): boolean {
+  return t.expiresAt !== null && Date.parse(`${t.expiresAt}T00:00:00Z`) <= now;
+}
+
+/** Whether a token has one of `scopes`. */
+export const hasScope = (t: Pick<TokenInfo, 'scopes'>, scopes: readonly string[]): boolean =>
+  t.scopes.some((s) => scopes.includes(s));
 export interface ProtectedBranch {
   id: number;
   name: string;
