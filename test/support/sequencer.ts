@@ -3,12 +3,12 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * Wall seconds per file in a whole-suite run (2026-11-27 03:35-03:47, main 8240380, 3 workers, load
- * 0.3-15 from other work: relative, not absolute), for the files over ~10 s; e2e/github-truth first
- * whatever its figure, since it waits out a one-minute testing timeout. A fresh clone (CI) has no
+ * 0.3-15 from other work: relative, not absolute), for the files over ~10 s; e2e/github-truth among
+ * the first, since its test 5 lands six PRs at one GitHub write a second. A fresh clone (CI) has no
  * timings of its own, and vitest then orders by file size, which started e.g. cli/cli.test.ts (81 s
  * then) among the last; with files of 15-20 s left for the end (e2e/demo was not listed and ended
  * the run on 2026-11-27 at 02:22), the last minute has one worker busy and the others idle.
- * The 16 files of the CI-time pass of 2026-12-04 (bench/README.md) carry that day's figures instead:
+ * The files of the CI-time passes of 2026-12-04 (bench/README.md) carry that day's figures instead:
  * the whole CI run's wall seconds, or for the files it made shorter (action, flaky-tickets,
  * webhooks, gitlab-queue, gitlab-batch) that figure times the before/after ratio measured then;
  * cli (65 here before) took 22 s, check-limits (50) 20 s, e2e/postgres (33) 19 s.
