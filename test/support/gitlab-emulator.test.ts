@@ -2,45 +2,15 @@
 // (and raw fetch where status codes and error bodies matter), git over smart HTTP with GitLab's
 // auth and push rules, lazy detailed_merge_status, forks, CI pipelines and statuses, notes,
 // members, token-carrying hook deliveries and rate-limit answers.
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { Gitlab } from '@gitbeaker/rest';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ACCESS, startGitLabEmulator, type GitLabEmulator } from './gitlab/index.js';
 import { checkOpenApi } from './gitlab/openapi.js';
-
-const run = promisify(execFile);
-const GIT_ENV = {
-  ...process.env,
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_TERMINAL_PROMPT: '0',
-  GIT_AUTHOR_NAME: 'Dev',
-  GIT_AUTHOR_EMAIL: 'dev@example.com',
-  GIT_COMMITTER_NAME: 'Dev',
-  GIT_COMMITTER_EMAIL: 'dev@example.com',
-};
-
-async function git(cwd: string, args: string[], token?: string): Promise<string> {
-  const auth = token
-    ? ['-c', `http.extraHeader=Authorization: Basic ${Buffer.from(`oauth2:${token}`).toString('base64')}`]
-    : [];
-  const { stdout } = await run('git', [...auth, ...args], { cwd, env: GIT_ENV });
-  return stdout.trim();
-}
-
-async function gitFails(cwd: string, args: string[], token?: string): Promise<string> {
-  try {
-    await git(cwd, args, token);
-  } catch (e) {
-    return String((e as { stderr?: string }).stderr ?? e);
-  }
-  throw new Error(`git ${args.join(' ')} succeeded`);
-}
+import { git, gitFails } from './gitlab/test-git.js';
 
 interface Received {
   event: string;
@@ -242,83 +212,6 @@ describe('GitLab emulator', () => {
       TOKEN,
     );
     expect(stale).toMatch(/stale info|rejected/);
-  });
-
-  it("answers the token's role, scopes, expiry and the branch's protection as GitLab does", async () => {
-    // The role: a membership is project_access, a token's level where it is no member group_access.
-    expect((await api.Projects.show(PROJECT)).permissions).toEqual({
-      project_access: null,
-      group_access: { access_level: ACCESS.maintainer, notification_level: 3 },
-    });
-    gl.setMember(PROJECT, 'railyard-bot', ACCESS.reporter);
-    expect((await api.Projects.show(PROJECT)).permissions).toEqual({
-      project_access: { access_level: ACCESS.reporter, notification_level: 3 },
-      group_access: null,
-    });
-    gl.setMember(PROJECT, 'railyard-bot', ACCESS.maintainer);
-    // The token itself, whatever its scope.
-    gl.addToken('glpat-reader', { username: 'reader', scopes: ['read_api'], expiresAt: '2099-01-31' });
-    const self = (await (await raw('/personal_access_tokens/self', { token: 'glpat-reader' })).json()) as {
-      user_id: number;
-    };
-    expect(self).toMatchObject({
-      scopes: ['read_api'],
-      expires_at: '2099-01-31',
-      active: true,
-      revoked: false,
-    });
-    expect(self.user_id).toBe(gl.userId('reader'));
-    expect(checkOpenApi('GET', '/personal_access_tokens/self', 200, self)).toBeNull();
-    // read_api reads but cannot write (REST nor git).
-    expect((await raw(`/projects/${encodeURIComponent(PROJECT)}`, { token: 'glpat-reader' })).status).toBe(
-      200,
-    );
-    const write = await raw(`/projects/${encodeURIComponent(PROJECT)}/statuses/${'a'.repeat(40)}`, {
-      method: 'POST',
-      body: JSON.stringify({ state: 'running' }),
-      token: 'glpat-reader',
-    });
-    expect(write.status).toBe(403);
-    expect(await write.json()).toMatchObject({ error: 'insufficient_scope', scope: 'api' });
-    expect(await gitFails(work, ['ls-remote', `${gl.url}/${PROJECT}.git`], 'glpat-reader')).toMatch(
-      /Authentication failed|401|could not read Username/,
-    );
-    gl.addToken('glpat-git', { username: 'reader', scopes: ['read_api', 'read_repository'] });
-    const clone = join(work, 'c');
-    await git(work, ['clone', '-q', `${gl.url}/${PROJECT}.git`, clone], 'glpat-git');
-    await git(clone, ['commit', '-q', '--allow-empty', '-m', 'x']);
-    expect(await gitFails(clone, ['push', 'origin', 'HEAD:side'], 'glpat-git')).toMatch(/403/);
-    // An expired token is refused everywhere.
-    gl.addToken('glpat-old', { username: 'reader', expiresAt: '2020-01-01' });
-    const expired = await raw('/user', { token: 'glpat-old' });
-    expect(expired.status).toBe(401);
-    expect(await expired.json()).toEqual({ error: 'invalid_token', error_description: 'Token has expired.' });
-    // The branch API says who may push; the protection itself is for Maintainers to read.
-    gl.protectBranch(PROJECT, 'main', {
-      pushAccessLevel: ACCESS.maintainer,
-      mergeAccessLevel: ACCESS.developer,
-    });
-    gl.addToken('glpat-dev', { username: 'dev', defaultAccess: ACCESS.developer });
-    const branch = await (
-      await raw(`/projects/${encodeURIComponent(PROJECT)}/repository/branches/main`, { token: 'glpat-dev' })
-    ).json();
-    expect(branch).toMatchObject({
-      protected: true,
-      can_push: false,
-      developers_can_push: false,
-      developers_can_merge: true,
-    });
-    expect(checkOpenApi('GET', '/projects/:id/repository/branches/:branch', 200, branch)).toBeNull();
-    const rule = await raw(`/projects/${encodeURIComponent(PROJECT)}/protected_branches/main`, {
-      token: 'glpat-dev',
-    });
-    expect(rule.status).toBe(403);
-    const shown = await api.ProtectedBranches.show(PROJECT, 'main');
-    const described = (levels: unknown) =>
-      (levels as Array<{ access_level_description: string }>).map((l) => l.access_level_description);
-    expect(described(shown.push_access_levels)).toEqual(['Maintainers']);
-    expect(described(shown.merge_access_levels)).toEqual(['Developers + Maintainers']);
-    expect(checkOpenApi('GET', '/projects/:id/protected_branches/:name', 200, shown)).toBeNull();
   });
 
   it('runs CI on pushed branches: pipelines, jobs, statuses and their hooks', async () => {

@@ -6,9 +6,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { startEmulatorHttp, type EmulatorHttp } from '../emulator-http.js';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
-import { basicCredentials, serveHttpBackend } from '../emulator-git/index.js';
+import { join } from 'node:path';
 import { Ci } from './ci.js';
+import { serveGit } from './git-http.js';
 import { LandingFaults, type LandingFault } from './faults.js';
 import { Hooks, type Delivery } from './hooks.js';
 import { Mrs } from './mr.js';
@@ -16,16 +16,12 @@ import { checkOpenApi } from './openapi.js';
 import { Rest, type RequestRecord } from './rest.js';
 import {
   ACCESS,
-  hasScope,
-  SCOPES,
-  tokenExpired,
   World,
   ZERO,
   type CiDecide,
   type JobStatus,
   type MergeBlocker,
   type MrState,
-  type Project,
 } from './world.js';
 
 export { ACCESS, type CiDecide, type CiJob, type CiPush } from './world.js';
@@ -438,74 +434,11 @@ export class GitLabEmulator {
     if (url.pathname === '/api/v4' || url.pathname.startsWith('/api/v4/'))
       return this.rest.handle(req, res, url);
     const git = /^\/(.+)\/([^/]+)\.git(\/.*)$/.exec(url.pathname);
-    if (git) return this.handleGit(req, res, `${git[1]}/${git[2]}`, git[3], url.search.slice(1));
+    if (git) return serveGit(this, req, res, `${git[1]}/${git[2]}`, git[3], url.search.slice(1));
     req.resume();
     res.writeHead(404, { 'content-type': 'text/plain' });
     res.end('Not Found');
   }
-
-  private async handleGit(
-    req: IncomingMessage,
-    res: ServerResponse,
-    path: string,
-    rest: string,
-    query: string,
-  ): Promise<void> {
-    const p: Project | undefined = this.world.projectByPath(path);
-    const token = basicPassword(req.headers.authorization);
-    const found = token === null ? undefined : this.world.tokens.get(token);
-    const isPush = rest === '/git-receive-pack' && req.method === 'POST';
-    const pushing = isPush || (rest === '/info/refs' && query.includes('service=git-receive-pack'));
-    // An expired token, or one without a repository scope, is refused like a wrong one.
-    const info = found && !tokenExpired(found) && hasScope(found, SCOPES.gitRead) ? found : undefined;
-    if (!info) {
-      req.resume();
-      res.writeHead(401, { 'www-authenticate': 'Basic realm="GitLab"', 'content-type': 'text/plain' });
-      res.end(
-        req.headers.authorization
-          ? "HTTP Basic: Access denied. If a password was provided for Git authentication, the password was incorrect or you're required to use a token instead of a password. If a token was provided, it was either incorrect, expired, or improperly scoped.\n"
-          : 'HTTP Basic: Access denied\n',
-      );
-      return;
-    }
-    if (!p || this.world.accessLevel(p, info.userId) < ACCESS.reporter) {
-      req.resume();
-      res.writeHead(404, { 'content-type': 'text/plain' });
-      res.end(
-        "The project you were looking for could not be found or you don't have permission to view it.\n",
-      );
-      return;
-    }
-    if (pushing && !hasScope(info, SCOPES.gitWrite)) {
-      req.resume();
-      res.writeHead(403, { 'content-type': 'text/plain' });
-      res.end('You are not allowed to push code to this project.\n');
-      return;
-    }
-    const user = this.world.mustUser(info.userId);
-    // A push is processed (MR updates, hooks, CI) before git's answer ends, so a test's push returns
-    // with GitLab's state already updated.
-    const afterPush = isPush
-      ? () => this.world.track(this.world.locked(p, () => this.mrs.syncRefs(p, user)))
-      : undefined;
-    const serve = (rq: IncomingMessage, rs: ServerResponse) =>
-      serveHttpBackend(this.world.git, rq, rs, {
-        projectRoot: this.world.reposRoot,
-        // The repository stays where it was created: a moved project's new path is a route to it.
-        pathInfo: `/${relative(this.world.reposRoot, p.dir)}${rest}`,
-        query,
-        remoteUser: user.username,
-        beforeEnd: afterPush,
-      });
-    if (isPush && this.landingFaults.pending(p.pathWithNamespace))
-      return this.landingFaults.serve(p.pathWithNamespace, req, res, serve);
-    await serve(req, res);
-  }
-}
-
-/** The password of HTTP Basic auth (GitLab takes any user name with a token as the password). */
-function basicPassword(header: string | undefined): string | null {
-  return basicCredentials(header)?.password || null;
 }
 
 /** `pathPrefix`: serve under a path, as a self-managed GitLab at `http://host:port/gitlab` does. */
