@@ -11,6 +11,11 @@ export interface LogDestination {
   stream: NodeJS.WritableStream;
   /** Writes out what is buffered, synchronously. */
   flush(): void;
+  /**
+   * Resolves once no write is in flight (at most `ms`): a synchronous flush at exit while an
+   * asynchronous write is still partly done could put the last lines before earlier ones.
+   */
+  settle(ms?: number): Promise<void>;
 }
 
 /** An asynchronous destination on a file descriptor (1 = stdout), flushed on exit. */
@@ -26,5 +31,11 @@ export function asyncLogDestination(fd = 1): LogDestination {
     }
   };
   process.on('exit', flush);
-  return { stream: dest as unknown as NodeJS.WritableStream, flush };
+  // SonicBoom's flush(cb) answers at once with minLength 0: its in-flight flag is what tells.
+  const writing = () => (dest as unknown as { _writing?: boolean })._writing === true;
+  const settle = async (ms = 1000) => {
+    for (const end = Date.now() + ms; writing() && Date.now() < end; )
+      await new Promise((resolve) => setTimeout(resolve, 5));
+  };
+  return { stream: dest as unknown as NodeJS.WritableStream, flush, settle };
 }

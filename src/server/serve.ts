@@ -73,9 +73,12 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<void
   const { logLevel } = options;
   const pretty = (options.logFormat ?? (process.stdout.isTTY ? 'pretty' : 'json')) === 'pretty';
   let logStream: NodeJS.WritableStream = process.stdout;
+  let settleLog = async () => {};
   if (!pretty && logLevel !== 'silent') {
     // JSON lines for machines: buffered and written without blocking requests, flushed on exit and on a crash.
-    logStream = (await import('./log-destination.js')).asyncLogDestination(1).stream;
+    const destination = (await import('./log-destination.js')).asyncLogDestination(1);
+    logStream = destination.stream;
+    settleLog = () => destination.settle();
   } else if (pretty && logLevel !== 'silent') {
     const { default: pinoPretty } = await import('pino-pretty');
     logStream = pinoPretty({
@@ -192,8 +195,11 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<void
         .close()
         .then(() => store.close())
         .then(
-          () => {
+          async () => {
+            // The last line after every earlier one: the write in flight ends before exit flushes.
+            await settleLog();
             app.log.info('stopped cleanly');
+            await settleLog();
             resolve();
           },
           (error: unknown) => {
