@@ -60,28 +60,30 @@ describe('POST /webhooks/github limits', () => {
     // The headers first, then the answer, before any of the body is sent: the server answers from
     // the declared length and closes the connection, and a client still writing the body then may
     // see the connection reset before it has read the answer (fetch failed so with EPIPE at load 15).
-    const res = await new Promise<{ status: number; type: string | undefined; text: string }>((resolve, reject) => {
-      const req = request(hook, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'content-length': String(Buffer.byteLength(body)),
-          'x-github-event': 'ping',
-          'x-hub-signature-256': sign(body),
-        },
-      });
-      req.on('error', reject);
-      req.on('response', (answer) => {
-        let text = '';
-        answer.setEncoding('utf8');
-        answer.on('data', (chunk: string) => (text += chunk));
-        answer.on('end', () => {
-          resolve({ status: answer.statusCode ?? 0, type: answer.headers['content-type'], text });
-          req.destroy();
+    const res = await new Promise<{ status: number; type: string | undefined; text: string }>(
+      (resolve, reject) => {
+        const req = request(hook, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'content-length': String(Buffer.byteLength(body)),
+            'x-github-event': 'ping',
+            'x-hub-signature-256': sign(body),
+          },
         });
-      });
-      req.flushHeaders();
-    });
+        req.on('error', reject);
+        req.on('response', (answer) => {
+          let text = '';
+          answer.setEncoding('utf8');
+          answer.on('data', (chunk: string) => (text += chunk));
+          answer.on('end', () => {
+            resolve({ status: answer.statusCode ?? 0, type: answer.headers['content-type'], text });
+            req.destroy();
+          });
+        });
+        req.flushHeaders();
+      },
+    );
     expect(res.status).toBe(413);
     expect(res.type).toBe('text/plain; charset=utf-8');
     expect(res.text).toBe(`request body is larger than 25 MiB (${WEBHOOK_BODY_LIMIT_BYTES} bytes)`);
@@ -124,13 +126,19 @@ describe('POST /webhooks/github limits', () => {
       expect(growthMb, JSON.stringify(result.answers)).toBeLessThanOrEqual(150);
       // Only as many as fit in the bound were read at once (a slot freed by a 401 is taken again); the others were told 503.
       const held = Math.floor(UNVERIFIED_BODIES_MAX_BYTES / 20_000_000);
-      expect(result.answers['503'], JSON.stringify(result.answers)).toBeGreaterThanOrEqual(40 - 3 * held);
+      // Read and verified (401) only within the bound; the others refused with 503, or, on a loaded
+      // machine, cut off before their answer reached the flooding client: never read to the end.
+      expect(result.answers['401'] ?? 0, JSON.stringify(result.answers)).toBeLessThanOrEqual(3 * held);
+      expect(
+        (result.answers['503'] ?? 0) + (result.answers['none'] ?? 0),
+        JSON.stringify(result.answers),
+      ).toBeGreaterThanOrEqual(40 - 3 * held);
       console.log(
         `webhook flood: ${JSON.stringify(result.answers)}, RSS +${growthMb.toFixed(0)} MB, status p99 ${percentile(result.statusMs, 99).toFixed(0)} ms`,
       );
       expect(result.statusFailures).toBe(0);
       // Responsive throughout (the p99 on a quiet machine is in bench/README.md; this one may be loaded).
-    expect(percentile(result.statusMs, 99)).toBeLessThan(5_000);
+      expect(percentile(result.statusMs, 99)).toBeLessThan(5_000);
       // Once they are gone, a delivery is read again.
       const body = '{"zen":"hi"}';
       const ping = await fetch(server.url.replace(/\/v1$/, '/webhooks/github'), {
@@ -152,7 +160,11 @@ describe('POST /webhooks/github limits', () => {
     const t0 = performance.now();
     const res = await fetch(hook, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': sign(body) },
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'push',
+        'x-hub-signature-256': sign(body),
+      },
       body,
     });
     expect(res.status).toBe(400);
