@@ -133,7 +133,8 @@ describe('GitHub emulator', () => {
     });
   });
 
-  it('mergeable is computed lazily: null/unknown on the first GET after a change, then the real value (dirty on conflict)', async () => {
+  it('mergeable is computed in the background: from the creation of the PR, and after the target moved from the first GET (null/unknown until then), dirty on conflict', async () => {
+    gh.setMergeabilityDelay('acme', 'app', 300);
     const pr = await gh.createPullRequest('acme', 'app', { head: 'change', files: { 'src/a.txt': 'two\n' } });
     const get = () =>
       ok.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', {
@@ -141,9 +142,10 @@ describe('GitHub emulator', () => {
         repo: 'app',
         pull_number: pr.number,
       });
+    // The job started when the PR was opened: its answer comes without a read having asked.
+    await gh.idle();
+    gh.setMergeabilityDelay('acme', 'app', 0);
     let p = await get();
-    expect([p.data.mergeable, p.data.mergeable_state]).toEqual([null, 'unknown']);
-    p = await get();
     expect([p.data.mergeable, p.data.mergeable_state]).toEqual([true, 'clean']);
     expect(p.data).toMatchObject({
       number: pr.number,

@@ -1,7 +1,7 @@
 // Branches and pull requests of the GitHub emulator: what a branch update does (push event, a PR's
 // head and `refs/pull/N/head` moved, a PR whose head reaches its base marked merged, a PR whose head
 // branch is deleted closed, CI started), opening, closing, editing and merging PRs, comments, and
-// `mergeable` / `mergeable_state` computed lazily as GitHub does.
+// `mergeable` / `mergeable_state` computed in the background as GitHub does (at open, edit and read).
 import type { Ci } from './ci.js';
 import type { Hooks } from './hooks.js';
 import { commentPayload, prFacts, pullRequestPayload, pushPayload } from './payloads.js';
@@ -125,6 +125,7 @@ export class Prs {
     r.openIssues++;
     await this.w.git.updateRef(r.dir, `refs/pull/${number}/head`, headSha);
     this.event(r, p, 'opened', o.user);
+    void this.computeMergeability(r, p).catch(() => undefined);
     return p;
   }
 
@@ -170,6 +171,7 @@ export class Prs {
     p.base = base;
     p.updatedAt = Date.now();
     this.event(r, p, 'edited', actor, { changes });
+    void this.computeMergeability(r, p).catch(() => undefined);
   }
 
   addComment(r: Repo, p: Pr, user: string, body: string): CommentFacts {
@@ -222,25 +224,35 @@ export class Prs {
     return newSha;
   }
 
-  /** The PR as GET answers it: mergeability is computed lazily (null until a later request). */
+  /**
+   * GitHub's mergeability job for the PR against its base's head now, started unless it ran or
+   * runs for that pair. GitHub's REST reference (pulls/get) says the test merge is made when a PR
+   * is read, created or edited; a base that moves starts nothing: the next read answers null.
+   */
+  async computeMergeability(r: Repo, p: Pr): Promise<void> {
+    const baseSha = (await this.w.branchSha(r, p.base)) ?? ZERO;
+    const key = `${baseSha}:${p.headSha}`;
+    if (p.state !== 'open' || p.mergeKey === key) return;
+    if (p.pendingKey === key && p.pending) {
+      if (r.mergeabilityDelayMs === 0) await p.pending;
+      return;
+    }
+    p.pendingKey = key;
+    const delay = r.mergeabilityDelayMs;
+    p.pending = this.w.track(
+      (async () => {
+        if (delay > 0) await new Promise((done) => setTimeout(done, delay));
+        p.conflict = (await this.w.git.mergeTree(r.dir, baseSha, p.headSha)) === null;
+        p.mergeKey = key;
+      })(),
+    );
+  }
+
+  /** The PR as the API answers it: a GET (`lazy`) starts the mergeability job, whose answer is null until done. */
   async answer(r: Repo, p: Pr, lazy: boolean) {
     const baseSha = (await this.w.branchSha(r, p.base)) ?? ZERO;
     const key = `${baseSha}:${p.headSha}`;
-    if (p.state === 'open' && p.mergeKey !== key && lazy) {
-      if (p.pendingKey === key && p.pending) {
-        if (r.mergeabilityDelayMs === 0) await p.pending;
-      } else {
-        p.pendingKey = key;
-        const delay = r.mergeabilityDelayMs;
-        p.pending = this.w.track(
-          (async () => {
-            if (delay > 0) await new Promise((done) => setTimeout(done, delay));
-            p.conflict = (await this.w.git.mergeTree(r.dir, baseSha, p.headSha)) === null;
-            p.mergeKey = key;
-          })(),
-        );
-      }
-    }
+    if (lazy) await this.computeMergeability(r, p);
     let mergeable: boolean | null = null;
     let state = 'unknown';
     if (p.state === 'open' && p.mergeKey === key) {

@@ -174,7 +174,10 @@ export function pullRoutes(api: Api, add: AddRoute): void {
         p.base = base;
       }
       p.updatedAt = Date.now();
-      if (Object.keys(changes).length > 0) api.prs.event(r, p, 'edited', actor, { changes });
+      if (Object.keys(changes).length > 0) {
+        api.prs.event(r, p, 'edited', actor, { changes });
+        void api.prs.computeMergeability(r, p).catch(() => undefined);
+      }
       if (state === 'closed' && p.state === 'open') api.prs.setClosed(r, p, actor);
       else if (state === 'open' && p.state === 'closed' && !p.merged) api.prs.reopen(r, p, actor);
       return { status: 200, body: await api.prs.answer(r, p, false) };
