@@ -3,7 +3,8 @@
  * polling alone (no webhooks), a failing commit status is still acted on once the check runs
  * finish, though the statuses are not read while a check run still runs; a waiting PR the poll's
  * list shows unchanged is not read alone while the target has not moved, yet a close is noticed
- * within a poll; a long test run shows `testing` in the PR's comment. The real built server
+ * within a poll; a long test run shows `testing` in the PR's comment; PRs waiting behind landings
+ * are merged onto the new target in the cache, not read again per landing. The real built server
  * against the GitHub emulator; each test has its own emulator and server (`scoped`).
  */
 import { describe, expect, it } from 'vitest';
@@ -118,5 +119,41 @@ describe.concurrent('serve --github: requests that cannot change the answer are 
       expect(Date.now() - closedAt).toBeLessThan(5000);
       expect((await waitFor(server, gh, one.number, settled, 60_000)).state).toBe('merged');
     }),
+  );
+  it(
+    'polling: PRs waiting behind landings are not read again for each landing (merged onto the new target in the cache); one that now conflicts still waits with the file and the landed PR named',
+    scoped(async () => {
+      const { gh, server } = await world();
+      gh.setCi(OWNER, NAME, (push) =>
+        push.branch.startsWith('railyard-merge/')
+          ? [{ name: 'ci', conclusion: 'success', delayMs: 800 }]
+          : [],
+      );
+      const pr = (head: string, files: Record<string, string>) =>
+        gh.createPullRequest(OWNER, NAME, { head, title: head, files });
+      const one = await pr('one', { 'f.txt': 'one\n' });
+      const two = await pr('two', { 'two.txt': '2\n' });
+      const three = await pr('three', { 'three.txt': '3\n' });
+      const four = await pr('four', { 'f.txt': 'four\n' }); // conflicts with #1 once it lands
+      await createQueue(server, gh, { concurrency: 1, createPrsForTestingBranches: false });
+      for (const p of [one, two, three]) await submit(server, gh, p.number);
+      // Watched on the emulator: a read of the queue's API reads the PR from GitHub (fresh answers).
+      await until(
+        '#1, #2 and #3 merged',
+        () => [one, two, three].every((p) => gh.getPullRequest(OWNER, NAME, p.number).state !== 'open'),
+        60_000,
+      );
+      // #3 waited through two landings: read when submitted and before landing (GitHub computed its
+      // mergeability when it was opened), not after each landing ahead of it.
+      expect(reads(gh, `/repos/${OWNER}/${NAME}/pulls/${three.number}`)).toBeLessThanOrEqual(3);
+      await submit(server, gh, four.number);
+      await waitFor(server, gh, four.number, (p) => p.state === 'not_ready', 30_000);
+      await until('#4 names the file and #1', () =>
+        /conflicts with main in f\.txt \(changed by [0-9a-f]{7} '[^']*' \/ #1\)/.test(
+          ourComment(gh, four.number),
+        ),
+      );
+    }),
+    90_000,
   );
 });

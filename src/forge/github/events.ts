@@ -9,6 +9,7 @@
 import type { Repo } from '../../contract/index.js';
 import { findEntry, IN_RUN, isTerminal, type Entry } from '../../engine/index.js';
 import type { DriverQueue } from '../types.js';
+import { mergesInCache } from '../shared/conflicts.js';
 import { readFacts, RemotePolling } from '../shared/polling.js';
 import type { GitHubCi } from './ci.js';
 import { statusOf } from './client.js';
@@ -77,9 +78,29 @@ export class GitHubPolling extends RemotePolling {
       pull.head.ref === entry.pr.headBranch &&
       pull.base.ref === entry.pr.baseBranch &&
       pull.title === entry.pr.title;
-    return unchanged && (IN_RUN.has(entry.state) || this.stillKnown(q, entry, pull))
-      ? Promise.resolve()
-      : this.refreshPr(q, prNumber);
+    if (!unchanged) return this.refreshPr(q, prNumber);
+    if (IN_RUN.has(entry.state)) return Promise.resolve();
+    const known = this.stillKnown(q, entry, pull);
+    if (known === true) return Promise.resolve();
+    return known === 'target moved' ? this.mergesStill(q, entry, pull) : this.refreshPr(q, prNumber);
+  }
+
+  /**
+   * A waiting PR GitHub called mergeable, unchanged, whose target moved (a landing ahead of it):
+   * merged onto the new head in the bare cache instead of read, since GitHub would answer
+   * `mergeable: null` and compute it again anyway. Clean, GitHub's answer stands for the new head;
+   * a conflict (or git unable to tell) reads the PR, so it waits named as before.
+   */
+  private async mergesStill(q: DriverQueue, entry: Entry, pull: GitHubPull): Promise<void> {
+    const target = this.gh.targetHeads.get(`${repoKey(q.repo)} ${q.model.branch}`);
+    if (
+      target !== undefined &&
+      (await mergesInCache(this.gh, q.repo, entry.prNumber, q.model.branch, pull.head.sha, target))
+    ) {
+      this.gh.forge.stillMergesAt(q.repo, entry.prNumber, pull.updated_at!, target);
+      return;
+    }
+    return this.refreshPr(q, entry.prNumber);
   }
 
   /**
@@ -87,19 +108,21 @@ export class GitHubPolling extends RemotePolling {
    * an answer then (forge.mergeabilityAt: not still computing, not held by branch rules, whose
    * checks and reviews change without the list showing it), nothing about the PR changed since
    * (`updated_at`), and the target has not moved. Only a target that moved (or the PR) changes
-   * whether it merges.
+   * whether it merges: 'target moved' when that is all that changed for a PR that merged.
    */
-  private stillKnown(q: DriverQueue, entry: Entry, pull: GitHubPull): boolean {
+  private stillKnown(q: DriverQueue, entry: Entry, pull: GitHubPull): boolean | 'target moved' {
     const known = this.gh.forge.mergeabilityAt(q.repo, entry.prNumber);
-    return (
+    const same =
       known !== undefined &&
       !entry.pr.blockedBy &&
       (entry.pr.mergeability === 'mergeable' || entry.pr.mergeability === 'not_mergeable') &&
       typeof pull.updated_at === 'string' &&
       pull.updated_at === known.updatedAt &&
-      pull.base.ref === q.model.branch &&
-      known.target === this.gh.targetHeads.get(`${repoKey(q.repo)} ${q.model.branch}`)
-    );
+      pull.base.ref === q.model.branch;
+    if (!same) return false;
+    if (known.target === this.gh.targetHeads.get(`${repoKey(q.repo)} ${q.model.branch}`)) return true;
+    // Only a mergeable PR is merged in the cache: one that conflicted is read (it may merge now).
+    return entry.pr.mergeability === 'mergeable' ? 'target moved' : false;
   }
 
   /**

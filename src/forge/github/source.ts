@@ -153,6 +153,15 @@ export class GitHubForge implements Source {
     return this.against.get(`${repo.owner}/${repo.name}#${prNumber}`.toLowerCase());
   }
 
+  /**
+   * The bare cache merged the PR, unchanged since `updatedAt`, onto `target` (the target's new
+   * head) without conflict: GitHub's last answer stands against that head too.
+   */
+  stillMergesAt(repo: Repo, prNumber: number, updatedAt: string, target: string): void {
+    const key = `${repo.owner}/${repo.name}#${prNumber}`.toLowerCase();
+    if (this.against.get(key)?.updatedAt === updatedAt) this.against.set(key, { updatedAt, target });
+  }
+
   private noteAgainst(key: string, pull: GitHubPull | null, target: string | undefined): void {
     if (
       pull &&

@@ -3,11 +3,13 @@
  * conflicts with its base, so the target and the PR's head are fetched into the repository's bare
  * cache and merged there (`git merge-tree`, as the git forge does): the files, and the target's
  * commit (and landed PR) that last changed them, for the sentence every view shows. Asked again
- * only when the PR's head or the target's head moved.
+ * only when the PR's head or the target's head moved. The same merge tells whether a waiting PR
+ * the forge last called mergeable still merges after the target moved (`mergesInCache`), so a
+ * landing does not cost a read of every PR waiting behind it.
  */
 import type { Repo } from '../../contract/index.js';
 import type { PrConflict } from '../../engine/index.js';
-import { mergeabilityOf } from '../git/index.js';
+import { git, mergeabilityOf } from '../git/index.js';
 import type { ForgePrFacts } from '../types.js';
 import { repoKey, type PersistedBase, type RemoteRuntime } from './runtime.js';
 
@@ -46,5 +48,37 @@ export class ConflictNames {
       this.rt.log(`naming the conflict of PR #${prNumber} of ${repoKey(repo)} failed`, error);
       return facts;
     }
+  }
+}
+
+/** Whether every commit of `shas` is in the repository (one `git cat-file --batch-check`). */
+async function present(dir: string, shas: readonly string[]): Promise<boolean> {
+  const r = await git(dir, ['cat-file', '--batch-check'], { input: shas.join('\n') + '\n' });
+  return !/ missing$/m.test(r.stdout);
+}
+
+/**
+ * Whether PR `prNumber` (head `headSha`) merges onto `target` (a head of `branch`) without
+ * conflict, merged in the bare cache; the PR's head (and the target) are fetched first when the
+ * cache lacks them. False when it conflicts or git cannot tell (the caller asks the forge then).
+ */
+export async function mergesInCache(
+  rt: RemoteRuntime<PersistedBase>,
+  repo: Repo,
+  prNumber: number,
+  branch: string,
+  headSha: string,
+  target: string,
+): Promise<boolean> {
+  try {
+    const c = await rt.ctx(repo);
+    if (!(await present(c.dir, [headSha, target]))) {
+      await rt.fetch(c, branch, [prNumber]);
+      if (!(await present(c.dir, [headSha, target]))) return false;
+    }
+    return (await mergeabilityOf(c.dir, headSha, target)).mergeability === 'mergeable';
+  } catch (error) {
+    rt.log(`merging PR #${prNumber} of ${repoKey(repo)} onto ${branch} in the cache failed`, error);
+    return false;
   }
 }
