@@ -75,6 +75,8 @@ export class Deliverer {
   private timer: NodeJS.Timeout | undefined;
   private kickTimer: NodeJS.Timeout | undefined;
   private pumping = false;
+  /** The running look at the outbox, if any: close() waits for what it claims. */
+  private pumped: Promise<void> | undefined;
   /** When the outbox first failed to answer, while it does not. */
   private unreadableSince: number | null = null;
   private again = false;
@@ -127,6 +129,8 @@ export class Deliverer {
     clearInterval(this.timer);
     clearTimeout(this.kickTimer);
     this.store.signals.off('written', this.onWritten);
+    // A look at the outbox that was claiming when close began: what it claimed is in flight once it ends.
+    await this.pumped;
     const pending = Promise.all([...this.inFlight.values()].map((f) => f.done));
     await this.flush();
     await pending;
@@ -159,7 +163,7 @@ export class Deliverer {
       return;
     }
     this.pumping = true;
-    void this.pump()
+    this.pumped = this.pump()
       .then(
         () => {
           if (this.unreadableSince === null) return;
@@ -212,7 +216,7 @@ export class Deliverer {
           });
         this.inFlight.set(d.id, { endpoint: d.endpoint.id, done });
       }
-      if (now - this.lastPrune > HOUR) {
+      if (!this.stopped && now - this.lastPrune > HOUR) {
         this.lastPrune = now;
         await this.store.prune(now - PRUNE_AFTER_MS);
       }
