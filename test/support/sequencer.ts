@@ -37,6 +37,8 @@ const SLOW_FILES: Record<string, number> = {
   'test/e2e/github-forge-truth.test.ts': 37,
   'test/server/fuzz.test.ts': 31,
   'test/action/action.test.ts': 20,
+  // 2026-12-04: split from action.test.ts (alone at load 7-9: 7 wall-s; action.test.ts 21).
+  'test/action/action-running-queues.test.ts': 7,
   'test/e2e/demo.test.ts': 34,
   'test/e2e/postgres.test.ts': 19,
   'test/server/lifecycle.test.ts': 28,
