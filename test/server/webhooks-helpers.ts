@@ -4,7 +4,7 @@
  * endpoint for a receiver; waiting for a condition; the event types a receiver got for a PR.
  */
 import { expect, type TestContext } from 'vitest';
-import { onCleanup, ownCleanups } from '../support/forge-e2e.js';
+import { onCleanup, ownCleanups, until as waitUntil } from '../support/forge-e2e.js';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
 import { startTestServer, type TestServer, type TestServerOptions } from '../support/server.js';
 import { ok } from './helpers.js';
@@ -31,20 +31,9 @@ export const LOCAL = {
   pollMs: 50,
 };
 
-/** Answers what `get` answers once it is truthy; fails after `timeoutMs`. */
-export async function until<T>(
-  what: string,
-  get: () => T | Promise<T>,
-  timeoutMs = 20_000,
-): Promise<NonNullable<T>> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await get();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Answers what `get` answers once it is truthy, looking every 50 ms; fails after `timeoutMs`. */
+export const until = <T>(what: string, get: () => T | Promise<T>, timeoutMs = 20_000) =>
+  waitUntil(what, get, timeoutMs, 50);
 
 /** A receiver on 127.0.0.1 (test/support/webhook-receiver.ts), closed when the test ends. */
 export async function receiver(): Promise<Receiver> {
