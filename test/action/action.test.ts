@@ -1,103 +1,16 @@
-import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+/**
+ * The GitHub Action (the committed dist/index.js, run as the runner does) against a real server:
+ * each operation's outputs, job summary and one-line errors on a paused queue of a shared server
+ * (submit, status, cancel, wait and its timeout, impacted-targets, merge_group events, bad inputs,
+ * upload-tests of JUnit reports), the server going away during a wait, and the heartbeat.
+ * Waiting on running queues, and the same steps over /v2: action-running-queues.test.ts.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { tempDirSync } from '../support/tmp.js';
-
-const DIST = resolve(import.meta.dirname, '../../dist/index.js');
-
-interface ActionRun {
-  code: number;
-  stdout: string;
-  outputs: Record<string, string>;
-  summary: string;
-  ms: number;
-}
-
-/** Parses the GITHUB_OUTPUT file (name<<delimiter ... delimiter blocks). */
-function parseOutputs(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const m = /^([^<]+)<<(.+)$/.exec(lines[i]);
-    if (!m) continue;
-    const value: string[] = [];
-    for (i++; i < lines.length && lines[i] !== m[2]; i++) value.push(lines[i]);
-    out[m[1]] = value.join('\n');
-  }
-  return out;
-}
-
-/** Runs the committed bundle exactly as the runner does: INPUT_* variables, event file, output files. */
-function runAction(
-  inputs: Record<string, string>,
-  opts: {
-    event?: object;
-    eventName?: string;
-    onStart?: (pid: number) => void;
-    /** Called with everything printed so far, each time the Action prints. */
-    onOutput?: (stdout: string) => void;
-    env?: Record<string, string>;
-    cwd?: string;
-  } = {},
-): Promise<ActionRun> {
-  const dir = tempDirSync('railyard-action-');
-  const eventPath = join(dir, 'event.json');
-  writeFileSync(eventPath, JSON.stringify(opts.event ?? pullRequestEvent(7)));
-  const outputPath = join(dir, 'output');
-  const summaryPath = join(dir, 'summary');
-  writeFileSync(outputPath, '');
-  writeFileSync(summaryPath, '');
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    GITHUB_EVENT_PATH: eventPath,
-    GITHUB_EVENT_NAME: opts.eventName ?? 'pull_request',
-    GITHUB_OUTPUT: outputPath,
-    GITHUB_STEP_SUMMARY: summaryPath,
-    GITHUB_REPOSITORY: 'acme/web',
-    GITHUB_SERVER_URL: 'https://github.com',
-    GITHUB_RUN_ID: '1',
-    ...opts.env,
-  };
-  for (const [name, value] of Object.entries(inputs)) env[`INPUT_${name.toUpperCase()}`] = value;
-  const started = Date.now();
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [DIST], { env, cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    opts.onStart?.(child.pid as number);
-    let stdout = '';
-    const print = (d: Buffer) => {
-      stdout += d.toString();
-      opts.onOutput?.(stdout);
-    };
-    child.stdout.on('data', print);
-    child.stderr.on('data', print);
-    child.on('error', reject);
-    child.on('close', (code) =>
-      resolvePromise({
-        code: code ?? -1,
-        stdout,
-        outputs: parseOutputs(readFileSync(outputPath, 'utf8')),
-        summary: readFileSync(summaryPath, 'utf8'),
-        ms: Date.now() - started,
-      }),
-    );
-  });
-}
-
-function pullRequestEvent(number: number) {
-  return {
-    action: 'labeled',
-    number,
-    pull_request: {
-      number,
-      head: { sha: 'a'.repeat(40), ref: `feature-${number}` },
-      base: { ref: 'main' },
-      title: `PR ${number}`,
-    },
-    repository: { full_name: 'acme/web', name: 'web', owner: { login: 'acme' } },
-  };
-}
+import { runAction } from './run-action.js';
 
 let server: TestServer;
 let base: Record<string, string>;
@@ -127,11 +40,11 @@ afterAll(async () => {
   await server?.close();
 });
 
-// Three lanes side by side (each lane's tests in order): most of this file's time is the Action
+// Two lanes side by side (each lane's tests in order): most of this file's time is the Action
 // waiting (its retries of an unreachable server, poll intervals, a timeout), not working. The
 // heartbeat test bounds when its first line comes ("waited 1s"): it runs after the ~18 s of
-// retries, when the other lanes have ended, not beside their Action processes (at load 16 it
-// printed "waited 2s" beside them).
+// retries, when lane 1 has ended, not beside its Action processes (at load 16 it printed
+// "waited 2s" beside them).
 describe('the GitHub Action (dist/index.js)', () => {
   describe.concurrent('lane 1: the paused queue of the shared server, one step at a time', () => {
     it.sequential('submits the pull request of the event, sets outputs and writes a summary', async () => {
@@ -454,129 +367,4 @@ describe('the GitHub Action (dist/index.js)', () => {
       });
     },
   );
-
-  describe.concurrent('lane 3: running queues of their own', () => {
-    it.sequential(
-      'wait: until merged (exit 0), and a PR whose tests fail fails the step with the reason',
-      async () => {
-        // A running sandbox queue: runs take 1 s; any run containing #5 fails.
-        const live = await startTestServer({
-          tokens: { t3: 'acme' },
-          sandbox: { testSeconds: 1, failPrs: new Set([5]) },
-        });
-        try {
-          const inputs = {
-            token: 't3',
-            'api-url': live.url,
-            'poll-interval-seconds': '0.2',
-            'timeout-minutes': '1',
-          };
-          const key = { repo: { host: 'github.com', owner: 'acme', name: 'web' }, targetBranch: 'main' };
-          await fetch(`${live.url}/createQueue`, {
-            method: 'POST',
-            headers: { 'x-api-token': 't3' },
-            body: JSON.stringify(key),
-          });
-          expect((await runAction({ ...inputs, operation: 'submit', 'pr-number': '4' })).code).toBe(0);
-          expect((await runAction({ ...inputs, operation: 'submit', 'pr-number': '5' })).code).toBe(0);
-          const [four, five] = await Promise.all([
-            runAction({ ...inputs, operation: 'wait', 'pr-number': '4' }),
-            runAction({ ...inputs, operation: 'wait', 'pr-number': '5' }),
-          ]);
-          expect(four.code, four.stdout).toBe(0);
-          expect(four.outputs).toMatchObject({ state: 'merged', merged: 'true', 'pr-number': '4' });
-          expect(four.stdout).toMatch(/#4: merged/);
-          expect(four.summary).toMatch(/merged/);
-          expect(five.code, five.stdout).toBe(1);
-          expect(five.outputs).toMatchObject({ state: 'failed', merged: 'false' });
-          expect(five.stdout).toMatch(/::error::#5 is failed \(TEST_RUN_REQUIRED_STATUS_FAILED\)/);
-        } finally {
-          await live.close();
-        }
-      },
-    );
-
-    it.sequential(
-      'submit, impacted-targets, status, cancel and wait over /v2 give the outputs they give over /v1',
-      async () => {
-        // A running sandbox queue: runs take 1 s; any run containing #5 fails.
-        const live = await startTestServer({
-          tokens: { t4: 'acme' },
-          sandbox: { testSeconds: 1, failPrs: new Set([5]) },
-        });
-        try {
-          const v1 = {
-            token: 't4',
-            'api-url': live.url,
-            'poll-interval-seconds': '0.2',
-            'timeout-minutes': '1',
-          };
-          const v2 = { ...v1, 'api-version': 'v2' };
-          const key = { repo: { host: 'github.com', owner: 'acme', name: 'web' }, targetBranch: 'main' };
-          const headers = { 'x-api-token': 't4', 'content-type': 'application/json' };
-          await fetch(`${live.url}/createQueue`, { method: 'POST', headers, body: JSON.stringify(key) });
-          await fetch(`${live.url}/updateQueue`, {
-            method: 'POST',
-            headers,
-            body: JSON.stringify({ ...key, state: 'paused' }),
-          });
-
-          const submit = await runAction({ ...v2, operation: 'submit', 'pr-number': '6', priority: 'high' });
-          expect(submit.code, submit.stdout).toBe(0);
-          expect(submit.outputs).toMatchObject({
-            'pr-number': '6',
-            state: 'pending',
-            merged: 'false',
-            priority: 'high',
-          });
-          expect(submit.stdout).toContain('Submitted #6 to the main queue of github.com/acme/web');
-          expect(submit.stdout).toContain('::notice::the queue is paused');
-          const sha = JSON.parse(submit.outputs.response).prSha as string;
-          const targets = await runAction({
-            ...v2,
-            operation: 'impacted-targets',
-            'impacted-targets': '//a\n//b',
-            'pr-number': '6',
-            'head-sha': sha,
-          });
-          expect(targets.code, targets.stdout).toBe(0);
-          expect(targets.stdout).toMatch(/2 target\(s\)/);
-          // The same PR read over both versions: the same outputs, response included.
-          const [one, two] = await Promise.all([
-            runAction({ ...v1, operation: 'status', 'pr-number': '6' }),
-            runAction({ ...v2, operation: 'status', 'pr-number': '6' }),
-          ]);
-          expect(two.code).toBe(0);
-          expect(two.outputs).toEqual(one.outputs);
-          const cancel = await runAction({ ...v2, operation: 'cancel', 'pr-number': '6' });
-          expect(cancel.code).toBe(1);
-          expect(cancel.outputs.state).toBe('cancelled');
-          expect(cancel.stdout).toMatch(/::error::#6 is cancelled \(USER_REQUESTED\)/);
-          const again = await runAction({ ...v2, operation: 'cancel', 'pr-number': '6', 'fail-on': '' });
-          expect(again.stdout).toMatch(
-            /::notice::#6 is already cancelled \(USER_REQUESTED\): nothing to cancel/,
-          );
-
-          await fetch(`${live.url}/updateQueue`, {
-            method: 'POST',
-            headers,
-            body: JSON.stringify({ ...key, state: 'running' }),
-          });
-          expect((await runAction({ ...v2, operation: 'submit', 'pr-number': '4' })).code).toBe(0);
-          expect((await runAction({ ...v2, operation: 'submit', 'pr-number': '5' })).code).toBe(0);
-          const [four, five] = await Promise.all([
-            runAction({ ...v2, operation: 'wait', 'pr-number': '4' }),
-            runAction({ ...v2, operation: 'wait', 'pr-number': '5' }),
-          ]);
-          expect(four.code, four.stdout).toBe(0);
-          expect(four.outputs).toMatchObject({ state: 'merged', merged: 'true', 'pr-number': '4' });
-          expect(five.code, five.stdout).toBe(1);
-          expect(five.outputs).toMatchObject({ state: 'failed', merged: 'false' });
-          expect(five.stdout).toMatch(/::error::#5 is failed \(TEST_RUN_REQUIRED_STATUS_FAILED\)/);
-        } finally {
-          await live.close();
-        }
-      },
-    );
-  });
 });

@@ -6,6 +6,7 @@
  */
 import { expect } from 'vitest';
 import { ok } from '../server/helpers.js';
+import { until as waitUntil } from '../support/forge-e2e.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 export const REPO = { host: 'github.com', owner: 'acme', name: 'web' };
@@ -37,19 +38,9 @@ export interface TrackerUnderTest {
   close(): Promise<void>;
 }
 
-export async function until<T>(
-  what: string,
-  get: () => T | Promise<T>,
-  timeoutMs = 30_000,
-): Promise<NonNullable<T>> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await get();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Answers what `get` answers once it is truthy, looking every 50 ms; fails after `timeoutMs`. */
+export const until = <T>(what: string, get: () => T | Promise<T>, timeoutMs = 30_000) =>
+  waitUntil(what, get, timeoutMs, 50);
 
 export async function railyard(
   t: TrackerUnderTest,

@@ -11,33 +11,24 @@ import type { GitHubEmulator } from '../support/github/index.js';
 import {
   API_TOKEN,
   createQueue,
-  emulator,
   finalShownLags,
+  githubWorld,
   NAME,
   OWNER,
+  ourComment,
   repoOf,
   scoped,
   settled,
-  startRailyard,
   submit,
-  tempDir,
   until,
   waitFor,
   waitForTesting,
 } from './github-harness.js';
 
-async function world(
-  opts: { pollSeconds?: number; writeIntervalMs?: number | null; extraArgs?: string[] } = {},
-) {
-  const gh = await emulator();
-  gh.createRepo(OWNER, NAME, { files: { 'README.md': 'app\n' } });
-  const server = await startRailyard(gh, { webhooks: true, dataDir: tempDir('railyard-gh-'), ...opts });
-  return { gh, server };
-}
+const world = (opts: { pollSeconds?: number; writeIntervalMs?: number | null; extraArgs?: string[] } = {}) =>
+  githubWorld({ webhooks: true, ...opts });
 
 const Q = (gh: GitHubEmulator) => ({ repo: repoOf(gh), targetBranch: 'main' });
-const ourComment = (gh: GitHubEmulator, n: number) =>
-  gh.comments(OWNER, NAME, n).find((c) => c.body.includes('railyard:merge-queue'))?.body ?? '';
 
 describe.concurrent('serve --github: forge truth, second pass', () => {
   it(

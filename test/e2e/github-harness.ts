@@ -103,6 +103,24 @@ export async function startRailyard(gh: GitHubEmulator, opts: StartOptions): Pro
   return proc;
 }
 
+/**
+ * One test's GitHub world: the emulator with `acme/app` (a README) and `railyard serve --github` on
+ * it with `opts` and a data dir of its own (`dataDirPrefix…`).
+ */
+export async function githubWorld(
+  opts: Omit<StartOptions, 'dataDir'>,
+  dataDirPrefix = 'railyard-gh-',
+): Promise<{ gh: GitHubEmulator; server: RailyardProcess }> {
+  const gh = await emulator();
+  gh.createRepo(OWNER, NAME, { files: { 'README.md': 'app\n' } });
+  const server = await startRailyard(gh, { dataDir: tempDir(dataDirPrefix), ...opts });
+  return { gh, server };
+}
+
+/** The queue's comment on PR `n` of `acme/app` ('' before there is one). */
+export const ourComment = (gh: GitHubEmulator, n: number): string =>
+  gh.comments(OWNER, NAME, n).find((c) => c.body.includes('railyard:merge-queue'))?.body ?? '';
+
 /** The repository a test's PRs are on: `acme/app`, or the test's own on a shared lane (`sharedLane`). */
 const repoNames = new WeakMap<GitHubEmulator, string>();
 export const repoName = (gh: GitHubEmulator): string => repoNames.get(gh) ?? NAME;

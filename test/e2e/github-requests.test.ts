@@ -11,32 +11,19 @@ import { describe, expect, it } from 'vitest';
 import type { GitHubEmulator } from '../support/github/index.js';
 import {
   createQueue,
-  emulator,
+  githubWorld,
   NAME,
   OWNER,
+  ourComment,
   scoped,
   settled,
-  startRailyard,
   submit,
-  tempDir,
   until,
   waitFor,
   waitForTesting,
 } from './github-harness.js';
 
-async function world() {
-  const gh = await emulator();
-  gh.createRepo(OWNER, NAME, { files: { 'README.md': 'app\n' } });
-  const server = await startRailyard(gh, {
-    webhooks: false,
-    dataDir: tempDir('railyard-gh-'),
-    pollSeconds: 0.5,
-  });
-  return { gh, server };
-}
-
-const ourComment = (gh: GitHubEmulator, n: number) =>
-  gh.comments(OWNER, NAME, n).find((c) => c.body.includes('railyard:merge-queue'))?.body ?? '';
+const world = () => githubWorld({ webhooks: false, pollSeconds: 0.5 });
 /** GitHub requests for `path` (exact) since `from` (ms since the epoch). */
 const reads = (gh: GitHubEmulator, path: string, from = 0) =>
   gh.requests.filter((r) => r.method === 'GET' && r.path === path && r.at >= from).length;

@@ -8,26 +8,19 @@ import { describe, expect, it } from 'vitest';
 import {
   createQueue,
   emulator,
+  githubWorld,
   NAME,
   OWNER,
   scoped,
   settled,
-  startRailyard,
   submit,
-  tempDir,
   until,
   waitFor,
 } from './github-harness.js';
 
 async function world() {
-  const gh = await emulator();
-  gh.createRepo(OWNER, NAME, { files: { 'README.md': 'app\n' } });
   // Webhooks drive it: polled every second, not five times a second (each poll is a git ls-remote).
-  const server = await startRailyard(gh, {
-    webhooks: true,
-    dataDir: tempDir('railyard-gh-stacks-'),
-    pollSeconds: 1,
-  });
+  const { gh, server } = await githubWorld({ webhooks: true, pollSeconds: 1 }, 'railyard-gh-stacks-');
   // #1 on main, #2 on #1's branch, #3 on #2's branch.
   const one = await gh.createPullRequest(OWNER, NAME, {
     head: 'one',

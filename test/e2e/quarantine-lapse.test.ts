@@ -15,6 +15,7 @@ import { LapseSweeper } from '../../src/server/flaky/lapses.js';
 import { serverLinks } from '../../src/server/links.js';
 import { openStore } from '../../src/store/index.js';
 import { ok } from '../server/helpers.js';
+import { until as waitUntil } from '../support/forge-e2e.js';
 import { cleanupsAfterEach, eachDatabase, serversPerTest } from '../support/hooks.js';
 import type { TestServer, TestServerOptions } from '../support/server.js';
 import { TRUNK_FLAKY_EVENT_SCHEMAS } from '../support/trunk-webhook-schemas.js';
@@ -53,19 +54,8 @@ function clock() {
   };
 }
 
-async function until<T>(
-  what: string,
-  get: () => T | Promise<T>,
-  timeoutMs = 20_000,
-): Promise<NonNullable<T>> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await get();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** Waits for what `get` answers, looking every 25 ms (the sweeps run every SWEEP_MS). */
+const until = <T>(what: string, get: () => T | Promise<T>) => waitUntil(what, get, 20_000, 25);
 
 const report = `<testsuite name="suite">${['net', 'db']
   .map((t) => `<testcase classname="tests/${t}.test.ts" file="tests/${t}.test.ts" name="${t} works"/>`)

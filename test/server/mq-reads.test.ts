@@ -2,25 +2,12 @@
 // requests in one call, includeTimeline, and the completed testing of a queue in a time range.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, ApiError, type Client } from '../../src/client/index.js';
+import { until } from '../support/forge-e2e.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { call, Q } from './helpers.js';
 
 let server: TestServer;
 let client: Client;
-
-async function until<T>(
-  what: string,
-  get: () => T | Promise<T>,
-  timeoutMs = 30_000,
-): Promise<NonNullable<T>> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await get();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** The client's error for a call that should fail. */
 async function refusal(promise: Promise<unknown>): Promise<ApiError> {
@@ -42,13 +29,18 @@ beforeAll(async () => {
   client = createClient({ baseUrl: server.url, token: server.token, retries: 0 });
   await client.call('createQueue', Q);
   for (const number of [1, 2, 3]) await client.call('submitPullRequest', { ...Q, pr: { number } });
-  await until('#1 and #2 merged, #3 failed', async () => {
-    const { pullRequests } = await client.call('getSubmittedPullRequests', {
-      ...Q,
-      prs: [{ number: 1 }, { number: 2 }, { number: 3 }],
-    });
-    return pullRequests.map((p) => p.state).join() === 'merged,merged,failed';
-  });
+  await until(
+    '#1 and #2 merged, #3 failed',
+    async () => {
+      const { pullRequests } = await client.call('getSubmittedPullRequests', {
+        ...Q,
+        prs: [{ number: 1 }, { number: 2 }, { number: 3 }],
+      });
+      return pullRequests.map((p) => p.state).join() === 'merged,merged,failed';
+    },
+    30_000,
+    50,
+  );
   await client.call('submitPullRequest', { ...Q, pr: { number: 4 } });
 });
 afterAll(async () => {

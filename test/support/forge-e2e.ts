@@ -252,9 +252,29 @@ export async function waitForPr(
 }
 
 /** Polls `check` until it returns true (or throws after timeoutMs with `what`). */
-export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000, everyMs = 100): Promise<void> {
+export function until(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs?: number,
+  everyMs?: number,
+): Promise<void>;
+/** Polls `get` until it answers something truthy, and answers that (or throws after timeoutMs with `what`). */
+export function until<T>(
+  what: string,
+  get: () => T | Promise<T>,
+  timeoutMs?: number,
+  everyMs?: number,
+): Promise<NonNullable<T>>;
+export async function until<T>(
+  what: string,
+  get: () => T | Promise<T>,
+  timeoutMs = 20_000,
+  everyMs = 100,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
+  for (;;) {
+    const value = await get();
+    if (value) return value as NonNullable<T>;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }

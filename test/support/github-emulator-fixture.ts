@@ -1,48 +1,17 @@
 // What the GitHub emulator's tests (github-emulator*.test.ts) share: a validating emulator per test
 // (opened and checked by openEmulator / closeEmulator), git run against it without blocking the
 // event loop, a webhook receiver on 127.0.0.1, and the token they authenticate with.
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { Octokit } from '@octokit/core';
 import { expect } from 'vitest';
+import { gitWithTokenAs } from './git-cli.js';
 import { startGitHubEmulator, type GitHubEmulator } from './github/index.js';
 
-export const run = promisify(execFile);
-export const GIT_ENV = {
-  ...process.env,
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_TERMINAL_PROMPT: '0',
-  GIT_AUTHOR_NAME: 'Dev',
-  GIT_AUTHOR_EMAIL: 'dev@example.com',
-  GIT_COMMITTER_NAME: 'Dev',
-  GIT_COMMITTER_EMAIL: 'dev@example.com',
-};
-
-/** Runs git without blocking the event loop (the emulator answers in this process). */
-export async function git(cwd: string, args: string[], token?: string): Promise<string> {
-  const auth = token
-    ? [
-        '-c',
-        `http.extraHeader=Authorization: Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`,
-      ]
-    : [];
-  const { stdout } = await run('git', [...auth, ...args], { cwd, env: GIT_ENV });
-  return stdout.trim();
-}
-
-export async function gitFails(cwd: string, args: string[], token?: string): Promise<string> {
-  try {
-    await git(cwd, args, token);
-  } catch (e) {
-    return String((e as { stderr?: string }).stderr ?? e);
-  }
-  throw new Error(`git ${args.join(' ')} succeeded`);
-}
+/** git run against the emulator without blocking the event loop (it answers in this process). */
+export const { git, gitFails } = gitWithTokenAs('x-access-token');
 
 export interface Received {
   event: string;
@@ -65,7 +34,9 @@ export async function startReceiver(): Promise<{ url: string; got: Received[]; s
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
       const contentType = String(req.headers['content-type']);
-      const json = contentType.startsWith('application/x-www-form-urlencoded') ? (new URLSearchParams(body).get('payload') ?? '') : body;
+      const json = contentType.startsWith('application/x-www-form-urlencoded')
+        ? (new URLSearchParams(body).get('payload') ?? '')
+        : body;
       got.push({
         event: String(req.headers['x-github-event']),
         id: req.headers['x-github-delivery'] as string | undefined,

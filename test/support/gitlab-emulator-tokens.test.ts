@@ -1,43 +1,33 @@
 // The GitLab emulator's tokens and permissions (what `railyard mq doctor` reads on GitLab): the
 // token's role on a project, its scopes and expiry, and a protected branch's access levels, as
 // GitLab answers them, checked against GitLab's published schemas.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Gitlab } from '@gitbeaker/rest';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ACCESS, startGitLabEmulator, type GitLabEmulator } from './gitlab/index.js';
+import {
+  closeEmulator,
+  git,
+  gitFails,
+  openEmulator,
+  PROJECT,
+  rawRequest,
+  type GitLabApi,
+} from './gitlab-emulator-fixture.js';
+import { ACCESS, type GitLabEmulator } from './gitlab/index.js';
 import { checkOpenApi } from './gitlab/openapi.js';
-import { git, gitFails } from './gitlab/test-git.js';
-
-const TOKEN = 'glpat-test-0000000000';
-const PROJECT = 'acme/platform/app';
 
 describe('GitLab emulator: tokens and permissions', () => {
   let gl: GitLabEmulator;
-  let api: InstanceType<typeof Gitlab>;
+  let api: GitLabApi;
   let work: string;
 
   beforeEach(async () => {
-    gl = await startGitLabEmulator();
-    gl.addToken(TOKEN);
-    gl.createProject(PROJECT, { owner: 'acme-admin', files: { 'README.md': '# app\n' } });
-    api = new Gitlab({ host: gl.url, token: TOKEN });
-    work = await mkdtemp(join(tmpdir(), 'gl-emu-'));
+    ({ gl, api, work } = await openEmulator({ 'README.md': '# app\n' }));
   });
 
-  afterEach(async () => {
-    const violations = [...gl.schemaViolations];
-    await gl.close();
-    await rm(work, { recursive: true, force: true });
-    expect(violations).toEqual([]);
-  });
+  afterEach(() => closeEmulator(gl, work));
 
   const raw = (path: string, init: RequestInit & { token?: string | null } = {}) =>
-    fetch(`${gl.apiUrl}${path}`, {
-      ...init,
-      headers: { 'content-type': 'application/json', 'private-token': init.token ?? TOKEN },
-    });
+    rawRequest(gl, path, init);
 
   it("answers the token's role, scopes, expiry and the branch's protection as GitLab does", async () => {
     // The role: a membership is project_access, a token's level where it is no member group_access.

@@ -2,15 +2,21 @@
 // (and raw fetch where status codes and error bodies matter), git over smart HTTP with GitLab's
 // auth and push rules, lazy detailed_merge_status, forks, CI pipelines and statuses, notes,
 // members, token-carrying hook deliveries and rate-limit answers.
-import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Gitlab } from '@gitbeaker/rest';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ACCESS, startGitLabEmulator, type GitLabEmulator } from './gitlab/index.js';
+import {
+  closeEmulator,
+  git,
+  gitFails,
+  openEmulator,
+  PROJECT,
+  rawRequest,
+  TOKEN,
+  type GitLabApi,
+} from './gitlab-emulator-fixture.js';
+import { ACCESS, type GitLabEmulator } from './gitlab/index.js';
 import { checkOpenApi } from './gitlab/openapi.js';
-import { git, gitFails } from './gitlab/test-git.js';
 
 interface Received {
   event: string;
@@ -42,37 +48,19 @@ async function startReceiver(): Promise<{ url: string; got: Received[]; server: 
   return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, got, server };
 }
 
-const TOKEN = 'glpat-test-0000000000';
-const PROJECT = 'acme/platform/app';
-
 describe('GitLab emulator', () => {
   let gl: GitLabEmulator;
-  let api: InstanceType<typeof Gitlab>;
+  let api: GitLabApi;
   let work: string;
 
   beforeEach(async () => {
-    gl = await startGitLabEmulator();
-    gl.addToken(TOKEN);
-    gl.createProject(PROJECT, { owner: 'acme-admin', files: { 'README.md': '# app\n', 'a.txt': 'a\n' } });
-    api = new Gitlab({ host: gl.url, token: TOKEN });
-    work = await mkdtemp(join(tmpdir(), 'gl-emu-'));
+    ({ gl, api, work } = await openEmulator({ 'README.md': '# app\n', 'a.txt': 'a\n' }));
   });
 
-  afterEach(async () => {
-    const violations = [...gl.schemaViolations];
-    await gl.close();
-    await rm(work, { recursive: true, force: true });
-    expect(violations).toEqual([]);
-  });
+  afterEach(() => closeEmulator(gl, work));
 
   const raw = (path: string, init: RequestInit & { token?: string | null } = {}) =>
-    fetch(`${gl.apiUrl}${path}`, {
-      ...init,
-      headers: {
-        'content-type': 'application/json',
-        ...(init.token === null ? {} : { 'private-token': init.token ?? TOKEN }),
-      },
-    });
+    rawRequest(gl, path, init);
 
   it('addresses projects by id and URL-encoded path; errors are GitLab’s', async () => {
     const byPath = await api.Projects.show(PROJECT);

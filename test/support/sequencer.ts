@@ -37,12 +37,16 @@ const SLOW_FILES: Record<string, number> = {
   'test/e2e/github-forge-truth.test.ts': 37,
   'test/server/fuzz.test.ts': 31,
   'test/action/action.test.ts': 20,
+  // 2026-12-04: split from action.test.ts (alone at load 7-9: 7 wall-s; action.test.ts 21).
+  'test/action/action-running-queues.test.ts': 7,
   'test/e2e/demo.test.ts': 34,
   'test/e2e/postgres.test.ts': 19,
   'test/server/lifecycle.test.ts': 28,
   'test/e2e/gitlab-pipelines.test.ts': 32,
   'test/sim/sim.test.ts': 25,
-  'test/server/webhooks.test.ts': 16,
+  // 2026-12-04: the halves of webhooks.test.ts (16 s), alone at load 14-15: 10 wall-s each.
+  'test/server/webhooks-events.test.ts': 10,
+  'test/server/webhooks-delivery.test.ts': 10,
   'test/e2e/pack.test.ts': 24,
   'test/server/postgres.test.ts': 29,
   'test/cli/flaky-upload.test.ts': 30,

@@ -22,7 +22,15 @@ const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 
 /** Waits before the 2nd, 3rd, … attempt (Svix's schedule): 8 attempts over about 27.5 hours. */
-export const RETRY_SCHEDULE_MS = [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR];
+export const RETRY_SCHEDULE_MS = [
+  5 * SECOND,
+  5 * MINUTE,
+  30 * MINUTE,
+  2 * HOUR,
+  5 * HOUR,
+  10 * HOUR,
+  10 * HOUR,
+];
 
 export interface WebhookOptions extends AddressPolicy {
   /** The dashboard's address, for links in payloads (default: the address the server listens on). */
@@ -67,6 +75,8 @@ export class Deliverer {
   private timer: NodeJS.Timeout | undefined;
   private kickTimer: NodeJS.Timeout | undefined;
   private pumping = false;
+  /** The running look at the outbox, if any: close() waits for what it claims. */
+  private pumped: Promise<void> | undefined;
   /** When the outbox first failed to answer, while it does not. */
   private unreadableSince: number | null = null;
   private again = false;
@@ -74,7 +84,12 @@ export class Deliverer {
   private lastPrune = 0;
   private readonly onWritten = () => this.kick();
   /** Attempts waiting to be recorded: written together, every RECORD_MS at most (one commit for many). */
-  private outcomes: { outcome: AttemptOutcome; delivery: ClaimedDelivery; done: (result: AttemptResult) => void; fail: (e: unknown) => void }[] = [];
+  private outcomes: {
+    outcome: AttemptOutcome;
+    delivery: ClaimedDelivery;
+    done: (result: AttemptResult) => void;
+    fail: (e: unknown) => void;
+  }[] = [];
   private flushTimer: NodeJS.Timeout | undefined;
   /** Endpoints that came back with more waiting heads than one transaction moves: the rest, a chunk at a time. */
   private readonly resuming = new Map<string, Promise<void>>();
@@ -85,7 +100,10 @@ export class Deliverer {
     private readonly log: DelivererLog,
     private readonly now: () => number = Date.now,
   ) {
-    this.transport = new WebhookTransport({ allowPrivate: options.allowPrivate, allowHttp: options.allowHttp }, options.timeoutMs ?? 10 * SECOND);
+    this.transport = new WebhookTransport(
+      { allowPrivate: options.allowPrivate, allowHttp: options.allowHttp },
+      options.timeoutMs ?? 10 * SECOND,
+    );
     this.schedule = options.retrySchedule ?? RETRY_SCHEDULE_MS;
     this.disableAfterMs = options.disableAfterMs ?? 5 * 24 * HOUR;
     this.leaseMs = Math.max(30 * SECOND, 3 * this.transport.timeoutMs);
@@ -111,6 +129,8 @@ export class Deliverer {
     clearInterval(this.timer);
     clearTimeout(this.kickTimer);
     this.store.signals.off('written', this.onWritten);
+    // A look at the outbox that was claiming when close began: what it claimed is in flight once it ends.
+    await this.pumped;
     const pending = Promise.all([...this.inFlight.values()].map((f) => f.done));
     await this.flush();
     await pending;
@@ -143,18 +163,24 @@ export class Deliverer {
       return;
     }
     this.pumping = true;
-    void this.pump()
+    this.pumped = this.pump()
       .then(
         () => {
           if (this.unreadableSince === null) return;
-          this.log.info({ seconds: Math.round((this.now() - this.unreadableSince) / SECOND) }, 'webhook deliverer: the outbox answers again');
+          this.log.info(
+            { seconds: Math.round((this.now() - this.unreadableSince) / SECOND) },
+            'webhook deliverer: the outbox answers again',
+          );
           this.unreadableSince = null;
         },
         (error: unknown) => {
           // Said once per outage, not on every poll: the database being down is reported by /healthz and the requests.
           if (this.unreadableSince !== null) return;
           this.unreadableSince = this.now();
-          this.log.error({ err: error }, 'webhook deliverer: could not read the outbox; trying again quietly until it answers');
+          this.log.error(
+            { err: error },
+            'webhook deliverer: could not read the outbox; trying again quietly until it answers',
+          );
         },
       )
       .finally(() => {
@@ -170,24 +196,27 @@ export class Deliverer {
     for (;;) {
       if (this.stopped) return;
       const perEndpoint = new Map<string, number>();
-      for (const f of this.inFlight.values()) perEndpoint.set(f.endpoint, (perEndpoint.get(f.endpoint) ?? 0) + 1);
+      for (const f of this.inFlight.values())
+        perEndpoint.set(f.endpoint, (perEndpoint.get(f.endpoint) ?? 0) + 1);
       const busy = [...perEndpoint].filter(([, n]) => n >= PER_ENDPOINT).map(([id]) => id);
       const free = MAX_IN_FLIGHT - this.inFlight.size;
       if (free <= 0) return;
       const now = this.now();
-      const claimed = (await this.store.claim(this.holder, free, now, this.leaseMs, busy, [...this.inFlight.keys()])).filter(
-        (d) => !this.inFlight.has(d.id),
-      );
+      const claimed = (
+        await this.store.claim(this.holder, free, now, this.leaseMs, busy, [...this.inFlight.keys()])
+      ).filter((d) => !this.inFlight.has(d.id));
       for (const d of claimed) {
         const done = this.deliver(d)
-          .catch((error: unknown) => this.log.error({ err: error, delivery: d.id }, 'webhook deliverer: could not record an attempt'))
+          .catch((error: unknown) =>
+            this.log.error({ err: error, delivery: d.id }, 'webhook deliverer: could not record an attempt'),
+          )
           .finally(() => {
             this.inFlight.delete(d.id);
             this.kick();
           });
         this.inFlight.set(d.id, { endpoint: d.endpoint.id, done });
       }
-      if (now - this.lastPrune > HOUR) {
+      if (!this.stopped && now - this.lastPrune > HOUR) {
         this.lastPrune = now;
         await this.store.prune(now - PRUNE_AFTER_MS);
       }
@@ -231,7 +260,10 @@ export class Deliverer {
           await new Promise((next) => setImmediate(next));
         }
       } catch (error) {
-        this.log.error({ err: error, endpoint: endpointId }, 'webhook deliverer: could not resume the deliveries waiting for an endpoint that answers again');
+        this.log.error(
+          { err: error, endpoint: endpointId },
+          'webhook deliverer: could not resume the deliveries waiting for an endpoint that answers again',
+        );
       } finally {
         this.resuming.delete(endpointId);
       }
@@ -256,26 +288,38 @@ export class Deliverer {
     try {
       if (d.endpoint.kind === 'ticket') {
         const work = JSON.parse(d.payload) as TicketWork;
-        ({ status, excerpt: response } = await syncTicket(this.store.tickets, trackerFor(this.transport, work, this.tickets), work, at));
+        ({ status, excerpt: response } = await syncTicket(
+          this.store.tickets,
+          trackerFor(this.transport, work, this.tickets),
+          work,
+          at,
+        ));
       } else if (d.endpoint.kind === 'slack') {
         const message = slackMessage(d.type, JSON.parse(d.payload) as Record<string, unknown>);
-        if (message) ({ status, excerpt: response } = await sendToSlack(this.transport, d.endpoint.url, message));
+        if (message)
+          ({ status, excerpt: response } = await sendToSlack(this.transport, d.endpoint.url, message));
         else {
           status = 204;
           response = 'not sent: Slack endpoints get no message for this event';
         }
       } else {
         const secrets = [d.endpoint.secret];
-        if (d.endpoint.previousSecret && (d.endpoint.previousSecretUntil ?? 0) > at) secrets.push(d.endpoint.previousSecret);
+        if (d.endpoint.previousSecret && (d.endpoint.previousSecretUntil ?? 0) > at)
+          secrets.push(d.endpoint.previousSecret);
         const headers = signedHeaders(secrets, d.messageId, Math.floor(at / 1000), d.payload);
         const answer = await this.transport.post(d.endpoint.url, d.payload, headers);
         status = answer.status;
         response = answer.excerpt;
       }
-      if (status !== null && (status < 200 || status >= 300)) error = status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`;
+      if (status !== null && (status < 200 || status >= 300))
+        error =
+          status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`;
     } catch (e) {
       const err = e as NodeJS.ErrnoException;
-      error = e instanceof AddressRefused ? `refused: ${err.message}` : `${err.code ? `${err.code}: ` : ''}${err.message}`.slice(0, 500);
+      error =
+        e instanceof AddressRefused
+          ? `refused: ${err.message}`
+          : `${err.code ? `${err.code}: ` : ''}${err.message}`.slice(0, 500);
     }
     const ok = error === null;
     const attempts = d.attempts + 1;
@@ -291,10 +335,25 @@ export class Deliverer {
       retryAt: ok ? null : this.retryAt(attempts, at),
     });
     if (result.resumeAt !== undefined) this.resume(d.endpoint.id, result.resumeAt);
-    if (!ok) this.log.warn({ endpoint: d.endpoint.id, delivery: d.id, webhookId: d.messageId, type: d.type, attempt: attempts, error }, 'webhook delivery failed');
+    if (!ok)
+      this.log.warn(
+        {
+          endpoint: d.endpoint.id,
+          delivery: d.id,
+          webhookId: d.messageId,
+          type: d.type,
+          attempt: attempts,
+          error,
+        },
+        'webhook delivery failed',
+      );
     if (result.disabled)
       this.log.warn(
-        { endpoint: d.endpoint.id, url: d.endpoint.url, failingSince: new Date(result.failingSince ?? at).toISOString() },
+        {
+          endpoint: d.endpoint.id,
+          url: d.endpoint.url,
+          failingSince: new Date(result.failingSince ?? at).toISOString(),
+        },
         d.endpoint.kind === 'ticket'
           ? 'ticket line disabled: the tracker refused or missed every request for too long; `railyard flaky settings --ticket-system …` turns it back on'
           : 'webhook endpoint disabled: every delivery failed for too long; `railyard webhook enable` turns it back on',
