@@ -52,6 +52,7 @@ const SLOW_FILES: Record<string, number> = {
   'test/cli/flaky-upload.test.ts': 30,
   'test/e2e/gitlab-landing.test.ts': 30,
   'test/e2e/gitlab-truth.test.ts': 28,
+  'test/e2e/gitlab-requests.test.ts': 14,
   'test/server/trust.test.ts': 23,
   'test/e2e/dashboard.test.ts': 25,
   'test/e2e/doctor.test.ts': 20,

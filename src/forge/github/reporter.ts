@@ -9,7 +9,14 @@
  * of queueing behind it, and a write with nothing new to say is dropped.
  */
 import { findEntry, isTerminal, type Entry, type QueueModel, type TestRun } from '../../engine/index.js';
-import { commentFor, statusWords, type ForgeWords, type StatusPhase } from '../shared/comment.js';
+import {
+  commentFor,
+  PROGRESS_MAX_WAIT_MS,
+  PROGRESS_SETTLE_MS,
+  statusWords,
+  type ForgeWords,
+  type StatusPhase,
+} from '../shared/comment.js';
 import type { DriverQueue, Reporter } from '../types.js';
 import { QUEUE_STATUS_CONTEXT } from './checks.js';
 import { statusOf } from './client.js';
@@ -58,17 +65,6 @@ function commentOf(entry: Entry, model: QueueModel, rt: GitHubRuntime): string {
     run ? rt.landingNotes.get(run) : undefined,
   );
 }
-
-/**
- * A progress edit of a PR's comment (its position, its test run) waits until the PR's state has
- * held this long, so that a state soon replaced (a position that changes again with the next
- * landing, a test run that passes in seconds) is never sent: the newer edit replaces it in line.
- * An edit showing a decided PR, or asking its author to act, never waits; nor does the first
- * comment.
- */
-export const PROGRESS_SETTLE_MS = 3000;
-/** ... but no progress edit waits longer than this after the first change it shows. */
-export const PROGRESS_MAX_WAIT_MS = 10_000;
 
 export class GitHubReporter implements Reporter {
   /** Last commit status posted per `<queueId>#<pr>`. */

@@ -6,12 +6,17 @@
  * see it merged). GitLab refuses a status on a fork's commit in the target project (404: no branch
  * there holds it): such an MR gets its feedback as the note, comments enabled or not, and is closed
  * after a squash landing like any other. Updates of one MR are coalesced: a change that comes while one is sent is sent
- * once more after it.
+ * once more after it. A progress edit of the note (position, test run) waits until the MR's state
+ * has held PROGRESS_SETTLE_MS (at most PROGRESS_MAX_WAIT_MS after the oldest change it shows): a
+ * state soon replaced is never sent. A decided MR, one waiting on its author, a landing note and
+ * the first note never wait; the status is never held.
  */
 import { findEntry, isTerminal, type Entry, type QueueModel, type TestRun } from '../../engine/index.js';
 import {
   COMMENT_MARKER,
   commentFor,
+  PROGRESS_MAX_WAIT_MS,
+  PROGRESS_SETTLE_MS,
   statusWords,
   type ForgeWords,
   type StatusPhase,
@@ -62,12 +67,60 @@ export class GitLabReporter implements Reporter {
     { busy: Promise<void> | null; again: boolean; timer: NodeJS.Timeout | null }
   >();
 
+  /** A note edit held back to settle, per `nkey`: the body, since when it is the newest, when the oldest unshown change came, the timer. */
+  private readonly held = new Map<
+    string,
+    { body: string; since: number; behind: number; timer: NodeJS.Timeout | null }
+  >();
+  /** MRs (`<queueId>#<iid>`) whose note has news (a landing note): sent without waiting to settle. */
+  private readonly news = new Set<string>();
+
   constructor(private readonly rt: GitLabRuntime) {}
 
   /** A landing blip (or the landing given up): the MRs' notes say so. */
   landingNote(queue: DriverQueue, run: TestRun, note: string, final: boolean): void {
     if (this.rt.landingNote(run.id, note, final))
-      for (const n of run.mergePrNumbers ?? run.prNumbers) this.stateChanged(queue, n);
+      for (const n of run.mergePrNumbers ?? run.prNumbers) {
+        this.news.add(`${queue.id}#${n}`);
+        this.stateChanged(queue, n);
+      }
+  }
+
+  /**
+   * Whether a progress edit of the note to `body` must wait to settle; if so, the MR is presented
+   * again when it may go (a newer body replaces it meanwhile).
+   */
+  private holds(queue: DriverQueue, iid: number, nkey: string, body: string): boolean {
+    const now = Date.now();
+    let h = this.held.get(nkey);
+    if (!h) {
+      if (this.held.size > 10_000) {
+        const [oldest, old] = this.held.entries().next().value!;
+        if (old.timer) clearTimeout(old.timer);
+        this.held.delete(oldest);
+      }
+      this.held.set(nkey, (h = { body, since: now, behind: now, timer: null }));
+    } else if (h.body !== body) {
+      h.body = body;
+      h.since = now;
+    }
+    const due = Math.min(h.since + PROGRESS_SETTLE_MS, h.behind + PROGRESS_MAX_WAIT_MS);
+    if (due <= now) return false;
+    if (h.timer) clearTimeout(h.timer);
+    const slot = h;
+    h.timer = setTimeout(() => {
+      slot.timer = null;
+      this.stateChanged(queue, iid);
+    }, due - now);
+    return true;
+  }
+
+  /** The note of `nkey` was sent: nothing held back any more. */
+  private shown(nkey: string, key: string): void {
+    const h = this.held.get(nkey);
+    if (h?.timer) clearTimeout(h.timer);
+    this.held.delete(nkey);
+    this.news.delete(key);
   }
 
   stateChanged(queue: DriverQueue, prNumber: number): void {
@@ -145,8 +198,11 @@ export class GitLabReporter implements Reporter {
         undefined,
         run ? this.rt.landingNotes.get(run) : undefined,
       );
-      if (this.noteBodies.get(nkey) !== body) {
-        const id = this.rt.persisted.comments[nkey];
+      const id = this.rt.persisted.comments[nkey];
+      const progress =
+        id !== undefined && !isTerminal(entry.state) && entry.state !== 'not_ready' && !this.news.has(key);
+      if (this.noteBodies.get(nkey) === body) this.shown(nkey, key);
+      else if (!progress || !this.holds(queue, iid, nkey, body)) {
         const create = async () => {
           const note = await api.MergeRequestNotes.create(project, iid, body);
           this.rt.persisted.comments[nkey] = note.id;
@@ -162,6 +218,7 @@ export class GitLabReporter implements Reporter {
           }
         }
         this.noteBodies.set(nkey, body);
+        this.shown(nkey, key);
       }
     }
 
@@ -190,5 +247,6 @@ export class GitLabReporter implements Reporter {
 
   close(): void {
     for (const p of this.presenting.values()) if (p.timer) clearTimeout(p.timer);
+    for (const h of this.held.values()) if (h.timer) clearTimeout(h.timer);
   }
 }

@@ -2,7 +2,8 @@
  * The GitLab driver's hook route, `POST /webhooks/gitlab` (declared as data; the server mounts it):
  * `X-Gitlab-Token` compared in constant time, deliveries de-duplicated by `X-Gitlab-Event-UUID` /
  * `Idempotency-Key`, answered at once (GitLab disables hooks that answer slowly or fail) and
- * handled after: Merge Request hooks re-read the MR, Pipeline and Job hooks poke the runs waiting on
+ * handled after: Merge Request hooks re-read the MR, Pipeline and Job hooks that report more than
+ * "still running" poke the runs waiting on
  * that commit (and re-read MRs GitLab holds on that head), Push hooks to a target restart the
  * runs, Note hooks carry `/railyard merge [--priority P]`, `/railyard cancel`, `/railyard restart`
  * from members with Developer access or more (../shared/commands.ts). A hook naming a project by a
@@ -27,6 +28,18 @@ const DEVELOPER = 30;
 
 type Answer = { status: number; text: string };
 
+/**
+ * Pipeline and job statuses that decide nothing yet: a verdict waits for every counted job, and a
+ * job's finish (success, failed, canceled, skipped) or a manual job waiting has its own hook.
+ */
+const UNDECIDED: ReadonlySet<unknown> = new Set([
+  'created',
+  'waiting_for_resource',
+  'preparing',
+  'pending',
+  'running',
+]);
+
 export class GitLabWebhooks {
   private readonly recent = new RecentDeliveries();
 
@@ -47,12 +60,18 @@ export class GitLabWebhooks {
   private checkHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): Answer | null {
     const secret = this.rt.options.webhookSecret;
     if (secret === null)
-      return { status: 404, text: 'hooks are off: start the server with --gitlab-webhook-secret-file or RAILYARD_GITLAB_WEBHOOK_SECRET' };
+      return {
+        status: 404,
+        text: 'hooks are off: start the server with --gitlab-webhook-secret-file or RAILYARD_GITLAB_WEBHOOK_SECRET',
+      };
     const read = readHookHeaders(headers, secret);
     return read.ok ? null : { status: read.status, text: read.text };
   }
 
-  private async receive(headers: Readonly<Record<string, string | string[] | undefined>>, body: string): Promise<Answer> {
+  private async receive(
+    headers: Readonly<Record<string, string | string[] | undefined>>,
+    body: string,
+  ): Promise<Answer> {
     const secret = this.rt.options.webhookSecret;
     if (secret === null)
       return {
@@ -135,10 +154,10 @@ export class GitLabWebhooks {
         break;
       }
       case 'Pipeline Hook':
-        this.shaChanged(p.object_attributes?.sha);
+        this.shaChanged(p.object_attributes?.sha, UNDECIDED.has(p.object_attributes?.status));
         break;
       case 'Job Hook':
-        this.shaChanged(p.sha);
+        this.shaChanged(p.sha, UNDECIDED.has(p.build_status));
         break;
       case 'Push Hook': {
         const ref: unknown = p.ref;
@@ -178,9 +197,12 @@ export class GitLabWebhooks {
     }
   }
 
-  /** A check on `sha` changed: the runs waiting on it look again, and so do MRs GitLab holds on that head. */
-  private shaChanged(sha: string | undefined): void {
-    this.ci.changed(sha);
+  /**
+   * A check on `sha` changed: the runs waiting on it look again (not when the hook says it is still
+   * `running`: nothing can be decided on it), and so do MRs GitLab holds on that head.
+   */
+  private shaChanged(sha: string | undefined, running: boolean): void {
+    this.ci.changed(sha, running);
     void this.rt.track(this.polling.checksChanged(sha));
   }
 

@@ -155,3 +155,14 @@ export function commentFor(
   }
   return lines.join('\n');
 }
+
+/**
+ * A progress edit of a PR's comment (GitHub) or note (GitLab) (its position, its test run) waits until the PR's state has
+ * held this long, so that a state soon replaced (a position that changes again with the next
+ * landing, a test run that passes in seconds) is never sent: the newer edit replaces it in line.
+ * An edit showing a decided PR, or asking its author to act, never waits; nor does the first
+ * comment.
+ */
+export const PROGRESS_SETTLE_MS = 3000;
+/** ... but no progress edit waits longer than this after the first change it shows. */
+export const PROGRESS_MAX_WAIT_MS = 10_000;
