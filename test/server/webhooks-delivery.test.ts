@@ -15,7 +15,17 @@ import { describe, expect, it } from 'vitest';
 import { postgresForFile } from '../support/hooks.js';
 import { skipWithoutPostgres } from '../support/postgres.js';
 import { call, ok, Q } from './helpers.js';
-import { cleanup, endpoint, LOCAL, mine, receiver, server, typesOf, until } from './webhooks-helpers.js';
+import {
+  cleanup,
+  endpoint,
+  expectLifecycleInOrder,
+  LOCAL,
+  mine,
+  receiver,
+  server,
+  typesOf,
+  until,
+} from './webhooks-helpers.js';
 
 /* The tests run side by side: see webhooks-helpers.ts. */
 const noPostgres = skipWithoutPostgres();
@@ -267,23 +277,7 @@ describe.skipIf(noPostgres).concurrent('two replicas on one PostgreSQL database'
       await new Promise((resolve) => setTimeout(resolve, 1000));
       const ids = r.all.map((d) => String(d.headers['webhook-id']));
       expect(ids.length - new Set(ids).size, 'events delivered twice').toBe(0);
-      for (let pr = 1; pr <= PRS; pr++) {
-        const seen = typesOf(r, pr);
-        const order = [
-          'pull_request.submitted',
-          'pull_request.queued',
-          'pull_request.testing',
-          'pull_request.merged',
-        ].map((t) => seen.indexOf(t));
-        expect(
-          order.every((i) => i >= 0),
-          `#${pr}: ${seen.join(' ')}`,
-        ).toBe(true);
-        expect(
-          [...order].sort((x, y) => x - y),
-          `#${pr}`,
-        ).toEqual(order);
-      }
+      for (let pr = 1; pr <= PRS; pr++) expectLifecycleInOrder(r, pr);
       expect(r.delivered.every((d) => d.verified)).toBe(true);
     }),
   );

@@ -57,3 +57,22 @@ export async function endpoint(
 /** The types of the events `r` was delivered for PR `pr`, in arrival order. */
 export const typesOf = (r: Receiver, pr: number) =>
   r.delivered.filter((d) => d.json.pr_number === pr).map((d) => String(d.json.type));
+
+/** PR `pr`'s lifecycle reached `r` whole and in order: submitted, queued, testing, merged. */
+export function expectLifecycleInOrder(r: Receiver, pr: number): void {
+  const seen = typesOf(r, pr);
+  const order = [
+    'pull_request.submitted',
+    'pull_request.queued',
+    'pull_request.testing',
+    'pull_request.merged',
+  ].map((t) => seen.indexOf(t));
+  expect(
+    order.every((i) => i >= 0),
+    `#${pr}: ${seen.join(' ')}`,
+  ).toBe(true);
+  expect(
+    [...order].sort((x, y) => x - y),
+    `#${pr}`,
+  ).toEqual(order);
+}

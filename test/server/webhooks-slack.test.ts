@@ -20,7 +20,11 @@ async function slack(): Promise<SlackReceiver> {
   return r;
 }
 
-async function until<T>(what: string, get: () => T | Promise<T>, timeoutMs = 20_000): Promise<NonNullable<T>> {
+async function until<T>(
+  what: string,
+  get: () => T | Promise<T>,
+  timeoutMs = 20_000,
+): Promise<NonNullable<T>> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const value = await get();
@@ -35,7 +39,13 @@ describe('slack endpoints', () => {
     const r = await slack();
     const s = await server({ sandbox: { testSeconds: 1, failPrs: new Set([7]) }, webhooks: LOCAL });
     const created = await ok(s, 'createWebhook', { url: r.url, kind: 'slack' });
-    expect(created.endpoint.events).toEqual(['pull_request.merged', 'pull_request.failed', 'pull_request.canceled', 'test_case.status_changed', 'webhook.test']);
+    expect(created.endpoint.events).toEqual([
+      'pull_request.merged',
+      'pull_request.failed',
+      'pull_request.canceled',
+      'test_case.status_changed',
+      'webhook.test',
+    ]);
     await ok(s, 'createQueue', { ...Q, concurrency: 1 });
     await ok(s, 'submitPullRequest', { ...Q, pr: { number: 3 } });
     await ok(s, 'cancelPullRequest', { ...Q, pr: { number: 3 } });
@@ -73,7 +83,13 @@ describe('slack endpoints', () => {
     // The default Slack filter; v2.test_case.status_changed and monitor events would be a second and third message of the same change.
     await ok(s, 'createWebhook', { url: r.url, kind: 'slack' });
     const report = `<testsuite name="auth"><testcase classname="auth" name="logs in" file="test/login.test.ts"><failure message="Timeout 5000ms"/></testcase><testcase classname="auth" name="logs in" file="test/login.test.ts"/></testsuite>`;
-    await ok(s, 'uploadTestResults', { repo: Q.repo, org_url_slug: s.org, branch: 'main', sha: 'a'.repeat(40), reports: [{ name: 'junit.xml', content: report }] });
+    await ok(s, 'uploadTestResults', {
+      repo: Q.repo,
+      org_url_slug: s.org,
+      branch: 'main',
+      sha: 'a'.repeat(40),
+      reports: [{ name: 'junit.xml', content: report }],
+    });
     await until('the message', () => r.messages.length >= 1);
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect(r.messages).toHaveLength(1);
@@ -86,8 +102,15 @@ describe('slack endpoints', () => {
   it('names the repository of a flaky test by name, not by its address (a self-managed GitLab under /gitlab)', () => {
     const project = 'http://127.0.0.1:8929/gitlab/acme/platform/app';
     const message = slackMessage('test_case.status_changed', {
-      test_case: { name: 'logs in', repository: { html_url: project }, html_url: `${project}/-/blob/HEAD/test/login.test.ts` },
-      status_change: { previous_status: 'healthy', current_status: { value: 'flaky', reason: 'Passed on retry' } },
+      test_case: {
+        name: 'logs in',
+        repository: { html_url: project },
+        html_url: `${project}/-/blob/HEAD/test/login.test.ts`,
+      },
+      status_change: {
+        previous_status: 'healthy',
+        current_status: { value: 'flaky', reason: 'Passed on retry' },
+      },
       railyard: { repository: { host: '127.0.0.1:8929', owner: 'acme/platform', name: 'app' } },
     });
     expect(message?.text).toBe(
@@ -105,7 +128,12 @@ describe('slack endpoints', () => {
       return deliveries[0]?.state === 'failed' ? deliveries[0] : null;
     });
     expect(failed.log).toHaveLength(1);
-    expect(failed.log[0]).toMatchObject({ attempt: 1, status: 404, error: 'HTTP 404', response: 'no_service' });
+    expect(failed.log[0]).toMatchObject({
+      attempt: 1,
+      status: 404,
+      error: 'HTTP 404',
+      response: 'no_service',
+    });
 
     const live = (await ok(s, 'createWebhook', { url: r.url, kind: 'slack' })).endpoint.id as string;
     await ok(s, 'testWebhook', { id: live });
