@@ -60,7 +60,10 @@ LIVE=$(node --input-type=module -e "const { execute } = await import('$PKG/node_
 [ "$(railyard mq status --help)" = "$LIVE" ] || fail "railyard mq status --help differs from oclif's help"
 
 TOKEN=ry_pack_check_token_0123456789abcdef0123456789
-RAILYARD_SERVER_TOKEN=$TOKEN railyard serve --sandbox --port 0 --data-dir "$WORK/data" --sandbox-test-seconds 1 --log-level warn >"$WORK/serve.log" 2>&1 &
+# The log exists before the loop reads it: the background job opens it only once it is scheduled
+# (a loaded machine left the first read without a file, and `set -e` ended the check there).
+: >"$WORK/serve.log"
+RAILYARD_SERVER_TOKEN=$TOKEN railyard serve --sandbox --port 0 --data-dir "$WORK/data" --sandbox-test-seconds 1 --log-level warn >>"$WORK/serve.log" 2>&1 &
 SERVER_PID=$!
 URL=""
 for _ in $(seq 1 300); do

@@ -93,9 +93,12 @@ export class GitHubPolling extends RemotePolling {
    */
   private async mergesStill(q: DriverQueue, entry: Entry, pull: GitHubPull): Promise<void> {
     const target = this.gh.targetHeads.get(`${repoKey(q.repo)} ${q.model.branch}`);
+    const waiting = q.model.entries
+      .filter((e) => !isTerminal(e.state) && !IN_RUN.has(e.state))
+      .map((e) => e.prNumber);
     if (
       target !== undefined &&
-      (await mergesInCache(this.gh, q.repo, entry.prNumber, q.model.branch, pull.head.sha, target))
+      (await mergesInCache(this.gh, q.repo, entry.prNumber, q.model.branch, pull.head.sha, target, waiting))
     ) {
       this.gh.forge.stillMergesAt(q.repo, entry.prNumber, pull.updated_at!, target);
       return;

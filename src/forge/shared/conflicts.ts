@@ -59,8 +59,10 @@ async function present(dir: string, shas: readonly string[]): Promise<boolean> {
 
 /**
  * Whether PR `prNumber` (head `headSha`) merges onto `target` (a head of `branch`) without
- * conflict, merged in the bare cache; the PR's head (and the target) are fetched first when the
- * cache lacks them. False when it conflicts or git cannot tell (the caller asks the forge then).
+ * conflict, merged in the bare cache; when the cache lacks the PR's head (or the target), one fetch
+ * brings them with the heads of `fetchWith` (the other waiting PRs: one fetch for a round, not one
+ * per PR, since fetches into the cache go one at a time and a landing waits behind them). False
+ * when it conflicts or git cannot tell (the caller asks the forge then).
  */
 export async function mergesInCache(
   rt: RemoteRuntime<PersistedBase>,
@@ -69,11 +71,12 @@ export async function mergesInCache(
   branch: string,
   headSha: string,
   target: string,
+  fetchWith: readonly number[] = [],
 ): Promise<boolean> {
   try {
     const c = await rt.ctx(repo);
     if (!(await present(c.dir, [headSha, target]))) {
-      await rt.fetch(c, branch, [prNumber]);
+      await rt.fetch(c, branch, [...new Set([prNumber, ...fetchWith])]);
       if (!(await present(c.dir, [headSha, target]))) return false;
     }
     return (await mergeabilityOf(c.dir, headSha, target)).mergeability === 'mergeable';
