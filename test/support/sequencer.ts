@@ -74,7 +74,11 @@ const SLOW_FILES: Record<string, number> = {
   'test/cli/fast-path.test.ts': 18,
   'test/e2e/flaky-queue.test.ts': 18,
   'test/e2e/webhooks.test.ts': 17,
-  'test/server/behaviour.test.ts': 17,
+  // 2026-12-04: the parts of behaviour.test.ts (17 s), by their wall-s alone at load 9-11 (4.5, 8.2
+  // and 2.2 of 14.9).
+  'test/server/behaviour-queues.test.ts': 5,
+  'test/server/behaviour-prs.test.ts': 9,
+  'test/server/behaviour-http.test.ts': 3,
   'test/sim/flaky-sim.test.ts': 16,
   'test/e2e/malicious-check.test.ts': 16,
   'test/e2e/github-merge-api.test.ts': 15,
