@@ -25,6 +25,7 @@ export const FRESH_PROCESS_FILES = [
   'test/e2e/github-webhook-limits.test.ts',
   'test/e2e/gitlab-webhook-limits.test.ts',
   'test/e2e/dashboard.test.ts',
+  'test/e2e/dashboard-git.test.ts',
 ];
 
 // What both projects share. Not `extends: true`: that would run the global setups once more per

@@ -23,7 +23,12 @@ const SLOW_FILES: Record<string, number> = {
   'test/e2e/check-identities.test.ts': 60,
   'test/cli/api-version.test.ts': 55,
   'test/e2e/check-limits.test.ts': 20,
-  'test/e2e/github-queue.test.ts': 70,
+  // 2026-12-04: the three lanes of github-queue.test.ts (70 s), a file each. They ran side by side
+  // in it, so each takes most of its time, not a third: alone at load 5-8, 21.9, 23.2 and 22.0
+  // wall-s against its 29.6, scaled to 70.
+  'test/e2e/github-queue-landing.test.ts': 52,
+  'test/e2e/github-queue-ci.test.ts': 55,
+  'test/e2e/github-queue-events.test.ts': 52,
   // 2026-12-04: its 1-minute testing timeout lasts 10 s (serve --testing-minute-seconds): 12 s
   // quiet, 19-27 s at load 14-16.
   'test/e2e/github-doctor.test.ts': 23,
@@ -54,7 +59,10 @@ const SLOW_FILES: Record<string, number> = {
   'test/e2e/gitlab-truth.test.ts': 28,
   'test/e2e/gitlab-requests.test.ts': 14,
   'test/server/trust.test.ts': 23,
-  'test/e2e/dashboard.test.ts': 25,
+  // 2026-12-04: the halves of dashboard.test.ts (25 s), alone at load 3-4: 11.2 and 9.9 wall-s
+  // against its 20.6.
+  'test/e2e/dashboard.test.ts': 13,
+  'test/e2e/dashboard-git.test.ts': 12,
   'test/e2e/doctor.test.ts': 20,
   'test/e2e/dashboard-health.test.ts': 15,
   'test/cli/terminal-escapes.test.ts': 24,
@@ -74,7 +82,11 @@ const SLOW_FILES: Record<string, number> = {
   'test/cli/fast-path.test.ts': 18,
   'test/e2e/flaky-queue.test.ts': 18,
   'test/e2e/webhooks.test.ts': 17,
-  'test/server/behaviour.test.ts': 17,
+  // 2026-12-04: the parts of behaviour.test.ts (17 s), by their wall-s alone at load 9-11 (4.5, 8.2
+  // and 2.2 of 14.9).
+  'test/server/behaviour-queues.test.ts': 5,
+  'test/server/behaviour-prs.test.ts': 9,
+  'test/server/behaviour-http.test.ts': 3,
   'test/sim/flaky-sim.test.ts': 16,
   'test/e2e/malicious-check.test.ts': 16,
   'test/e2e/github-merge-api.test.ts': 15,
@@ -112,7 +124,7 @@ const SLOW_FILES: Record<string, number> = {
  * the file at the head of its queue is a shared one too; a fresh file there ends the worker, and the
  * next shared file pays for a new process and its imports again. Queued together, they end at most
  * one shared worker; spread by length through the queue, they ended one each. At the start they run
- * beside the longest shared files (e2e/github-queue and e2e/github-truth), which start ~30 s later.
+ * beside the longest shared files (e2e/github-truth and e2e/github-queue-*), which start ~30 s later.
  */
 export default class SlowFilesFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
