@@ -7,15 +7,13 @@
  */
 import { expect, it } from 'vitest';
 import { createRepo } from '../forge/fixture.js';
-import { cleanupsAfterEach, eachDatabase } from '../support/hooks.js';
+import { cleanupsAfterEach, eachDatabase, type TestDatabase } from '../support/hooks.js';
 import { tempDir } from '../support/tmp.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { ok } from '../server/helpers.js';
 
 const LOCATION = { host: 'github.com', owner: 'acme', name: 'risk' };
 const Q = { repo: LOCATION, targetBranch: 'main' };
-
-const cleanup = cleanupsAfterEach();
 
 async function settle(server: TestServer, n: number) {
   const deadline = Date.now() + 30_000;
@@ -27,9 +25,14 @@ async function settle(server: TestServer, n: number) {
   }
 }
 
-function riskSuite(): void {
+function riskSuite(database: TestDatabase): void {
+  const cleanup = cleanupsAfterEach();
   it('rises for an author and area whose changes failed, and is the same after a restart', async () => {
-    const repo = await createRepo({ location: LOCATION, checks: { test: '! test -f fail.txt' }, files: { 'README.md': 'risk\n' } });
+    const repo = await createRepo({
+      location: LOCATION,
+      checks: { test: '! test -f fail.txt' },
+      files: { 'README.md': 'risk\n' },
+    });
     cleanup(() => repo.cleanup());
     const dataDir = await tempDir('railyard-risk-');
     const db = await database();
@@ -42,7 +45,9 @@ function riskSuite(): void {
       const ada = i % 2 === 1;
       repo.openPr(
         i,
-        ada ? { [`src/engine/change${i}.ts`]: `export const x${i} = ${i};\n`, 'fail.txt': 'yes\n' } : { [`docs/note${i}.md`]: `note ${i}\n` },
+        ada
+          ? { [`src/engine/change${i}.ts`]: `export const x${i} = ${i};\n`, 'fail.txt': 'yes\n' }
+          : { [`docs/note${i}.md`]: `note ${i}\n` },
         { title: `change ${i}`, author: ada ? 'Ada' : 'Bo' },
       );
       await ok(server, 'submitPullRequest', { ...Q, pr: { number: i } });
@@ -53,7 +58,11 @@ function riskSuite(): void {
 
     // The next ones wait in a paused queue: their estimates are what the history says.
     await ok(server, 'updateQueue', { ...Q, state: 'paused' });
-    repo.openPr(9, { 'src/engine/next.ts': 'export const next = 9;\n' }, { title: 'Ada again', author: 'Ada' });
+    repo.openPr(
+      9,
+      { 'src/engine/next.ts': 'export const next = 9;\n' },
+      { title: 'Ada again', author: 'Ada' },
+    );
     repo.openPr(10, { 'docs/next.md': 'next\n' }, { title: 'Bo again', author: 'Bo' });
     await ok(server, 'submitPullRequest', { ...Q, pr: { number: 9 } });
     await ok(server, 'submitPullRequest', { ...Q, pr: { number: 10 } });
@@ -67,10 +76,17 @@ function riskSuite(): void {
     await server.close();
     server = await startTestServer({ gitRoot: repo.root, dataDir, ...db });
     cleanup(() => server.close());
-    repo.openPr(11, { 'src/engine/next.ts': 'export const next = 9;\n' }, { title: 'Ada, same change', author: 'Ada' });
+    repo.openPr(
+      11,
+      { 'src/engine/next.ts': 'export const next = 9;\n' },
+      { title: 'Ada, same change', author: 'Ada' },
+    );
     await ok(server, 'submitPullRequest', { ...Q, pr: { number: 11 } });
-    expect((await ok(server, 'getSubmittedPullRequest', { ...Q, pr: { number: 11 } })).riskEstimate).toBe(ada);
+    expect((await ok(server, 'getSubmittedPullRequest', { ...Q, pr: { number: 11 } })).riskEstimate).toBe(
+      ada,
+    );
   }, 90_000);
 }
 
-const database = eachDatabase(riskSuite);
+// SQLite and PostgreSQL side by side: each mostly waits for its checks and its queue's ticks.
+eachDatabase(riskSuite, { sideBySide: true });
