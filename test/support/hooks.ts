@@ -125,7 +125,9 @@ export function eachDatabase(
   // Side by side: each copy is a concurrent suite whose tests are sequential.
   const copy = (name: string, skip: boolean, body: () => void) =>
     options.sideBySide
-      ? describe.skipIf(skip)(name, { concurrent: true }, () => describe.sequential('', body))
+      ? describe.skipIf(skip)(name, { concurrent: true }, () => {
+          describe.sequential('', body);
+        })
       : describe.skipIf(skip)(name, body);
   copy('on SQLite', false, () => suite(sqlite));
   copy('on PostgreSQL', skipWithoutPostgres(), () => {
