@@ -29,42 +29,15 @@ describe('mq queue commands', () => {
   it('creates, reads, updates and refuses to delete a non-empty queue', async () => {
     expect(await json(['mq', 'queue', 'create', ...REPO, '--concurrency', '2'])).toEqual({});
     const queue = await json(['mq', 'queue', 'get', ...REPO]);
-    expect(queue).toMatchObject({
-      branch: 'main',
-      concurrency: 2,
-      state: 'running',
-      mode: 'single',
-      enqueuedPullRequests: [],
-    });
+    expect(queue).toMatchObject({ branch: 'main', concurrency: 2, state: 'running', mode: 'single', enqueuedPullRequests: [] });
 
     const updated = await json([
-      'mq',
-      'queue',
-      'update',
-      ...REPO,
-      '--batch',
-      '--batching-min-size',
-      '3',
-      '--merge-method',
-      'rebase',
-      '--required-statuses',
-      'test,lint',
-      '--testing-timeout-minutes',
-      '0',
-      '--no-comments-enabled',
+      'mq', 'queue', 'update', ...REPO, '--batch', '--batching-min-size', '3', '--merge-method', 'rebase',
+      '--required-statuses', 'test,lint', '--testing-timeout-minutes', '0', '--no-comments-enabled',
     ]);
-    expect(updated).toMatchObject({
-      batch: true,
-      batchingMinSize: 3,
-      mergeMethod: 'rebase',
-      requiredStatuses: ['test', 'lint'],
-      testingTimeoutMinutes: 0,
-      commentsEnabled: false,
-    });
+    expect(updated).toMatchObject({ batch: true, batchingMinSize: 3, mergeMethod: 'rebase', requiredStatuses: ['test', 'lint'], testingTimeoutMinutes: 0, commentsEnabled: false });
     expect(updated).not.toHaveProperty('enqueuedPullRequests');
-    expect(
-      (await json(['mq', 'queue', 'update', ...REPO, '--delete-required-statuses'])).requiredStatuses,
-    ).toBeNull();
+    expect((await json(['mq', 'queue', 'update', ...REPO, '--delete-required-statuses'])).requiredStatuses).toBeNull();
 
     const dup = await railyard(['mq', 'queue', 'create', ...REPO], env);
     expect(dup.code).toBe(1);
@@ -82,9 +55,7 @@ describe('mq queue commands', () => {
     // Without a terminal to ask on, deleting needs --yes (and deletes nothing without it).
     const unasked = await railyard(['mq', 'queue', 'delete', ...other], env);
     expect(unasked.code).toBe(2);
-    expect(unasked.stderr).toContain(
-      '--yes: required to delete the main queue of github.com/acme/deletable without a terminal to ask on',
-    );
+    expect(unasked.stderr).toContain('--yes: required to delete the main queue of github.com/acme/deletable without a terminal to ask on');
     const refused = await railyard(['mq', 'queue', 'delete', ...other, '--yes'], env);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/^Error: deleteQueue: refused: .*not empty/);
@@ -126,12 +97,7 @@ describe('mq pull request commands', { concurrent: true }, () => {
   describe.sequential('', () => {
     it('submit, status, list, restart, cancel with --json', async () => {
       const submitted = await json(['mq', 'submit', '11', ...REPO, '--priority', 'high']);
-      expect(submitted).toMatchObject({
-        prNumber: 11,
-        priorityName: 'high',
-        priorityValue: 10,
-        isCurrentlySubmittedToQueue: true,
-      });
+      expect(submitted).toMatchObject({ prNumber: 11, priorityName: 'high', priorityValue: 10, isCurrentlySubmittedToQueue: true });
       await json(['mq', 'submit', '12', ...REPO, '--no-batch', '--priority', '42']);
 
       const status = await json(['mq', 'status', '11', ...REPO]);
@@ -142,12 +108,7 @@ describe('mq pull request commands', { concurrent: true }, () => {
       expect(status.riskEstimate).toBeLessThan(1);
       const human = await railyard(['mq', 'status', '11', ...REPO], env);
       expect(human.code, human.stderr).toBe(0);
-      expect(human.stdout).toMatch(
-        new RegExp(
-          `^riskEstimate +${(status.riskEstimate * 100).toFixed(0)} % chance its test run fails \\(estimated from the queue's history\\)$`,
-          'm',
-        ),
-      );
+      expect(human.stdout).toMatch(new RegExp(`^riskEstimate +${(status.riskEstimate * 100).toFixed(0)} % chance its test run fails \\(estimated from the queue's history\\)$`, 'm'));
 
       const list = await json(['mq', 'list', ...REPO]);
       expect(list.pullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([11, 12]);
@@ -176,15 +137,9 @@ describe('mq pull request commands', { concurrent: true }, () => {
       await json(['mq', 'submit', '21', ...REPO]);
       let pending!: () => void;
       const printed = new Promise<void>((r) => (pending = r));
-      const waiting = railyard(
-        ['mq', 'status', '21', ...REPO, '--wait', '--interval', '0.2s', '--timeout', '30s'],
-        env,
-        undefined,
-        undefined,
-        (_out, err) => {
-          if (/#21: pending/.test(err)) pending();
-        },
-      );
+      const waiting = railyard(['mq', 'status', '21', ...REPO, '--wait', '--interval', '0.2s', '--timeout', '30s'], env, undefined, undefined, (_out, err) => {
+        if (/#21: pending/.test(err)) pending();
+      });
       await Promise.race([printed, waiting]); // it waits, and said so (or it ended: the checks below say how)
       await json(['mq', 'cancel', '21', ...REPO]);
       const result = await waiting;
@@ -194,51 +149,27 @@ describe('mq pull request commands', { concurrent: true }, () => {
 
     it('status --wait gives up at the timeout with exit 1', async () => {
       await json(['mq', 'submit', '22', ...REPO]);
-      const result = await railyard(
-        ['mq', 'status', '22', ...REPO, '--wait', '--interval', '0.2s', '--timeout', '1s'],
-        env,
-      );
+      const result = await railyard(['mq', 'status', '22', ...REPO, '--wait', '--interval', '0.2s', '--timeout', '1s'], env);
       expect(result.code).toBe(1);
       expect(result.stderr).toMatch(/still pending \(API_REQUESTED\) at the timeout/);
     });
 
     it('impacted targets: list, file, all and none', async () => {
       const pr = await json(['mq', 'status', '11', ...REPO]);
-      expect(
-        await json([
-          'mq',
-          'impacted-targets',
-          '11',
-          ...REPO,
-          '--sha',
-          pr.prSha,
-          '--target',
-          '//a',
-          '--target',
-          '//b',
-        ]),
-      ).toEqual({});
+      expect(await json(['mq', 'impacted-targets', '11', ...REPO, '--sha', pr.prSha, '--target', '//a', '--target', '//b'])).toEqual({});
       const file = join(env.HOME, 'targets.txt');
       await writeFile(file, '//x\n//y\n\n');
-      expect(
-        await json(['mq', 'impacted-targets', '11', ...REPO, '--sha', pr.prSha, '--file', file]),
-      ).toEqual({});
+      expect(await json(['mq', 'impacted-targets', '11', ...REPO, '--sha', pr.prSha, '--file', file])).toEqual({});
       expect(await json(['mq', 'impacted-targets', '11', ...REPO, '--sha', pr.prSha, '--all'])).toEqual({});
       expect(await json(['mq', 'impacted-targets', '11', ...REPO, '--sha', pr.prSha, '--none'])).toEqual({});
-      const both = await railyard(
-        ['mq', 'impacted-targets', '11', ...REPO, '--sha', pr.prSha, '--all', '--none'],
-        env,
-      );
+      const both = await railyard(['mq', 'impacted-targets', '11', ...REPO, '--sha', pr.prSha, '--all', '--none'], env);
       expect(both.code).toBe(2);
     });
 
     it('impacted targets: --sha defaults to the PR head; comments, blanks and repeats dropped; an empty list refused', async () => {
       const pr = await json(['mq', 'status', '11', ...REPO]);
       const file = join(env.HOME, 'commented.txt');
-      await writeFile(
-        file,
-        '# generated by bazel-diff\n//app:web\n\n//lib:core\n//app:web\n  # trailing note\n',
-      );
+      await writeFile(file, '# generated by bazel-diff\n//app:web\n\n//lib:core\n//app:web\n  # trailing note\n');
       const set = await railyard(['mq', 'impacted-targets', '11', ...REPO, '--file', file], env);
       expect(set.stderr).toBe('');
       expect(set.stdout).toBe(`Impacted targets of #11 at ${pr.prSha.slice(0, 12)}: 2 target(s)\n`);
@@ -252,10 +183,7 @@ describe('mq pull request commands', { concurrent: true }, () => {
     });
 
     it('testing-details of an unknown run is a clear 404', async () => {
-      const result = await railyard(
-        ['mq', 'testing-details', '00000000-0000-4000-8000-000000000000', ...REPO],
-        env,
-      );
+      const result = await railyard(['mq', 'testing-details', '00000000-0000-4000-8000-000000000000', ...REPO], env);
       expect(result.code).toBe(1);
       expect(result.stderr).toMatch(/404/);
     });
@@ -263,9 +191,7 @@ describe('mq pull request commands', { concurrent: true }, () => {
     it('metrics prints Prometheus text, filtered by repository', async () => {
       const result = await railyard(['mq', 'metrics', '--repo', 'github.com/acme/web'], env);
       expect(result.code).toBe(0);
-      expect(result.stdout).toMatch(
-        /^mq_depth_current\{repo="acme\/web",branch="main",queue_type="main"\} \d+$/m,
-      );
+      expect(result.stdout).toMatch(/^mq_depth_current\{repo="acme\/web",branch="main",queue_type="main"\} \d+$/m);
       const asJson = await json(['mq', 'metrics']);
       expect(asJson.metrics).toMatch(/# TYPE mq_depth_current gauge/);
     });
@@ -292,21 +218,14 @@ describe.concurrent('errors, auth and configuration', () => {
   });
 
   it('usage errors exit 2: bad PR number, bad priority, missing argument', async () => {
-    for (const args of [
-      ['mq', 'submit', 'abc', ...REPO],
-      ['mq', 'submit', '5', ...REPO, '--priority', 'asap'],
-      ['mq', 'submit', ...REPO],
-    ]) {
+    for (const args of [['mq', 'submit', 'abc', ...REPO], ['mq', 'submit', '5', ...REPO, '--priority', 'asap'], ['mq', 'submit', ...REPO]]) {
       const result = await railyard(args, env);
       expect(result.code, args.join(' ')).toBe(2);
     }
   });
 
   it('no token anywhere is a usage error naming the ways to give one', async () => {
-    const result = await railyard(
-      ['mq', 'queue', 'get', ...REPO],
-      isolatedEnv({ RAILYARD_API_URL: server.url }),
-    );
+    const result = await railyard(['mq', 'queue', 'get', ...REPO], isolatedEnv({ RAILYARD_API_URL: server.url }));
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/--token.*RAILYARD_TOKEN/);
   });
@@ -324,10 +243,7 @@ describe.concurrent('errors, auth and configuration', () => {
     expect((await railyard(['config', 'set', 'repo', 'github.com/acme/web'], home)).code).toBe(0);
     const file = join(home.XDG_CONFIG_HOME, 'railyard', 'config.json');
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({
-      'api-url': server.url,
-      token: 'cli-token',
-    });
+    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ 'api-url': server.url, token: 'cli-token' });
     const got = await railyard(['config', 'get', '--json'], home);
     expect(JSON.parse(got.stdout)).toMatchObject({ 'api-url': server.url, token: 'cli-…(9 chars)' });
     // No flags, no env: everything comes from the config file.
@@ -347,14 +263,7 @@ describe.concurrent('errors, auth and configuration', () => {
     const merged = ['--repo', 'github.com/acme/cancel-merged'];
     await railyard(['mq', 'queue', 'create', ...merged], home);
     await railyard(['mq', 'submit', '5', ...merged], home);
-    expect(
-      (
-        await railyard(
-          ['mq', 'status', '5', ...merged, '--wait', '--interval', '200ms', '--timeout', '60s'],
-          home,
-        )
-      ).code,
-    ).toBe(0);
+    expect((await railyard(['mq', 'status', '5', ...merged, '--wait', '--interval', '200ms', '--timeout', '60s'], home)).code).toBe(0);
     const cancel = await railyard(['mq', 'cancel', '5', ...merged], home);
     expect(cancel.code, cancel.stderr).toBe(0);
     expect(cancel.stderr).toMatch(/^#5 is already merged \(MERGE_GRAPH_\w+\): nothing to cancel\n$/);
@@ -366,9 +275,7 @@ describe.concurrent('errors, auth and configuration', () => {
     expect(help.stdout).toMatch(/mq queue\s+Create, read, update and delete merge queues/);
     const typo = await railyard(['mq', 'sumbit', '12'], env);
     expect(typo.code).toBe(127);
-    expect(typo.stderr).toBe(
-      'Error: "mq sumbit 12" is not a railyard command. Did you mean "railyard mq submit 12"?\n',
-    );
+    expect(typo.stderr).toBe('Error: "mq sumbit 12" is not a railyard command. Did you mean "railyard mq submit 12"?\n');
     const completion = await railyard(['autocomplete', 'script', 'bash'], env);
     expect(completion.code, completion.stderr).toBe(0);
     expect(completion.stdout).toContain('RAILYARD_AC_BASH_SETUP_PATH');
@@ -421,10 +328,7 @@ describe.concurrent('flaky commands', () => {
   });
 
   it('show of an unknown test is 404; another organisation slug is 404; missing --org is a usage error', async () => {
-    const show = await railyard(
-      ['flaky', 'show', '00000000-0000-4000-8000-000000000000', ...REPO, '--org', 'acme'],
-      env,
-    );
+    const show = await railyard(['flaky', 'show', '00000000-0000-4000-8000-000000000000', ...REPO, '--org', 'acme'], env);
     expect(show.code).toBe(1);
     expect(show.stderr).toMatch(/404/);
     const other = await railyard(['flaky', 'list-unhealthy', ...REPO, '--org', 'globex'], env);
@@ -436,10 +340,7 @@ describe.concurrent('flaky commands', () => {
 
   it('link-ticket reaches the server: an unknown test is a 404 naming it, and nothing claims it was linked', async () => {
     // Linking a ticket to a test that exists, and seeing it in `flaky show`: flaky-upload.test.ts.
-    const result = await railyard(
-      ['flaky', 'link-ticket', '00000000-0000-4000-8000-000000000000', 'KAN-1', ...REPO],
-      env,
-    );
+    const result = await railyard(['flaky', 'link-ticket', '00000000-0000-4000-8000-000000000000', 'KAN-1', ...REPO], env);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr.trim()).toBe(
@@ -450,9 +351,7 @@ describe.concurrent('flaky commands', () => {
 
 describe('help', () => {
   it('every command has a summary and an example', async () => {
-    const manifest = JSON.parse(
-      await readFile(new URL('../../oclif.manifest.json', import.meta.url), 'utf8'),
-    ) as {
+    const manifest = JSON.parse(await readFile(new URL('../../oclif.manifest.json', import.meta.url), 'utf8')) as {
       commands: Record<string, { summary?: string; description?: string; examples?: string[] }>;
     };
     const ids = Object.keys(manifest.commands);

@@ -23,11 +23,7 @@ function env(t: TestContext): Record<string, string> {
   return e;
 }
 
-async function serve(
-  t: TestContext,
-  args: string[],
-  extraEnv: Record<string, string> = {},
-): Promise<ServeProcess> {
+async function serve(t: TestContext, args: string[], extraEnv: Record<string, string> = {}): Promise<ServeProcess> {
   const s = await spawnServe(args, { ...env(t), ...extraEnv });
   t.onTestFinished(() => s.kill());
   return s;
@@ -61,9 +57,7 @@ describe.concurrent('railyard token', () => {
     const before = await railyard(['token', 'list', '--data-dir', dir], e);
     expect(before.code).toBe(0);
     expect(before.stdout).toMatch(
-      new RegExp(
-        `^Id\\s+Organisation\\s+Created\\s+Last used\\s+Permissions\\s+Label\\n${id}\\s+team-a\\s+\\d+ (?:seconds?|minutes?) ago\\s+never\\s+all\\s+CI of web\\n$`,
-      ),
+      new RegExp(`^Id\\s+Organisation\\s+Created\\s+Last used\\s+Permissions\\s+Label\\n${id}\\s+team-a\\s+\\d+ (?:seconds?|minutes?) ago\\s+never\\s+all\\s+CI of web\\n$`),
     );
     expect(before.stdout).not.toContain(token);
 
@@ -96,8 +90,7 @@ describe.concurrent('railyard token', () => {
   it('creates tokens with --permission (repeatable; none: read only), lists them, and a running server refuses what each may not do', async (t) => {
     const dir = await tempDir(t);
     const e = env(t);
-    const create = (...args: string[]) =>
-      railyard(['token', 'create', '--data-dir', dir, '--org', 'team-a', ...args], e);
+    const create = (...args: string[]) => railyard(['token', 'create', '--data-dir', dir, '--org', 'team-a', ...args], e);
     const full = (await create('--create-database', '--label', 'admin')).stdout.trim();
     const made = await create('--permission', 'merge', '--permission', 'priority', '--label', 'CI', '--json');
     expect(made.code).toBe(0);
@@ -112,9 +105,7 @@ describe.concurrent('railyard token', () => {
     const typo = await create('--permission', 'skip-batching');
     expect(typo.code).toBe(2);
     expect(typo.stdout).toBe('');
-    expect(typo.stderr).toContain(
-      '--permission: unknown permission "skip-batching" (did you mean "skip_batching"?)',
-    );
+    expect(typo.stderr).toContain('--permission: unknown permission "skip-batching" (did you mean "skip_batching"?)');
     expect(typo.stderr).toContain('merge, priority, skip_batching, direct, settings');
     const mixed = await create('--permission', 'none', '--permission', 'merge');
     expect(mixed.code).toBe(2);
@@ -150,9 +141,7 @@ describe.concurrent('railyard token', () => {
     expect((await post(readOnly, 'getQueue', queue)).status).toBe(404); // reads are allowed: no queue yet
     expect((await post(full, 'createQueue', queue)).status).toBe(200);
     expect((await post(readOnly, 'submitPullRequest', { ...queue, pr: { number: 1 } })).status).toBe(403);
-    expect(
-      (await post(ci.token, 'submitPullRequest', { ...queue, pr: { number: 1 }, priority: 'high' })).status,
-    ).toBe(200);
+    expect((await post(ci.token, 'submitPullRequest', { ...queue, pr: { number: 1 }, priority: 'high' })).status).toBe(200);
     const noBatch = await post(ci.token, 'submitPullRequest', { ...queue, pr: { number: 2 }, noBatch: true });
     expect(noBatch.status).toBe(403);
     expect(noBatch.text).toContain('"skip_batching"');
@@ -184,52 +173,20 @@ describe.concurrent('railyard token', () => {
   it('token list and token create take --format like the other commands; the token goes to stdout only, once', async (t) => {
     const dir = await tempDir(t);
     const e = env(t);
-    const tsv = await railyard(
-      [
-        'token',
-        'create',
-        '--data-dir',
-        dir,
-        '--create-database',
-        '--org',
-        'team-a',
-        '--label',
-        'CI',
-        '--format',
-        'tsv',
-      ],
-      e,
-    );
+    const tsv = await railyard(['token', 'create', '--data-dir', dir, '--create-database', '--org', 'team-a', '--label', 'CI', '--format', 'tsv'], e);
     expect(tsv.code).toBe(0);
     expect(tsv.stderr).toBe('');
-    const lines = tsv.stdout
-      .trimEnd()
-      .split('\n')
-      .map((l) => l.split('\t'));
-    expect(lines.map((l) => l[0])).toEqual([
-      'field',
-      'id',
-      'org',
-      'label',
-      'permissions',
-      'token',
-      'database',
-    ]);
+    const lines = tsv.stdout.trimEnd().split('\n').map((l) => l.split('\t'));
+    expect(lines.map((l) => l[0])).toEqual(['field', 'id', 'org', 'label', 'permissions', 'token', 'database']);
     const record = Object.fromEntries(lines.slice(1));
     expect(record).toMatchObject({ org: 'team-a', label: 'CI', database: join(dir, SQLITE_FILE) });
     expect(record.token).toMatch(/^ry_[\w-]{43}$/);
     expect(tsv.stdout.split(record.token)).toHaveLength(2); // printed once
 
-    const md = await railyard(
-      ['token', 'create', '--data-dir', dir, '--org', 'team-b', '--format', 'markdown'],
-      e,
-    );
+    const md = await railyard(['token', 'create', '--data-dir', dir, '--org', 'team-b', '--format', 'markdown'], e);
     expect(md.stdout).toMatch(/^\| field \| value \|\n\| --- \| --- \|\n\| id \| [0-9a-f]{12} \|/);
     expect(md.stderr).not.toMatch(/ry_/);
-    const asJson = JSON.parse(
-      (await railyard(['token', 'create', '--data-dir', dir, '--org', 'team-c', '--format', 'json'], e))
-        .stdout,
-    );
+    const asJson = JSON.parse((await railyard(['token', 'create', '--data-dir', dir, '--org', 'team-c', '--format', 'json'], e)).stdout);
     expect(asJson).toMatchObject({ org: 'team-c', label: null });
     expect(asJson.token).toMatch(/^ry_/);
 
@@ -238,18 +195,10 @@ describe.concurrent('railyard token', () => {
     const rows = csv.stdout.trimEnd().split('\r\n');
     expect(rows[0]).toBe('Id,Organisation,Created,Last used,Permissions,Label');
     expect(rows).toHaveLength(4);
-    expect(rows[1]).toMatch(
-      new RegExp(`^${record.id},team-a,\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z,,all,CI$`),
-    );
+    expect(rows[1]).toMatch(new RegExp(`^${record.id},team-a,\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z,,all,CI$`));
     expect(csv.stdout).not.toMatch(/ry_/);
-    const listed = JSON.parse(
-      (await railyard(['token', 'list', '--data-dir', dir, '--org', 'team-b', '--format', 'json'], e)).stdout,
-    );
-    expect(listed).toEqual(
-      JSON.parse(
-        (await railyard(['token', 'list', '--data-dir', dir, '--org', 'team-b', '--json'], e)).stdout,
-      ),
-    );
+    const listed = JSON.parse((await railyard(['token', 'list', '--data-dir', dir, '--org', 'team-b', '--format', 'json'], e)).stdout);
+    expect(listed).toEqual(JSON.parse((await railyard(['token', 'list', '--data-dir', dir, '--org', 'team-b', '--json'], e)).stdout));
     expect(listed).toHaveLength(1);
     const bad = await railyard(['token', 'list', '--data-dir', dir, '--format', 'xml'], e);
     expect(bad.code).toBe(2);

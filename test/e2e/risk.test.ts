@@ -28,11 +28,7 @@ async function settle(server: TestServer, n: number) {
 function riskSuite(database: TestDatabase): void {
   const cleanup = cleanupsAfterEach();
   it('rises for an author and area whose changes failed, and is the same after a restart', async () => {
-    const repo = await createRepo({
-      location: LOCATION,
-      checks: { test: '! test -f fail.txt' },
-      files: { 'README.md': 'risk\n' },
-    });
+    const repo = await createRepo({ location: LOCATION, checks: { test: '! test -f fail.txt' }, files: { 'README.md': 'risk\n' } });
     cleanup(() => repo.cleanup());
     const dataDir = await tempDir('railyard-risk-');
     const db = await database();
@@ -45,9 +41,7 @@ function riskSuite(database: TestDatabase): void {
       const ada = i % 2 === 1;
       repo.openPr(
         i,
-        ada
-          ? { [`src/engine/change${i}.ts`]: `export const x${i} = ${i};\n`, 'fail.txt': 'yes\n' }
-          : { [`docs/note${i}.md`]: `note ${i}\n` },
+        ada ? { [`src/engine/change${i}.ts`]: `export const x${i} = ${i};\n`, 'fail.txt': 'yes\n' } : { [`docs/note${i}.md`]: `note ${i}\n` },
         { title: `change ${i}`, author: ada ? 'Ada' : 'Bo' },
       );
       await ok(server, 'submitPullRequest', { ...Q, pr: { number: i } });
@@ -58,11 +52,7 @@ function riskSuite(database: TestDatabase): void {
 
     // The next ones wait in a paused queue: their estimates are what the history says.
     await ok(server, 'updateQueue', { ...Q, state: 'paused' });
-    repo.openPr(
-      9,
-      { 'src/engine/next.ts': 'export const next = 9;\n' },
-      { title: 'Ada again', author: 'Ada' },
-    );
+    repo.openPr(9, { 'src/engine/next.ts': 'export const next = 9;\n' }, { title: 'Ada again', author: 'Ada' });
     repo.openPr(10, { 'docs/next.md': 'next\n' }, { title: 'Bo again', author: 'Bo' });
     await ok(server, 'submitPullRequest', { ...Q, pr: { number: 9 } });
     await ok(server, 'submitPullRequest', { ...Q, pr: { number: 10 } });
@@ -76,15 +66,9 @@ function riskSuite(database: TestDatabase): void {
     await server.close();
     server = await startTestServer({ gitRoot: repo.root, dataDir, ...db });
     cleanup(() => server.close());
-    repo.openPr(
-      11,
-      { 'src/engine/next.ts': 'export const next = 9;\n' },
-      { title: 'Ada, same change', author: 'Ada' },
-    );
+    repo.openPr(11, { 'src/engine/next.ts': 'export const next = 9;\n' }, { title: 'Ada, same change', author: 'Ada' });
     await ok(server, 'submitPullRequest', { ...Q, pr: { number: 11 } });
-    expect((await ok(server, 'getSubmittedPullRequest', { ...Q, pr: { number: 11 } })).riskEstimate).toBe(
-      ada,
-    );
+    expect((await ok(server, 'getSubmittedPullRequest', { ...Q, pr: { number: 11 } })).riskEstimate).toBe(ada);
   }, 90_000);
 }
 

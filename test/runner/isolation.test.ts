@@ -4,16 +4,7 @@
  * server does on CI), with and without bubblewrap.
  */
 import { execFileSync } from 'node:child_process';
-import {
-  chmodSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
@@ -41,19 +32,8 @@ async function setup(t: TestContext) {
   });
   const sha = repo.headOf('main')!;
   const run = async (checks: Record<string, string>, extra: Partial<RunChecksOptions> = {}) => {
-    const res = await runChecks({
-      repoDir: repo.dir,
-      sha,
-      logDir: path.join(data, 'runs', String(Math.random()).slice(2)),
-      timeoutMs: 0,
-      required: null,
-      worktreeParent: parent,
-      checks,
-      ...extra,
-    });
-    const logs = Object.fromEntries(
-      Object.entries(res.results).map(([n, r]) => [n, readFileSync(r.logPath, 'utf8')]),
-    );
+    const res = await runChecks({ repoDir: repo.dir, sha, logDir: path.join(data, 'runs', String(Math.random()).slice(2)), timeoutMs: 0, required: null, worktreeParent: parent, checks, ...extra });
+    const logs = Object.fromEntries(Object.entries(res.results).map(([n, r]) => [n, readFileSync(r.logPath, 'utf8')]));
     return { res, logs };
   };
   return { repo, sha, parent, data, run };
@@ -88,12 +68,7 @@ describe.skipIf(notRoot)('checks run as untrusted code', { concurrent: true }, (
       expect(res.passed, logs.env).toBe(true);
       const log = logs.env!;
       for (const value of Object.values(SECRETS)) expect(log).not.toContain(value);
-      const vars = new Map(
-        log
-          .split('\n')
-          .filter((l) => /^[A-Za-z_]+=/.test(l))
-          .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-      );
+      const vars = new Map(log.split('\n').filter((l) => /^[A-Za-z_]+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
       expect(vars.get('CI')).toBe('true');
       expect(vars.get('NODE_ENV')).toBe('test');
       expect(vars.get('RAILYARD_SHA')).toBe(sha);
@@ -101,23 +76,7 @@ describe.skipIf(notRoot)('checks run as untrusted code', { concurrent: true }, (
       expect(vars.get('HOME')).toMatch(/\/home$/);
       expect(Number(vars.get('uid'))).toBeGreaterThan(0);
       const names = [...vars.keys()].filter((k) => !['uid', 'pwd'].includes(k));
-      const allowed = [
-        'PATH',
-        'HOME',
-        'LANG',
-        'TMPDIR',
-        'USER',
-        'LOGNAME',
-        'CI',
-        'RAILYARD_SHA',
-        'RAILYARD_CHECK',
-        'GIT_TERMINAL_PROMPT',
-        'NODE_ENV',
-        'PWD',
-        'SHLVL',
-        'OLDPWD',
-        '_',
-      ];
+      const allowed = ['PATH', 'HOME', 'LANG', 'TMPDIR', 'USER', 'LOGNAME', 'CI', 'RAILYARD_SHA', 'RAILYARD_CHECK', 'GIT_TERMINAL_PROMPT', 'NODE_ENV', 'PWD', 'SHLVL', 'OLDPWD', '_'];
       expect(names.filter((n) => !allowed.includes(n))).toEqual([]);
     },
   );
@@ -146,7 +105,7 @@ describe.skipIf(notRoot)('checks run as untrusted code', { concurrent: true }, (
     },
   );
 
-  it("bwrap: only the check's own directory is writable; the rest of the machine is read-only or absent", async (t) => {
+  it('bwrap: only the check\'s own directory is writable; the rest of the machine is read-only or absent', async (t) => {
     if (noBwrap) return;
     const { run, parent } = await setup(t);
     const { res, logs } = await run(
@@ -168,7 +127,7 @@ describe.skipIf(notRoot)('checks run as untrusted code', { concurrent: true }, (
     expect(logs.probe).not.toContain('railyard-iso-'); // nothing of the test's temp dir but its own directory
   });
 
-  it("two checks running at once have different uids and cannot read each other's checkout", async (t) => {
+  it('two checks running at once have different uids and cannot read each other\'s checkout', async (t) => {
     const { run } = await setup(t);
     const { res, logs } = await run(
       {
@@ -183,16 +142,12 @@ describe.skipIf(notRoot)('checks run as untrusted code', { concurrent: true }, (
     expect(logs.b).not.toContain('secret-of-a');
   });
 
-  it("a process that leaves the check's process group (setsid) is killed with the check", async (t) => {
+  it('a process that leaves the check\'s process group (setsid) is killed with the check', async (t) => {
     const { run } = await setup(t);
     const marker = `${200 + Math.floor(Math.random() * 700)}.${process.pid}`;
-    const { res } = await run({
-      daemon: `setsid sh -c 'sleep ${marker}' </dev/null >/dev/null 2>&1 & sleep 0.3; echo started`,
-    });
+    const { res } = await run({ daemon: `setsid sh -c 'sleep ${marker}' </dev/null >/dev/null 2>&1 & sleep 0.3; echo started` });
     expect(res.passed).toBe(true);
-    const alive = execFileSync('ps', ['-eo', 'args='], { encoding: 'utf8' })
-      .split('\n')
-      .filter((l) => l.includes(`sleep ${marker}`));
+    const alive = execFileSync('ps', ['-eo', 'args='], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(`sleep ${marker}`));
     expect(alive).toEqual([]);
   });
 
@@ -208,20 +163,16 @@ describe.skipIf(notRoot)('checks run as untrusted code', { concurrent: true }, (
     expect(logs.slow).toMatch(/\[railyard\] slow: timed_out \(the per-check limit of 1 s reached\)/);
     expect(res.results.loud).toMatchObject({ outcome: 'success' });
     expect(statSync(res.results.loud!.logPath).size).toBeLessThan(11_000);
-    expect(logs.loud).toContain(
-      '[railyard] loud: output cut at 10000 bytes (the per-check output limit); the check goes on',
-    );
+    expect(logs.loud).toContain('[railyard] loud: output cut at 10000 bytes (the per-check output limit); the check goes on');
     expect(res.timedOut).toBe(false); // the run's own deadline is another matter
   });
 
-  it("the checks' parent directory must be reachable by their uid: else the check fails saying what to fix", async (t) => {
+  it('the checks\' parent directory must be reachable by their uid: else the check fails saying what to fix', async (t) => {
     const { parent, run } = await setup(t);
     chmodSync(parent, 0o700);
     const { res, logs } = await run({ t: 'true' });
     expect(res.results.t!.outcome).toBe('failure');
-    expect(logs.t).toMatch(
-      /mode 0700\) cannot be entered by the checks' uid \d+: make it 0711 or put the checks elsewhere with --checks-dir/,
-    );
+    expect(logs.t).toMatch(/mode 0700\) cannot be entered by the checks' uid \d+: make it 0711 or put the checks elsewhere with --checks-dir/);
     expect(readdirSync(parent)).toEqual([]);
   });
 });

@@ -30,11 +30,8 @@ function junit(cases: Array<{ name: string; fail?: string }>): string {
   return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites><testsuite name="suite">\n${body}\n</testsuite></testsuites>\n`;
 }
 
-function upload(
-  s: TestServer,
-  cases: Array<{ name: string; fail?: string }>,
-  o: { sha: string; at: number; branch?: string },
-) {
+
+function upload(s: TestServer, cases: Array<{ name: string; fail?: string }>, o: { sha: string; at: number; branch?: string }) {
   return ok(s, 'uploadTestResults', {
     ...key,
     branch: o.branch ?? 'main',
@@ -62,10 +59,7 @@ function verdictSuite(database: TestDatabase): void {
     const clock = { now: T0 + 4 * HOUR };
     const s = await startServer({ tokens: { 'token-a': ORG }, now: () => clock.now, ...(await database()) });
     for (let i = 1; i <= 3; i++) {
-      await upload(s, [{ name: 'slow', fail: 'timed out' }, { name: 'fine' }], {
-        sha: sha(i),
-        at: T0 + i * HOUR,
-      });
+      await upload(s, [{ name: 'slow', fail: 'timed out' }, { name: 'fine' }], { sha: sha(i), at: T0 + i * HOUR });
     }
     const slow = (await failing(s, clock)).get('slow')!;
     // Trunk's fields are as before: healthy (no monitor has decided), with its reason.
@@ -85,42 +79,20 @@ function verdictSuite(database: TestDatabase): void {
 
     const env = isolatedEnv({ RAILYARD_API_URL: s.url, RAILYARD_TOKEN: 'token-a', RAILYARD_ORG: ORG });
     // The CLI's clock is the real one: give the window from T0 on.
-    const list = await railyard(
-      [
-        'flaky',
-        'list-failing',
-        '--repo',
-        'acme/web',
-        '--start',
-        new Date(T0).toISOString(),
-        '--end',
-        new Date(clock.now).toISOString(),
-        '--format',
-        'tsv',
-      ],
-      env,
-    );
+    const list = await railyard(['flaky', 'list-failing', '--repo', 'acme/web', '--start', new Date(T0).toISOString(), '--end', new Date(clock.now).toISOString(), '--format', 'tsv'], env);
     expect(list.stderr).toBe('');
-    const rows = list.stdout
-      .trimEnd()
-      .split('\n')
-      .map((line) => line.split('\t'));
+    const rows = list.stdout.trimEnd().split('\n').map((line) => line.split('\t'));
     const status = rows[0]!.indexOf('Status');
     expect(rows.find((r) => r[0] === 'slow')![status]).toBe('not enough runs yet (3 of 10)');
     const show = await railyard(['flaky', 'show', slow.id, '--repo', 'acme/web'], env);
     expect(show.code).toBe(0);
     expect(show.stdout).toMatch(/^status\s+not enough runs yet \(3 of 10\)$/m);
-    expect(show.stdout).toMatch(
-      /^reason\s+3 of 3 runs failed on stable branches in the last 72 h: the failure-rate monitor decides from 10 runs$/m,
-    );
+    expect(show.stdout).toMatch(/^reason\s+3 of 3 runs failed on stable branches in the last 72 h: the failure-rate monitor decides from 10 runs$/m);
     expect(show.stdout).not.toMatch(/healthy/);
 
     // From the 10th run on the monitor decides: broken, as before.
     for (let i = 4; i <= 10; i++) {
-      await upload(s, [{ name: 'slow', fail: 'timed out' }, { name: 'fine' }], {
-        sha: sha(i),
-        at: T0 + i * HOUR,
-      });
+      await upload(s, [{ name: 'slow', fail: 'timed out' }, { name: 'fine' }], { sha: sha(i), at: T0 + i * HOUR });
     }
     clock.now = T0 + 11 * HOUR;
     const after = (await failing(s, clock)).get('slow')!;
@@ -135,41 +107,20 @@ function verdictSuite(database: TestDatabase): void {
     await upload(s, [{ name: 'retried', fail: 'flake' }, { name: 'inline' }], { sha: sha(1), at: T0 + HOUR });
     await upload(s, [{ name: 'retried' }], { sha: sha(1), at: T0 + 2 * HOUR });
     // `inline` fails and passes within one upload (the runner's retry).
-    await upload(s, [{ name: 'inline', fail: 'flake' }, { name: 'inline' }, { name: 'retried' }], {
-      sha: sha(2),
-      at: T0 + 3 * HOUR,
-    });
+    await upload(s, [{ name: 'inline', fail: 'flake' }, { name: 'inline' }, { name: 'retried' }], { sha: sha(2), at: T0 + 3 * HOUR });
     // `plain` fails on sha 3 and passes only on another commit: not a retry.
-    await upload(s, [{ name: 'plain', fail: 'bug' }, { name: 'retried' }, { name: 'inline' }], {
-      sha: sha(3),
-      at: T0 + 4 * HOUR,
-    });
-    await upload(s, [{ name: 'plain' }, { name: 'retried' }, { name: 'inline' }], {
-      sha: sha(4),
-      at: T0 + 5 * HOUR,
-    });
+    await upload(s, [{ name: 'plain', fail: 'bug' }, { name: 'retried' }, { name: 'inline' }], { sha: sha(3), at: T0 + 4 * HOUR });
+    await upload(s, [{ name: 'plain' }, { name: 'retried' }, { name: 'inline' }], { sha: sha(4), at: T0 + 5 * HOUR });
 
-    const body = await ok(s, 'listUnhealthyTests', {
-      ...key,
-      status: 'FLAKY',
-      page_query: { page_size: 100, page_token: '' },
-    });
+    const body = await ok(s, 'listUnhealthyTests', { ...key, status: 'FLAKY', page_query: { page_size: 100, page_token: '' } });
     const flaky = new Map((body.tests as UnhealthyTestCase[]).map((t) => [t.name, t]));
     expect([...flaky.keys()].sort()).toEqual(['inline', 'retried']);
     for (const name of ['inline', 'retried']) {
       expect(flaky.get(name)!.status.value).toBe('flaky');
-      expect(flaky.get(name)!.verdict).toMatchObject({
-        kind: 'pass_on_retry',
-        label: 'flaky: passed on retry',
-        failures_passed_on_retry_last_7d: 1,
-      });
+      expect(flaky.get(name)!.verdict).toMatchObject({ kind: 'pass_on_retry', label: 'flaky: passed on retry', failures_passed_on_retry_last_7d: 1 });
     }
     const plain = (await failing(s, clock)).get('plain')!;
-    expect(plain.verdict).toMatchObject({
-      kind: 'not_enough_runs',
-      label: 'not enough runs yet (2 of 10)',
-      failures_passed_on_retry_last_7d: 0,
-    });
+    expect(plain.verdict).toMatchObject({ kind: 'not_enough_runs', label: 'not enough runs yet (2 of 10)', failures_passed_on_retry_last_7d: 0 });
 
     const env = isolatedEnv({ RAILYARD_API_URL: s.url, RAILYARD_TOKEN: 'token-a', RAILYARD_ORG: ORG });
     const list = await railyard(['flaky', 'list-unhealthy', '--repo', 'acme/web', '--format', 'csv'], env);

@@ -4,6 +4,7 @@ import { eachDatabase, serversPerTest, type TestDatabase } from '../support/hook
 import type { TestServer, TestServerOptions } from '../support/server.js';
 import { call, ok, Q } from './helpers.js';
 
+
 interface Sample {
   name: string;
   labels: Record<string, string>;
@@ -89,37 +90,21 @@ function metricsSuite(database: TestDatabase): void {
       expect(value(samples, 'mq_pr_restarts_1h_total', main)).toBeGreaterThanOrEqual(1);
 
       // Buckets exactly as the contract lists them, cumulative, ending in +Inf = _count.
-      const buckets = samples.filter(
-        (x) =>
-          x.name === 'mq_pr_time_in_queue_1h_seconds_bucket' &&
-          x.labels.conclusion === 'merged' &&
-          x.labels.queue_type === 'main',
-      );
+      const buckets = samples.filter((x) => x.name === 'mq_pr_time_in_queue_1h_seconds_bucket' && x.labels.conclusion === 'merged' && x.labels.queue_type === 'main');
       expect(buckets.map((b) => b.labels.le)).toEqual([...BUCKETS.map(String), '+Inf']);
       expect(buckets.map((b) => b.value)).toEqual(buckets.map((b) => b.value).sort((x, y) => x - y));
       expect(buckets.at(-1)?.value).toBe(2);
-      expect(value(samples, 'mq_pr_time_in_queue_1h_seconds_count', { ...main, conclusion: 'merged' })).toBe(
-        2,
-      );
-      expect(
-        value(samples, 'mq_pr_time_in_queue_1h_seconds_bucket', { ...main, conclusion: 'merged', le: '60' }),
-      ).toBe(2); // each took seconds
+      expect(value(samples, 'mq_pr_time_in_queue_1h_seconds_count', { ...main, conclusion: 'merged' })).toBe(2);
+      expect(value(samples, 'mq_pr_time_in_queue_1h_seconds_bucket', { ...main, conclusion: 'merged', le: '60' })).toBe(2); // each took seconds
       expect(value(samples, 'mq_pr_test_duration_1h_seconds_count', main)).toBeGreaterThanOrEqual(3);
       expect(value(samples, 'mq_pr_test_duration_1h_seconds_sum', main)).toBeGreaterThan(2);
       // Every series carries repo, branch and queue_type. This queue does not batch, so nothing can
       // be bisected: no bisection rows; and a histogram with nothing in the hour is left out.
-      for (const x of samples)
-        expect(Object.keys(x.labels)).toEqual(expect.arrayContaining(['repo', 'branch', 'queue_type']));
+      for (const x of samples) expect(Object.keys(x.labels)).toEqual(expect.arrayContaining(['repo', 'branch', 'queue_type']));
       expect(samples.filter((x) => x.labels.queue_type === 'bisection')).toEqual([]);
-      expect(
-        value(samples, 'mq_pr_time_in_queue_1h_seconds_count', { ...main, conclusion: 'cancelled' }),
-      ).toBe(1);
-      expect(value(samples, 'mq_pr_time_in_queue_1h_seconds_count', { ...main, conclusion: 'failed' })).toBe(
-        1,
-      );
-      expect(
-        samples.filter((x) => x.name.startsWith('mq_pr_') && x.name.endsWith('_count')).map((x) => x.value),
-      ).not.toContain(0);
+      expect(value(samples, 'mq_pr_time_in_queue_1h_seconds_count', { ...main, conclusion: 'cancelled' })).toBe(1);
+      expect(value(samples, 'mq_pr_time_in_queue_1h_seconds_count', { ...main, conclusion: 'failed' })).toBe(1);
+      expect(samples.filter((x) => x.name.startsWith('mq_pr_') && x.name.endsWith('_count')).map((x) => x.value)).not.toContain(0);
     });
 
     it('keeps the gauges of an idle queue at zero, and its bisection rows once it batches', async () => {

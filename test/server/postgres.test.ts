@@ -16,11 +16,7 @@ const Q = { repo: REPO, targetBranch: 'main' };
 const cluster = postgresForFile(noPostgres, { own: true });
 
 /** A server on `databaseUrl`, closed when the test that started it ends (tests run side by side). */
-async function server(
-  t: TestContext,
-  databaseUrl: string,
-  opts: TestServerOptions = {},
-): Promise<TestServer> {
+async function server(t: TestContext, databaseUrl: string, opts: TestServerOptions = {}): Promise<TestServer> {
   const s = await startTestServer({ databaseUrl, sandbox: { testSeconds: 0.3 }, tickMs: 100, ...opts });
   t.onTestFinished(() => s.close());
   return s;
@@ -31,12 +27,7 @@ interface PrAnswer {
   stateReason?: string;
 }
 
-async function waitFor(
-  s: TestServer,
-  prNumber: number,
-  done: (pr: PrAnswer) => boolean,
-  timeoutMs = 20_000,
-): Promise<PrAnswer> {
+async function waitFor(s: TestServer, prNumber: number, done: (pr: PrAnswer) => boolean, timeoutMs = 20_000): Promise<PrAnswer> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const pr = (await ok(s, 'getSubmittedPullRequest', { ...Q, pr: { number: prNumber } })) as PrAnswer;
@@ -51,8 +42,7 @@ const merged = (pr: { state: string }) => pr.state === 'merged';
 /** What the servers of a test that breaks the database on purpose reported: asserted on, not printed. */
 function expectedFailures(): { log: (message: string, error?: unknown) => void; lines: string[] } {
   const lines: string[] = [];
-  const log = (message: string, error?: unknown) =>
-    lines.push(`${message}: ${error instanceof Error ? error.message : String(error ?? '')}`);
+  const log = (message: string, error?: unknown) => lines.push(`${message}: ${error instanceof Error ? error.message : String(error ?? '')}`);
   return { log, lines };
 }
 
@@ -102,8 +92,7 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
     await ok(b, 'submitPullRequest', { ...Q, pr: { number: 1 } });
     await ok(a, 'submitPullRequest', { ...Q, pr: { number: 2 } });
     await ok(b, 'submitPullRequest', { ...Q, pr: { number: 3 }, priority: 'high' });
-    const order = async (s: TestServer) =>
-      (await ok(s, 'listPullRequests', Q)).pullRequests.map((p: { prNumber: number }) => p.prNumber);
+    const order = async (s: TestServer) => (await ok(s, 'listPullRequests', Q)).pullRequests.map((p: { prNumber: number }) => p.prNumber);
     // Queue order on both: #1 testing, then the high-priority #3 ahead of #2.
     expect(await order(a)).toEqual([1, 3, 2]);
     expect(await order(b)).toEqual([1, 3, 2]);
@@ -113,9 +102,7 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
     const [fromA, fromB] = await Promise.all([ok(a, 'getQueue', Q), ok(b, 'getQueue', Q)]);
     expect(fromA).toEqual(fromB);
     // Each PR ran once: one replica drove the queue, so no run was started twice.
-    const prs = await Promise.all(
-      [1, 2, 3].map((n) => ok(b, 'getSubmittedPullRequest', { ...Q, pr: { number: n } })),
-    );
+    const prs = await Promise.all([1, 2, 3].map((n) => ok(b, 'getSubmittedPullRequest', { ...Q, pr: { number: n } })));
     expect(prs.map((p) => p.state)).toEqual(['merged', 'merged', 'merged']);
 
     // A queue deleted on one replica is gone on the other.
@@ -123,116 +110,88 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
     expect((await call(a, 'getQueue', Q)).status).toBe(404);
   });
 
-  it.concurrent(
-    'answers on one replica every write the other has just acknowledged, also while its LISTEN connection is lost',
-    async (t) => {
-      const url = await cluster().createDatabase();
-      const failures = expectedFailures();
-      const a = await server(t, url, { sandbox: { testSeconds: 600 }, log: failures.log });
-      const b = await server(t, url, { sandbox: { testSeconds: 600 }, log: failures.log });
-      await ok(a, 'createQueue', Q);
-      const rounds = async (from: number, to: number) => {
-        for (let n = from; n <= to; n++) {
-          const [writer, reader] = n % 2 ? [a, b] : [b, a];
-          const where = `written on ${writer === a ? 'a' : 'b'}, read on ${reader === a ? 'a' : 'b'}`;
-          await ok(writer, 'submitPullRequest', { ...Q, pr: { number: n } });
-          expect(
-            (await call(reader, 'getSubmittedPullRequest', { ...Q, pr: { number: n } })).status,
-            `#${n} ${where}`,
-          ).toBe(200);
-          await ok(writer, 'updateQueue', { ...Q, concurrency: n });
-          expect((await ok(reader, 'getQueue', Q)).concurrency, `concurrency ${n} ${where}`).toBe(n);
-          const other = { repo: REPO, targetBranch: `release-${n}` };
-          await ok(writer, 'createQueue', other);
-          expect((await call(reader, 'getQueue', other)).status, `queue ${other.targetBranch} ${where}`).toBe(
-            200,
-          );
-          await ok(reader, 'deleteQueue', other);
-          expect((await call(writer, 'getQueue', other)).status, `queue ${other.targetBranch} deleted`).toBe(
-            404,
-          );
-        }
-      };
-      await rounds(1, 30);
-      // Without their LISTEN connections the replicas ask the database, and listen again on the next renewal.
-      const admin = new Client({ connectionString: url });
-      await admin.connect();
-      const listening = `SELECT pid FROM pg_stat_activity WHERE application_name = 'railyard-listen' AND datname = current_database()`;
-      try {
-        expect((await admin.query(`SELECT pg_terminate_backend(pid) FROM (${listening}) l`)).rowCount).toBe(
-          2,
-        );
-        await rounds(31, 40);
-        await new Promise((r) => setTimeout(r, 2000));
-        expect((await admin.query(listening)).rowCount).toBe(2);
-      } finally {
-        await admin.end();
+  it.concurrent('answers on one replica every write the other has just acknowledged, also while its LISTEN connection is lost', async (t) => {
+    const url = await cluster().createDatabase();
+    const failures = expectedFailures();
+    const a = await server(t, url, { sandbox: { testSeconds: 600 }, log: failures.log });
+    const b = await server(t, url, { sandbox: { testSeconds: 600 }, log: failures.log });
+    await ok(a, 'createQueue', Q);
+    const rounds = async (from: number, to: number) => {
+      for (let n = from; n <= to; n++) {
+        const [writer, reader] = n % 2 ? [a, b] : [b, a];
+        const where = `written on ${writer === a ? 'a' : 'b'}, read on ${reader === a ? 'a' : 'b'}`;
+        await ok(writer, 'submitPullRequest', { ...Q, pr: { number: n } });
+        expect((await call(reader, 'getSubmittedPullRequest', { ...Q, pr: { number: n } })).status, `#${n} ${where}`).toBe(200);
+        await ok(writer, 'updateQueue', { ...Q, concurrency: n });
+        expect((await ok(reader, 'getQueue', Q)).concurrency, `concurrency ${n} ${where}`).toBe(n);
+        const other = { repo: REPO, targetBranch: `release-${n}` };
+        await ok(writer, 'createQueue', other);
+        expect((await call(reader, 'getQueue', other)).status, `queue ${other.targetBranch} ${where}`).toBe(200);
+        await ok(reader, 'deleteQueue', other);
+        expect((await call(writer, 'getQueue', other)).status, `queue ${other.targetBranch} deleted`).toBe(404);
       }
-      await rounds(41, 50);
-      // Each replica said once that it lost its notifications. It notices either through the connection's
-      // error event ("lost", with PostgreSQL's reason) or first through a barrier query failing on it ("dropped").
-      const said = failures.lines.filter((l) =>
-        /^replica notifications: connection (lost|dropped): /.test(l),
-      );
-      expect(said, failures.lines.join('\n')).toHaveLength(2);
-      for (const line of said) expect(line).toMatch(/terminat|Connection terminated|not queryable/i);
-    },
-  );
+    };
+    await rounds(1, 30);
+    // Without their LISTEN connections the replicas ask the database, and listen again on the next renewal.
+    const admin = new Client({ connectionString: url });
+    await admin.connect();
+    const listening = `SELECT pid FROM pg_stat_activity WHERE application_name = 'railyard-listen' AND datname = current_database()`;
+    try {
+      expect((await admin.query(`SELECT pg_terminate_backend(pid) FROM (${listening}) l`)).rowCount).toBe(2);
+      await rounds(31, 40);
+      await new Promise((r) => setTimeout(r, 2000));
+      expect((await admin.query(listening)).rowCount).toBe(2);
+    } finally {
+      await admin.end();
+    }
+    await rounds(41, 50);
+    // Each replica said once that it lost its notifications. It notices either through the connection's
+    // error event ("lost", with PostgreSQL's reason) or first through a barrier query failing on it ("dropped").
+    const said = failures.lines.filter((l) => /^replica notifications: connection (lost|dropped): /.test(l));
+    expect(said, failures.lines.join('\n')).toHaveLength(2);
+    for (const line of said) expect(line).toMatch(/terminat|Connection terminated|not queryable/i);
+  });
 
-  it.concurrent(
-    'answers 503 with Retry-After when an upload waits past the statement timeout for a test held elsewhere, and stores none of it',
-    async (t) => {
-      const url = await cluster().createDatabase();
-      const s = await server(t, url, { statementTimeoutMs: 1000 });
-      const report = (sha: string) => ({
-        repo: REPO,
-        org_url_slug: s.org,
-        branch: 'main',
-        sha,
-        reports: [
-          {
-            name: 'junit.xml',
-            content:
-              '<testsuite name="s"><testcase classname="c" name="held"/><testcase classname="c" name="free"/></testsuite>',
-          },
-        ],
-      });
-      await ok(s, 'uploadTestResults', report('a'.repeat(40)));
-      // Another writer (a ticket being linked, an upload running the test) holds the test's row.
-      const holder = new Client({ connectionString: url });
-      await holder.connect();
-      t.onTestFinished(() => holder.end());
-      await holder.query('BEGIN');
-      await holder.query(`SELECT 1 FROM test_cases WHERE name = 'held' FOR UPDATE`);
-      const waited = await call(s, 'uploadTestResults', report('b'.repeat(40)));
-      await holder.query('ROLLBACK');
-      expect(waited.status).toBe(503);
-      expect(waited.headers.get('retry-after')).toBe('1');
-      expect(waited.text).toMatch(
-        /^the database gave up waiting for other writes \(.*\); nothing was changed, try again$/,
-      );
-      const { rows } = await holder.query('SELECT count(*)::int AS n FROM test_uploads');
-      expect(rows[0].n).toBe(1);
-      // Let go, the same upload goes in.
-      await ok(s, 'uploadTestResults', report('b'.repeat(40)));
-    },
-  );
+  it.concurrent('answers 503 with Retry-After when an upload waits past the statement timeout for a test held elsewhere, and stores none of it', async (t) => {
+    const url = await cluster().createDatabase();
+    const s = await server(t, url, { statementTimeoutMs: 1000 });
+    const report = (sha: string) => ({
+      repo: REPO,
+      org_url_slug: s.org,
+      branch: 'main',
+      sha,
+      reports: [{ name: 'junit.xml', content: '<testsuite name="s"><testcase classname="c" name="held"/><testcase classname="c" name="free"/></testsuite>' }],
+    });
+    await ok(s, 'uploadTestResults', report('a'.repeat(40)));
+    // Another writer (a ticket being linked, an upload running the test) holds the test's row.
+    const holder = new Client({ connectionString: url });
+    await holder.connect();
+    t.onTestFinished(() => holder.end());
+    await holder.query('BEGIN');
+    await holder.query(`SELECT 1 FROM test_cases WHERE name = 'held' FOR UPDATE`);
+    const waited = await call(s, 'uploadTestResults', report('b'.repeat(40)));
+    await holder.query('ROLLBACK');
+    expect(waited.status).toBe(503);
+    expect(waited.headers.get('retry-after')).toBe('1');
+    expect(waited.text).toMatch(/^the database gave up waiting for other writes \(.*\); nothing was changed, try again$/);
+    const { rows } = await holder.query('SELECT count(*)::int AS n FROM test_uploads');
+    expect(rows[0].n).toBe(1);
+    // Let go, the same upload goes in.
+    await ok(s, 'uploadTestResults', report('b'.repeat(40)));
+  });
 
-  it.concurrent(
-    'hands the queues of a replica that stops to another one, which finishes their runs',
-    async (t) => {
-      const url = await cluster().createDatabase();
-      const failures = expectedFailures();
-      const a = await server(t, url, { sandbox: { testSeconds: 1 }, leaseMs: 1000, log: failures.log });
-      await ok(a, 'createQueue', { ...Q, concurrency: 3 });
-      for (const n of [1, 2, 3]) await ok(a, 'submitPullRequest', { ...Q, pr: { number: n } });
-      await waitFor(a, 3, (pr) => pr.state === 'testing');
-      const b = await server(t, url, { sandbox: { testSeconds: 1 }, leaseMs: 1000, log: failures.log });
-      await a.close();
-      for (const n of [1, 2, 3]) await waitFor(b, n, merged);
-      onlyLeaseLoss(failures);
-    },
-  );
+  it.concurrent('hands the queues of a replica that stops to another one, which finishes their runs', async (t) => {
+    const url = await cluster().createDatabase();
+    const failures = expectedFailures();
+    const a = await server(t, url, { sandbox: { testSeconds: 1 }, leaseMs: 1000, log: failures.log });
+    await ok(a, 'createQueue', { ...Q, concurrency: 3 });
+    for (const n of [1, 2, 3]) await ok(a, 'submitPullRequest', { ...Q, pr: { number: n } });
+    await waitFor(a, 3, (pr) => pr.state === 'testing');
+    const b = await server(t, url, { sandbox: { testSeconds: 1 }, leaseMs: 1000, log: failures.log });
+    await a.close();
+    for (const n of [1, 2, 3]) await waitFor(b, n, merged);
+    onlyLeaseLoss(failures);
+  });
 
   // One at a time, after the others: these stop the cluster they all share.
   it('answers 503 while the database is down, loses nothing acknowledged, and recovers by itself', async (t) => {
@@ -259,34 +218,20 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
     await waitFor(a, 1, merged);
     await waitFor(a, 2, merged);
     // The lost connection was reported (not printed as a stack trace among the suite's output).
-    expect(
-      failures.lines.some((l) => /^replica notifications: connection (lost|dropped)/.test(l)),
-      failures.lines.join('\n'),
-    ).toBe(true);
+    expect(failures.lines.some((l) => /^replica notifications: connection (lost|dropped)/.test(l)), failures.lines.join('\n')).toBe(true);
   });
 
   it('lands a PR whose run finished while the database was down, without waiting for its lease to lapse', async (t) => {
     const url = await cluster().createDatabase();
     const failures = expectedFailures();
     // A lease far longer than the outage: this replica keeps driving the queue, nothing re-attaches to the run.
-    const a = await server(t, url, {
-      sandbox: { testSeconds: 8 },
-      leaseMs: 120_000,
-      renewMs: 100,
-      log: failures.log,
-    });
+    const a = await server(t, url, { sandbox: { testSeconds: 8 }, leaseMs: 120_000, renewMs: 100, log: failures.log });
     await ok(a, 'createQueue', Q);
     await ok(a, 'submitPullRequest', { ...Q, pr: { number: 1 } });
     // The run has started (its test commit is written): the database goes away before it finishes.
-    const { testRunId } = (await waitFor(a, 1, (pr) => pr.state === 'testing')) as PrAnswer & {
-      testRunId: string;
-    };
+    const { testRunId } = (await waitFor(a, 1, (pr) => pr.state === 'testing')) as PrAnswer & { testRunId: string };
     const started = Date.now() + 20_000;
-    while (
-      !(await ok(a, 'getMergeQueueTestingDetails', { ...Q, testRunId })).testBranchSha &&
-      Date.now() < started
-    )
-      await new Promise((r) => setTimeout(r, 50));
+    while (!(await ok(a, 'getMergeQueueTestingDetails', { ...Q, testRunId })).testBranchSha && Date.now() < started) await new Promise((r) => setTimeout(r, 50));
     await cluster().stop();
     try {
       // The run's outcome could not be written: the server says so, once, and keeps it.
