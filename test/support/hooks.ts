@@ -68,11 +68,7 @@ export function storeDialects(
         return { dataDir };
       },
     },
-    {
-      name: 'postgres',
-      skip: noPostgres,
-      where: async () => ({ databaseUrl: await cluster().createDatabase() }),
-    },
+    { name: 'postgres', skip: noPostgres, where: async () => ({ databaseUrl: await cluster().createDatabase() }) },
   ];
 }
 
