@@ -151,7 +151,8 @@ describe.skipIf(notRoot)('checks run as untrusted code', { concurrent: true }, (
     expect(alive).toEqual([]);
   });
 
-  it('a check over its own time limit ends timed_out with a note; one printing too much is cut with a note and still passes', async (t) => {
+  // Alone (between the others): it bounds its own time.
+  it.sequential('a check over its own time limit ends timed_out with a note; one printing too much is cut with a note and still passes', async (t) => {
     const { run } = await setup(t);
     const t0 = Date.now();
     const { res, logs } = await run(
