@@ -2,9 +2,10 @@
  * End to end, stacked PRs on the git forge: real bare repositories where a PR's base is
  * `refs/pull/M/head` (stacked on PR M), the real server on 127.0.0.1 and the real `railyard` binary.
  */
-import { describe, expect, it, type TestContext } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRepo, type FixtureRepo } from '../forge/fixture.js';
 import { isolatedEnv, railyard } from '../support/cli.js';
+import { cleanupsAfterEach } from '../support/hooks.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { ok } from '../server/helpers.js';
 
@@ -12,18 +13,19 @@ const LOCATION = { host: 'github.com', owner: 'acme', name: 'app' };
 const Q = { repo: { ...LOCATION }, targetBranch: 'main' };
 const FLAGS = ['--repo', 'github.com/acme/app'];
 
+const cleanup = cleanupsAfterEach();
+
 interface World {
   repo: FixtureRepo;
   server: TestServer;
   cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
 }
 
-/** A repository and a server of test `t`'s own (the tests run side by side), gone when it ends. */
-async function world(t: TestContext, checks: Record<string, string>): Promise<World> {
+async function world(checks: Record<string, string>): Promise<World> {
   const repo = await createRepo({ location: LOCATION, checks, files: { 'app.txt': 'app\n' } });
-  t.onTestFinished(() => repo.cleanup());
+  cleanup(() => repo.cleanup());
   const server = await startTestServer({ gitRoot: repo.root });
-  t.onTestFinished(() => server.close());
+  cleanup(() => server.close());
   const env = isolatedEnv({ RAILYARD_API_URL: server.url, RAILYARD_TOKEN: server.token });
   const cli = async (args: string[]) => {
     const r = await railyard(args, env);
@@ -71,9 +73,9 @@ function openStack(repo: FixtureRepo): void {
   repo.setPrBase(6, 'refs/pull/5/head');
 }
 
-describe.concurrent('stacked PRs on the git forge', () => {
-  it('submitting the top of a stack of 3 lands the stack bottom first, as one unit, each PR merged', async (t) => {
-    const w = await world(t, { test: 'test -f app.txt' });
+describe('stacked PRs on the git forge', () => {
+  it('submitting the top of a stack of 3 lands the stack bottom first, as one unit, each PR merged', async () => {
+    const w = await world({ test: 'test -f app.txt' });
     openStack(w.repo);
     await w.cli(['mq', 'queue', 'create', ...FLAGS]);
     await w.cli(['mq', 'submit', '6', ...FLAGS]);
@@ -109,8 +111,8 @@ describe.concurrent('stacked PRs on the git forge', () => {
     expect(reflog.length, 'main moved once for the stack').toBeLessThanOrEqual(2);
   });
 
-  it('pushing to the middle PR of a stack under test removes it and the PR above it; the bottom lands alone', async (t) => {
-    const w = await world(t, { test: 'sleep 2' });
+  it('pushing to the middle PR of a stack under test removes it and the PR above it; the bottom lands alone', async () => {
+    const w = await world({ test: 'sleep 2' });
     openStack(w.repo);
     await w.cli(['mq', 'queue', 'create', ...FLAGS]);
     await w.cli(['mq', 'submit', '6', ...FLAGS]);
@@ -128,8 +130,8 @@ describe.concurrent('stacked PRs on the git forge', () => {
     expect(w.repo.log('main').map((c) => c.subject)).toEqual(['Add a (#4)', 'Initial commit']);
   });
 
-  it('refuses a stack whose bottom is based on another branch, naming it', async (t) => {
-    const w = await world(t, { test: 'true' });
+  it('refuses a stack whose bottom is based on another branch, naming it', async () => {
+    const w = await world({ test: 'true' });
     w.repo.commitOn('release', { 'r.txt': 'r\n' }, 'release');
     w.repo.openPr(4, { 'a.txt': 'a\n' }, { title: 'Add a', from: 'release' });
     w.repo.setPrBase(4, 'release');
