@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isolatedEnv, railyard } from '../support/cli.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { tempDir } from '../support/tmp.js';
 
 let server: TestServer;
 let env: Record<string, string>;
@@ -89,116 +90,121 @@ describe('mq queue commands', () => {
   });
 });
 
-describe('mq pull request commands', () => {
-  it('submit, status, list, restart, cancel with --json', async () => {
-    const submitted = await json(['mq', 'submit', '11', ...REPO, '--priority', 'high']);
-    expect(submitted).toMatchObject({ prNumber: 11, priorityName: 'high', priorityValue: 10, isCurrentlySubmittedToQueue: true });
-    await json(['mq', 'submit', '12', ...REPO, '--no-batch', '--priority', '42']);
+// From here on, three groups run side by side: the PR commands (in order, on the queue made
+// above), the error and configuration cases, and the flaky commands. Each mostly waits: on its
+// CLI processes, a sandbox run, a retry's back-off.
+describe('mq pull request commands', { concurrent: true }, () => {
+  describe.sequential('', () => {
+    it('submit, status, list, restart, cancel with --json', async () => {
+      const submitted = await json(['mq', 'submit', '11', ...REPO, '--priority', 'high']);
+      expect(submitted).toMatchObject({ prNumber: 11, priorityName: 'high', priorityValue: 10, isCurrentlySubmittedToQueue: true });
+      await json(['mq', 'submit', '12', ...REPO, '--no-batch', '--priority', '42']);
 
-    const status = await json(['mq', 'status', '11', ...REPO]);
-    expect(status.prTitle).toBe('Sandbox PR #11');
-    expect(status.readiness).toMatchObject({ doesBaseBranchMatch: true, gitHubMergeability: 'mergeable' });
-    // The server's riskEstimate (issue 22): in the JSON, and as the dashboard's percentage in the human view.
-    expect(status.riskEstimate).toBeGreaterThan(0);
-    expect(status.riskEstimate).toBeLessThan(1);
-    const human = await railyard(['mq', 'status', '11', ...REPO], env);
-    expect(human.code, human.stderr).toBe(0);
-    expect(human.stdout).toMatch(new RegExp(`^riskEstimate +${(status.riskEstimate * 100).toFixed(0)} % chance its test run fails \\(estimated from the queue's history\\)$`, 'm'));
+      const status = await json(['mq', 'status', '11', ...REPO]);
+      expect(status.prTitle).toBe('Sandbox PR #11');
+      expect(status.readiness).toMatchObject({ doesBaseBranchMatch: true, gitHubMergeability: 'mergeable' });
+      // The server's riskEstimate (issue 22): in the JSON, and as the dashboard's percentage in the human view.
+      expect(status.riskEstimate).toBeGreaterThan(0);
+      expect(status.riskEstimate).toBeLessThan(1);
+      const human = await railyard(['mq', 'status', '11', ...REPO], env);
+      expect(human.code, human.stderr).toBe(0);
+      expect(human.stdout).toMatch(new RegExp(`^riskEstimate +${(status.riskEstimate * 100).toFixed(0)} % chance its test run fails \\(estimated from the queue's history\\)$`, 'm'));
 
-    const list = await json(['mq', 'list', ...REPO]);
-    expect(list.pullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([11, 12]);
-    expect(list.pullRequests[1]).toMatchObject({ noBatch: true, priorityValue: 42 });
+      const list = await json(['mq', 'list', ...REPO]);
+      expect(list.pullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([11, 12]);
+      expect(list.pullRequests[1]).toMatchObject({ noBatch: true, priorityValue: 42 });
 
-    expect((await json(['mq', 'restart', '11', ...REPO])).prNumber).toBe(11);
-    const cancelled = await json(['mq', 'cancel', '12', ...REPO]);
-    expect(cancelled).toMatchObject({ state: 'cancelled', stateReason: 'USER_REQUESTED' });
+      expect((await json(['mq', 'restart', '11', ...REPO])).prNumber).toBe(11);
+      const cancelled = await json(['mq', 'cancel', '12', ...REPO]);
+      expect(cancelled).toMatchObject({ state: 'cancelled', stateReason: 'USER_REQUESTED' });
 
-    const onlyCancelled = await json(['mq', 'list', ...REPO, '--state', 'cancelled']);
-    expect(onlyCancelled.pullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([12]);
-  });
-
-  it('lists as CSV and Markdown for scripts', async () => {
-    const csv = await railyard(['mq', 'list', ...REPO, '--format', 'csv'], env);
-    expect(csv.code).toBe(0);
-    const lines = csv.stdout.trim().split('\r\n');
-    // Plain values for scripts: the number, the priority's name and value apart.
-    expect(lines[0]).toBe('PR,State,Reason,Priority,Priority value,Title,Author,SHA,Since');
-    expect(lines.slice(1).map((l) => l.split(',')[0])).toContain('11');
-    const md = await railyard(['mq', 'list', ...REPO, '--format', 'markdown'], env);
-    expect(md.stdout.split('\n')[1]).toMatch(/^\| --- \|/);
-  });
-
-  it('status --wait ends with exit 1 when the PR is cancelled meanwhile', async () => {
-    await json(['mq', 'submit', '21', ...REPO]);
-    let pending!: () => void;
-    const printed = new Promise<void>((r) => (pending = r));
-    const waiting = railyard(['mq', 'status', '21', ...REPO, '--wait', '--interval', '0.2s', '--timeout', '30s'], env, undefined, undefined, (_out, err) => {
-      if (/#21: pending/.test(err)) pending();
+      const onlyCancelled = await json(['mq', 'list', ...REPO, '--state', 'cancelled']);
+      expect(onlyCancelled.pullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([12]);
     });
-    await Promise.race([printed, waiting]); // it waits, and said so (or it ended: the checks below say how)
-    await json(['mq', 'cancel', '21', ...REPO]);
-    const result = await waiting;
-    expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/#21 cancelled \(USER_REQUESTED\)/);
-  });
 
-  it('status --wait gives up at the timeout with exit 1', async () => {
-    await json(['mq', 'submit', '22', ...REPO]);
-    const result = await railyard(['mq', 'status', '22', ...REPO, '--wait', '--interval', '0.2s', '--timeout', '1s'], env);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/still pending \(API_REQUESTED\) at the timeout/);
-  });
+    it('lists as CSV and Markdown for scripts', async () => {
+      const csv = await railyard(['mq', 'list', ...REPO, '--format', 'csv'], env);
+      expect(csv.code).toBe(0);
+      const lines = csv.stdout.trim().split('\r\n');
+      // Plain values for scripts: the number, the priority's name and value apart.
+      expect(lines[0]).toBe('PR,State,Reason,Priority,Priority value,Title,Author,SHA,Since');
+      expect(lines.slice(1).map((l) => l.split(',')[0])).toContain('11');
+      const md = await railyard(['mq', 'list', ...REPO, '--format', 'markdown'], env);
+      expect(md.stdout.split('\n')[1]).toMatch(/^\| --- \|/);
+    });
 
-  it('impacted targets: list, file, all and none', async () => {
-    const pr = await json(['mq', 'status', '11', ...REPO]);
-    expect(await json(['mq', 'impacted-targets', '11', ...REPO, '--sha', pr.prSha, '--target', '//a', '--target', '//b'])).toEqual({});
-    const file = join(env.HOME, 'targets.txt');
-    await writeFile(file, '//x\n//y\n\n');
-    expect(await json(['mq', 'impacted-targets', '11', ...REPO, '--sha', pr.prSha, '--file', file])).toEqual({});
-    expect(await json(['mq', 'impacted-targets', '11', ...REPO, '--sha', pr.prSha, '--all'])).toEqual({});
-    expect(await json(['mq', 'impacted-targets', '11', ...REPO, '--sha', pr.prSha, '--none'])).toEqual({});
-    const both = await railyard(['mq', 'impacted-targets', '11', ...REPO, '--sha', pr.prSha, '--all', '--none'], env);
-    expect(both.code).toBe(2);
-  });
+    it('status --wait ends with exit 1 when the PR is cancelled meanwhile', async () => {
+      await json(['mq', 'submit', '21', ...REPO]);
+      let pending!: () => void;
+      const printed = new Promise<void>((r) => (pending = r));
+      const waiting = railyard(['mq', 'status', '21', ...REPO, '--wait', '--interval', '0.2s', '--timeout', '30s'], env, undefined, undefined, (_out, err) => {
+        if (/#21: pending/.test(err)) pending();
+      });
+      await Promise.race([printed, waiting]); // it waits, and said so (or it ended: the checks below say how)
+      await json(['mq', 'cancel', '21', ...REPO]);
+      const result = await waiting;
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/#21 cancelled \(USER_REQUESTED\)/);
+    });
 
-  it('impacted targets: --sha defaults to the PR head; comments, blanks and repeats dropped; an empty list refused', async () => {
-    const pr = await json(['mq', 'status', '11', ...REPO]);
-    const file = join(env.HOME, 'commented.txt');
-    await writeFile(file, '# generated by bazel-diff\n//app:web\n\n//lib:core\n//app:web\n  # trailing note\n');
-    const set = await railyard(['mq', 'impacted-targets', '11', ...REPO, '--file', file], env);
-    expect(set.stderr).toBe('');
-    expect(set.stdout).toBe(`Impacted targets of #11 at ${pr.prSha.slice(0, 12)}: 2 target(s)\n`);
-    await writeFile(file, '# nothing changed\n\n');
-    const empty = await railyard(['mq', 'impacted-targets', '11', ...REPO, '--file', file], env);
-    expect(empty.code).toBe(2);
-    expect(empty.stderr).toContain('no targets given; to say the PR impacts nothing, use --none');
-    const unknown = await railyard(['mq', 'impacted-targets', '9998', ...REPO, '--all'], env);
-    expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toMatch(/#9998 was never submitted/);
-  });
+    it('status --wait gives up at the timeout with exit 1', async () => {
+      await json(['mq', 'submit', '22', ...REPO]);
+      const result = await railyard(['mq', 'status', '22', ...REPO, '--wait', '--interval', '0.2s', '--timeout', '1s'], env);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/still pending \(API_REQUESTED\) at the timeout/);
+    });
 
-  it('testing-details of an unknown run is a clear 404', async () => {
-    const result = await railyard(['mq', 'testing-details', '00000000-0000-4000-8000-000000000000', ...REPO], env);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/404/);
-  });
+    it('impacted targets: list, file, all and none', async () => {
+      const pr = await json(['mq', 'status', '11', ...REPO]);
+      expect(await json(['mq', 'impacted-targets', '11', ...REPO, '--sha', pr.prSha, '--target', '//a', '--target', '//b'])).toEqual({});
+      const file = join(env.HOME, 'targets.txt');
+      await writeFile(file, '//x\n//y\n\n');
+      expect(await json(['mq', 'impacted-targets', '11', ...REPO, '--sha', pr.prSha, '--file', file])).toEqual({});
+      expect(await json(['mq', 'impacted-targets', '11', ...REPO, '--sha', pr.prSha, '--all'])).toEqual({});
+      expect(await json(['mq', 'impacted-targets', '11', ...REPO, '--sha', pr.prSha, '--none'])).toEqual({});
+      const both = await railyard(['mq', 'impacted-targets', '11', ...REPO, '--sha', pr.prSha, '--all', '--none'], env);
+      expect(both.code).toBe(2);
+    });
 
-  it('metrics prints Prometheus text, filtered by repository', async () => {
-    const result = await railyard(['mq', 'metrics', '--repo', 'github.com/acme/web'], env);
-    expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^mq_depth_current\{repo="acme\/web",branch="main",queue_type="main"\} \d+$/m);
-    const asJson = await json(['mq', 'metrics']);
-    expect(asJson.metrics).toMatch(/# TYPE mq_depth_current gauge/);
-  });
+    it('impacted targets: --sha defaults to the PR head; comments, blanks and repeats dropped; an empty list refused', async () => {
+      const pr = await json(['mq', 'status', '11', ...REPO]);
+      const file = join(env.HOME, 'commented.txt');
+      await writeFile(file, '# generated by bazel-diff\n//app:web\n\n//lib:core\n//app:web\n  # trailing note\n');
+      const set = await railyard(['mq', 'impacted-targets', '11', ...REPO, '--file', file], env);
+      expect(set.stderr).toBe('');
+      expect(set.stdout).toBe(`Impacted targets of #11 at ${pr.prSha.slice(0, 12)}: 2 target(s)\n`);
+      await writeFile(file, '# nothing changed\n\n');
+      const empty = await railyard(['mq', 'impacted-targets', '11', ...REPO, '--file', file], env);
+      expect(empty.code).toBe(2);
+      expect(empty.stderr).toContain('no targets given; to say the PR impacts nothing, use --none');
+      const unknown = await railyard(['mq', 'impacted-targets', '9998', ...REPO, '--all'], env);
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toMatch(/#9998 was never submitted/);
+    });
 
-  it('a PR that was never submitted: 404, exit 1, message names it', async () => {
-    const result = await railyard(['mq', 'status', '9999', ...REPO], env);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/#9999 was never submitted/);
+    it('testing-details of an unknown run is a clear 404', async () => {
+      const result = await railyard(['mq', 'testing-details', '00000000-0000-4000-8000-000000000000', ...REPO], env);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/404/);
+    });
+
+    it('metrics prints Prometheus text, filtered by repository', async () => {
+      const result = await railyard(['mq', 'metrics', '--repo', 'github.com/acme/web'], env);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/^mq_depth_current\{repo="acme\/web",branch="main",queue_type="main"\} \d+$/m);
+      const asJson = await json(['mq', 'metrics']);
+      expect(asJson.metrics).toMatch(/# TYPE mq_depth_current gauge/);
+    });
+
+    it('a PR that was never submitted: 404, exit 1, message names it', async () => {
+      const result = await railyard(['mq', 'status', '9999', ...REPO], env);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/#9999 was never submitted/);
+    });
   });
 });
 
-describe('errors, auth and configuration', () => {
+describe.concurrent('errors, auth and configuration', () => {
   it('a wrong token exits 4 with a hint', async () => {
     const result = await railyard(['mq', 'queue', 'get', ...REPO, '--token', 'nope'], env);
     expect(result.code).toBe(4);
@@ -298,7 +304,8 @@ describe('errors, auth and configuration', () => {
 
   it('--repo defaults to the origin remote of the current git checkout', async () => {
     const { execFileSync } = await import('node:child_process');
-    const dir = env.HOME;
+    // A checkout of its own: the other tests' commands run in env.HOME at the same time.
+    const dir = await tempDir();
     execFileSync('git', ['init', '-q', dir]);
     execFileSync('git', ['-C', dir, 'remote', 'add', 'origin', 'git@github.com:acme/web.git']);
     const result = await railyard(['mq', 'queue', 'get', '--json'], env, undefined, dir);
@@ -307,7 +314,7 @@ describe('errors, auth and configuration', () => {
   });
 });
 
-describe('flaky commands', () => {
+describe.concurrent('flaky commands', () => {
   it('list-unhealthy, list-quarantined and list-failing render empty results', async () => {
     const unhealthy = await json(['flaky', 'list-unhealthy', ...REPO, '--org', 'acme', '--status', 'broken']);
     expect(unhealthy).toEqual({ tests: [] });

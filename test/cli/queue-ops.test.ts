@@ -4,6 +4,7 @@ import { sandboxForCli } from '../support/sandbox-cli.js';
 
 // `mq list` order and the notices of `mq submit`, through the real binary against a real
 // `railyard serve --sandbox` (runs take a minute, so what is testing stays testing).
+// Every test has queues of its own: they all run side by side (each mostly waits on its CLI processes).
 const TOKEN = 'ry_queue_ops_test_token_0123456789abcdef0123';
 const sandbox = sandboxForCli('railyard-queue-ops-', TOKEN);
 
@@ -15,7 +16,7 @@ async function ry(args: string[]) {
 const json = async (args: string[]) => JSON.parse((await ry([...args, '--json'])).stdout);
 const numbers = (list: { pullRequests: { prNumber: number }[] }) => list.pullRequests.map((p) => p.prNumber);
 
-describe('railyard mq list', () => {
+describe.concurrent('railyard mq list', () => {
   const REPO = ['--repo', 'acme/order'];
 
   it('lists in queue order as the engine sees it: testing first, then urgent / higher priority, then submission, then PRs that left', async () => {
@@ -72,7 +73,7 @@ describe('railyard mq list', () => {
   });
 });
 
-describe('railyard mq submit says why a PR will wait', () => {
+describe.concurrent('railyard mq submit says why a PR will wait', () => {
   it('a paused queue: a notice on stderr (stdout stays JSON), and the PR says it waits for the queue until it is resumed', async () => {
     const REPO = ['--repo', 'acme/paused'];
     await ry(['mq', 'queue', 'create', ...REPO]);
@@ -139,7 +140,7 @@ describe('railyard mq submit says why a PR will wait', () => {
   });
 });
 
-describe('railyard mq watch in a parallel queue', () => {
+describe.concurrent('railyard mq watch in a parallel queue', () => {
   it('shows the lane of each PR: PRs with overlapping impacted targets share one, others test and merge on their own', async () => {
     const REPO = ['--repo', 'acme/lanes'];
     await ry(['mq', 'queue', 'create', ...REPO, '--mode', 'parallel', '--concurrency', '1']);

@@ -4,39 +4,38 @@ import { tmpdir } from 'node:os';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, type TestContext } from 'vitest';
 import { SQLITE_FILE } from '../../src/store/index.js';
 import { isolatedEnv, railyard } from '../support/cli.js';
-import { cleanupsAfterEach } from '../support/hooks.js';
 import { spawnServe, type ServeProcess } from '../support/serve.js';
 
-const cleanup = cleanupsAfterEach();
+// The tests run side by side: what each creates and starts goes when it ends (last first).
 
-async function tempDir(): Promise<string> {
+async function tempDir(t: TestContext): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'railyard-test-'));
-  cleanup(() => rm(dir, { recursive: true, force: true }));
+  t.onTestFinished(() => rm(dir, { recursive: true, force: true }));
   return dir;
 }
 
-function env(): Record<string, string> {
+function env(t: TestContext): Record<string, string> {
   const e = isolatedEnv();
-  cleanup(() => rm(e.HOME, { recursive: true, force: true }));
+  t.onTestFinished(() => rm(e.HOME, { recursive: true, force: true }));
   return e;
 }
 
-async function serve(args: string[], extraEnv: Record<string, string> = {}): Promise<ServeProcess> {
-  const s = await spawnServe(args, { ...env(), ...extraEnv });
-  cleanup(() => s.kill());
+async function serve(t: TestContext, args: string[], extraEnv: Record<string, string> = {}): Promise<ServeProcess> {
+  const s = await spawnServe(args, { ...env(t), ...extraEnv });
+  t.onTestFinished(() => s.kill());
   return s;
 }
 
 const status = async (url: string, token: string) =>
   (await fetch(`${url}/getMergeQueueMetrics`, { headers: { 'x-api-token': token } })).status;
 
-describe('railyard token', () => {
-  it('creates a token printed once and stored hashed; lists it with its last use; a revoked token gets 401 from a running server at once', async () => {
-    const dir = await tempDir();
-    const e = env();
+describe.concurrent('railyard token', () => {
+  it('creates a token printed once and stored hashed; lists it with its last use; a revoked token gets 401 from a running server at once', async (t) => {
+    const dir = await tempDir(t);
+    const e = env(t);
     const created = await railyard(
       ['token', 'create', '--data-dir', dir, '--org', 'team-a', '--label', 'CI of web', '--create-database'],
       e,
@@ -62,7 +61,7 @@ describe('railyard token', () => {
     );
     expect(before.stdout).not.toContain(token);
 
-    const server = await serve(['--data-dir', dir, '--sandbox', '--org', 'team-a']);
+    const server = await serve(t, ['--data-dir', dir, '--sandbox', '--org', 'team-a']);
     expect(await status(server.url, token)).toBe(200);
     // A second token, created while the server runs, works from its next request.
     const second = (
@@ -88,9 +87,9 @@ describe('railyard token', () => {
     expect(again.stderr).toMatch(/no token/);
   });
 
-  it('creates tokens with --permission (repeatable; none: read only), lists them, and a running server refuses what each may not do', async () => {
-    const dir = await tempDir();
-    const e = env();
+  it('creates tokens with --permission (repeatable; none: read only), lists them, and a running server refuses what each may not do', async (t) => {
+    const dir = await tempDir(t);
+    const e = env(t);
     const create = (...args: string[]) => railyard(['token', 'create', '--data-dir', dir, '--org', 'team-a', ...args], e);
     const full = (await create('--create-database', '--label', 'admin')).stdout.trim();
     const made = await create('--permission', 'merge', '--permission', 'priority', '--label', 'CI', '--json');
@@ -124,7 +123,7 @@ describe('railyard token', () => {
       ['wallboard', []],
     ]);
 
-    const server = await serve(['--data-dir', dir, '--sandbox', '--org', 'team-a']);
+    const server = await serve(t, ['--data-dir', dir, '--sandbox', '--org', 'team-a']);
     const post = async (token: string, op: string, body: unknown) => {
       const res = await fetch(`${server.url}/${op}`, {
         method: 'POST',
@@ -150,9 +149,9 @@ describe('railyard token', () => {
     expect((await post(readOnly, 'getQueue', queue)).text).not.toContain('"prNumber":2');
   });
 
-  it('refuses to list, create or revoke tokens of a database that does not exist, and creates none', async () => {
-    const dir = await tempDir();
-    const e = env();
+  it('refuses to list, create or revoke tokens of a database that does not exist, and creates none', async (t) => {
+    const dir = await tempDir(t);
+    const e = env(t);
     const file = join(dir, 'typo', SQLITE_FILE);
     for (const args of [['list'], ['create', '--org', 'team-a'], ['revoke', 'abcdef012345']]) {
       const r = await railyard(['token', ...args, '--data-dir', join(dir, 'typo')], e);
@@ -171,9 +170,9 @@ describe('railyard token', () => {
     expect(doc.id).toMatch(/^[0-9a-f]{12}$/);
   });
 
-  it('token list and token create take --format like the other commands; the token goes to stdout only, once', async () => {
-    const dir = await tempDir();
-    const e = env();
+  it('token list and token create take --format like the other commands; the token goes to stdout only, once', async (t) => {
+    const dir = await tempDir(t);
+    const e = env(t);
     const tsv = await railyard(['token', 'create', '--data-dir', dir, '--create-database', '--org', 'team-a', '--label', 'CI', '--format', 'tsv'], e);
     expect(tsv.code).toBe(0);
     expect(tsv.stderr).toBe('');
@@ -206,13 +205,13 @@ describe('railyard token', () => {
     expect(bad.stderr).toMatch(/--format/);
   });
 
-  it('serve reads tokens from --token-file and RAILYARD_SERVER_TOKEN, and warns about --token on the command line', async () => {
-    const dir = await tempDir();
+  it('serve reads tokens from --token-file and RAILYARD_SERVER_TOKEN, and warns about --token on the command line', async (t) => {
+    const dir = await tempDir(t);
     const file = join(dir, 'token');
     await writeFile(file, '# the CI token\nry_from_the_file_0123456789abcdef0123456789abcdef\n', {
       mode: 0o600,
     });
-    const server = await serve(['--data-dir', join(dir, 'data'), '--sandbox', '--token-file', file], {
+    const server = await serve(t, ['--data-dir', join(dir, 'data'), '--sandbox', '--token-file', file], {
       RAILYARD_SERVER_TOKEN: 'ry_from_the_environment_0123456789abcdef012345',
     });
     expect(await status(server.url, 'ry_from_the_file_0123456789abcdef0123456789abcdef')).toBe(200);
@@ -221,7 +220,7 @@ describe('railyard token', () => {
     expect(server.output().stderr).not.toMatch(/warning/);
     await server.kill();
 
-    const loud = await serve([
+    const loud = await serve(t, [
       '--data-dir',
       join(dir, 'data'),
       '--sandbox',
@@ -242,23 +241,23 @@ describe('railyard token', () => {
         '--token-file',
         join(dir, 'nope'),
       ],
-      env(),
+      env(t),
     );
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/--token-file: cannot read\s[\s\S]*nope \(ENOENT\)/);
   });
 });
 
-describe('railyard serve', () => {
-  it('on a port in use says so in one line before it creates anything (no data dir, no token)', async () => {
-    const dir = await tempDir();
+describe.concurrent('railyard serve', () => {
+  it('on a port in use says so in one line before it creates anything (no data dir, no token)', async (t) => {
+    const dir = await tempDir(t);
     const holder = createServer();
     await new Promise<void>((r) => holder.listen(0, '127.0.0.1', r));
-    cleanup(() => new Promise<void>((r) => holder.close(() => r())));
+    t.onTestFinished(() => new Promise<void>((r) => holder.close(() => r())));
     const port = (holder.address() as AddressInfo).port;
     const r = await railyard(
       ['serve', '--sandbox', '--port', String(port), '--data-dir', join(dir, 'data')],
-      env(),
+      env(t),
     );
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');

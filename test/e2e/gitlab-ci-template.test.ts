@@ -127,7 +127,13 @@ describe('GitLab CI template', () => {
         'install --global --no-audit --no-fund railyard-mq@',
       );
 
-      const wait = await runJob([...vars, ...linesOf(doc, '.railyard:wait')], env, dir);
+      // A project variable shortens the wait's polls (the template's 15 s would be most of this
+      // test); the cancelled MR's wait below keeps the template's own interval.
+      const wait = await runJob(
+        [...vars, ...linesOf(doc, '.railyard:wait')],
+        { ...env, RAILYARD_WAIT_INTERVAL: '200ms' },
+        dir,
+      );
       expect(wait.code, wait.out).toBe(0);
       expect(wait.out).toMatch(/merged/);
 

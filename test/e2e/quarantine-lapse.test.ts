@@ -16,14 +16,11 @@ import { serverLinks } from '../../src/server/links.js';
 import { openStore } from '../../src/store/index.js';
 import { ok } from '../server/helpers.js';
 import { until as waitUntil } from '../support/forge-e2e.js';
-import { cleanupsAfterEach, eachDatabase, serversPerTest } from '../support/hooks.js';
+import { cleanupsAfterEach, eachDatabase, serversPerTest, type TestDatabase } from '../support/hooks.js';
 import type { TestServer, TestServerOptions } from '../support/server.js';
 import { TRUNK_FLAKY_EVENT_SCHEMAS } from '../support/trunk-webhook-schemas.js';
 import { tempDir } from '../support/tmp.js';
 import { startReceiver, type Received, type Receiver } from '../support/webhook-receiver.js';
-
-const cleanup = cleanupsAfterEach();
-const server = serversPerTest();
 
 const REPO = { host: 'github.com', owner: 'acme', name: 'web' };
 const TYPE = 'test_case.quarantining_setting_changed';
@@ -121,7 +118,11 @@ async function place(
  * Another sweeper on the same database, over a store of its own (another server's, on PostgreSQL;
  * a second connection to the same file, on SQLite): the test runs its sweeps by hand.
  */
-async function otherSweeper(at: { dataDir?: string; databaseUrl?: string }, now: () => number) {
+async function otherSweeper(
+  at: { dataDir?: string; databaseUrl?: string },
+  now: () => number,
+  cleanup: (fn: () => unknown) => void,
+) {
   const store = await openStore(
     at.databaseUrl ? { databaseUrl: at.databaseUrl, poolSize: 2 } : { dataDir: at.dataDir! },
   );
@@ -156,7 +157,10 @@ function quarantine(s: TestServer, testId: string, setting: string, untilMs?: nu
 const iso = (ms: number) => new Date(ms).toISOString();
 const ENDED = 'Railyard (override ended)';
 
-const database = eachDatabase(() => {
+function lapseSuite(database: TestDatabase): void {
+  const cleanup = cleanupsAfterEach();
+  const server = serversPerTest();
+
   it('announces an override that ended exactly once, with two servers and more sweeps racing on the database', async () => {
     const r = await startReceiver();
     cleanup(() => r.close());
@@ -179,7 +183,9 @@ const database = eachDatabase(() => {
     // (SQLite: the server is the file's one writer; its sweeps race with a second connection's in
     // test/store/flaky-lapses.test.ts. A second connection in this thread cannot race it here: its
     // BEGIN would wait, holding the thread, for a transaction that needs the thread to end.)
-    const racing = at.databaseUrl ? [await otherSweeper(at, c.now), await otherSweeper(at, c.now)] : [];
+    const racing = at.databaseUrl
+      ? [await otherSweeper(at, c.now, cleanup), await otherSweeper(at, c.now, cleanup)]
+      : [];
     const sweepAll = () => Promise.all(racing.map((x) => x.sweep()));
     // Before its end: nothing to announce.
     expect(await sweepAll()).toEqual(racing.map(() => 0));
@@ -246,7 +252,7 @@ const database = eachDatabase(() => {
     const opts = { ...TOKENS, ...at, now: c.now, webhooks: LOCAL, lapseSweepMs: SWEEP_MS };
     let s = await server(opts);
     await setup(s, r);
-    const sweeper = await otherSweeper(at, c.now);
+    const sweeper = await otherSweeper(at, c.now, cleanup);
     const first = Math.ceil((c.now() + HOUR) / 1000) * 1000;
     const second = first + 2 * HOUR;
     await quarantine(s, NET, 'ALWAYS_QUARANTINE', first);
@@ -326,4 +332,7 @@ const database = eachDatabase(() => {
       ],
     ]);
   });
-});
+}
+
+// SQLite and PostgreSQL side by side: each copy mostly waits for sweeps and deliveries.
+eachDatabase(lapseSuite, { sideBySide: true });

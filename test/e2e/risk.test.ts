@@ -7,15 +7,13 @@
  */
 import { expect, it } from 'vitest';
 import { createRepo } from '../forge/fixture.js';
-import { cleanupsAfterEach, eachDatabase } from '../support/hooks.js';
+import { cleanupsAfterEach, eachDatabase, type TestDatabase } from '../support/hooks.js';
 import { tempDir } from '../support/tmp.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { ok } from '../server/helpers.js';
 
 const LOCATION = { host: 'github.com', owner: 'acme', name: 'risk' };
 const Q = { repo: LOCATION, targetBranch: 'main' };
-
-const cleanup = cleanupsAfterEach();
 
 async function settle(server: TestServer, n: number) {
   const deadline = Date.now() + 30_000;
@@ -27,7 +25,8 @@ async function settle(server: TestServer, n: number) {
   }
 }
 
-function riskSuite(): void {
+function riskSuite(database: TestDatabase): void {
+  const cleanup = cleanupsAfterEach();
   it('rises for an author and area whose changes failed, and is the same after a restart', async () => {
     const repo = await createRepo({ location: LOCATION, checks: { test: '! test -f fail.txt' }, files: { 'README.md': 'risk\n' } });
     cleanup(() => repo.cleanup());
@@ -73,4 +72,5 @@ function riskSuite(): void {
   }, 90_000);
 }
 
-const database = eachDatabase(riskSuite);
+// SQLite and PostgreSQL side by side: each mostly waits for its checks and its queue's ticks.
+eachDatabase(riskSuite, { sideBySide: true });

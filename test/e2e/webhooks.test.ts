@@ -7,33 +7,32 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, type TestContext } from 'vitest';
 import { isolatedEnv, railyard } from '../support/cli.js';
-import { cleanupsAfterEach } from '../support/hooks.js';
 import { spawnServe, type ServeProcess } from '../support/serve.js';
 import { startReceiver, type Received } from '../support/webhook-receiver.js';
 
-const cleanup = cleanupsAfterEach();
+// The three tests run side by side: what each creates and starts goes when it ends (last first).
 const TOKEN = 'webhook-e2e-token';
 
-async function tempDir(): Promise<string> {
+async function tempDir(t: TestContext): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'railyard-test-'));
-  cleanup(() => rm(dir, { recursive: true, force: true }));
+  t.onTestFinished(() => rm(dir, { recursive: true, force: true }));
   return dir;
 }
 
-function env(): Record<string, string> {
+function env(t: TestContext): Record<string, string> {
   const e = isolatedEnv({ RAILYARD_TOKEN: TOKEN });
-  cleanup(() => rm(e.HOME, { recursive: true, force: true }));
+  t.onTestFinished(() => rm(e.HOME, { recursive: true, force: true }));
   return e;
 }
 
-async function serve(dir: string, extra: string[] = [], logLevel = 'warn'): Promise<ServeProcess> {
+async function serve(t: TestContext, dir: string, extra: string[] = [], logLevel = 'warn'): Promise<ServeProcess> {
   const s = await spawnServe(
     ['--data-dir', dir, '--sandbox', '--sandbox-test-seconds', '0', '--webhook-allow-private', '--webhook-allow-http', '--log-level', logLevel, ...extra],
-    { ...env(), RAILYARD_SERVER_TOKEN: TOKEN },
+    { ...env(t), RAILYARD_SERVER_TOKEN: TOKEN },
   );
-  cleanup(() => s.kill());
+  t.onTestFinished(() => s.kill());
   return s;
 }
 
@@ -55,12 +54,12 @@ async function until<T>(what: string, get: () => T | Promise<T>, timeoutMs = 60_
 
 const REPO = { host: 'github.com', owner: 'acme', name: 'web' };
 
-describe('railyard webhook', () => {
-  it('creates an endpoint (id and secret printed once), lists, tests, shows the log, replays, disables and deletes it', { timeout: 180_000 }, async () => {
+describe.concurrent('railyard webhook', () => {
+  it('creates an endpoint (id and secret printed once), lists, tests, shows the log, replays, disables and deletes it', { timeout: 180_000 }, async (t) => {
     const receiver = await startReceiver();
-    cleanup(() => receiver.close());
-    const s = await serve(await tempDir());
-    const e = { ...env(), RAILYARD_API_URL: s.url };
+    t.onTestFinished(() => receiver.close());
+    const s = await serve(t, await tempDir(t));
+    const e = { ...env(t), RAILYARD_API_URL: s.url };
 
     const created = await railyard(['webhook', 'create', '--url', receiver.url, '--event', 'pull_request.merged', '--json'], e);
     expect(created.code, created.stderr).toBe(0);
@@ -111,13 +110,13 @@ describe('railyard webhook', () => {
   });
 });
 
-describe('a server killed mid-delivery', () => {
-  it('loses no event: after a restart every delivery reaches the receiver, a duplicate only with the same webhook-id', { timeout: 180_000 }, async () => {
+describe.concurrent('a server killed mid-delivery', () => {
+  it('loses no event: after a restart every delivery reaches the receiver, a duplicate only with the same webhook-id', { timeout: 180_000 }, async (t) => {
     const receiver = await startReceiver();
-    cleanup(() => receiver.close());
+    t.onTestFinished(() => receiver.close());
     receiver.delayMs = 30;
-    const dir = await tempDir();
-    let s = await serve(dir);
+    const dir = await tempDir(t);
+    let s = await serve(t, dir);
     const { secret, endpoint } = await api(s.url, 'createWebhook', { url: receiver.url });
     receiver.secrets.push(secret);
     await api(s.url, 'createQueue', { repo: REPO, targetBranch: 'main', concurrency: 5 });
@@ -126,7 +125,7 @@ describe('a server killed mid-delivery', () => {
     await until('deliveries under way', () => receiver.all.length >= 20);
     await s.kill();
     const before = receiver.all.length;
-    s = await serve(dir);
+    s = await serve(t, dir);
 
     const deliveries = await until('every PR merged and every delivery finished', async () => {
       const { pullRequests } = await api(s.url, 'listPullRequests', { repo: REPO, targetBranch: 'main', state: 'merged', take: 100 });
@@ -152,13 +151,13 @@ describe('a server killed mid-delivery', () => {
   });
 });
 
-describe('a server stopped mid-delivery', () => {
-  it('finishes the attempt in flight on the deliverer thread and records it before it exits: nothing sent twice after a restart', { timeout: 120_000 }, async () => {
+describe.concurrent('a server stopped mid-delivery', () => {
+  it('finishes the attempt in flight on the deliverer thread and records it before it exits: nothing sent twice after a restart', { timeout: 120_000 }, async (t) => {
     const receiver = await startReceiver();
-    cleanup(() => receiver.close());
+    t.onTestFinished(() => receiver.close());
     receiver.delayMs = 2000;
-    const dir = await tempDir();
-    let s = await serve(dir, [], 'info');
+    const dir = await tempDir(t);
+    let s = await serve(t, dir, [], 'info');
     const { secret, endpoint } = await api(s.url, 'createWebhook', { url: receiver.url });
     receiver.secrets.push(secret);
     await api(s.url, 'testWebhook', { id: endpoint.id });
@@ -170,7 +169,7 @@ describe('a server stopped mid-delivery', () => {
     await s.stop(60_000);
     expect(await s.exit).toBe(0);
     expect(receiver.delivered).toHaveLength(1);
-    s = await serve(dir);
+    s = await serve(t, dir);
     const { deliveries } = await api(s.url, 'listWebhookDeliveries', { id: endpoint.id });
     expect(deliveries).toHaveLength(1);
     expect(deliveries[0]).toMatchObject({ state: 'succeeded', webhookId: receiver.all[0].headers['webhook-id'] });

@@ -7,20 +7,16 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { runChecks, type ChecksSandbox, type RunChecksOptions } from '../../src/runner/index.js';
 import { createRepo } from '../forge/fixture.js';
 import { skipUnlessRoot, skipWithoutBwrap } from '../support/bwrap.js';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0)) await c();
-});
-
 const notRoot = skipUnlessRoot();
 const noBwrap = await skipWithoutBwrap();
 
-async function setup() {
+/** A repository, a checks directory and a stand-in data dir for one test, removed when it ends. */
+async function setup(t: TestContext) {
   const repo = await createRepo({ files: { 'data.txt': 'hello\n' } });
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'railyard-iso-'));
   chmodSync(tmp, 0o711);
@@ -30,7 +26,10 @@ async function setup() {
   const data = path.join(tmp, 'data');
   mkdirSync(data, { mode: 0o700 });
   writeFileSync(path.join(data, 'railyard.sqlite'), 'SQLite format 3\0 secret rows', { mode: 0o600 });
-  cleanups.push(() => repo.cleanup(), () => rmSync(tmp, { recursive: true, force: true }));
+  t.onTestFinished(async () => {
+    await repo.cleanup();
+    rmSync(tmp, { recursive: true, force: true });
+  });
   const sha = repo.headOf('main')!;
   const run = async (checks: Record<string, string>, extra: Partial<RunChecksOptions> = {}) => {
     const res = await runChecks({ repoDir: repo.dir, sha, logDir: path.join(data, 'runs', String(Math.random()).slice(2)), timeoutMs: 0, required: null, worktreeParent: parent, checks, ...extra });
@@ -40,28 +39,35 @@ async function setup() {
   return { repo, sha, parent, data, run };
 }
 
-describe.skipIf(notRoot)('checks run as untrusted code', () => {
-  it.each(noBwrap ? (['none'] as const) : (['none', 'bwrap'] as const))(
+// The server's secrets, in this process's environment while the tests run: no check may see them.
+const SECRETS = {
+  RAILYARD_SERVER_TOKEN: 'ry_server_token_that_must_not_leak',
+  RAILYARD_DATABASE_URL: 'postgres://railyard:db-password-that-must-not-leak@127.0.0.1/railyard',
+  RAILYARD_GITHUB_TOKEN: 'ghp_github_token_that_must_not_leak',
+  AWS_SECRET_ACCESS_KEY: 'aws-secret-that-must-not-leak',
+};
+
+// Side by side: each test has its own repository and directories, and each check its own uid.
+describe.skipIf(notRoot)('checks run as untrusted code', { concurrent: true }, () => {
+  beforeAll(() => {
+    Object.assign(process.env, SECRETS);
+  });
+  afterAll(() => {
+    for (const k of Object.keys(SECRETS)) delete process.env[k];
+  });
+
+  it.for(noBwrap ? (['none'] as const) : (['none', 'bwrap'] as const))(
     '%s: the environment is an allowlist plus what railyard.json declares; no secret of the server reaches it',
-    async (sandbox: ChecksSandbox) => {
-      const { sha, run } = await setup();
-      const secrets = {
-        RAILYARD_SERVER_TOKEN: 'ry_server_token_that_must_not_leak',
-        RAILYARD_DATABASE_URL: 'postgres://railyard:db-password-that-must-not-leak@127.0.0.1/railyard',
-        RAILYARD_GITHUB_TOKEN: 'ghp_github_token_that_must_not_leak',
-        AWS_SECRET_ACCESS_KEY: 'aws-secret-that-must-not-leak',
-      };
-      Object.assign(process.env, secrets);
-      cleanups.push(() => {
-        for (const k of Object.keys(secrets)) delete process.env[k];
-      });
+    async (sandbox: ChecksSandbox, t: TestContext) => {
+      const { sha, run } = await setup(t);
+      for (const [k, v] of Object.entries(SECRETS)) expect(process.env[k]).toBe(v);
       const { res, logs } = await run(
         { env: 'env; echo "uid=$(id -u)"; echo "pwd=$(pwd)"' },
         { env: { NODE_ENV: 'test' }, isolation: { sandbox } },
       );
       expect(res.passed, logs.env).toBe(true);
       const log = logs.env!;
-      for (const value of Object.values(secrets)) expect(log).not.toContain(value);
+      for (const value of Object.values(SECRETS)) expect(log).not.toContain(value);
       const vars = new Map(log.split('\n').filter((l) => /^[A-Za-z_]+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
       expect(vars.get('CI')).toBe('true');
       expect(vars.get('NODE_ENV')).toBe('test');
@@ -75,10 +81,10 @@ describe.skipIf(notRoot)('checks run as untrusted code', () => {
     },
   );
 
-  it.each(noBwrap ? (['none'] as const) : (['none', 'bwrap'] as const))(
+  it.for(noBwrap ? (['none'] as const) : (['none', 'bwrap'] as const))(
     '%s: a check cannot read the data dir, and git works in its checkout (history included)',
-    async (sandbox: ChecksSandbox) => {
-      const { sha, data, run, repo } = await setup();
+    async (sandbox: ChecksSandbox, t: TestContext) => {
+      const { sha, data, run, repo } = await setup(t);
       repo.commitOn('main', { 'two.txt': '2\n' }, 'Second');
       const head = repo.headOf('main')!;
       const { res, logs } = await run(
@@ -99,9 +105,9 @@ describe.skipIf(notRoot)('checks run as untrusted code', () => {
     },
   );
 
-  it('bwrap: only the check\'s own directory is writable; the rest of the machine is read-only or absent', async () => {
+  it('bwrap: only the check\'s own directory is writable; the rest of the machine is read-only or absent', async (t) => {
     if (noBwrap) return;
-    const { run, parent } = await setup();
+    const { run, parent } = await setup(t);
     const { res, logs } = await run(
       {
         probe: [
@@ -121,8 +127,8 @@ describe.skipIf(notRoot)('checks run as untrusted code', () => {
     expect(logs.probe).not.toContain('railyard-iso-'); // nothing of the test's temp dir but its own directory
   });
 
-  it('two checks running at once have different uids and cannot read each other\'s checkout', async () => {
-    const { run } = await setup();
+  it('two checks running at once have different uids and cannot read each other\'s checkout', async (t) => {
+    const { run } = await setup(t);
     const { res, logs } = await run(
       {
         a: 'echo "uid=$(id -u)"; echo secret-of-a > mine.txt; sleep 1.5',
@@ -136,8 +142,8 @@ describe.skipIf(notRoot)('checks run as untrusted code', () => {
     expect(logs.b).not.toContain('secret-of-a');
   });
 
-  it('a process that leaves the check\'s process group (setsid) is killed with the check', async () => {
-    const { run } = await setup();
+  it('a process that leaves the check\'s process group (setsid) is killed with the check', async (t) => {
+    const { run } = await setup(t);
     const marker = `${200 + Math.floor(Math.random() * 700)}.${process.pid}`;
     const { res } = await run({ daemon: `setsid sh -c 'sleep ${marker}' </dev/null >/dev/null 2>&1 & sleep 0.3; echo started` });
     expect(res.passed).toBe(true);
@@ -145,8 +151,9 @@ describe.skipIf(notRoot)('checks run as untrusted code', () => {
     expect(alive).toEqual([]);
   });
 
-  it('a check over its own time limit ends timed_out with a note; one printing too much is cut with a note and still passes', async () => {
-    const { run } = await setup();
+  // Alone (between the others): it bounds its own time.
+  it.sequential('a check over its own time limit ends timed_out with a note; one printing too much is cut with a note and still passes', async (t) => {
+    const { run } = await setup(t);
     const t0 = Date.now();
     const { res, logs } = await run(
       { slow: 'echo begun; sleep 30', loud: 'head -c 3000000 /dev/zero | tr "\\0" x; echo; echo done >&2' },
@@ -161,8 +168,8 @@ describe.skipIf(notRoot)('checks run as untrusted code', () => {
     expect(res.timedOut).toBe(false); // the run's own deadline is another matter
   });
 
-  it('the checks\' parent directory must be reachable by their uid: else the check fails saying what to fix', async () => {
-    const { parent, run } = await setup();
+  it('the checks\' parent directory must be reachable by their uid: else the check fails saying what to fix', async (t) => {
+    const { parent, run } = await setup(t);
     chmodSync(parent, 0o700);
     const { res, logs } = await run({ t: 'true' });
     expect(res.results.t!.outcome).toBe('failure');

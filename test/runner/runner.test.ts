@@ -2,23 +2,22 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, type TestContext } from 'vitest';
 import { ChecksConfigError, runChecks, type CheckResult } from '../../src/runner/index.js';
 import { createRepo, type FixtureRepo } from '../forge/fixture.js';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0)) await c();
-});
-
-async function setup(files: Record<string, string> = {}) {
+/** A repository and directories for test `t`, removed when it ends (the tests run side by side). */
+async function setup(t: TestContext, files: Record<string, string> = {}) {
   const repo = await createRepo({ files: { 'data.txt': 'hello from the test commit\n', ...files } });
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'railyard-run-'));
   // As root, checks run as a uid of their own: it must reach its directory (never list the others').
   chmodSync(tmp, 0o711);
   const wtParent = path.join(tmp, 'wt');
   execFileSync('mkdir', ['-p', '-m', '0711', wtParent]);
-  cleanups.push(() => repo.cleanup(), () => rmSync(tmp, { recursive: true, force: true }));
+  t.onTestFinished(async () => {
+    await repo.cleanup();
+    rmSync(tmp, { recursive: true, force: true });
+  });
   const sha = repo.headOf('main')!;
   return { repo, sha, logDir: path.join(tmp, 'logs'), wtParent };
 }
@@ -32,9 +31,11 @@ function alive(marker: string): string[] {
   return execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(marker) && !l.includes('ps -eo'));
 }
 
-describe('runChecks', () => {
-  it('passes when every required check succeeds, running each in a worktree of the commit', async () => {
-    const { repo, sha, logDir, wtParent } = await setup();
+// Side by side: each test has its own repository and directories (and, as root, each check its own
+// uid); the three with a bound on their time run alone, in order, between the others.
+describe.concurrent('runChecks', () => {
+  it('passes when every required check succeeds, running each in a worktree of the commit', async (t) => {
+    const { repo, sha, logDir, wtParent } = await setup(t);
     const started: string[] = [];
     const finished: Array<[string, CheckResult['outcome']]> = [];
     const res = await runChecks({
@@ -65,8 +66,8 @@ describe('runChecks', () => {
     expect(worktreesOf(repo)).toEqual([repo.dir]);
   });
 
-  it('reads the reports a check declares from its worktree; never through a symlink out of it', async () => {
-    const { repo, sha, logDir, wtParent } = await setup();
+  it('reads the reports a check declares from its worktree; never through a symlink out of it', async (t) => {
+    const { repo, sha, logDir, wtParent } = await setup(t);
     const secret = path.join(path.dirname(logDir), 'secret.xml');
     execFileSync('sh', ['-c', `echo '<secret/>' > ${secret}`]);
     const res = await runChecks({
@@ -84,8 +85,8 @@ describe('runChecks', () => {
     expect(readdirSync(wtParent)).toEqual([]);
   });
 
-  it('fails when a required check fails, and runs only the required ones', async () => {
-    const { repo, sha, logDir } = await setup();
+  it('fails when a required check fails, and runs only the required ones', async (t) => {
+    const { repo, sha, logDir } = await setup(t);
     const res = await runChecks({
       repoDir: repo.dir, sha, logDir, timeoutMs: 0, required: ['unit', 'lint'],
       checks: { unit: 'echo broken; exit 3', lint: 'true', slow: 'sleep 30' },
@@ -97,8 +98,8 @@ describe('runChecks', () => {
     expect(readFileSync(res.results.unit!.logPath, 'utf8')).toMatch(/broken\n[\s\S]*failure \(exit code 3\)/);
   });
 
-  it('kills the whole process tree at the timeout (SIGKILL for children that ignore SIGTERM)', async () => {
-    const { repo, sha, logDir, wtParent } = await setup();
+  it.sequential('kills the whole process tree at the timeout (SIGKILL for children that ignore SIGTERM)', async (t) => {
+    const { repo, sha, logDir, wtParent } = await setup(t);
     const marker = `sleep ${100 + Math.floor(Math.random() * 800)}.${process.pid}`;
     const t0 = Date.now();
     const res = await runChecks({
@@ -122,8 +123,8 @@ describe('runChecks', () => {
     expect(worktreesOf(repo)).toEqual([repo.dir]);
   });
 
-  it('cancels through the signal: running checks killed, waiting ones never start', async () => {
-    const { repo, sha, logDir, wtParent } = await setup();
+  it.sequential('cancels through the signal: running checks killed, waiting ones never start', async (t) => {
+    const { repo, sha, logDir, wtParent } = await setup(t);
     const marker = `sleep ${100 + Math.floor(Math.random() * 800)}.${process.pid}1`;
     const ac = new AbortController();
     const t0 = Date.now();
@@ -140,8 +141,8 @@ describe('runChecks', () => {
     expect(readdirSync(wtParent)).toEqual([]);
   });
 
-  it('with failFast, stops the other checks once one fails', async () => {
-    const { repo, sha, logDir } = await setup();
+  it.sequential('with failFast, stops the other checks once one fails', async (t) => {
+    const { repo, sha, logDir } = await setup(t);
     const t0 = Date.now();
     const res = await runChecks({
       repoDir: repo.dir, sha, logDir, timeoutMs: 0, required: null, failFast: true, concurrency: 2,
@@ -153,8 +154,8 @@ describe('runChecks', () => {
     expect(res).toMatchObject({ passed: false, cancelled: false });
   });
 
-  it('runs checks in parallel up to the concurrency bound', async () => {
-    const { repo, sha, logDir } = await setup();
+  it('runs checks in parallel up to the concurrency bound', async (t) => {
+    const { repo, sha, logDir } = await setup(t);
     // six worktrees of one repo created at once (git itself races on $GIT_DIR/worktrees).
     // A barrier, not a stopwatch: each check leaves its mark in a shared directory (writable by the
     // checks' own uids) and succeeds only once all six marks are there, i.e. while all six run at
@@ -171,8 +172,8 @@ describe('runChecks', () => {
     expect(readdirSync(barrier).sort()).toEqual(process.getuid?.() === 0 ? [] : ['a', 'b', 'c', 'd', 'e', 'f']);
   });
 
-  it('rejects a required status with no check, before running anything', async () => {
-    const { repo, sha, logDir } = await setup();
+  it('rejects a required status with no check, before running anything', async (t) => {
+    const { repo, sha, logDir } = await setup(t);
     const err = await runChecks({
       repoDir: repo.dir, sha, logDir, timeoutMs: 0, required: ['unit', 'e2e', 'docs'], checks: { unit: 'true' },
     }).catch((e: unknown) => e);
@@ -186,8 +187,8 @@ describe('runChecks', () => {
     });
   });
 
-  it('tests the commit it is given, not the branch head', async () => {
-    const { repo, logDir } = await setup();
+  it('tests the commit it is given, not the branch head', async (t) => {
+    const { repo, logDir } = await setup(t);
     repo.openPr(1, { 'data.txt': 'pr content\n' });
     const prSha = repo.headOf('refs/pull/1/head')!;
     const res = await runChecks({ repoDir: repo.dir, sha: prSha, logDir, timeoutMs: 0, required: null, checks: { c: 'grep -q "pr content" data.txt' } });

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { routes } from '../../src/contract/index.js';
 import { readReports } from '../../src/flaky/ingest.js';
-import { eachDatabase, serversPerTest } from '../support/hooks.js';
+import { eachDatabase, serversPerTest, type TestDatabase } from '../support/hooks.js';
 import type { TestServer } from '../support/server.js';
 import { call, ok, REPO, shapeMismatches } from './helpers.js';
 
@@ -24,8 +24,6 @@ const report = (retry: boolean) =>
   `<testsuite name="suite">` +
   (retry ? `<testcase classname="net" name="net works"><failure message="ECONNRESET"/></testcase>` : '') +
   `<testcase classname="net" name="net works"/><testcase classname="db" name="db works"/></testsuite>`;
-
-const startServer = serversPerTest();
 
 /** A test's id as the server derives it from the report. */
 function idOf(name: string): string {
@@ -43,7 +41,9 @@ function expectShape(op: keyof typeof routes, value: unknown) {
   expect(shapeMismatches(routes[op].response as z.ZodType, value), op).toEqual([]);
 }
 
-function quarantineSuite(): void {
+function quarantineSuite(database: TestDatabase): void {
+  const startServer = serversPerTest();
+
   describe('quarantine overrides: owner, reason, end', () => {
     async function server(clock: { now: number }) {
       const s = await startServer({
@@ -271,4 +271,5 @@ function quarantineSuite(): void {
   });
 }
 
-const database = eachDatabase(quarantineSuite);
+// SQLite and PostgreSQL side by side: each copy mostly waits on its servers.
+eachDatabase(quarantineSuite, { sideBySide: true });

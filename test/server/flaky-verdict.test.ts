@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { routes, type DetailedTestCase, type UnhealthyTestCase } from '../../src/contract/index.js';
 import { isolatedEnv, railyard } from '../support/cli.js';
-import { eachDatabase, serversPerTest } from '../support/hooks.js';
+import { eachDatabase, serversPerTest, type TestDatabase } from '../support/hooks.js';
 import type { TestServer } from '../support/server.js';
 import { ok, REPO, shapeMismatches } from './helpers.js';
 
@@ -30,7 +30,6 @@ function junit(cases: Array<{ name: string; fail?: string }>): string {
   return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites><testsuite name="suite">\n${body}\n</testsuite></testsuites>\n`;
 }
 
-const startServer = serversPerTest();
 
 function upload(s: TestServer, cases: Array<{ name: string; fail?: string }>, o: { sha: string; at: number; branch?: string }) {
   return ok(s, 'uploadTestResults', {
@@ -53,7 +52,9 @@ async function failing(s: TestServer, clock: { now: number }): Promise<Map<strin
   return new Map((body.tests as DetailedTestCase[]).map((t) => [t.name, t]));
 }
 
-function verdictSuite() {
+function verdictSuite(database: TestDatabase): void {
+  const startServer = serversPerTest();
+
   it('a test that failed in each of its 3 runs has no verdict yet: "not enough runs yet (3 of 10)", in the API and the CLI', async () => {
     const clock = { now: T0 + 4 * HOUR };
     const s = await startServer({ tokens: { 'token-a': ORG }, now: () => clock.now, ...(await database()) });
@@ -129,7 +130,8 @@ function verdictSuite() {
   });
 }
 
-const database = eachDatabase(verdictSuite);
+// SQLite and PostgreSQL side by side: each copy mostly waits on its servers.
+eachDatabase(verdictSuite, { sideBySide: true });
 
 describe('the verdict is an extension: marked so in the OpenAPI document', () => {
   it('is optional on the test answers and marked x-railyard-extension', async () => {

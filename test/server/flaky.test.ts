@@ -8,7 +8,7 @@ import type { z } from 'zod';
 import { routes } from '../../src/contract/index.js';
 import { parseJUnit } from '../../src/flaky/junit.js';
 import { foldResults } from '../../src/flaky/results.js';
-import { eachDatabase, serversPerTest } from '../support/hooks.js';
+import { eachDatabase, serversPerTest, type TestDatabase } from '../support/hooks.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { call, ISO_MS, ok, REPO, shapeMismatches } from './helpers.js';
 
@@ -43,17 +43,6 @@ function junit(cases: Case[]): string {
     })
     .join('\n');
   return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites><testsuite name="suite" tests="${cases.length}">\n${body}\n</testsuite></testsuites>\n`;
-}
-
-const startServer = serversPerTest();
-
-/** A server whose clock reads `clock.now` (ms). */
-async function server(clock: { now: number }) {
-  return startServer({
-    tokens: { 'token-a': ORG, 'token-b': 'other' },
-    now: () => clock.now,
-    ...(await database()),
-  });
 }
 
 interface UploadOptions {
@@ -156,7 +145,18 @@ async function byName(s: TestServer, status: 'FLAKY' | 'BROKEN', token = 'token-
 }
 
 /** Every test below, once per database. */
-function flakySuite(): void {
+function flakySuite(database: TestDatabase): void {
+  const startServer = serversPerTest();
+
+  /** A server whose clock reads `clock.now` (ms). */
+  async function server(clock: { now: number }) {
+    return startServer({
+      tokens: { 'token-a': ORG, 'token-b': 'other' },
+      now: () => clock.now,
+      ...(await database()),
+    });
+  }
+
   describe('flaky tests: upload, classification and every endpoint', () => {
     it('counts each upload; retries fold into one pass-on-retry result; ids stay the same across uploads', async () => {
       const clock = { now: T0 + 12 * HOUR };
@@ -939,4 +939,5 @@ function flakySuite(): void {
   });
 }
 
-const database = eachDatabase(flakySuite);
+// SQLite and PostgreSQL side by side: each copy mostly waits on its servers and report workers.
+eachDatabase(flakySuite, { sideBySide: true });

@@ -4,39 +4,37 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, type TestContext } from 'vitest';
 import type { z } from 'zod';
 import { routes } from '../../src/contract/index.js';
-import { eachDatabase } from '../support/hooks.js';
+import { eachDatabase, type TestDatabase } from '../support/hooks.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { call, ok, REPO, shapeMismatches } from './helpers.js';
 
 const Q = { repo: REPO, targetBranch: 'main' };
 const ROOT = new URL('../..', import.meta.url).pathname;
-const dirs: string[] = [];
-const cleanups: (() => Promise<void>)[] = [];
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'railyard-life-'));
-  dirs.push(dir);
-  return dir;
-}
-afterEach(async () => {
-  for (const c of cleanups.splice(0)) await c();
-  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
-});
+// Most tests run side by side (the persistence copies, the serve processes): what a test starts
+// and creates goes when that test ends (onTestFinished, last registered first).
 
-async function start(dataDir: string): Promise<TestServer> {
-  const s = await startTestServer({ dataDir, ...(await database()) });
-  cleanups.push(() => s.close());
-  return s;
+/** A data dir removed when test `t` ends. */
+async function tempDir(t: TestContext): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'railyard-life-'));
+  t.onTestFinished(() => rm(dir, { recursive: true, force: true }));
+  return dir;
 }
 
 /** Restarts, once per database: a restarted server (on PostgreSQL, a replica) finds what was stored. */
-function persistenceSuite(): void {
+function persistenceSuite(database: TestDatabase): void {
+  async function start(t: TestContext, dataDir: string): Promise<TestServer> {
+    const s = await startTestServer({ dataDir, ...(await database()) });
+    t.onTestFinished(() => s.close());
+    return s;
+  }
+
   describe('persistence', () => {
-    it('serves the same queues, pull requests, settings and impacted targets after a restart', async () => {
-      const dir = await tempDir();
-      const a = await start(dir);
+    it('serves the same queues, pull requests, settings and impacted targets after a restart', async (t) => {
+      const dir = await tempDir(t);
+      const a = await start(t, dir);
       await ok(a, 'createQueue', { ...Q, mode: 'parallel', concurrency: 2 });
       await ok(a, 'updateQueue', { ...Q, batch: true, requiredStatuses: ['ci'] });
       for (const n of [1, 2, 3])
@@ -60,7 +58,7 @@ function persistenceSuite(): void {
       expect(before.queue.enqueuedPullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([2]);
       await a.close();
 
-      const b = await start(dir);
+      const b = await start(t, dir);
       expect(await snapshot(b)).toEqual(before);
       // New submissions continue the order, and an early upload still applies.
       await ok(b, 'submitPullRequest', { ...Q, pr: { number: 4 } });
@@ -69,10 +67,10 @@ function persistenceSuite(): void {
       expect(list.pullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([2, 3, 4, 1]);
     });
 
-    it('reports a run through getMergeQueueTestingDetails, and a server restarted mid-run finishes it without losing anything', async () => {
-      const dir = await tempDir();
+    it('reports a run through getMergeQueueTestingDetails, and a server restarted mid-run finishes it without losing anything', async (t) => {
+      const dir = await tempDir(t);
       const a = await startTestServer({ dataDir: dir, sandbox: { testSeconds: 3 }, ...(await database()) });
-      cleanups.push(() => a.close());
+      t.onTestFinished(() => a.close());
       await ok(a, 'createQueue', Q);
       await ok(a, 'updateQueue', { ...Q, requiredStatuses: ['build', 'test'] });
       await ok(a, 'submitPullRequest', { ...Q, pr: { number: 1 } });
@@ -101,7 +99,7 @@ function persistenceSuite(): void {
 
       // Restarted before the run finished: the run is re-attached (same id) and the PR lands once.
       const b = await startTestServer({ dataDir: dir, sandbox: { testSeconds: 3 }, ...(await database()) });
-      cleanups.push(() => b.close());
+      t.onTestFinished(() => b.close());
       const merged = await waitFor(b, 1, (p) => p.state === 'merged');
       expect(merged.testRunId).toBe(pr.testRunId);
       const after = await ok(b, 'getMergeQueueTestingDetails', { ...Q, testRunId: pr.testRunId });
@@ -112,14 +110,12 @@ function persistenceSuite(): void {
   });
 }
 
-const database = eachDatabase(persistenceSuite);
-
 describe('shutdown', () => {
-  it('a server closed right after it re-attached to several runs stops at once (no run is started after close)', async () => {
-    const dir = await tempDir();
+  it('a server closed right after it re-attached to several runs stops at once (no run is started after close)', async (t) => {
+    const dir = await tempDir(t);
     const sandbox = { testSeconds: 30 };
     const a = await startTestServer({ dataDir: dir, sandbox });
-    cleanups.push(() => a.close());
+    t.onTestFinished(() => a.close());
     await ok(a, 'createQueue', { ...Q, concurrency: 3 });
     for (const n of [1, 2, 3]) await ok(a, 'submitPullRequest', { ...Q, pr: { number: n } });
     for (const n of [1, 2, 3]) await waitFor(a, n, (p) => p.state === 'testing');
@@ -127,12 +123,15 @@ describe('shutdown', () => {
 
     // The restarted server queues the three runs' builds one after the other; close comes first.
     const b = await startTestServer({ dataDir: dir, sandbox });
-    cleanups.push(() => b.close());
+    t.onTestFinished(() => b.close());
     const started = Date.now();
     await b.close();
     expect(Date.now() - started).toBeLessThan(5000); // a run takes 30 s: before, close waited for one
   });
 });
+
+// The two persistence copies and the serve processes below: side by side.
+eachDatabase(persistenceSuite, { sideBySide: true });
 
 /** Polls getSubmittedPullRequest until `done` holds (at most 20 s). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -146,10 +145,13 @@ async function waitFor(s: TestServer, prNumber: number, done: (pr: any) => unkno
   }
 }
 
-describe('railyard serve', () => {
+describe.concurrent('railyard serve', () => {
   const hasBuild = existsSync(join(ROOT, 'build/commands/serve.js'));
 
-  function serve(args: string[]): {
+  function serve(
+    t: TestContext,
+    args: string[],
+  ): {
     child: ChildProcess;
     ready: Promise<{ url: string; stdout: string }>;
     exit: Promise<number | null>;
@@ -172,7 +174,7 @@ describe('railyard serve', () => {
         reject(new Error(`serve exited (${code}) before it was ready: ${stdout} ${stderr}`)),
       );
     });
-    cleanups.push(async () => {
+    t.onTestFinished(async () => {
       if (child.exitCode === null) child.kill('SIGKILL');
     });
     return { child, ready, exit };
@@ -180,9 +182,17 @@ describe('railyard serve', () => {
 
   it.runIf(hasBuild)(
     'generates a token on the first start only, finishes in-flight requests on SIGTERM and exits 0',
-    async () => {
-      const dir = await tempDir();
-      const first = serve(['--port', '0', '--data-dir', dir, '--sandbox', '--sandbox-test-seconds', '3600']);
+    async (t) => {
+      const dir = await tempDir(t);
+      const first = serve(t, [
+        '--port',
+        '0',
+        '--data-dir',
+        dir,
+        '--sandbox',
+        '--sandbox-test-seconds',
+        '3600',
+      ]);
       const { url, stdout } = await first.ready;
       const token = /only this once[^\n]*\n\s+(\S+)\n/.exec(stdout)?.[1];
       expect(token, stdout).toBeTruthy();
@@ -217,7 +227,15 @@ describe('railyard serve', () => {
       expect(await first.exit).toBe(0);
 
       // Second start on the same data: no new token, the same one works, the data is there.
-      const second = serve(['--port', '0', '--data-dir', dir, '--sandbox', '--sandbox-test-seconds', '3600']);
+      const second = serve(t, [
+        '--port',
+        '0',
+        '--data-dir',
+        dir,
+        '--sandbox',
+        '--sandbox-test-seconds',
+        '3600',
+      ]);
       const again = await second.ready;
       expect(again.stdout).not.toContain('only this once');
       const queue = await ok({ ...server, url: again.url }, 'getQueue', Q);
@@ -227,9 +245,9 @@ describe('railyard serve', () => {
     },
   );
 
-  it.runIf(hasBuild)('accepts tokens per organisation', async () => {
-    const dir = await tempDir();
-    const proc = serve([
+  it.runIf(hasBuild)('accepts tokens per organisation', async (t) => {
+    const dir = await tempDir(t);
+    const proc = serve(t, [
       '--port',
       '0',
       '--data-dir',
@@ -253,11 +271,11 @@ describe('railyard serve', () => {
   });
 });
 
-describe('railyard serve logs', () => {
+describe.concurrent('railyard serve logs', () => {
   const hasBuild = existsSync(join(ROOT, 'build/commands/serve.js'));
 
   /** A real `serve` process; `lines()` is what it wrote to stdout so far. */
-  function serveLogged(args: string[]) {
+  function serveLogged(t: TestContext, args: string[]) {
     const child = spawn(process.execPath, [join(ROOT, 'bin/run.js'), 'serve', ...args], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -265,7 +283,7 @@ describe('railyard serve logs', () => {
     let stdout = '';
     child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    cleanups.push(async () => {
+    t.onTestFinished(async () => {
       if (child.exitCode === null) child.kill('SIGKILL');
     });
     const ready = (async () => {
@@ -289,10 +307,10 @@ describe('railyard serve logs', () => {
 
   it.runIf(hasBuild)(
     'writes one JSON line per request and per queue event, never a token or a body, and says when it stopped',
-    async () => {
-      const dir = await tempDir();
+    async (t) => {
+      const dir = await tempDir(t);
       const token = 'secret-token-4711';
-      const proc = serveLogged([
+      const proc = serveLogged(t, [
         '--port',
         '0',
         '--data-dir',
@@ -374,9 +392,9 @@ describe('railyard serve logs', () => {
 
   it.runIf(hasBuild)(
     '--log-level warn drops the request lines; --log-format pretty writes lines for people',
-    async () => {
-      const dir = await tempDir();
-      const quiet = serveLogged([
+    async (t) => {
+      const dir = await tempDir(t);
+      const quiet = serveLogged(t, [
         '--port',
         '0',
         '--data-dir',
@@ -393,7 +411,15 @@ describe('railyard serve logs', () => {
       expect(await quiet.exit).toBe(0);
       expect(jsonLines(quiet.stdout())).toEqual([]);
 
-      const pretty = serveLogged(['--port', '0', '--data-dir', dir, '--sandbox', '--log-format', 'pretty']);
+      const pretty = serveLogged(t, [
+        '--port',
+        '0',
+        '--data-dir',
+        dir,
+        '--sandbox',
+        '--log-format',
+        'pretty',
+      ]);
       const url2 = await pretty.ready;
       await ok({ url: url2, token: 't', org: 'local', dataDir: dir, close: async () => {} }, 'getQueue', Q);
       pretty.child.kill('SIGINT');
@@ -404,9 +430,9 @@ describe('railyard serve logs', () => {
     },
   );
 
-  it.runIf(hasBuild)('refuses an unknown --log-level or --log-format', async () => {
+  it.runIf(hasBuild)('refuses an unknown --log-level or --log-format', async (t) => {
     for (const flag of ['--log-level', '--log-format']) {
-      const bad = serveLogged(['--port', '0', '--sandbox', flag, 'loud']);
+      const bad = serveLogged(t, ['--port', '0', '--sandbox', flag, 'loud']);
       bad.ready.catch(() => undefined);
       expect(await bad.exit).toBe(2);
     }

@@ -1,14 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { BUCKETS } from '../../src/server/queue/metrics.js';
-import { eachDatabase, serversPerTest } from '../support/hooks.js';
+import { eachDatabase, serversPerTest, type TestDatabase } from '../support/hooks.js';
 import type { TestServer, TestServerOptions } from '../support/server.js';
 import { call, ok, Q } from './helpers.js';
 
-const startServer = serversPerTest();
-
-async function server(opts?: TestServerOptions): Promise<TestServer> {
-  return startServer({ ...opts, ...(await database()) });
-}
 
 interface Sample {
   name: string;
@@ -49,7 +44,13 @@ async function settle(s: TestServer, prs: number[]): Promise<void> {
 }
 
 /** The metrics, once per database (a replica answers them from its copy of the queues). */
-function metricsSuite(): void {
+function metricsSuite(database: TestDatabase): void {
+  const startServer = serversPerTest();
+
+  async function server(opts?: TestServerOptions): Promise<TestServer> {
+    return startServer({ ...opts, ...(await database()) });
+  }
+
   describe('getMergeQueueMetrics from live engine data', () => {
     it('exposes every series of the contract with its labels and buckets, counting what happened', async () => {
       const s = await server({ sandbox: { testSeconds: 1, failPrs: new Set([2]) } });
@@ -135,4 +136,5 @@ function metricsSuite(): void {
   });
 }
 
-const database = eachDatabase(metricsSuite);
+// SQLite and PostgreSQL side by side: each copy mostly waits on its servers.
+eachDatabase(metricsSuite, { sideBySide: true });

@@ -3,8 +3,8 @@
  * answering alike while exactly one drives each queue.
  */
 import { Client } from 'pg';
-import { describe, expect, it } from 'vitest';
-import { cleanupsAfterEach, postgresForFile } from '../support/hooks.js';
+import { describe, expect, it, type TestContext } from 'vitest';
+import { postgresForFile } from '../support/hooks.js';
 import { skipWithoutPostgres } from '../support/postgres.js';
 import { startTestServer, type TestServer, type TestServerOptions } from '../support/server.js';
 import { call, ok, REPO } from './helpers.js';
@@ -14,11 +14,11 @@ const Q = { repo: REPO, targetBranch: 'main' };
 
 // Its own cluster: the tests stop and start it.
 const cluster = postgresForFile(noPostgres, { own: true });
-const cleanup = cleanupsAfterEach();
 
-async function server(databaseUrl: string, opts: TestServerOptions = {}): Promise<TestServer> {
+/** A server on `databaseUrl`, closed when the test that started it ends (tests run side by side). */
+async function server(t: TestContext, databaseUrl: string, opts: TestServerOptions = {}): Promise<TestServer> {
   const s = await startTestServer({ databaseUrl, sandbox: { testSeconds: 0.3 }, tickMs: 100, ...opts });
-  cleanup(() => s.close());
+  t.onTestFinished(() => s.close());
   return s;
 }
 
@@ -57,10 +57,11 @@ function onlyLeaseLoss(failures: { lines: string[] }): void {
 }
 
 describe.skipIf(noPostgres)('on PostgreSQL', () => {
-  it('serves the same queue and pull requests after a restart, and merges them', async () => {
+  // Side by side, each on its own database: these mostly wait for runs, leases and timeouts.
+  it.concurrent('serves the same queue and pull requests after a restart, and merges them', async (t) => {
     const url = await cluster().createDatabase();
     const failures = expectedFailures();
-    const a = await server(url, { sandbox: { testSeconds: 60 }, log: failures.log });
+    const a = await server(t, url, { sandbox: { testSeconds: 60 }, log: failures.log });
     await ok(a, 'createQueue', { ...Q, concurrency: 2 });
     await ok(a, 'updateQueue', { ...Q, requiredStatuses: ['build'] });
     for (const n of [1, 2, 3]) await ok(a, 'submitPullRequest', { ...Q, pr: { number: n } });
@@ -74,7 +75,7 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
     await a.close();
 
     // Runs of 6 s by b's clock, still testing when b answers (a run already over would finish at once and change the snapshot).
-    const b = await server(url, { sandbox: { testSeconds: 6 } });
+    const b = await server(t, url, { sandbox: { testSeconds: 6 } });
     expect(await snapshot(b)).toEqual(before);
     // The restarted server re-attaches to the runs in flight and lands them.
     await waitFor(b, 1, merged);
@@ -82,10 +83,10 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
     onlyLeaseLoss(failures);
   });
 
-  it('lets any replica answer any request, with one replica driving the queue', async () => {
+  it.concurrent('lets any replica answer any request, with one replica driving the queue', async (t) => {
     const url = await cluster().createDatabase();
-    const a = await server(url);
-    const b = await server(url);
+    const a = await server(t, url);
+    const b = await server(t, url);
     await ok(a, 'createQueue', Q);
     // Written on one replica, visible on the other at once (no waiting for a notification).
     await ok(b, 'submitPullRequest', { ...Q, pr: { number: 1 } });
@@ -109,11 +110,11 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
     expect((await call(a, 'getQueue', Q)).status).toBe(404);
   });
 
-  it('answers on one replica every write the other has just acknowledged, also while its LISTEN connection is lost', async () => {
+  it.concurrent('answers on one replica every write the other has just acknowledged, also while its LISTEN connection is lost', async (t) => {
     const url = await cluster().createDatabase();
     const failures = expectedFailures();
-    const a = await server(url, { sandbox: { testSeconds: 600 }, log: failures.log });
-    const b = await server(url, { sandbox: { testSeconds: 600 }, log: failures.log });
+    const a = await server(t, url, { sandbox: { testSeconds: 600 }, log: failures.log });
+    const b = await server(t, url, { sandbox: { testSeconds: 600 }, log: failures.log });
     await ok(a, 'createQueue', Q);
     const rounds = async (from: number, to: number) => {
       for (let n = from; n <= to; n++) {
@@ -151,10 +152,52 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
     for (const line of said) expect(line).toMatch(/terminat|Connection terminated|not queryable/i);
   });
 
-  it('answers 503 while the database is down, loses nothing acknowledged, and recovers by itself', async () => {
+  it.concurrent('answers 503 with Retry-After when an upload waits past the statement timeout for a test held elsewhere, and stores none of it', async (t) => {
+    const url = await cluster().createDatabase();
+    const s = await server(t, url, { statementTimeoutMs: 1000 });
+    const report = (sha: string) => ({
+      repo: REPO,
+      org_url_slug: s.org,
+      branch: 'main',
+      sha,
+      reports: [{ name: 'junit.xml', content: '<testsuite name="s"><testcase classname="c" name="held"/><testcase classname="c" name="free"/></testsuite>' }],
+    });
+    await ok(s, 'uploadTestResults', report('a'.repeat(40)));
+    // Another writer (a ticket being linked, an upload running the test) holds the test's row.
+    const holder = new Client({ connectionString: url });
+    await holder.connect();
+    t.onTestFinished(() => holder.end());
+    await holder.query('BEGIN');
+    await holder.query(`SELECT 1 FROM test_cases WHERE name = 'held' FOR UPDATE`);
+    const waited = await call(s, 'uploadTestResults', report('b'.repeat(40)));
+    await holder.query('ROLLBACK');
+    expect(waited.status).toBe(503);
+    expect(waited.headers.get('retry-after')).toBe('1');
+    expect(waited.text).toMatch(/^the database gave up waiting for other writes \(.*\); nothing was changed, try again$/);
+    const { rows } = await holder.query('SELECT count(*)::int AS n FROM test_uploads');
+    expect(rows[0].n).toBe(1);
+    // Let go, the same upload goes in.
+    await ok(s, 'uploadTestResults', report('b'.repeat(40)));
+  });
+
+  it.concurrent('hands the queues of a replica that stops to another one, which finishes their runs', async (t) => {
     const url = await cluster().createDatabase();
     const failures = expectedFailures();
-    const a = await server(url, { sandbox: { testSeconds: 0.5 }, leaseMs: 1000, log: failures.log });
+    const a = await server(t, url, { sandbox: { testSeconds: 1 }, leaseMs: 1000, log: failures.log });
+    await ok(a, 'createQueue', { ...Q, concurrency: 3 });
+    for (const n of [1, 2, 3]) await ok(a, 'submitPullRequest', { ...Q, pr: { number: n } });
+    await waitFor(a, 3, (pr) => pr.state === 'testing');
+    const b = await server(t, url, { sandbox: { testSeconds: 1 }, leaseMs: 1000, log: failures.log });
+    await a.close();
+    for (const n of [1, 2, 3]) await waitFor(b, n, merged);
+    onlyLeaseLoss(failures);
+  });
+
+  // One at a time, after the others: these stop the cluster they all share.
+  it('answers 503 while the database is down, loses nothing acknowledged, and recovers by itself', async (t) => {
+    const url = await cluster().createDatabase();
+    const failures = expectedFailures();
+    const a = await server(t, url, { sandbox: { testSeconds: 0.5 }, leaseMs: 1000, log: failures.log });
     await ok(a, 'createQueue', Q);
     await ok(a, 'submitPullRequest', { ...Q, pr: { number: 1 } });
     await cluster().stop();
@@ -178,11 +221,11 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
     expect(failures.lines.some((l) => /^replica notifications: connection (lost|dropped)/.test(l)), failures.lines.join('\n')).toBe(true);
   });
 
-  it('lands a PR whose run finished while the database was down, without waiting for its lease to lapse', async () => {
+  it('lands a PR whose run finished while the database was down, without waiting for its lease to lapse', async (t) => {
     const url = await cluster().createDatabase();
     const failures = expectedFailures();
     // A lease far longer than the outage: this replica keeps driving the queue, nothing re-attaches to the run.
-    const a = await server(url, { sandbox: { testSeconds: 8 }, leaseMs: 120_000, renewMs: 100, log: failures.log });
+    const a = await server(t, url, { sandbox: { testSeconds: 8 }, leaseMs: 120_000, renewMs: 100, log: failures.log });
     await ok(a, 'createQueue', Q);
     await ok(a, 'submitPullRequest', { ...Q, pr: { number: 1 } });
     // The run has started (its test commit is written): the database goes away before it finishes.
@@ -200,46 +243,5 @@ describe.skipIf(noPostgres)('on PostgreSQL', () => {
       await cluster().start();
     }
     await waitFor(a, 1, merged, 30_000);
-  });
-
-  it('answers 503 with Retry-After when an upload waits past the statement timeout for a test held elsewhere, and stores none of it', async () => {
-    const url = await cluster().createDatabase();
-    const s = await server(url, { statementTimeoutMs: 1000 });
-    const report = (sha: string) => ({
-      repo: REPO,
-      org_url_slug: s.org,
-      branch: 'main',
-      sha,
-      reports: [{ name: 'junit.xml', content: '<testsuite name="s"><testcase classname="c" name="held"/><testcase classname="c" name="free"/></testsuite>' }],
-    });
-    await ok(s, 'uploadTestResults', report('a'.repeat(40)));
-    // Another writer (a ticket being linked, an upload running the test) holds the test's row.
-    const holder = new Client({ connectionString: url });
-    await holder.connect();
-    cleanup(() => holder.end());
-    await holder.query('BEGIN');
-    await holder.query(`SELECT 1 FROM test_cases WHERE name = 'held' FOR UPDATE`);
-    const waited = await call(s, 'uploadTestResults', report('b'.repeat(40)));
-    await holder.query('ROLLBACK');
-    expect(waited.status).toBe(503);
-    expect(waited.headers.get('retry-after')).toBe('1');
-    expect(waited.text).toMatch(/^the database gave up waiting for other writes \(.*\); nothing was changed, try again$/);
-    const { rows } = await holder.query('SELECT count(*)::int AS n FROM test_uploads');
-    expect(rows[0].n).toBe(1);
-    // Let go, the same upload goes in.
-    await ok(s, 'uploadTestResults', report('b'.repeat(40)));
-  });
-
-  it('hands the queues of a replica that stops to another one, which finishes their runs', async () => {
-    const url = await cluster().createDatabase();
-    const failures = expectedFailures();
-    const a = await server(url, { sandbox: { testSeconds: 1 }, leaseMs: 1000, log: failures.log });
-    await ok(a, 'createQueue', { ...Q, concurrency: 3 });
-    for (const n of [1, 2, 3]) await ok(a, 'submitPullRequest', { ...Q, pr: { number: n } });
-    await waitFor(a, 3, (pr) => pr.state === 'testing');
-    const b = await server(url, { sandbox: { testSeconds: 1 }, leaseMs: 1000, log: failures.log });
-    await a.close();
-    for (const n of [1, 2, 3]) await waitFor(b, n, merged);
-    onlyLeaseLoss(failures);
   });
 });

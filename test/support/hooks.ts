@@ -88,6 +88,9 @@ export function serversPerTest(): (opts?: TestServerOptions) => Promise<TestServ
   };
 }
 
+/** A server's database for the running test of an `eachDatabase` suite (nothing on SQLite). */
+export type TestDatabase = () => Promise<Pick<TestServerOptions, 'databaseUrl'>>;
+
 /**
  * Declares `suite` twice: 'on SQLite', and 'on PostgreSQL' on the run's shared cluster (skipped,
  * saying why, on a machine without PostgreSQL; with CI set it must run). Call once at the top level
@@ -95,29 +98,52 @@ export function serversPerTest(): (opts?: TestServerOptions) => Promise<TestServ
  * `await database()`: nothing on SQLite; on PostgreSQL the running test's own database, made on
  * first use (with the store's schema already in it, as after an earlier start) and shared by every
  * server the test starts (a restart finds what it stored).
+ *
+ * With `sideBySide`, the two run at the same time (each one's tests still one after the other), for
+ * suites that mostly wait on servers and timers. The suite then takes its copy's own `database`
+ * (its argument), and registers its per-test cleanups inside itself (e.g. `serversPerTest()` in the
+ * suite): a hook at the top level of the file runs after the tests of both copies.
  */
-export function eachDatabase(suite: () => void): () => Promise<Pick<TestServerOptions, 'databaseUrl'>> {
-  let newDatabase: (() => Promise<string>) | null = null;
+export function eachDatabase(
+  suite: (database: TestDatabase) => void,
+  options: { sideBySide?: boolean } = {},
+): TestDatabase {
+  const sqlite: TestDatabase = async () => ({});
+  let cluster: PostgresCluster | undefined;
   let current: Promise<string> | undefined;
-  afterEach(() => {
-    current = undefined;
-  });
-  describe('on SQLite', suite);
-  describe.skipIf(skipWithoutPostgres())('on PostgreSQL', () => {
-    let cluster: PostgresCluster | undefined;
+  const postgres: TestDatabase = async () => {
+    if (!cluster) throw new Error('no PostgreSQL cluster: the tests that need it must be skipped');
+    current ??= cluster.createDatabase(undefined, { migrated: true });
+    return { databaseUrl: await current };
+  };
+  // What the returned function answers: the copy running now (one at a time without sideBySide).
+  let running = sqlite;
+  // Side by side: each copy is a concurrent suite whose tests are sequential.
+  const copy = (name: string, skip: boolean, body: () => void) =>
+    options.sideBySide
+      ? describe.skipIf(skip)(name, { concurrent: true }, () => {
+          describe.sequential('', body);
+        })
+      : describe.skipIf(skip)(name, body);
+  copy('on SQLite', false, () => suite(sqlite));
+  copy('on PostgreSQL', skipWithoutPostgres(), () => {
     beforeAll(async () => {
       cluster = sharedPostgres() ?? (await startPostgres());
-      newDatabase = () => cluster!.createDatabase(undefined, { migrated: true });
+      if (!options.sideBySide) running = postgres;
+    });
+    afterEach(() => {
+      current = undefined;
     });
     afterAll(async () => {
-      newDatabase = null;
+      running = sqlite;
       await cluster?.close();
+      cluster = undefined;
     });
-    suite();
+    suite(postgres);
   });
-  return async () => {
-    if (!newDatabase) return {};
-    current ??= newDatabase();
-    return { databaseUrl: await current };
+  return () => {
+    if (options.sideBySide)
+      throw new Error("eachDatabase({ sideBySide }): take the suite's own database (its argument)");
+    return running();
   };
 }
