@@ -2,7 +2,8 @@
  * `railyard mq doctor` against the GitLab emulator, end to end: the real built server process
  * (`serve --gitlab`) over real HTTP, and the real `railyard` binary. It names what the server's
  * token may not do in a project — a Reporter role, a target branch only Maintainers may push and
- * merge to, a token without the `api` scope — and a token that expires within 14 days; a read GitLab
+ * merge to, a token without the `api` scope, a protection rule covering the test branches — and a
+ * token that expires within 14 days; a read GitLab
  * refuses is named as not checked; a Maintainer token with `api` gets no forge notice. One emulator and one server: each case has its own
  * project (the doctor reads each queue's forge once); the token's scopes and expiry are the
  * server's one token, so those cases change it and put it back.
@@ -123,6 +124,25 @@ describe('railyard mq doctor (GitLab)', () => {
     expect(notices.map((n) => n.permission)).toEqual(['push']);
     expect(notices[0]!.text).toContain(
       'a protected branch ("Allowed to push and merge": No one; "Allowed to merge": Maintainers; its user has the Maintainer role)',
+    );
+  });
+
+  it("names a protection rule covering the test branches: one nobody may push to stops every run, one the token may push to keeps every ended run's branch", async () => {
+    await project('acme/tests-locked/app');
+    gl.protectBranch('acme/tests-locked/app', 'railyard-*', { pushAccessLevel: ACCESS.none });
+    let notices = await doctor('acme/tests-locked/app');
+    expect(notices.map((n) => n.permission)).toEqual(['push']);
+    expect(notices[0]!.text).toMatch(
+      /^The protected branch rule `railyard-\*` in acme\/tests-locked\/app covers the queue's test branches \(railyard-merge\/…\), and the token's user \(the Maintainer role\) may not push to it: no test run can start; /,
+    );
+
+    await project('acme/tests-kept/app');
+    gl.protectBranch('acme/tests-kept/app', 'railyard-merge/*', { pushAccessLevel: ACCESS.maintainer });
+    gl.protectBranch('acme/tests-kept/app', 'release-*'); // covers no test branch
+    notices = await doctor('acme/tests-kept/app');
+    expect(notices.map((n) => n.permission)).toEqual(['rules']);
+    expect(notices[0]!.text).toMatch(
+      /^The protected branch rule `railyard-merge\/\*` in acme\/tests-kept\/app covers the queue's test branches \(railyard-merge\/…\): GitLab refuses to delete a protected branch by git push, so the branch of every ended test run stays; /,
     );
   });
 

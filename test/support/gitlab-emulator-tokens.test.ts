@@ -104,5 +104,14 @@ describe('GitLab emulator: tokens and permissions', () => {
     expect(described(shown.push_access_levels)).toEqual(['Maintainers']);
     expect(described(shown.merge_access_levels)).toEqual(['Developers + Maintainers']);
     expect(checkOpenApi('GET', '/projects/:id/protected_branches/:name', 200, shown)).toBeNull();
+    // The list names wildcard rules as they were set, not the branches they match; Maintainers only.
+    gl.protectBranch(PROJECT, 'railyard-merge/*', { pushAccessLevel: ACCESS.developer });
+    const listed = await api.ProtectedBranches.all(PROJECT);
+    expect(listed.map((b) => b.name)).toEqual(['main', 'railyard-merge/*']);
+    expect(checkOpenApi('GET', '/projects/:id/protected_branches', 200, listed)).toBeNull();
+    expect(
+      (await raw(`/projects/${encodeURIComponent(PROJECT)}/protected_branches`, { token: 'glpat-dev' }))
+        .status,
+    ).toBe(403);
   });
 });

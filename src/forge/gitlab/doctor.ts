@@ -6,7 +6,8 @@
  * working soon (its expiry date). It reads, never writes: the token's role from `GET /projects/:id`
  * (`permissions`), its scopes and expiry from `GET /personal_access_tokens/self`, the target's push
  * rule from `GET /projects/:id/repository/branches/:branch` (`can_push`) and, to name who may push,
- * `GET /projects/:id/protected_branches/:name` (Maintainers may read it). A read GitLab refuses is
+ * `GET /projects/:id/protected_branches/:name` (Maintainers may read it), and whether a protection
+ * rule covers the test branches (`GET /projects/:id/protected_branches`). A read GitLab refuses is
  * named as not checked, never taken for health. Everything is read once per doctor call.
  */
 import type { Repo } from '../../contract/index.js';
@@ -18,6 +19,19 @@ import { projectPath } from './repo.js';
 export const TOKEN_EXPIRY_WARN_DAYS = 14;
 
 const DAY = 24 * 60 * 60_000;
+
+/** A test branch's name as the queue makes them (`railyard-merge/pr-<n>/<run>`), for the rules' patterns. */
+const TEST_BRANCH_PROBE = 'railyard-merge/pr-1/run';
+
+/** GitLab's protected-branch wildcard: `*` stands for any characters, `/` included. */
+function wildcardMatch(pattern: string, name: string): boolean {
+  const re = pattern
+    .split('*')
+    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*');
+  return new RegExp(`^${re}$`).test(name);
+}
+
 const DEVELOPER = 30;
 
 /** GitLab's names of its roles (`Gitlab::Access`; 60 is an administrator in a protected branch's levels). */
@@ -55,7 +69,7 @@ interface BranchAnswer {
   developers_can_merge?: boolean;
 }
 interface ProtectedAnswer {
-  push_access_levels?: Array<{ access_level_description?: string }>;
+  push_access_levels?: Array<{ access_level?: number; access_level_description?: string }>;
   merge_access_levels?: Array<{ access_level_description?: string }>;
 }
 
@@ -143,7 +157,53 @@ export class GitLabDoctor implements ForgeDoctor {
           text: `The GitLab token cannot set commit statuses in ${where} (that needs the Developer role; its user has ${roleName(role)}): merge requests never show the queue's railyard/merge-queue status; give it the Developer role at least ${GRANT}.`,
         },
       ];
-    return this.branchNotices(where, branch, role);
+    return [
+      ...(await this.branchNotices(where, branch, role)),
+      ...(await this.testBranchNotices(where, role)),
+    ];
+  }
+
+  /**
+   * Whether a protection rule covers the test branches (`railyard-merge/…`, a wildcard such as
+   * `railyard-*` or `*`): the queue pushes one per test run and deletes it when the run ends, and
+   * GitLab refuses both on a protected branch the token's role may not push to, and every deletion
+   * of a protected branch by git push. Only Maintainers may read the rules: a Developer's refused
+   * read says nothing (test branches are unprotected unless someone protected them).
+   */
+  private async testBranchNotices(where: string, role: number): Promise<ForgePermissionNotice[]> {
+    const rules = await read<Array<ProtectedAnswer & { name?: string }>>(() =>
+      this.client.api.ProtectedBranches.all(where, { perPage: 100, maxPages: 5 }),
+    );
+    if (!rules.ok)
+      return role < 40
+        ? []
+        : [
+            {
+              permission: 'rules',
+              text: `Could not check whether a protection rule covers the queue's test branches (railyard-merge/…) in ${where} (${refusal(rules)}): if one does, test runs cannot start or their branches stay; make sure no protected branch pattern matches railyard-merge/.`,
+            },
+          ];
+    const covering = rules.value.filter(
+      (r) => typeof r.name === 'string' && wildcardMatch(r.name, TEST_BRANCH_PROBE),
+    );
+    if (!covering.length) return [];
+    const names = covering.map((r) => `\`${r.name}\``).join(', ');
+    const mayPush = covering.every((r) =>
+      (r.push_access_levels ?? []).some(
+        (l) => typeof l.access_level === 'number' && l.access_level > 0 && l.access_level <= role,
+      ),
+    );
+    return [
+      mayPush
+        ? {
+            permission: 'rules',
+            text: `The protected branch rule ${names} in ${where} covers the queue's test branches (railyard-merge/…): GitLab refuses to delete a protected branch by git push, so the branch of every ended test run stays; unprotect them (Settings → Repository → Protected branches: a pattern that does not match railyard-merge/).`,
+          }
+        : {
+            permission: 'push',
+            text: `The protected branch rule ${names} in ${where} covers the queue's test branches (railyard-merge/…), and the token's user (the ${roleName(role)} role) may not push to it: no test run can start; unprotect them (Settings → Repository → Protected branches: a pattern that does not match railyard-merge/).`,
+          },
+    ];
   }
 
   /** Whether the token may push to the target branch: the queue lands by pushing the tested commit. */

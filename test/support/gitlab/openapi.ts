@@ -237,6 +237,11 @@ const TABLE: Record<string, { shape: Shape; array?: boolean; nested?: Record<str
     },
   },
   'GET /personal_access_tokens/self 200': { shape: PERSONAL_ACCESS_TOKEN },
+  'GET /projects/:id/protected_branches 200': {
+    shape: PROTECTED_BRANCH,
+    array: true,
+    nested: { 'push_access_levels[]': PROTECTED_ACCESS, 'merge_access_levels[]': PROTECTED_ACCESS },
+  },
   'GET /projects/:id/protected_branches/:name 200': {
     shape: PROTECTED_BRANCH,
     nested: { 'push_access_levels[]': PROTECTED_ACCESS, 'merge_access_levels[]': PROTECTED_ACCESS },

@@ -347,6 +347,15 @@ export function routes(): RouteDef[] {
     },
     {
       method: 'GET',
+      path: '/projects/:id/protected_branches',
+      handler: (api, c) => {
+        const p = project(api, c, ACCESS.maintainer);
+        const json = p.protectedBranches.map((b) => protectedBranchJson(b));
+        return paged(json, c.query, base(api, `/projects/${p.id}/protected_branches`));
+      },
+    },
+    {
+      method: 'GET',
       path: '/projects/:id/protected_branches/:name',
       handler: (api, c) => {
         const p = project(api, c, ACCESS.maintainer);
