@@ -2,21 +2,12 @@
 // under 500 lines (issue 23), and so does every test file's TypeScript under test/: a room a
 // newcomer can read, split by role when it grows. The data under test/fixtures/ (reports and
 // projects other tools wrote) is not counted.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const MAX_LINES = 500;
-
-/**
- * Test files still over MAX_LINES, each until it is split: take its line out then (the second
- * test below says when). Nothing new goes here; a file that grows past the bound is split.
- */
-const OVER_THE_BOUND_FOR_NOW = new Set([
-  // Being split (942 lines on 2026-12-04).
-  'test/server/flaky.test.ts',
-]);
 
 function sources(dir: string, skip: string[] = []): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -52,16 +43,7 @@ describe('source files', () => {
 });
 
 describe('test files', () => {
-  it(`are at most ${MAX_LINES} lines each, but for those listed until they are split`, () => {
-    const long = tooLong(testFiles).filter((f) => !OVER_THE_BOUND_FOR_NOW.has(f.split(':')[0]));
-    expect(long).toEqual([]);
-  });
-
-  it('listed as over the bound are still there and still over it (else take them off the list)', () => {
-    const stale = [...OVER_THE_BOUND_FOR_NOW].filter((name) => {
-      const path = join(ROOT, name);
-      return !existsSync(path) || lineCount(readFileSync(path, 'utf8')) <= MAX_LINES;
-    });
-    expect(stale, 'split or gone: take them off OVER_THE_BOUND_FOR_NOW').toEqual([]);
+  it(`are at most ${MAX_LINES} lines each`, () => {
+    expect(tooLong(testFiles)).toEqual([]);
   });
 });
